@@ -1,0 +1,33 @@
+/*
+ * bench.h: `faultline bench` (DESIGN §7). cmd_bench.c owns the JSON object and the
+ * process-wide figures (peak_rss_mb); each module owner fills its own keys in its own
+ * bench_*.c file so no two people edit one file. A function sets only keys it has
+ * really measured; a key nobody sets is printed as null.
+ *
+ * corpus_dir is the porcupine corpus folder, or NULL when absent.
+ */
+#ifndef FL_BENCH_H
+#define FL_BENCH_H
+
+#include <jansson.h>
+
+struct bench_ctx {
+    const char *corpus_dir; /* may be NULL */
+    const char *self_exe;   /* path of the faultline binary (for sweep figures) */
+};
+
+/* Wall-clock seconds from a monotonic clock; for benchmarks only, never a run. */
+double bench_now_s(void);
+
+void bench_sim(const struct bench_ctx *ctx, json_t *out);      /* sim_events_per_s */
+void bench_checkers(const struct bench_ctx *ctx, json_t *out); /* lin_revision_ops_per_s,
+                                                                  porcupine_corpus_ms */
+void bench_mvcc(const struct bench_ctx *ctx, json_t *out);     /* mvcc_puts_per_s, ... */
+void bench_cluster(const struct bench_ctx *ctx, json_t *out);  /* cluster_messages_per_s,
+                                                                  idle_cluster_speedup,
+                                                                  raft_commits_per_s,
+                                                                  e2e_speedup,
+                                                                  recorded_ops_per_s */
+void bench_sweep(const struct bench_ctx *ctx, json_t *out);    /* sweep_runs_per_s_j1/_j2 */
+
+#endif

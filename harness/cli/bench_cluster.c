@@ -1,0 +1,9 @@
+/* bench_cluster.c: figures for faultline bench from the cluster side; owned by that module.
+ * Sets nothing until it measures something real. */
+#include "harness/cli/bench.h"
+
+void bench_cluster(const struct bench_ctx *ctx, json_t *out)
+{
+    (void)ctx;
+    (void)out;
+}

@@ -1,0 +1,11 @@
+/* cmd_list.c: placeholder until its issue lands; it refuses to pretend. */
+#include "harness/cli/cli.h"
+#include "harness/common/common.h"
+
+int cmd_list(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    fprintf(stderr, "faultline: 'list' is not implemented yet\n");
+    return FL_EXIT_INTERNAL;
+}

@@ -1,0 +1,11 @@
+/* cmd_run.c: placeholder until its issue lands; it refuses to pretend. */
+#include "harness/cli/cli.h"
+#include "harness/common/common.h"
+
+int cmd_run(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    fprintf(stderr, "faultline: 'run' is not implemented yet\n");
+    return FL_EXIT_INTERNAL;
+}

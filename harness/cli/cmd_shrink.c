@@ -1,0 +1,11 @@
+/* cmd_shrink.c: placeholder until its issue lands; it refuses to pretend. */
+#include "harness/cli/cli.h"
+#include "harness/common/common.h"
+
+int cmd_shrink(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    fprintf(stderr, "faultline: 'shrink' is not implemented yet\n");
+    return FL_EXIT_INTERNAL;
+}

@@ -1,0 +1,162 @@
+/*
+ * common.c: assertion handler, error strings, checked allocation, byte buffers,
+ * logging. See common.h.
+ */
+#include "harness/common/common.h"
+
+#include <stdarg.h>
+
+struct fl_assert_ctx fl_assert_ctx;
+int fl_log_level = FL_LOG_WARN;
+
+void fl_assert_fail(const char *cond, const char *file, int line, const char *func,
+                    const char *fmt, ...)
+{
+    fprintf(stderr, "faultline: assertion failed: %s\n  at %s:%d in %s()\n", cond, file, line,
+            func);
+    if (fmt) {
+        va_list ap;
+        va_start(ap, fmt);
+        fputs("  ", stderr);
+        vfprintf(stderr, fmt, ap);
+        fputc('\n', stderr);
+        va_end(ap);
+    }
+    fprintf(stderr, "  seed=%llu sim_time_ns=%lld event=%llu%s%s\n",
+            (unsigned long long)fl_assert_ctx.seed, (long long)fl_assert_ctx.now_ns,
+            (unsigned long long)fl_assert_ctx.event_no, fl_assert_ctx.scenario ? " scenario=" : "",
+            fl_assert_ctx.scenario ? fl_assert_ctx.scenario : "");
+    if (fl_assert_ctx.scenario)
+        fprintf(stderr, "  replay: faultline run %s --seed %llu\n", fl_assert_ctx.scenario,
+                (unsigned long long)fl_assert_ctx.seed);
+    fflush(stderr);
+    abort();
+}
+
+const char *fl_strerror(int err)
+{
+    switch (err) {
+    case FL_OK: return "ok";
+    case FL_EINVAL: return "invalid argument";
+    case FL_ENOMEM: return "out of memory";
+    case FL_EIO: return "I/O error";
+    case FL_ENOENT: return "not found";
+    case FL_EEXIST: return "already exists";
+    case FL_EBUSY: return "busy";
+    case FL_ETIMEOUT: return "timed out";
+    case FL_EDOWN: return "peer down";
+    case FL_ECORRUPT: return "corrupt data";
+    case FL_ERANGE: return "out of range";
+    case FL_EFULL: return "full";
+    case FL_EUNSUP: return "not supported";
+    case FL_EINTERNAL: return "internal error";
+    }
+    return "unknown error";
+}
+
+void *fl_malloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    FL_ASSERTF(p != NULL, "out of memory allocating %zu bytes", n);
+    return p;
+}
+
+void *fl_calloc(size_t count, size_t n)
+{
+    void *p = calloc(count ? count : 1, n ? n : 1);
+    FL_ASSERTF(p != NULL, "out of memory allocating %zu x %zu bytes", count, n);
+    return p;
+}
+
+void *fl_realloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    FL_ASSERTF(q != NULL, "out of memory reallocating %zu bytes", n);
+    return q;
+}
+
+char *fl_strdup(const char *s)
+{
+    return s ? fl_memdup(s, strlen(s) + 1) : NULL;
+}
+
+void *fl_memdup(const void *p, size_t n)
+{
+    void *q = fl_malloc(n);
+    if (n)
+        memcpy(q, p, n);
+    return q;
+}
+
+void fl_buf_init(struct fl_buf *b)
+{
+    b->data = NULL;
+    b->len = 0;
+    b->cap = 0;
+}
+
+void fl_buf_close(struct fl_buf *b)
+{
+    free(b->data);
+    fl_buf_init(b);
+}
+
+void fl_buf_reserve(struct fl_buf *b, size_t extra)
+{
+    FL_ASSERT(b->len + extra >= b->len);
+    if (b->len + extra <= b->cap)
+        return;
+    size_t cap = b->cap ? b->cap : 64;
+    while (cap < b->len + extra)
+        cap *= 2;
+    b->data = fl_realloc(b->data, cap);
+    b->cap = cap;
+}
+
+void fl_buf_append(struct fl_buf *b, const void *p, size_t n)
+{
+    if (n == 0)
+        return;
+    fl_buf_reserve(b, n);
+    memcpy(b->data + b->len, p, n);
+    b->len += n;
+}
+
+void fl_buf_printf(struct fl_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    FL_ASSERT(n >= 0);
+    fl_buf_reserve(b, (size_t)n + 1);
+    va_start(ap, fmt);
+    vsnprintf((char *)b->data + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+}
+
+void fl_buf_reset(struct fl_buf *b)
+{
+    b->len = 0;
+}
+
+const char *fl_buf_cstr(struct fl_buf *b)
+{
+    fl_buf_reserve(b, 1);
+    b->data[b->len] = 0;
+    return (const char *)b->data;
+}
+
+void fl_log(int level, const char *fmt, ...)
+{
+    static const char *names[] = {"error", "warn", "info", "debug"};
+    if (level > fl_log_level)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "faultline: %s: ", names[level]);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}

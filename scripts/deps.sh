@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# deps.sh: install the Debian packages faultline builds against, when missing.
+# As root it runs apt-get; otherwise it prints the one line a user must run.
+set -euo pipefail
+pkgs=(build-essential cmake pkg-config libuv1-dev libsqlite3-dev liblua5.4-dev
+      libprotobuf-c-dev protobuf-c-compiler libfiu-dev libjansson-dev
+      libxxhash-dev libssl-dev sqlite3)
+missing=()
+for p in "${pkgs[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" -eq 0 ]; then
+    echo "deps.sh: installing ${missing[*]}" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+else
+    echo "deps.sh: missing packages; run:" >&2
+    echo "  sudo apt-get install -y ${missing[*]}" >&2
+    exit 1
+fi
