@@ -1,0 +1,122 @@
+/*
+ * server.h: one etcd-like member (DESIGN §3.4). A member is a Raft core (nodes/raft)
+ * plus an MVCC store (nodes/mvcc) plus an apply loop, driven on one simulated process
+ * (harness/sim): peer messages travel as protobuf-c frames (nodes/proto/raft.proto)
+ * over simulated connections, the WAL and snapshot files live on the member's
+ * simulated disk, and clients reach the member through the RPC envelope of
+ * nodes/proto/rpc.proto on the client port.
+ *
+ * Most users go through cluster.h, which creates and owns members. This header holds
+ * what both share: the configuration knobs, the node-event observer, the status a
+ * control call completes with, and the per-member read-only views (status, hash).
+ *
+ * A member never reads a wall clock or a global random source: every draw comes from
+ * its sim process's RNG streams, every wait from its sim timers.
+ */
+#ifndef FL_SERVER_H
+#define FL_SERVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Ports on a member's sim process. */
+#define SRV_CLIENT_PORT 2379
+#define SRV_PEER_PORT   2380
+
+enum srv_autocompact_mode {
+    SRV_AUTOCOMPACT_NONE = 0,
+    SRV_AUTOCOMPACT_REVISION, /* retention = revisions kept; every 5 min (etcd) */
+    SRV_AUTOCOMPACT_PERIODIC  /* retention = a duration in ns (etcd 3.3 semantics) */
+};
+
+/* Knobs of one cluster; every member of a cluster shares them. Defaults (etcd's, see
+ * srv_config_default) in brackets. */
+struct srv_config {
+    int nodes;                                      /* initial voters [3] */
+    int64_t election_ms;                            /* [1000] */
+    int64_t heartbeat_ms;                           /* [100] */
+    bool prevote;                                   /* [true, etcd 3.5+] */
+    bool check_quorum;                              /* [true] */
+    bool strict_reconfig_check;                     /* [true] */
+    uint64_t snapshot_count;                        /* applied entries between snapshots [100000] */
+    uint64_t snapshot_catchup_entries;              /* entries kept after a snapshot [5000] */
+    int64_t quota_backend_bytes;                    /* [2 GiB]; < 0 disables the quota */
+    enum srv_autocompact_mode auto_compaction_mode; /* [NONE] */
+    int64_t auto_compaction_retention;              /* revisions, or ns in periodic mode [0] */
+    int64_t fsync_latency_ns;                       /* simulated fsync time of each disk [1 ms] */
+    uint64_t max_msg_bytes;                         /* raft MaxSizePerMsg [1 MiB] */
+    int max_inflight_msgs;                          /* raft MaxInflightMsgs [512] */
+    int64_t request_timeout_ms;                     /* [0 = 5 s + 2 x election_ms] */
+    uint64_t max_request_bytes;                     /* [1.5 MiB] */
+    int max_txn_ops;                                /* [128] */
+    int64_t progress_notify_ms;                     /* watch progress notify interval [10 min] */
+};
+void srv_config_default(struct srv_config *c);
+/* Returns NULL when c is usable, else a static message naming the bad knob. */
+const char *srv_config_check(const struct srv_config *c);
+
+/* Node events (node_events table, DESIGN §3.6). kind is one of the SRV_EV_* strings
+ * below; detail is a short human text (e.g. the reason of a rejected vote), never
+ * NULL. The strings are valid only during the callback. */
+#define SRV_EV_CAMPAIGN         "campaign"
+#define SRV_EV_PREVOTE          "prevote"
+#define SRV_EV_VOTE_GRANTED     "vote_granted"
+#define SRV_EV_VOTE_REJECTED    "vote_rejected"
+#define SRV_EV_LEADER           "leader"
+#define SRV_EV_STEP_DOWN        "step_down"
+#define SRV_EV_TERM             "term"
+#define SRV_EV_CRASH            "crash"
+#define SRV_EV_RESTART          "restart"
+#define SRV_EV_SNAPSHOT_SENT    "snapshot_sent"
+#define SRV_EV_SNAPSHOT_APPLIED "snapshot_applied"
+#define SRV_EV_SNAPSHOT         "snapshot" /* a member took a local snapshot */
+#define SRV_EV_CONF_CHANGE      "conf_change"
+#define SRV_EV_DEFRAG           "defrag"
+#define SRV_EV_ALARM            "alarm"
+#define SRV_EV_COMPACT          "compact"
+#define SRV_EV_PAUSE            "pause"
+#define SRV_EV_RESUME           "resume"
+#define SRV_EV_SAFETY           "raft_safety" /* the online checker found a violation */
+
+struct srv_event {
+    int64_t at_ns;      /* simulated time */
+    int node;           /* cluster slot, 1-based (see cluster.h) */
+    uint64_t member_id; /* Raft/etcd member ID of that slot (0 before it has one) */
+    const char *kind;   /* SRV_EV_* */
+    uint64_t term;      /* the member's Raft term when it happened */
+    const char *detail; /* never NULL */
+};
+typedef void (*srv_observer_fn)(void *ud, const struct srv_event *ev);
+
+/* How a control call (member add/remove/promote, move_leader, compact, defrag,
+ * snapshot_save, alarm disarm, ...) ended. code is a gRPC code (0 = OK); text is the
+ * exact etcd error text when code != 0, else "". The struct and its strings are valid
+ * only during the callback. */
+struct srv_status {
+    int code;
+    const char *text;
+};
+
+/* What Maintenance.Status reports (and what health_aware clients probe). */
+struct srv_member_status {
+    uint64_t member_id;
+    uint64_t cluster_id;
+    uint64_t leader_id; /* 0: no leader known */
+    uint64_t raft_term;
+    uint64_t raft_index;   /* last log index */
+    uint64_t raft_applied; /* applied index */
+    uint64_t commit_index;
+    int64_t revision; /* MVCC current revision */
+    int64_t compact_revision;
+    int64_t db_size_bytes;
+    int64_t db_size_in_use_bytes;
+    bool is_learner;
+    bool nospace_alarm;
+    /* Simulated time at which a quorum of voters (self included) was last known to be
+     * in contact with this member: the leader's check-quorum view, or for a follower
+     * the last message from a leader. -1: never. */
+    int64_t last_quorum_contact_ns;
+};
+
+#endif
