@@ -1,0 +1,197 @@
+/*
+ * run.h: the run driver (DESIGN §2). A run_world owns everything one run needs: the
+ * simulated world, the cluster, the clients, the history recorder, the built-in C
+ * workload and the nemesis. It knows nothing about Lua: harness/lua drives it through
+ * this header, and so can C code that wants a run without a script (bench, tests).
+ *
+ * Life of a run:
+ *   run_world_open()       world + recorder; the run row is written ('error' until the end)
+ *   run_world_setup()      cluster, clients, workload (scenario{...} in Lua); implicit
+ *                          with defaults at the first call that needs the cluster
+ *   run_at()/run_step()    the caller's scheduler: timers on the simulated clock, one event
+ *                          processed per run_step
+ *   run_kill() ...         faults; every fault applied is recorded in `faults`
+ *   run_world_finish()     stops the workload, drains, runs the checkers, stores the
+ *                          verdicts, computes the digest and builds the --json summary
+ *   run_world_close()
+ *
+ * Node ids are 1-based member ids as the cluster names them. Every function that takes
+ * a node id returns FL_ENOENT for an unknown one and leaves the world untouched.
+ * Nothing here reads a clock (except wall_ms for the summary) or an environment.
+ */
+#ifndef FL_RUN_H
+#define FL_RUN_H
+
+#include "harness/common/common.h"
+
+#include <jansson.h>
+
+struct run_world;
+
+/* Options of one run, fixed before it starts. Strings are borrowed for the duration of
+ * run_world_open only (the world copies what it keeps). */
+struct run_options {
+    const char *scenario; /* path as given by the user; recorded in runs.scenario */
+    uint64_t seed;
+    const char *db_path;     /* NULL: no database (bench); the run still has a digest */
+    const char *const *bugs; /* names passed with --bug, already validated */
+    int bug_count;
+    bool unsafe_lua; /* recorded in runs.options only */
+};
+
+/* Cluster shape and knobs: scenario{ cluster = {...} }. Zero means "the default". */
+struct run_cluster_config {
+    int nodes;                         /* default 3 */
+    int election_ms;                   /* default 1000 */
+    int heartbeat_ms;                  /* default 100 */
+    int prevote;                       /* -1 default (on), 0 off, 1 on */
+    int check_quorum;                  /* -1 default (on), 0 off, 1 on */
+    int snapshot_count;                /* default: the server's */
+    int snapshot_catchup;              /* entries kept after a snapshot; default 5000 */
+    int64_t quota_bytes;               /* backend quota; default: the server's */
+    int64_t fsync_us;                  /* simulated fsync latency; default 1000 */
+    int net_latency_us;                /* one-way base latency; default: the simulator's */
+    int net_jitter_us;                 /* default: the simulator's */
+    int auto_compaction_mode;          /* 0 off, 1 revision, 2 periodic */
+    int64_t auto_compaction_retention; /* revisions (mode 1) or ms (mode 2) */
+};
+
+#define RUN_BALANCER_NAME_MAX 32
+/* Clients: scenario{ clients = {...} }. */
+struct run_clients_config {
+    int count;                            /* default 2 */
+    char balancer[RUN_BALANCER_NAME_MAX]; /* default "round_robin" */
+    int timeout_ms;                       /* per-call timeout; default 2000 */
+};
+
+/* The built-in C workload: scenario{ workload = {...} }. rate 0 means no workload. */
+struct run_workload_config {
+    int rate; /* operations per simulated second over all clients */
+    int keys; /* key space key0..key{keys-1}; default 10 */
+    int mix_put, mix_get, mix_delete, mix_txn, mix_range; /* weights; default 5/4/1/1/1 */
+    int watchers;   /* watches over the whole key range, spread over the clients */
+    int value_size; /* bytes of each value, at least the unique prefix; default 16 */
+};
+
+/* Checkers that judge the run (scenario{ checks = {...} }); expect is always on. */
+enum {
+    RUN_CHECK_LINEARIZABILITY = 1 << 0,
+    RUN_CHECK_WATCH = 1 << 1,
+    RUN_CHECK_RAFT_SAFETY = 1 << 2,
+    RUN_CHECK_CONVERGE = 1 << 3,
+    RUN_CHECK_ALL = 0xf
+};
+
+/* Fills the defaults documented above. */
+void run_cluster_config_default(struct run_cluster_config *c);
+void run_clients_config_default(struct run_clients_config *c);
+void run_workload_config_default(struct run_workload_config *w);
+
+/* Opens a world for opts. On failure returns an fl_err, writes a one-line message into
+ * err and *out is NULL (e.g. FL_EIO: the database cannot be opened). The caller owns
+ * *out and closes it with run_world_close. */
+int run_world_open(struct run_world **out, const struct run_options *opts, char *err,
+                   size_t err_len);
+/* Creates the cluster, the clients and the workload. Once per world; FL_EINVAL with a
+ * message in err for a bad value (e.g. an unknown balancer). */
+int run_world_setup(struct run_world *rw, const struct run_cluster_config *cluster,
+                    const struct run_clients_config *clients,
+                    const struct run_workload_config *workload, unsigned checks, char *err,
+                    size_t err_len);
+bool run_world_is_setup(const struct run_world *rw);
+void run_world_close(struct run_world *rw);
+
+/* --- scheduler -------------------------------------------------------------------- */
+int64_t run_now_ns(const struct run_world *rw);
+/* Calls fn(arg) from the event loop at simulated time at_ns (now if in the past). */
+void run_at(struct run_world *rw, int64_t at_ns, void (*fn)(void *arg), void *arg);
+/* Processes one event; false when the queue is empty. */
+bool run_step(struct run_world *rw);
+/* Processes events until simulated time reaches until_ns (inclusive). */
+void run_advance(struct run_world *rw, int64_t until_ns);
+/* The next 64 random bits of the scenario's own stream ("lua"), used by math.random.
+ * run_rng_reseed restarts that stream from (master seed, "lua", n). */
+uint64_t run_rng_next(struct run_world *rw);
+void run_rng_reseed(struct run_world *rw, uint64_t n);
+
+/* --- cluster view ------------------------------------------------------------------- */
+int run_leader(struct run_world *rw);                       /* 0 when none is known */
+int run_nodes(struct run_world *rw, int *ids, int ids_max); /* members, ascending */
+bool run_node_exists(struct run_world *rw, int id);
+
+/* --- faults (each recorded in `faults`) --------------------------------------------- */
+int run_kill(struct run_world *rw, int id);
+int run_restart(struct run_world *rw, int id);
+int run_pause(struct run_world *rw, int id);
+int run_resume(struct run_world *rw, int id);
+/* A node's timers run at rate_ppm / 1e6 of real speed (1000000 = no skew). */
+int run_skew(struct run_world *rw, int id, int64_t rate_ppm);
+/* Cuts every link from a side to b side (and back unless oneway). */
+int run_partition(struct run_world *rw, const int *a, int na, const int *b, int nb, bool oneway);
+int run_isolate(struct run_world *rw, int id);
+int run_heal(struct run_world *rw); /* every partition and clog */
+/* Ends the fault phase: heals the network, clears drop/dup/delay, releases held
+ * messages, resumes paused nodes, restarts killed ones, clears skew and failpoints,
+ * stops the nemesis. */
+int run_heal_all(struct run_world *rw);
+/* Network-wide loss / duplication in parts per million and extra delay. */
+int run_net(struct run_world *rw, int drop_ppm, int dup_ppm, int delay_ms);
+int run_hold(struct run_world *rw, int from, int to);    /* 0 = any node */
+int run_release(struct run_world *rw, int from, int to); /* 0 = any node */
+int run_clog(struct run_world *rw, int from, int to, bool on);
+/* action: "crash", "error", "delay", "drop", "off"; p_ppm probability; count 0 = no limit. */
+int run_failpoint(struct run_world *rw, const char *name, int node, const char *action, int p_ppm,
+                  int count, int delay_ms, char *err, size_t err_len);
+int run_bug(struct run_world *rw, const char *name); /* FL_ENOENT for an unknown bug */
+
+/* --- nemesis ------------------------------------------------------------------------ */
+enum {
+    RUN_NEMESIS_PARTITION = 1 << 0, /* Jepsen shapes: one, majority, ring, bridge, oneway */
+    RUN_NEMESIS_KILL = 1 << 1,
+    RUN_NEMESIS_PAUSE = 1 << 2,
+    RUN_NEMESIS_SKEW = 1 << 3,
+    RUN_NEMESIS_MEMBERSHIP = 1 << 4,
+    RUN_NEMESIS_NET = 1 << 5, /* drop / dup / delay bursts */
+    RUN_NEMESIS_ALL = 0x3f
+};
+/* Every every_ns (± half, from the fault stream) heals the previous fault and applies a
+ * new one of the given kinds, until run_heal_all or duration_ns (0 = until healed). */
+int run_nemesis(struct run_world *rw, unsigned kinds, int64_t every_ns, int64_t duration_ns);
+/* Parses one nemesis kind name; 0 when unknown. */
+unsigned run_nemesis_kind(const char *name);
+
+/* --- the expect checker ------------------------------------------------------------- */
+/* Records one claim of the scenario: checker 'expect', detail = {"message", "observed",
+ * "at_ns", "line"}. observed_json may be NULL. A false claim fails the run. */
+void run_expect(struct run_world *rw, bool ok, const char *message, const char *observed_json,
+                int line);
+
+/* --- the end ------------------------------------------------------------------------ */
+enum run_verdict { RUN_PASS, RUN_FAIL, RUN_UNKNOWN, RUN_ERROR };
+const char *run_verdict_name(enum run_verdict v);
+
+struct run_result {
+    enum run_verdict verdict;
+    char digest[17];
+    int exit_code;   /* DESIGN §3.9 */
+    json_t *summary; /* the --json object; owned by the result */
+    int64_t run_id;  /* in the database; 0 without one */
+};
+/* Ends the run. script_error non-NULL: the scenario failed (verdict 'error', exit 2) and
+ * the checkers still run over what was recorded. Fills res; the caller closes it. */
+int run_world_finish(struct run_world *rw, const char *script_error, struct run_result *res);
+void run_result_close(struct run_result *res);
+
+/* --- benchmark entry point (faultline bench, bench_cluster.c) ------------------------ */
+struct run_bench_result {
+    double sim_s;     /* simulated seconds run */
+    double wall_s;    /* wall seconds, open to finish, recording and checking included */
+    int64_t ops_done; /* completed client operations recorded */
+};
+/* One run without Lua: 3 nodes, `clients` clients, the workload at `rate` ops/s (0 =
+ * saturate: every client keeps one operation outstanding), for sim_ns of simulated time,
+ * recording into a temporary database and running the checkers. e2e_speedup =
+ * sim_s / wall_s; recorded_ops_per_s = ops_done / wall_s. */
+int run_bench(uint64_t seed, int clients, int rate, int64_t sim_ns, struct run_bench_result *out);
+
+#endif
