@@ -1,0 +1,77 @@
+/*
+ * load.h: filling a struct chk_history (checkers/checkers.h) from a history on disk,
+ * and storing checker verdicts back into a faultline database.
+ *
+ * Formats: a faultline SQLite database (DESIGN §3.6), JSON lines (DESIGN §3.7),
+ * Jepsen etcd logs and porcupine kv logs (corpus/porcupine/README.md). Every loader
+ * leaves a finished history (chk_history_finish done) on success. On bad input it
+ * returns FL_EINVAL (FL_ENOENT/FL_EIO for a file that cannot be read) and writes one
+ * line "FILE:LINE: message" (or "FILE: message") into err; the CLI prints it and
+ * exits 2. The history is then left initialised but partial; close it.
+ *
+ * This file does I/O and belongs to the harness; checkers/ stays pure.
+ */
+#ifndef FL_HISTORY_LOAD_H
+#define FL_HISTORY_LOAD_H
+
+#include "checkers/checkers.h"
+#include "harness/common/common.h"
+
+enum hist_format {
+    HIST_FMT_AUTO = 0,
+    HIST_FMT_DB,
+    HIST_FMT_JSONL,
+    HIST_FMT_JEPSEN,
+    HIST_FMT_PORCUPINE_KV
+};
+/* "auto" | "db" | "jsonl" | "jepsen" | "porcupine-kv"; false when unknown. */
+bool hist_format_parse(const char *s, int *out);
+const char *hist_format_name(int fmt);
+/* Sniffs the file's first bytes: SQLite header, '{' + ":process" (kv), '{' (jsonl),
+ * "INFO" (jepsen). FL_EINVAL with a message when nothing fits. */
+int hist_format_sniff(const char *path, int *fmt_out, struct fl_buf *err);
+
+/*
+ * Loads path in format fmt (HIST_FMT_AUTO sniffs) into h, which the caller has
+ * initialised with chk_history_init. run_id selects the run of a database holding
+ * several (0: the only run; several runs without run_id is an error naming them).
+ * *run_id_out (may be NULL) receives the run that was loaded (0 for other formats).
+ */
+int hist_load(const char *path, int fmt, int64_t run_id, struct chk_history *h,
+              int64_t *run_id_out, struct fl_buf *err);
+
+int hist_load_jsonl(const char *path, struct chk_history *h, struct fl_buf *err);
+int hist_load_jepsen(const char *path, struct chk_history *h, struct fl_buf *err);
+int hist_load_porcupine_kv(const char *path, struct chk_history *h, struct fl_buf *err);
+/* In-memory variants (name is used in messages). */
+int hist_load_jsonl_mem(const char *name, const char *text, size_t len, struct chk_history *h,
+                        struct fl_buf *err);
+int hist_load_jepsen_mem(const char *name, const char *text, size_t len,
+                         struct chk_history *h, struct fl_buf *err);
+int hist_load_porcupine_kv_mem(const char *name, const char *text, size_t len,
+                               struct chk_history *h, struct fl_buf *err);
+
+struct hist_db;  /* history.h */
+/* Loads one run from an open database (the run driver's handle). */
+int hist_load_db(struct hist_db *db, int64_t run_id, struct chk_history *h, struct fl_buf *err);
+/* Opens path read-only, loads, closes. */
+int hist_load_db_path(const char *path, int64_t run_id, struct chk_history *h,
+                      int64_t *run_id_out, struct fl_buf *err);
+
+/*
+ * The run driver's one call at the end of a run: loads run_id from db, checks it
+ * (lim may be NULL), fills out (release with chk_result_close) and *elapsed_ms (wall
+ * time of load + check; may be NULL). Does not write anything.
+ */
+int hist_check_run(struct hist_db *db, int64_t run_id, const struct chk_limits *lim,
+                   struct chk_result *out, int64_t *elapsed_ms, struct fl_buf *err);
+
+/*
+ * Appends the checks rows of a result to the CURRENT run of db (hist_run_begin or
+ * hist_run_attach): "linearizability" and "watch", each with its verdict, elapsed_ms
+ * and the detail JSON (chk_lin_json / chk_watch_json, compact, keys in fixed order).
+ */
+int hist_checks_store(struct hist_db *db, const struct chk_history *h,
+                      const struct chk_result *r, int64_t elapsed_ms);
+
+#endif
