@@ -1,0 +1,574 @@
+/*
+ * history_db.c: the history database handle: opening (with clear errors for a bad
+ * path, a read-only file or something that is not a faultline history), the schema
+ * of DESIGN §3.6, transaction batching, the run lifecycle (runs row committed as
+ * 'error' at once, finished by hist_run_end) and the SIGINT flag the run loop polls.
+ *
+ * It reads the wall clock once per run, for runs.started_at, which is never part of
+ * a digest or a decision.
+ */
+#include "harness/history/history_int.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* 'FLTH': marks a database as a faultline history. */
+#define HIST_APPLICATION_ID 0x464c5448
+
+static const char schema_sql[] =
+    "CREATE TABLE IF NOT EXISTS runs(run_id INTEGER PRIMARY KEY, scenario TEXT,"
+    " seed INTEGER, options TEXT, started_at TEXT, sim_end_ns INTEGER, wall_ms INTEGER,"
+    " digest TEXT, verdict TEXT);"
+    "CREATE TABLE IF NOT EXISTS ops(run_id INTEGER NOT NULL, op_id INTEGER NOT NULL,"
+    " client_id INTEGER, node_id INTEGER, kind TEXT, key BLOB, range_end BLOB,"
+    " request TEXT, call_ns INTEGER, return_ns INTEGER, status TEXT, error TEXT,"
+    " revision INTEGER, response TEXT, value BLOB, expect BLOB, mod_rev INTEGER,"
+    " create_rev INTEGER, version INTEGER, succeeded INTEGER, deleted INTEGER);"
+    "CREATE UNIQUE INDEX IF NOT EXISTS ops_by_run ON ops(run_id, op_id);"
+    "CREATE TABLE IF NOT EXISTS watches(run_id INTEGER NOT NULL, watch_id INTEGER NOT NULL,"
+    " client_id INTEGER, key BLOB, range_end BLOB, start_rev INTEGER, opened_ns INTEGER,"
+    " closed_ns INTEGER, close_reason TEXT, node_id INTEGER, prev_kv INTEGER,"
+    " progress_notify INTEGER, filters TEXT, request TEXT);"
+    "CREATE UNIQUE INDEX IF NOT EXISTS watches_by_run ON watches(run_id, watch_id);"
+    "CREATE TABLE IF NOT EXISTS watch_events(run_id INTEGER NOT NULL,"
+    " watch_id INTEGER NOT NULL, seq INTEGER, response_seq INTEGER, kind TEXT, key BLOB,"
+    " value BLOB, create_rev INTEGER, mod_rev INTEGER, version INTEGER, prev_value BLOB,"
+    " delivered_ns INTEGER, revision INTEGER, prev_kv INTEGER, prev_mod_rev INTEGER);"
+    "CREATE INDEX IF NOT EXISTS watch_events_by_run ON watch_events(run_id, watch_id, seq);"
+    "CREATE TABLE IF NOT EXISTS faults(run_id INTEGER NOT NULL, at_ns INTEGER, kind TEXT,"
+    " target TEXT, detail TEXT, seq INTEGER);"
+    "CREATE INDEX IF NOT EXISTS faults_by_run ON faults(run_id, at_ns, seq);"
+    "CREATE TABLE IF NOT EXISTS node_events(run_id INTEGER NOT NULL, at_ns INTEGER,"
+    " node_id INTEGER, kind TEXT, term INTEGER, detail TEXT, seq INTEGER);"
+    "CREATE INDEX IF NOT EXISTS node_events_by_run ON node_events(run_id, at_ns, seq);"
+    "CREATE TABLE IF NOT EXISTS checks(run_id INTEGER NOT NULL, checker TEXT, verdict TEXT,"
+    " elapsed_ms INTEGER, detail TEXT, seq INTEGER);"
+    "CREATE INDEX IF NOT EXISTS checks_by_run ON checks(run_id, seq);";
+
+static const char *const stmt_sql[HIST_ST_COUNT] = {
+    [HIST_ST_BEGIN] = "BEGIN",
+    [HIST_ST_COMMIT] = "COMMIT",
+    [HIST_ST_RUN_INSERT] = "INSERT INTO runs(scenario, seed, options, started_at, verdict)"
+                           " VALUES(?1, ?2, ?3, ?4, 'error')",
+    [HIST_ST_RUN_END] = "UPDATE runs SET sim_end_ns = ?2, wall_ms = ?3, digest = ?4,"
+                        " verdict = ?5 WHERE run_id = ?1",
+    [HIST_ST_OP] = "INSERT INTO ops(run_id, op_id, client_id, node_id, kind, key, range_end,"
+                   " request, call_ns, return_ns, status, error, revision, response, value,"
+                   " expect, mod_rev, create_rev, version, succeeded, deleted) VALUES(?1, ?2,"
+                   " ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,"
+                   " ?19, ?20, ?21)",
+    [HIST_ST_WATCH] = "INSERT INTO watches(run_id, watch_id, client_id, key, range_end,"
+                      " start_rev, opened_ns, node_id, prev_kv, progress_notify, filters,"
+                      " request) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+    [HIST_ST_WATCH_CLOSE] = "UPDATE watches SET closed_ns = ?3, close_reason = ?4"
+                            " WHERE run_id = ?1 AND watch_id = ?2",
+    [HIST_ST_WATCH_EVENT] = "INSERT INTO watch_events(run_id, watch_id, seq, response_seq,"
+                            " kind, key, value, create_rev, mod_rev, version, prev_value,"
+                            " delivered_ns, revision, prev_kv, prev_mod_rev) VALUES(?1, ?2,"
+                            " ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+    [HIST_ST_FAULT] = "INSERT INTO faults(run_id, at_ns, kind, target, detail, seq)"
+                      " VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
+    [HIST_ST_NODE_EVENT] = "INSERT INTO node_events(run_id, at_ns, node_id, kind, term,"
+                           " detail, seq) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    [HIST_ST_CHECK] = "INSERT INTO checks(run_id, checker, verdict, elapsed_ms, detail, seq)"
+                      " VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
+};
+
+/* ---- errors ------------------------------------------------------------------------ */
+
+static void set_msg(struct hist_db *db, const char *fmt, va_list ap)
+{
+    int n = snprintf(db->errmsg, sizeof db->errmsg, "history database '%s': ", db->path);
+    if (n < 0 || (size_t)n >= sizeof db->errmsg)
+        return;
+    vsnprintf(db->errmsg + n, sizeof db->errmsg - (size_t)n, fmt, ap);
+}
+
+int hist__fail(struct hist_db *db, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    set_msg(db, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+int hist__fail_sticky(struct hist_db *db, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    set_msg(db, fmt, ap);
+    va_end(ap);
+    if (!db->err)
+        db->err = code;
+    return code;
+}
+
+int hist__code(int rc)
+{
+    switch (rc & 0xff) {
+    case SQLITE_OK:
+    case SQLITE_DONE:
+    case SQLITE_ROW:
+        return FL_OK;
+    case SQLITE_NOMEM:
+        return FL_ENOMEM;
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+        return FL_EBUSY;
+    case SQLITE_CONSTRAINT:
+        return FL_EEXIST;
+    case SQLITE_NOTADB:
+    case SQLITE_CORRUPT:
+        return FL_ECORRUPT;
+    case SQLITE_FULL:
+        return FL_EFULL;
+    case SQLITE_MISUSE:
+    case SQLITE_RANGE:
+    case SQLITE_ERROR:
+        return FL_EINVAL;
+    default:
+        return FL_EIO;
+    }
+}
+
+const char *hist_errmsg(const struct hist_db *db)
+{
+    return db->errmsg;
+}
+
+int hist_error(const struct hist_db *db)
+{
+    return db->err;
+}
+
+const char *hist_path(const struct hist_db *db)
+{
+    return db->path;
+}
+
+struct sqlite3 *hist_sqlite(struct hist_db *db)
+{
+    return db->db;
+}
+
+/* ---- opening ----------------------------------------------------------------------- */
+
+static int exec(struct hist_db *db, const char *sql)
+{
+    char *msg = NULL;
+    int rc = sqlite3_exec(db->db, sql, NULL, NULL, &msg);
+    if (rc != SQLITE_OK) {
+        int code = hist__code(rc);
+        hist__fail(db, code == FL_ECORRUPT ? FL_EINVAL : code, "%s",
+                   msg ? msg : sqlite3_errmsg(db->db));
+        sqlite3_free(msg);
+        return code == FL_ECORRUPT ? FL_EINVAL : code;
+    }
+    return FL_OK;
+}
+
+static int pragma_int(struct hist_db *db, const char *sql, int64_t *out)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(db->db, sql, -1, &st, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        *out = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+        return FL_OK;
+    }
+    int code = rc == SQLITE_NOTADB || rc == SQLITE_CORRUPT ? FL_EINVAL : hist__code(rc);
+    hist__fail(db, code ? code : FL_EIO, "%s", sqlite3_errmsg(db->db));
+    sqlite3_finalize(st);
+    return code ? code : FL_EIO;
+}
+
+/* Refuses a database that is not ours: another application's, a newer schema, or a
+ * non-empty SQLite file without our application_id. */
+static int check_identity(struct hist_db *db, bool *fresh)
+{
+    int64_t app = 0, ver = 0, tables = 0;
+    int rc = pragma_int(db, "PRAGMA application_id", &app);
+    if (!rc)
+        rc = pragma_int(db, "PRAGMA user_version", &ver);
+    if (!rc)
+        rc = pragma_int(db, "SELECT count(*) FROM sqlite_master", &tables);
+    if (rc)
+        return rc;
+    *fresh = app == 0 && tables == 0;
+    if (app != HIST_APPLICATION_ID && !*fresh)
+        return hist__fail(db, FL_EINVAL, "not a faultline history (application_id %lld)",
+                          (long long)app);
+    if (ver > HIST_SCHEMA_VERSION)
+        return hist__fail(db, FL_EINVAL, "schema version %lld is newer than this faultline's %d",
+                          (long long)ver, HIST_SCHEMA_VERSION);
+    return FL_OK;
+}
+
+static int create_schema(struct hist_db *db)
+{
+    int rc = exec(db, "BEGIN IMMEDIATE");
+    if (rc)
+        return rc;
+    bool fresh = false;
+    rc = check_identity(db, &fresh);
+    if (!rc)
+        rc = exec(db, schema_sql);
+    if (!rc) {
+        char sql[128];
+        snprintf(sql, sizeof sql, "PRAGMA application_id = %d; PRAGMA user_version = %d",
+                 HIST_APPLICATION_ID, HIST_SCHEMA_VERSION);
+        rc = exec(db, sql);
+    }
+    if (!rc)
+        return exec(db, "COMMIT");
+    sqlite3_exec(db->db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+}
+
+static int setup_write(struct hist_db *db)
+{
+    if (sqlite3_db_readonly(db->db, "main") == 1)
+        return hist__fail(db, FL_EIO, "file is read-only");
+    int rc = exec(db, "PRAGMA busy_timeout = 60000");
+    if (!rc)
+        rc = exec(db, "PRAGMA journal_mode = WAL");
+    if (!rc)
+        rc = exec(db, "PRAGMA synchronous = NORMAL");
+    if (!rc)
+        rc = create_schema(db);
+    for (int i = 0; !rc && i < HIST_ST_COUNT; i++) {
+        if (sqlite3_prepare_v3(db->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &db->st[i],
+                               NULL) != SQLITE_OK)
+            rc = hist__fail(db, FL_EINTERNAL, "preparing statement %d: %s", i,
+                            sqlite3_errmsg(db->db));
+    }
+    return rc;
+}
+
+static int setup_read(struct hist_db *db)
+{
+    bool fresh = false;
+    int rc = exec(db, "PRAGMA busy_timeout = 60000");
+    if (!rc)
+        rc = check_identity(db, &fresh);
+    if (!rc && fresh)
+        rc = hist__fail(db, FL_EINVAL, "empty database, no faultline history in it");
+    return rc;
+}
+
+/* Explains a failure to open before SQLite has a say: a missing directory or file, a
+ * directory where a file should be. Returns FL_OK when nothing looks wrong. */
+static int precheck_path(struct hist_db *db, int flags)
+{
+    struct stat sb;
+    if (stat(db->path, &sb) == 0) {
+        if (S_ISDIR(sb.st_mode))
+            return hist__fail(db, FL_EIO, "is a directory");
+        if (!(flags & HIST_OPEN_READONLY) && access(db->path, W_OK) != 0)
+            return hist__fail(db, FL_EIO, "file is read-only (%s)", strerror(errno));
+        return FL_OK;
+    }
+    if (flags & HIST_OPEN_READONLY)
+        return hist__fail(db, FL_ENOENT, "no such file");
+    return FL_OK;
+}
+
+int hist_open(const char *path, int flags, struct hist_db **out, char *err, size_t err_size)
+{
+    FL_ASSERT(path != NULL && out != NULL);
+    *out = NULL;
+    struct hist_db *db = fl_calloc(1, sizeof *db);
+    db->path = fl_strdup(path);
+    db->readonly = (flags & HIST_OPEN_READONLY) != 0;
+    db->batch_rows = HIST_BATCH_ROWS_DEFAULT;
+    int rc = precheck_path(db, flags);
+    if (!rc) {
+        int oflags =
+            db->readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+        int src = sqlite3_open_v2(path, &db->db, oflags, NULL);
+        if (src != SQLITE_OK)
+            rc = hist__fail(db, FL_EIO, "cannot open: %s",
+                            db->db ? sqlite3_errmsg(db->db) : sqlite3_errstr(src));
+    }
+    if (!rc)
+        rc = db->readonly ? setup_read(db) : setup_write(db);
+    if (rc) {
+        if (err && err_size)
+            snprintf(err, err_size, "%s", db->errmsg);
+        for (int i = 0; i < HIST_ST_COUNT; i++)
+            sqlite3_finalize(db->st[i]);
+        sqlite3_close(db->db);
+        free(db->path);
+        free(db);
+        return rc;
+    }
+    *out = db;
+    return FL_OK;
+}
+
+int hist_close(struct hist_db *db)
+{
+    if (!db)
+        return FL_OK;
+    int rc = hist_flush(db);
+    int sticky = db->err;
+    for (int i = 0; i < HIST_ST_COUNT; i++)
+        sqlite3_finalize(db->st[i]);
+    if (sqlite3_close(db->db) != SQLITE_OK && !rc)
+        rc = FL_EINTERNAL;
+    free(db->path);
+    free(db);
+    return sticky ? sticky : rc;
+}
+
+/* ---- batching ---------------------------------------------------------------------- */
+
+void hist_set_batch_rows(struct hist_db *db, int batch_rows)
+{
+    FL_ASSERT(batch_rows >= 1);
+    db->batch_rows = batch_rows;
+}
+
+static int step_done(struct hist_db *db, sqlite3_stmt *st, const char *what)
+{
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    if (rc == SQLITE_DONE)
+        return FL_OK;
+    return hist__fail_sticky(db, hist__code(rc) ? hist__code(rc) : FL_EIO, "%s: %s", what,
+                             sqlite3_errmsg(db->db));
+}
+
+int hist__tx(struct hist_db *db)
+{
+    /* SQLite may have rolled a failed transaction back by itself (disk full, I/O
+     * error); autocommit mode tells. */
+    if (db->in_tx && !sqlite3_get_autocommit(db->db))
+        return FL_OK;
+    db->in_tx = false;
+    db->pending_rows = 0;
+    int rc = step_done(db, db->st[HIST_ST_BEGIN], "begin");
+    if (!rc)
+        db->in_tx = true;
+    return rc;
+}
+
+int hist_flush(struct hist_db *db)
+{
+    if (!db->in_tx || sqlite3_get_autocommit(db->db)) {
+        db->in_tx = false;
+        db->pending_rows = 0;
+        return db->err;
+    }
+    db->in_tx = false;
+    db->pending_rows = 0;
+    int rc = step_done(db, db->st[HIST_ST_COMMIT], "commit");
+    if (rc)
+        sqlite3_exec(db->db, "ROLLBACK", NULL, NULL, NULL);
+    return rc ? rc : db->err;
+}
+
+int hist__write(struct hist_db *db, sqlite3_stmt *st, const char *what)
+{
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    if (rc != SQLITE_DONE) {
+        int code = hist__code(rc);
+        /* A constraint failure (a repeated id) undoes only that statement; the batch
+         * survives, so the error is the caller's alone and not sticky. */
+        if (code == FL_EEXIST)
+            return hist__fail(db, code, "%s: %s", what, sqlite3_errmsg(db->db));
+        return hist__fail_sticky(db, code ? code : FL_EIO, "%s: %s", what, sqlite3_errmsg(db->db));
+    }
+    if (++db->pending_rows >= db->batch_rows)
+        return hist_flush(db);
+    return FL_OK;
+}
+
+/* ---- run lifecycle ----------------------------------------------------------------- */
+
+static void utc_now(char out[32])
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static void run_reset(struct hist_db *db, int64_t run_id, struct fl_digest *digest)
+{
+    db->run_id = run_id;
+    db->digest = digest;
+    db->op_id_max = 0;
+    db->wev_seq = 0;
+    db->fault_seq = db->node_seq = db->check_seq = 0;
+}
+
+int hist_run_begin(struct hist_db *db, const char *scenario, uint64_t seed,
+                   const char *options_json, struct fl_digest *digest, int64_t *run_id_out)
+{
+    FL_ASSERT(!db->readonly);
+    if (db->err)
+        return db->err;
+    if (db->run_id)
+        return hist__fail(db, FL_EBUSY, "run %lld is still current", (long long)db->run_id);
+    char started[32];
+    utc_now(started);
+    int rc = hist__tx(db);
+    if (rc)
+        return rc;
+    sqlite3_stmt *st = db->st[HIST_ST_RUN_INSERT];
+    hist__bind_text(st, 1, scenario);
+    sqlite3_bind_int64(st, 2, (int64_t)seed);
+    hist__bind_text(st, 3, options_json);
+    hist__bind_text(st, 4, started);
+    rc = step_done(db, st, "runs");
+    if (!rc)
+        rc = hist_flush(db); /* the 'error' row must survive whatever comes next */
+    if (rc)
+        return rc;
+    run_reset(db, sqlite3_last_insert_rowid(db->db), digest);
+    if (run_id_out)
+        *run_id_out = db->run_id;
+    return FL_OK;
+}
+
+static int max_of(struct hist_db *db, const char *sql, int64_t run_id, int64_t *out)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(db->db, sql, -1, &st, NULL);
+    if (rc == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, run_id);
+        rc = sqlite3_step(st);
+    }
+    if (rc == SQLITE_ROW) {
+        *out = sqlite3_column_int64(st, 0); /* max() of nothing is NULL, read as 0 */
+        sqlite3_finalize(st);
+        return FL_OK;
+    }
+    sqlite3_finalize(st);
+    return hist__fail(db, FL_EIO, "%s", sqlite3_errmsg(db->db));
+}
+
+int hist_run_attach(struct hist_db *db, int64_t run_id, struct fl_digest *digest)
+{
+    FL_ASSERT(!db->readonly);
+    if (db->err)
+        return db->err;
+    if (db->run_id)
+        return hist__fail(db, FL_EBUSY, "run %lld is still current", (long long)db->run_id);
+    int64_t found = 0, ops = 0, wev = 0, faults = 0, nodes = 0, checks = 0;
+    int rc = max_of(db, "SELECT count(*) FROM runs WHERE run_id = ?1", run_id, &found);
+    if (!rc && !found)
+        return hist__fail(db, FL_ENOENT, "no run %lld", (long long)run_id);
+    if (!rc)
+        rc = max_of(db, "SELECT max(op_id) FROM ops WHERE run_id = ?1", run_id, &ops);
+    if (!rc)
+        rc = max_of(db, "SELECT max(seq) FROM watch_events WHERE run_id = ?1", run_id, &wev);
+    if (!rc)
+        rc = max_of(db, "SELECT max(seq) FROM faults WHERE run_id = ?1", run_id, &faults);
+    if (!rc)
+        rc = max_of(db, "SELECT max(seq) FROM node_events WHERE run_id = ?1", run_id, &nodes);
+    if (!rc)
+        rc = max_of(db, "SELECT max(seq) FROM checks WHERE run_id = ?1", run_id, &checks);
+    if (rc)
+        return rc;
+    run_reset(db, run_id, digest);
+    db->op_id_max = ops;
+    db->wev_seq = wev;
+    db->fault_seq = faults;
+    db->node_seq = nodes;
+    db->check_seq = checks;
+    return FL_OK;
+}
+
+static bool verdict_ok(const char *v)
+{
+    return v && (!strcmp(v, "pass") || !strcmp(v, "fail") || !strcmp(v, "unknown") ||
+                 !strcmp(v, "error"));
+}
+
+static bool digest_ok(const char *d)
+{
+    if (!d)
+        return true;
+    size_t n = 0;
+    for (; d[n]; n++)
+        if (!((d[n] >= '0' && d[n] <= '9') || (d[n] >= 'a' && d[n] <= 'f')))
+            return false;
+    return n == 16;
+}
+
+int hist_run_end(struct hist_db *db, int64_t sim_end_ns, int64_t wall_ms, const char *digest,
+                 const char *verdict)
+{
+    FL_ASSERT(db->run_id > 0);
+    if (!verdict_ok(verdict))
+        return hist__fail(db, FL_EINVAL, "bad verdict '%s'", verdict ? verdict : "(null)");
+    if (!digest_ok(digest))
+        return hist__fail(db, FL_EINVAL, "bad digest '%s' (want 16 lowercase hex digits)", digest);
+    int sticky = db->err;
+    /* Even after a failed batch, try to leave the run row right. */
+    db->err = FL_OK;
+    int rc = hist__tx(db);
+    if (!rc) {
+        sqlite3_stmt *st = db->st[HIST_ST_RUN_END];
+        sqlite3_bind_int64(st, 1, db->run_id);
+        hist__bind_i64(st, 2, sim_end_ns);
+        hist__bind_i64(st, 3, wall_ms);
+        hist__bind_text(st, 4, digest);
+        hist__bind_text(st, 5, verdict);
+        rc = step_done(db, st, "runs");
+    }
+    int frc = hist_flush(db);
+    run_reset(db, 0, NULL);
+    if (sticky)
+        db->err = sticky;
+    return sticky ? sticky : rc ? rc : frc;
+}
+
+int64_t hist_run_current(const struct hist_db *db)
+{
+    return db->run_id;
+}
+
+/* ---- SIGINT ------------------------------------------------------------------------ */
+
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+    if (interrupted) {
+        signal(sig, SIG_DFL);
+        raise(sig);
+        return;
+    }
+    interrupted = 1;
+}
+
+void hist_sigint_install(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+bool hist_interrupted(void)
+{
+    return interrupted != 0;
+}
+
+void hist_interrupt_clear(void)
+{
+    interrupted = 0;
+}

@@ -1,0 +1,77 @@
+/*
+ * history_int.h: what the files of harness/history share and nobody else sees: the
+ * handle's layout, the prepared-statement table and the write helpers (transaction
+ * batching, sticky errors, digest folding). history.h is the public face.
+ */
+#ifndef FL_HISTORY_INT_H
+#define FL_HISTORY_INT_H
+
+#include "harness/history/history.h"
+
+#include <sqlite3.h>
+
+/* Prepared statements, built once per handle in hist_open (write mode only). */
+enum hist_stmt {
+    HIST_ST_BEGIN,
+    HIST_ST_COMMIT,
+    HIST_ST_RUN_INSERT,
+    HIST_ST_RUN_END,
+    HIST_ST_OP,
+    HIST_ST_WATCH,
+    HIST_ST_WATCH_CLOSE,
+    HIST_ST_WATCH_EVENT,
+    HIST_ST_FAULT,
+    HIST_ST_NODE_EVENT,
+    HIST_ST_CHECK,
+    HIST_ST_COUNT
+};
+
+struct hist_db {
+    sqlite3 *db;
+    char *path;
+    bool readonly;
+    int err;          /* sticky write error, FL_OK when none */
+    char errmsg[512]; /* last message, "" when none */
+    int batch_rows;
+    int pending_rows; /* rows written in the open transaction */
+    bool in_tx;
+    int64_t run_id;           /* current run, 0 when none */
+    struct fl_digest *digest; /* borrowed from hist_run_begin, may be NULL */
+    int64_t op_id_max;        /* per current run: for op_id assignment */
+    int64_t wev_seq;          /* last assigned watch-event seq */
+    int64_t fault_seq, node_seq, check_seq;
+    sqlite3_stmt *st[HIST_ST_COUNT];
+};
+
+/* Sets errmsg to "history database 'PATH': ..." and returns code (not sticky). */
+int hist__fail(struct hist_db *db, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Same, and makes the error sticky. */
+int hist__fail_sticky(struct hist_db *db, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Maps an SQLite result code to an enum fl_err. */
+int hist__code(int rc);
+
+/* Opens a transaction if none is open. */
+int hist__tx(struct hist_db *db);
+/* Steps a bound INSERT/UPDATE statement to completion and resets it; counts the row
+ * and commits when the batch is full. what names the table for messages. */
+int hist__write(struct hist_db *db, sqlite3_stmt *st, const char *what);
+
+/* Binding helpers; column numbers start at 1. NULL pointer / HIST_NULL bind NULL. */
+void hist__bind_i64(sqlite3_stmt *st, int col, int64_t v);
+void hist__bind_text(sqlite3_stmt *st, int col, const char *s);
+void hist__bind_blob(sqlite3_stmt *st, int col, const void *p, size_t n);
+
+/* Column readers: NULL column gives HIST_NULL / NULL pointer. A NULL blob sets *n 0. */
+int64_t hist__col_i64(sqlite3_stmt *st, int col);
+const char *hist__col_text(sqlite3_stmt *st, int col);
+const void *hist__col_blob(sqlite3_stmt *st, int col, size_t *n);
+
+/* Digest folding (no-op when d is NULL). A NULL blob differs from an empty one. */
+void hist__dig_tag(struct fl_digest *d, const char *tag);
+void hist__dig_i64(struct fl_digest *d, int64_t v);
+void hist__dig_str(struct fl_digest *d, const char *s);
+void hist__dig_blob(struct fl_digest *d, const void *p, size_t n);
+
+#endif
