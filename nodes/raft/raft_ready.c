@@ -1,0 +1,287 @@
+/*
+ * raft_ready.c: the core's outputs. Messages, events and read states accumulate in
+ * an outbox whose variable parts (message entries, snapshots, data) live in a block
+ * arena with stable addresses. raft_ready swaps the outbox into the driver's
+ * struct raft_ready and copies the entries to persist and to apply into the same
+ * arena, so the ready owns everything it shows and the core can keep stepping while
+ * the driver persists. raft_advance records what was persisted and applied.
+ */
+#include "nodes/raft/raft_int.h"
+
+#include <stdarg.h>
+
+#define RAFT_BLOCK_BYTES    ((size_t)64 * 1024)
+#define RAFT_BLOCK_KEEP_MAX ((size_t)4 * 1024 * 1024)
+
+void *raft__arena_alloc(struct raft__arena *a, size_t n)
+{
+    n = (n + 7) & ~(size_t)7;
+    if (n == 0)
+        n = 8;
+    while (a->cur && a->cur->cap - a->cur->used < n && a->cur->next)
+        a->cur = a->cur->next; /* reuse blocks kept from earlier cycles */
+    if (!a->cur || a->cur->cap - a->cur->used < n) {
+        size_t cap = FL_MAX(RAFT_BLOCK_BYTES, n);
+        struct raft__block *b = fl_malloc(sizeof(*b) + cap);
+        b->cap = cap;
+        b->used = 0;
+        b->next = NULL;
+        if (a->cur) {
+            b->next = a->cur->next;
+            a->cur->next = b;
+        } else {
+            FL_ASSERT(a->head == NULL);
+            a->head = b;
+        }
+        a->cur = b;
+    }
+    void *p = a->cur->data + a->cur->used;
+    a->cur->used += n;
+    FL_ASSERT(a->cur->used <= a->cur->cap);
+    return p;
+}
+
+void raft__arena_reset(struct raft__arena *a)
+{
+    struct raft__block **pp = &a->head;
+    while (*pp) {
+        struct raft__block *b = *pp;
+        if (b->cap > RAFT_BLOCK_KEEP_MAX) { /* a big snapshot: do not hoard it */
+            *pp = b->next;
+            free(b);
+            continue;
+        }
+        b->used = 0;
+        pp = &b->next;
+    }
+    a->cur = a->head;
+}
+
+void raft__arena_close(struct raft__arena *a)
+{
+    struct raft__block *b = a->head;
+    while (b) {
+        struct raft__block *next = b->next;
+        free(b);
+        b = next;
+    }
+    a->head = a->cur = NULL;
+}
+
+void raft__outbox_reset(struct raft__outbox *o)
+{
+    raft__arena_reset(&o->arena);
+    o->msgs_count = 0;
+    o->events_count = 0;
+    o->reads_count = 0;
+}
+
+void raft__outbox_close(struct raft__outbox *o)
+{
+    raft__arena_close(&o->arena);
+    free(o->msgs);
+    free(o->events);
+    free(o->reads);
+    memset(o, 0, sizeof(*o));
+}
+
+#define GROW(arr, count, cap)                                                                      \
+    do {                                                                                           \
+        if ((count) == (cap)) {                                                                    \
+            (cap) = (cap) ? (cap)*2 : 16;                                                          \
+            (arr) = fl_realloc((arr), (cap) * sizeof(*(arr)));                                     \
+        }                                                                                          \
+    } while (0)
+
+void raft__event(struct raft *r, enum raft_event_kind kind, uint64_t peer, uint64_t index,
+                 const char *fmt, ...)
+{
+    struct raft__outbox *o = &r->box;
+    FL_ASSERT(kind < RAFT_EV_KIND_COUNT);
+    GROW(o->events, o->events_count, o->events_cap);
+    struct raft_event *ev = &o->events[o->events_count++];
+    ev->kind = kind;
+    ev->term = r->term;
+    ev->peer = peer;
+    ev->index = index;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(ev->detail, sizeof(ev->detail), fmt, ap);
+    va_end(ap);
+}
+
+struct raft_msg *raft__send(struct raft *r, enum raft_msg_type type, uint64_t to)
+{
+    struct raft__outbox *o = &r->box;
+    FL_ASSERT(to != RAFT_NONE && to != r->cfg.id);
+    GROW(o->msgs, o->msgs_count, o->msgs_cap);
+    struct raft_msg *m = &o->msgs[o->msgs_count++];
+    memset(m, 0, sizeof(*m));
+    m->type = type;
+    m->from = r->cfg.id;
+    m->to = to;
+    m->term = r->term;
+    return m;
+}
+
+/* Copies log entries [from, to] (with their data) into arena a. */
+static struct raft_entry *copy_entries(const struct raft *r, struct raft__arena *a, uint64_t from,
+                                       uint64_t to)
+{
+    FL_ASSERT(from >= 1 && to >= from);
+    size_t n = (size_t)(to - from + 1);
+    struct raft_entry *out = raft__arena_alloc(a, n * sizeof(*out));
+    for (size_t i = 0; i < n; i++) {
+        const struct raft_entry *e = raft__entry_at(r, from + i);
+        out[i] = *e;
+        if (e->len) {
+            uint8_t *d = raft__arena_alloc(a, e->len);
+            memcpy(d, e->data, e->len);
+            out[i].data = d;
+        }
+    }
+    return out;
+}
+
+void raft__msg_attach_entries(struct raft *r, struct raft_msg *m, uint64_t from, uint64_t to)
+{
+    FL_ASSERT(m->entries_count == 0);
+    m->entries = copy_entries(r, &r->box.arena, from, to);
+    m->entries_count = (size_t)(to - from + 1);
+}
+
+static struct raft_snapshot *copy_snapshot(struct raft__arena *a, const struct raft_snapshot *s)
+{
+    struct raft_snapshot *c = raft__arena_alloc(a, sizeof(*c));
+    *c = *s;
+    if (s->len) {
+        uint8_t *d = raft__arena_alloc(a, s->len);
+        memcpy(d, s->data, s->len);
+        c->data = d;
+    } else {
+        c->data = NULL;
+    }
+    return c;
+}
+
+void raft__msg_attach_snapshot(struct raft *r, struct raft_msg *m)
+{
+    FL_ASSERT(r->snap.index > 0);
+    m->snapshot = copy_snapshot(&r->box.arena, &r->snap);
+}
+
+void raft__read_state(struct raft *r, uint64_t context, uint64_t index)
+{
+    struct raft__outbox *o = &r->box;
+    GROW(o->reads, o->reads_count, o->reads_cap);
+    o->reads[o->reads_count].context = context;
+    o->reads[o->reads_count].index = index;
+    o->reads_count++;
+}
+
+void raft_ready_init(struct raft_ready *rd)
+{
+    memset(rd, 0, sizeof(*rd));
+}
+
+void raft_ready_close(struct raft_ready *rd)
+{
+    struct raft_ready_priv *p = rd->priv;
+    if (p) {
+        raft__outbox_close(&p->box);
+        free(p);
+    }
+    memset(rd, 0, sizeof(*rd));
+}
+
+static bool hs_changed(const struct raft *r)
+{
+    return r->term != r->prev_hs.term || r->vote != r->prev_hs.vote ||
+           r->commit != r->prev_hs.commit;
+}
+
+bool raft_has_ready(const struct raft *r)
+{
+    if (r->ready_out)
+        return false;
+    const struct raft__outbox *o = &r->box;
+    return o->msgs_count || o->events_count || o->reads_count || r->snap_pending || hs_changed(r) ||
+           r->log.stable < raft__last_index(r) || r->applied < r->commit ||
+           r->role != r->prev_role || r->lead != r->prev_lead;
+}
+
+void raft_ready(struct raft *r, struct raft_ready *rd)
+{
+    FL_ASSERT(!r->ready_out);
+    if (!rd->priv)
+        rd->priv = fl_calloc(1, sizeof(struct raft_ready_priv));
+    struct raft_ready_priv *p = rd->priv;
+    /* Swap: the ready takes the filled outbox, the core gets the drained one. */
+    raft__outbox_reset(&p->box);
+    struct raft__outbox tmp = p->box;
+    p->box = r->box;
+    r->box = tmp;
+    struct raft__arena *a = &p->box.arena;
+
+    rd->hard_state_changed = hs_changed(r);
+    rd->hard_state = (struct raft_hard_state){r->term, r->vote, r->commit};
+    rd->soft_state_changed = r->role != r->prev_role || r->lead != r->prev_lead;
+    rd->role = r->role;
+    rd->leader = r->lead;
+    r->prev_hs = rd->hard_state;
+    r->prev_role = r->role;
+    r->prev_lead = r->lead;
+
+    rd->snapshot = NULL;
+    uint64_t applied_from = r->applied;
+    if (r->snap_pending) {
+        rd->snapshot = copy_snapshot(a, &r->snap);
+        r->snap_pending = false;
+        applied_from = FL_MAX(applied_from, r->snap.index);
+    }
+    uint64_t last = raft__last_index(r);
+    rd->entries = NULL;
+    rd->entries_count = 0;
+    if (r->log.stable < last) {
+        rd->entries = copy_entries(r, a, r->log.stable + 1, last);
+        rd->entries_count = (size_t)(last - r->log.stable);
+    }
+    rd->committed = NULL;
+    rd->committed_count = 0;
+    if (applied_from < r->commit) {
+        rd->committed = copy_entries(r, a, applied_from + 1, r->commit);
+        rd->committed_count = (size_t)(r->commit - applied_from);
+    }
+    rd->msgs = p->box.msgs;
+    rd->msgs_count = p->box.msgs_count;
+    rd->reads = p->box.reads;
+    rd->reads_count = p->box.reads_count;
+    rd->events = p->box.events;
+    rd->events_count = p->box.events_count;
+
+    r->ready_out = true;
+    r->ready_last_index = last;
+    r->ready_trunc_min = UINT64_MAX;
+    r->ready_applied_to = FL_MAX(applied_from, r->commit);
+}
+
+void raft_advance(struct raft *r, struct raft_ready *rd)
+{
+    FL_ASSERT(r->ready_out);
+    FL_ASSERT(rd->priv != NULL);
+    r->ready_out = false;
+    uint64_t upto = r->ready_last_index;
+    if (r->ready_trunc_min != UINT64_MAX && r->ready_trunc_min <= upto)
+        upto = r->ready_trunc_min - 1;
+    upto = FL_MIN(upto, raft__last_index(r));
+    if (upto > r->log.stable)
+        r->log.stable = upto;
+    if (r->ready_applied_to > r->applied)
+        r->applied = r->ready_applied_to;
+    FL_ASSERT(r->applied <= r->commit);
+    /* Hand the drained buffers back for reuse on the next cycle. */
+    raft__outbox_reset(&((struct raft_ready_priv *)rd->priv)->box);
+    rd->msgs_count = rd->events_count = rd->reads_count = 0;
+    rd->entries_count = rd->committed_count = 0;
+    rd->snapshot = NULL;
+}
