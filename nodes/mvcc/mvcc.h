@@ -287,7 +287,7 @@ enum mvcc_err mvcc_range(struct mvcc_store *s, const struct mvcc_range_req *req,
 
 /* Put: one new revision. Errors: MVCC_ERR_KEY_NOT_GIVEN, MVCC_ERR_LEASE_NOT_FOUND
  * (lease != 0 not granted; nothing is written); ignore_value or
- * ignore_lease on a missing key gives MVCC_ERR_KEY_NOT_FOUND, as etcd). */
+ * ignore_lease on a missing key gives MVCC_ERR_KEY_NOT_FOUND, as etcd. */
 enum mvcc_err mvcc_put(struct mvcc_store *s, const struct mvcc_put_req *req,
                        struct mvcc_put_result *out);
 

@@ -1,0 +1,498 @@
+/*
+ * mvcc_watch.c: watchers, as etcd's watchable store models them. A synced watcher
+ * gets one response per applied revision that touches its range, produced when the
+ * write txn ends. An unsynced watcher (start revision in the past, or moved back by
+ * a restore) catches up from the revision log in mvcc_watch_sync, in responses that
+ * never split a revision; a start below the compact revision cancels it with the
+ * compact revision. Progress notifications carry the current revision and are only
+ * produced for a synced watcher with no queued events (the Bookmarkable guarantee).
+ *
+ * Every response owns its bytes in one allocation (events array followed by key and
+ * value bytes), so the store may compact or restore while responses wait.
+ */
+#include "nodes/mvcc/mvcc_int.h"
+
+/* ---------------------------------------------------------------- response building */
+
+struct ev_ref {
+    const struct mvcc_key *key;
+    const struct mvcc_rev *rev;  /* the event's revision */
+    const struct mvcc_rev *prev; /* NULL: no prev_kv */
+};
+struct ev_vec {
+    struct ev_ref *v;
+    size_t len, cap;
+};
+
+static void ev_push(struct ev_vec *ev, struct ev_ref r)
+{
+    if (ev->len == ev->cap) {
+        ev->cap = ev->cap ? ev->cap * 2 : 8;
+        ev->v = fl_realloc(ev->v, ev->cap * sizeof(*ev->v));
+    }
+    ev->v[ev->len++] = r;
+}
+
+static uint8_t *copy_bytes(uint8_t **cursor, const uint8_t *p, size_t n)
+{
+    if (!n)
+        return NULL;
+    uint8_t *at = *cursor;
+    memcpy(at, p, n);
+    *cursor += n;
+    return at;
+}
+
+static void fill_event(struct mvcc_event *e, const struct ev_ref *r, uint8_t **cur)
+{
+    bool tomb = mvcc__rev_is_tomb(r->rev);
+    e->type = tomb ? MVCC_EVENT_DELETE : MVCC_EVENT_PUT;
+    mvcc__kv_fill(&e->kv, r->key, r->rev, tomb);
+    e->kv.key = copy_bytes(cur, r->key->key, r->key->key_len);
+    e->kv.value = copy_bytes(cur, r->rev->val, r->rev->val_len);
+    if (r->prev) {
+        e->has_prev = true;
+        mvcc__kv_fill(&e->prev_kv, r->key, r->prev, false);
+        e->prev_kv.key = e->kv.key;
+        e->prev_kv.value = copy_bytes(cur, r->prev->val, r->prev->val_len);
+    }
+}
+
+/* Builds an owned response from event refs [from, to). */
+static void build_resp(struct mvcc_store *s, struct mvcc_watcher *w, const struct ev_ref *ev,
+                       size_t n, struct mvcc_watch_resp *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->watch_id = w->id;
+    out->seq = s->next_resp_seq++;
+    out->header_rev = s->current_rev;
+    if (!n)
+        return;
+    size_t bytes = n * sizeof(struct mvcc_event);
+    for (size_t i = 0; i < n; i++) {
+        bytes += ev[i].key->key_len + ev[i].rev->val_len;
+        if (ev[i].prev)
+            bytes += ev[i].prev->val_len;
+    }
+    out->events = fl_calloc(1, bytes);
+    uint8_t *cur = (uint8_t *)(out->events + n);
+    for (size_t i = 0; i < n; i++)
+        fill_event(&out->events[i], &ev[i], &cur);
+    FL_ASSERT(cur == (uint8_t *)out->events + bytes);
+    out->events_len = n;
+}
+
+void mvcc_watch_resp_free(struct mvcc_watch_resp *r)
+{
+    if (!r)
+        return;
+    free(r->events);
+    r->events = NULL;
+    r->events_len = 0;
+}
+
+static void q_push(struct mvcc_store *s, struct mvcc_watcher *w, const struct mvcc_watch_resp *r,
+                   bool front)
+{
+    if (w->q_head > 0 && (front || w->q_len == w->q_cap)) {
+        /* Compact the consumed prefix away (keeps one free slot at the front). */
+        memmove(w->q + 1, w->q + w->q_head, (w->q_len - w->q_head) * sizeof(*w->q));
+        w->q_len -= w->q_head - 1;
+        w->q_head = 1;
+    }
+    if (w->q_len == w->q_cap) {
+        w->q_cap = w->q_cap ? w->q_cap * 2 : 4;
+        w->q = fl_realloc(w->q, w->q_cap * sizeof(*w->q));
+    }
+    if (front) {
+        if (w->q_head == 0) {
+            memmove(w->q + 1, w->q, w->q_len * sizeof(*w->q));
+            w->q_len++;
+        } else {
+            w->q_head--;
+        }
+        w->q[w->q_head] = *r;
+    } else {
+        w->q[w->q_len++] = *r;
+    }
+    s->pending_resps++;
+}
+
+/* ---------------------------------------------------------------- matching */
+
+static bool watcher_wants(const struct mvcc_watcher *w, const struct mvcc_key *k,
+                          const struct mvcc_rev *r)
+{
+    bool tomb = mvcc__rev_is_tomb(r);
+    if ((tomb && w->filter_delete) || (!tomb && w->filter_put))
+        return false;
+    return mvcc__in_range(k->key, k->key_len, w->key, w->key_len, w->end, w->end_len);
+}
+
+/* The event of log record lr, with its previous revision when the watcher asked. */
+static struct ev_ref event_of(const struct mvcc_watcher *w, const struct mvcc_logrec *lr)
+{
+    long at = mvcc__key_at(lr->key, lr->main);
+    FL_ASSERT(at >= 0 && lr->key->revs[at].mod_rev == lr->main);
+    struct ev_ref e = {lr->key, &lr->key->revs[at], NULL};
+    if (w->prev_kv && at > 0 && !mvcc__rev_is_tomb(&lr->key->revs[at - 1]))
+        e.prev = &lr->key->revs[at - 1];
+    return e;
+}
+
+void mvcc__watch_notify(struct mvcc_store *s, size_t log_start)
+{
+    int64_t rev = s->current_rev;
+    struct ev_vec ev = {0};
+    for (size_t i = 0; i < s->watchers_len; i++) {
+        struct mvcc_watcher *w = s->watchers[i];
+        if (!w->synced || w->canceled)
+            continue;
+        if (w->min_rev > rev)
+            continue; /* a future start revision not reached yet */
+        ev.len = 0;
+        for (size_t j = log_start; j < s->log_len; j++) {
+            const struct mvcc_logrec *lr = &s->log[j];
+            FL_ASSERT(lr->main == rev);
+            const struct mvcc_rev *r = &lr->key->revs[lr->key->revs_len - 1];
+            FL_ASSERT(r->mod_rev == rev);
+            if (watcher_wants(w, lr->key, r))
+                ev_push(&ev, event_of(w, lr));
+        }
+        w->min_rev = rev + 1;
+        if (ev.len) {
+            struct mvcc_watch_resp resp;
+            build_resp(s, w, ev.v, ev.len, &resp);
+            q_push(s, w, &resp, false);
+        }
+    }
+    free(ev.v);
+}
+
+/* ---------------------------------------------------------------- create, cancel */
+
+static struct mvcc_watcher *watcher_find(const struct mvcc_store *s, int64_t id)
+{
+    size_t lo = 0, hi = s->watchers_len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->watchers[mid]->id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < s->watchers_len && s->watchers[lo]->id == id ? s->watchers[lo] : NULL;
+}
+
+enum mvcc_err mvcc_watch_create(struct mvcc_store *s, const struct mvcc_watch_req *req, int64_t *id,
+                                int64_t *header_rev)
+{
+    if (req->key_len == 0)
+        return MVCC_ERR_KEY_NOT_GIVEN;
+    if (req->start_rev < 0)
+        return MVCC_ERR_INVALID;
+    struct mvcc_watcher *w = fl_calloc(1, sizeof(*w));
+    w->id = s->next_watch_id++;
+    w->key = fl_memdup(req->key, req->key_len);
+    w->key_len = req->key_len;
+    w->end = req->range_end_len ? fl_memdup(req->range_end, req->range_end_len) : NULL;
+    w->end_len = req->range_end_len;
+    w->start_rev = req->start_rev ? req->start_rev : s->current_rev + 1;
+    w->min_rev = w->start_rev;
+    w->prev_kv = req->prev_kv;
+    w->progress_notify = req->progress_notify;
+    w->filter_put = req->filter_put;
+    w->filter_delete = req->filter_delete;
+    w->synced = w->min_rev > s->current_rev;
+    if (s->watchers_len == s->watchers_cap) {
+        s->watchers_cap = s->watchers_cap ? s->watchers_cap * 2 : 8;
+        s->watchers = fl_realloc(s->watchers, s->watchers_cap * sizeof(*s->watchers));
+    }
+    s->watchers[s->watchers_len++] = w; /* ids only grow: stays sorted */
+    *id = w->id;
+    if (header_rev)
+        *header_rev = s->current_rev;
+    return MVCC_OK;
+}
+
+static void watcher_free(struct mvcc_store *s, struct mvcc_watcher *w)
+{
+    for (size_t i = w->q_head; i < w->q_len; i++)
+        mvcc_watch_resp_free(&w->q[i]);
+    s->pending_resps -= w->q_len - w->q_head;
+    free(w->q);
+    free(w->key);
+    free(w->end);
+    free(w);
+}
+
+static void watcher_remove(struct mvcc_store *s, struct mvcc_watcher *w)
+{
+    for (size_t i = 0; i < s->watchers_len; i++) {
+        if (s->watchers[i] != w)
+            continue;
+        memmove(s->watchers + i, s->watchers + i + 1,
+                (s->watchers_len - i - 1) * sizeof(*s->watchers));
+        s->watchers_len--;
+        watcher_free(s, w);
+        return;
+    }
+    FL_UNREACHABLE();
+}
+
+enum mvcc_err mvcc_watch_cancel(struct mvcc_store *s, int64_t id)
+{
+    struct mvcc_watcher *w = watcher_find(s, id);
+    if (!w)
+        return MVCC_ERR_WATCH_NOT_FOUND;
+    watcher_remove(s, w);
+    return MVCC_OK;
+}
+
+void mvcc__watch_close_all(struct mvcc_store *s)
+{
+    for (size_t i = 0; i < s->watchers_len; i++)
+        watcher_free(s, s->watchers[i]);
+    free(s->watchers);
+    s->watchers = NULL;
+    s->watchers_len = s->watchers_cap = 0;
+}
+
+/* ---------------------------------------------------------------- catch-up */
+
+static void cancel_compacted(struct mvcc_store *s, struct mvcc_watcher *w)
+{
+    struct mvcc_watch_resp r;
+    build_resp(s, w, NULL, 0, &r);
+    r.canceled = true;
+    r.compact_rev = s->compact_rev;
+    r.cancel_err = MVCC_ERR_COMPACTED;
+    q_push(s, w, &r, false);
+    w->canceled = true;
+    w->synced = false;
+}
+
+/* Flushes events [from, ev->len) into responses of at most watch_batch_events_max
+ * events, cutting only between revisions. */
+static void flush_batches(struct mvcc_store *s, struct mvcc_watcher *w, const struct ev_vec *ev)
+{
+    size_t i = 0;
+    size_t max = (size_t)s->cfg.watch_batch_events_max;
+    while (i < ev->len) {
+        size_t j = i;
+        while (j < ev->len) {
+            size_t k = j; /* one whole revision */
+            while (k < ev->len && ev->v[k].rev->mod_rev == ev->v[j].rev->mod_rev)
+                k++;
+            if (j > i && k - i > max)
+                break;
+            j = k;
+        }
+        struct mvcc_watch_resp r;
+        build_resp(s, w, ev->v + i, j - i, &r);
+        q_push(s, w, &r, false);
+        i = j;
+    }
+}
+
+/* Catches one unsynced watcher up from the log. */
+static void sync_one(struct mvcc_store *s, struct mvcc_watcher *w, struct ev_vec *ev)
+{
+    if (w->min_rev < s->compact_rev) {
+        cancel_compacted(s, w);
+        return;
+    }
+    size_t lo = 0, hi = s->log_len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->log[mid].main < w->min_rev)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    int64_t budget = s->cfg.watch_sync_events_max;
+    int64_t scanned = 0;
+    ev->len = 0;
+    size_t j = lo;
+    while (j < s->log_len) {
+        int64_t rev = s->log[j].main;
+        if (budget > 0 && scanned >= budget)
+            break; /* stop between revisions; continue next sync */
+        for (; j < s->log_len && s->log[j].main == rev; j++, scanned++) {
+            const struct mvcc_logrec *lr = &s->log[j];
+            struct ev_ref e = event_of(w, lr);
+            if (!watcher_wants(w, lr->key, e.rev))
+                continue;
+            /* etcd#18089/#19179: the catch-up read of the compacted backend missed
+             * the tombstone sitting at the compaction revision. */
+            if (FL_BUG(MVCC_WATCH_SKIP_ON_COMPACT) && mvcc__rev_is_tomb(e.rev) &&
+                s->compacted_once && rev == s->compact_rev)
+                continue;
+            ev_push(ev, e);
+        }
+        w->min_rev = rev + 1;
+    }
+    flush_batches(s, w, ev);
+    if (j == s->log_len) {
+        w->min_rev = s->current_rev + 1;
+        w->synced = true;
+    }
+}
+
+int64_t mvcc_watch_sync(struct mvcc_store *s)
+{
+    FL_ASSERT(!s->in_write);
+    struct ev_vec ev = {0};
+    int64_t left = 0;
+    for (size_t i = 0; i < s->watchers_len; i++) {
+        struct mvcc_watcher *w = s->watchers[i];
+        if (w->synced || w->canceled)
+            continue;
+        if (w->min_rev > s->current_rev) {
+            w->synced = true;
+            continue;
+        }
+        sync_one(s, w, &ev);
+        left += !w->synced && !w->canceled;
+    }
+    free(ev.v);
+    return left;
+}
+
+/* ---------------------------------------------------------------- progress */
+
+static bool has_queued_events(const struct mvcc_watcher *w)
+{
+    for (size_t i = w->q_head; i < w->q_len; i++)
+        if (w->q[i].events_len)
+            return true;
+    return false;
+}
+
+static bool progress_one(struct mvcc_store *s, struct mvcc_watcher *w)
+{
+    if (w->canceled)
+        return false;
+    bool bug = FL_BUG(MVCC_PROGRESS_BEFORE_EVENTS);
+    /* etcd#15220: the notification was sent without checking that the watcher had
+     * delivered everything up to the revision it announces. */
+    if (!bug && (!w->synced || has_queued_events(w)))
+        return false;
+    struct mvcc_watch_resp r;
+    build_resp(s, w, NULL, 0, &r);
+    r.progress = true;
+    q_push(s, w, &r, bug);
+    return true;
+}
+
+bool mvcc_watch_request_progress(struct mvcc_store *s, int64_t id)
+{
+    struct mvcc_watcher *w = watcher_find(s, id);
+    return w ? progress_one(s, w) : false;
+}
+
+int64_t mvcc_watch_progress_all(struct mvcc_store *s)
+{
+    int64_t n = 0;
+    for (size_t i = 0; i < s->watchers_len; i++)
+        if (s->watchers[i]->progress_notify)
+            n += progress_one(s, s->watchers[i]);
+    return n;
+}
+
+/* ---------------------------------------------------------------- draining */
+
+static void pop_from(struct mvcc_store *s, struct mvcc_watcher *w, struct mvcc_watch_resp *out)
+{
+    FL_ASSERT(w->q_head < w->q_len);
+    *out = w->q[w->q_head++];
+    s->pending_resps--;
+    if (w->q_head == w->q_len)
+        w->q_head = w->q_len = 0;
+    if (out->canceled)
+        watcher_remove(s, w);
+}
+
+bool mvcc_watch_pop(struct mvcc_store *s, struct mvcc_watch_resp *out)
+{
+    struct mvcc_watcher *best = NULL;
+    for (size_t i = 0; i < s->watchers_len; i++) {
+        struct mvcc_watcher *w = s->watchers[i];
+        if (w->q_head < w->q_len && (!best || w->q[w->q_head].seq < best->q[best->q_head].seq))
+            best = w;
+    }
+    if (!best)
+        return false;
+    pop_from(s, best, out);
+    return true;
+}
+
+bool mvcc_watch_pop_id(struct mvcc_store *s, int64_t id, struct mvcc_watch_resp *out)
+{
+    struct mvcc_watcher *w = watcher_find(s, id);
+    if (!w || w->q_head == w->q_len)
+        return false;
+    pop_from(s, w, out);
+    return true;
+}
+
+size_t mvcc_watch_pending(const struct mvcc_store *s)
+{
+    return s->pending_resps;
+}
+
+enum mvcc_err mvcc_watch_rewind(struct mvcc_store *s, int64_t id, int64_t rev)
+{
+    struct mvcc_watcher *w = watcher_find(s, id);
+    if (!w)
+        return MVCC_ERR_WATCH_NOT_FOUND;
+    if (w->canceled)
+        return MVCC_OK;
+    w->min_rev = rev > 0 ? rev : 1;
+    w->synced = w->min_rev > s->current_rev;
+    return MVCC_OK;
+}
+
+int64_t mvcc_watch_next_rev(const struct mvcc_store *s, int64_t id)
+{
+    const struct mvcc_watcher *w = watcher_find(s, id);
+    return w ? w->min_rev : 0;
+}
+
+void mvcc__watch_after_restore(struct mvcc_store *s, enum mvcc_restore_reason reason)
+{
+    for (size_t i = 0; i < s->watchers_len; i++) {
+        struct mvcc_watcher *w = s->watchers[i];
+        if (w->canceled)
+            continue;
+        /* etcd#15271: after a snapshot from the leader, watchers were moved back and
+         * resent revisions they had already delivered. */
+        if (FL_BUG(MVCC_WATCH_OLD_AFTER_PARTITION) && reason == MVCC_RESTORE_RAFT_SNAPSHOT)
+            w->min_rev = w->start_rev;
+        w->synced = w->min_rev > s->current_rev;
+    }
+}
+
+void mvcc__watch_check(const struct mvcc_store *s)
+{
+    size_t pending = 0;
+    for (size_t i = 0; i < s->watchers_len; i++) {
+        const struct mvcc_watcher *w = s->watchers[i];
+        if (i > 0)
+            FL_ASSERT(s->watchers[i - 1]->id < w->id);
+        FL_ASSERT(w->id > 0 && w->id < s->next_watch_id);
+        FL_ASSERT(w->q_head <= w->q_len && w->q_len <= w->q_cap);
+        pending += w->q_len - w->q_head;
+        if (w->synced && !w->canceled && w->min_rev <= s->current_rev)
+            FL_ASSERTF(false, "synced watcher %lld behind: next %lld, current %lld",
+                       (long long)w->id, (long long)w->min_rev, (long long)s->current_rev);
+        /* Responses of one watcher are in production order, events in revision
+         * order and never ahead of the revision the response carries. */
+        for (size_t j = w->q_head; j < w->q_len; j++) {
+            const struct mvcc_watch_resp *r = &w->q[j];
+            for (size_t e = 1; e < r->events_len; e++)
+                FL_ASSERT(r->events[e - 1].kv.mod_revision <= r->events[e].kv.mod_revision);
+        }
+    }
+    FL_ASSERT(pending == s->pending_resps);
+}
