@@ -27,6 +27,7 @@
 #include <jansson.h>
 
 struct run_world;
+struct kvc_client;
 
 /* Options of one run, fixed before it starts. Strings are borrowed for the duration of
  * run_world_open only (the world copies what it keeps). */
@@ -105,8 +106,11 @@ void run_world_close(struct run_world *rw);
 int64_t run_now_ns(const struct run_world *rw);
 /* Calls fn(arg) from the event loop at simulated time at_ns (now if in the past). */
 void run_at(struct run_world *rw, int64_t at_ns, void (*fn)(void *arg), void *arg);
-/* Processes one event; false when the queue is empty. */
+/* Processes one event; false when the queue is empty or the run must stop. */
 bool run_step(struct run_world *rw);
+/* True when the run must stop early: SIGINT (hist_interrupted) or an online Raft
+ * safety violation. The scenario then ends and run_world_finish judges it. */
+bool run_world_stopped(struct run_world *rw);
 /* Processes events until simulated time reaches until_ns (inclusive). */
 void run_advance(struct run_world *rw, int64_t until_ns);
 /* The next 64 random bits of the scenario's own stream ("lua"), used by math.random.
@@ -143,6 +147,40 @@ int run_clog(struct run_world *rw, int from, int to, bool on);
 int run_failpoint(struct run_world *rw, const char *name, int node, const char *action, int p_ppm,
                   int count, int delay_ms, char *err, size_t err_len);
 int run_bug(struct run_world *rw, const char *name); /* FL_ENOENT for an unknown bug */
+
+/* --- membership and maintenance ------------------------------------------------------ */
+/* These go through the cluster as client RPCs would and finish later: done(arg, r) is
+ * called exactly once from inside the event loop. r and its pointers are valid only
+ * during the call. code is a gRPC code (0 = OK) and text etcd's error text. */
+struct run_ctl_result {
+    int code;
+    const char *text;
+    int node;            /* member_add: the new slot */
+    int64_t revision;    /* compact, snapshot_save */
+    const uint8_t *data; /* snapshot_save: the backup bytes */
+    size_t len;
+};
+typedef void run_ctl_fn(void *arg, const struct run_ctl_result *r);
+void run_member_add(struct run_world *rw, bool learner, run_ctl_fn *done, void *arg);
+void run_member_remove(struct run_world *rw, int node, run_ctl_fn *done, void *arg);
+void run_member_promote(struct run_world *rw, int node, run_ctl_fn *done, void *arg);
+void run_move_leader(struct run_world *rw, int node, run_ctl_fn *done, void *arg);
+void run_compact(struct run_world *rw, int64_t revision, run_ctl_fn *done, void *arg);
+void run_defrag(struct run_world *rw, int node, run_ctl_fn *done, void *arg);
+void run_alarm_disarm(struct run_world *rw, run_ctl_fn *done, void *arg);
+void run_snapshot_save(struct run_world *rw, int node, run_ctl_fn *done, void *arg);
+/* A raw copy of a member's db file (no integrity hash); caller frees *data. */
+int run_copy_db(struct run_world *rw, int node, uint8_t **data, size_t *len);
+/* Restores a backup into the members `nodes` (a new cluster identity). FL_ECORRUPT /
+ * FL_EINVAL with etcd's message in err when refused. */
+int run_restore(struct run_world *rw, const uint8_t *data, size_t len, const int *nodes,
+                int n_nodes, bool skip_hash_check, char *err, size_t err_len);
+
+/* --- clients ------------------------------------------------------------------------- */
+/* The i-th client (1-based), NULL when there is none. Its calls are recorded in the
+ * history like the workload's. */
+struct kvc_client *run_client(struct run_world *rw, int i);
+int run_client_count(struct run_world *rw);
 
 /* --- nemesis ------------------------------------------------------------------------ */
 enum {

@@ -1,0 +1,307 @@
+/*
+ * scn_args.c: checking what a script passes in. Every argument goes through one of
+ * these, so a mistake in a scenario is a Lua error with file and line, never a crash.
+ * Option tables are read with lua_getfield only; the one table walk here collects the
+ * keys to name an unknown option, and sorts them first so the message does not depend
+ * on Lua's per-process string hash (DESIGN §6).
+ */
+#include "harness/lua/scn_int.h"
+
+#include <math.h>
+
+static int64_t to_duration(lua_State *L, int idx, const char *what)
+{
+    int isint;
+    lua_Integer i = lua_tointegerx(L, idx, &isint);
+    if (isint) {
+        if (i < 0)
+            luaL_error(L, "%s: a duration must not be negative (got %I)", what, (lua_Integer)i);
+        return (int64_t)i;
+    }
+    if (lua_type(L, idx) != LUA_TNUMBER)
+        luaL_error(L, "%s: a duration (number of nanoseconds, e.g. 2*s) expected, got %s", what,
+                   luaL_typename(L, idx));
+    lua_Number d = lua_tonumber(L, idx);
+    if (!(d >= 0) || d > 9.2e18)
+        luaL_error(L, "%s: duration out of range", what);
+    return (int64_t)floor(d); /* e.g. 1.5*ms; exact for any literal a script writes */
+}
+
+int64_t scn_check_duration(lua_State *L, int idx)
+{
+    if (lua_type(L, idx) != LUA_TNUMBER)
+        luaL_typeerror(L, idx, "duration (e.g. 2*s)");
+    lua_Debug ar;
+    const char *name = "?";
+    if (lua_getstack(L, 0, &ar) && lua_getinfo(L, "n", &ar) && ar.name)
+        name = ar.name;
+    char what[96];
+    snprintf(what, sizeof what, "bad argument #%d to '%s'", idx, name);
+    return to_duration(L, idx, what);
+}
+
+int64_t scn_opt_duration(lua_State *L, int idx, int64_t def)
+{
+    return lua_isnoneornil(L, idx) ? def : scn_check_duration(L, idx);
+}
+
+int scn_check_node(lua_State *L, int idx)
+{
+    int isint;
+    lua_Integer id = lua_tointegerx(L, idx, &isint);
+    if (!isint || lua_type(L, idx) != LUA_TNUMBER)
+        luaL_typeerror(L, idx, "node id");
+    struct run_world *rw = scn_world(L);
+    if (id < 1 || id > INT32_MAX || !run_node_exists(rw, (int)id)) {
+        int ids[64];
+        int n = run_nodes(rw, ids, 64);
+        struct fl_buf b;
+        fl_buf_init(&b);
+        for (int i = 0; i < n; i++)
+            fl_buf_printf(&b, "%s%d", i ? ", " : "", ids[i]);
+        lua_pushfstring(L, "unknown node id %I (nodes are: %s)", (lua_Integer)id, fl_buf_cstr(&b));
+        fl_buf_close(&b);
+        luaL_argerror(L, idx, lua_tostring(L, -1));
+    }
+    return (int)id;
+}
+
+int scn_check_nodes(lua_State *L, int idx, int *out, int max)
+{
+    idx = lua_absindex(L, idx);
+    if (lua_type(L, idx) == LUA_TNUMBER) {
+        out[0] = scn_check_node(L, idx);
+        return 1;
+    }
+    if (lua_type(L, idx) != LUA_TTABLE)
+        luaL_typeerror(L, idx, "node id or list of node ids");
+    lua_Integer n = luaL_len(L, idx);
+    if (n > max)
+        luaL_argerror(L, idx, "too many nodes");
+    for (lua_Integer i = 1; i <= n; i++) {
+        lua_geti(L, idx, i);
+        int isint;
+        lua_Integer id = lua_tointegerx(L, -1, &isint);
+        if (!isint || id < 1 || id > INT32_MAX || !run_node_exists(scn_world(L), (int)id)) {
+            lua_pushfstring(L, "unknown node id %s at position %I", luaL_tolstring(L, -1, NULL), i);
+            luaL_argerror(L, idx, lua_tostring(L, -1));
+        }
+        out[i - 1] = (int)id;
+        lua_pop(L, 1);
+    }
+    return (int)n;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+void scn_check_options(lua_State *L, int idx, const char *what, const char *const known[])
+{
+    idx = lua_absindex(L, idx);
+    luaL_checktype(L, idx, LUA_TTABLE);
+    const char *bad[64];
+    int nbad = 0;
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+        lua_pop(L, 1);
+        if (lua_type(L, -1) != LUA_TSTRING) {
+            luaL_error(L, "%s: option names must be strings (got a %s key)", what,
+                       luaL_typename(L, -1));
+        }
+        const char *k = lua_tostring(L, -1);
+        bool ok = false;
+        for (int i = 0; known[i]; i++)
+            ok = ok || !strcmp(known[i], k);
+        if (!ok && nbad < 64)
+            bad[nbad++] = k; /* the key string stays referenced by the table */
+    }
+    if (!nbad)
+        return;
+    qsort(bad, (size_t)nbad, sizeof bad[0], cmp_str);
+    struct fl_buf b;
+    fl_buf_init(&b);
+    for (int i = 0; known[i]; i++)
+        fl_buf_printf(&b, "%s%s", i ? ", " : "", known[i]);
+    lua_pushfstring(L, "unknown option '%s' in %s (known: %s)", bad[0], what, fl_buf_cstr(&b));
+    fl_buf_close(&b);
+    luaL_where(L, 1);
+    lua_insert(L, -2);
+    lua_concat(L, 2);
+    lua_error(L);
+}
+
+int64_t scn_field_int(lua_State *L, int idx, const char *what, const char *key, int64_t def,
+                      int64_t min, int64_t max)
+{
+    int t = lua_getfield(L, idx, key);
+    int64_t v = def;
+    if (t != LUA_TNIL) {
+        int isint;
+        lua_Integer i = lua_tointegerx(L, -1, &isint);
+        if (t != LUA_TNUMBER || !isint)
+            luaL_error(L, "%s.%s: an integer expected, got %s", what, key,
+                       t == LUA_TNUMBER ? "a fraction" : lua_typename(L, t));
+        if (i < min || i > max)
+            luaL_error(L, "%s.%s: %I is out of range [%I, %I]", what, key, i, (lua_Integer)min,
+                       (lua_Integer)max);
+        v = (int64_t)i;
+    }
+    lua_pop(L, 1);
+    return v;
+}
+
+int64_t scn_field_duration(lua_State *L, int idx, const char *what, const char *key, int64_t def)
+{
+    int64_t v = def;
+    if (lua_getfield(L, idx, key) != LUA_TNIL) {
+        char w[128];
+        snprintf(w, sizeof w, "%s.%s", what, key);
+        v = to_duration(L, -1, w);
+    }
+    lua_pop(L, 1);
+    return v;
+}
+
+int scn_field_bool(lua_State *L, int idx, const char *what, const char *key, int def)
+{
+    int t = lua_getfield(L, idx, key);
+    int v = def;
+    if (t != LUA_TNIL) {
+        if (t != LUA_TBOOLEAN)
+            luaL_error(L, "%s.%s: a boolean expected, got %s", what, key, lua_typename(L, t));
+        v = lua_toboolean(L, -1);
+    }
+    lua_pop(L, 1);
+    return v;
+}
+
+/* The returned string stays valid while the option table is alive (it is a value in
+ * it), which callers ensure by keeping the table on the stack. */
+const char *scn_field_str(lua_State *L, int idx, const char *what, const char *key, const char *def)
+{
+    int t = lua_getfield(L, idx, key);
+    const char *v = def;
+    if (t != LUA_TNIL) {
+        if (t != LUA_TSTRING)
+            luaL_error(L, "%s.%s: a string expected, got %s", what, key, lua_typename(L, t));
+        v = lua_tostring(L, -1);
+    }
+    lua_pop(L, 1);
+    return v;
+}
+
+/* --- JSON of observed values --------------------------------------------------------- */
+
+static void json_str(struct fl_buf *out, const char *s, size_t n)
+{
+    fl_buf_append(out, "\"", 1);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\')
+            fl_buf_printf(out, "\\%c", c);
+        else if (c < 0x20 || c >= 0x7f)
+            fl_buf_printf(out, "\\u%04x", c);
+        else
+            fl_buf_append(out, &s[i], 1);
+    }
+    fl_buf_append(out, "\"", 1);
+}
+
+static void to_json(lua_State *L, int idx, struct fl_buf *out, int depth)
+{
+    idx = lua_absindex(L, idx);
+    switch (lua_type(L, idx)) {
+    case LUA_TNIL:
+        fl_buf_printf(out, "null");
+        return;
+    case LUA_TBOOLEAN:
+        fl_buf_printf(out, lua_toboolean(L, idx) ? "true" : "false");
+        return;
+    case LUA_TNUMBER:
+        if (lua_isinteger(L, idx))
+            fl_buf_printf(out, "%lld", (long long)lua_tointeger(L, idx));
+        else if (isfinite(lua_tonumber(L, idx)))
+            fl_buf_printf(out, "%.17g", (double)lua_tonumber(L, idx));
+        else
+            fl_buf_printf(out, "null");
+        return;
+    case LUA_TSTRING: {
+        size_t n;
+        const char *s = lua_tolstring(L, idx, &n);
+        json_str(out, s, n);
+        return;
+    }
+    case LUA_TTABLE:
+        break;
+    default: {
+        const char *tn = luaL_typename(L, idx);
+        json_str(out, tn, strlen(tn));
+        return;
+    }
+    }
+    if (depth > 8) {
+        fl_buf_printf(out, "\"...\"");
+        return;
+    }
+    lua_Integer n = (lua_Integer)lua_rawlen(L, idx);
+    if (n > 0) {
+        fl_buf_append(out, "[", 1);
+        for (lua_Integer i = 1; i <= n && i <= 1000; i++) {
+            if (i > 1)
+                fl_buf_append(out, ",", 1);
+            lua_rawgeti(L, idx, i);
+            to_json(L, -1, out, depth + 1);
+            lua_pop(L, 1);
+        }
+        fl_buf_append(out, "]", 1);
+        return;
+    }
+    /* An object with sorted keys, through sorted_pairs. */
+    lua_pushcfunction(L, scn_l_sorted_pairs);
+    lua_pushvalue(L, idx);
+    lua_call(L, 1, 3);
+    fl_buf_append(out, "{", 1);
+    for (int k = 0;; k++) {
+        lua_pushvalue(L, -3);
+        lua_pushvalue(L, -3);
+        lua_pushvalue(L, -3);
+        lua_call(L, 2, 2);
+        if (lua_isnil(L, -2)) {
+            lua_pop(L, 2);
+            break;
+        }
+        if (k)
+            fl_buf_append(out, ",", 1);
+        size_t kn;
+        lua_pushvalue(L, -2);
+        const char *ks = luaL_tolstring(L, -1, &kn);
+        json_str(out, ks, kn);
+        lua_pop(L, 2);
+        fl_buf_append(out, ":", 1);
+        to_json(L, -1, out, depth + 1);
+        lua_pop(L, 1);
+        lua_replace(L, -2); /* control variable = this key */
+    }
+    lua_pop(L, 3);
+    fl_buf_append(out, "}", 1);
+}
+
+void scn_to_json(lua_State *L, int idx, struct fl_buf *out)
+{
+    to_json(L, idx, out, 0);
+}
+
+int scn_current_line(lua_State *L, int level)
+{
+    lua_Debug ar;
+    for (int l = level; l < level + 8; l++) {
+        if (!lua_getstack(L, l, &ar))
+            break;
+        lua_getinfo(L, "Sl", &ar);
+        if (ar.currentline > 0)
+            return ar.currentline;
+    }
+    return 0;
+}

@@ -1,0 +1,373 @@
+/*
+ * scn_core.c: the scenario runtime's engine: the Lua state, the coroutines and the
+ * loop that drives them on the simulated clock.
+ *
+ * Every piece of a scenario that can block (the main chunk, each spawn, each watch
+ * callback) is a Lua thread. A C function that blocks registers how it will be woken
+ * (a timer via run_at, or the completion of a client or control operation), marks its
+ * coroutine waiting and returns lua_yieldk with a continuation; the wake-up puts the
+ * coroutine on a FIFO ready list; the driver resumes ready coroutines in that order
+ * and otherwise processes one simulator event. Wake-ups come only from simulator
+ * events and the FIFO is ordered, so the interleaving is a function of the seed.
+ *
+ * The run ends when the main chunk returns (spawned coroutines still waiting are
+ * abandoned), or at the first script error, which is reported as "SCENARIO:LINE:
+ * message" and ends the run as 'error' (exit 2).
+ */
+#include "harness/lua/scn_int.h"
+
+#include <errno.h>
+
+static char describe_sentinel;
+
+/* --- coroutines ---------------------------------------------------------------------- */
+
+static void ready_push(struct scn *S, int id)
+{
+    if (S->ready_len == S->ready_cap) {
+        int cap = S->ready_cap ? S->ready_cap * 2 : 16;
+        int *r = fl_malloc(sizeof(int) * (size_t)cap);
+        for (int i = 0; i < S->ready_len; i++)
+            r[i] = S->ready[(S->ready_head + i) % S->ready_cap];
+        free(S->ready);
+        S->ready = r;
+        S->ready_cap = cap;
+        S->ready_head = 0;
+    }
+    S->ready[(S->ready_head + S->ready_len) % S->ready_cap] = id;
+    S->ready_len++;
+}
+
+static int ready_pop(struct scn *S)
+{
+    FL_ASSERT(S->ready_len > 0);
+    int id = S->ready[S->ready_head];
+    S->ready_head = (S->ready_head + 1) % S->ready_cap;
+    S->ready_len--;
+    return id;
+}
+
+struct scn_co *scn_co_start(struct scn *S, lua_State *L, int nargs)
+{
+    FL_ASSERT(lua_type(L, -nargs - 1) == LUA_TFUNCTION);
+    if (S->n_cos == S->cap_cos) {
+        S->cap_cos = S->cap_cos ? S->cap_cos * 2 : 16;
+        S->cos = fl_realloc(S->cos, sizeof(*S->cos) * (size_t)S->cap_cos);
+    }
+    struct scn_co *co = fl_calloc(1, sizeof(*co));
+    co->S = S;
+    co->id = S->n_cos + 1;
+    S->cos[S->n_cos++] = co;
+    co->th = lua_newthread(L);
+    *(struct scn_co **)lua_getextraspace(co->th) = co;
+    co->ref = luaL_ref(L, LUA_REGISTRYINDEX); /* pops the thread */
+    lua_xmove(L, co->th, nargs + 1);
+    /* It starts at the next turn of the driver, after the current coroutine yields. */
+    ready_push(S, co->id);
+    return co;
+}
+
+void scn_co_wake(struct scn_co *co)
+{
+    struct scn *S = co->S;
+    if (S->stopping || co->done)
+        return;
+    FL_ASSERT(co->waiting);
+    co->waiting = false;
+    ready_push(S, co->id);
+}
+
+struct scn_co *scn_need_co(lua_State *L, const char *name)
+{
+    struct scn_co *co = scn_co_of(L);
+    if (co->S->describe_only)
+        scn_describe_stop(L);
+    if (co->id == 0 || !lua_isyieldable(L))
+        luaL_error(L,
+                   "%s must be called from the scenario or a spawned coroutine (it blocks), "
+                   "not from a callback such as a sort comparator; use spawn(fn)",
+                   name);
+    return co;
+}
+
+static void wake_timer(void *arg)
+{
+    scn_co_wake(arg);
+}
+
+int scn_sleep_k(lua_State *L, int64_t delay_ns, lua_KContext ctx, lua_KFunction k)
+{
+    struct scn_co *co = scn_co_of(L);
+    FL_ASSERT(co->id > 0 && !co->waiting);
+    struct run_world *rw = co->S->rw;
+    run_at(rw, run_now_ns(rw) + delay_ns, wake_timer, co);
+    co->waiting = true;
+    return lua_yieldk(L, 0, ctx, k);
+}
+
+_Noreturn void scn_describe_stop(lua_State *L)
+{
+    lua_pushlightuserdata(L, &describe_sentinel);
+    lua_error(L);
+    FL_UNREACHABLE();
+}
+
+struct run_world *scn_world(lua_State *L)
+{
+    struct scn *S = scn_of(L);
+    if (S->describe_only)
+        scn_describe_stop(L);
+    if (!run_world_is_setup(S->rw)) {
+        char err[256];
+        if (run_world_setup(S->rw, &S->cluster, &S->clients, &S->workload, S->checks, err,
+                            sizeof err))
+            luaL_error(L, "cannot set up the cluster: %s", err);
+    }
+    return S->rw;
+}
+
+/* --- errors -------------------------------------------------------------------------- */
+
+/* Lua shortens long chunk names to "...tail"; put the full path back so every message
+ * starts with the scenario path exactly as the user gave it. */
+static void fix_chunk_prefix(struct scn *S, const char *msg, char *out, size_t n)
+{
+    const char *path = S->opts->path;
+    if (!strncmp(msg, "...", 3)) {
+        for (const char *c = strchr(msg + 3, ':'); c; c = strchr(c + 1, ':')) {
+            size_t tail = (size_t)(c - (msg + 3)), plen = strlen(path);
+            if (tail <= plen && !memcmp(path + plen - tail, msg + 3, tail)) {
+                snprintf(out, n, "%s%s", path, c);
+                return;
+            }
+        }
+    }
+    snprintf(out, n, "%s", msg);
+}
+
+static void fail_from(struct scn *S, lua_State *th)
+{
+    if (S->failed)
+        return;
+    S->failed = true;
+    char buf[sizeof S->error];
+    const char *msg = NULL;
+    if (lua_type(th, -1) == LUA_TSTRING || lua_type(th, -1) == LUA_TNUMBER)
+        msg = lua_tostring(th, -1);
+    else if (luaL_callmeta(th, -1, "__tostring") && lua_type(th, -1) == LUA_TSTRING)
+        msg = lua_tostring(th, -1);
+    if (!msg) {
+        snprintf(buf, sizeof buf, "(error object is a %s value)", luaL_typename(th, -1));
+        msg = buf;
+    }
+    char fixed[sizeof S->error];
+    fix_chunk_prefix(S, msg, fixed, sizeof fixed);
+    size_t plen = strlen(S->opts->path);
+    if (strncmp(fixed, S->opts->path, plen) || fixed[plen] != ':') {
+        /* error(msg, 0) or an error object: say where the coroutine stopped. */
+        int line = scn_current_line(th, 0);
+        snprintf(S->error, sizeof S->error, "%s:%d: %s", S->opts->path, line, fixed);
+    } else {
+        snprintf(S->error, sizeof S->error, "%s", fixed);
+    }
+}
+
+/* --- the driver ---------------------------------------------------------------------- */
+
+static void resume(struct scn *S, struct scn_co *co)
+{
+    if (co->done)
+        return;
+    int nres = 0;
+    int nargs = lua_gettop(co->th);
+    if (lua_status(co->th) == LUA_YIELD)
+        nargs = 0; /* a continuation takes its inputs from co->result */
+    else
+        nargs -= 1; /* first start: the function and its arguments */
+    int st = lua_resume(co->th, S->L, nargs, &nres);
+    if (st == LUA_YIELD) {
+        lua_pop(co->th, nres);
+        if (!co->waiting) {
+            lua_pushliteral(co->th, "a coroutine yielded outside the scenario API "
+                                    "(coroutine.yield is not a way to wait; use sleep)");
+            fail_from(S, co->th);
+        }
+        return;
+    }
+    co->done = true;
+    if (st != LUA_OK)
+        fail_from(S, co->th);
+    else if (co->id == 1)
+        S->main_done = true;
+    luaL_unref(S->L, LUA_REGISTRYINDEX, co->ref);
+    co->ref = LUA_NOREF;
+}
+
+static void drive(struct scn *S)
+{
+    while (!S->main_done && !S->failed) {
+        if (S->ready_len > 0) {
+            struct scn_co *co = S->cos[ready_pop(S) - 1];
+            resume(S, co);
+            continue;
+        }
+        if (!run_step(S->rw)) {
+            snprintf(S->error, sizeof S->error,
+                     "%s:%d: the scenario is blocked: every coroutine waits and no event is "
+                     "pending",
+                     S->opts->path, scn_current_line(S->cos[0]->th, 0));
+            S->failed = true;
+        }
+    }
+    S->stopping = true;
+}
+
+/* --- state --------------------------------------------------------------------------- */
+
+static void set_time_constants(lua_State *L)
+{
+    lua_pushinteger(L, FL_NS);
+    lua_setglobal(L, "ns");
+    lua_pushinteger(L, FL_US);
+    lua_setglobal(L, "us");
+    lua_pushinteger(L, FL_MS);
+    lua_setglobal(L, "ms");
+    lua_pushinteger(L, FL_S);
+    lua_setglobal(L, "s");
+}
+
+static void scn_init(struct scn *S, const struct scn_options *opts)
+{
+    memset(S, 0, sizeof *S);
+    S->opts = opts;
+    S->root.S = S;
+    S->root.ref = LUA_NOREF;
+    run_cluster_config_default(&S->cluster);
+    run_clients_config_default(&S->clients);
+    run_workload_config_default(&S->workload);
+    S->checks = RUN_CHECK_ALL;
+    snprintf(S->chunkname, sizeof S->chunkname, "@%s", opts->path);
+    S->L = luaL_newstate();
+    FL_ASSERT(S->L != NULL);
+    S->root.th = S->L;
+    *(struct scn_co **)lua_getextraspace(S->L) = &S->root;
+    scn_open_sandbox(S->L, opts->unsafe_lua);
+    set_time_constants(S->L);
+    scn_open_sched(S->L);
+    scn_open_world(S->L);
+    scn_open_client(S->L);
+}
+
+static void scn_close(struct scn *S)
+{
+    if (S->L)
+        lua_close(S->L); /* __gc of our userdata never acts on the world */
+    for (int i = 0; i < S->n_cos; i++) {
+        if (S->cos[i]->result_free && S->cos[i]->result)
+            S->cos[i]->result_free(S->cos[i]->result);
+        free(S->cos[i]);
+    }
+    free(S->cos);
+    free(S->ready);
+}
+
+/* Loads the scenario; on failure fills S->error (a syntax error names file:line). */
+static bool load_script(struct scn *S)
+{
+    FILE *f = fopen(S->opts->path, "r");
+    if (!f) {
+        snprintf(S->error, sizeof S->error, "cannot read scenario '%s': %s", S->opts->path,
+                 strerror(errno));
+        return false;
+    }
+    fclose(f);
+    if (luaL_loadfilex(S->L, S->opts->path, "t") != LUA_OK) {
+        S->failed = false;
+        fail_from(S, S->L);
+        lua_pop(S->L, 1);
+        return false;
+    }
+    return true;
+}
+
+int scn_run(const struct scn_options *opts, struct scn_result *res)
+{
+    memset(res, 0, sizeof *res);
+    FILE *f = fopen(opts->path, "r");
+    if (!f) {
+        snprintf(res->error, sizeof res->error, "cannot read scenario '%s': %s", opts->path,
+                 strerror(errno));
+        return res->exit_code = 2;
+    }
+    fclose(f);
+
+    struct run_options ro = {.scenario = opts->path,
+                             .seed = opts->seed,
+                             .db_path = opts->db_path,
+                             .bugs = opts->bugs,
+                             .bug_count = opts->bug_count,
+                             .unsafe_lua = opts->unsafe_lua};
+    struct run_world *rw = NULL;
+    char err[512];
+    int rc = run_world_open(&rw, &ro, err, sizeof err);
+    if (rc) {
+        snprintf(res->error, sizeof res->error, "%s", err);
+        return res->exit_code = rc == FL_EINTERNAL ? 3 : 2;
+    }
+
+    struct scn *S = fl_calloc(1, sizeof *S);
+    scn_init(S, opts);
+    S->rw = rw;
+    if (load_script(S)) {
+        scn_co_start(S, S->L, 0);
+        drive(S);
+    }
+    S->stopping = true;
+    rc = run_world_finish(rw, S->failed ? S->error : NULL, &res->run);
+    if (S->failed) {
+        snprintf(res->error, sizeof res->error, "%s", S->error);
+        res->exit_code = 2;
+    } else if (rc) {
+        snprintf(res->error, sizeof res->error, "internal error finishing the run: %s",
+                 fl_strerror(rc));
+        res->exit_code = 3;
+    } else {
+        res->exit_code = res->run.exit_code;
+    }
+    scn_close(S);
+    free(S);
+    run_world_close(rw);
+    return res->exit_code;
+}
+
+void scn_result_close(struct scn_result *res)
+{
+    run_result_close(&res->run);
+}
+
+int scn_describe(const char *path, char *name, size_t name_len, char *desc, size_t desc_len)
+{
+    struct scn_options opts = {.path = path};
+    name[0] = desc[0] = '\0';
+    struct scn *S = fl_calloc(1, sizeof *S);
+    scn_init(S, &opts);
+    S->describe_only = true;
+    int rc = 0;
+    if (!load_script(S)) {
+        snprintf(desc, desc_len, "%s", S->error);
+        rc = FL_EINVAL;
+        goto out;
+    }
+    if (lua_pcall(S->L, 0, 0, 0) != LUA_OK && lua_touserdata(S->L, -1) != &describe_sentinel) {
+        fail_from(S, S->L);
+        snprintf(desc, desc_len, "%s", S->error);
+        rc = FL_EINVAL;
+        goto out;
+    }
+    snprintf(name, name_len, "%s", S->name);
+    snprintf(desc, desc_len, "%s", S->description);
+out:
+    scn_close(S);
+    free(S);
+    return rc;
+}

@@ -1,0 +1,114 @@
+/*
+ * scn_int.h: what the files of harness/lua share. One struct scn per run: the Lua
+ * state, the run_world it drives, and the coroutines of the scenario. Every Lua thread
+ * carries a pointer to its struct scn_co in its extra space (lua_getextraspace), so a
+ * C function finds its coroutine and the run in one load; the main state carries the
+ * "root" record, which is not a coroutine and so cannot block.
+ */
+#ifndef FL_SCN_INT_H
+#define FL_SCN_INT_H
+
+#include "harness/lua/scn.h"
+
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+
+struct scn;
+
+/* One coroutine of the scenario (the main chunk, a spawn, a watch callback). */
+struct scn_co {
+    struct scn *S;
+    lua_State *th;
+    int ref;      /* registry reference keeping th alive; LUA_NOREF when done */
+    int id;       /* 0 = root (the main state, not a coroutine), 1 = the main chunk */
+    bool waiting; /* blocked until a timer or an operation wakes it */
+    bool done;
+    /* Result of the operation it waits for, handed to the continuation. */
+    void *result;
+    void (*result_free)(void *result);
+};
+
+struct scn {
+    lua_State *L;
+    struct run_world *rw; /* NULL in describe mode */
+    const struct scn_options *opts;
+    char chunkname[512];
+    struct scn_co root;
+
+    /* scenario{} */
+    bool scenario_called;
+    struct run_cluster_config cluster;
+    struct run_clients_config clients;
+    struct run_workload_config workload;
+    unsigned checks;
+    char name[128];
+    char description[256];
+    bool describe_only;
+
+    struct scn_co **cos; /* every coroutine ever started, by id - 1 */
+    int n_cos, cap_cos;
+    int *ready; /* FIFO of coroutine ids ready to resume */
+    int ready_head, ready_len, ready_cap;
+    bool main_done;
+    bool stopping; /* the scenario ended: wake-ups are ignored */
+
+    bool failed;
+    char error[1024];
+};
+
+/* The coroutine record of L (root for the main state). */
+static inline struct scn_co *scn_co_of(lua_State *L)
+{
+    return *(struct scn_co **)lua_getextraspace(L);
+}
+static inline struct scn *scn_of(lua_State *L)
+{
+    return scn_co_of(L)->S;
+}
+
+/* scn_core.c */
+struct scn_co *scn_co_start(struct scn *S, lua_State *L, int nargs); /* function + args on L */
+void scn_co_wake(struct scn_co *co);
+/* Raises "NAME must be called from the scenario or a spawned coroutine" unless L can
+ * block; returns its coroutine. */
+struct scn_co *scn_need_co(lua_State *L, const char *name);
+/* The world, set up with defaults if scenario{} has not been called. Raises a Lua
+ * error when set-up fails. In describe mode, stops the script. */
+struct run_world *scn_world(lua_State *L);
+/* Blocks the calling coroutine until now + delay_ns, then continues in k. */
+int scn_sleep_k(lua_State *L, int64_t delay_ns, lua_KContext ctx, lua_KFunction k);
+/* Stops a describe-mode run (scenario{} was read). */
+_Noreturn void scn_describe_stop(lua_State *L);
+
+/* scn_args.c: argument and option checking. */
+int64_t scn_check_duration(lua_State *L, int idx);
+int64_t scn_opt_duration(lua_State *L, int idx, int64_t def);
+int scn_check_node(lua_State *L, int idx);
+/* Nodes from a number or an array of numbers; returns how many (<= max). */
+int scn_check_nodes(lua_State *L, int idx, int *out, int max);
+/* Raises "unknown option 'k' in WHAT (known: ...)" for the first key, in sorted order,
+ * of the table at idx that is not in known (NULL-terminated). */
+void scn_check_options(lua_State *L, int idx, const char *what, const char *const known[]);
+int64_t scn_field_int(lua_State *L, int idx, const char *what, const char *key, int64_t def,
+                      int64_t min, int64_t max);
+int64_t scn_field_duration(lua_State *L, int idx, const char *what, const char *key, int64_t def);
+int scn_field_bool(lua_State *L, int idx, const char *what, const char *key, int def);
+const char *scn_field_str(lua_State *L, int idx, const char *what, const char *key,
+                          const char *def);
+/* Appends the value at idx as JSON: tables with sorted keys (array if 1..n), depth
+ * bounded, functions and userdata as their type name; never an address. */
+void scn_to_json(lua_State *L, int idx, struct fl_buf *out);
+/* "SCENARIO:LINE:" of the calling Lua function at level, or 0 for the line. */
+int scn_current_line(lua_State *L, int level);
+
+/* scn_sandbox.c */
+void scn_open_sandbox(lua_State *L, bool unsafe);
+int scn_l_sorted_pairs(lua_State *L);
+
+/* API registration. */
+void scn_open_sched(lua_State *L);
+void scn_open_world(lua_State *L);
+void scn_open_client(lua_State *L);
+
+#endif

@@ -1,0 +1,602 @@
+/*
+ * run_fault.c: every fault a scenario or the nemesis applies, each logged in `faults`
+ * (and the summary) as it happens; membership and maintenance calls; and the nemesis,
+ * which draws random fault schedules from the "fault" stream only, so the workload's
+ * draws never move when the schedule changes (what shrinking needs).
+ *
+ * Partition shapes follow Jepsen (simulation-anchors §5): isolate one node, a random
+ * majority/minority split, the majorities ring (every node hears a majority, no two
+ * the same one; built from one-way cuts), a bridge (two halves joined by one node)
+ * and a one-way cut.
+ */
+#include "harness/run/run_int.h"
+
+static int procs_of(struct run_world *rw, const int *nodes, int n, int *procs)
+{
+    for (int i = 0; i < n; i++) {
+        procs[i] = run_node_proc(rw, nodes[i]);
+        if (procs[i] < 0)
+            return FL_ENOENT;
+    }
+    return FL_OK;
+}
+
+/* "n3", or "*" for node 0 (every node). */
+static void node_target(char *out, size_t n, int node)
+{
+    if (node)
+        snprintf(out, n, "n%d", node);
+    else
+        snprintf(out, n, "*");
+}
+
+static int node_fault(struct run_world *rw, int id, const char *kind)
+{
+    if (run_node_proc(rw, id) < 0)
+        return FL_ENOENT;
+    char target[16];
+    snprintf(target, sizeof target, "n%d", id);
+    run_log_fault(rw, kind, target, NULL);
+    if (!strcmp(kind, "kill"))
+        srv_cluster_kill(rw->cl, id);
+    else if (!strcmp(kind, "restart"))
+        srv_cluster_restart(rw->cl, id);
+    else if (!strcmp(kind, "pause"))
+        srv_cluster_pause(rw->cl, id);
+    else
+        srv_cluster_resume(rw->cl, id);
+    return FL_OK;
+}
+
+int run_kill(struct run_world *rw, int id)
+{
+    return node_fault(rw, id, "kill");
+}
+int run_restart(struct run_world *rw, int id)
+{
+    return node_fault(rw, id, "restart");
+}
+int run_pause(struct run_world *rw, int id)
+{
+    return node_fault(rw, id, "pause");
+}
+int run_resume(struct run_world *rw, int id)
+{
+    return node_fault(rw, id, "resume");
+}
+
+int run_skew(struct run_world *rw, int id, int64_t rate_ppm)
+{
+    int proc = run_node_proc(rw, id);
+    if (proc < 0)
+        return FL_ENOENT;
+    if (rate_ppm < 1000 || rate_ppm > 100 * SIM_PPM)
+        return FL_ERANGE;
+    char target[16];
+    snprintf(target, sizeof target, "n%d", id);
+    json_t *d = json_object();
+    json_object_set_new(d, "rate_ppm", json_integer(rate_ppm));
+    run_log_fault(rw, "skew", target, d);
+    if (sim_proc_alive(rw->w, proc))
+        sim_proc_set_rate(rw->w, proc, rate_ppm);
+    return FL_OK;
+}
+
+int run_partition(struct run_world *rw, const int *a, int na, const int *b, int nb, bool oneway)
+{
+    int pa[RUN_NODES_MAX], pb[RUN_NODES_MAX];
+    if (na > RUN_NODES_MAX || nb > RUN_NODES_MAX || procs_of(rw, a, na, pa) ||
+        procs_of(rw, b, nb, pb))
+        return FL_ENOENT;
+    char ta[128], tb[128], target[260];
+    run_target_nodes(ta, sizeof ta, a, na);
+    run_target_nodes(tb, sizeof tb, b, nb);
+    snprintf(target, sizeof target, "%s|%s", ta, tb);
+    json_t *d = json_object();
+    json_object_set_new(d, "oneway", json_boolean(oneway));
+    run_log_fault(rw, "partition", target, d);
+    net_partition(rw->w, pa, (size_t)na, pb, (size_t)nb, oneway);
+    return FL_OK;
+}
+
+/* The other members of node id (for isolate and the nemesis). */
+static int others_of(struct run_world *rw, int id, int *out)
+{
+    int ids[RUN_NODES_MAX], n = run_nodes(rw, ids, RUN_NODES_MAX), k = 0;
+    for (int i = 0; i < n; i++)
+        if (ids[i] != id)
+            out[k++] = ids[i];
+    return k;
+}
+
+int run_isolate(struct run_world *rw, int id)
+{
+    if (run_node_proc(rw, id) < 0)
+        return FL_ENOENT;
+    int others[RUN_NODES_MAX];
+    int n = others_of(rw, id, others);
+    return run_partition(rw, &id, 1, others, n, false);
+}
+
+int run_heal(struct run_world *rw)
+{
+    run_log_fault(rw, "heal", "*", NULL);
+    net_heal(rw->w);
+    return FL_OK;
+}
+
+int run_heal_all(struct run_world *rw)
+{
+    run_nemesis_stop(rw);
+    run_log_fault(rw, "heal_all", "*", NULL);
+    net_heal(rw->w);
+    net_release(rw->w, -1, -1);
+    if (rw->net_changed) {
+        net_link_set(rw->w, -1, -1, &rw->base_link);
+        rw->net_changed = false;
+    }
+    flt_disable_all(rw->w);
+    int slots = rw->cl ? srv_cluster_slots(rw->cl) : 0;
+    for (int i = 1; i <= slots; i++) {
+        int proc = srv_cluster_node_proc(rw->cl, i);
+        if (proc < 0 || srv_cluster_is_removed(rw->cl, i))
+            continue;
+        if (!srv_cluster_is_alive(rw->cl, i))
+            srv_cluster_restart(rw->cl, i);
+        else if (sim_proc_state(rw->w, proc) == SIM_PROC_PAUSED)
+            srv_cluster_resume(rw->cl, i);
+        if (sim_proc_alive(rw->w, proc) && sim_proc_rate(rw->w, proc) != SIM_PPM)
+            sim_proc_set_rate(rw->w, proc, SIM_PPM);
+    }
+    return FL_OK;
+}
+
+int run_net(struct run_world *rw, int drop_ppm, int dup_ppm, int delay_ms)
+{
+    if (drop_ppm < 0 || drop_ppm > SIM_PPM || dup_ppm < 0 || dup_ppm > SIM_PPM || delay_ms < 0)
+        return FL_ERANGE;
+    struct net_link l = rw->base_link;
+    l.loss_ppm = (uint32_t)drop_ppm;
+    l.dup_ppm = (uint32_t)dup_ppm;
+    l.latency_ns += (int64_t)delay_ms * FL_MS;
+    json_t *d = json_object();
+    json_object_set_new(d, "drop_ppm", json_integer(drop_ppm));
+    json_object_set_new(d, "dup_ppm", json_integer(dup_ppm));
+    json_object_set_new(d, "delay_ms", json_integer(delay_ms));
+    run_log_fault(rw, "net", "*", d);
+    net_link_set(rw->w, -1, -1, &l);
+    rw->net_changed = drop_ppm || dup_ppm || delay_ms;
+    return FL_OK;
+}
+
+/* A link end: node id, or 0 for every endpoint (-1 in net.h). */
+static int link_end(struct run_world *rw, int node, int *proc)
+{
+    if (node == 0) {
+        *proc = -1;
+        return FL_OK;
+    }
+    *proc = run_node_proc(rw, node);
+    return *proc < 0 ? FL_ENOENT : FL_OK;
+}
+
+static int link_fault(struct run_world *rw, const char *kind, int from, int to,
+                      void (*fn)(struct sim_world *, int, int))
+{
+    int pf, pt;
+    if (link_end(rw, from, &pf) || link_end(rw, to, &pt))
+        return FL_ENOENT;
+    char a[16], b[16], target[40];
+    node_target(a, sizeof a, from);
+    node_target(b, sizeof b, to);
+    snprintf(target, sizeof target, "%s>%s", a, b);
+    run_log_fault(rw, kind, target, NULL);
+    fn(rw->w, pf, pt);
+    return FL_OK;
+}
+
+int run_hold(struct run_world *rw, int from, int to)
+{
+    return link_fault(rw, "hold", from, to, net_hold);
+}
+int run_release(struct run_world *rw, int from, int to)
+{
+    return link_fault(rw, "release", from, to, net_release);
+}
+int run_clog(struct run_world *rw, int from, int to, bool on)
+{
+    return link_fault(rw, on ? "clog" : "unclog", from, to, on ? net_clog : net_unclog);
+}
+
+int run_failpoint(struct run_world *rw, const char *name, int node, const char *action, int p_ppm,
+                  int count, int delay_ms, char *err, size_t err_len)
+{
+    if (!flt_failpoint_find(name)) {
+        snprintf(err, err_len, "unknown failpoint '%s' (see faultline list failpoints)", name);
+        return FL_ENOENT;
+    }
+    int proc = -1;
+    if (node && (proc = run_node_proc(rw, node)) < 0) {
+        snprintf(err, err_len, "unknown node id %d", node);
+        return FL_ENOENT;
+    }
+    char target[16];
+    node_target(target, sizeof target, node);
+    json_t *d = json_object();
+    json_object_set_new(d, "name", json_string(name));
+    json_object_set_new(d, "action", json_string(action));
+    json_object_set_new(d, "p_ppm", json_integer(p_ppm));
+    json_object_set_new(d, "count", json_integer(count));
+    if (!strcmp(action, "off")) {
+        run_log_fault(rw, "failpoint", target, d);
+        flt_disable(rw->w, name, proc);
+        return FL_OK;
+    }
+    struct flt_spec spec = {
+        .node = proc, .delay_ms = delay_ms, .p_ppm = (uint32_t)p_ppm, .count = (uint32_t)count};
+    if (!flt_action_parse(action, &spec.action)) {
+        json_decref(d);
+        snprintf(err, err_len, "unknown failpoint action '%s' (crash, error, delay, drop, off)",
+                 action);
+        return FL_EINVAL;
+    }
+    int rc = flt_enable(rw->w, name, &spec);
+    if (rc) {
+        json_decref(d);
+        snprintf(err, err_len, "failpoint '%s': %s", name, fl_strerror(rc));
+        return rc;
+    }
+    run_log_fault(rw, "failpoint", target, d);
+    return FL_OK;
+}
+
+int run_bug(struct run_world *rw, const char *name)
+{
+    if (!fl_bug_enable(name))
+        return FL_ENOENT;
+    run_log_fault(rw, "bug", name, NULL);
+    return FL_OK;
+}
+
+/* --- membership and maintenance ----------------------------------------------------- */
+
+struct ctl_call {
+    struct run_world *rw;
+    run_ctl_fn *done;
+    void *arg;
+    bool add;
+};
+
+static void ctl_done(void *ud, const struct srv_status *st, const struct srv_result *res)
+{
+    struct ctl_call *c = ud;
+    struct run_world *rw = c->rw;
+    struct run_ctl_result r = {.code = st->code, .text = st->text ? st->text : ""};
+    if (res) {
+        r.node = res->node;
+        r.revision = res->revision;
+        r.data = res->data;
+        r.len = res->len;
+    }
+    if (c->add && st->code == 0 && res && res->node > 0) {
+        struct kvc_endpoint ep = {.node = res->node,
+                                  .proc = srv_cluster_node_proc(rw->cl, res->node)};
+        for (int i = 0; i < rw->n_clients; i++)
+            if (rw->clients[i].c && !rw->clients[i].closed)
+                kvc_client_add_endpoint(rw->clients[i].c, &ep);
+    }
+    if (c->done)
+        c->done(c->arg, &r);
+    free(c);
+}
+
+static struct ctl_call *ctl_new(struct run_world *rw, run_ctl_fn *done, void *arg, const char *kind,
+                                int node, json_t *detail)
+{
+    struct ctl_call *c = fl_calloc(1, sizeof *c);
+    c->rw = rw;
+    c->done = done;
+    c->arg = arg;
+    char target[16];
+    node_target(target, sizeof target, node);
+    run_log_fault(rw, kind, target, detail);
+    return c;
+}
+
+void run_member_add(struct run_world *rw, bool learner, run_ctl_fn *done, void *arg)
+{
+    json_t *d = json_object();
+    json_object_set_new(d, "learner", json_boolean(learner));
+    struct ctl_call *c = ctl_new(rw, done, arg, "member_add", 0, d);
+    c->add = true;
+    srv_cluster_member_add(rw->cl, 0, learner, ctl_done, c);
+}
+
+void run_member_remove(struct run_world *rw, int node, run_ctl_fn *done, void *arg)
+{
+    srv_cluster_member_remove(rw->cl, 0, node, ctl_done,
+                              ctl_new(rw, done, arg, "member_remove", node, NULL));
+}
+
+void run_member_promote(struct run_world *rw, int node, run_ctl_fn *done, void *arg)
+{
+    srv_cluster_member_promote(rw->cl, 0, node, ctl_done,
+                               ctl_new(rw, done, arg, "member_promote", node, NULL));
+}
+
+void run_move_leader(struct run_world *rw, int node, run_ctl_fn *done, void *arg)
+{
+    srv_cluster_move_leader(rw->cl, 0, node, ctl_done,
+                            ctl_new(rw, done, arg, "move_leader", node, NULL));
+}
+
+void run_compact(struct run_world *rw, int64_t revision, run_ctl_fn *done, void *arg)
+{
+    json_t *d = json_object();
+    json_object_set_new(d, "revision", json_integer(revision));
+    srv_cluster_compact(rw->cl, 0, revision, ctl_done, ctl_new(rw, done, arg, "compact", 0, d));
+}
+
+void run_defrag(struct run_world *rw, int node, run_ctl_fn *done, void *arg)
+{
+    srv_cluster_defrag(rw->cl, node, ctl_done, ctl_new(rw, done, arg, "defrag", node, NULL));
+}
+
+void run_alarm_disarm(struct run_world *rw, run_ctl_fn *done, void *arg)
+{
+    srv_cluster_alarm_disarm(rw->cl, 0, ctl_done, ctl_new(rw, done, arg, "alarm_disarm", 0, NULL));
+}
+
+void run_snapshot_save(struct run_world *rw, int node, run_ctl_fn *done, void *arg)
+{
+    srv_cluster_snapshot_save(rw->cl, node, ctl_done,
+                              ctl_new(rw, done, arg, "snapshot_save", node, NULL));
+}
+
+int run_copy_db(struct run_world *rw, int node, uint8_t **data, size_t *len)
+{
+    if (run_node_proc(rw, node) < 0)
+        return FL_ENOENT;
+    return srv_cluster_copy_db(rw->cl, node, data, len);
+}
+
+int run_restore(struct run_world *rw, const uint8_t *data, size_t len, const int *nodes,
+                int n_nodes, bool skip_hash_check, char *err, size_t err_len)
+{
+    char target[128];
+    run_target_nodes(target, sizeof target, nodes, n_nodes);
+    json_t *d = json_object();
+    json_object_set_new(d, "bytes", json_integer((json_int_t)len));
+    json_object_set_new(d, "skip_hash_check", json_boolean(skip_hash_check));
+    run_log_fault(rw, "restore", target, d);
+    struct srv_status st = {0, ""};
+    int rc = srv_cluster_restore(rw->cl, data, len, nodes, n_nodes, skip_hash_check, &st);
+    if (rc)
+        snprintf(err, err_len, "%s", st.text && st.text[0] ? st.text : fl_strerror(rc));
+    return rc;
+}
+
+struct kvc_client *run_client(struct run_world *rw, int i)
+{
+    if (i < 1 || i > rw->n_clients)
+        return NULL;
+    return rw->clients[i - 1].c;
+}
+
+int run_client_count(struct run_world *rw)
+{
+    return rw->n_clients;
+}
+
+/* --- nemesis -------------------------------------------------------------------------- */
+
+static const struct {
+    const char *name;
+    unsigned bit;
+} nemesis_kinds[] = {
+    {"partition", RUN_NEMESIS_PARTITION},
+    {"kill", RUN_NEMESIS_KILL},
+    {"pause", RUN_NEMESIS_PAUSE},
+    {"skew", RUN_NEMESIS_SKEW},
+    {"membership", RUN_NEMESIS_MEMBERSHIP},
+    {"net", RUN_NEMESIS_NET},
+    {"all", RUN_NEMESIS_ALL},
+};
+
+unsigned run_nemesis_kind(const char *name)
+{
+    for (size_t i = 0; i < FL_ARRAY_LEN(nemesis_kinds); i++)
+        if (!strcmp(nemesis_kinds[i].name, name))
+            return nemesis_kinds[i].bit;
+    return 0;
+}
+
+static uint64_t draw(struct run_world *rw, uint64_t n)
+{
+    return sim_rng_below(rw->fault_rng, n);
+}
+
+static void shuffle(struct run_world *rw, int *a, int n)
+{
+    for (int i = n - 1; i > 0; i--) {
+        int j = (int)draw(rw, (uint64_t)i + 1), t = a[i];
+        a[i] = a[j];
+        a[j] = t;
+    }
+}
+
+/* Members that are up (not killed, not removed), ascending. */
+static int live_nodes(struct run_world *rw, int *out)
+{
+    int ids[RUN_NODES_MAX], n = run_nodes(rw, ids, RUN_NODES_MAX), k = 0;
+    for (int i = 0; i < n; i++)
+        if (srv_cluster_is_alive(rw->cl, ids[i]))
+            out[k++] = ids[i];
+    return k;
+}
+
+static void nemesis_partition(struct run_world *rw)
+{
+    int ids[RUN_NODES_MAX], n = run_nodes(rw, ids, RUN_NODES_MAX);
+    if (n < 2)
+        return;
+    shuffle(rw, ids, n);
+    int shape = (int)draw(rw, 5), half = n / 2;
+    switch (shape) {
+    case 0:
+        run_isolate(rw, ids[0]);
+        break; /* one */
+    case 1:
+        run_partition(rw, ids, half, ids + half, n - half, false);
+        break; /* majority */
+    case 2:    /* majorities ring: node i hears only its half successors in ring order */
+        run_log_fault(rw, "partition_ring", "*", NULL);
+        for (int i = 0; i < n; i++) {
+            for (int d = half + 1; d < n; d++) {
+                int from = run_node_proc(rw, ids[(i + d) % n]), to = run_node_proc(rw, ids[i]);
+                net_block(rw->w, from, to);
+            }
+        }
+        break;
+    case 3: /* bridge: ids[0] talks to both halves, which cannot talk to each other */
+        if (n >= 3) {
+            int h = (n - 1) / 2;
+            run_partition(rw, ids + 1, h, ids + 1 + h, n - 1 - h, false);
+        } else {
+            run_isolate(rw, ids[0]);
+        }
+        break;
+    default:
+        run_partition(rw, ids, 1, ids + 1, n - 1, true);
+        break; /* one-way */
+    }
+    rw->nem_undo_kind = RUN_NEMESIS_PARTITION;
+}
+
+static void nemesis_node(struct run_world *rw, unsigned kind)
+{
+    int ids[RUN_NODES_MAX], n = live_nodes(rw, ids);
+    int ids_all[RUN_NODES_MAX], total = run_nodes(rw, ids_all, RUN_NODES_MAX);
+    /* never take down a majority of the members at once */
+    if (n <= total / 2 || n == 0)
+        return;
+    int node = ids[draw(rw, (uint64_t)n)];
+    rw->nem_undo_node = node;
+    rw->nem_undo_kind = (int)kind;
+    if (kind == RUN_NEMESIS_KILL) {
+        run_kill(rw, node);
+    } else if (kind == RUN_NEMESIS_PAUSE) {
+        run_pause(rw, node);
+    } else {
+        static const int64_t rates[] = {500000, 900000, 1100000, 2000000};
+        run_skew(rw, node, rates[draw(rw, FL_ARRAY_LEN(rates))]);
+    }
+}
+
+static void nemesis_membership(struct run_world *rw)
+{
+    int ids[RUN_NODES_MAX], n = live_nodes(rw, ids), leader = run_leader(rw), k = 0;
+    int cand[RUN_NODES_MAX];
+    for (int i = 0; i < n; i++)
+        if (ids[i] != leader && !srv_cluster_is_learner(rw->cl, ids[i]))
+            cand[k++] = ids[i];
+    if (n < 3 || k == 0)
+        return;
+    /* remove a follower now; the undo adds a fresh member in its place */
+    run_member_remove(rw, cand[draw(rw, (uint64_t)k)], NULL, NULL);
+    rw->nem_undo_kind = RUN_NEMESIS_MEMBERSHIP;
+}
+
+static void nemesis_net(struct run_world *rw)
+{
+    static const int drops[] = {0, 10000, 50000};
+    static const int delays[] = {0, 20, 100};
+    int drop = drops[draw(rw, 3)], delay = delays[draw(rw, 3)];
+    if (!drop && !delay)
+        delay = 50;
+    run_net(rw, drop, 0, delay);
+    rw->nem_undo_kind = RUN_NEMESIS_NET;
+}
+
+static void nemesis_undo(struct run_world *rw)
+{
+    switch (rw->nem_undo_kind) {
+    case RUN_NEMESIS_PARTITION:
+        run_heal(rw);
+        break;
+    case RUN_NEMESIS_KILL:
+        run_restart(rw, rw->nem_undo_node);
+        break;
+    case RUN_NEMESIS_PAUSE:
+        run_resume(rw, rw->nem_undo_node);
+        break;
+    case RUN_NEMESIS_SKEW:
+        run_skew(rw, rw->nem_undo_node, SIM_PPM);
+        break;
+    case RUN_NEMESIS_MEMBERSHIP:
+        run_member_add(rw, false, NULL, NULL);
+        break;
+    case RUN_NEMESIS_NET:
+        run_net(rw, 0, 0, 0);
+        break;
+    default:
+        break;
+    }
+    rw->nem_undo_kind = 0;
+}
+
+static void nemesis_tick(struct sim_world *w, void *ctx)
+{
+    (void)w;
+    struct run_world *rw = ctx;
+    rw->nem_timer = 0;
+    if (rw->nem_undo_kind) {
+        nemesis_undo(rw);
+    } else if (!rw->nem_until_ns || sim_now_ns(rw->w) < rw->nem_until_ns) {
+        unsigned bits[8];
+        int nb = 0;
+        for (unsigned b = 1; b <= RUN_NEMESIS_NET; b <<= 1)
+            if (rw->nem_kinds & b)
+                bits[nb++] = b;
+        unsigned kind = bits[draw(rw, (uint64_t)nb)];
+        if (kind == RUN_NEMESIS_PARTITION)
+            nemesis_partition(rw);
+        else if (kind == RUN_NEMESIS_MEMBERSHIP)
+            nemesis_membership(rw);
+        else if (kind == RUN_NEMESIS_NET)
+            nemesis_net(rw);
+        else
+            nemesis_node(rw, kind);
+    } else {
+        return; /* past its duration and nothing to undo: done */
+    }
+    int64_t every = rw->nem_every_ns;
+    rw->nem_timer =
+        sim_schedule(rw->w, every / 2 + (int64_t)draw(rw, (uint64_t)every + 1), nemesis_tick, rw);
+}
+
+int run_nemesis(struct run_world *rw, unsigned kinds, int64_t every_ns, int64_t duration_ns)
+{
+    if (!kinds || every_ns <= 0)
+        return FL_EINVAL;
+    run_nemesis_stop(rw);
+    rw->nem_kinds = kinds & RUN_NEMESIS_ALL;
+    rw->nem_every_ns = every_ns;
+    rw->nem_until_ns = duration_ns ? sim_now_ns(rw->w) + duration_ns : 0;
+    json_t *d = json_object();
+    json_object_set_new(d, "kinds", json_integer(rw->nem_kinds));
+    json_object_set_new(d, "every_ms", json_integer(every_ns / FL_MS));
+    run_log_fault(rw, "nemesis", "*", d);
+    rw->nem_timer = sim_schedule(rw->w, every_ns, nemesis_tick, rw);
+    return FL_OK;
+}
+
+void run_nemesis_stop(struct run_world *rw)
+{
+    if (rw->nem_timer) {
+        sim_cancel(rw->w, rw->nem_timer);
+        rw->nem_timer = 0;
+    }
+    rw->nem_kinds = 0;
+    rw->nem_undo_kind = 0; /* heal_all undoes everything anyway */
+}

@@ -1,0 +1,242 @@
+/*
+ * run_finish.c: the end of a run (DESIGN §2 step 5, §3.9). Safety then liveness, as
+ * VOPR does: the workload and the nemesis stop; when `converge` is asked for, every
+ * fault is healed and the world runs in 100 ms steps until every live member has the
+ * same revision and KV hash, within a bound; outstanding calls drain; the clients
+ * close (calls still pending are recorded as unknown); then the checkers read the
+ * history back from SQLite and their verdicts go into `checks`. The digest folds the
+ * simulator's event digest and the digest of every history row; it is computed after
+ * the last row and stored with the verdict.
+ */
+#include "harness/run/run_int.h"
+
+#include "harness/history/load.h"
+
+#define RUN_CONVERGE_BOUND_NS (30 * FL_S)
+#define RUN_DRAIN_BOUND_NS    (10 * FL_S)
+
+const char *run_verdict_name(enum run_verdict v)
+{
+    switch (v) {
+    case RUN_PASS:
+        return "pass";
+    case RUN_FAIL:
+        return "fail";
+    case RUN_UNKNOWN:
+        return "unknown";
+    case RUN_ERROR:
+        return "error";
+    }
+    return "error";
+}
+
+void run_expect(struct run_world *rw, bool ok, const char *message, const char *observed_json,
+                int line)
+{
+    json_t *observed = observed_json ? json_loads(observed_json, JSON_DECODE_ANY, NULL) : NULL;
+    json_t *d = json_object();
+    json_object_set_new(d, "message", json_string(message ? message : ""));
+    json_object_set_new(d, "observed", observed ? observed : json_null());
+    json_object_set_new(d, "at_ns", json_integer(sim_now_ns(rw->w)));
+    json_object_set_new(d, "line", json_integer(line));
+    char *text = json_dumps(d, JSON_COMPACT | JSON_ENSURE_ASCII);
+    if (rw->db)
+        hist_check_add(rw->db, "expect", ok ? "pass" : "fail", 0, text);
+    else
+        sim_digest_str(rw->w, text);
+    free(text);
+    json_object_set_new(d, "verdict", json_string(ok ? "pass" : "fail"));
+    json_array_append_new(rw->expects, d);
+    rw->expect_total++;
+    rw->expect_failed += !ok;
+}
+
+static void add_check(struct run_world *rw, json_t *checks, const char *name, int verdict,
+                      json_t *detail)
+{
+    char *text = json_dumps(detail, JSON_COMPACT | JSON_ENSURE_ASCII);
+    if (rw->db)
+        hist_check_add(rw->db, name, chk_verdict_name(verdict), 0, text);
+    free(text);
+    json_object_set_new(detail, "verdict", json_string(chk_verdict_name(verdict)));
+    json_object_set_new(checks, name, detail);
+}
+
+static int converge_phase(struct run_world *rw, json_t *checks)
+{
+    run_heal_all(rw);
+    int64_t start = sim_now_ns(rw->w);
+    const char *detail = "";
+    bool ok = false;
+    while (!run_world_stopped(rw)) {
+        ok = srv_cluster_converged(rw->cl, &detail);
+        if (ok || sim_now_ns(rw->w) - start >= RUN_CONVERGE_BOUND_NS)
+            break;
+        run_advance(rw, sim_now_ns(rw->w) + 100 * FL_MS);
+    }
+    json_t *d = json_object();
+    json_object_set_new(d, "converged", json_boolean(ok));
+    json_object_set_new(d, "after_ms", json_integer((sim_now_ns(rw->w) - start) / FL_MS));
+    json_object_set_new(d, "bound_ms", json_integer(RUN_CONVERGE_BOUND_NS / FL_MS));
+    json_object_set_new(d, "state", json_string(detail ? detail : ""));
+    add_check(rw, checks, "converge", ok ? CHK_PASS : CHK_FAIL, d);
+    return ok ? CHK_PASS : CHK_FAIL;
+}
+
+static void drain_and_close(struct run_world *rw, json_t *clients)
+{
+    int64_t until = sim_now_ns(rw->w) + RUN_DRAIN_BOUND_NS;
+    while (rw->wl_outstanding > 0 && sim_now_ns(rw->w) < until && !run_world_stopped(rw))
+        if (!sim_step(rw->w))
+            break;
+    for (int i = 0; i < rw->n_clients; i++) {
+        struct run_client *c = &rw->clients[i];
+        if (!c->c)
+            continue;
+        kvc_client_finish(c->c);
+        kvc_client_close(c->c);
+        c->closed = true;
+        kvc_client_stats(c->c, &c->stats);
+        json_array_append_new(clients, kvc_stats_json(&c->stats));
+    }
+}
+
+static int kv_checks(struct run_world *rw, json_t *checks, int *worst)
+{
+    struct chk_history h;
+    struct chk_result r;
+    struct fl_buf err;
+    chk_history_init(&h);
+    fl_buf_init(&err);
+    memset(&r, 0, sizeof r);
+    hist_flush(rw->db);
+    int rc = hist_load_db(rw->db, rw->run_id, &h, &err);
+    if (!rc)
+        rc = chk_check(&h, NULL, &r);
+    if (rc) {
+        json_t *d = json_object();
+        json_object_set_new(d, "reason",
+                            json_string(err.len ? fl_buf_cstr(&err) : fl_strerror(rc)));
+        add_check(rw, checks, "linearizability", CHK_UNKNOWN, d);
+        *worst = FL_MAX(*worst, CHK_UNKNOWN);
+        goto out;
+    }
+    hist_checks_store(rw->db, &h, &r, 0);
+    json_t *all = chk_result_json(&h, &r);
+    static const struct {
+        const char *name;
+        unsigned bit;
+    } parts[] = {{"linearizability", RUN_CHECK_LINEARIZABILITY}, {"watch", RUN_CHECK_WATCH}};
+    for (size_t i = 0; i < FL_ARRAY_LEN(parts); i++) {
+        if (!(rw->checks & parts[i].bit))
+            continue;
+        json_t *o = json_object_get(all, parts[i].name);
+        int v = i == 0 ? r.lin.verdict : r.watch.verdict;
+        *worst = FL_MAX(*worst, v == CHK_FAIL ? 2 : v == CHK_UNKNOWN ? 1 : 0);
+        json_object_set(checks, parts[i].name, o ? o : json_object());
+    }
+    json_decref(all);
+    chk_result_close(&r);
+out:
+    chk_history_close(&h);
+    fl_buf_close(&err);
+    return FL_OK;
+}
+
+/* worst: 0 pass, 1 unknown, 2 fail */
+static int judge(struct run_world *rw, json_t *checks)
+{
+    int worst = 0;
+    if (rw->cl && (rw->checks & RUN_CHECK_RAFT_SAFETY)) {
+        const char *v = srv_cluster_safety_violation(rw->cl);
+        json_t *d = json_object();
+        json_object_set_new(d, "violation", v ? json_string(v) : json_null());
+        add_check(rw, checks, "raft_safety", v ? CHK_FAIL : CHK_PASS, d);
+        worst = v ? 2 : worst;
+    }
+    if (rw->db && (rw->checks & (RUN_CHECK_LINEARIZABILITY | RUN_CHECK_WATCH)))
+        kv_checks(rw, checks, &worst);
+    json_t *e = json_object();
+    json_object_set_new(e, "verdict", json_string(rw->expect_failed ? "fail" : "pass"));
+    json_object_set_new(e, "total", json_integer(rw->expect_total));
+    json_object_set_new(e, "failed", json_integer(rw->expect_failed));
+    json_object_set(e, "items", rw->expects);
+    json_object_set_new(checks, "expect", e);
+    if (rw->expect_failed)
+        worst = 2;
+    return worst;
+}
+
+static json_t *summary(struct run_world *rw, const struct run_result *res, json_t *checks,
+                       json_t *clients, const char *script_error, int64_t wall_ms)
+{
+    json_t *s = json_object(), *ops = json_object();
+    json_object_set_new(s, "scenario", json_string(rw->scenario));
+    json_object_set_new(s, "seed", json_integer((json_int_t)rw->seed));
+    json_object_set_new(s, "digest", json_string(res->digest));
+    json_object_set_new(s, "verdict", json_string(run_verdict_name(res->verdict)));
+    json_object_set_new(s, "sim_ms", json_integer(sim_now_ns(rw->w) / FL_MS));
+    json_object_set_new(s, "wall_ms", json_integer(wall_ms));
+    json_object_set_new(ops, "total", json_integer(rw->ops_total));
+    json_object_set_new(ops, "ok", json_integer(rw->ops_ok));
+    json_object_set_new(ops, "fail", json_integer(rw->ops_fail));
+    json_object_set_new(ops, "unknown", json_integer(rw->ops_unknown));
+    json_object_set_new(s, "ops", ops);
+    json_object_set_new(s, "checks", checks);
+    json_object_set(s, "faults", rw->faults);
+    json_object_set(s, "leaders", rw->leaders);
+    json_object_set_new(s, "clients", clients);
+    if (rw->run_id)
+        json_object_set_new(s, "run_id", json_integer(rw->run_id));
+    if (script_error)
+        json_object_set_new(s, "error", json_string(script_error));
+    return s;
+}
+
+int run_world_finish(struct run_world *rw, const char *script_error, struct run_result *res)
+{
+    memset(res, 0, sizeof *res);
+    json_t *checks = json_object(), *clients = json_array();
+    int worst = 0;
+    if (rw->setup && rw->cl) {
+        run_workload_stop(rw);
+        run_nemesis_stop(rw);
+        if (!script_error && !run_world_stopped(rw) && (rw->checks & RUN_CHECK_CONVERGE))
+            worst = converge_phase(rw, checks) == CHK_FAIL ? 2 : 0;
+        drain_and_close(rw, clients);
+    }
+    worst = FL_MAX(worst, judge(rw, checks));
+    bool interrupted = rw->interrupted;
+    if (script_error || interrupted)
+        res->verdict = RUN_ERROR;
+    else
+        res->verdict = worst == 2 ? RUN_FAIL : worst == 1 ? RUN_UNKNOWN : RUN_PASS;
+    res->exit_code = res->verdict == RUN_PASS      ? 0
+                     : res->verdict == RUN_FAIL    ? 1
+                     : res->verdict == RUN_UNKNOWN ? 4
+                     : interrupted                 ? 3
+                                                   : 2;
+    struct fl_digest d;
+    fl_digest_init(&d);
+    fl_digest_u64(&d, sim_digest_value(rw->w));
+    fl_digest_u64(&d, fl_digest_value(&rw->hdigest));
+    fl_digest_hex(fl_digest_value(&d), res->digest);
+    fl_digest_close(&d);
+    int64_t wall_ms = (int64_t)((run_wall_now_s() - rw->wall_start_s) * 1000.0);
+    int rc = FL_OK;
+    if (rw->db) {
+        rc = hist_run_end(rw->db, sim_now_ns(rw->w), wall_ms, res->digest,
+                          run_verdict_name(res->verdict));
+        if (rc)
+            fl_log(FL_LOG_ERROR, "%s", hist_errmsg(rw->db));
+    }
+    res->run_id = rw->run_id;
+    res->summary = summary(rw, res, checks, clients, script_error, wall_ms);
+    return rc ? FL_EIO : FL_OK;
+}
+
+void run_result_close(struct run_result *res)
+{
+    json_decref(res->summary);
+    res->summary = NULL;
+}

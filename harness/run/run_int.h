@@ -1,0 +1,119 @@
+/*
+ * run_int.h: what the files of harness/run share: the run_world struct. See run.h.
+ *
+ * Files: run_world.c (open, set-up, scheduler, cluster and client observers),
+ * run_record.c (client operations and watches into history rows, JSON shapes of
+ * checkers.h), run_workload.c (the built-in C workload), run_fault.c (faults and the
+ * nemesis, each logged in `faults`), run_finish.c (checkers, verdict, digest,
+ * summary), run_bench.c (the bench entry point).
+ */
+#ifndef FL_RUN_INT_H
+#define FL_RUN_INT_H
+
+#include "harness/run/run.h"
+
+#include "checkers/checkers.h"
+#include "harness/common/bugs.h"
+#include "harness/fault/fault.h"
+#include "harness/history/history.h"
+#include "harness/sim/sim.h"
+#include "nodes/client/client.h"
+#include "nodes/server/cluster.h"
+
+#define RUN_CLIENTS_MAX  64
+#define RUN_NODES_MAX    32
+#define RUN_WATCHERS_MAX 64
+
+/* One workload client: at most one operation outstanding (as etcd's robustness
+ * traffic does), the next one after a gap drawn from its own stream. */
+struct run_wl_client {
+    struct run_world *rw;
+    int index; /* into rw->clients */
+    struct sim_rng *rng;
+    bool busy;
+    uint64_t seq; /* values written: unique per (client, seq) */
+    sim_handle timer;
+    int64_t last_mod_rev[64]; /* per key: the last mod revision this client saw */
+};
+
+struct run_client {
+    struct kvc_client *c;
+    int id; /* history client_id (1-based) */
+    struct kvc_stats stats;
+    bool closed;
+};
+
+struct run_world {
+    char *scenario;
+    uint64_t seed;
+    char *db_path;
+    char *options_json;
+    struct sim_world *w;
+    struct hist_db *db;
+    struct fl_digest hdigest; /* history rows (hist_run_begin folds into it) */
+    int64_t run_id;
+    double wall_start_s;
+
+    bool setup;
+    struct run_cluster_config ccfg;
+    struct run_clients_config kcfg;
+    struct run_workload_config wcfg;
+    unsigned checks;
+    struct srv_cluster *cl;
+    struct run_client clients[RUN_CLIENTS_MAX];
+    int n_clients;
+    enum lb_kind balancer;
+
+    /* workload */
+    struct run_wl_client wl[RUN_CLIENTS_MAX];
+    bool wl_stopped;
+    int64_t wl_outstanding;
+    int64_t wl_gap_mean_ns;
+    uint64_t watcher_ids[RUN_WATCHERS_MAX];
+    int watcher_client[RUN_WATCHERS_MAX];
+    int n_watchers;
+
+    /* nemesis */
+    unsigned nem_kinds;
+    int64_t nem_every_ns, nem_until_ns;
+    sim_handle nem_timer;
+    bool nem_active;   /* a nemesis fault is in force and must be undone */
+    int nem_undo_kind; /* what the active fault was */
+    int nem_undo_node;
+    struct sim_rng *fault_rng;
+
+    /* net state to restore at heal_all */
+    struct net_link base_link;
+    bool net_changed;
+
+    /* summary material */
+    json_t *faults;  /* array */
+    json_t *leaders; /* array */
+    json_t *expects; /* array of expect items */
+    int64_t expect_total, expect_failed;
+    int64_t ops_total, ops_ok, ops_fail, ops_unknown;
+    int64_t last_commit_rev;
+    bool safety_logged;
+
+    /* the "lua" stream for math.random */
+    struct sim_rng lua_rng;
+    bool interrupted;
+};
+
+/* run_world.c */
+double run_wall_now_s(void);                       /* monotonic wall seconds: wall_ms only */
+int run_node_proc(struct run_world *rw, int node); /* -1 when unknown */
+void run_log_fault(struct run_world *rw, const char *kind, const char *target, json_t *detail);
+void run_target_nodes(char *out, size_t n, const int *a, int na);
+
+/* run_record.c */
+void run_observer_init(struct run_world *rw, struct kvc_observer *obs);
+
+/* run_workload.c */
+int run_workload_start(struct run_world *rw);
+void run_workload_stop(struct run_world *rw);
+
+/* run_fault.c */
+void run_nemesis_stop(struct run_world *rw);
+
+#endif
