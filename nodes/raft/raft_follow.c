@@ -58,7 +58,10 @@ void raft__handle_append(struct raft *r, const struct raft_msg *m)
             break;
         if (raft__term_at(r, e->index) != e->term) {
             if (conflicts_with_committed(r, e->index)) {
-                resp->index = r->commit;
+                resp->reject = true;
+                resp->index = m->index;
+                resp->reject_hint = m->index;
+                resp->hint_term = m->log_term;
                 return;
             }
             raft__log_truncate(r, e->index);

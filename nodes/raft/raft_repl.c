@@ -293,6 +293,8 @@ void raft__handle_append_resp(struct raft *r, const struct raft_msg *m)
     if (!pr)
         return;
     pr->recent_active = true;
+    if (!m->reject && m->index > raft__last_index(r))
+        return; /* claims more than we have: only possible with a bug switch on */
     if (m->reject) {
         /* Stale rejections (for an index we no longer probe) are ignored. */
         if (pr->state == RAFT_PR_REPLICATE) {
