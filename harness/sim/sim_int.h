@@ -17,26 +17,39 @@
  * died, it was cancelled, the world was freed): frees ctx. */
 typedef void sim_drop_fn(void *ctx);
 
+/* One cache line per slot (the pop path touches exactly one). */
 struct sim_slot {
     uint64_t seq; /* seq of the live event in this slot; 0 when free */
     sim_event_fn *fn;
     sim_drop_fn *drop;
     void *ctx;
-    uint64_t tag;
+    uint64_t tag; /* digest tag; the free-list link while the slot is free */
     int32_t proc; /* owning process or -1 */
     uint32_t epoch;
-    uint32_t kind;
     int32_t src, dst;
-    uint32_t gen;       /* handle generation, bumped at every free */
-    uint32_t next_free; /* free-list link */
-    bool queued;        /* its heap entry is live (not deferred) */
-};
+    uint32_t gen; /* handle generation, bumped at every free */
+    uint16_t kind;
+    bool queued; /* its heap entry is live (not deferred) */
+} __attribute__((aligned(64)));
 
+/* 16 bytes so that the four children of a node share one cache line. key packs
+ * (seq << SIM_SLOT_BITS) | slot: seq is unique, so (at_ns, key) orders events by
+ * (time, seq) exactly. */
+#define SIM_SLOT_BITS 24
+#define SIM_SLOT_MAX  ((UINT32_C(1) << SIM_SLOT_BITS) - 1)
+#define SIM_SEQ_MAX   ((UINT64_C(1) << (64 - SIM_SLOT_BITS)) - 1)
 struct sim_heap_entry {
     int64_t at_ns;
-    uint64_t seq;
-    uint32_t slot;
+    uint64_t key;
 };
+static inline uint32_t sim__entry_slot(const struct sim_heap_entry *e)
+{
+    return (uint32_t)(e->key & SIM_SLOT_MAX);
+}
+static inline uint64_t sim__entry_seq(const struct sim_heap_entry *e)
+{
+    return e->key >> SIM_SLOT_BITS;
+}
 
 struct sim_deferred {
     uint32_t slot;
