@@ -1,11 +1,246 @@
-/* cmd_bench.c: placeholder until its issue lands; it refuses to pretend. */
+/*
+ * cmd_bench.c: `faultline bench [--json] [--corpus DIR]` (DESIGN §7). It builds one
+ * JSON object holding every key of the §7 table, in the table's order, each null until
+ * the module that owns it measures it (bench_sim, bench_checkers, bench_mvcc,
+ * bench_cluster, bench_sweep, each in its own bench_*.c), then adds the process-wide
+ * figures this file owns: the raw history recorder insert rate (history_rows_per_s,
+ * an extra key) and peak_rss_mb. With --json the object is the only thing on stdout;
+ * otherwise a readable table with the targets.
+ *
+ * Wall-clock time is read here, for figures only; nothing measured feeds a run.
+ */
+#include "harness/cli/bench.h"
 #include "harness/cli/cli.h"
 #include "harness/common/common.h"
+#include "harness/history/history.h"
+
+#include <limits.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* The stable keys of DESIGN §7, in its order, with the targets the table prints. */
+static const struct {
+    const char *key;
+    const char *target;
+} bench_keys[] = {
+    {"sim_events_per_s", ">= 10,000,000"},
+    {"cluster_messages_per_s", ">= 1,000,000"},
+    {"idle_cluster_speedup", ">= 10,000"},
+    {"raft_commits_per_s", ">= 200,000"},
+    {"e2e_speedup", ">= 300"},
+    {"recorded_ops_per_s", ">= 100,000"},
+    {"mvcc_puts_per_s", ">= 1,000,000"},
+    {"lin_revision_ops_per_s", ">= 1,000,000"},
+    {"porcupine_corpus_ms", "<= 250"},
+    {"sweep_runs_per_s_j1", ""},
+    {"sweep_runs_per_s_j2", ">= 1.7 x j1"},
+    {"history_rows_per_s", "(extra) raw recorder inserts"},
+    {"peak_rss_mb", "reported"},
+};
+
+/* Rows the recorder benchmark writes: enough for a steady rate, well under a second. */
+#define BENCH_HIST_ROWS 200000
+
+double bench_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static bool is_dir(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+/* The porcupine corpus: $FL_SHARED/corpus/porcupine, then ../shared/corpus/porcupine
+ * from the current directory, then from the repo root (the binary is build/faultline,
+ * so the root is the binary's parent folder's parent). Returns a malloc'ed path or
+ * NULL. */
+static char *find_corpus(const char *self_exe)
+{
+    char path[PATH_MAX + 64];
+    const char *shared = getenv("FL_SHARED");
+    if (shared && *shared) {
+        snprintf(path, sizeof path, "%s/corpus/porcupine", shared);
+        if (is_dir(path))
+            return fl_strdup(path);
+    }
+    if (is_dir("../shared/corpus/porcupine"))
+        return fl_strdup("../shared/corpus/porcupine");
+    if (self_exe) {
+        char root[PATH_MAX];
+        snprintf(root, sizeof root, "%s", self_exe);
+        for (int up = 0; up < 2; up++) {
+            char *slash = strrchr(root, '/');
+            if (!slash)
+                return NULL;
+            *slash = 0;
+        }
+        snprintf(path, sizeof path, "%s/../shared/corpus/porcupine", root);
+        if (is_dir(path))
+            return fl_strdup(path);
+    }
+    return NULL;
+}
+
+/* One op row as a saturated cluster would record it: 100-byte values on 1,000 keys. */
+static int bench_hist_row(struct hist_db *h, int64_t i, const char *value)
+{
+    char key[16], req[64], resp[64];
+    snprintf(key, sizeof key, "key-%04d", (int)(i % 1000));
+    snprintf(req, sizeof req, "{\"op\":\"put\",\"key\":\"%s\"}", key);
+    snprintf(resp, sizeof resp, "{\"rev\":%lld}", (long long)(i + 2));
+    struct hist_op op;
+    hist_op_init(&op);
+    op.client_id = i % 8;
+    op.node_id = i % 3 + 1;
+    op.kind = "put";
+    op.key = key;
+    op.key_len = strlen(key);
+    op.value = value;
+    op.value_len = 100;
+    op.request = req;
+    op.call_ns = i * 1000;
+    op.return_ns = i * 1000 + 700;
+    op.status = HIST_STATUS_OK;
+    op.revision = i + 2;
+    op.response = resp;
+    return hist_op_add(h, &op, NULL);
+}
+
+/* history_rows_per_s: ops rows inserted (prepared statement, batched transactions,
+ * digest folding, WAL) per wall second into a fresh database in $TMPDIR. */
+static void bench_history(json_t *out)
+{
+    const char *base = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    char dir[PATH_MAX], path[PATH_MAX + 32], err[512];
+    snprintf(dir, sizeof dir, "%s/fl_bench_XXXXXX", base);
+    if (!mkdtemp(dir)) {
+        fprintf(stderr, "faultline: bench: cannot create a folder in %s\n", base);
+        return;
+    }
+    snprintf(path, sizeof path, "%s/bench.db", dir);
+    struct hist_db *h = NULL;
+    struct fl_digest d;
+    fl_digest_init(&d);
+    char value[101];
+    memset(value, 'v', 100);
+    value[100] = 0;
+    int rc = hist_open(path, HIST_OPEN_WRITE, &h, err, sizeof err);
+    double t0 = bench_now_s();
+    if (!rc)
+        rc = hist_run_begin(h, "bench", 1, NULL, &d, NULL);
+    for (int64_t i = 0; !rc && i < BENCH_HIST_ROWS; i++)
+        rc = bench_hist_row(h, i, value);
+    if (!rc)
+        rc = hist_run_end(h, BENCH_HIST_ROWS * INT64_C(1000), 0, NULL, "pass");
+    double dt = bench_now_s() - t0;
+    if (rc)
+        fprintf(stderr, "faultline: bench: %s\n", h ? hist_errmsg(h) : err);
+    else if (dt > 0)
+        json_object_set_new(out, "history_rows_per_s",
+                            json_integer((json_int_t)(BENCH_HIST_ROWS / dt)));
+    hist_close(h);
+    fl_digest_close(&d);
+    static const char *const suffixes[] = {"", "-wal", "-shm"};
+    for (size_t i = 0; i < FL_ARRAY_LEN(suffixes); i++) {
+        char f[PATH_MAX + 40];
+        snprintf(f, sizeof f, "%s%s", path, suffixes[i]);
+        unlink(f);
+    }
+    rmdir(dir);
+}
+
+static void print_table(json_t *obj)
+{
+    printf("%-26s %16s   %s\n", "figure", "value", "target");
+    const char *key;
+    json_t *v;
+    json_object_foreach(obj, key, v)
+    {
+        const char *target = "";
+        for (size_t i = 0; i < FL_ARRAY_LEN(bench_keys); i++)
+            if (!strcmp(bench_keys[i].key, key))
+                target = bench_keys[i].target;
+        if (json_is_integer(v))
+            printf("%-26s %16lld   %s\n", key, (long long)json_integer_value(v), target);
+        else if (json_is_real(v))
+            printf("%-26s %16.2f   %s\n", key, json_real_value(v), target);
+        else if (json_is_null(v))
+            printf("%-26s %16s   %s\n", key, "(not measured)", target);
+        else {
+            char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+            printf("%-26s %16s   %s\n", key, s ? s : "?", target);
+            free(s);
+        }
+    }
+}
+
+static int parse_args(int argc, char **argv, bool *json, const char **corpus)
+{
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--json")) {
+            *json = true;
+        } else if (!strcmp(argv[i], "--corpus")) {
+            if (i + 1 >= argc)
+                return cli_usage_error("bench: --corpus needs a folder");
+            *corpus = argv[++i];
+            if (!is_dir(*corpus))
+                return cli_usage_error("bench: corpus folder '%s' does not exist", *corpus);
+        } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            printf("usage: faultline bench [--json] [--corpus DIR]\n");
+            return -1;
+        } else {
+            return cli_usage_error("bench: unknown option '%s' (usage: faultline bench "
+                                   "[--json] [--corpus DIR])",
+                                   argv[i]);
+        }
+    }
+    return FL_EXIT_PASS;
+}
 
 int cmd_bench(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "faultline: 'bench' is not implemented yet\n");
-    return FL_EXIT_INTERNAL;
+    bool json = false;
+    const char *corpus_arg = NULL;
+    int rc = parse_args(argc, argv, &json, &corpus_arg);
+    if (rc)
+        return rc < 0 ? FL_EXIT_PASS : rc;
+
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    self[n > 0 ? n : 0] = 0;
+    char *corpus = corpus_arg ? fl_strdup(corpus_arg) : find_corpus(n > 0 ? self : NULL);
+    struct bench_ctx ctx = {.corpus_dir = corpus, .self_exe = n > 0 ? self : NULL};
+    if (!json)
+        fprintf(stderr, "faultline: bench: corpus %s\n", corpus ? corpus : "(none)");
+
+    json_t *out = json_object();
+    for (size_t i = 0; i < FL_ARRAY_LEN(bench_keys); i++)
+        json_object_set_new(out, bench_keys[i].key, json_null());
+    bench_sim(&ctx, out);
+    bench_checkers(&ctx, out);
+    bench_mvcc(&ctx, out);
+    bench_cluster(&ctx, out);
+    bench_sweep(&ctx, out);
+    bench_history(out);
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) == 0) /* ru_maxrss is in KiB on Linux */
+        json_object_set_new(out, "peak_rss_mb", json_real((double)ru.ru_maxrss / 1024.0));
+
+    if (json) {
+        char *s = json_dumps(out, JSON_INDENT(2));
+        if (s)
+            puts(s);
+        free(s);
+    } else {
+        print_table(out);
+    }
+    json_decref(out);
+    free(corpus);
+    return FL_EXIT_PASS;
 }

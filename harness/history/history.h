@@ -32,8 +32,10 @@
  *                                  of the key read (get) or written, NULL when unknown
  *                succeeded INTEGER txn/cas outcome 1/0, NULL when not a txn
  *                deleted INTEGER   number of keys a delete removed, NULL otherwise
- *                index UNIQUE (run_id, op_id)
- *   watches      node_id INTEGER, prev_kv INTEGER (1: asked for prev_kv),
+ *                PRIMARY KEY (run_id, op_id), WITHOUT ROWID (one B-tree: rows
+ *                                  are stored in op_id order, no separate index)
+ *   watches      UNIQUE index (run_id, watch_id)
+ *                node_id INTEGER, prev_kv INTEGER (1: asked for prev_kv),
  *                progress_notify INTEGER, filters TEXT (e.g. "noput"),
  *                request TEXT (JSON of the watch create request)
  *   watch_events revision INTEGER  header revision of the response; for 'progress'
@@ -42,11 +44,13 @@
  *                                  (prev_value NULL then means "value was NULL/absent"),
  *                                  0 when it carried none
  *                prev_mod_rev INTEGER mod revision of the previous key-value
- *                index (run_id, watch_id, seq)
+ *                PRIMARY KEY (run_id, watch_id, seq), WITHOUT ROWID
  *   faults       seq INTEGER       insertion order in the run (ties of at_ns)
  *   node_events  seq INTEGER       insertion order in the run (ties of at_ns)
  *   checks       seq INTEGER       insertion order in the run
- * PRAGMA user_version is HIST_SCHEMA_VERSION; a newer database is refused.
+ * PRAGMA user_version is HIST_SCHEMA_VERSION and PRAGMA application_id is 'FLTH'; a
+ * newer database, or a non-empty SQLite file without that id, is refused. New
+ * databases use 64 KiB pages (measured fastest for recording).
  *
  * Keys and values are arbitrary bytes (BLOB; NUL bytes are fine). A (pointer,
  * length) pair with a NULL pointer is SQL NULL; a non-NULL pointer with length 0

@@ -37,6 +37,7 @@ struct hist_db {
     bool in_tx;
     int64_t run_id;           /* current run, 0 when none */
     struct fl_digest *digest; /* borrowed from hist_run_begin, may be NULL */
+    struct fl_buf dig;        /* digest bytes of the row being written */
     int64_t op_id_max;        /* per current run: for op_id assignment */
     int64_t wev_seq;          /* last assigned watch-event seq */
     int64_t fault_seq, node_seq, check_seq;
@@ -68,10 +69,12 @@ int64_t hist__col_i64(sqlite3_stmt *st, int col);
 const char *hist__col_text(sqlite3_stmt *st, int col);
 const void *hist__col_blob(sqlite3_stmt *st, int col, size_t *n);
 
-/* Digest folding (no-op when d is NULL). A NULL blob differs from an empty one. */
-void hist__dig_tag(struct fl_digest *d, const char *tag);
-void hist__dig_i64(struct fl_digest *d, int64_t v);
-void hist__dig_str(struct fl_digest *d, const char *s);
-void hist__dig_blob(struct fl_digest *d, const void *p, size_t n);
+/* Digest folding into db->dig (no-op when the run has no digest); hist__dig_end hands
+ * the row to the digest. A NULL blob differs from an empty one. */
+void hist__dig_tag(struct hist_db *db, const char *tag);
+void hist__dig_i64(struct hist_db *db, int64_t v);
+void hist__dig_str(struct hist_db *db, const char *s);
+void hist__dig_blob(struct hist_db *db, const void *p, size_t n);
+void hist__dig_end(struct hist_db *db);
 
 #endif

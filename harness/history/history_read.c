@@ -259,7 +259,7 @@ int hist_watch_events_each(struct hist_db *db, int64_t run_id,
                      "SELECT watch_id, seq, response_seq, kind, key, value, create_rev,"
                      " mod_rev, version, prev_value, delivered_ns, revision, prev_kv,"
                      " prev_mod_rev FROM watch_events WHERE run_id = ?1"
-                     " ORDER BY watch_id, seq, rowid",
+                     " ORDER BY watch_id, seq",
                      run_id, &st);
     if (rc)
         return rc;

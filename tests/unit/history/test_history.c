@@ -294,6 +294,10 @@ static void test_blobs(void)
     op.range_end = ""; /* empty range_end, distinct from NULL */
     op.range_end_len = 0;
     CHECK_EQ_INT(hist_op_add(h, &op, NULL), FL_OK);
+    /* A repeated op_id is refused, and only that row: the run goes on. */
+    op.op_id = 1;
+    CHECK_EQ_INT(hist_op_add(h, &op, NULL), FL_EEXIST);
+    CHECK_EQ_INT(hist_error(h), FL_OK);
     struct hist_watch_event ev;
     hist_watch_event_init(&ev);
     ev.watch_id = 9;
