@@ -227,9 +227,9 @@ struct kvc_result {
     size_t key_count;
     const struct kvc_member *members; /* MEMBER_* */
     size_t member_count;
-    struct kvc_member member; /* MEMBER_ADD: the new member */
+    struct kvc_member member;             /* MEMBER_ADD: the new member */
     struct kvc_status_info member_status; /* STATUS */
-    uint32_t hash; /* HASH_KV */
+    uint32_t hash;                        /* HASH_KV */
     int64_t hash_revision, compact_revision;
     const struct kvc_alarm *alarms;
     size_t alarm_count;
@@ -394,6 +394,7 @@ struct kvc_stats {
     int connections_held_max; /* most connections open at once */
     int connections_held;     /* open now */
     int64_t pings, pings_failed;
+    int64_t probes;            /* health_aware status probes sent */
     int64_t attempts;          /* requests sent (first attempts and retries) */
     int64_t retries;           /* attempts after the first */
     int64_t retries_to_bad;    /* retries sent to a member member_bad() called bad */

@@ -81,7 +81,8 @@ struct lb_config {
     int64_t probe_stale_ns;    /* a probe older than this is no evidence [1 s] */
     int64_t quorum_age_max_ns; /* member healthy if it saw a quorum this recently [500 ms] */
     int64_t suspect_ns;        /* health_aware: after a request timeout [2 s] */
-    uint64_t seed;             /* the policy's own random stream */
+    int64_t slow_ns; /* health_aware: a request out this long marks a gray failure [300 ms] */
+    uint64_t seed;   /* the policy's own random stream */
 };
 void lb_config_default(struct lb_config *c, enum lb_kind kind);
 
@@ -98,7 +99,8 @@ struct lb_endpoint {
     uint64_t raft_term;
     int64_t quorum_age_ns; /* as the member reported; -1 never */
     bool is_learner;
-    uint32_t inflight; /* requests outstanding there */
+    uint32_t inflight;          /* requests outstanding there */
+    int64_t oldest_inflight_ns; /* send time of the oldest of them (0: none) */
 };
 
 struct lb {
@@ -116,14 +118,18 @@ void lb_init(struct lb *lb, const struct lb_config *cfg, size_t endpoint_count);
 /* --- inputs (each carries its time) --- */
 void lb_on_connecting(struct lb *lb, size_t i, int64_t now_ns);
 void lb_on_ready(struct lb *lb, size_t i, int64_t now_ns);
+/* The glue closed endpoint i's connection because the policy no longer wants it. */
+void lb_on_idle(struct lb *lb, size_t i);
 void lb_on_fail(struct lb *lb, size_t i, enum lb_fail why, int64_t now_ns);
 /* A health probe answered (health_aware): round trip rtt_ns, the member's view. */
 void lb_on_probe(struct lb *lb, size_t i, int64_t now_ns, int64_t rtt_ns, bool has_leader,
                  uint64_t raft_term, int64_t quorum_age_ns, bool is_learner);
 /* A probe went unanswered for probe_stale_ns. */
 void lb_on_probe_lost(struct lb *lb, size_t i, int64_t now_ns);
-void lb_on_request_start(struct lb *lb, size_t i);
+void lb_on_request_start(struct lb *lb, size_t i, int64_t now_ns);
 void lb_on_request_end(struct lb *lb, size_t i);
+/* The glue keeps the send time of the oldest request outstanding at i (0: none). */
+void lb_set_oldest_inflight(struct lb *lb, size_t i, int64_t start_ns);
 /* Adds an endpoint at index n (member added); false when full. */
 bool lb_add_endpoint(struct lb *lb);
 

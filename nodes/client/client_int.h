@@ -1,0 +1,184 @@
+/*
+ * client_int.h: internals shared by the files of nodes/client (client.c: the client
+ * object, connections, keepalive, probes and the unary call machinery with the
+ * retry interceptor; client_stream.c: watch and lease keep-alive streams;
+ * client_codec.c: plain structs <-> rpc.proto; client_stats.c: the run-summary
+ * figures). Nothing outside nodes/client includes it.
+ */
+#ifndef FL_CLIENT_INT_H
+#define FL_CLIENT_INT_H
+
+#include "nodes/client/client.h"
+
+#include "harness/common/bugs.h"
+#include "harness/common/common.h"
+#include "harness/sim/sim.h"
+#include "nodes/proto/errors.h"
+#include "nodes/proto/rpc.pb-c.h"
+
+/* ---- scratch: allocations that live for one callback ---- */
+struct kvc_scratch {
+    void **ptrs;
+    size_t n, cap;
+};
+void *kvc_scratch_alloc(struct kvc_scratch *s, size_t size); /* zeroed */
+void kvc_scratch_free(struct kvc_scratch *s);
+
+/* ---- codec (client_codec.c) ---- */
+/* Deep-copies src into dst; every byte string and array lives in the returned
+ * block, which the caller frees (free()). */
+void *kvc_request_copy(struct kvc_request *dst, const struct kvc_request *src);
+/* Encodes a unary request as a ClientMsg. Returns a malloc'd buffer. */
+uint8_t *kvc_encode_request(const struct kvc_request *req, uint64_t call_id, bool require_leader,
+                            int client_id, size_t *len);
+/* Packs any ClientMsg into a malloc'd buffer. */
+uint8_t *kvc_encode_msg(const Rpc__ClientMsg *m, size_t *len);
+/* Fills the method-specific fields of r from a successful ServerMsg. */
+void kvc_decode_result(struct kvc_result *r, const Rpc__ServerMsg *m, struct kvc_scratch *s);
+void kvc_decode_header(struct kvc_header *h, const Rpc__ServerMsg *m);
+void kvc_decode_kv(struct kvc_kv *out, const Rpc__KeyValue *kv);
+/* Events of a watch response into an array in s. */
+struct kvc_event *kvc_decode_events(const Rpc__WatchResponse *w, struct kvc_scratch *s);
+
+/* ---- connections ---- */
+struct kvc_conn {
+    struct kvc_client *c;
+    size_t idx;
+    net_sock sock;
+    enum lb_conn state;
+    sim_handle dial_timer;
+    sim_handle ka_timer;      /* next ping */
+    sim_handle ka_wait_timer; /* pong deadline */
+    sim_handle probe_timer;   /* health_aware: next probe */
+    uint64_t ping_seq;
+    bool ping_out;
+    uint64_t probe_wire; /* wire id of the outstanding probe, 0 none */
+    int64_t probe_sent_ns;
+    int unary;   /* unary attempts in flight here */
+    int streams; /* streams attached here */
+    int direct;  /* calls waiting for this endpoint specifically */
+};
+
+/* ---- unary calls ---- */
+enum kvc_call_state { KVC_CALL_WAIT = 0, KVC_CALL_BACKOFF, KVC_CALL_INFLIGHT, KVC_CALL_DONE };
+
+struct kvc_call {
+    struct kvc_client *c;
+    uint64_t id;
+    struct kvc_request req;
+    void *req_block;
+    struct kvc_call_opts opts;
+    int target; /* endpoint index for opts.node, else -1 */
+    kvc_done_fn *done;
+    void *ud;
+    enum rpc_retry_policy policy;
+    bool mutating;
+    uint8_t *wire;
+    size_t wire_len;
+    int64_t call_ns, deadline_ns, sent_ns;
+    int attempts;
+    bool sent;   /* some attempt left the client */
+    int ep;      /* endpoint of the attempt in flight, -1 */
+    int last_ep; /* endpoint of the previous attempt, -1 */
+    enum kvc_call_state state;
+    sim_handle deadline_timer, backoff_timer, attempt_timer;
+    struct fl_buf snap; /* SNAPSHOT chunks */
+};
+
+/* ---- streams (client_stream.c) ---- */
+enum kvc_stream_kind { KVC_STREAM_WATCH = 1, KVC_STREAM_KEEPALIVE };
+enum kvc_stream_state { KVC_ST_WAIT = 0, KVC_ST_OPEN, KVC_ST_RETRY, KVC_ST_DONE };
+
+struct kvc_wpending {
+    int64_t rev, at_ns;
+};
+
+struct kvc_stream {
+    struct kvc_client *c;
+    enum kvc_stream_kind kind;
+    uint64_t id;   /* API id (watch id / keep-alive stream id) */
+    uint64_t wire; /* call id of the current incarnation on the wire; 0 none */
+    enum kvc_stream_state state;
+    struct kvc_call_opts opts;
+    int ep;
+    int last_ep;
+    int64_t opened_ns;
+    uint32_t reconnects;
+    sim_handle retry_timer, tick_timer, deadline_timer;
+    int64_t retry_wait_ns;
+    /* watch */
+    struct kvc_watch_req wreq;
+    void *wreq_block;
+    kvc_watch_fn *wfn;
+    void *ud;
+    int64_t next_rev; /* resume from here; 0: not known yet ("now") */
+    int64_t reached_rev;
+    int64_t response_seq;
+    bool created_seen;
+    struct kvc_wpending *pend; /* committed revisions not yet reached (stall) */
+    size_t pend_head, pend_len, pend_cap;
+    int64_t max_stall_ns;
+    /* keep-alive */
+    int64_t lease_id;
+    int64_t ttl_s;
+    kvc_done_fn *kfn;
+};
+
+struct kvc_client {
+    struct sim_world *w;
+    struct kvc_config cfg;
+    struct kvc_endpoint eps[LB_ENDPOINTS_MAX];
+    int proc;
+    struct lb lb;
+    struct kvc_conn conns[LB_ENDPOINTS_MAX];
+    uint64_t next_id;
+    struct kvc_call **calls;
+    size_t call_count, call_cap;
+    struct kvc_stream **streams;
+    size_t stream_count, stream_cap;
+    sim_handle lb_timer;
+    int64_t lb_timer_at;
+    bool reconciling;
+    bool reconcile_again;
+    bool closed;
+    bool finished;
+    struct sim_rng *rng;
+    /* stats */
+    struct kvc_stats st;
+    int outstanding;
+    int64_t stall_start_ns;
+    int64_t max_stall_ns;
+    int64_t last_fault_pending; /* faults [0, fault_count) with failover still -1 */
+};
+
+int64_t kvc_now(const struct kvc_client *c);
+/* Re-evaluates connections (dial wanted ones, close unwanted idle ones), sends
+ * waiting calls and streams, and re-arms the balancer timer. */
+void kvc_reconcile(struct kvc_client *c);
+/* Sends a ClientMsg on endpoint i's connection; false when it could not leave. */
+bool kvc_conn_send(struct kvc_client *c, size_t i, const uint8_t *p, size_t n);
+void kvc_conn_stream_attach(struct kvc_client *c, size_t i);
+void kvc_conn_stream_detach(struct kvc_client *c, size_t i);
+/* Endpoint index of a slot, or -1. */
+int kvc_endpoint_index(const struct kvc_client *c, int node);
+uint64_t kvc_new_id(struct kvc_client *c);
+/* clientv3's roundRobinQuorumBackoff for attempt number `attempt` (1-based count of
+ * attempts made so far) over `endpoints`; draw is a random 64-bit value. */
+int64_t kvc_backoff_ns(int attempt, size_t endpoints, int64_t wait_ms, int jitter_pct,
+                       uint64_t draw);
+
+/* streams */
+void kvc_streams_dispatch(struct kvc_client *c);
+bool kvc_stream_on_msg(struct kvc_client *c, size_t i, const Rpc__ServerMsg *m);
+void kvc_streams_conn_lost(struct kvc_client *c, size_t i);
+void kvc_streams_close_all(struct kvc_client *c);
+void kvc_stream_free(struct kvc_stream *st);
+
+/* stats */
+void kvc_stats_op_start(struct kvc_client *c);
+void kvc_stats_op_end(struct kvc_client *c, const struct kvc_result *r);
+void kvc_stats_watch_reached(struct kvc_client *c, struct kvc_stream *st, int64_t rev);
+void kvc_stats_watch_close(struct kvc_client *c, struct kvc_stream *st);
+bool kvc_watch_matches(const struct kvc_watch_req *w, struct kvc_bytes key);
+
+#endif

@@ -1,0 +1,211 @@
+/*
+ * client_stats.c: the per-client figures of the run summary (DESIGN §3.9
+ * `clients`): outcomes and availability, the longest stall of unary calls, the
+ * longest lag of a watch behind a revision the cluster had committed, failover
+ * time after each fault, connections and retries.
+ *
+ * max_stall: a stall period starts when the client goes from no outstanding call
+ * to one, restarts at every success, and ends (counted) at a success or when the
+ * last outstanding call fails; so it is the longest time the client waited with
+ * something outstanding and nothing succeeding.
+ *
+ * watch stall: kvc_client_note_commit queues, per open watch, the committed
+ * revisions that touch its range and that it has not reached yet, with their
+ * commit times; when the watch reaches a revision (an event or a progress
+ * notification) the queued ones it covers are popped and their lag measured. What
+ * is still queued at the end counts up to the end.
+ */
+#include "nodes/client/client_int.h"
+
+void kvc_stats_op_start(struct kvc_client *c)
+{
+    if (c->outstanding == 0)
+        c->stall_start_ns = kvc_now(c);
+    c->outstanding++;
+}
+
+void kvc_stats_op_end(struct kvc_client *c, const struct kvc_result *r)
+{
+    int64_t now = kvc_now(c);
+    FL_ASSERT(c->outstanding > 0);
+    c->outstanding--;
+    if (r->status == KVC_OK)
+        c->st.ok++;
+    else if (r->status == KVC_FAIL)
+        c->st.fail++;
+    else
+        c->st.unknown++;
+    if (r->status == KVC_OK) {
+        c->max_stall_ns = FL_MAX(c->max_stall_ns, now - c->stall_start_ns);
+        c->stall_start_ns = now;
+        for (size_t i = 0; i < c->st.fault_count; i++) {
+            if (c->st.failover_ms[i] < 0 && r->call_ns >= c->st.fault_ns[i])
+                c->st.failover_ms[i] = (now - c->st.fault_ns[i]) / FL_MS;
+        }
+    } else if (c->outstanding == 0) {
+        c->max_stall_ns = FL_MAX(c->max_stall_ns, now - c->stall_start_ns);
+    }
+}
+
+void kvc_client_note_fault(struct kvc_client *c, int64_t at_ns)
+{
+    if (c->st.fault_count >= KVC_FAULTS_MAX)
+        return;
+    c->st.fault_ns[c->st.fault_count] = at_ns;
+    c->st.failover_ms[c->st.fault_count] = -1;
+    c->st.fault_count++;
+}
+
+static int kvc_bytes_cmp(struct kvc_bytes a, struct kvc_bytes b)
+{
+    size_t n = FL_MIN(a.n, b.n);
+    int r = n ? memcmp(a.p, b.p, n) : 0;
+    if (r != 0)
+        return r;
+    return a.n < b.n ? -1 : a.n > b.n ? 1 : 0;
+}
+
+/* Does key fall in the watch's [key, range_end)? */
+bool kvc_watch_matches(const struct kvc_watch_req *w, struct kvc_bytes key)
+{
+    if (w->range_end.n == 0)
+        return kvc_bytes_cmp(w->key, key) == 0;
+    if (kvc_bytes_cmp(key, w->key) < 0)
+        return false;
+    if (w->range_end.n == 1 && w->range_end.p[0] == 0)
+        return true;
+    return kvc_bytes_cmp(key, w->range_end) < 0;
+}
+
+static void kvc_pend_push(struct kvc_stream *st, int64_t rev, int64_t at_ns)
+{
+    if (st->pend_len > 0) {
+        size_t last = (st->pend_head + st->pend_len - 1) % st->pend_cap;
+        if (st->pend[last].rev >= rev)
+            return; /* several keys of one revision */
+    }
+    if (st->pend_len == st->pend_cap) {
+        size_t cap = st->pend_cap ? st->pend_cap * 2 : 16;
+        struct kvc_wpending *p = fl_malloc(cap * sizeof(*p));
+        for (size_t i = 0; i < st->pend_len; i++)
+            p[i] = st->pend[(st->pend_head + i) % st->pend_cap];
+        free(st->pend);
+        st->pend = p;
+        st->pend_cap = cap;
+        st->pend_head = 0;
+    }
+    st->pend[(st->pend_head + st->pend_len) % st->pend_cap] = (struct kvc_wpending){rev, at_ns};
+    st->pend_len++;
+}
+
+void kvc_client_note_commit(struct kvc_client *c, int64_t rev, struct kvc_bytes key, int64_t at_ns)
+{
+    for (size_t i = 0; i < c->stream_count; i++) {
+        struct kvc_stream *st = c->streams[i];
+        if (st->kind != KVC_STREAM_WATCH || st->state == KVC_ST_DONE)
+            continue;
+        if (rev <= st->reached_rev)
+            continue;
+        if (st->wreq.start_rev == 0 && at_ns < st->opened_ns)
+            continue; /* "from now": earlier revisions are not owed */
+        if (key.n > 0 && !kvc_watch_matches(&st->wreq, key))
+            continue;
+        kvc_pend_push(st, rev, at_ns);
+    }
+}
+
+void kvc_stats_watch_reached(struct kvc_client *c, struct kvc_stream *st, int64_t rev)
+{
+    int64_t now = kvc_now(c);
+    if (rev > st->reached_rev)
+        st->reached_rev = rev;
+    while (st->pend_len > 0 && st->pend[st->pend_head].rev <= st->reached_rev) {
+        st->max_stall_ns = FL_MAX(st->max_stall_ns, now - st->pend[st->pend_head].at_ns);
+        st->pend_head = (st->pend_head + 1) % st->pend_cap;
+        st->pend_len--;
+    }
+    c->st.watch_max_stall_ms = FL_MAX(c->st.watch_max_stall_ms, st->max_stall_ns / FL_MS);
+}
+
+static int64_t kvc_watch_lag_now(const struct kvc_client *c, const struct kvc_stream *st)
+{
+    if (st->pend_len == 0)
+        return 0;
+    return kvc_now(c) - st->pend[st->pend_head].at_ns;
+}
+
+void kvc_stats_watch_close(struct kvc_client *c, struct kvc_stream *st)
+{
+    /* A watch that ends while behind was stalled until now. */
+    st->max_stall_ns = FL_MAX(st->max_stall_ns, kvc_watch_lag_now(c, st));
+    st->pend_len = 0;
+    c->st.watch_max_stall_ms = FL_MAX(c->st.watch_max_stall_ms, st->max_stall_ns / FL_MS);
+}
+
+void kvc_client_finish(struct kvc_client *c)
+{
+    if (c->finished)
+        return;
+    c->finished = true;
+    if (c->outstanding > 0)
+        c->max_stall_ns = FL_MAX(c->max_stall_ns, kvc_now(c) - c->stall_start_ns);
+    for (size_t i = 0; i < c->stream_count; i++) {
+        struct kvc_stream *st = c->streams[i];
+        if (st->kind == KVC_STREAM_WATCH)
+            kvc_stats_watch_close(c, st);
+    }
+}
+
+void kvc_client_stats(const struct kvc_client *c, struct kvc_stats *out)
+{
+    *out = c->st;
+    int64_t stall = c->max_stall_ns;
+    if (!c->finished && c->outstanding > 0)
+        stall = FL_MAX(stall, kvc_now(c) - c->stall_start_ns);
+    out->max_stall_ms = stall / FL_MS;
+    for (size_t i = 0; i < c->stream_count; i++) {
+        const struct kvc_stream *st = c->streams[i];
+        if (st->kind == KVC_STREAM_WATCH)
+            out->watch_max_stall_ms =
+                FL_MAX(out->watch_max_stall_ms, kvc_watch_lag_now(c, st) / FL_MS);
+    }
+    out->switches = (int64_t)c->lb.switches;
+    int64_t total = out->ok + out->fail + out->unknown;
+    out->availability = total > 0 ? (double)out->ok / (double)total : 1.0;
+}
+
+json_t *kvc_stats_json(const struct kvc_stats *s)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "id", json_integer(s->id));
+    json_object_set_new(o, "balancer", json_string(s->balancer ? s->balancer : ""));
+    json_object_set_new(o, "ok", json_integer(s->ok));
+    json_object_set_new(o, "fail", json_integer(s->fail));
+    json_object_set_new(o, "unknown", json_integer(s->unknown));
+    json_object_set_new(o, "availability", json_real(s->availability));
+    json_object_set_new(o, "max_stall_ms", json_integer(s->max_stall_ms));
+    json_object_set_new(o, "watch_max_stall_ms", json_integer(s->watch_max_stall_ms));
+    json_object_set_new(o, "connections_opened", json_integer(s->connections_opened));
+    json_object_set_new(o, "retries", json_integer(s->retries));
+    json_object_set_new(o, "connections_held", json_integer(s->connections_held));
+    json_object_set_new(o, "connections_held_max", json_integer(s->connections_held_max));
+    json_object_set_new(o, "connections_closed", json_integer(s->connections_closed));
+    json_object_set_new(o, "dials", json_integer(s->dials));
+    json_object_set_new(o, "attempts", json_integer(s->attempts));
+    json_object_set_new(o, "retries_to_bad", json_integer(s->retries_to_bad));
+    json_object_set_new(o, "pings", json_integer(s->pings));
+    json_object_set_new(o, "pings_failed", json_integer(s->pings_failed));
+    json_object_set_new(o, "probes", json_integer(s->probes));
+    json_object_set_new(o, "stream_reconnects", json_integer(s->stream_reconnects));
+    json_object_set_new(o, "switches", json_integer(s->switches));
+    json_t *fo = json_array();
+    for (size_t i = 0; i < s->fault_count; i++) {
+        json_t *f = json_object();
+        json_object_set_new(f, "fault_ns", json_integer(s->fault_ns[i]));
+        json_object_set_new(f, "failover_ms",
+                            s->failover_ms[i] >= 0 ? json_integer(s->failover_ms[i]) : json_null());
+        json_array_append_new(fo, f);
+    }
+    json_object_set_new(o, "failover", fo);
+    return o;
+}
