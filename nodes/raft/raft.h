@@ -137,8 +137,10 @@ enum raft_msg_type {
     RAFT_MSG_VOTE_RESP,       /* reject */
     RAFT_MSG_PRE_VOTE,        /* term = the term the pre-candidate would campaign in */
     RAFT_MSG_PRE_VOTE_RESP,   /* term = the request's term when granted */
-    RAFT_MSG_HEARTBEAT,       /* commit = min(commit, follower match); context = read ctx */
-    RAFT_MSG_HEARTBEAT_RESP,  /* context echoed; index = responder's last log index */
+    RAFT_MSG_HEARTBEAT,       /* commit = min(commit, follower match); context = read ctx;
+                                 index = last index the leader sent this follower before it */
+    RAFT_MSG_HEARTBEAT_RESP,  /* context echoed; index = responder's last log index;
+                                 log_term = the heartbeat's index echoed (loss detection) */
     RAFT_MSG_SNAPSHOT,        /* snapshot (InstallSnapshot) */
     RAFT_MSG_TIMEOUT_NOW,     /* leader transfer: campaign now, skipping pre-vote */
     RAFT_MSG_PROPOSE,         /* follower -> leader forwarded proposal; entries (index 0) */

@@ -88,6 +88,7 @@ void raft__handle_heartbeat(struct raft *r, const struct raft_msg *m)
     struct raft_msg *resp = raft__send(r, RAFT_MSG_HEARTBEAT_RESP, m->from);
     resp->context = m->context;
     resp->index = raft__last_index(r);
+    resp->log_term = m->index;
 }
 
 void raft__handle_snapshot(struct raft *r, const struct raft_msg *m)

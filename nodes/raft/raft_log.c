@@ -189,6 +189,8 @@ uint64_t raft__find_conflict_by_term(const struct raft *r, uint64_t index, uint6
     uint64_t last = raft__last_index(r);
     if (index > last)
         index = last;
+    if (index <= r->log.base_index)
+        return index; /* compacted: the caller falls back to a snapshot */
     /* Bounded by the log length: each step moves one entry towards the base. */
     while (index > r->log.base_index && raft__term_at(r, index) > term)
         index--;

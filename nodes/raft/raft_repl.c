@@ -209,6 +209,7 @@ void raft__bcast_heartbeat(struct raft *r, uint64_t ctx)
         /* Never tell a follower to commit beyond what it is known to hold (etcd). */
         m->commit = FL_MIN(pr->match, r->commit);
         m->context = ctx;
+        m->index = pr->next - 1;
     }
 }
 
@@ -340,6 +341,10 @@ void raft__handle_heartbeat_resp(struct raft *r, const struct raft_msg *m)
         return;
     pr->recent_active = true;
     pr->probe_sent = false;
+    /* Messages on a connection arrive in order or not at all: if the follower's log
+     * ends before what we had sent it ahead of this heartbeat, appends were lost. */
+    if (pr->state == RAFT_PR_REPLICATE && m->index < m->log_term && m->log_term < pr->next)
+        become_probe(r, pr);
     if (pr->match < raft__last_index(r))
         raft__send_append(r, pr, false);
     if (m->context)

@@ -263,11 +263,16 @@ static inline void tc_tick_all(struct tc *c, int n)
     }
 }
 
+/* When set, adjusts every node's configuration before it is created. */
+static void (*tc_cfg_hook)(struct raft_config *cfg);
+
 static inline void tc_new_node(struct tc *c, int i, uint64_t seed, bool pre_vote)
 {
     raft_config_default(&c->cfg[i], (uint64_t)i + 1, seed);
     c->cfg[i].pre_vote = pre_vote;
     c->cfg[i].snapshot_catchup_entries = 5;
+    if (tc_cfg_hook)
+        tc_cfg_hook(&c->cfg[i]);
     c->nodes[i].r = raft_new(&c->cfg[i]);
     raft_ready_init(&c->nodes[i].rd);
     c->nodes[i].applied = fl_calloc(TC_APPLIED_MAX, sizeof(struct tc_applied));
