@@ -1,0 +1,292 @@
+/*
+ * apply.c: the apply loop. Every member applies the committed entries in log order
+ * to its MVCC store; the member that proposed an entry also answers the client
+ * request waiting on it. Configuration entries update the applied configuration
+ * (the configuration in force changed already when the entry was appended, in the
+ * Raft core) and answer member add/remove/promote.
+ *
+ * The "capped" applier of etcd lives here: while a NOSPACE alarm is active, Put, Txn
+ * with writes and LeaseGrant are refused at apply time on every member alike, so the
+ * stores stay identical.
+ */
+#include "nodes/server/convert.h"
+#include "nodes/server/srv_int.h"
+
+#include <inttypes.h>
+
+bool srv_alarm_active(const struct srv_member *m, uint32_t type)
+{
+    for (uint32_t i = 0; i < m->n_alarms; i++)
+        if (m->alarms[i].type == type)
+            return true;
+    return false;
+}
+
+static void alarm_set(struct srv_member *m, uint64_t member, uint32_t type, bool on)
+{
+    for (uint32_t i = 0; i < m->n_alarms; i++) {
+        if ((m->alarms[i].member == member || member == 0) && m->alarms[i].type == type) {
+            if (on)
+                return;
+            m->alarms[i] = m->alarms[--m->n_alarms];
+            i--;
+        }
+    }
+    if (on && m->n_alarms < SRV_ALARMS_MAX) {
+        m->alarms[m->n_alarms].member = member;
+        m->alarms[m->n_alarms].type = type;
+        m->n_alarms++;
+    }
+    char d[96];
+    snprintf(d, sizeof d, "%s %s", on ? "activate" : "deactivate",
+             type == RPC__ALARM_TYPE__NOSPACE ? "NOSPACE" : "CORRUPT");
+    srv_member_event(m, SRV_EV_ALARM, d);
+}
+
+static Rpc__AlarmResponse *alarm_list_pb(struct srv_arena *a, struct srv_member *m)
+{
+    Rpc__AlarmResponse *o = srv_arena_alloc(a, sizeof *o);
+    rpc__alarm_response__init(o);
+    o->alarms = srv_arena_alloc(a, (m->n_alarms + 1) * sizeof *o->alarms);
+    for (uint32_t i = 0; i < m->n_alarms; i++) {
+        Rpc__AlarmMember *am = srv_arena_alloc(a, sizeof *am);
+        rpc__alarm_member__init(am);
+        am->memberid = m->alarms[i].member;
+        am->alarm = (Rpc__AlarmType)m->alarms[i].type;
+        o->alarms[o->n_alarms++] = am;
+    }
+    return o;
+}
+
+/* Results whose arrays must live until the reply is packed. */
+struct apply_keep {
+    struct mvcc_delete_result del;
+    bool has_del;
+    struct mvcc_txn_result txn;
+    bool has_txn;
+};
+
+/* Applies one client request; fills resp (arena memory) or returns an error id
+ * (RPC_ERR_NONE with *merr set for MVCC errors). */
+static int apply_client(struct srv_member *m, struct srv_arena *a, const Rpc__ClientMsg *cm,
+                        Rpc__ServerMsg *resp, enum mvcc_err *merr, struct apply_keep *k)
+{
+    bool nospace = srv_alarm_active(m, RPC__ALARM_TYPE__NOSPACE);
+    *merr = MVCC_OK;
+    switch (cm->req_case) {
+    case RPC__CLIENT_MSG__REQ_PUT: {
+        if (nospace)
+            return RPC_ERR_NO_SPACE;
+        struct mvcc_put_req req;
+        struct mvcc_put_result res;
+        srv_put_from_pb(cm->put, &req);
+        if ((*merr = mvcc_put(m->kv, &req, &res)) != MVCC_OK)
+            return RPC_ERR_NONE;
+        resp->resp_case = RPC__SERVER_MSG__RESP_PUT;
+        resp->put = srv_put_resp_pb(a, &res);
+        resp->header->revision = res.header_rev;
+        return RPC_ERR_NONE;
+    }
+    case RPC__CLIENT_MSG__REQ_DELETE_RANGE: {
+        struct mvcc_delete_req req;
+        srv_delete_from_pb(cm->delete_range, &req);
+        if ((*merr = mvcc_delete(m->kv, &req, &k->del)) != MVCC_OK)
+            return RPC_ERR_NONE;
+        k->has_del = true;
+        resp->resp_case = RPC__SERVER_MSG__RESP_DELETE_RANGE;
+        resp->delete_range = srv_delete_resp_pb(a, &k->del);
+        resp->header->revision = k->del.header_rev;
+        return RPC_ERR_NONE;
+    }
+    case RPC__CLIENT_MSG__REQ_TXN: {
+        if (nospace && srv_txn_has_writes(cm->txn))
+            return RPC_ERR_NO_SPACE;
+        struct mvcc_txn_req req;
+        if (!srv_txn_from_pb(a, cm->txn, &req)) {
+            *merr = MVCC_ERR_INVALID;
+            return RPC_ERR_NONE;
+        }
+        if ((*merr = mvcc_txn(m->kv, &req, &k->txn)) != MVCC_OK)
+            return RPC_ERR_NONE;
+        k->has_txn = true;
+        resp->resp_case = RPC__SERVER_MSG__RESP_TXN;
+        resp->txn = srv_txn_resp_pb(a, &k->txn);
+        resp->header->revision = k->txn.header_rev;
+        return RPC_ERR_NONE;
+    }
+    case RPC__CLIENT_MSG__REQ_COMPACT: {
+        int64_t hrev = 0;
+        if ((*merr = mvcc_compact(m->kv, cm->compact->revision, &hrev)) != MVCC_OK)
+            return RPC_ERR_NONE;
+        Rpc__CompactionResponse *cr = srv_arena_alloc(a, sizeof *cr);
+        rpc__compaction_response__init(cr);
+        resp->resp_case = RPC__SERVER_MSG__RESP_COMPACT;
+        resp->compact = cr;
+        char d[64];
+        snprintf(d, sizeof d, "compacted to revision %" PRId64, cm->compact->revision);
+        srv_member_event(m, SRV_EV_COMPACT, d);
+        return RPC_ERR_NONE;
+    }
+    case RPC__CLIENT_MSG__REQ_LEASE_GRANT: {
+        if (nospace)
+            return RPC_ERR_NO_SPACE;
+        int64_t ttl = 0;
+        if ((*merr = mvcc_lease_grant(m->kv, cm->lease_grant->id, cm->lease_grant->ttl,
+                                      srv_member_now(m), &ttl)) != MVCC_OK)
+            return RPC_ERR_NONE;
+        Rpc__LeaseGrantResponse *lr = srv_arena_alloc(a, sizeof *lr);
+        rpc__lease_grant_response__init(lr);
+        lr->id = cm->lease_grant->id;
+        lr->ttl = ttl;
+        resp->resp_case = RPC__SERVER_MSG__RESP_LEASE_GRANT;
+        resp->lease_grant = lr;
+        return RPC_ERR_NONE;
+    }
+    case RPC__CLIENT_MSG__REQ_LEASE_REVOKE: {
+        int64_t hrev = 0;
+        if ((*merr = mvcc_lease_revoke(m->kv, cm->lease_revoke->id, NULL, &hrev)) != MVCC_OK)
+            return RPC_ERR_NONE;
+        Rpc__LeaseRevokeResponse *lr = srv_arena_alloc(a, sizeof *lr);
+        rpc__lease_revoke_response__init(lr);
+        resp->resp_case = RPC__SERVER_MSG__RESP_LEASE_REVOKE;
+        resp->lease_revoke = lr;
+        resp->header->revision = hrev;
+        return RPC_ERR_NONE;
+    }
+    case RPC__CLIENT_MSG__REQ_ALARM: {
+        const Rpc__AlarmRequest *ar = cm->alarm;
+        if (ar->action == RPC__ALARM_REQUEST__ALARM_ACTION__DEACTIVATE)
+            alarm_set(m, ar->memberid, (uint32_t)ar->alarm, false);
+        else if (ar->action == RPC__ALARM_REQUEST__ALARM_ACTION__ACTIVATE)
+            alarm_set(m, ar->memberid, (uint32_t)ar->alarm, true);
+        resp->resp_case = RPC__SERVER_MSG__RESP_ALARM;
+        resp->alarm = alarm_list_pb(a, m);
+        return RPC_ERR_NONE;
+    }
+    default:
+        *merr = MVCC_ERR_INVALID;
+        return RPC_ERR_NONE;
+    }
+}
+
+static void apply_client_entry(struct srv_member *m, const Raftpb__InternalRequest *ir,
+                               struct srv_waiter *wt)
+{
+    Rpc__ClientMsg *cm = rpc__client_msg__unpack(NULL, ir->client_msg.len, ir->client_msg.data);
+    if (!cm)
+        return; /* a member never proposes garbage; nothing to apply */
+    struct srv_arena a = {0};
+    Rpc__ServerMsg resp = RPC__SERVER_MSG__INIT;
+    Rpc__ResponseHeader hdr = RPC__RESPONSE_HEADER__INIT;
+    resp.header = &hdr;
+    srv_header_fill(m, &hdr);
+    resp.method = cm->method;
+    enum mvcc_err merr = MVCC_OK;
+    struct apply_keep k;
+    memset(&k, 0, sizeof k);
+    int r = apply_client(m, &a, cm, &resp, &merr, &k);
+    if (wt) {
+        if (r != RPC_ERR_NONE)
+            srv_reply_error(m, &wt->reply, cm->method, (enum rpc_err_id)r);
+        else if (merr != MVCC_OK)
+            srv_reply_mvcc_error(m, &wt->reply, cm->method, merr);
+        else
+            srv_reply_send(m, &wt->reply, &resp);
+        srv_waiter_done(m, wt);
+    }
+    if (k.has_del)
+        mvcc_delete_result_free(&k.del);
+    if (k.has_txn)
+        mvcc_txn_result_free(&k.txn);
+    srv_arena_free(&a);
+    rpc__client_msg__free_unpacked(cm, NULL);
+}
+
+static void apply_conf_entry(struct srv_member *m, const struct raft_entry *e)
+{
+    struct raft_conf_change cc;
+    if (raft_conf_change_decode(e, &cc) != FL_OK)
+        return;
+    raft_conf_apply(&m->applied_conf, &cc);
+    Raftpb__MemberInfo *mi = NULL;
+    if (cc.context_len)
+        mi = raftpb__member_info__unpack(NULL, cc.context_len, cc.context);
+    struct srv_waiter *wt = NULL;
+    if (mi && mi->origin == m->id) {
+        wt = srv_waiter_find(m, mi->req_id);
+        if (cc.type == RAFT_CC_ADD_VOTER || cc.type == RAFT_CC_ADD_LEARNER)
+            srv_cluster_start_joiner(m->cl, (int)mi->node, cc.node_id, m->cluster_id);
+    }
+    if (wt) {
+        Rpc__ServerMsg resp = RPC__SERVER_MSG__INIT;
+        resp.method = wt->req ? wt->req->method : 0;
+        if (wt->req && wt->req->req_case == RPC__CLIENT_MSG__REQ_MEMBER_ADD) {
+            Rpc__MemberAddResponse r = RPC__MEMBER_ADD_RESPONSE__INIT;
+            Rpc__Member mem = RPC__MEMBER__INIT;
+            mem.id = cc.node_id;
+            mem.node = (uint32_t)srv_cluster_dir_node(m->cl, cc.node_id);
+            mem.islearner = cc.type == RAFT_CC_ADD_LEARNER;
+            r.member = &mem;
+            resp.resp_case = RPC__SERVER_MSG__RESP_MEMBER_ADD;
+            resp.member_add = &r;
+            srv_reply_send(m, &wt->reply, &resp);
+        } else if (wt->req && wt->req->req_case == RPC__CLIENT_MSG__REQ_MEMBER_PROMOTE) {
+            Rpc__MemberPromoteResponse r = RPC__MEMBER_PROMOTE_RESPONSE__INIT;
+            resp.resp_case = RPC__SERVER_MSG__RESP_MEMBER_PROMOTE;
+            resp.member_promote = &r;
+            srv_reply_send(m, &wt->reply, &resp);
+        } else {
+            Rpc__MemberRemoveResponse r = RPC__MEMBER_REMOVE_RESPONSE__INIT;
+            resp.resp_case = RPC__SERVER_MSG__RESP_MEMBER_REMOVE;
+            resp.member_remove = &r;
+            srv_reply_send(m, &wt->reply, &resp);
+        }
+        srv_waiter_done(m, wt);
+    }
+    if (mi)
+        raftpb__member_info__free_unpacked(mi, NULL);
+    if (cc.type == RAFT_CC_REMOVE && cc.node_id == m->id && !m->removed) {
+        m->removed = true;
+        srv_cluster_member_removed(m->cl, m->node);
+    }
+}
+
+void srv_apply_entry(struct srv_member *m, const struct raft_entry *e)
+{
+    if (e->type == RAFT_ENTRY_CONF_CHANGE) {
+        apply_conf_entry(m, e);
+        return;
+    }
+    if (e->len == 0)
+        return; /* a new leader's empty entry */
+    Raftpb__InternalRequest *ir = raftpb__internal_request__unpack(NULL, e->len, e->data);
+    if (!ir)
+        return;
+    struct srv_waiter *wt = ir->origin == m->id ? srv_waiter_find(m, ir->id) : NULL;
+    if (wt && wt->kind != SRV_WAIT_PROPOSAL)
+        wt = NULL;
+    switch (ir->kind) {
+    case RAFTPB__INTERNAL_KIND__INTERNAL_CLIENT:
+        apply_client_entry(m, ir, wt);
+        break;
+    case RAFTPB__INTERNAL_KIND__INTERNAL_LEASE_REVOKE:
+        mvcc_lease_revoke(m->kv, ir->lease_id, NULL, NULL);
+        break;
+    case RAFTPB__INTERNAL_KIND__INTERNAL_ALARM:
+        alarm_set(m, ir->alarm_member, ir->alarm_type, ir->alarm_activate);
+        break;
+    case RAFTPB__INTERNAL_KIND__INTERNAL_COMPACT: {
+        int64_t h;
+        enum mvcc_err err = mvcc_compact(m->kv, ir->revision, &h);
+        if (err == MVCC_OK) {
+            char d[64];
+            snprintf(d, sizeof d, "auto compaction to revision %" PRId64, ir->revision);
+            srv_member_event(m, SRV_EV_COMPACT, d);
+        }
+        break;
+    }
+    default:
+        break;
+    }
+    raftpb__internal_request__free_unpacked(ir, NULL);
+}

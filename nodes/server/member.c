@@ -1,0 +1,784 @@
+/*
+ * member.c: one member's life on its sim process: boot, recovery from the simulated
+ * disk, the tick timer, and the Raft Ready loop (DESIGN §3.1):
+ *
+ *   ready -> write snapshot / entries / hard state to the WAL -> fsync ->
+ *   send messages -> apply committed entries -> answer reads -> advance.
+ *
+ * Messages that promise durability (votes, append acknowledgements) leave only
+ * after the fsync completed, unless FL_BUG(RAFT_ACK_BEFORE_FSYNC) sends them first.
+ * A ready that changes only the commit index or carries only messages needs no
+ * fsync (etcd's mustSync rule) and is handled at once.
+ *
+ * Disk layout (names on the sim disk): "wal/<seq>.wal" WAL segments (wal.h records),
+ * "snap/<index>.snap" snapshot files ([u32 len][u32 crc][payload]); the db file of
+ * etcd is the snapshot image plus the WAL's applied entries, rebuilt in memory.
+ *
+ * Never: block, read a wall clock, or touch another member's memory.
+ */
+#include "nodes/server/srv_int.h"
+
+#include <inttypes.h>
+
+static void member_tick(struct sim_world *w, void *ctx);
+
+const struct srv_config *srv_member_config(const struct srv_member *m)
+{
+    return srv_cluster_config(m->cl);
+}
+
+int64_t srv_member_now(const struct srv_member *m)
+{
+    return sim_proc_local_ns(m->w, m->proc);
+}
+
+int64_t srv_member_request_timeout_ns(const struct srv_member *m)
+{
+    const struct srv_config *c = srv_member_config(m);
+    if (c->request_timeout_ms > 0)
+        return c->request_timeout_ms * FL_MS;
+    return 5 * FL_S + 2 * c->election_ms * FL_MS;
+}
+
+void srv_member_event(struct srv_member *m, const char *kind, const char *detail)
+{
+    srv_cluster_emit(m->cl, m->node, m->id, kind, raft_term(m->raft), detail);
+}
+
+static uint64_t entry_hash(const struct raft_entry *e)
+{
+    return fl_hash64(e->data ? (const void *)e->data : "", e->len) ^ ((uint64_t)e->type << 56);
+}
+
+static void safety_check(struct srv_member *m, bool ok)
+{
+    if (!ok)
+        srv_cluster_safety_failed(m->cl, m);
+}
+
+/* ---- allocation and timers ---------------------------------------------------- */
+
+static struct srv_member *member_alloc(struct srv_cluster *cl, int node, int proc, uint64_t id,
+                                       uint64_t cluster_id, uint64_t applied)
+{
+    const struct srv_config *c = srv_cluster_config(cl);
+    struct srv_member *m = fl_calloc(1, sizeof *m);
+    m->cl = cl;
+    m->w = srv_cluster_world(cl);
+    m->node = node;
+    m->proc = proc;
+    m->id = id;
+    m->cluster_id = cluster_id;
+    m->safety = srv_cluster_safety(cl, cluster_id);
+    m->next_req_id = 1;
+    m->last_leader_contact_ns = -1;
+    m->tick_ns = c->heartbeat_ms * FL_MS;
+    fl_buf_init(&m->scratch);
+    srv_wal_state_init(&m->log);
+    raft_ready_init(&m->rd);
+
+    mvcc_config_default(&m->kv_cfg);
+    m->kv_cfg.lease_min_ttl_s = (3 * c->election_ms + 999) / 1000;
+    m->kv_cfg.max_txn_ops = c->max_txn_ops;
+    m->kv = mvcc_open(&m->kv_cfg);
+
+    struct raft_config rc;
+    raft_config_default(&rc, id, sim_rng_u64(sim_proc_rng(m->w, proc)));
+    rc.election_ticks = (uint32_t)FL_MAX(1, c->election_ms / c->heartbeat_ms);
+    rc.heartbeat_ticks = 1;
+    rc.pre_vote = c->prevote;
+    rc.check_quorum = c->check_quorum;
+    rc.max_msg_bytes = c->max_msg_bytes;
+    rc.max_inflight = (uint32_t)c->max_inflight_msgs;
+    rc.snapshot_catchup_entries = c->snapshot_catchup_entries;
+    rc.applied = applied;
+    m->raft = raft_new(&rc);
+
+    enum mvcc_autocompact_mode acm = MVCC_AUTOCOMPACT_OFF;
+    if (c->auto_compaction_mode == SRV_AUTOCOMPACT_REVISION)
+        acm = MVCC_AUTOCOMPACT_REVISION;
+    else if (c->auto_compaction_mode == SRV_AUTOCOMPACT_PERIODIC)
+        acm = MVCC_AUTOCOMPACT_PERIODIC;
+    mvcc_autocompact_init(&m->ac, acm, c->auto_compaction_retention, sim_now_ns(m->w));
+    m->last_progress_ns = srv_member_now(m);
+    return m;
+}
+
+static void member_start(struct srv_member *m)
+{
+    srv_peer_listen(m);
+    srv_rpc_listen(m);
+    m->tick_timer = sim_timer_start(m->w, m->proc, m->tick_ns, member_tick, m);
+}
+
+void srv_member_free(struct srv_member *m)
+{
+    if (!m)
+        return;
+    m->stopping = true;
+    if (m->tick_timer)
+        sim_cancel(m->w, m->tick_timer);
+    if (m->unblock_timer)
+        sim_cancel(m->w, m->unblock_timer);
+    if (sim_proc_alive(m->w, m->proc)) {
+        srv_peers_close(m);
+        srv_rpc_close_all(m);
+    }
+    for (size_t i = 0; i < m->n_waiters; i++)
+        if (m->waiters[i].req)
+            rpc__client_msg__free_unpacked(m->waiters[i].req, NULL);
+    free(m->waiters);
+    free(m->peers);
+    free(m->conns);
+    free(m->watches);
+    free(m->kas);
+    for (size_t i = 0; i < m->n_deferred; i++)
+        fl_buf_close(&m->deferred[i]);
+    free(m->deferred);
+    free(m->deferred_sock);
+    mvcc_autocompact_close(&m->ac);
+    raft_ready_close(&m->rd);
+    raft_free(m->raft);
+    mvcc_close(m->kv);
+    srv_wal_state_close(&m->log);
+    fl_buf_close(&m->scratch);
+    free(m);
+}
+
+/* ---- WAL files ---------------------------------------------------------------- */
+
+static void wal_segment_name(char *out, size_t cap, uint64_t seq)
+{
+    snprintf(out, cap, "wal/%016" PRIx64 ".wal", seq);
+}
+
+struct name_list {
+    char **names;
+    size_t n;
+};
+
+static void collect_name(const char *name, uint64_t size, void *ctx)
+{
+    (void)size;
+    struct name_list *l = ctx;
+    l->names = fl_realloc(l->names, (l->n + 1) * sizeof *l->names);
+    l->names[l->n++] = fl_strdup(name);
+}
+
+static void name_list_free(struct name_list *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->names[i]);
+    free(l->names);
+}
+
+/* Writes the whole mirror (identity, snapshot marker, hard state, entries) into a new
+ * segment so older segments can go once it is durable. */
+static void wal_rotate(struct srv_member *m);
+
+static void on_rotate_synced(struct sim_world *w, int proc, int err, void *ctx)
+{
+    struct srv_member *m = ctx;
+    if (err || m->stopping)
+        return;
+    struct name_list l = {0};
+    disk_list(w, proc, "wal/", collect_name, &l);
+    for (size_t i = 0; i < l.n; i++)
+        if (strcmp(l.names[i], m->wal_name) < 0)
+            disk_remove(w, proc, l.names[i]);
+    name_list_free(&l);
+}
+
+static void wal_rotate(struct srv_member *m)
+{
+    struct fl_buf b;
+    fl_buf_init(&b);
+    srv_wal_put_meta(&b, m->id, m->cluster_id);
+    if (m->log.snap_index)
+        srv_wal_put_snapshot(&b, m->log.snap_index, m->log.snap_term, false);
+    srv_wal_put_hardstate(&b, m->log.term, m->log.vote, m->log.commit);
+    for (size_t i = 0; i < m->log.n_entries; i++) {
+        const struct srv_wal_entry *e = &m->log.entries[i];
+        srv_wal_put_entry(&b, e->term, e->index, e->type, e->data, e->len);
+    }
+    m->wal_seq++;
+    wal_segment_name(m->wal_name, sizeof m->wal_name, m->wal_seq);
+    disk_write(m->w, m->proc, m->wal_name, 0, b.data, b.len);
+    disk_fsync(m->w, m->proc, m->wal_name, on_rotate_synced, m);
+    fl_buf_close(&b);
+}
+
+/* ---- snapshot files ----------------------------------------------------------- */
+
+static void conf_put(struct fl_buf *b, const struct raft_conf_state *c)
+{
+    srv_put_u32(b, c->voters_count);
+    for (uint32_t i = 0; i < c->voters_count; i++)
+        srv_put_u64(b, c->voters[i]);
+    srv_put_u32(b, c->learners_count);
+    for (uint32_t i = 0; i < c->learners_count; i++)
+        srv_put_u64(b, c->learners[i]);
+}
+
+static bool conf_get(struct srv_reader *r, struct raft_conf_state *c)
+{
+    memset(c, 0, sizeof *c);
+    c->voters_count = srv_get_u32(r);
+    if (c->voters_count > RAFT_NODES_MAX)
+        return false;
+    for (uint32_t i = 0; i < c->voters_count; i++)
+        c->voters[i] = srv_get_u64(r);
+    c->learners_count = srv_get_u32(r);
+    if (c->learners_count > RAFT_NODES_MAX)
+        return false;
+    for (uint32_t i = 0; i < c->learners_count; i++)
+        c->learners[i] = srv_get_u64(r);
+    return !r->bad;
+}
+
+/* Writes snap/<index>.snap and starts its fsync (completes before any later fsync of
+ * this disk). Older snapshot files beyond the newest two are removed. */
+static void snap_file_write(struct sim_world *w, int proc, uint64_t index, uint64_t term,
+                            const struct raft_conf_state *conf, const uint8_t *data, size_t len)
+{
+    struct fl_buf p, f;
+    fl_buf_init(&p);
+    fl_buf_init(&f);
+    srv_put_u64(&p, index);
+    srv_put_u64(&p, term);
+    conf_put(&p, conf);
+    srv_put_bytes(&p, data, len);
+    srv_put_u32(&f, (uint32_t)p.len);
+    srv_put_u32(&f, fl_crc32c(0, p.data, p.len));
+    fl_buf_append(&f, p.data, p.len);
+    char name[48];
+    snprintf(name, sizeof name, "snap/%016" PRIx64 ".snap", index);
+    disk_write(w, proc, name, 0, f.data, f.len);
+    disk_fsync(w, proc, name, NULL, NULL);
+    fl_buf_close(&p);
+    fl_buf_close(&f);
+
+    struct name_list l = {0};
+    disk_list(w, proc, "snap/", collect_name, &l);
+    for (size_t i = 0; i + 2 < l.n; i++)
+        disk_remove(w, proc, l.names[i]);
+    name_list_free(&l);
+}
+
+/* Reads the newest snapshot file that passes its CRC. Returns false when none.
+ * *data is malloc'd (caller frees). */
+static bool snap_file_read(struct sim_world *w, int proc, uint64_t *index, uint64_t *term,
+                           struct raft_conf_state *conf, uint8_t **data, size_t *len)
+{
+    struct name_list l = {0};
+    bool found = false;
+    disk_list(w, proc, "snap/", collect_name, &l);
+    for (size_t k = l.n; k-- > 0 && !found;) {
+        const uint8_t *p;
+        size_t n;
+        if (disk_view(w, proc, l.names[k], &p, &n) != FL_OK || n < 8)
+            continue;
+        struct srv_reader h = {p, n, 0, false};
+        uint32_t plen = srv_get_u32(&h), crc = srv_get_u32(&h);
+        if (n - 8 < plen || fl_crc32c(0, p + 8, plen) != crc)
+            continue;
+        struct srv_reader r = {p + 8, plen, 0, false};
+        *index = srv_get_u64(&r);
+        *term = srv_get_u64(&r);
+        if (!conf_get(&r, conf))
+            continue;
+        const uint8_t *d;
+        *len = srv_get_bytes(&r, &d);
+        if (r.bad)
+            continue;
+        *data = fl_memdup(d ? d : (const uint8_t *)"", *len ? *len : 1);
+        found = true;
+    }
+    name_list_free(&l);
+    return found;
+}
+
+/* ---- snapshot image (the state a snapshot carries) ----------------------------- */
+
+void srv_member_image(struct srv_member *m, struct fl_buf *out, int64_t pad_to)
+{
+    struct srv_db_image img;
+    memset(&img, 0, sizeof img);
+    img.cluster_id = m->cluster_id;
+    img.index = m->applied;
+    img.term = raft_entry_term(m->raft, m->applied);
+    const struct raft_conf_state *c = &m->applied_conf;
+    for (uint32_t i = 0; i < c->voters_count && img.members_count < SRV_BACKUP_MEMBERS_MAX; i++) {
+        struct srv_db_member *dm = &img.members[img.members_count++];
+        dm->id = c->voters[i];
+        dm->node = (uint32_t)FL_MAX(0, srv_cluster_dir_node(m->cl, c->voters[i]));
+    }
+    for (uint32_t i = 0; i < c->learners_count && img.members_count < SRV_BACKUP_MEMBERS_MAX; i++) {
+        struct srv_db_member *dm = &img.members[img.members_count++];
+        dm->id = c->learners[i];
+        dm->node = (uint32_t)FL_MAX(0, srv_cluster_dir_node(m->cl, c->learners[i]));
+        dm->learner = true;
+    }
+    img.alarms_count = m->n_alarms;
+    for (uint32_t i = 0; i < m->n_alarms; i++) {
+        img.alarms[i].member = m->alarms[i].member;
+        img.alarms[i].type = m->alarms[i].type;
+    }
+    struct fl_buf kv;
+    fl_buf_init(&kv);
+    mvcc_snapshot_encode(m->kv, &kv);
+    img.mvcc = kv.data;
+    img.mvcc_len = kv.len;
+    srv_db_encode(&img, pad_to, out);
+    fl_buf_close(&kv);
+}
+
+/* Replaces the member's state machine with an image (a leader's snapshot, or the
+ * member's own at restart). Returns false when the image does not decode. */
+static bool member_load_image(struct srv_member *m, const uint8_t *p, size_t n,
+                              enum mvcc_restore_reason why)
+{
+    struct srv_db_image img;
+    struct fl_buf tmp;
+    fl_buf_init(&tmp);
+    /* An image is a db image; reuse the backup decoder by wrapping nothing. */
+    if (srv_backup_open(p, n, true, &img) != SRV_BACKUP_OK) {
+        fl_buf_close(&tmp);
+        return false;
+    }
+    if (mvcc_snapshot_restore(m->kv, img.mvcc, img.mvcc_len, why) != MVCC_OK) {
+        fl_buf_close(&tmp);
+        return false;
+    }
+    m->n_alarms = 0;
+    for (uint32_t i = 0; i < img.alarms_count && i < SRV_ALARMS_MAX; i++) {
+        m->alarms[m->n_alarms].member = img.alarms[i].member;
+        m->alarms[m->n_alarms].type = img.alarms[i].type;
+        m->n_alarms++;
+    }
+    fl_buf_close(&tmp);
+    return true;
+}
+
+/* ---- the Ready loop ----------------------------------------------------------- */
+
+static void feed_safety_persisted(struct srv_member *m, const struct raft_ready *rd)
+{
+    bool ok = true;
+    if (rd->snapshot)
+        ok = raft_safety_snapshot(m->safety, m->id, rd->snapshot->index, rd->snapshot->term);
+    for (size_t i = 0; i < rd->entries_count; i++) {
+        const struct raft_entry *e = &rd->entries[i];
+        ok = raft_safety_append(m->safety, m->id, e->index, e->term, entry_hash(e)) && ok;
+    }
+    if (rd->hard_state_changed)
+        ok = raft_safety_commit(m->safety, m->id, rd->hard_state.commit) && ok;
+    safety_check(m, ok);
+}
+
+/* Writes what the ready asks to persist. Returns true when an fsync was started
+ * (the rest continues in on_ready_synced), false when nothing needed a sync. Sets
+ * *crashed when a failpoint killed the process. */
+static bool persist_ready(struct srv_member *m, bool *crashed);
+
+static void after_persist(struct srv_member *m);
+
+static void on_ready_synced(struct sim_world *w, int proc, int err, void *ctx)
+{
+    struct srv_member *m = ctx;
+    if (m->stopping)
+        return;
+    if (err) {
+        /* etcd panics on a failed fsync: the process dies, the disk keeps what synced. */
+        fl_log(FL_LOG_INFO, "member %d: fsync failed (%s), crashing", m->node, fl_strerror(err));
+        sim_proc_kill(w, proc);
+        return;
+    }
+    after_persist(m);
+    m->persisting = false;
+    srv_member_process(m);
+}
+
+static void install_snapshot(struct srv_member *m, const struct raft_snapshot *s)
+{
+    struct sim_fault_hit hit;
+    if (flt_check(m->w, "server/before_apply_snapshot", &hit) == SIM_FAULT_CRASH)
+        return;
+    snap_file_write(m->w, m->proc, s->index, s->term, &s->conf, s->data, s->len);
+    srv_wal_put_snapshot(&m->scratch, s->index, s->term, true);
+    srv_wal_state_reset(&m->log);
+    m->log.snap_index = s->index;
+    m->log.snap_term = s->term;
+    if (!member_load_image(m, s->data, s->len, MVCC_RESTORE_RAFT_SNAPSHOT))
+        FL_ASSERTF(false, "member %d: leader snapshot at %" PRIu64 " does not decode", m->node,
+                   s->index);
+    m->applied = s->index;
+    m->snap_index = s->index;
+    m->applied_since_snap = 0;
+    m->applied_conf = s->conf;
+    mvcc_set_applied_index(m->kv, s->index);
+    safety_check(m, raft_safety_snapshot(m->safety, m->id, s->index, s->term));
+    srv_member_event(m, SRV_EV_SNAPSHOT_APPLIED, "installed the leader's snapshot");
+}
+
+static bool persist_ready(struct srv_member *m, bool *crashed)
+{
+    const struct raft_ready *rd = &m->rd;
+    bool term_or_vote = rd->hard_state_changed &&
+                        (rd->hard_state.term != m->log.term || rd->hard_state.vote != m->log.vote);
+    bool must_sync = rd->snapshot || rd->entries_count || term_or_vote;
+    *crashed = false;
+    if (!rd->snapshot && !rd->entries_count && !rd->hard_state_changed)
+        return false;
+    struct sim_fault_hit hit;
+    enum sim_fault f = flt_check(m->w, "raft/before_save", &hit);
+    if (f == SIM_FAULT_CRASH) {
+        *crashed = true;
+        return false;
+    }
+    fl_buf_reset(&m->scratch);
+    if (rd->snapshot) {
+        install_snapshot(m, rd->snapshot);
+        if (!sim_proc_alive(m->w, m->proc) || sim_proc_state(m->w, m->proc) == SIM_PROC_DOWN) {
+            *crashed = true;
+            return false;
+        }
+    }
+    for (size_t i = 0; i < rd->entries_count; i++) {
+        const struct raft_entry *e = &rd->entries[i];
+        srv_wal_put_entry(&m->scratch, e->term, e->index, e->type, e->data, e->len);
+        srv_wal_state_append(&m->log, e->term, e->index, e->type, e->data, e->len);
+    }
+    if (rd->hard_state_changed) {
+        srv_wal_put_hardstate(&m->scratch, rd->hard_state.term, rd->hard_state.vote,
+                              rd->hard_state.commit);
+        m->log.term = rd->hard_state.term;
+        m->log.vote = rd->hard_state.vote;
+        m->log.commit = rd->hard_state.commit;
+    }
+    int err = disk_append(m->w, m->proc, m->wal_name, m->scratch.data, m->scratch.len);
+    if (err == FL_EIO) {
+        sim_proc_kill(m->w, m->proc);
+        *crashed = true;
+        return false;
+    }
+    if (!must_sync)
+        return false;
+    if (FL_BUG(RAFT_ACK_BEFORE_FSYNC) && rd->msgs_count) {
+        srv_peer_send_msgs(m, rd->msgs, rd->msgs_count);
+        m->sent_early = true;
+    }
+    m->persisting = true;
+    disk_fsync(m->w, m->proc, m->wal_name, on_ready_synced, m);
+    return true;
+}
+
+static void maybe_snapshot(struct srv_member *m)
+{
+    const struct srv_config *c = srv_member_config(m);
+    if (m->applied <= m->snap_index || m->applied - m->snap_index < c->snapshot_count)
+        return;
+    struct fl_buf img;
+    fl_buf_init(&img);
+    srv_member_image(m, &img, 0);
+    uint64_t term = raft_entry_term(m->raft, m->applied);
+    if (raft_compact(m->raft, m->applied, img.data, img.len) != FL_OK) {
+        fl_buf_close(&img);
+        return;
+    }
+    snap_file_write(m->w, m->proc, m->applied, term, &m->applied_conf, img.data, img.len);
+    fl_buf_close(&img);
+    m->snap_index = m->applied;
+    m->log.snap_index = m->applied;
+    m->log.snap_term = term;
+    uint64_t first = raft_first_index(m->raft);
+    if (first > 0)
+        srv_wal_state_compact(&m->log, first - 1);
+    wal_rotate(m);
+    char d[64];
+    snprintf(d, sizeof d, "snapshot at index %" PRIu64, m->applied);
+    srv_member_event(m, SRV_EV_SNAPSHOT, d);
+}
+
+static void handle_soft_state(struct srv_member *m, const struct raft_ready *rd)
+{
+    if (!rd->soft_state_changed)
+        return;
+    bool was_leader = m->role == RAFT_LEADER;
+    uint64_t old_leader = m->leader;
+    m->role = rd->role;
+    m->leader = rd->leader;
+    if (rd->role == RAFT_LEADER && !was_leader) {
+        safety_check(m, raft_safety_leader(m->safety, m->id, raft_term(m->raft)));
+        const struct srv_config *c = srv_member_config(m);
+        mvcc_lease_promote(m->kv, srv_member_now(m), c->election_ms * FL_MS);
+        mvcc_autocompact_close(&m->ac);
+        enum mvcc_autocompact_mode acm =
+            c->auto_compaction_mode == SRV_AUTOCOMPACT_REVISION   ? MVCC_AUTOCOMPACT_REVISION
+            : c->auto_compaction_mode == SRV_AUTOCOMPACT_PERIODIC ? MVCC_AUTOCOMPACT_PERIODIC
+                                                                  : MVCC_AUTOCOMPACT_OFF;
+        mvcc_autocompact_init(&m->ac, acm, c->auto_compaction_retention, sim_now_ns(m->w));
+    } else if (rd->role != RAFT_LEADER && was_leader) {
+        safety_check(m, raft_safety_not_leader(m->safety, m->id));
+        mvcc_lease_demote(m->kv);
+    }
+    if (m->leader != RAFT_NONE)
+        m->last_leader_contact_ns = srv_member_now(m);
+    if (old_leader != m->leader)
+        srv_rpc_leader_changed(m);
+}
+
+static void emit_raft_events(struct srv_member *m, const struct raft_ready *rd)
+{
+    for (size_t i = 0; i < rd->events_count; i++) {
+        const struct raft_event *ev = &rd->events[i];
+        char detail[200];
+        if (ev->peer)
+            snprintf(detail, sizeof detail, "%s%speer=%d", ev->detail, ev->detail[0] ? " " : "",
+                     srv_cluster_dir_node(m->cl, ev->peer));
+        else
+            snprintf(detail, sizeof detail, "%s", ev->detail);
+        srv_cluster_emit(m->cl, m->node, m->id, raft_event_kind_name(ev->kind), ev->term, detail);
+    }
+}
+
+static void after_persist(struct srv_member *m)
+{
+    struct raft_ready *rd = &m->rd;
+    feed_safety_persisted(m, rd);
+    if (!m->sent_early && rd->msgs_count)
+        srv_peer_send_msgs(m, rd->msgs, rd->msgs_count);
+    m->sent_early = false;
+    handle_soft_state(m, rd);
+    bool ok = true;
+    for (size_t i = 0; i < rd->committed_count && !m->stopping; i++) {
+        const struct raft_entry *e = &rd->committed[i];
+        if (e->index <= m->applied)
+            continue;
+        srv_apply_entry(m, e);
+        m->applied = e->index;
+        mvcc_set_applied_index(m->kv, e->index);
+        ok = raft_safety_apply(m->safety, m->id, e->index, e->term, entry_hash(e)) && ok;
+    }
+    safety_check(m, ok);
+    for (size_t i = 0; i < rd->reads_count; i++) {
+        struct srv_waiter *wt = srv_waiter_find(m, rd->reads[i].context);
+        if (wt && wt->kind == SRV_WAIT_READ) {
+            wt->read_index = rd->reads[i].index;
+            wt->read_ready = true;
+        }
+    }
+    emit_raft_events(m, rd);
+    raft_advance(m->raft, rd);
+    maybe_snapshot(m);
+    srv_rpc_after_apply(m);
+}
+
+void srv_member_process(struct srv_member *m)
+{
+    int guard = 0;
+    while (!m->persisting && !m->stopping && raft_has_ready(m->raft)) {
+        FL_ASSERT(++guard < 1000000);
+        raft_ready(m->raft, &m->rd);
+        bool crashed = false;
+        if (persist_ready(m, &crashed))
+            return;
+        if (crashed)
+            return;
+        after_persist(m);
+    }
+}
+
+/* ---- tick ----------------------------------------------------------------------- */
+
+static void member_tick(struct sim_world *w, void *ctx)
+{
+    struct srv_member *m = ctx;
+    m->tick_timer = sim_timer_start(w, m->proc, m->tick_ns, member_tick, m);
+    if (m->removed)
+        return;
+    m->ticks++;
+    raft_tick(m->raft);
+    if (raft_leader(m->raft) == RAFT_NONE)
+        m->no_leader_ticks++;
+    else
+        m->no_leader_ticks = 0;
+    srv_rpc_tick(m);
+    srv_member_process(m);
+}
+
+/* ---- boot and recovery ------------------------------------------------------------ */
+
+static void wal_start_fresh(struct srv_member *m)
+{
+    m->wal_seq = 1;
+    wal_segment_name(m->wal_name, sizeof m->wal_name, m->wal_seq);
+    struct fl_buf b;
+    fl_buf_init(&b);
+    srv_wal_put_meta(&b, m->id, m->cluster_id);
+    m->log.member_id = m->id;
+    m->log.cluster_id = m->cluster_id;
+    disk_write(m->w, m->proc, m->wal_name, 0, b.data, b.len);
+    fl_buf_close(&b);
+}
+
+struct srv_member *srv_member_boot(struct srv_cluster *cl, int node, int proc, uint64_t id,
+                                   uint64_t cluster_id, const uint64_t *voters, size_t n_voters)
+{
+    struct srv_member *m = member_alloc(cl, node, proc, id, cluster_id, 0);
+    wal_start_fresh(m);
+    int err = raft_bootstrap(m->raft, voters, n_voters);
+    FL_ASSERT(err == FL_OK);
+    member_start(m);
+    srv_member_process(m);
+    return m;
+}
+
+struct srv_member *srv_member_join(struct srv_cluster *cl, int node, int proc, uint64_t id,
+                                   uint64_t cluster_id)
+{
+    struct srv_member *m = member_alloc(cl, node, proc, id, cluster_id, 0);
+    wal_start_fresh(m);
+    disk_fsync(m->w, m->proc, m->wal_name, NULL, NULL);
+    member_start(m);
+    return m;
+}
+
+static void replay_wal(struct sim_world *w, int proc, struct srv_wal_state *st, uint64_t *seq,
+                       char *name, size_t name_cap)
+{
+    struct name_list l = {0};
+    disk_list(w, proc, "wal/", collect_name, &l);
+    *seq = 0;
+    for (size_t i = 0; i < l.n; i++) {
+        const uint8_t *p;
+        size_t n;
+        if (disk_view(w, proc, l.names[i], &p, &n) != FL_OK)
+            continue;
+        srv_wal_replay(st, p, n);
+        if (st->torn)
+            disk_truncate(w, proc, l.names[i], st->valid_bytes); /* drop the torn tail */
+        uint64_t s = strtoull(l.names[i] + 4, NULL, 16);
+        if (s >= *seq) {
+            *seq = s;
+            snprintf(name, name_cap, "%s", l.names[i]);
+        }
+    }
+    name_list_free(&l);
+}
+
+struct srv_member *srv_member_recover(struct srv_cluster *cl, int node, int proc)
+{
+    struct sim_world *w = srv_cluster_world(cl);
+    struct srv_wal_state st;
+    srv_wal_state_init(&st);
+    uint64_t seq = 0;
+    char name[48] = "";
+    replay_wal(w, proc, &st, &seq, name, sizeof name);
+    if (!st.member_id) {
+        srv_wal_state_close(&st);
+        return NULL; /* never persisted its identity: the caller boots it afresh */
+    }
+    struct raft_snapshot snap;
+    memset(&snap, 0, sizeof snap);
+    uint8_t *snap_data = NULL;
+    size_t snap_len = 0;
+    bool have_snap =
+        snap_file_read(w, proc, &snap.index, &snap.term, &snap.conf, &snap_data, &snap_len);
+    snap.data = snap_data;
+    snap.len = snap_len;
+
+    struct srv_member *m =
+        member_alloc(cl, node, proc, st.member_id, st.cluster_id, have_snap ? snap.index : 0);
+    if (have_snap) {
+        bool ok = member_load_image(m, snap_data, snap_len, MVCC_RESTORE_RESTART);
+        FL_ASSERTF(ok, "member %d: snapshot file does not decode", node);
+        m->applied = snap.index;
+        m->snap_index = snap.index;
+        m->applied_conf = snap.conf;
+        mvcc_set_applied_index(m->kv, snap.index);
+        /* Entries after a snapshot that do not continue it belong to a log the
+         * snapshot replaced (a crash between the snapshot file and its WAL record). */
+        for (size_t i = 0; i < st.n_entries; i++) {
+            if (st.entries[i].index == snap.index && st.entries[i].term != snap.term) {
+                srv_wal_state_reset(&st);
+                break;
+            }
+        }
+        if (st.n_entries && st.entries[0].index > snap.index + 1)
+            srv_wal_state_reset(&st);
+        srv_wal_state_compact(&st, snap.index);
+    }
+    struct raft_entry *ents = fl_calloc(st.n_entries + 1, sizeof *ents);
+    for (size_t i = 0; i < st.n_entries; i++) {
+        ents[i].index = st.entries[i].index;
+        ents[i].term = st.entries[i].term;
+        ents[i].type = (enum raft_entry_type)st.entries[i].type;
+        ents[i].data = st.entries[i].data;
+        ents[i].len = st.entries[i].len;
+    }
+    struct raft_hard_state hs = {st.term, st.vote, st.commit};
+    int err = raft_restore(m->raft, &hs, have_snap ? &snap : NULL, ents, st.n_entries);
+    FL_ASSERTF(err == FL_OK, "member %d: raft_restore failed (%s)", node, fl_strerror(err));
+    free(ents);
+    free(snap_data);
+
+    srv_wal_state_close(&m->log);
+    m->log = st; /* the mirror is what the disk holds */
+    m->wal_seq = seq;
+    snprintf(m->wal_name, sizeof m->wal_name, "%s", name);
+    m->term = st.term;
+    uint64_t last = raft_last_index(m->raft);
+    safety_check(m, raft_safety_restart(m->safety, m->id, last));
+    member_start(m);
+    srv_member_process(m);
+    return m;
+}
+
+int srv_disk_write_restored(struct sim_world *w, int proc, uint64_t member_id, uint64_t cluster_id,
+                            const struct srv_db_image *img, const struct raft_conf_state *conf,
+                            uint64_t index)
+{
+    disk_wipe(w, proc);
+    struct fl_buf db;
+    fl_buf_init(&db);
+    struct srv_db_image copy = *img;
+    copy.cluster_id = cluster_id;
+    copy.index = index;
+    copy.term = 1;
+    copy.members_count = 0;
+    srv_db_encode(&copy, 0, &db);
+    snap_file_write(w, proc, index, 1, conf, db.data, db.len);
+    fl_buf_close(&db);
+    struct fl_buf b;
+    fl_buf_init(&b);
+    srv_wal_put_meta(&b, member_id, cluster_id);
+    srv_wal_put_snapshot(&b, index, 1, true);
+    srv_wal_put_hardstate(&b, 1, 0, index);
+    char name[48];
+    wal_segment_name(name, sizeof name, 1);
+    int err = disk_write(w, proc, name, 0, b.data, b.len);
+    fl_buf_close(&b);
+    return err;
+}
+
+void srv_member_status(struct srv_member *m, struct srv_member_status *out)
+{
+    memset(out, 0, sizeof *out);
+    struct raft_status st;
+    raft_status_get(m->raft, &st);
+    out->member_id = m->id;
+    out->cluster_id = m->cluster_id;
+    out->leader_id = st.leader;
+    out->raft_term = st.term;
+    out->raft_index = st.last_index;
+    out->raft_applied = m->applied;
+    out->commit_index = st.commit;
+    out->revision = mvcc_current_rev(m->kv);
+    out->compact_revision = mvcc_compact_rev(m->kv);
+    out->db_size_bytes = mvcc_size_bytes(m->kv);
+    out->db_size_in_use_bytes = mvcc_live_bytes(m->kv);
+    out->is_learner = raft_conf_is_learner(&st.conf, m->id);
+    out->nospace_alarm = srv_alarm_active(m, RPC__ALARM_TYPE__NOSPACE);
+    out->last_quorum_contact_ns = m->last_leader_contact_ns;
+}

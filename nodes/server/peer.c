@@ -1,0 +1,356 @@
+/*
+ * peer.c: the peer transport of a member (etcd's rafthttp streams, simulated). Each
+ * member opens one connection to each peer it sends to and accepts one from each peer
+ * that sends to it; a frame is a raftpb.PeerFrame holding the messages of one ready
+ * for that peer. A broken connection is reported to Raft (unreachable, failed
+ * snapshot) and re-opened on the next send. Every frame carries the sender's cluster
+ * ID; a frame from another cluster is refused and answered with a refusal, which the
+ * sender reports as a node event ("etcdserver: cluster ID mismatch").
+ *
+ * Owns: the sockets in m->peers (outgoing) and the accepted peer sockets (bound to
+ * the member, closed by the simulator when the process dies).
+ */
+#include "nodes/server/srv_int.h"
+
+static struct srv_peer *peer_get(struct srv_member *m, uint64_t id)
+{
+    for (size_t i = 0; i < m->n_peers; i++)
+        if (m->peers[i].id == id)
+            return &m->peers[i];
+    if (m->n_peers == m->cap_peers) {
+        m->cap_peers = m->cap_peers ? m->cap_peers * 2 : 8;
+        m->peers = fl_realloc(m->peers, m->cap_peers * sizeof *m->peers);
+    }
+    struct srv_peer *p = &m->peers[m->n_peers++];
+    memset(p, 0, sizeof *p);
+    p->id = id;
+    p->proc = -1;
+    p->connected_since_ns = -1;
+    return p;
+}
+
+static struct srv_peer *peer_by_sock(struct srv_member *m, net_sock s)
+{
+    for (size_t i = 0; i < m->n_peers; i++)
+        if (m->peers[i].out == s)
+            return &m->peers[i];
+    return NULL;
+}
+
+bool srv_peer_active(struct srv_member *m, uint64_t id)
+{
+    for (size_t i = 0; i < m->n_peers; i++)
+        if (m->peers[i].id == id)
+            return m->peers[i].out && m->peers[i].connected_since_ns >= 0 &&
+                   net_sock_open(m->w, m->peers[i].out);
+    return false;
+}
+
+/* ---- conversions ---------------------------------------------------------------- */
+
+static void msg_to_pb(const struct raft_msg *in, Raftpb__Message *out, Raftpb__Entry *ents,
+                      Raftpb__Entry **eptrs, Raftpb__Snapshot *snap, Raftpb__ConfState *cs)
+{
+    raftpb__message__init(out);
+    out->type = (uint32_t)in->type;
+    out->from = in->from;
+    out->to = in->to;
+    out->term = in->term;
+    out->log_term = in->log_term;
+    out->index = in->index;
+    out->commit = in->commit;
+    out->context = in->context;
+    out->reject = in->reject;
+    out->reject_hint = in->reject_hint;
+    out->hint_term = in->hint_term;
+    for (size_t i = 0; i < in->entries_count; i++) {
+        raftpb__entry__init(&ents[i]);
+        ents[i].index = in->entries[i].index;
+        ents[i].term = in->entries[i].term;
+        ents[i].type = (uint32_t)in->entries[i].type;
+        ents[i].data.data = (uint8_t *)in->entries[i].data;
+        ents[i].data.len = in->entries[i].len;
+        eptrs[i] = &ents[i];
+    }
+    out->n_entries = in->entries_count;
+    out->entries = eptrs;
+    if (in->snapshot) {
+        raftpb__snapshot__init(snap);
+        raftpb__conf_state__init(cs);
+        snap->index = in->snapshot->index;
+        snap->term = in->snapshot->term;
+        cs->n_voters = in->snapshot->conf.voters_count;
+        cs->voters = (uint64_t *)in->snapshot->conf.voters;
+        cs->n_learners = in->snapshot->conf.learners_count;
+        cs->learners = (uint64_t *)in->snapshot->conf.learners;
+        snap->conf = cs;
+        snap->data.data = (uint8_t *)in->snapshot->data;
+        snap->data.len = in->snapshot->len;
+        out->snapshot = snap;
+    }
+}
+
+/* Fills a raft_msg from a decoded message; entries go into ents (cap n_entries). */
+static bool msg_from_pb(const Raftpb__Message *in, struct raft_msg *out, struct raft_entry *ents,
+                        struct raft_snapshot *snap)
+{
+    if (in->type >= RAFT_MSG_TYPE_COUNT)
+        return false;
+    memset(out, 0, sizeof *out);
+    out->type = (enum raft_msg_type)in->type;
+    out->from = in->from;
+    out->to = in->to;
+    out->term = in->term;
+    out->log_term = in->log_term;
+    out->index = in->index;
+    out->commit = in->commit;
+    out->context = in->context;
+    out->reject = in->reject;
+    out->reject_hint = in->reject_hint;
+    out->hint_term = in->hint_term;
+    for (size_t i = 0; i < in->n_entries; i++) {
+        ents[i].index = in->entries[i]->index;
+        ents[i].term = in->entries[i]->term;
+        ents[i].type = (enum raft_entry_type)in->entries[i]->type;
+        ents[i].data = in->entries[i]->data.data;
+        ents[i].len = in->entries[i]->data.len;
+    }
+    out->entries = ents;
+    out->entries_count = in->n_entries;
+    if (in->snapshot) {
+        memset(snap, 0, sizeof *snap);
+        snap->index = in->snapshot->index;
+        snap->term = in->snapshot->term;
+        const Raftpb__ConfState *cs = in->snapshot->conf;
+        if (cs) {
+            if (cs->n_voters > RAFT_NODES_MAX || cs->n_learners > RAFT_NODES_MAX)
+                return false;
+            snap->conf.voters_count = (uint32_t)cs->n_voters;
+            memcpy(snap->conf.voters, cs->voters, cs->n_voters * sizeof(uint64_t));
+            snap->conf.learners_count = (uint32_t)cs->n_learners;
+            memcpy(snap->conf.learners, cs->learners, cs->n_learners * sizeof(uint64_t));
+        }
+        snap->data = in->snapshot->data.data;
+        snap->len = in->snapshot->data.len;
+        out->snapshot = snap;
+    }
+    return true;
+}
+
+/* ---- incoming ------------------------------------------------------------------- */
+
+static void peer_refuse(struct srv_member *m, net_sock s, const Raftpb__PeerFrame *f)
+{
+    Raftpb__PeerFrame r = RAFTPB__PEER_FRAME__INIT;
+    r.cluster_id = m->cluster_id;
+    r.from_member = m->id;
+    r.to_member = f->from_member;
+    r.refused = true;
+    r.error = (char *)rpc_err_text(RPC_ERR_CLUSTER_ID_MISMATCH);
+    size_t n = raftpb__peer_frame__get_packed_size(&r);
+    uint8_t *buf = fl_malloc(n + 1);
+    raftpb__peer_frame__pack(&r, buf);
+    net_send(m->w, s, buf, n);
+    free(buf);
+}
+
+static void step_frame(struct srv_member *m, const Raftpb__PeerFrame *f)
+{
+    size_t cap = 0;
+    for (size_t i = 0; i < f->n_msgs; i++)
+        cap = FL_MAX(cap, f->msgs[i]->n_entries);
+    struct raft_entry *ents = fl_calloc(cap + 1, sizeof *ents);
+    struct raft_snapshot snap;
+    for (size_t i = 0; i < f->n_msgs; i++) {
+        struct raft_msg msg;
+        if (!msg_from_pb(f->msgs[i], &msg, ents, &snap) || msg.to != m->id)
+            continue;
+        if (msg.from == raft_leader(m->raft) &&
+            (msg.type == RAFT_MSG_APPEND || msg.type == RAFT_MSG_HEARTBEAT ||
+             msg.type == RAFT_MSG_SNAPSHOT))
+            m->last_leader_contact_ns = srv_member_now(m);
+        raft_step(m->raft, &msg);
+        if (m->stopping)
+            break;
+    }
+    free(ents);
+}
+
+static void on_peer_message(struct sim_world *w, net_sock s, const uint8_t *p, size_t n, void *ctx)
+{
+    struct srv_member *m = ctx;
+    if (m->stopping || m->removed)
+        return;
+    Raftpb__PeerFrame *f = raftpb__peer_frame__unpack(NULL, n, p);
+    if (!f)
+        return; /* garbage: etcd drops it */
+    if (f->refused) {
+        char d[160];
+        snprintf(d, sizeof d, "refused by the member on process %d: %s", net_sock_peer(w, s),
+                 f->error ? f->error : "");
+        srv_member_event(m, SRV_EV_PEER_REFUSED, d);
+    } else if (f->cluster_id != m->cluster_id) {
+        peer_refuse(m, s, f);
+    } else if (f->to_member == m->id) {
+        step_frame(m, f);
+        for (size_t i = 0; i < f->n_lease_renews && !m->stopping; i++)
+            srv_rpc_on_renew(m, f->from_member, f->lease_renews[i]);
+        srv_member_process(m);
+    }
+    raftpb__peer_frame__free_unpacked(f, NULL);
+}
+
+static void on_peer_in_close(struct sim_world *w, net_sock s, int reason, void *ctx)
+{
+    (void)w;
+    (void)s;
+    (void)reason;
+    (void)ctx;
+}
+
+static void on_peer_accept(struct sim_world *w, net_sock s, int peer, void *ctx)
+{
+    (void)peer;
+    static const struct net_sock_ops ops = {NULL, on_peer_message, on_peer_in_close};
+    net_sock_bind(w, s, &ops, ctx);
+}
+
+int srv_peer_listen(struct srv_member *m)
+{
+    return net_listen(m->w, m->proc, SRV_PEER_PORT, on_peer_accept, m);
+}
+
+/* ---- outgoing ------------------------------------------------------------------- */
+
+static void on_out_open(struct sim_world *w, net_sock s, void *ctx)
+{
+    struct srv_member *m = ctx;
+    struct srv_peer *p = peer_by_sock(m, s);
+    if (p)
+        p->connected_since_ns = sim_now_ns(w);
+}
+
+static void on_out_close(struct sim_world *w, net_sock s, int reason, void *ctx)
+{
+    (void)w;
+    (void)reason;
+    struct srv_member *m = ctx;
+    struct srv_peer *p = peer_by_sock(m, s);
+    if (!p || m->stopping)
+        return;
+    p->out = 0;
+    p->connected_since_ns = -1;
+    raft_report_unreachable(m->raft, p->id);
+    struct raft_progress pr;
+    if (raft_progress_get(m->raft, p->id, &pr) == FL_OK && pr.state == RAFT_PR_SNAPSHOT)
+        raft_report_snapshot(m->raft, p->id, false);
+    srv_member_process(m);
+}
+
+/* The outgoing socket to peer id, connecting when needed; 0 when the peer's address
+ * is unknown or this process is down. */
+static net_sock peer_sock(struct srv_member *m, uint64_t id)
+{
+    struct srv_peer *p = peer_get(m, id);
+    int proc = srv_cluster_dir_proc(m->cl, id);
+    if (proc < 0)
+        return 0;
+    if (p->out && p->proc != proc) {
+        net_close(m->w, p->out);
+        p->out = 0;
+    }
+    if (!p->out) {
+        static const struct net_sock_ops ops = {on_out_open, NULL, on_out_close};
+        p->proc = proc;
+        p->connected_since_ns = -1;
+        p->out = net_connect(m->w, m->proc, proc, SRV_PEER_PORT, &ops, m);
+    }
+    return p->out;
+}
+
+static void send_frame(struct srv_member *m, uint64_t to, Raftpb__PeerFrame *f)
+{
+    net_sock s = peer_sock(m, to);
+    if (!s)
+        return;
+    f->cluster_id = m->cluster_id;
+    f->from_member = m->id;
+    f->to_member = to;
+    size_t n = raftpb__peer_frame__get_packed_size(f);
+    fl_buf_reset(&m->scratch);
+    fl_buf_reserve(&m->scratch, n + 1);
+    raftpb__peer_frame__pack(f, m->scratch.data);
+    if (net_send(m->w, s, m->scratch.data, n) != FL_OK) {
+        struct srv_peer *p = peer_get(m, to);
+        net_close(m->w, p->out);
+        p->out = 0;
+        p->connected_since_ns = -1;
+    }
+}
+
+void srv_peer_send_msgs(struct srv_member *m, const struct raft_msg *msgs, size_t n)
+{
+    /* Group consecutive messages by destination, keeping their order per peer. */
+    bool *done = fl_calloc(n + 1, sizeof *done);
+    Raftpb__Message *pm = fl_calloc(n + 1, sizeof *pm);
+    Raftpb__Message **pptr = fl_calloc(n + 1, sizeof *pptr);
+    Raftpb__Snapshot *snaps = fl_calloc(n + 1, sizeof *snaps);
+    Raftpb__ConfState *css = fl_calloc(n + 1, sizeof *css);
+    size_t total_ents = 0;
+    for (size_t i = 0; i < n; i++)
+        total_ents += msgs[i].entries_count;
+    Raftpb__Entry *ents = fl_calloc(total_ents + 1, sizeof *ents);
+    Raftpb__Entry **eptrs = fl_calloc(total_ents + 1, sizeof *eptrs);
+    size_t eoff = 0;
+    for (size_t i = 0; i < n; i++) {
+        msg_to_pb(&msgs[i], &pm[i], ents + eoff, eptrs + eoff, &snaps[i], &css[i]);
+        eoff += msgs[i].entries_count;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (done[i])
+            continue;
+        uint64_t to = msgs[i].to;
+        size_t k = 0;
+        for (size_t j = i; j < n; j++) {
+            if (!done[j] && msgs[j].to == to) {
+                pptr[k++] = &pm[j];
+                done[j] = true;
+            }
+        }
+        Raftpb__PeerFrame f = RAFTPB__PEER_FRAME__INIT;
+        f.n_msgs = k;
+        f.msgs = pptr;
+        send_frame(m, to, &f);
+        /* A snapshot that left on an open connection counts as delivered: the
+         * connection breaks (and reports failure) if it is lost. */
+        for (size_t j = 0; j < k; j++)
+            if (pptr[j]->type == RAFT_MSG_SNAPSHOT)
+                raft_report_snapshot(m->raft, to, peer_get(m, to)->out != 0);
+    }
+    free(done);
+    free(pm);
+    free(pptr);
+    free(snaps);
+    free(css);
+    free(ents);
+    free(eptrs);
+}
+
+void srv_peer_send_renew(struct srv_member *m, uint64_t to, const Raftpb__LeaseRenew *lr)
+{
+    Raftpb__PeerFrame f = RAFTPB__PEER_FRAME__INIT;
+    Raftpb__LeaseRenew *arr[1] = {(Raftpb__LeaseRenew *)lr};
+    f.n_lease_renews = 1;
+    f.lease_renews = arr;
+    send_frame(m, to, &f);
+}
+
+void srv_peers_close(struct srv_member *m)
+{
+    for (size_t i = 0; i < m->n_peers; i++) {
+        if (m->peers[i].out)
+            net_close(m->w, m->peers[i].out);
+        m->peers[i].out = 0;
+    }
+    net_unlisten(m->w, m->proc, SRV_PEER_PORT);
+}

@@ -1,0 +1,250 @@
+/*
+ * srv_int.h: internals shared by the files of nodes/server (member.c drives Raft and
+ * persistence, peer.c the peer transport, rpc.c the client RPC, apply.c the apply
+ * loop, cluster.c the cluster helper). Not a public header.
+ *
+ * One struct srv_member is one incarnation of a member on its sim process: it is
+ * created at boot or restart and freed when the process is killed. Everything that
+ * must survive a kill is on the simulated disk.
+ */
+#ifndef FL_SERVER_SRV_INT_H
+#define FL_SERVER_SRV_INT_H
+
+#include "checkers/raft_safety.h"
+#include "harness/common/bugs.h"
+#include "harness/fault/fault.h"
+#include "harness/sim/sim.h"
+#include "nodes/mvcc/mvcc.h"
+#include "nodes/proto/errors.h"
+#include "nodes/proto/raft.pb-c.h"
+#include "nodes/proto/rpc.pb-c.h"
+#include "nodes/raft/raft.h"
+#include "nodes/server/backup.h"
+#include "nodes/server/cluster.h"
+#include "nodes/server/wal.h"
+
+#define SRV_EV_PEER_REFUSED "peer_refused"
+
+/* Where a response goes: a client connection (sock, call_id) or a control callback. */
+struct srv_reply {
+    net_sock sock;
+    uint64_t call_id;
+    srv_done_fn done;
+    void *ud;
+};
+
+enum srv_wait_kind {
+    SRV_WAIT_PROPOSAL, /* waits for its entry to be applied */
+    SRV_WAIT_READ,     /* waits for a read index, then applied >= it */
+    SRV_WAIT_LEADER,   /* no leader known: retried on every tick */
+    SRV_WAIT_RENEW     /* a lease keep-alive forwarded to the leader */
+};
+
+/* A request waiting on the member. Owned by the member's waiter array. */
+struct srv_waiter {
+    uint64_t id; /* proposal id, read context or renew id (unique per member) */
+    enum srv_wait_kind kind;
+    struct srv_reply reply;
+    Rpc__ClientMsg *req; /* owned: the request, for reads served later and retries */
+    int64_t deadline_ns;
+    uint64_t read_index;
+    bool read_ready;
+    bool dead; /* answered; removed at the next sweep */
+};
+
+struct srv_peer {
+    uint64_t id;
+    net_sock out;               /* 0: not connected */
+    int proc;                   /* where out goes */
+    int64_t connected_since_ns; /* -1 while not open */
+};
+
+/* One accepted client connection. */
+struct srv_conn {
+    net_sock sock;
+    bool open;
+};
+
+/* A watch stream on a client connection. */
+struct srv_watch {
+    int64_t mvcc_id;
+    net_sock sock;
+    uint64_t call_id;
+    bool require_leader;
+    bool active;
+};
+
+/* A lease keep-alive stream. */
+struct srv_ka_stream {
+    net_sock sock;
+    uint64_t call_id;
+    bool require_leader;
+    bool active;
+};
+
+struct srv_alarm {
+    uint64_t member;
+    uint32_t type; /* RPC__ALARM_TYPE__NOSPACE, ... */
+};
+#define SRV_ALARMS_MAX 16
+
+struct srv_member {
+    struct srv_cluster *cl;
+    struct sim_world *w;
+    int node; /* slot */
+    int proc;
+    uint64_t id, cluster_id;
+    struct raft *raft;
+    struct raft_ready rd;
+    struct mvcc_store *kv;
+    struct mvcc_config kv_cfg;
+    struct raft_safety *safety; /* the cluster's checker for this cluster ID */
+
+    /* persistence */
+    struct srv_wal_state log; /* mirror of what is persisted (entries, hard state) */
+    uint64_t wal_seq;         /* current WAL segment number */
+    char wal_name[48];
+    bool persisting;     /* an fsync of a ready is in flight */
+    bool sent_early;     /* FL_BUG(RAFT_ACK_BEFORE_FSYNC): msgs already sent */
+    uint64_t snap_index; /* last local or installed snapshot */
+    uint64_t applied;
+    uint64_t applied_since_snap;
+    uint64_t old_wal_below;              /* segments below this seq are removable */
+    struct raft_conf_state applied_conf; /* configuration as of the applied index */
+    uint64_t snap_seq;                   /* snapshot files written by this incarnation */
+
+    /* raft soft state */
+    enum raft_role role;
+    uint64_t leader;
+    uint64_t term;
+    int64_t last_leader_contact_ns; /* local clock; leader: quorum acks */
+    int no_leader_ticks;
+
+    /* timers */
+    sim_handle tick_timer;
+    int64_t tick_ns;
+    int ticks;
+
+    /* network */
+    struct srv_peer *peers;
+    size_t n_peers, cap_peers;
+    struct srv_conn *conns;
+    size_t n_conns, cap_conns;
+    struct srv_watch *watches;
+    size_t n_watches, cap_watches;
+    struct srv_ka_stream *kas;
+    size_t n_kas, cap_kas;
+
+    /* requests */
+    struct srv_waiter *waiters;
+    size_t n_waiters, cap_waiters;
+    uint64_t next_req_id;
+
+    /* cluster-wide state applied through Raft */
+    struct srv_alarm alarms[SRV_ALARMS_MAX];
+    uint32_t n_alarms;
+
+    /* maintenance */
+    int64_t blocked_until_ns; /* defrag in progress */
+    struct fl_buf *deferred;  /* client frames received while blocked */
+    size_t n_deferred, cap_deferred;
+    net_sock *deferred_sock;
+    sim_handle unblock_timer;
+    struct mvcc_autocompact ac;
+    int64_t last_progress_ns;
+
+    bool removed;  /* applied its own removal */
+    bool stopping; /* being freed */
+    struct fl_buf scratch;
+};
+
+/* ---- member.c ---- */
+/* Boots a brand-new founding member (empty disk) or restarts one from its disk. */
+struct srv_member *srv_member_boot(struct srv_cluster *cl, int node, int proc, uint64_t id,
+                                   uint64_t cluster_id, const uint64_t *voters, size_t n_voters);
+struct srv_member *srv_member_recover(struct srv_cluster *cl, int node, int proc);
+/* Joining member (added through member add): empty log, learns everything from the
+ * leader. Persists its identity first. */
+struct srv_member *srv_member_join(struct srv_cluster *cl, int node, int proc, uint64_t id,
+                                   uint64_t cluster_id);
+void srv_member_free(struct srv_member *m);
+/* Drives the Raft core until it has nothing ready (or a persist is in flight). */
+void srv_member_process(struct srv_member *m);
+void srv_member_event(struct srv_member *m, const char *kind, const char *detail);
+int64_t srv_member_now(const struct srv_member *m); /* the process's local clock */
+int64_t srv_member_request_timeout_ns(const struct srv_member *m);
+/* Writes the snapshot image of the current state (db image, no padding). */
+void srv_member_image(struct srv_member *m, struct fl_buf *out, int64_t pad_to);
+void srv_member_status(struct srv_member *m, struct srv_member_status *out);
+/* Persists a restored data dir on an empty disk (cluster.c restore). */
+int srv_disk_write_restored(struct sim_world *w, int proc, uint64_t member_id, uint64_t cluster_id,
+                            const struct srv_db_image *img, const struct raft_conf_state *conf,
+                            uint64_t index);
+
+/* ---- peer.c ---- */
+int srv_peer_listen(struct srv_member *m);
+void srv_peer_send_msgs(struct srv_member *m, const struct raft_msg *msgs, size_t n);
+void srv_peer_send_renew(struct srv_member *m, uint64_t to, const Raftpb__LeaseRenew *lr);
+void srv_peers_close(struct srv_member *m);
+bool srv_peer_active(struct srv_member *m, uint64_t id);
+
+/* ---- rpc.c ---- */
+int srv_rpc_listen(struct srv_member *m);
+void srv_rpc_close_all(struct srv_member *m);
+/* Handles one decoded request (takes ownership of req). */
+void srv_rpc_handle(struct srv_member *m, struct srv_reply *reply, Rpc__ClientMsg *req);
+/* Sends msg (header filled here) to reply; frees nothing of msg. */
+void srv_reply_send(struct srv_member *m, const struct srv_reply *reply, Rpc__ServerMsg *msg);
+void srv_reply_error(struct srv_member *m, const struct srv_reply *reply, int method,
+                     enum rpc_err_id err);
+void srv_reply_mvcc_error(struct srv_member *m, const struct srv_reply *reply, int method,
+                          enum mvcc_err err);
+void srv_header_fill(struct srv_member *m, Rpc__ResponseHeader *h);
+/* Serves a linearizable read whose index has been reached, or a local read. */
+void srv_rpc_serve_read(struct srv_member *m, const struct srv_reply *reply,
+                        const Rpc__ClientMsg *req);
+void srv_rpc_tick(struct srv_member *m);        /* timeouts, stream cancels, leases */
+void srv_rpc_after_apply(struct srv_member *m); /* drain watch responses, serve reads */
+void srv_rpc_leader_changed(struct srv_member *m);
+/* A lease renew forwarded by a peer (leader side) or its answer (follower side). */
+void srv_rpc_on_renew(struct srv_member *m, uint64_t from, const Raftpb__LeaseRenew *lr);
+
+/* waiters */
+struct srv_waiter *srv_waiter_add(struct srv_member *m, enum srv_wait_kind kind,
+                                  const struct srv_reply *reply, Rpc__ClientMsg *req);
+struct srv_waiter *srv_waiter_find(struct srv_member *m, uint64_t id);
+void srv_waiter_done(struct srv_member *m, struct srv_waiter *wt);
+void srv_waiters_sweep(struct srv_member *m);
+/* Proposes an internal request; returns 0 or an fl_err (no leader etc). */
+int srv_propose(struct srv_member *m, Raftpb__InternalRequest *ir);
+
+/* ---- apply.c ---- */
+void srv_apply_entry(struct srv_member *m, const struct raft_entry *e);
+bool srv_alarm_active(const struct srv_member *m, uint32_t type);
+/* Translations between rpc.proto and the MVCC core; results borrow store memory. */
+void srv_kv_to_pb(const struct mvcc_kv *kv, Rpc__KeyValue *out);
+
+/* ---- cluster.c ---- */
+struct sim_world *srv_cluster_world(struct srv_cluster *cl);
+/* proc of the process running member id, -1 when unknown. */
+int srv_cluster_dir_proc(struct srv_cluster *cl, uint64_t member_id);
+int srv_cluster_dir_node(struct srv_cluster *cl, uint64_t member_id);
+/* The online checker for a cluster ID (created on first use). */
+struct raft_safety *srv_cluster_safety(struct srv_cluster *cl, uint64_t cluster_id);
+/* A member fed its checker and it failed: record and stop the world. */
+void srv_cluster_safety_failed(struct srv_cluster *cl, struct srv_member *m);
+void srv_cluster_emit(struct srv_cluster *cl, int node, uint64_t member_id, const char *kind,
+                      uint64_t term, const char *detail);
+/* Member add: the slot that will run the new member (node 0: a new slot), created
+ * with its process when needed; remembers that member_id runs there. Returns the
+ * node, or -1 when no slot can be made. */
+int srv_cluster_dir_register(struct srv_cluster *cl, int node, uint64_t member_id);
+/* The proposer applied a member add: start the new member on its slot (idempotent). */
+void srv_cluster_start_joiner(struct srv_cluster *cl, int node, uint64_t member_id,
+                              uint64_t cluster_id);
+/* The member applied its own removal: the cluster stops its process. */
+void srv_cluster_member_removed(struct srv_cluster *cl, int node);
+uint64_t srv_cluster_rand(struct srv_cluster *cl); /* the "server/ids" stream */
+const struct srv_config *srv_member_config(const struct srv_member *m);
+
+#endif

@@ -1,0 +1,248 @@
+/*
+ * wal.c: WAL record encoding and replay (see wal.h). No I/O here.
+ */
+#include "nodes/server/wal.h"
+
+void srv_put_u32(struct fl_buf *b, uint32_t v)
+{
+    uint8_t x[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
+    fl_buf_append(b, x, 4);
+}
+
+void srv_put_u64(struct fl_buf *b, uint64_t v)
+{
+    srv_put_u32(b, (uint32_t)v);
+    srv_put_u32(b, (uint32_t)(v >> 32));
+}
+
+void srv_put_bytes(struct fl_buf *b, const void *p, size_t n)
+{
+    FL_ASSERT(n <= UINT32_MAX);
+    srv_put_u32(b, (uint32_t)n);
+    if (n)
+        fl_buf_append(b, p, n);
+}
+
+uint32_t srv_get_u32(struct srv_reader *r)
+{
+    if (r->bad || r->n - r->off < 4) {
+        r->bad = true;
+        return 0;
+    }
+    const uint8_t *q = r->p + r->off;
+    r->off += 4;
+    return (uint32_t)q[0] | (uint32_t)q[1] << 8 | (uint32_t)q[2] << 16 | (uint32_t)q[3] << 24;
+}
+
+uint64_t srv_get_u64(struct srv_reader *r)
+{
+    uint64_t lo = srv_get_u32(r);
+    uint64_t hi = srv_get_u32(r);
+    return lo | hi << 32;
+}
+
+size_t srv_get_bytes(struct srv_reader *r, const uint8_t **out)
+{
+    size_t n = srv_get_u32(r);
+    if (r->bad || r->n - r->off < n) {
+        r->bad = true;
+        *out = NULL;
+        return 0;
+    }
+    *out = r->p + r->off;
+    r->off += n;
+    return n;
+}
+
+/* Frames one record: length, CRC over type and payload, type, payload. */
+static void wal_frame(struct fl_buf *b, uint8_t type, const struct fl_buf *payload)
+{
+    uint32_t crc = fl_crc32c(0, &type, 1);
+    crc = fl_crc32c(crc, payload->data, payload->len);
+    srv_put_u32(b, (uint32_t)payload->len);
+    srv_put_u32(b, crc);
+    fl_buf_append(b, &type, 1);
+    fl_buf_append(b, payload->data, payload->len);
+}
+
+void srv_wal_put_meta(struct fl_buf *b, uint64_t member_id, uint64_t cluster_id)
+{
+    struct fl_buf p;
+    fl_buf_init(&p);
+    srv_put_u64(&p, member_id);
+    srv_put_u64(&p, cluster_id);
+    wal_frame(b, SRV_WAL_META, &p);
+    fl_buf_close(&p);
+}
+
+void srv_wal_put_hardstate(struct fl_buf *b, uint64_t term, uint64_t vote, uint64_t commit)
+{
+    struct fl_buf p;
+    fl_buf_init(&p);
+    srv_put_u64(&p, term);
+    srv_put_u64(&p, vote);
+    srv_put_u64(&p, commit);
+    wal_frame(b, SRV_WAL_HARDSTATE, &p);
+    fl_buf_close(&p);
+}
+
+void srv_wal_put_entry(struct fl_buf *b, uint64_t term, uint64_t index, uint32_t type,
+                       const void *data, size_t len)
+{
+    struct fl_buf p;
+    fl_buf_init(&p);
+    srv_put_u64(&p, term);
+    srv_put_u64(&p, index);
+    srv_put_u32(&p, type);
+    srv_put_bytes(&p, data, len);
+    wal_frame(b, SRV_WAL_ENTRY, &p);
+    fl_buf_close(&p);
+}
+
+void srv_wal_put_snapshot(struct fl_buf *b, uint64_t index, uint64_t term, bool reset)
+{
+    struct fl_buf p;
+    fl_buf_init(&p);
+    srv_put_u64(&p, index);
+    srv_put_u64(&p, term);
+    srv_put_u32(&p, reset ? 1u : 0u);
+    wal_frame(b, SRV_WAL_SNAPSHOT, &p);
+    fl_buf_close(&p);
+}
+
+void srv_wal_state_init(struct srv_wal_state *st)
+{
+    memset(st, 0, sizeof *st);
+}
+
+static void wal_drop_from(struct srv_wal_state *st, size_t pos)
+{
+    for (size_t i = pos; i < st->n_entries; i++)
+        free(st->entries[i].data);
+    if (pos < st->n_entries)
+        st->n_entries = pos;
+}
+
+void srv_wal_state_close(struct srv_wal_state *st)
+{
+    wal_drop_from(st, 0);
+    free(st->entries);
+    memset(st, 0, sizeof *st);
+}
+
+void srv_wal_state_compact(struct srv_wal_state *st, uint64_t upto)
+{
+    size_t k = 0;
+    while (k < st->n_entries && st->entries[k].index <= upto) {
+        free(st->entries[k].data);
+        k++;
+    }
+    memmove(st->entries, st->entries + k, (st->n_entries - k) * sizeof *st->entries);
+    st->n_entries -= k;
+}
+
+/* Adds one entry with the Raft log rules: a match is a no-op, a conflict truncates,
+ * a gap (an entry after a missing one, possible only after a snapshot) restarts the
+ * log at this entry. */
+void srv_wal_state_reset(struct srv_wal_state *st)
+{
+    wal_drop_from(st, 0);
+}
+
+void srv_wal_state_append(struct srv_wal_state *st, uint64_t term, uint64_t index, uint32_t type,
+                          const uint8_t *data, size_t len)
+{
+    if (st->n_entries) {
+        uint64_t first = st->entries[0].index;
+        uint64_t last = st->entries[st->n_entries - 1].index;
+        if (index >= first && index <= last) {
+            struct srv_wal_entry *e = &st->entries[index - first];
+            FL_ASSERT(e->index == index);
+            if (e->term == term)
+                return;
+            wal_drop_from(st, (size_t)(index - first));
+        } else if (index < first || index > last + 1) {
+            wal_drop_from(st, 0);
+        }
+    }
+    if (st->n_entries == st->cap_entries) {
+        st->cap_entries = st->cap_entries ? st->cap_entries * 2 : 64;
+        st->entries = fl_realloc(st->entries, st->cap_entries * sizeof *st->entries);
+    }
+    struct srv_wal_entry *e = &st->entries[st->n_entries++];
+    e->term = term;
+    e->index = index;
+    e->type = type;
+    e->len = len;
+    e->data = len ? fl_memdup(data, len) : NULL;
+}
+
+static bool wal_apply(struct srv_wal_state *st, uint8_t type, struct srv_reader *r)
+{
+    switch (type) {
+    case SRV_WAL_META:
+        st->member_id = srv_get_u64(r);
+        st->cluster_id = srv_get_u64(r);
+        break;
+    case SRV_WAL_HARDSTATE:
+        st->term = srv_get_u64(r);
+        st->vote = srv_get_u64(r);
+        st->commit = srv_get_u64(r);
+        break;
+    case SRV_WAL_ENTRY: {
+        uint64_t term = srv_get_u64(r), index = srv_get_u64(r);
+        uint32_t etype = srv_get_u32(r);
+        const uint8_t *d;
+        size_t len = srv_get_bytes(r, &d);
+        if (r->bad)
+            return false;
+        srv_wal_state_append(st, term, index, etype, d, len);
+        break;
+    }
+    case SRV_WAL_SNAPSHOT: {
+        uint64_t idx = srv_get_u64(r), term = srv_get_u64(r);
+        bool reset = srv_get_u32(r) != 0;
+        if (!r->bad && idx >= st->snap_index) {
+            st->snap_index = idx;
+            st->snap_term = term;
+        }
+        if (!r->bad && reset)
+            wal_drop_from(st, 0);
+        break;
+    }
+    default:
+        return false;
+    }
+    return !r->bad;
+}
+
+int srv_wal_replay(struct srv_wal_state *st, const uint8_t *p, size_t n)
+{
+    size_t off = 0;
+    int count = 0;
+    st->torn = false;
+    while (off < n) {
+        if (n - off < 9) {
+            st->torn = true;
+            break;
+        }
+        struct srv_reader hr = {p + off, 9, 0, false};
+        uint32_t len = srv_get_u32(&hr), crc = srv_get_u32(&hr);
+        uint8_t type = p[off + 8];
+        if (n - off - 9 < len) {
+            st->torn = true;
+            break;
+        }
+        uint32_t got = fl_crc32c(fl_crc32c(0, &type, 1), p + off + 9, len);
+        struct srv_reader r = {p + off + 9, len, 0, false};
+        if (got != crc || !wal_apply(st, type, &r)) {
+            st->torn = true;
+            break;
+        }
+        off += 9 + (size_t)len;
+        count++;
+    }
+    st->valid_bytes = off;
+    st->records += count;
+    return count;
+}
