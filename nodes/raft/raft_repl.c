@@ -341,9 +341,10 @@ void raft__handle_heartbeat_resp(struct raft *r, const struct raft_msg *m)
         return;
     pr->recent_active = true;
     pr->probe_sent = false;
-    /* Messages on a connection arrive in order or not at all: if the follower's log
-     * ends before what we had sent it ahead of this heartbeat, appends were lost. */
-    if (pr->state == RAFT_PR_REPLICATE && m->index < m->log_term && m->log_term < pr->next)
+    /* Messages on a connection arrive in order or not at all: the answers to the
+     * appends sent before this heartbeat precede its answer. If match is still
+     * behind, an append or its answer was lost (a broken connection): probe again. */
+    if (pr->state == RAFT_PR_REPLICATE && pr->match < m->log_term && m->log_term < pr->next)
         become_probe(r, pr);
     if (pr->match < raft__last_index(r))
         raft__send_append(r, pr, false);
