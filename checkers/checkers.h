@@ -184,6 +184,9 @@ struct chk_history {
     uint32_t *key_order; /* rank -> key id */
     bool finished;
     bool has_revs; /* every ok KV operation carries a header revision */
+    /* Set before adding values: an empty value reads as an absent key (porcupine kv
+     * logs, where every key starts as ""); chk_history_value then maps "" to CHK_NIL. */
+    bool empty_is_absent;
 };
 
 void chk_history_init(struct chk_history *h);
@@ -257,11 +260,13 @@ struct chk_limits {
 
 enum chk_engine { CHK_ENGINE_NONE = 0, CHK_ENGINE_REVISION = 1, CHK_ENGINE_SEARCH = 2 };
 
-/* One change of the linearized history, as a watch should report it. */
+/* One change of the linearized history, as a watch should report it. kind
+ * CHK_EV_PROGRESS marks a revision that happened but whose content is unknown (no
+ * recorded operation explains it); watches are not judged on that revision. */
 struct chk_change {
     int64_t rev;
     int32_t key;
-    uint8_t kind; /* CHK_EV_PUT / CHK_EV_DELETE */
+    uint8_t kind; /* CHK_EV_PUT / CHK_EV_DELETE / CHK_EV_PROGRESS */
     int32_t value, prev_value; /* prev_value CHK_NIL when the key was absent */
     int64_t create_rev, version;
 };
@@ -345,6 +350,9 @@ json_t *chk_result_json(const struct chk_history *h, const struct chk_result *r)
  * reference. */
 json_t *chk_lin_json(const struct chk_history *h, const struct chk_lin_result *r);
 json_t *chk_watch_json(const struct chk_history *h, const struct chk_watch_result *r);
+
+/* Bytes as JSON by the history.h convention: a string when UTF-8, else {"hex":...}. */
+json_t *chk_json_bytes(const uint8_t *p, size_t n);
 
 /* Human explanation of a result, appended to out. */
 void chk_result_explain(const struct chk_history *h, const struct chk_result *r,

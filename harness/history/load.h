@@ -37,8 +37,8 @@ int hist_format_sniff(const char *path, int *fmt_out, struct fl_buf *err);
  * several (0: the only run; several runs without run_id is an error naming them).
  * *run_id_out (may be NULL) receives the run that was loaded (0 for other formats).
  */
-int hist_load(const char *path, int fmt, int64_t run_id, struct chk_history *h,
-              int64_t *run_id_out, struct fl_buf *err);
+int hist_load(const char *path, int fmt, int64_t run_id, struct chk_history *h, int64_t *run_id_out,
+              struct fl_buf *err);
 
 int hist_load_jsonl(const char *path, struct chk_history *h, struct fl_buf *err);
 int hist_load_jepsen(const char *path, struct chk_history *h, struct fl_buf *err);
@@ -46,17 +46,17 @@ int hist_load_porcupine_kv(const char *path, struct chk_history *h, struct fl_bu
 /* In-memory variants (name is used in messages). */
 int hist_load_jsonl_mem(const char *name, const char *text, size_t len, struct chk_history *h,
                         struct fl_buf *err);
-int hist_load_jepsen_mem(const char *name, const char *text, size_t len,
-                         struct chk_history *h, struct fl_buf *err);
+int hist_load_jepsen_mem(const char *name, const char *text, size_t len, struct chk_history *h,
+                         struct fl_buf *err);
 int hist_load_porcupine_kv_mem(const char *name, const char *text, size_t len,
                                struct chk_history *h, struct fl_buf *err);
 
-struct hist_db;  /* history.h */
+struct hist_db; /* history.h */
 /* Loads one run from an open database (the run driver's handle). */
 int hist_load_db(struct hist_db *db, int64_t run_id, struct chk_history *h, struct fl_buf *err);
 /* Opens path read-only, loads, closes. */
-int hist_load_db_path(const char *path, int64_t run_id, struct chk_history *h,
-                      int64_t *run_id_out, struct fl_buf *err);
+int hist_load_db_path(const char *path, int64_t run_id, struct chk_history *h, int64_t *run_id_out,
+                      struct fl_buf *err);
 
 /*
  * The run driver's one call at the end of a run: loads run_id from db, checks it
@@ -71,7 +71,7 @@ int hist_check_run(struct hist_db *db, int64_t run_id, const struct chk_limits *
  * hist_run_attach): "linearizability" and "watch", each with its verdict, elapsed_ms
  * and the detail JSON (chk_lin_json / chk_watch_json, compact, keys in fixed order).
  */
-int hist_checks_store(struct hist_db *db, const struct chk_history *h,
-                      const struct chk_result *r, int64_t elapsed_ms);
+int hist_checks_store(struct hist_db *db, const struct chk_history *h, const struct chk_result *r,
+                      int64_t elapsed_ms);
 
 #endif

@@ -1,0 +1,449 @@
+/*
+ * chk_history.c: building the in-memory history the checkers judge: interned keys
+ * and values, flat arrays of operations, compares, sub-operations, result kvs,
+ * watches and watch events, and chk_history_finish, which validates the history and
+ * indexes it (key ranks in byte order, watch events grouped per watch).
+ *
+ * Growth is by doubling, so building a history of n operations does O(log n)
+ * allocations, never one per operation. Hash tables here are for lookup only; ids
+ * are handed out in first-seen order, so nothing depends on hash order.
+ */
+#include "checkers/checkers.h"
+#include "checkers/chk_int.h"
+
+static void intern_init(struct chk_intern *t)
+{
+    memset(t, 0, sizeof(*t));
+    fl_buf_init(&t->bytes);
+}
+
+static void intern_close(struct chk_intern *t)
+{
+    fl_buf_close(&t->bytes);
+    free(t->off);
+    free(t->len);
+    free(t->slots);
+    memset(t, 0, sizeof(*t));
+}
+
+static void intern_rehash(struct chk_intern *t)
+{
+    uint32_t n = t->slot_mask ? (t->slot_mask + 1) * 2 : 1024;
+    free(t->slots);
+    t->slots = fl_calloc(n, sizeof(uint32_t));
+    t->slot_mask = n - 1;
+    for (uint32_t id = 0; id < t->count; id++) {
+        uint64_t hv = fl_hash64(t->bytes.data + t->off[id], t->len[id]);
+        uint32_t s = (uint32_t)hv & t->slot_mask;
+        while (t->slots[s])
+            s = (s + 1) & t->slot_mask;
+        t->slots[s] = id + 1;
+    }
+}
+
+int32_t chk_intern_add(struct chk_intern *t, const void *p, size_t n)
+{
+    FL_ASSERT(n < UINT32_MAX);
+    if ((uint64_t)(t->count + 1) * 2 > (uint64_t)t->slot_mask + 1)
+        intern_rehash(t);
+    uint64_t hv = fl_hash64(p, n);
+    uint32_t s = (uint32_t)hv & t->slot_mask;
+    while (t->slots[s]) {
+        uint32_t id = t->slots[s] - 1;
+        if (t->len[id] == n && memcmp(t->bytes.data + t->off[id], p, n) == 0)
+            return (int32_t)id;
+        s = (s + 1) & t->slot_mask;
+    }
+    if (t->count == t->cap) {
+        t->cap = t->cap ? t->cap * 2 : 256;
+        t->off = fl_realloc(t->off, t->cap * sizeof(uint32_t));
+        t->len = fl_realloc(t->len, t->cap * sizeof(uint32_t));
+    }
+    FL_ASSERT(t->bytes.len + n < UINT32_MAX);
+    t->off[t->count] = (uint32_t)t->bytes.len;
+    t->len[t->count] = (uint32_t)n;
+    if (n)
+        fl_buf_append(&t->bytes, p, n);
+    t->slots[s] = t->count + 1;
+    return (int32_t)t->count++;
+}
+
+const uint8_t *chk_intern_bytes(const struct chk_intern *t, int32_t id, size_t *n)
+{
+    FL_ASSERT(id >= 0 && (uint32_t)id < t->count);
+    *n = t->len[id];
+    return t->bytes.data ? t->bytes.data + t->off[id] : (const uint8_t *)"";
+}
+
+void chk_history_init(struct chk_history *h)
+{
+    memset(h, 0, sizeof(*h));
+    intern_init(&h->keys);
+    intern_init(&h->values);
+}
+
+void chk_history_close(struct chk_history *h)
+{
+    intern_close(&h->keys);
+    intern_close(&h->values);
+    free(h->ops);
+    free(h->cmps);
+    free(h->subs);
+    free(h->kvs);
+    free(h->watches);
+    free(h->events);
+    free(h->key_rank);
+    free(h->key_order);
+    memset(h, 0, sizeof(*h));
+}
+
+int32_t chk_history_key(struct chk_history *h, const void *p, size_t n)
+{
+    FL_ASSERT(!h->finished);
+    return chk_intern_add(&h->keys, p ? p : "", n);
+}
+
+int32_t chk_history_value(struct chk_history *h, const void *p, size_t n)
+{
+    if (!p || (n == 0 && h->empty_is_absent))
+        return CHK_NIL;
+    return chk_intern_add(&h->values, p, n);
+}
+
+const uint8_t *chk_key_bytes(const struct chk_history *h, int32_t id, size_t *n)
+{
+    return chk_intern_bytes(&h->keys, id, n);
+}
+
+const uint8_t *chk_value_bytes(const struct chk_history *h, int32_t id, size_t *n)
+{
+    return chk_intern_bytes(&h->values, id, n);
+}
+
+#define GROW(arr, count, cap)                                                                      \
+    do {                                                                                           \
+        if ((count) == (cap)) {                                                                    \
+            (cap) = (cap) ? (cap) * 2 : 64;                                                        \
+            (arr) = fl_realloc((arr), (size_t)(cap) * sizeof(*(arr)));                             \
+        }                                                                                          \
+    } while (0)
+
+struct chk_op *chk_history_op_add(struct chk_history *h)
+{
+    FL_ASSERT(!h->finished);
+    GROW(h->ops, h->op_count, h->op_cap);
+    struct chk_op *op = &h->ops[h->op_count];
+    memset(op, 0, sizeof(*op));
+    op->return_ns = CHK_NEVER;
+    op->rev = CHK_NO_REV;
+    op->compact_rev = CHK_NO_REV;
+    op->op_id = h->op_count + 1;
+    op->cmp_first = h->cmp_count;
+    op->sub_first = h->sub_count;
+    h->op_count++;
+    return op;
+}
+
+struct chk_cmp *chk_history_cmp_add(struct chk_history *h)
+{
+    FL_ASSERT(h->op_count > 0);
+    struct chk_op *op = &h->ops[h->op_count - 1];
+    FL_ASSERT(op->cmp_first + op->cmp_count == h->cmp_count);
+    GROW(h->cmps, h->cmp_count, h->cmp_cap);
+    struct chk_cmp *c = &h->cmps[h->cmp_count++];
+    memset(c, 0, sizeof(*c));
+    op->cmp_count++;
+    return c;
+}
+
+struct chk_sub *chk_history_sub_add(struct chk_history *h, bool else_branch)
+{
+    FL_ASSERT(h->op_count > 0);
+    struct chk_op *op = &h->ops[h->op_count - 1];
+    FL_ASSERT(op->sub_first + op->then_count + op->else_count == h->sub_count);
+    FL_ASSERT(else_branch || op->else_count == 0);
+    GROW(h->subs, h->sub_count, h->sub_cap);
+    struct chk_sub *s = &h->subs[h->sub_count++];
+    memset(s, 0, sizeof(*s));
+    s->range_end = CHK_RANGE_ONE;
+    s->value = CHK_NIL;
+    s->kv_first = h->kv_count;
+    if (else_branch)
+        op->else_count++;
+    else
+        op->then_count++;
+    return s;
+}
+
+struct chk_kv *chk_history_kv_add(struct chk_history *h)
+{
+    FL_ASSERT(h->sub_count > 0);
+    struct chk_sub *s = &h->subs[h->sub_count - 1];
+    if (s->kv_count == 0)
+        s->kv_first = h->kv_count;
+    FL_ASSERT(s->kv_first + s->kv_count == h->kv_count);
+    GROW(h->kvs, h->kv_count, h->kv_cap);
+    struct chk_kv *kv = &h->kvs[h->kv_count++];
+    kv->key = 0;
+    kv->value = CHK_NIL;
+    kv->create_rev = kv->mod_rev = kv->version = CHK_NO_REV;
+    s->kv_count++;
+    s->flags |= CHK_SUBF_KVS_SET | CHK_SUBF_RESULT_SET;
+    return kv;
+}
+
+struct chk_watch *chk_history_watch_add(struct chk_history *h)
+{
+    FL_ASSERT(!h->finished);
+    GROW(h->watches, h->watch_count, h->watch_cap);
+    struct chk_watch *w = &h->watches[h->watch_count++];
+    memset(w, 0, sizeof(*w));
+    w->range_end = CHK_RANGE_ONE;
+    w->closed_ns = CHK_NEVER;
+    return w;
+}
+
+struct chk_wevent *chk_history_event_add(struct chk_history *h)
+{
+    FL_ASSERT(!h->finished);
+    GROW(h->events, h->event_count, h->event_cap);
+    struct chk_wevent *e = &h->events[h->event_count];
+    memset(e, 0, sizeof(*e));
+    e->value = CHK_NIL;
+    e->prev_value = CHK_NOT_GIVEN;
+    e->create_rev = e->mod_rev = e->version = CHK_NO_REV;
+    e->seq = h->event_count;
+    h->event_count++;
+    return e;
+}
+
+/* ---- convenience builders ------------------------------------------------------ */
+
+static struct chk_op *op_begin(struct chk_history *h, int32_t client, int64_t call_ns,
+                               int64_t return_ns, int status, int64_t rev)
+{
+    struct chk_op *op = chk_history_op_add(h);
+    op->client = client;
+    op->call_ns = call_ns;
+    op->return_ns = return_ns;
+    op->status = (uint8_t)status;
+    op->rev = rev;
+    if (status == CHK_ST_OK)
+        op->flags |= CHK_OPF_HAS_RESULT;
+    return op;
+}
+
+struct chk_op *chk_history_put(struct chk_history *h, int32_t client, int32_t key, int32_t value,
+                               int64_t call_ns, int64_t return_ns, int status, int64_t rev)
+{
+    op_begin(h, client, call_ns, return_ns, status, rev);
+    struct chk_sub *s = chk_history_sub_add(h, false);
+    s->kind = CHK_SUB_PUT;
+    s->key = key;
+    s->value = value;
+    if (status == CHK_ST_OK)
+        s->flags |= CHK_SUBF_RESULT_SET;
+    return &h->ops[h->op_count - 1];
+}
+
+struct chk_op *chk_history_get(struct chk_history *h, int32_t client, int32_t key, int32_t value,
+                               int64_t call_ns, int64_t return_ns, int status, int64_t rev,
+                               int64_t mod_rev, int64_t create_rev, int64_t version)
+{
+    op_begin(h, client, call_ns, return_ns, status, rev);
+    struct chk_sub *s = chk_history_sub_add(h, false);
+    s->kind = CHK_SUB_RANGE;
+    s->key = key;
+    if (status == CHK_ST_OK) {
+        s->flags |= CHK_SUBF_RESULT_SET | CHK_SUBF_KVS_SET;
+        if (value != CHK_NIL) {
+            struct chk_kv *kv = chk_history_kv_add(h);
+            kv->key = key;
+            kv->value = value;
+            kv->mod_rev = mod_rev;
+            kv->create_rev = create_rev;
+            kv->version = version;
+        }
+        s = &h->subs[h->sub_count - 1];
+        s->count = value == CHK_NIL ? 0 : 1;
+        s->flags |= CHK_SUBF_COUNT_SET;
+    }
+    return &h->ops[h->op_count - 1];
+}
+
+struct chk_op *chk_history_delete(struct chk_history *h, int32_t client, int32_t key,
+                                  int64_t call_ns, int64_t return_ns, int status, int64_t rev,
+                                  int64_t deleted)
+{
+    op_begin(h, client, call_ns, return_ns, status, rev);
+    struct chk_sub *s = chk_history_sub_add(h, false);
+    s->kind = CHK_SUB_DELETE;
+    s->key = key;
+    if (status == CHK_ST_OK) {
+        s->flags |= CHK_SUBF_RESULT_SET;
+        if (deleted >= 0) {
+            s->count = deleted;
+            s->flags |= CHK_SUBF_COUNT_SET;
+        }
+    }
+    return &h->ops[h->op_count - 1];
+}
+
+struct chk_op *chk_history_cas(struct chk_history *h, int32_t client, int32_t key, int32_t expect,
+                               int32_t value, int64_t call_ns, int64_t return_ns, int status,
+                               int64_t rev, int succeeded)
+{
+    struct chk_op *op = op_begin(h, client, call_ns, return_ns, status, rev);
+    op->flags |= CHK_OPF_LABEL_CAS;
+    if (status == CHK_ST_OK && succeeded >= 0) {
+        op->flags |= CHK_OPF_SUCCEEDED_SET;
+        if (succeeded)
+            op->flags |= CHK_OPF_SUCCEEDED;
+    }
+    struct chk_cmp *c = chk_history_cmp_add(h);
+    c->key = key;
+    if (expect == CHK_NIL) {
+        c->target = CHK_CMP_CREATE;
+        c->operand = 0;
+    } else {
+        c->target = CHK_CMP_VALUE;
+        c->operand = expect;
+    }
+    c->result = CHK_CMP_EQ;
+    struct chk_sub *s = chk_history_sub_add(h, false);
+    s->kind = CHK_SUB_PUT;
+    s->key = key;
+    s->value = value;
+    if (status == CHK_ST_OK)
+        s->flags |= CHK_SUBF_RESULT_SET;
+    return &h->ops[h->op_count - 1];
+}
+
+struct chk_op *chk_history_append(struct chk_history *h, int32_t client, int32_t key,
+                                  int32_t value, int64_t call_ns, int64_t return_ns, int status)
+{
+    op_begin(h, client, call_ns, return_ns, status, CHK_NO_REV);
+    struct chk_sub *s = chk_history_sub_add(h, false);
+    s->kind = CHK_SUB_APPEND;
+    s->key = key;
+    s->value = value;
+    if (status == CHK_ST_OK)
+        s->flags |= CHK_SUBF_RESULT_SET;
+    return &h->ops[h->op_count - 1];
+}
+
+/* ---- finishing ------------------------------------------------------------------- */
+
+static const struct chk_intern *g_sort_keys; /* only during qsort below */
+
+static int key_cmp(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    size_t nx, ny;
+    const uint8_t *px = chk_intern_bytes(g_sort_keys, (int32_t)x, &nx);
+    const uint8_t *py = chk_intern_bytes(g_sort_keys, (int32_t)y, &ny);
+    int c = memcmp(px, py, FL_MIN(nx, ny));
+    if (c)
+        return c;
+    if (nx != ny)
+        return nx < ny ? -1 : 1;
+    return x < y ? -1 : x > y; /* equal bytes never happen (interned) */
+}
+
+static int event_cmp(const void *a, const void *b)
+{
+    const struct chk_wevent *x = a, *y = b;
+    if (x->watch_id != y->watch_id)
+        return x->watch_id < y->watch_id ? -1 : 1;
+    if (x->seq != y->seq)
+        return x->seq < y->seq ? -1 : 1;
+    return x->line < y->line ? -1 : x->line > y->line;
+}
+
+static int watch_cmp(const void *a, const void *b)
+{
+    const struct chk_watch *x = a, *y = b;
+    return x->watch_id < y->watch_id ? -1 : x->watch_id > y->watch_id;
+}
+
+static int finish_watches(struct chk_history *h, struct fl_buf *err)
+{
+    qsort(h->watches, h->watch_count, sizeof(*h->watches), watch_cmp);
+    for (uint32_t i = 1; i < h->watch_count; i++) {
+        if (h->watches[i].watch_id == h->watches[i - 1].watch_id) {
+            fl_buf_printf(err, "line %u: watch %lld opened twice", h->watches[i].line,
+                          (long long)h->watches[i].watch_id);
+            return FL_EINVAL;
+        }
+    }
+    qsort(h->events, h->event_count, sizeof(*h->events), event_cmp);
+    uint32_t w = 0;
+    for (uint32_t i = 0; i < h->event_count; i++) {
+        const struct chk_wevent *e = &h->events[i];
+        while (w < h->watch_count && h->watches[w].watch_id < e->watch_id)
+            w++;
+        if (w == h->watch_count || h->watches[w].watch_id != e->watch_id) {
+            fl_buf_printf(err, "line %u: event of watch %lld that was never opened", e->line,
+                          (long long)e->watch_id);
+            return FL_EINVAL;
+        }
+        if (h->watches[w].ev_count == 0)
+            h->watches[w].ev_first = i;
+        h->watches[w].ev_count++;
+    }
+    return FL_OK;
+}
+
+int chk_history_finish(struct chk_history *h, struct fl_buf *err)
+{
+    FL_ASSERT(!h->finished);
+    uint32_t nk = h->keys.count;
+    h->key_rank = fl_malloc((nk + 1) * sizeof(uint32_t));
+    h->key_order = fl_malloc((nk + 1) * sizeof(uint32_t));
+    for (uint32_t i = 0; i < nk; i++)
+        h->key_order[i] = i;
+    g_sort_keys = &h->keys;
+    qsort(h->key_order, nk, sizeof(uint32_t), key_cmp);
+    g_sort_keys = NULL;
+    for (uint32_t r = 0; r < nk; r++)
+        h->key_rank[h->key_order[r]] = r;
+    h->has_revs = true;
+    for (uint32_t i = 0; i < h->op_count; i++) {
+        const struct chk_op *op = &h->ops[i];
+        if (op->return_ns != CHK_NEVER && op->return_ns < op->call_ns) {
+            fl_buf_printf(err, "line %u: operation %lld returns (%lld) before its call (%lld)",
+                          op->line, (long long)op->op_id, (long long)op->return_ns,
+                          (long long)op->call_ns);
+            return FL_EINVAL;
+        }
+        if (op->status == CHK_ST_OK && op->rev == CHK_NO_REV)
+            h->has_revs = false;
+    }
+    int rc = finish_watches(h, err);
+    if (rc)
+        return rc;
+    h->finished = true;
+    return FL_OK;
+}
+
+const char *chk_verdict_name(int v)
+{
+    switch (v) {
+    case CHK_PASS:
+        return "pass";
+    case CHK_FAIL:
+        return "fail";
+    default:
+        return "unknown";
+    }
+}
+
+static const char *const guarantee_names[CHK_G_COUNT] = {
+    "ordered", "unique", "atomic", "filter", "bookmarkable",
+    "resumable", "is_create", "prev_kv", "reliable"};
+
+const char *chk_guarantee_name(int g)
+{
+    FL_ASSERT(g >= 0 && g < CHK_G_COUNT);
+    return guarantee_names[g];
+}

@@ -1,0 +1,91 @@
+/*
+ * chk_int.h: internals shared by the files of the checkers module: the interner, the
+ * etcd key-value model both linearizability engines step, and the engines' entry
+ * points. Not a public interface.
+ */
+#ifndef FL_CHK_INT_H
+#define FL_CHK_INT_H
+
+#include "checkers/checkers.h"
+
+int32_t chk_intern_add(struct chk_intern *t, const void *p, size_t n);
+const uint8_t *chk_intern_bytes(const struct chk_intern *t, int32_t id, size_t *n);
+
+/* One key's state: value CHK_NIL when the key is absent (then the rest is 0). */
+struct chk_kent {
+    int32_t value;
+    int32_t pad;
+    int64_t version, create_rev, mod_rev;
+};
+
+/* The whole model state: the current revision, the compacted revision and one entry
+ * per key slot. The state is a plain byte block so the search can hash and copy it. */
+struct chk_kstate {
+    int64_t rev;
+    int64_t compact_rev;
+    struct chk_kent ent[];
+};
+
+static inline size_t chk_kstate_size(uint32_t slots)
+{
+    return sizeof(struct chk_kstate) + (size_t)slots * sizeof(struct chk_kent);
+}
+
+struct chk_change_buf {
+    struct chk_change *v;
+    uint32_t count, cap;
+};
+
+/*
+ * How one step is judged.
+ *   check_revs   compare header revisions and kv create/mod revisions (false when the
+ *                history has none, or when the search is partitioned per key)
+ *   slot         key id -> state slot (-1: key not in this partition); NULL: identity
+ *   hist_exact   historical reads (range at req_rev) are evaluated against the state as
+ *                given (engine 1 steps them at that revision); false: they are accepted
+ *                unseen, as etcd's own model does
+ *   changes      when non-NULL, every put/delete applied appends a change
+ *   why          when non-NULL, a failed step writes one line saying why
+ */
+struct chk_model {
+    struct chk_history *h;
+    bool check_revs;
+    const int32_t *slot;
+    bool hist_exact;
+    struct chk_change_buf *changes;
+    char *why;
+    size_t why_size;
+};
+
+/* Results of one step. */
+struct chk_step {
+    bool legal;
+    bool wrote; /* the revision advanced */
+};
+
+/*
+ * Applies op to st in place and judges it against its recorded outcome. An op with
+ * status UNKNOWN (or without recorded results) is applied without judgement (always
+ * legal). A FAIL op with a compaction/future-revision error is judged as that error.
+ * The state is changed even when the step is illegal (callers that search copy first).
+ */
+struct chk_step chk_model_step(const struct chk_model *m, struct chk_kstate *st,
+                               const struct chk_op *op);
+
+/* Does the key lie in [key, range_end)? */
+bool chk_key_in_range(const struct chk_history *h, int32_t key, int32_t start, int32_t range_end);
+
+/* Engines. Each fills verdict/engine/reason/detail/steps of out. */
+int chk_lin_revision(struct chk_history *h, const struct chk_limits *lim,
+                     struct chk_lin_result *out);
+int chk_lin_search(struct chk_history *h, const struct chk_limits *lim,
+                   struct chk_lin_result *out);
+
+/* JSON helpers for explanations. */
+json_t *chk_json_key(const struct chk_history *h, int32_t key);
+json_t *chk_json_value(const struct chk_history *h, int32_t value);
+json_t *chk_json_op(const struct chk_history *h, const struct chk_op *op);
+/* A short text for an op: "put(k, v)", "get(k) -> v", "cas(k, a, b)". */
+void chk_op_text(const struct chk_history *h, const struct chk_op *op, struct fl_buf *out);
+
+#endif

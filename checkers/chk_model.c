@@ -1,0 +1,423 @@
+/*
+ * chk_model.c: the sequential etcd key-value model both linearizability engines
+ * step (etcd-facts §A.7). A state is the current revision, the compacted revision
+ * and one entry per key (value, version, create and mod revision). One step applies
+ * a transaction: its compares pick the branch, the branch's sub-operations run in
+ * order (reads see earlier writes of the same txn), and the revision advances by
+ * exactly one when a put happened or a delete removed a key. The step then compares
+ * what the model predicts with what the client saw: the branch, range counts and
+ * key-values, deleted counts, prev kvs and the header revision.
+ *
+ * Compares follow etcd: a value compare against a missing key is false; version,
+ * create and mod compares see 0 for a missing key. Nothing here allocates except the
+ * value of an append (interned) and the change log when asked for.
+ */
+#include "checkers/chk_int.h"
+
+#include <stdarg.h>
+
+static void why(const struct chk_model *m, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void why(const struct chk_model *m, const char *fmt, ...)
+{
+    if (!m->why || m->why[0])
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(m->why, m->why_size, fmt, ap);
+    va_end(ap);
+}
+
+static inline int32_t slot_of(const struct chk_model *m, int32_t key)
+{
+    return m->slot ? m->slot[key] : key;
+}
+
+bool chk_key_in_range(const struct chk_history *h, int32_t key, int32_t start, int32_t range_end)
+{
+    if (range_end == CHK_RANGE_ONE)
+        return key == start;
+    uint32_t r = h->key_rank[key];
+    if (r < h->key_rank[start])
+        return false;
+    return range_end == CHK_RANGE_ALL || r < h->key_rank[range_end];
+}
+
+static int value_cmp_bytes(const struct chk_history *h, int32_t a, int32_t b)
+{
+    if (a == b)
+        return 0;
+    if (a == CHK_NIL)
+        return -1;
+    if (b == CHK_NIL)
+        return 1;
+    size_t na, nb;
+    const uint8_t *pa = chk_value_bytes(h, a, &na), *pb = chk_value_bytes(h, b, &nb);
+    int c = memcmp(pa, pb, FL_MIN(na, nb));
+    if (c)
+        return c < 0 ? -1 : 1;
+    return na < nb ? -1 : na > nb;
+}
+
+static bool cmp_eval(const struct chk_model *m, const struct chk_kstate *st,
+                     const struct chk_cmp *c)
+{
+    int32_t s = slot_of(m, c->key);
+    static const struct chk_kent absent = {CHK_NIL, 0, 0, 0, 0};
+    const struct chk_kent *e = s >= 0 ? &st->ent[s] : &absent;
+    int r;
+    switch (c->target) {
+    case CHK_CMP_VALUE:
+        if (e->value == CHK_NIL)
+            return false;
+        r = value_cmp_bytes(m->h, e->value, (int32_t)c->operand);
+        break;
+    case CHK_CMP_VERSION:
+        r = e->version < c->operand ? -1 : e->version > c->operand;
+        break;
+    case CHK_CMP_CREATE:
+        r = e->create_rev < c->operand ? -1 : e->create_rev > c->operand;
+        break;
+    default:
+        r = e->mod_rev < c->operand ? -1 : e->mod_rev > c->operand;
+        break;
+    }
+    switch (c->result) {
+    case CHK_CMP_EQ:
+        return r == 0;
+    case CHK_CMP_NE:
+        return r != 0;
+    case CHK_CMP_GT:
+        return r > 0;
+    default:
+        return r < 0;
+    }
+}
+
+static bool kv_matches(const struct chk_model *m, const struct chk_kv *kv, int32_t key,
+                       const struct chk_kent *e)
+{
+    if (kv->key != key || kv->value != e->value)
+        return false;
+    if (kv->version != CHK_NO_REV && kv->version != e->version)
+        return false;
+    if (m->check_revs) {
+        if (kv->mod_rev != CHK_NO_REV && kv->mod_rev != e->mod_rev)
+            return false;
+        if (kv->create_rev != CHK_NO_REV && kv->create_rev != e->create_rev)
+            return false;
+    }
+    return true;
+}
+
+static void emit(const struct chk_model *m, int64_t rev, int32_t key, int kind, int32_t value,
+                 int32_t prev, const struct chk_kent *e)
+{
+    struct chk_change_buf *b = m->changes;
+    if (!b)
+        return;
+    if (b->count == b->cap) {
+        b->cap = b->cap ? b->cap * 2 : 1024;
+        b->v = fl_realloc(b->v, (size_t)b->cap * sizeof(*b->v));
+    }
+    struct chk_change *c = &b->v[b->count++];
+    c->rev = rev;
+    c->key = key;
+    c->kind = (uint8_t)kind;
+    c->value = value;
+    c->prev_value = prev;
+    c->create_rev = e ? e->create_rev : 0;
+    c->version = e ? e->version : 0;
+}
+
+/* Iterates the present keys of [key, range_end) in byte order; returns the count and
+ * calls fn for each (fn may be NULL). */
+struct range_it {
+    const struct chk_model *m;
+    struct chk_kstate *st;
+    int32_t key, end;
+    uint32_t rank, rank_end;
+};
+
+static void range_begin(struct range_it *it, const struct chk_model *m, struct chk_kstate *st,
+                        int32_t key, int32_t end)
+{
+    const struct chk_history *h = m->h;
+    it->m = m;
+    it->st = st;
+    it->key = key;
+    it->end = end;
+    it->rank = h->key_rank[key];
+    if (end == CHK_RANGE_ONE)
+        it->rank_end = it->rank + 1;
+    else if (end == CHK_RANGE_ALL)
+        it->rank_end = h->keys.count;
+    else
+        it->rank_end = h->key_rank[end];
+}
+
+/* Next present key id, or -1. */
+static int32_t range_next(struct range_it *it, struct chk_kent **e)
+{
+    const struct chk_history *h = it->m->h;
+    while (it->rank < it->rank_end) {
+        int32_t k = (int32_t)h->key_order[it->rank++];
+        int32_t s = slot_of(it->m, k);
+        if (s >= 0 && it->st->ent[s].value != CHK_NIL) {
+            *e = &it->st->ent[s];
+            return k;
+        }
+    }
+    return -1;
+}
+
+static bool sub_range(const struct chk_model *m, struct chk_kstate *st, const struct chk_sub *s,
+                      bool judge)
+{
+    if (!judge || !(s->flags & CHK_SUBF_RESULT_SET))
+        return true;
+    if (s->req_rev > 0 && s->req_rev != st->rev && m->check_revs) {
+        if (s->req_rev > st->rev) {
+            why(m, "range at future revision %lld answered at revision %lld",
+                (long long)s->req_rev, (long long)st->rev);
+            return false;
+        }
+        if (s->req_rev <= st->compact_rev) {
+            why(m, "range at revision %lld answered although compacted at %lld",
+                (long long)s->req_rev, (long long)st->compact_rev);
+            return false;
+        }
+        if (!m->hist_exact)
+            return true; /* the model keeps no history, like etcd's own */
+    }
+    struct range_it it;
+    range_begin(&it, m, st, s->key, s->range_end);
+    const struct chk_kv *kvs = &m->h->kvs[s->kv_first];
+    int64_t count = 0;
+    struct chk_kent *e;
+    int32_t k;
+    while ((k = range_next(&it, &e)) >= 0) {
+        if ((s->flags & CHK_SUBF_KVS_SET) && (s->limit == 0 || count < s->limit)) {
+            if ((uint32_t)count >= s->kv_count || !kv_matches(m, &kvs[count], k, e)) {
+                why(m, "read returned a different key-value than the state at revision %lld",
+                    (long long)st->rev);
+                return false;
+            }
+        }
+        count++;
+    }
+    if ((s->flags & CHK_SUBF_KVS_SET) &&
+        (uint64_t)s->kv_count != (uint64_t)(s->limit ? FL_MIN(count, s->limit) : count)) {
+        why(m, "read returned %u key-values, the state at revision %lld has %lld",
+            s->kv_count, (long long)st->rev, (long long)count);
+        return false;
+    }
+    if ((s->flags & CHK_SUBF_COUNT_SET) && s->count != count) {
+        why(m, "range count %lld, the state has %lld", (long long)s->count, (long long)count);
+        return false;
+    }
+    return true;
+}
+
+static bool sub_put(const struct chk_model *m, struct chk_kstate *st, const struct chk_sub *s,
+                    bool judge, int64_t new_rev)
+{
+    int32_t slot = slot_of(m, s->key);
+    FL_ASSERT(slot >= 0);
+    struct chk_kent *e = &st->ent[slot];
+    bool ok = true;
+    if (judge && (s->flags & CHK_SUBF_KVS_SET)) {
+        const struct chk_kv *kvs = &m->h->kvs[s->kv_first];
+        if (e->value == CHK_NIL ? s->kv_count != 0
+                                : (s->kv_count != 1 || !kv_matches(m, &kvs[0], s->key, e))) {
+            why(m, "put's prev_kv differs from the state");
+            ok = false;
+        }
+    }
+    int32_t prev = e->value;
+    int32_t v = s->value;
+    if (s->kind == CHK_SUB_APPEND && prev != CHK_NIL) {
+        size_t na, nb;
+        const uint8_t *pa = chk_value_bytes(m->h, prev, &na);
+        const uint8_t *pb = v == CHK_NIL ? (const uint8_t *)"" : chk_value_bytes(m->h, v, &nb);
+        if (v == CHK_NIL)
+            nb = 0;
+        uint8_t small[256];
+        uint8_t *tmp = na + nb <= sizeof(small) ? small : fl_malloc(na + nb);
+        memcpy(tmp, pa, na);
+        memcpy(tmp + na, pb, nb);
+        v = chk_intern_add(&m->h->values, tmp, na + nb);
+        if (tmp != small)
+            free(tmp);
+    }
+    if (prev == CHK_NIL) {
+        e->create_rev = new_rev;
+        e->version = 1;
+    } else {
+        e->version++;
+    }
+    e->mod_rev = new_rev;
+    e->value = v;
+    if (v == CHK_NIL) { /* put of "" where empty means absent */
+        e->version = e->create_rev = e->mod_rev = 0;
+    }
+    emit(m, new_rev, s->key, CHK_EV_PUT, v, prev, e);
+    return ok;
+}
+
+static bool sub_delete(const struct chk_model *m, struct chk_kstate *st, const struct chk_sub *s,
+                       bool judge, int64_t new_rev, int64_t *removed)
+{
+    struct range_it it;
+    range_begin(&it, m, st, s->key, s->range_end);
+    const struct chk_kv *kvs = &m->h->kvs[s->kv_first];
+    bool check_kvs = judge && (s->flags & CHK_SUBF_KVS_SET);
+    bool ok = true;
+    int64_t n = 0;
+    struct chk_kent *e;
+    int32_t k;
+    while ((k = range_next(&it, &e)) >= 0) {
+        if (check_kvs && ((uint32_t)n >= s->kv_count || !kv_matches(m, &kvs[n], k, e)))
+            ok = false;
+        int32_t prev = e->value;
+        e->value = CHK_NIL;
+        e->version = e->create_rev = e->mod_rev = 0;
+        emit(m, new_rev, k, CHK_EV_DELETE, CHK_NIL, prev, NULL);
+        n++;
+    }
+    if (check_kvs && (uint64_t)n != s->kv_count)
+        ok = false;
+    if (!ok)
+        why(m, "delete's prev_kvs differ from the state");
+    if (judge && (s->flags & CHK_SUBF_COUNT_SET) && s->count != n) {
+        why(m, "delete removed %lld keys, the state had %lld", (long long)s->count, (long long)n);
+        ok = false;
+    }
+    *removed += n;
+    return ok;
+}
+
+/* Does the branch write anything when applied to st? Used to know the new revision
+ * before puts stamp it: a put always writes, a delete only if a key is present. */
+static bool branch_writes(const struct chk_model *m, struct chk_kstate *st,
+                          const struct chk_sub *subs, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        if (subs[i].kind == CHK_SUB_PUT || subs[i].kind == CHK_SUB_APPEND)
+            return true;
+        if (subs[i].kind == CHK_SUB_DELETE) {
+            struct range_it it;
+            struct chk_kent *e;
+            range_begin(&it, m, st, subs[i].key, subs[i].range_end);
+            if (range_next(&it, &e) >= 0)
+                return true;
+        }
+    }
+    return false;
+}
+
+static struct chk_step step_compact(const struct chk_model *m, struct chk_kstate *st,
+                                    const struct chk_op *op)
+{
+    struct chk_step r = {true, false};
+    int64_t c = op->compact_rev;
+    bool can = c > st->compact_rev && c <= st->rev;
+    if (op->status == CHK_ST_FAIL) {
+        if (op->err == CHK_ERR_COMPACTED && m->check_revs && c > st->compact_rev) {
+            why(m, "compact(%lld) said compacted; compacted only to %lld", (long long)c,
+                (long long)st->compact_rev);
+            r.legal = false;
+        }
+        if (op->err == CHK_ERR_FUTURE_REV && m->check_revs && c <= st->rev) {
+            why(m, "compact(%lld) said future revision at revision %lld", (long long)c,
+                (long long)st->rev);
+            r.legal = false;
+        }
+        return r;
+    }
+    if (op->status == CHK_ST_OK && m->check_revs && !can) {
+        why(m, "compact(%lld) succeeded at revision %lld, compacted %lld", (long long)c,
+            (long long)st->rev, (long long)st->compact_rev);
+        r.legal = false;
+    }
+    if (can)
+        st->compact_rev = c;
+    return r;
+}
+
+/* A failed read with a revision error: legal iff the error was right. */
+static struct chk_step step_failed_read(const struct chk_model *m, struct chk_kstate *st,
+                                        const struct chk_op *op)
+{
+    struct chk_step r = {true, false};
+    if (!m->check_revs)
+        return r;
+    const struct chk_sub *subs = &m->h->subs[op->sub_first];
+    for (uint32_t i = 0; i < op->then_count; i++) {
+        if (subs[i].kind != CHK_SUB_RANGE || subs[i].req_rev <= 0)
+            continue;
+        if (op->err == CHK_ERR_COMPACTED && subs[i].req_rev > st->compact_rev) {
+            why(m, "read at %lld said compacted; compacted only to %lld",
+                (long long)subs[i].req_rev, (long long)st->compact_rev);
+            r.legal = false;
+        }
+        if (op->err == CHK_ERR_FUTURE_REV && subs[i].req_rev <= st->rev) {
+            why(m, "read at %lld said future revision at revision %lld",
+                (long long)subs[i].req_rev, (long long)st->rev);
+            r.legal = false;
+        }
+    }
+    return r;
+}
+
+struct chk_step chk_model_step(const struct chk_model *m, struct chk_kstate *st,
+                               const struct chk_op *op)
+{
+    const struct chk_history *h = m->h;
+    if (op->kind == CHK_OP_COMPACT)
+        return step_compact(m, st, op);
+    if (op->status == CHK_ST_FAIL)
+        return step_failed_read(m, st, op);
+    struct chk_step r = {true, false};
+    bool judge = op->status == CHK_ST_OK && (op->flags & CHK_OPF_HAS_RESULT);
+    bool succ = true;
+    for (uint32_t i = 0; i < op->cmp_count && succ; i++)
+        succ = cmp_eval(m, st, &h->cmps[op->cmp_first + i]);
+    if (judge && (op->flags & CHK_OPF_SUCCEEDED_SET) &&
+        succ != ((op->flags & CHK_OPF_SUCCEEDED) != 0)) {
+        why(m, "compare is %s in the state at revision %lld, the response says %s",
+            succ ? "true" : "false", (long long)st->rev, succ ? "false" : "true");
+        r.legal = false;
+    }
+    const struct chk_sub *subs = &h->subs[op->sub_first + (succ ? 0 : op->then_count)];
+    uint32_t n = succ ? op->then_count : op->else_count;
+    int64_t new_rev = st->rev + 1;
+    bool writes = branch_writes(m, st, subs, n);
+    int64_t removed = 0;
+    bool hist_read = false;
+    for (uint32_t i = 0; i < n; i++) {
+        const struct chk_sub *s = &subs[i];
+        bool ok = true;
+        if (s->kind == CHK_SUB_RANGE) {
+            ok = sub_range(m, st, s, judge);
+            hist_read |= s->req_rev > 0;
+        } else if (s->kind == CHK_SUB_DELETE) {
+            ok = sub_delete(m, st, s, judge, new_rev, &removed);
+        } else {
+            ok = sub_put(m, st, s, judge, new_rev);
+        }
+        r.legal = r.legal && ok;
+    }
+    if (writes) {
+        st->rev = new_rev;
+        r.wrote = true;
+    }
+    if (judge && m->check_revs && op->rev != CHK_NO_REV && !(hist_read && m->hist_exact) &&
+        op->rev != st->rev) {
+        why(m, "response revision %lld, the model is at revision %lld", (long long)op->rev,
+            (long long)st->rev);
+        r.legal = false;
+    }
+    return r;
+}

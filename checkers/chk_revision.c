@@ -1,0 +1,711 @@
+/*
+ * chk_revision.c: engine 1, linearizability from the revision order etcd exposes.
+ *
+ * etcd gives every applied write exactly one revision and answers every request with
+ * the revision it was served at, so a linearization is almost given: a write sits at
+ * position 2r (its revision r), a read served at revision R at 2R+1 (after write R,
+ * before write R+1). The history is linearizable iff
+ *   1. no two writes claim one revision;
+ *   2. replaying the writes in revision order through the etcd model reproduces every
+ *      response (values, versions, create/mod revisions, deleted counts, txn branch)
+ *      and every read matches the state at its revision; and
+ *   3. the positions respect real time: if A returned before B was called, then
+ *      pos(A) <= pos(B).
+ * Each is near-linear: a counting sort by revision and one sweep over the ops sorted
+ * by call and return time.
+ *
+ * Operations with unknown outcome are placed only when the history reveals them: a
+ * read or a watch event shows a key-value whose mod revision no acknowledged write
+ * claims, and an unknown op writes exactly that (key, value) (the earliest-called
+ * such op is chosen: it constrains real time least). A revision no op claims after
+ * that (a gap) is filled by the only unknown op that could have written it there; a
+ * gap with none stays content-unknown (reads then judge it), and a gap with several
+ * different candidates makes this engine give up (CHK_UNKNOWN) rather than guess.
+ * Watch events only ever place unknown ops; they never fail this check.
+ *
+ * The replay also yields the change log (every put/delete per revision) the watch
+ * checker judges watch events against.
+ */
+#include "checkers/chk_int.h"
+
+enum { ROLE_NONE = 0, ROLE_WRITE, ROLE_READ, ROLE_TENT, ROLE_CAND, ROLE_PLACED, ROLE_FAILED };
+
+#define VIOL_MAX 16
+
+struct rv_viol {
+    int kind; /* 0 value, 1 order, 2 duplicate revision */
+    uint32_t op, other;
+    int64_t rev;
+    int64_t pos;
+    char msg[200];
+    json_t *state;
+};
+
+struct rv {
+    struct chk_history *h;
+    struct chk_lin_result *out;
+    int64_t max_rev;
+    uint8_t *role;
+    int64_t *pos;       /* per op; INT64_MIN when not positioned */
+    int32_t *claim;     /* per revision: op index, -1 none */
+    struct rv_viol viol[VIOL_MAX];
+    uint32_t viol_count, viol_total;
+    /* candidates (unknown writes) by (key, value) */
+    struct cand_ent *cands;
+    uint32_t cand_count;
+    bool ambiguous;
+    int64_t ambiguous_rev;
+    uint32_t gaps;
+};
+
+struct cand_ent {
+    int32_t key, value; /* value CHK_NIL: a delete of key */
+    int64_t call_ns;
+    uint32_t op;
+};
+
+static int cand_cmp(const void *a, const void *b)
+{
+    const struct cand_ent *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    if (x->value != y->value)
+        return x->value < y->value ? -1 : 1;
+    if (x->call_ns != y->call_ns)
+        return x->call_ns < y->call_ns ? -1 : 1;
+    return x->op < y->op ? -1 : x->op > y->op;
+}
+
+/* Does the op's taken branch (or either, when unknown) write? 2 = surely, 1 = maybe. */
+static int op_writes(const struct chk_history *h, const struct chk_op *op)
+{
+    bool known = op->cmp_count == 0 || (op->flags & CHK_OPF_SUCCEEDED_SET);
+    bool succ = op->cmp_count == 0 || (op->flags & CHK_OPF_SUCCEEDED);
+    int best = 0;
+    for (int b = 0; b < 2; b++) {
+        if (known && b != (succ ? 0 : 1))
+            continue;
+        uint32_t first = op->sub_first + (b ? op->then_count : 0);
+        uint32_t n = b ? op->else_count : op->then_count;
+        for (uint32_t i = 0; i < n; i++) {
+            const struct chk_sub *s = &h->subs[first + i];
+            int w = 0;
+            if (s->kind == CHK_SUB_PUT || s->kind == CHK_SUB_APPEND)
+                w = 2;
+            else if (s->kind == CHK_SUB_DELETE)
+                w = !(s->flags & CHK_SUBF_COUNT_SET) || op->status != CHK_ST_OK ? 1
+                    : s->count > 0                                             ? 2
+                                                                               : 0;
+            best = FL_MAX(best, w);
+        }
+    }
+    return known ? best : FL_MIN(best, 1);
+}
+
+static void viol_add(struct rv *r, int kind, uint32_t op, uint32_t other, int64_t rev,
+                     int64_t pos, const char *msg, json_t *state)
+{
+    r->viol_total++;
+    if (r->viol_count == VIOL_MAX) {
+        json_decref(state);
+        return;
+    }
+    struct rv_viol *v = &r->viol[r->viol_count++];
+    v->kind = kind;
+    v->op = op;
+    v->other = other;
+    v->rev = rev;
+    v->pos = pos;
+    snprintf(v->msg, sizeof(v->msg), "%s", msg);
+    v->state = state;
+}
+
+static int64_t max_revision(const struct chk_history *h)
+{
+    int64_t m = 1;
+    for (uint32_t i = 0; i < h->op_count; i++) {
+        if (h->ops[i].status == CHK_ST_OK && h->ops[i].rev != CHK_NO_REV)
+            m = FL_MAX(m, h->ops[i].rev);
+    }
+    for (uint32_t i = 0; i < h->kv_count; i++)
+        m = FL_MAX(m, FL_MAX(h->kvs[i].mod_rev, h->kvs[i].create_rev));
+    for (uint32_t i = 0; i < h->event_count; i++) {
+        if (h->events[i].kind != CHK_EV_PROGRESS)
+            m = FL_MAX(m, h->events[i].mod_rev);
+    }
+    return m;
+}
+
+/* Roles and claims of acknowledged ops; candidates of unknown ones. */
+static void rv_classify(struct rv *r)
+{
+    struct chk_history *h = r->h;
+    uint32_t cap = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        for (uint32_t i = 0; i < h->op_count; i++) {
+            const struct chk_op *op = &h->ops[i];
+            if (pass == 1 && r->role[i] != ROLE_TENT)
+                continue;
+            if (pass == 1) {
+                if (r->claim[op->rev] < 0) {
+                    r->claim[op->rev] = (int32_t)i;
+                    r->role[i] = ROLE_WRITE;
+                } else {
+                    r->role[i] = ROLE_READ;
+                }
+                continue;
+            }
+            if (op->status == CHK_ST_FAIL) {
+                r->role[i] = ROLE_FAILED;
+                continue;
+            }
+            if (op->status == CHK_ST_OK && op->rev < 1) {
+                r->role[i] = ROLE_NONE; /* e.g. defragment: not linearizable (rev -1) */
+                continue;
+            }
+            if (op->kind == CHK_OP_COMPACT) {
+                r->role[i] = op->status == CHK_ST_OK ? ROLE_READ : ROLE_NONE;
+                continue;
+            }
+            int w = op_writes(h, op);
+            if (op->status == CHK_ST_UNKNOWN) {
+                r->role[i] = w ? ROLE_CAND : ROLE_NONE;
+                continue;
+            }
+            if (w == 2 && op->rev >= 2) {
+                if (r->claim[op->rev] >= 0) {
+                    char msg[200];
+                    snprintf(msg, sizeof(msg), "two writes claim revision %lld",
+                             (long long)op->rev);
+                    viol_add(r, 2, i, (uint32_t)r->claim[op->rev], op->rev, 2 * op->rev, msg,
+                             NULL);
+                    r->role[i] = ROLE_READ; /* judged as a read at its revision */
+                    continue;
+                }
+                r->claim[op->rev] = (int32_t)i;
+                r->role[i] = ROLE_WRITE;
+            } else if (w == 1 && op->rev >= 2) {
+                r->role[i] = ROLE_TENT;
+            } else {
+                r->role[i] = ROLE_READ;
+            }
+        }
+    }
+    /* Candidate index: every put (key, value) and single-key delete of unknown ops. */
+    for (uint32_t i = 0; i < h->op_count; i++) {
+        const struct chk_op *op = &h->ops[i];
+        if (r->role[i] != ROLE_CAND)
+            continue;
+        for (uint32_t j = 0; j < (uint32_t)op->then_count + op->else_count; j++) {
+            const struct chk_sub *s = &h->subs[op->sub_first + j];
+            if (s->kind == CHK_SUB_RANGE ||
+                (s->kind == CHK_SUB_DELETE && s->range_end != CHK_RANGE_ONE))
+                continue;
+            if (r->cand_count == cap) {
+                cap = cap ? cap * 2 : 256;
+                r->cands = fl_realloc(r->cands, cap * sizeof(*r->cands));
+            }
+            r->cands[r->cand_count++] = (struct cand_ent){
+                s->key, s->kind == CHK_SUB_DELETE ? CHK_NIL : s->value, op->call_ns, i};
+        }
+    }
+    if (r->cand_count)
+        qsort(r->cands, r->cand_count, sizeof(*r->cands), cand_cmp);
+}
+
+/* A key-value observed at mod revision rev: place an unknown op that wrote it. */
+static void rv_reveal(struct rv *r, int32_t key, int32_t value, int64_t rev)
+{
+    if (rev < 2 || rev > r->max_rev || r->claim[rev] >= 0 || !r->cand_count)
+        return;
+    struct cand_ent probe = {key, value, INT64_MIN, 0};
+    size_t lo = 0, hi = r->cand_count;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (cand_cmp(&r->cands[mid], &probe) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t i = lo; i < r->cand_count; i++) {
+        const struct cand_ent *c = &r->cands[i];
+        if (c->key != key || c->value != value)
+            break;
+        if (r->role[c->op] != ROLE_CAND)
+            continue;
+        r->role[c->op] = ROLE_PLACED;
+        r->claim[rev] = (int32_t)c->op;
+        r->pos[c->op] = 2 * rev; /* where it took effect */
+        r->out->revealed++;
+        return;
+    }
+}
+
+static void rv_reveal_all(struct rv *r)
+{
+    struct chk_history *h = r->h;
+    for (uint32_t i = 0; i < h->op_count; i++) {
+        const struct chk_op *op = &h->ops[i];
+        if (op->status != CHK_ST_OK)
+            continue;
+        for (uint32_t j = 0; j < (uint32_t)op->then_count + op->else_count; j++) {
+            const struct chk_sub *s = &h->subs[op->sub_first + j];
+            for (uint32_t k = 0; k < s->kv_count; k++) {
+                const struct chk_kv *kv = &h->kvs[s->kv_first + k];
+                if (kv->mod_rev != CHK_NO_REV)
+                    rv_reveal(r, kv->key, kv->value, kv->mod_rev);
+            }
+        }
+    }
+    for (uint32_t i = 0; i < h->event_count; i++) {
+        const struct chk_wevent *e = &h->events[i];
+        if (e->kind == CHK_EV_PUT)
+            rv_reveal(r, e->key, e->value, e->mod_rev);
+        else if (e->kind == CHK_EV_DELETE)
+            rv_reveal(r, e->key, CHK_NIL, e->mod_rev);
+    }
+}
+
+/* The state of the keys an op touches, as JSON (for explanations). */
+static json_t *state_json(const struct chk_history *h, const struct chk_kstate *st,
+                          const struct chk_op *op)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "revision", json_integer(st->rev));
+    json_t *keys = json_object();
+    for (uint32_t j = 0; j < (uint32_t)op->then_count + op->else_count + op->cmp_count; j++) {
+        int32_t k = j < op->cmp_count ? h->cmps[op->cmp_first + j].key
+                                      : h->subs[op->sub_first + j - op->cmp_count].key;
+        size_t kn;
+        const uint8_t *kp = chk_key_bytes(h, k, &kn);
+        char kbuf[128];
+        snprintf(kbuf, sizeof(kbuf), "%.*s", (int)FL_MIN(kn, 120), (const char *)kp);
+        const struct chk_kent *e = &st->ent[k];
+        json_t *kv = json_object();
+        json_object_set_new(kv, "value", chk_json_value(h, e->value));
+        json_object_set_new(kv, "version", json_integer(e->version));
+        json_object_set_new(kv, "create_revision", json_integer(e->create_rev));
+        json_object_set_new(kv, "mod_revision", json_integer(e->mod_rev));
+        json_object_set_new(keys, kbuf, kv);
+    }
+    json_object_set_new(o, "keys", keys);
+    return o;
+}
+
+static bool op_only_ranges(const struct chk_history *h, const struct chk_op *op)
+{
+    if (op->kind != CHK_OP_TXN)
+        return true;
+    for (uint32_t j = 0; j < (uint32_t)op->then_count + op->else_count; j++) {
+        if (h->subs[op->sub_first + j].kind != CHK_SUB_RANGE)
+            return false;
+    }
+    return true;
+}
+
+/* The revision a read is judged at: a historical range's revision when every range
+ * in it asks the same one, else its header revision. */
+static int64_t read_eff_rev(const struct chk_history *h, const struct chk_op *op)
+{
+    int64_t req = 0;
+    for (uint32_t j = 0; j < (uint32_t)op->then_count + op->else_count; j++) {
+        const struct chk_sub *s = &h->subs[op->sub_first + j];
+        if (s->kind != CHK_SUB_RANGE)
+            continue;
+        if (s->req_rev <= 0 || (req && s->req_rev != req))
+            return op->rev;
+        req = s->req_rev;
+    }
+    return req ? FL_MIN(req, op->rev) : op->rev;
+}
+
+struct rv_replay {
+    struct chk_model m;
+    struct chk_kstate *st;
+    struct chk_kstate *tmp;
+    size_t st_size;
+    char why[200];
+    int32_t *head, *next; /* reads bucketed by judged revision */
+    int64_t *sufmin;      /* per revision: min return of ops positioned after 2r */
+};
+
+static void judge_read(struct rv *r, struct rv_replay *p, uint32_t i)
+{
+    const struct chk_op *op = &r->h->ops[i];
+    p->why[0] = 0;
+    struct chk_step s;
+    if (op->kind == CHK_OP_COMPACT) {
+        s.legal = op->compact_rev <= op->rev;
+        if (!s.legal)
+            snprintf(p->why, sizeof(p->why), "compacted revision %lld above its revision",
+                     (long long)op->compact_rev);
+    } else if (op_only_ranges(r->h, op)) {
+        s = chk_model_step(&p->m, p->st, op);
+    } else {
+        memcpy(p->tmp, p->st, p->st_size);
+        struct chk_change_buf *keep = p->m.changes;
+        p->m.changes = NULL;
+        s = chk_model_step(&p->m, p->tmp, op);
+        p->m.changes = keep;
+        if (s.wrote) {
+            s.legal = false;
+            snprintf(p->why, sizeof(p->why), "it would write, yet revision %lld is another's",
+                     (long long)op->rev);
+        }
+    }
+    if (!s.legal)
+        viol_add(r, 0, i, UINT32_MAX, p->st->rev, r->pos[i], p->why,
+                 state_json(r->h, p->st, op));
+}
+
+/* Fills gap revision g: the only unknown op that could have written there. */
+static void fill_gap(struct rv *r, struct rv_replay *p, int64_t g)
+{
+    struct chk_history *h = r->h;
+    int32_t found = -1;
+    for (uint32_t i = 0; i < h->op_count; i++) {
+        const struct chk_op *op = &h->ops[i];
+        if (r->role[i] != ROLE_CAND || op->call_ns > p->sufmin[g])
+            continue;
+        memcpy(p->tmp, p->st, p->st_size);
+        struct chk_change_buf *keep = p->m.changes;
+        p->m.changes = NULL;
+        struct chk_step s = chk_model_step(&p->m, p->tmp, op);
+        p->m.changes = keep;
+        if (!s.wrote)
+            continue;
+        if (found >= 0) {
+            r->ambiguous = true;
+            r->ambiguous_rev = g;
+            return;
+        }
+        found = (int32_t)i;
+    }
+    if (found >= 0) {
+        r->role[found] = ROLE_PLACED;
+        r->claim[g] = found;
+        r->pos[found] = 2 * g;
+        r->out->revealed++;
+    }
+}
+
+static void rv_replay(struct rv *r)
+{
+    struct chk_history *h = r->h;
+    struct rv_replay p;
+    memset(&p, 0, sizeof(p));
+    struct chk_change_buf changes = {0};
+    p.m.h = h;
+    p.m.check_revs = true;
+    p.m.hist_exact = true;
+    p.m.changes = &changes;
+    p.m.why = p.why;
+    p.m.why_size = sizeof(p.why);
+    p.st_size = chk_kstate_size(h->keys.count);
+    p.st = fl_calloc(1, p.st_size);
+    p.tmp = fl_calloc(1, p.st_size);
+    for (uint32_t k = 0; k < h->keys.count; k++)
+        p.st->ent[k].value = CHK_NIL;
+    p.st->rev = 1;
+    int64_t R = r->max_rev;
+    p.head = fl_malloc((size_t)(R + 2) * sizeof(int32_t));
+    p.next = fl_malloc((h->op_count + 1) * sizeof(int32_t));
+    p.sufmin = fl_malloc((size_t)(R + 2) * sizeof(int64_t));
+    for (int64_t x = 0; x <= R + 1; x++) {
+        p.head[x] = -1;
+        p.sufmin[x] = CHK_NEVER;
+    }
+    /* Bucket reads (in reverse so each bucket keeps op order); suffix minima. */
+    for (uint32_t i = h->op_count; i-- > 0;) {
+        const struct chk_op *op = &h->ops[i];
+        if (r->role[i] == ROLE_READ) {
+            int64_t e = read_eff_rev(h, op);
+            if (e < 1 || e > R)
+                e = op->rev;
+            p.next[i] = p.head[e];
+            p.head[e] = (int32_t)i;
+            p.sufmin[op->rev] = FL_MIN(p.sufmin[op->rev], op->return_ns);
+        } else if (r->role[i] == ROLE_WRITE) {
+            int64_t g = op->rev - 1;
+            p.sufmin[g] = FL_MIN(p.sufmin[g], op->return_ns);
+        }
+    }
+    for (int64_t x = R; x-- > 0;)
+        p.sufmin[x] = FL_MIN(p.sufmin[x], p.sufmin[x + 1]);
+    for (int64_t rev = 1; rev <= R && !r->ambiguous; rev++) {
+        if (rev >= 2) {
+            if (r->claim[rev] < 0)
+                fill_gap(r, &p, rev);
+            if (r->ambiguous)
+                break;
+            int32_t w = r->claim[rev];
+            p.st->rev = rev - 1;
+            if (w < 0) {
+                r->gaps++;
+                p.st->rev = rev;
+                if (changes.count == changes.cap) {
+                    changes.cap = changes.cap ? changes.cap * 2 : 1024;
+                    changes.v = fl_realloc(changes.v, changes.cap * sizeof(*changes.v));
+                }
+                changes.v[changes.count++] =
+                    (struct chk_change){rev, -1, CHK_EV_PROGRESS, CHK_NIL, CHK_NIL, 0, 0};
+            } else {
+                const struct chk_op *op = &h->ops[w];
+                p.why[0] = 0;
+                json_t *before = state_json(h, p.st, op);
+                struct chk_step s = chk_model_step(&p.m, p.st, op);
+                if (!s.legal || (op->status == CHK_ST_UNKNOWN && !s.wrote)) {
+                    if (!p.why[0])
+                        snprintf(p.why, sizeof(p.why),
+                                 "revealed at revision %lld but writes nothing there",
+                                 (long long)rev);
+                    viol_add(r, 0, (uint32_t)w, UINT32_MAX, rev, 2 * rev, p.why, before);
+                } else {
+                    json_decref(before);
+                }
+                p.st->rev = rev;
+            }
+        }
+        for (int32_t i = p.head[rev]; i >= 0; i = p.next[i])
+            judge_read(r, &p, (uint32_t)i);
+        r->out->steps++;
+    }
+    r->out->changes = changes.v;
+    r->out->change_count = changes.count;
+    r->out->changes_known = !r->ambiguous;
+    free(p.st);
+    free(p.tmp);
+    free(p.head);
+    free(p.next);
+    free(p.sufmin);
+}
+
+/* ---- real time ------------------------------------------------------------------- */
+
+static const struct chk_history *g_rt_h;
+
+static int by_call(const void *a, const void *b)
+{
+    const struct chk_op *x = &g_rt_h->ops[*(const uint32_t *)a];
+    const struct chk_op *y = &g_rt_h->ops[*(const uint32_t *)b];
+    if (x->call_ns != y->call_ns)
+        return x->call_ns < y->call_ns ? -1 : 1;
+    return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+static int by_return(const void *a, const void *b)
+{
+    const struct chk_op *x = &g_rt_h->ops[*(const uint32_t *)a];
+    const struct chk_op *y = &g_rt_h->ops[*(const uint32_t *)b];
+    if (x->return_ns != y->return_ns)
+        return x->return_ns < y->return_ns ? -1 : 1;
+    return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+/* Sorts idx by key, skipping the sort when already in order (the common case: a
+ * recorder appends ops as they return or as they are called). */
+static void sort_ops(const struct chk_history *h, uint32_t *idx, uint32_t n,
+                     int (*cmp)(const void *, const void *))
+{
+    g_rt_h = h;
+    bool sorted = true;
+    for (uint32_t i = 1; i < n && sorted; i++)
+        sorted = cmp(&idx[i - 1], &idx[i]) <= 0;
+    if (!sorted)
+        qsort(idx, n, sizeof(uint32_t), cmp);
+}
+
+/* If A returned before B was called, pos(A) <= pos(B). One sweep: ops by call time,
+ * a pointer over ops by return time carrying the largest position returned so far. */
+static void rv_realtime(struct rv *r)
+{
+    const struct chk_history *h = r->h;
+    uint32_t *bc = fl_malloc((h->op_count + 1) * sizeof(uint32_t));
+    uint32_t *br = fl_malloc((h->op_count + 1) * sizeof(uint32_t));
+    uint32_t nc = 0, nr = 0;
+    for (uint32_t i = 0; i < h->op_count; i++) {
+        if (r->pos[i] == INT64_MIN)
+            continue;
+        bc[nc++] = i;
+        if (h->ops[i].return_ns != CHK_NEVER && r->role[i] != ROLE_PLACED)
+            br[nr++] = i;
+    }
+    sort_ops(h, bc, nc, by_call);
+    sort_ops(h, br, nr, by_return);
+    int64_t maxpos = INT64_MIN;
+    uint32_t maxop = UINT32_MAX;
+    uint32_t j = 0;
+    for (uint32_t k = 0; k < nc; k++) {
+        uint32_t b = bc[k];
+        int64_t call = h->ops[b].call_ns;
+        while (j < nr && h->ops[br[j]].return_ns < call) {
+            if (r->pos[br[j]] > maxpos) {
+                maxpos = r->pos[br[j]];
+                maxop = br[j];
+            }
+            j++;
+        }
+        if (r->pos[b] < maxpos) {
+            char msg[200];
+            const struct chk_op *a = &h->ops[maxop];
+            snprintf(msg, sizeof(msg),
+                     "op %lld (revision %lld) returned before op %lld was called, yet op "
+                     "%lld is ordered at revision %lld: %s",
+                     (long long)a->op_id, (long long)(maxpos / 2), (long long)h->ops[b].op_id,
+                     (long long)h->ops[b].op_id, (long long)(r->pos[b] / 2),
+                     r->pos[b] % 2 ? "a stale read" : "a write ordered before it");
+            viol_add(r, 1, b, maxop, r->pos[b] / 2, r->pos[b], msg, NULL);
+        }
+    }
+    free(bc);
+    free(br);
+}
+
+/* Failed reads that blamed compaction or a future revision: lenient checks (etcd's
+ * answer must be possible at some point of the operation). */
+static void rv_failed(struct rv *r)
+{
+    const struct chk_history *h = r->h;
+    for (uint32_t i = 0; i < h->op_count; i++) {
+        const struct chk_op *op = &h->ops[i];
+        if (r->role[i] != ROLE_FAILED || op->err != CHK_ERR_COMPACTED || op->kind != CHK_OP_TXN)
+            continue;
+        for (uint32_t j = 0; j < op->then_count; j++) {
+            const struct chk_sub *s = &h->subs[op->sub_first + j];
+            if (s->kind != CHK_SUB_RANGE || s->req_rev <= 0)
+                continue;
+            bool possible = false;
+            for (uint32_t c = 0; c < h->op_count && !possible; c++) {
+                const struct chk_op *co = &h->ops[c];
+                possible = co->kind == CHK_OP_COMPACT && co->status != CHK_ST_FAIL &&
+                           co->compact_rev >= s->req_rev && co->call_ns <= op->return_ns;
+            }
+            if (!possible) {
+                char msg[200];
+                snprintf(msg, sizeof(msg),
+                         "read at revision %lld failed as compacted, but no compaction "
+                         "reached it",
+                         (long long)s->req_rev);
+                viol_add(r, 0, i, UINT32_MAX, s->req_rev, INT64_MAX, msg, NULL);
+            }
+        }
+    }
+}
+
+static int viol_cmp(const void *a, const void *b)
+{
+    const struct rv_viol *x = a, *y = b;
+    if (x->pos != y->pos)
+        return x->pos < y->pos ? -1 : 1;
+    return x->op < y->op ? -1 : x->op > y->op;
+}
+
+static void rv_explain(struct rv *r)
+{
+    struct chk_history *h = r->h;
+    struct chk_lin_result *out = r->out;
+    qsort(r->viol, r->viol_count, sizeof(r->viol[0]), viol_cmp);
+    json_t *d = json_object();
+    json_object_set_new(d, "engine", json_string("revision"));
+    static const char *const kinds[] = {"value", "real_time", "duplicate_revision"};
+    json_t *arr = json_array();
+    for (uint32_t i = 0; i < r->viol_count; i++) {
+        struct rv_viol *v = &r->viol[i];
+        json_t *o = json_object();
+        json_object_set_new(o, "kind", json_string(kinds[v->kind]));
+        json_object_set_new(o, "revision", json_integer(v->rev));
+        json_object_set_new(o, "message", json_string(v->msg));
+        json_t *ops = json_array();
+        json_array_append_new(ops, chk_json_op(h, &h->ops[v->op]));
+        if (v->other != UINT32_MAX)
+            json_array_append_new(ops, chk_json_op(h, &h->ops[v->other]));
+        json_object_set_new(o, "ops", ops);
+        if (v->state) {
+            json_object_set_new(o, "state", v->state);
+            v->state = NULL;
+        }
+        json_array_append_new(arr, o);
+    }
+    json_object_set_new(d, "violations", arr);
+    json_object_set_new(d, "violation_count", json_integer(r->viol_total));
+    /* Longest prefix: the ops ordered before the first violation. */
+    int64_t first = r->viol_count ? r->viol[0].pos : INT64_MAX;
+    uint64_t prefix = 0;
+    for (uint32_t i = 0; i < h->op_count; i++)
+        prefix += r->pos[i] != INT64_MIN && r->pos[i] < first;
+    json_object_set_new(d, "prefix_length", json_integer((json_int_t)prefix));
+    json_object_set_new(d, "prefix_revision",
+                        json_integer(first == INT64_MAX ? r->max_rev : (first - 1) / 2));
+    if (r->viol_count) {
+        json_t *unord = json_array();
+        json_array_append_new(unord, chk_json_op(h, &h->ops[r->viol[0].op]));
+        if (r->viol[0].other != UINT32_MAX)
+            json_array_append_new(unord, chk_json_op(h, &h->ops[r->viol[0].other]));
+        json_object_set_new(d, "unordered_ops", unord);
+        struct fl_buf t;
+        fl_buf_init(&t);
+        chk_op_text(h, &h->ops[r->viol[0].op], &t);
+        snprintf(out->reason, sizeof(out->reason), "%s (client %d) at revision %lld: %s",
+                 fl_buf_cstr(&t), h->ops[r->viol[0].op].client, (long long)r->viol[0].rev,
+                 r->viol[0].msg);
+        fl_buf_close(&t);
+    }
+    json_object_set_new(d, "revealed", json_integer(out->revealed));
+    json_object_set_new(d, "gaps", json_integer(r->gaps));
+    json_decref(out->detail);
+    out->detail = d;
+}
+
+int chk_lin_revision(struct chk_history *h, const struct chk_limits *lim,
+                     struct chk_lin_result *out)
+{
+    (void)lim;
+    FL_ASSERT(h->finished);
+    out->engine = CHK_ENGINE_REVISION;
+    if (!h->has_revs) {
+        out->verdict = CHK_UNKNOWN;
+        snprintf(out->reason, sizeof(out->reason),
+                 "revision order needs a header revision on every acknowledged operation");
+        return FL_OK;
+    }
+    struct rv r;
+    memset(&r, 0, sizeof(r));
+    r.h = h;
+    r.out = out;
+    r.max_rev = max_revision(h);
+    r.role = fl_calloc(h->op_count + 1, 1);
+    r.pos = fl_malloc((h->op_count + 1) * sizeof(int64_t));
+    r.claim = fl_malloc((size_t)(r.max_rev + 2) * sizeof(int32_t));
+    for (int64_t x = 0; x <= r.max_rev + 1; x++)
+        r.claim[x] = -1;
+    for (uint32_t i = 0; i < h->op_count; i++)
+        r.pos[i] = INT64_MIN;
+    rv_classify(&r);
+    rv_reveal_all(&r);
+    for (uint32_t i = 0; i < h->op_count; i++) {
+        if (r.role[i] == ROLE_WRITE)
+            r.pos[i] = 2 * h->ops[i].rev;
+        else if (r.role[i] == ROLE_READ)
+            r.pos[i] = 2 * h->ops[i].rev + 1;
+    }
+    rv_replay(&r);
+    if (r.ambiguous) {
+        out->verdict = CHK_UNKNOWN;
+        snprintf(out->reason, sizeof(out->reason),
+                 "revision %lld could have been written by several operations of unknown "
+                 "outcome",
+                 (long long)r.ambiguous_rev);
+    } else {
+        rv_realtime(&r);
+        rv_failed(&r);
+        out->verdict = r.viol_total ? CHK_FAIL : CHK_PASS;
+        rv_explain(&r);
+    }
+    for (uint32_t i = 0; i < r.viol_count; i++)
+        json_decref(r.viol[i].state);
+    free(r.role);
+    free(r.pos);
+    free(r.claim);
+    free(r.cands);
+    return FL_OK;
+}

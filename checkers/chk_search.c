@@ -1,0 +1,526 @@
+/*
+ * chk_search.c: engine 2, the general linearizability search (Wing & Gong's
+ * algorithm with Lowe's memoisation, as in porcupine and Horn's checker).
+ *
+ * Calls and returns form one doubly linked list in time order (at equal times calls
+ * come first, so touching operations count as concurrent). The search walks the
+ * list: at a call it tries to linearize that operation now (step the model; the
+ * configuration (set of linearized ops, model state) must be new, else it was
+ * already explored and failed), lifting the call and its return out of the list; at
+ * a return of an operation not yet linearized it backtracks. An operation with
+ * unknown outcome returns at +infinity: it may take effect at any point after its
+ * call, or never (the search succeeds as soon as only such operations remain).
+ *
+ * When every operation touches one key and the history carries no revisions, the
+ * history is split per key (P-compositionality: linearizable iff every per-key
+ * sub-history is) and each key is searched alone.
+ *
+ * Bounds: steps_max, mem_bytes_max (the cache) and should_stop give CHK_UNKNOWN.
+ * On failure the deepest configuration reached is the explanation: its linearized
+ * prefix, its model state, and the operations that could not be ordered next.
+ */
+#include "checkers/chk_int.h"
+
+struct srch_entry {
+    int32_t op;    /* index into the partition's op list */
+    int32_t match; /* the other entry of the same op */
+    int32_t prev, next;
+    bool is_call;
+};
+
+struct srch {
+    struct chk_history *h;
+    const struct chk_limits *lim;
+    struct chk_model model;
+    const uint32_t *ops; /* history op indexes */
+    uint32_t n;
+    struct srch_entry *e; /* 2n entries + head at index 2n */
+    uint32_t words;       /* bitset words */
+    uint64_t *bits;
+    uint64_t *zob; /* per op hash contribution */
+    size_t st_size;
+    uint8_t *stack_states; /* n saved states */
+    int32_t *stack_entry;
+    uint32_t depth;
+    /* cache: records of [hash][bitset][state] */
+    uint8_t *rec;
+    size_t rec_size, rec_count, rec_cap;
+    uint32_t *table;
+    uint32_t table_mask;
+    /* explanation */
+    uint32_t best_depth;
+    uint64_t *best_bits;
+    uint8_t *best_state;
+    uint64_t steps;
+};
+
+static uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= UINT64_C(0xff51afd7ed558ccd);
+    x ^= x >> 33;
+    x *= UINT64_C(0xc4ceb9fe1a85ec53);
+    x ^= x >> 33;
+    return x;
+}
+
+static const struct chk_history *g_sort_h;
+static const uint32_t *g_sort_ops;
+
+/* Entries in time order; calls before returns at equal times; then op order. */
+static int entry_cmp(const void *a, const void *b)
+{
+    const struct srch_entry *x = a, *y = b;
+    const struct chk_op *ox = &g_sort_h->ops[g_sort_ops[x->op]];
+    const struct chk_op *oy = &g_sort_h->ops[g_sort_ops[y->op]];
+    int64_t tx = x->is_call ? ox->call_ns : ox->return_ns;
+    int64_t ty = y->is_call ? oy->call_ns : oy->return_ns;
+    if (tx != ty)
+        return tx < ty ? -1 : 1;
+    if (x->is_call != y->is_call)
+        return x->is_call ? -1 : 1;
+    if (x->op != y->op)
+        return x->op < y->op ? -1 : 1;
+    return 0;
+}
+
+static void srch_build_list(struct srch *s)
+{
+    uint32_t n = s->n;
+    s->e = fl_calloc(2 * n + 1, sizeof(*s->e));
+    for (uint32_t i = 0; i < n; i++) {
+        s->e[2 * i] = (struct srch_entry){(int32_t)i, 0, 0, 0, true};
+        s->e[2 * i + 1] = (struct srch_entry){(int32_t)i, 0, 0, 0, false};
+    }
+    g_sort_h = s->h;
+    g_sort_ops = s->ops;
+    qsort(s->e, 2 * n, sizeof(*s->e), entry_cmp);
+    g_sort_h = NULL;
+    int32_t *call_at = fl_malloc((n + 1) * sizeof(int32_t));
+    for (uint32_t i = 0; i < 2 * n; i++) {
+        if (s->e[i].is_call)
+            call_at[s->e[i].op] = (int32_t)i;
+    }
+    for (uint32_t i = 0; i < 2 * n; i++) {
+        if (!s->e[i].is_call) {
+            int32_t c = call_at[s->e[i].op];
+            s->e[i].match = c;
+            s->e[c].match = (int32_t)i;
+        }
+        s->e[i].prev = i == 0 ? (int32_t)(2 * n) : (int32_t)i - 1;
+        s->e[i].next = i + 1 == 2 * n ? -1 : (int32_t)i + 1;
+    }
+    s->e[2 * n].next = n ? 0 : -1;
+    s->e[2 * n].prev = -1;
+    free(call_at);
+}
+
+static void lift(struct srch *s, int32_t c)
+{
+    struct srch_entry *e = s->e;
+    e[e[c].prev].next = e[c].next;
+    if (e[c].next >= 0)
+        e[e[c].next].prev = e[c].prev;
+    int32_t r = e[c].match;
+    e[e[r].prev].next = e[r].next;
+    if (e[r].next >= 0)
+        e[e[r].next].prev = e[r].prev;
+}
+
+static void unlift(struct srch *s, int32_t c)
+{
+    struct srch_entry *e = s->e;
+    int32_t r = e[c].match;
+    e[e[r].prev].next = r;
+    if (e[r].next >= 0)
+        e[e[r].next].prev = r;
+    e[e[c].prev].next = c;
+    if (e[c].next >= 0)
+        e[e[c].next].prev = c;
+}
+
+/* Inserts (bits, state) unless present; returns false when it was already there. */
+static bool cache_add(struct srch *s, uint64_t hv, const uint8_t *state)
+{
+    if ((s->rec_count + 1) * 2 > (size_t)s->table_mask + 1) {
+        uint32_t nsz = s->table_mask ? (s->table_mask + 1) * 2 : 4096;
+        free(s->table);
+        s->table = fl_calloc(nsz, sizeof(uint32_t));
+        s->table_mask = nsz - 1;
+        for (size_t i = 0; i < s->rec_count; i++) {
+            uint64_t rh;
+            memcpy(&rh, s->rec + i * s->rec_size, 8);
+            uint32_t k = (uint32_t)rh & s->table_mask;
+            while (s->table[k])
+                k = (k + 1) & s->table_mask;
+            s->table[k] = (uint32_t)i + 1;
+        }
+    }
+    size_t bits_bytes = s->words * 8;
+    uint32_t k = (uint32_t)hv & s->table_mask;
+    while (s->table[k]) {
+        const uint8_t *r = s->rec + (size_t)(s->table[k] - 1) * s->rec_size;
+        uint64_t rh;
+        memcpy(&rh, r, 8);
+        if (rh == hv && memcmp(r + 8, s->bits, bits_bytes) == 0 &&
+            memcmp(r + 8 + bits_bytes, state, s->st_size) == 0)
+            return false;
+        k = (k + 1) & s->table_mask;
+    }
+    if (s->rec_count == s->rec_cap) {
+        s->rec_cap = s->rec_cap ? s->rec_cap * 2 : 1024;
+        s->rec = fl_realloc(s->rec, s->rec_cap * s->rec_size);
+    }
+    uint8_t *r = s->rec + s->rec_count * s->rec_size;
+    memcpy(r, &hv, 8);
+    memcpy(r + 8, s->bits, bits_bytes);
+    memcpy(r + 8 + bits_bytes, state, s->st_size);
+    s->table[k] = (uint32_t)++s->rec_count;
+    return true;
+}
+
+static uint64_t state_hash(const struct srch *s, const uint8_t *state)
+{
+    return fl_hash64(state, s->st_size);
+}
+
+static bool over_limits(struct srch *s)
+{
+    uint64_t steps_max = s->lim && s->lim->steps_max ? s->lim->steps_max : UINT64_C(50000000);
+    uint64_t mem_max = s->lim && s->lim->mem_bytes_max ? s->lim->mem_bytes_max
+                                                        : UINT64_C(512) << 20;
+    if (s->steps > steps_max)
+        return true;
+    if ((uint64_t)s->rec_cap * s->rec_size + (uint64_t)(s->table_mask + 1) * 4 > mem_max)
+        return true;
+    if ((s->steps & 4095) == 0 && s->lim && s->lim->should_stop &&
+        s->lim->should_stop(s->lim->stop_arg))
+        return true;
+    return false;
+}
+
+/* Runs the search; returns CHK_PASS / CHK_FAIL / CHK_UNKNOWN. */
+static int srch_run(struct srch *s, uint8_t *state)
+{
+    uint8_t *scratch = fl_malloc(s->st_size);
+    uint32_t definite_left = 0;
+    for (uint32_t i = 0; i < s->n; i++)
+        definite_left += s->h->ops[s->ops[i]].return_ns != CHK_NEVER;
+    uint64_t zacc = 0;
+    int verdict = CHK_PASS;
+    int32_t head = (int32_t)(2 * s->n);
+    int32_t cur = s->e[head].next;
+    while (definite_left > 0) {
+        s->steps++;
+        if (over_limits(s)) {
+            verdict = CHK_UNKNOWN;
+            break;
+        }
+        FL_ASSERT(cur >= 0);
+        struct srch_entry *en = &s->e[cur];
+        if (en->is_call) {
+            const struct chk_op *op = &s->h->ops[s->ops[en->op]];
+            memcpy(scratch, state, s->st_size);
+            struct chk_step st = chk_model_step(&s->model, (struct chk_kstate *)scratch, op);
+            if (st.legal) {
+                uint32_t o = (uint32_t)en->op;
+                s->bits[o / 64] |= UINT64_C(1) << (o % 64);
+                uint64_t hv = mix64((zacc ^ s->zob[o]) + state_hash(s, scratch));
+                if (cache_add(s, hv, scratch)) {
+                    memcpy(s->stack_states + (size_t)s->depth * s->st_size, state, s->st_size);
+                    s->stack_entry[s->depth++] = cur;
+                    memcpy(state, scratch, s->st_size);
+                    zacc ^= s->zob[o];
+                    lift(s, cur);
+                    definite_left -= op->return_ns != CHK_NEVER;
+                    if (s->depth > s->best_depth) {
+                        s->best_depth = s->depth;
+                        memcpy(s->best_bits, s->bits, s->words * 8);
+                        memcpy(s->best_state, state, s->st_size);
+                    }
+                    cur = s->e[head].next;
+                    continue;
+                }
+                s->bits[o / 64] &= ~(UINT64_C(1) << (o % 64));
+            }
+            cur = en->next;
+        } else {
+            if (s->depth == 0) {
+                verdict = CHK_FAIL;
+                break;
+            }
+            int32_t c = s->stack_entry[--s->depth];
+            memcpy(state, s->stack_states + (size_t)s->depth * s->st_size, s->st_size);
+            uint32_t o = (uint32_t)s->e[c].op;
+            s->bits[o / 64] &= ~(UINT64_C(1) << (o % 64));
+            zacc ^= s->zob[o];
+            definite_left += s->h->ops[s->ops[o]].return_ns != CHK_NEVER;
+            unlift(s, c);
+            cur = s->e[c].next;
+        }
+    }
+    free(scratch);
+    return verdict;
+}
+
+static void srch_close(struct srch *s)
+{
+    free(s->e);
+    free(s->bits);
+    free(s->zob);
+    free(s->stack_states);
+    free(s->stack_entry);
+    free(s->rec);
+    free(s->table);
+    free(s->best_bits);
+    free(s->best_state);
+}
+
+/* Explains a failed search in out->detail / out->reason. */
+static void srch_explain(struct srch *s, struct chk_lin_result *out, int32_t part_key)
+{
+    struct chk_history *h = s->h;
+    json_t *d = json_object();
+    json_object_set_new(d, "engine", json_string("search"));
+    if (part_key >= 0)
+        json_object_set_new(d, "key", chk_json_key(h, part_key));
+    json_object_set_new(d, "prefix_length", json_integer(s->best_depth));
+    /* The unlinearized op that returns first cannot be ordered; the others called
+     * before it returned are the ones it competes with. */
+    int64_t first_ret = CHK_NEVER;
+    uint32_t blocked = UINT32_MAX;
+    for (uint32_t i = 0; i < s->n; i++) {
+        if (s->best_bits[i / 64] & (UINT64_C(1) << (i % 64)))
+            continue;
+        const struct chk_op *op = &h->ops[s->ops[i]];
+        if (op->return_ns < first_ret) {
+            first_ret = op->return_ns;
+            blocked = i;
+        }
+    }
+    json_t *unord = json_array();
+    uint32_t listed = 0;
+    for (uint32_t i = 0; i < s->n && blocked != UINT32_MAX && listed < 12; i++) {
+        if (s->best_bits[i / 64] & (UINT64_C(1) << (i % 64)))
+            continue;
+        const struct chk_op *op = &h->ops[s->ops[i]];
+        if (i != blocked && op->call_ns > first_ret)
+            continue;
+        json_array_append_new(unord, chk_json_op(h, op));
+        listed++;
+    }
+    json_object_set_new(d, "unordered_ops", unord);
+    json_t *prefix = json_array();
+    for (uint32_t i = 0, k = 0; i < s->n; i++) {
+        if (!(s->best_bits[i / 64] & (UINT64_C(1) << (i % 64))))
+            continue;
+        if (++k > 200)
+            break;
+        json_array_append_new(prefix, json_integer(h->ops[s->ops[i]].op_id));
+    }
+    json_object_set_new(d, "prefix_op_ids", prefix);
+    const struct chk_kstate *st = (const struct chk_kstate *)s->best_state;
+    json_t *state = json_object();
+    json_object_set_new(state, "revision", json_integer(st->rev));
+    json_t *keys = json_object();
+    for (uint32_t r = 0; r < h->keys.count; r++) {
+        int32_t k = (int32_t)h->key_order[r];
+        int32_t sl = s->model.slot ? s->model.slot[k] : k;
+        if (sl < 0 || st->ent[sl].value == CHK_NIL)
+            continue;
+        size_t kn;
+        const uint8_t *kp = chk_key_bytes(h, k, &kn);
+        char kbuf[128];
+        snprintf(kbuf, sizeof(kbuf), "%.*s", (int)FL_MIN(kn, 120), (const char *)kp);
+        json_t *kv = json_object();
+        json_object_set_new(kv, "value", chk_json_value(h, st->ent[sl].value));
+        json_object_set_new(kv, "version", json_integer(st->ent[sl].version));
+        if (s->model.check_revs)
+            json_object_set_new(kv, "mod_revision", json_integer(st->ent[sl].mod_rev));
+        json_object_set_new(keys, kbuf, kv);
+        if (json_object_size(keys) >= 50)
+            break;
+    }
+    json_object_set_new(state, "keys", keys);
+    json_object_set_new(d, "state", state);
+    struct fl_buf t;
+    fl_buf_init(&t);
+    if (blocked != UINT32_MAX)
+        chk_op_text(h, &h->ops[s->ops[blocked]], &t);
+    snprintf(out->reason, sizeof(out->reason),
+             "no linearization: after %u of %u operations%s, %s (client %d) cannot be ordered",
+             s->best_depth, s->n, part_key >= 0 ? " on its key" : "", fl_buf_cstr(&t),
+             blocked != UINT32_MAX ? h->ops[s->ops[blocked]].client : -1);
+    fl_buf_close(&t);
+    json_decref(out->detail);
+    out->detail = d;
+}
+
+/* Searches one partition (ops), keys mapped through slot (NULL: all keys). */
+static int srch_partition(struct chk_history *h, const struct chk_limits *lim, const uint32_t *ops,
+                          uint32_t n, const int32_t *slot, uint32_t slots, bool check_revs,
+                          int32_t part_key, struct chk_lin_result *out)
+{
+    struct srch s;
+    memset(&s, 0, sizeof(s));
+    s.h = h;
+    s.lim = lim;
+    s.ops = ops;
+    s.n = n;
+    s.model.h = h;
+    s.model.check_revs = check_revs;
+    s.model.slot = slot;
+    s.words = (n + 63) / 64;
+    s.bits = fl_calloc(s.words + 1, 8);
+    s.best_bits = fl_calloc(s.words + 1, 8);
+    s.zob = fl_malloc((n + 1) * 8);
+    for (uint32_t i = 0; i < n; i++)
+        s.zob[i] = mix64(UINT64_C(0x9e3779b97f4a7c15) * (i + 1));
+    s.st_size = chk_kstate_size(slots);
+    s.rec_size = 8 + s.words * 8 + s.st_size;
+    s.stack_states = fl_malloc((size_t)(n + 1) * s.st_size);
+    s.stack_entry = fl_malloc((n + 1) * sizeof(int32_t));
+    s.best_state = fl_calloc(1, s.st_size);
+    uint8_t *state = fl_calloc(1, s.st_size);
+    struct chk_kstate *st = (struct chk_kstate *)state;
+    st->rev = 1;
+    for (uint32_t i = 0; i < slots; i++)
+        st->ent[i].value = CHK_NIL;
+    memcpy(s.best_state, state, s.st_size);
+    srch_build_list(&s);
+    int v = srch_run(&s, state);
+    out->steps += s.steps;
+    if (v == CHK_FAIL)
+        srch_explain(&s, out, part_key);
+    free(state);
+    srch_close(&s);
+    return v;
+}
+
+/* Which ops take part: ok ops, unknown writes, failed ops with a revision error. */
+static bool op_included(const struct chk_history *h, const struct chk_op *op)
+{
+    if (op->status == CHK_ST_OK)
+        return true;
+    if (op->status == CHK_ST_FAIL)
+        return op->err == CHK_ERR_COMPACTED || op->err == CHK_ERR_FUTURE_REV;
+    if (op->kind == CHK_OP_COMPACT)
+        return true;
+    const struct chk_sub *subs = &h->subs[op->sub_first];
+    for (uint32_t i = 0; i < (uint32_t)op->then_count + op->else_count; i++) {
+        if (subs[i].kind != CHK_SUB_RANGE)
+            return true;
+    }
+    return false; /* an unknown read has no effect */
+}
+
+/* The single key an op touches, or -1. */
+static int32_t op_single_key(const struct chk_history *h, const struct chk_op *op)
+{
+    if (op->kind != CHK_OP_TXN)
+        return -1;
+    int32_t key = -1;
+    for (uint32_t i = 0; i < op->cmp_count; i++) {
+        int32_t k = h->cmps[op->cmp_first + i].key;
+        if (key >= 0 && k != key)
+            return -1;
+        key = k;
+    }
+    for (uint32_t i = 0; i < (uint32_t)op->then_count + op->else_count; i++) {
+        const struct chk_sub *s = &h->subs[op->sub_first + i];
+        if (s->range_end != CHK_RANGE_ONE || (key >= 0 && s->key != key))
+            return -1;
+        key = s->key;
+    }
+    return key;
+}
+
+static bool history_has_revs(const struct chk_history *h)
+{
+    for (uint32_t i = 0; i < h->op_count; i++) {
+        if (h->ops[i].rev != CHK_NO_REV || h->ops[i].kind == CHK_OP_COMPACT)
+            return true;
+    }
+    for (uint32_t i = 0; i < h->kv_count; i++) {
+        if (h->kvs[i].mod_rev != CHK_NO_REV || h->kvs[i].create_rev != CHK_NO_REV)
+            return true;
+    }
+    return false;
+}
+
+int chk_lin_search(struct chk_history *h, const struct chk_limits *lim, struct chk_lin_result *out)
+{
+    FL_ASSERT(h->finished);
+    out->engine = CHK_ENGINE_SEARCH;
+    uint32_t *ops = fl_malloc((h->op_count + 1) * sizeof(uint32_t));
+    int32_t *key_of = fl_malloc((h->op_count + 1) * sizeof(int32_t));
+    uint32_t n = 0;
+    bool single = !(lim && lim->no_partition);
+    int64_t last_definite_ret = INT64_MIN;
+    for (uint32_t i = 0; i < h->op_count; i++) {
+        const struct chk_op *op = &h->ops[i];
+        if (op->return_ns != CHK_NEVER && op_included(h, op))
+            last_definite_ret = FL_MAX(last_definite_ret, op->return_ns);
+    }
+    for (uint32_t i = 0; i < h->op_count; i++) {
+        const struct chk_op *op = &h->ops[i];
+        if (!op_included(h, op))
+            continue;
+        /* An unknown op called after every definite op returned cannot matter: put
+         * it after everything, i.e. never. */
+        if (op->return_ns == CHK_NEVER && op->call_ns > last_definite_ret)
+            continue;
+        key_of[n] = op_single_key(h, op);
+        if (key_of[n] < 0)
+            single = false;
+        ops[n++] = i;
+    }
+    bool revs = history_has_revs(h);
+    if (revs)
+        single = false;
+    int verdict = CHK_PASS;
+    if (!single) {
+        verdict = srch_partition(h, lim, ops, n, NULL, h->keys.count, revs, -1, out);
+    } else {
+        /* Per key, keys in byte order; ops keep their history order. */
+        uint32_t nk = h->keys.count;
+        uint32_t *cnt = fl_calloc(nk + 1, sizeof(uint32_t));
+        for (uint32_t i = 0; i < n; i++)
+            cnt[key_of[i]]++;
+        uint32_t *part = fl_malloc((n + 1) * sizeof(uint32_t));
+        int32_t *slot = fl_malloc((nk + 1) * sizeof(int32_t));
+        for (uint32_t k = 0; k < nk; k++)
+            slot[k] = -1;
+        bool any_unknown = false;
+        for (uint32_t r = 0; r < nk && verdict != CHK_FAIL; r++) {
+            int32_t k = (int32_t)h->key_order[r];
+            if (!cnt[k])
+                continue;
+            uint32_t m = 0;
+            for (uint32_t i = 0; i < n; i++) {
+                if (key_of[i] == k)
+                    part[m++] = ops[i];
+            }
+            slot[k] = 0;
+            int v = srch_partition(h, lim, part, m, slot, 1, false, k, out);
+            slot[k] = -1;
+            if (v == CHK_FAIL)
+                verdict = CHK_FAIL;
+            else if (v == CHK_UNKNOWN)
+                any_unknown = true;
+        }
+        if (verdict != CHK_FAIL && any_unknown)
+            verdict = CHK_UNKNOWN;
+        free(cnt);
+        free(part);
+        free(slot);
+    }
+    out->verdict = verdict;
+    if (verdict == CHK_UNKNOWN)
+        snprintf(out->reason, sizeof(out->reason),
+                 "search gave up after %llu steps (step, memory or time bound)",
+                 (unsigned long long)out->steps);
+    free(ops);
+    free(key_of);
+    return FL_OK;
+}

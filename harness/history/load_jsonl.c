@@ -1,0 +1,267 @@
+/*
+ * load_jsonl.c: JSON-lines histories (DESIGN §3.7), one object a line:
+ *   {"type":"op", "client", "op", "key", ..., "call", "return", "status", "rev", ...}
+ *   {"type":"watch_open", "watch", "client", "key", "range_end", "start_rev",
+ *    "prev_kv", "progress_notify", "t"}
+ *   {"type":"watch_event", "watch", "response", "event":"put"|"delete"|"progress",
+ *    "key", "value", "prev_value", "mod_rev", "create_rev", "version", "rev", "t"}
+ *   {"type":"watch_close", "watch", "t"}
+ * "type" defaults to "op"; unknown fields are ignored; the operation fields are the
+ * request/response shapes of checkers/checkers.h, flat on the line. Errors name
+ * FILE:LINE.
+ */
+#include "harness/history/load_int.h"
+
+static bool int_field(const json_t *o, const char *name, int64_t *out)
+{
+    const json_t *j = json_object_get(o, name);
+    if (!j || !json_is_integer(j))
+        return false;
+    *out = json_integer_value(j);
+    return true;
+}
+
+static int64_t int_or(const json_t *o, const char *name, int64_t dflt)
+{
+    int64_t v;
+    return int_field(o, name, &v) ? v : dflt;
+}
+
+static int jl_op(struct chk_history *h, json_t *o, uint32_t line, int64_t op_no, char *msg,
+                 size_t msg_size)
+{
+    struct ld_op d;
+    memset(&d, 0, sizeof(d));
+    d.kind = json_string_value(json_object_get(o, "op"));
+    if (!d.kind) {
+        snprintf(msg, msg_size, "operation without \"op\"");
+        return -1;
+    }
+    d.client = (int32_t)int_or(o, "client", 0);
+    d.op_id = int_or(o, "id", op_no);
+    d.line = line;
+    if (!int_field(o, "call", &d.call_ns)) {
+        snprintf(msg, msg_size, "operation without an integer \"call\"");
+        return -1;
+    }
+    const json_t *rj = json_object_get(o, "return");
+    d.return_ns = rj && json_is_integer(rj) ? json_integer_value(rj) : CHK_NEVER;
+    if (rj && !json_is_integer(rj) && !json_is_null(rj)) {
+        snprintf(msg, msg_size, "\"return\" is not an integer or null");
+        return -1;
+    }
+    if (d.return_ns != CHK_NEVER && d.return_ns < d.call_ns) {
+        snprintf(msg, msg_size, "return (%lld) before call (%lld)", (long long)d.return_ns,
+                 (long long)d.call_ns);
+        return -1;
+    }
+    const char *st = json_string_value(json_object_get(o, "status"));
+    if (!st)
+        d.status = d.return_ns == CHK_NEVER ? CHK_ST_UNKNOWN : CHK_ST_OK;
+    else if (!strcmp(st, "ok"))
+        d.status = CHK_ST_OK;
+    else if (!strcmp(st, "fail"))
+        d.status = CHK_ST_FAIL;
+    else if (!strcmp(st, "unknown") || !strcmp(st, "info"))
+        d.status = CHK_ST_UNKNOWN;
+    else {
+        snprintf(msg, msg_size, "unknown status \"%s\"", st);
+        return -1;
+    }
+    if (d.status == CHK_ST_OK && d.return_ns == CHK_NEVER) {
+        snprintf(msg, msg_size, "status ok without a return time");
+        return -1;
+    }
+    d.error = json_string_value(json_object_get(o, "error"));
+    d.rev = int_or(o, "rev", CHK_NO_REV);
+    if (d.status == CHK_ST_OK && d.rev == CHK_NO_REV) {
+        const json_t *hd = json_object_get(o, "header");
+        if (hd)
+            d.rev = int_or(hd, "revision", CHK_NO_REV);
+    }
+    d.req = o;
+    d.resp = o;
+    int rc = ld_build_op(h, &d, msg, msg_size);
+    return rc < 0 ? -1 : 0;
+}
+
+static int jl_key(struct chk_history *h, json_t *o, const char *name, int32_t *out, bool optional,
+                  struct fl_buf *b)
+{
+    const json_t *j = json_object_get(o, name);
+    bool is_null;
+    if (!j || json_is_null(j)) {
+        *out = optional ? CHK_RANGE_ONE : 0;
+        return optional ? 0 : -1;
+    }
+    if (ld_bytes(j, b, &is_null))
+        return -1;
+    if (optional && b->len == 1 && b->data[0] == 0) {
+        *out = CHK_RANGE_ALL;
+        return 0;
+    }
+    *out = chk_history_key(h, b->data ? (const char *)b->data : "", b->len);
+    return 0;
+}
+
+static int jl_watch_open(struct chk_history *h, json_t *o, uint32_t line, char *msg,
+                         size_t msg_size, struct fl_buf *b)
+{
+    int64_t id;
+    if (!int_field(o, "watch", &id)) {
+        snprintf(msg, msg_size, "watch_open without an integer \"watch\"");
+        return -1;
+    }
+    int32_t key, end;
+    if (jl_key(h, o, "key", &key, false, b) || jl_key(h, o, "range_end", &end, true, b)) {
+        snprintf(msg, msg_size, "watch_open with a bad \"key\" or \"range_end\"");
+        return -1;
+    }
+    struct chk_watch *w = chk_history_watch_add(h);
+    w->watch_id = id;
+    w->client = (int32_t)int_or(o, "client", 0);
+    w->key = key;
+    w->range_end = end;
+    w->start_rev = int_or(o, "start_rev", 0);
+    w->opened_ns = int_or(o, "t", 0);
+    w->line = line;
+    if (json_is_true(json_object_get(o, "prev_kv")))
+        w->flags |= CHK_WF_PREV_KV;
+    if (json_is_true(json_object_get(o, "progress_notify")))
+        w->flags |= CHK_WF_PROGRESS_NOTIFY;
+    return 0;
+}
+
+static int jl_value(struct chk_history *h, json_t *o, const char *name, int32_t *out,
+                    struct fl_buf *b)
+{
+    const json_t *j = json_object_get(o, name);
+    bool is_null;
+    if (!j) {
+        *out = CHK_NOT_GIVEN;
+        return 0;
+    }
+    if (ld_bytes(j, b, &is_null))
+        return -1;
+    *out = is_null ? CHK_NIL : chk_history_value(h, b->data ? (const char *)b->data : "", b->len);
+    return 0;
+}
+
+static int jl_watch_event(struct chk_history *h, json_t *o, uint32_t line, char *msg,
+                          size_t msg_size, struct fl_buf *b)
+{
+    int64_t id;
+    const char *ev = json_string_value(json_object_get(o, "event"));
+    if (!int_field(o, "watch", &id) || !ev) {
+        snprintf(msg, msg_size, "watch_event without \"watch\" or \"event\"");
+        return -1;
+    }
+    int kind = !strcmp(ev, "put")        ? CHK_EV_PUT
+               : !strcmp(ev, "delete")   ? CHK_EV_DELETE
+               : !strcmp(ev, "progress") ? CHK_EV_PROGRESS
+                                         : -1;
+    if (kind < 0) {
+        snprintf(msg, msg_size, "unknown watch event \"%s\"", ev);
+        return -1;
+    }
+    int32_t key = 0, value = CHK_NIL, prev = CHK_NOT_GIVEN;
+    int64_t mod;
+    if (kind == CHK_EV_PROGRESS) {
+        if (!int_field(o, "rev", &mod)) {
+            snprintf(msg, msg_size, "progress event without \"rev\"");
+            return -1;
+        }
+    } else {
+        if (jl_key(h, o, "key", &key, false, b) || !int_field(o, "mod_rev", &mod)) {
+            snprintf(msg, msg_size, "watch event without \"key\" or \"mod_rev\"");
+            return -1;
+        }
+        if ((kind == CHK_EV_PUT && jl_value(h, o, "value", &value, b)) ||
+            jl_value(h, o, "prev_value", &prev, b)) {
+            snprintf(msg, msg_size, "bad bytes in a watch event value");
+            return -1;
+        }
+        if (value == CHK_NOT_GIVEN)
+            value = CHK_NIL;
+    }
+    struct chk_wevent *e = chk_history_event_add(h);
+    e->watch_id = id;
+    e->response = int_or(o, "response", (int64_t)line);
+    e->kind = (uint8_t)kind;
+    e->key = key;
+    e->value = value;
+    e->prev_value = prev;
+    e->mod_rev = mod;
+    e->create_rev = int_or(o, "create_rev", CHK_NO_REV);
+    e->version = int_or(o, "version", CHK_NO_REV);
+    e->t_ns = int_or(o, "t", 0);
+    e->seq = int_or(o, "seq", (int64_t)line);
+    e->line = line;
+    return 0;
+}
+
+static int jl_line(struct chk_history *h, json_t *o, uint32_t line, int64_t *op_no, char *msg,
+                   size_t msg_size, struct fl_buf *b)
+{
+    if (!json_is_object(o)) {
+        snprintf(msg, msg_size, "not a JSON object");
+        return -1;
+    }
+    const char *type = json_string_value(json_object_get(o, "type"));
+    if (!type || !strcmp(type, "op"))
+        return jl_op(h, o, line, ++*op_no, msg, msg_size);
+    if (!strcmp(type, "watch_open"))
+        return jl_watch_open(h, o, line, msg, msg_size, b);
+    if (!strcmp(type, "watch_event"))
+        return jl_watch_event(h, o, line, msg, msg_size, b);
+    if (!strcmp(type, "watch_close")) {
+        int64_t id = int_or(o, "watch", -1);
+        for (uint32_t i = 0; i < h->watch_count; i++) {
+            if (h->watches[i].watch_id == id) {
+                h->watches[i].closed_ns = int_or(o, "t", 0);
+                return 0;
+            }
+        }
+        snprintf(msg, msg_size, "watch_close of watch %lld that was never opened", (long long)id);
+        return -1;
+    }
+    snprintf(msg, msg_size, "unknown type \"%s\"", type);
+    return -1;
+}
+
+int hist_load_jsonl_mem(const char *name, const char *text, size_t len, struct chk_history *h,
+                        struct fl_buf *err)
+{
+    const char *p = text, *end = text + len;
+    uint32_t line = 0;
+    int64_t op_no = 0;
+    char msg[256];
+    struct fl_buf b;
+    fl_buf_init(&b);
+    int rc = FL_OK;
+    while (p < end && !rc) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *le = nl ? nl : end;
+        line++;
+        const char *q = p;
+        while (q < le && (*q == ' ' || *q == '\t' || *q == '\r'))
+            q++;
+        if (q < le) {
+            json_error_t je;
+            json_t *o = json_loadb(q, (size_t)(le - q), 0, &je);
+            if (!o) {
+                fl_buf_printf(err, "%s:%u: malformed JSON: %s", name, line, je.text);
+                rc = FL_EINVAL;
+            } else if (jl_line(h, o, line, &op_no, msg, sizeof(msg), &b)) {
+                fl_buf_printf(err, "%s:%u: %s", name, line, msg);
+                rc = FL_EINVAL;
+            }
+            json_decref(o);
+        }
+        p = nl ? nl + 1 : end;
+    }
+    fl_buf_close(&b);
+    if (!rc)
+        rc = ld_finish(name, h, err);
+    return rc;
+}

@@ -1,0 +1,506 @@
+/*
+ * load_op.c: one operation's request/response JSON (the shapes documented in
+ * checkers/checkers.h) into a checker transaction: compares, then/else
+ * sub-operations and their results. Shared by the database and JSON-lines loaders.
+ * A flat shape is accepted too: a get may carry "value", "mod_rev", "create_rev",
+ * "version" instead of "kvs", a delete "deleted", a cas "expect" and "succeeded".
+ */
+#include "harness/history/load_int.h"
+
+#include <sys/stat.h>
+
+int ld_bytes(const json_t *j, struct fl_buf *out, bool *is_null)
+{
+    fl_buf_reset(out);
+    *is_null = false;
+    if (!j || json_is_null(j)) {
+        *is_null = true;
+        return FL_OK;
+    }
+    if (json_is_string(j)) {
+        fl_buf_append(out, json_string_value(j), json_string_length(j));
+        return FL_OK;
+    }
+    if (json_is_integer(j)) { /* tolerated: numbers as values */
+        fl_buf_printf(out, "%lld", (long long)json_integer_value(j));
+        return FL_OK;
+    }
+    const json_t *hx = json_is_object(j) ? json_object_get(j, "hex") : NULL;
+    if (!hx || !json_is_string(hx))
+        return FL_EINVAL;
+    const char *s = json_string_value(hx);
+    size_t n = json_string_length(hx);
+    if (n % 2)
+        return FL_EINVAL;
+    for (size_t i = 0; i < n; i += 2) {
+        int v = 0;
+        for (int k = 0; k < 2; k++) {
+            char c = s[i + k];
+            int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+            if (d < 0)
+                return FL_EINVAL;
+            v = v * 16 + d;
+        }
+        uint8_t b = (uint8_t)v;
+        fl_buf_append(out, &b, 1);
+    }
+    return FL_OK;
+}
+
+int ld_error_kind(const char *error)
+{
+    if (!error || !*error)
+        return CHK_ERR_NONE;
+    if (strstr(error, "required revision has been compacted"))
+        return CHK_ERR_COMPACTED;
+    if (strstr(error, "future revision"))
+        return CHK_ERR_FUTURE_REV;
+    return CHK_ERR_OTHER;
+}
+
+int ld_read_file(const char *path, char **data, size_t *len, struct fl_buf *err)
+{
+    struct stat sb;
+    *data = NULL;
+    *len = 0;
+    if (stat(path, &sb) != 0) {
+        fl_buf_printf(err, "%s: no such file", path);
+        return FL_ENOENT;
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        fl_buf_printf(err, "%s: not a regular file", path);
+        return FL_EINVAL;
+    }
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fl_buf_printf(err, "%s: cannot be read", path);
+        return FL_EIO;
+    }
+    size_t cap = (size_t)sb.st_size + 1;
+    char *buf = fl_malloc(cap);
+    size_t n = fread(buf, 1, cap - 1, f);
+    bool bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        free(buf);
+        fl_buf_printf(err, "%s: read error", path);
+        return FL_EIO;
+    }
+    buf[n] = 0;
+    *data = buf;
+    *len = n;
+    return FL_OK;
+}
+
+/* ---- building ------------------------------------------------------------------ */
+
+struct bctx {
+    struct chk_history *h;
+    struct fl_buf b;
+    char *err;
+    size_t err_size;
+};
+
+static bool geti(const json_t *o, const char *name, int64_t *out)
+{
+    const json_t *j = o ? json_object_get(o, name) : NULL;
+    if (!j || !json_is_integer(j))
+        return false;
+    *out = json_integer_value(j);
+    return true;
+}
+
+static int64_t geti_or(const json_t *o, const char *a, const char *b, int64_t dflt)
+{
+    int64_t v;
+    if (geti(o, a, &v) || (b && geti(o, b, &v)))
+        return v;
+    return dflt;
+}
+
+/* Interns the key named name; -1 (and an error) when missing/bad, -2 when absent and
+ * optional. */
+static int32_t get_key(struct bctx *c, const json_t *o, const char *name, bool optional)
+{
+    const json_t *j = o ? json_object_get(o, name) : NULL;
+    bool is_null;
+    if (!j || json_is_null(j)) {
+        if (optional)
+            return -2;
+        snprintf(c->err, c->err_size, "missing \"%s\"", name);
+        return -1;
+    }
+    if (ld_bytes(j, &c->b, &is_null)) {
+        snprintf(c->err, c->err_size, "bad bytes in \"%s\"", name);
+        return -1;
+    }
+    return chk_history_key(c->h, c->b.data ? (const char *)c->b.data : "", c->b.len);
+}
+
+/* Value id; *present false when the field is missing. */
+static int get_value(struct bctx *c, const json_t *o, const char *name, int32_t *out, bool *present)
+{
+    const json_t *j = o ? json_object_get(o, name) : NULL;
+    *present = j != NULL;
+    *out = CHK_NIL;
+    if (!j)
+        return 0;
+    bool is_null;
+    if (ld_bytes(j, &c->b, &is_null)) {
+        snprintf(c->err, c->err_size, "bad bytes in \"%s\"", name);
+        return -1;
+    }
+    *out = is_null ? CHK_NIL
+                   : chk_history_value(c->h, c->b.data ? (const char *)c->b.data : "", c->b.len);
+    return 0;
+}
+
+static int32_t get_range_end(struct bctx *c, const json_t *o)
+{
+    const json_t *j = o ? json_object_get(o, "range_end") : NULL;
+    if (!j || json_is_null(j))
+        return CHK_RANGE_ONE;
+    bool is_null;
+    if (ld_bytes(j, &c->b, &is_null))
+        return -10;
+    if (c->b.len == 1 && c->b.data[0] == 0)
+        return CHK_RANGE_ALL;
+    return chk_history_key(c->h, (const char *)c->b.data, c->b.len);
+}
+
+static int add_kv(struct bctx *c, const json_t *kvj)
+{
+    int32_t key = get_key(c, kvj, "key", false);
+    if (key < 0)
+        return -1;
+    int32_t v;
+    bool present;
+    if (get_value(c, kvj, "value", &v, &present))
+        return -1;
+    struct chk_kv *kv = chk_history_kv_add(c->h);
+    kv->key = key;
+    kv->value = v;
+    kv->create_rev = geti_or(kvj, "create_revision", "create_rev", CHK_NO_REV);
+    kv->mod_rev = geti_or(kvj, "mod_revision", "mod_rev", CHK_NO_REV);
+    kv->version = geti_or(kvj, "version", NULL, CHK_NO_REV);
+    return 0;
+}
+
+static int add_kvs(struct bctx *c, const json_t *arr)
+{
+    size_t i;
+    json_t *x;
+    if (!json_is_array(arr)) {
+        snprintf(c->err, c->err_size, "\"kvs\" is not an array");
+        return -1;
+    }
+    json_array_foreach(arr, i, x)
+    {
+        if (add_kv(c, x))
+            return -1;
+    }
+    return 0;
+}
+
+/* Result fields of a range: kvs/count, or the flat single-key "value". */
+static int range_result(struct bctx *c, const json_t *resp, int32_t key, bool single)
+{
+    struct chk_sub *s = &c->h->subs[c->h->sub_count - 1];
+    s->flags |= CHK_SUBF_RESULT_SET;
+    const json_t *kvs = resp ? json_object_get(resp, "kvs") : NULL;
+    int64_t count;
+    if (kvs) {
+        s->flags |= CHK_SUBF_KVS_SET;
+        if (add_kvs(c, kvs))
+            return -1;
+    } else if (single && resp && json_object_get(resp, "value")) {
+        int32_t v;
+        bool present;
+        if (get_value(c, resp, "value", &v, &present))
+            return -1;
+        s = &c->h->subs[c->h->sub_count - 1];
+        s->flags |= CHK_SUBF_KVS_SET | CHK_SUBF_COUNT_SET;
+        s->count = v == CHK_NIL ? 0 : 1;
+        if (v != CHK_NIL) {
+            struct chk_kv *kv = chk_history_kv_add(c->h);
+            kv->key = key;
+            kv->value = v;
+            kv->create_rev = geti_or(resp, "create_rev", "create_revision", CHK_NO_REV);
+            kv->mod_rev = geti_or(resp, "mod_rev", "mod_revision", CHK_NO_REV);
+            kv->version = geti_or(resp, "version", NULL, CHK_NO_REV);
+        }
+    }
+    s = &c->h->subs[c->h->sub_count - 1];
+    if (geti(resp, "count", &count)) {
+        s->count = count;
+        s->flags |= CHK_SUBF_COUNT_SET;
+    }
+    return 0;
+}
+
+/* One sub-operation (kind given) with request rq and result rs (may be NULL). */
+static int add_sub(struct bctx *c, int kind, const json_t *rq, const json_t *rs, bool else_branch)
+{
+    int32_t key = get_key(c, rq, "key", false);
+    if (key < 0)
+        return -1;
+    int32_t end = get_range_end(c, rq);
+    if (end == -10) {
+        snprintf(c->err, c->err_size, "bad bytes in \"range_end\"");
+        return -1;
+    }
+    int32_t v = CHK_NIL;
+    bool present = false;
+    if ((kind == CHK_SUB_PUT || kind == CHK_SUB_APPEND) && get_value(c, rq, "value", &v, &present))
+        return -1;
+    struct chk_sub *s = chk_history_sub_add(c->h, else_branch);
+    s->kind = (uint8_t)kind;
+    s->key = key;
+    s->range_end = end;
+    s->value = v;
+    s->req_rev = kind == CHK_SUB_RANGE ? geti_or(rq, "revision", NULL, 0) : 0;
+    s->limit = kind == CHK_SUB_RANGE ? geti_or(rq, "limit", NULL, 0) : 0;
+    const json_t *pk = rq ? json_object_get(rq, "prev_kv") : NULL;
+    if (pk && json_is_true(pk))
+        s->flags |= CHK_SUBF_PREV_KV;
+    if (!rs)
+        return 0;
+    if (kind == CHK_SUB_RANGE)
+        return range_result(c, rs, key, end == CHK_RANGE_ONE);
+    s->flags |= CHK_SUBF_RESULT_SET;
+    if (kind == CHK_SUB_DELETE) {
+        int64_t d;
+        if (geti(rs, "deleted", &d)) {
+            s->count = d;
+            s->flags |= CHK_SUBF_COUNT_SET;
+        }
+        const json_t *pkv = json_object_get(rs, "prev_kvs");
+        if (pkv && (s->flags & CHK_SUBF_PREV_KV)) {
+            s->flags |= CHK_SUBF_KVS_SET;
+            return add_kvs(c, pkv);
+        }
+    } else if (kind == CHK_SUB_PUT && (s->flags & CHK_SUBF_PREV_KV)) {
+        const json_t *pkv = json_object_get(rs, "prev_kv");
+        s->flags |= CHK_SUBF_KVS_SET;
+        if (pkv && !json_is_null(pkv))
+            return add_kv(c, pkv);
+    }
+    return 0;
+}
+
+static int sub_kind(const char *k)
+{
+    if (!strcmp(k, "get") || !strcmp(k, "range"))
+        return CHK_SUB_RANGE;
+    if (!strcmp(k, "put"))
+        return CHK_SUB_PUT;
+    if (!strcmp(k, "delete") || !strcmp(k, "delete_range"))
+        return CHK_SUB_DELETE;
+    if (!strcmp(k, "append"))
+        return CHK_SUB_APPEND;
+    return -1;
+}
+
+static int add_compare(struct bctx *c, const json_t *cj)
+{
+    int32_t key = get_key(c, cj, "key", false);
+    if (key < 0)
+        return -1;
+    const char *t = json_string_value(json_object_get(cj, "target"));
+    const char *r = json_string_value(json_object_get(cj, "result"));
+    int target = !t                                                      ? -1
+                 : !strcmp(t, "value")                                   ? CHK_CMP_VALUE
+                 : !strcmp(t, "version")                                 ? CHK_CMP_VERSION
+                 : !strcmp(t, "create") || !strcmp(t, "create_revision") ? CHK_CMP_CREATE
+                 : !strcmp(t, "mod") || !strcmp(t, "mod_revision")       ? CHK_CMP_MOD
+                                                                         : -1;
+    int result = !r                                    ? CHK_CMP_EQ
+                 : !strcmp(r, "=") || !strcmp(r, "==") ? CHK_CMP_EQ
+                 : !strcmp(r, "!=")                    ? CHK_CMP_NE
+                 : !strcmp(r, ">")                     ? CHK_CMP_GT
+                 : !strcmp(r, "<")                     ? CHK_CMP_LT
+                                                       : -1;
+    if (target < 0 || result < 0) {
+        snprintf(c->err, c->err_size, "bad compare target/result");
+        return -1;
+    }
+    int64_t operand = 0;
+    if (target == CHK_CMP_VALUE) {
+        int32_t v;
+        bool present;
+        if (get_value(c, cj, "value", &v, &present))
+            return -1;
+        operand = v;
+    } else {
+        static const char *const names[] = {"value", "version", "create_revision", "mod_revision"};
+        if (!geti(cj, names[target], &operand) && !geti(cj, "value", &operand)) {
+            snprintf(c->err, c->err_size, "compare without an operand");
+            return -1;
+        }
+    }
+    struct chk_cmp *cmp = chk_history_cmp_add(c->h);
+    cmp->key = key;
+    cmp->target = (uint8_t)target;
+    cmp->result = (uint8_t)result;
+    cmp->operand = operand;
+    return 0;
+}
+
+/* A SUB object {"put":{...}} or {"op":"put",...}: its kind and request. */
+static int sub_of(const json_t *x, const json_t **rq)
+{
+    const char *op = json_string_value(json_object_get(x, "op"));
+    if (op) {
+        *rq = x;
+        return sub_kind(op);
+    }
+    static const char *const names[] = {"range", "put", "delete", "get", "delete_range"};
+    for (size_t i = 0; i < FL_ARRAY_LEN(names); i++) {
+        const json_t *in = json_object_get(x, names[i]);
+        if (in) {
+            *rq = in;
+            return sub_kind(names[i]);
+        }
+    }
+    return -1;
+}
+
+static int build_txn(struct bctx *c, const struct ld_op *o, struct chk_op *op)
+{
+    const json_t *cmps = json_object_get(o->req, "compare");
+    size_t i;
+    json_t *x;
+    json_array_foreach(cmps, i, x)
+    {
+        if (add_compare(c, x))
+            return -1;
+    }
+    const json_t *succ = o->resp ? json_object_get(o->resp, "succeeded") : NULL;
+    bool known = succ && json_is_boolean(succ) && o->status == CHK_ST_OK;
+    op = &c->h->ops[c->h->op_count - 1];
+    if (known) {
+        op->flags |= CHK_OPF_SUCCEEDED_SET;
+        if (json_is_true(succ))
+            op->flags |= CHK_OPF_SUCCEEDED;
+    }
+    const json_t *resps = o->resp ? json_object_get(o->resp, "responses") : NULL;
+    for (int b = 0; b < 2; b++) {
+        const json_t *list = json_object_get(o->req, b ? "failure" : "success");
+        bool taken = known && (b == 0) == json_is_true(succ);
+        json_array_foreach(list, i, x)
+        {
+            const json_t *rq = NULL;
+            int k = sub_of(x, &rq);
+            if (k < 0) {
+                snprintf(c->err, c->err_size, "unknown txn operation");
+                return -1;
+            }
+            const json_t *rs = NULL;
+            if (taken && resps) {
+                const json_t *r0 = json_array_get(resps, i);
+                const json_t *dummy = NULL;
+                rs = r0 && sub_of(r0, &dummy) >= 0 ? dummy : r0;
+            }
+            if (add_sub(c, k, rq, rs, b == 1))
+                return -1;
+        }
+    }
+    return 0;
+}
+
+static int build_cas(struct bctx *c, const struct ld_op *o)
+{
+    int32_t key = get_key(c, o->req, "key", false);
+    if (key < 0)
+        return -1;
+    int32_t expect, value;
+    bool present;
+    if (get_value(c, o->req, "expect", &expect, &present) ||
+        get_value(c, o->req, "value", &value, &present))
+        return -1;
+    const json_t *succ = o->resp ? json_object_get(o->resp, "succeeded") : NULL;
+    int s = succ && json_is_boolean(succ) ? json_is_true(succ) : -1;
+    if (o->status == CHK_ST_OK && s < 0) {
+        snprintf(c->err, c->err_size, "cas without \"succeeded\"");
+        return -1;
+    }
+    chk_history_cas(c->h, o->client, key, expect, value, o->call_ns, o->return_ns, o->status,
+                    o->rev, s);
+    return 0;
+}
+
+int ld_build_op(struct chk_history *h, const struct ld_op *o, char *err, size_t err_size)
+{
+    struct bctx c = {h, {0}, err, err_size};
+    fl_buf_init(&c.b);
+    int rc = 0;
+    const char *k = o->kind ? o->kind : "";
+    int sk = sub_kind(k);
+    bool is_txn = !strcmp(k, "txn"), is_cas = !strcmp(k, "cas"), is_compact = !strcmp(k, "compact");
+    if (sk < 0 && !is_txn && !is_cas && !is_compact) {
+        fl_buf_close(&c.b);
+        static const char *const skip[] = {
+            "lease_grant", "lease_revoke", "lease_keepalive", "defragment",     "status",
+            "member_list", "member_add",   "member_remove",   "member_promote", "alarm",
+            "leaseGrant",  "leaseRevoke",  "hash_kv",         "moveleader"};
+        for (size_t i = 0; i < FL_ARRAY_LEN(skip); i++) {
+            if (!strcmp(k, skip[i]) || !strncmp(k, "lease", 5) || !strncmp(k, "member", 6))
+                return 1;
+        }
+        snprintf(err, err_size, "unknown op \"%s\"", k);
+        return -1;
+    }
+    const json_t *rs = o->status == CHK_ST_OK ? o->resp : NULL;
+    if (is_cas) {
+        rc = build_cas(&c, o);
+    } else {
+        struct chk_op *op = chk_history_op_add(h);
+        op->client = o->client;
+        op->call_ns = o->call_ns;
+        op->return_ns = o->return_ns;
+        op->status = (uint8_t)o->status;
+        op->rev = o->rev;
+        op->err = (uint8_t)(o->status == CHK_ST_FAIL ? ld_error_kind(o->error) : CHK_ERR_NONE);
+        if (o->status == CHK_ST_OK)
+            op->flags |= CHK_OPF_HAS_RESULT;
+        if (is_compact) {
+            op->kind = CHK_OP_COMPACT;
+            int64_t r = 0;
+            if (!geti(o->req, "revision", &r) && !geti(o->req, "compact_rev", &r)) {
+                snprintf(err, err_size, "compact without \"revision\"");
+                rc = -1;
+            }
+            op->compact_rev = r;
+        } else if (is_txn) {
+            rc = build_txn(&c, o, op);
+        } else {
+            rc = add_sub(&c, sk, o->req, rs, false);
+        }
+    }
+    if (rc == 0) {
+        struct chk_op *op = &h->ops[h->op_count - 1];
+        op->op_id = o->op_id;
+        op->line = o->line;
+        op->err = (uint8_t)(o->status == CHK_ST_FAIL ? ld_error_kind(o->error) : CHK_ERR_NONE);
+    }
+    fl_buf_close(&c.b);
+    return rc;
+}
+
+int ld_finish(const char *name, struct chk_history *h, struct fl_buf *err)
+{
+    struct fl_buf e2;
+    fl_buf_init(&e2);
+    int rc = chk_history_finish(h, &e2);
+    if (rc) {
+        const char *m = fl_buf_cstr(&e2);
+        unsigned line;
+        int used = 0;
+        if (sscanf(m, "line %u: %n", &line, &used) == 1 && used > 0 && line > 0)
+            fl_buf_printf(err, "%s:%u: %s", name, line, m + used);
+        else
+            fl_buf_printf(err, "%s: %s", name, m);
+    }
+    fl_buf_close(&e2);
+    return rc;
+}
