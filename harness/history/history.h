@@ -8,7 +8,8 @@
  * "current run" set by hist_run_begin (or hist_run_attach for an existing one).
  *
  * Writes go through prepared statements inside a transaction that is committed
- * every batch_rows rows (default HIST_BATCH_ROWS_DEFAULT), on hist_flush, at
+ * every batch_rows rows (default HIST_BATCH_ROWS_DEFAULT) or HIST_BATCH_WALL_MS after
+ * the batch began, on hist_flush, at
  * hist_run_end and at hist_close, in WAL mode with synchronous=NORMAL: recording
  * is never the bottleneck, and a process killed at any point (SIGKILL, abort of
  * an FL_ASSERT, SIGINT) leaves a database that opens and passes
@@ -80,6 +81,9 @@
 
 #define HIST_SCHEMA_VERSION     1
 #define HIST_BATCH_ROWS_DEFAULT 4096
+/* A batch is committed at the latest this many wall milliseconds after it began (at
+ * the next row written): commit timing never changes content or digests. */
+#define HIST_BATCH_WALL_MS 200
 /* Sentinel for an INTEGER column that is NULL. */
 #define HIST_NULL INT64_MIN
 

@@ -4,8 +4,9 @@
  * of DESIGN §3.6, transaction batching, the run lifecycle (runs row committed as
  * 'error' at once, finished by hist_run_end) and the SIGINT flag the run loop polls.
  *
- * It reads the wall clock once per run, for runs.started_at, which is never part of
- * a digest or a decision.
+ * It reads the wall clock once per run, for runs.started_at, and a monotonic clock to
+ * bound how long a batch stays open; neither is ever part of a digest, a row or a
+ * decision of the run.
  */
 #include "harness/history/history_int.h"
 
@@ -50,7 +51,10 @@ static const char schema_sql[] =
     "CREATE INDEX IF NOT EXISTS checks_by_run ON checks(run_id, seq);";
 
 static const char *const stmt_sql[HIST_ST_COUNT] = {
-    [HIST_ST_BEGIN] = "BEGIN",
+    /* IMMEDIATE: take the write lock up front, through the busy handler, so that
+     * several processes sharing a database (a sweep) wait for each other instead
+     * of failing with a stale snapshot. */
+    [HIST_ST_BEGIN] = "BEGIN IMMEDIATE",
     [HIST_ST_COMMIT] = "COMMIT",
     [HIST_ST_RUN_INSERT] = "INSERT INTO runs(scenario, seed, options, started_at, verdict)"
                            " VALUES(?1, ?2, ?3, ?4, 'error')",
@@ -281,7 +285,22 @@ static int precheck_path(struct hist_db *db, int flags)
     }
     if (flags & HIST_OPEN_READONLY)
         return hist__fail(db, FL_ENOENT, "no such file");
-    return FL_OK;
+    /* A new file: its folder must exist and be writable. */
+    char *dir = fl_strdup(db->path);
+    char *slash = strrchr(dir, '/');
+    int rc = FL_OK;
+    if (slash) {
+        *slash = 0;
+        const char *d = slash == dir ? "/" : dir;
+        if (stat(d, &sb) != 0 || !S_ISDIR(sb.st_mode))
+            rc = hist__fail(db, FL_EIO, "folder '%s' does not exist", d);
+        else if (access(d, W_OK) != 0)
+            rc = hist__fail(db, FL_EIO, "folder '%s' is not writable", d);
+    } else if (access(".", W_OK) != 0) {
+        rc = hist__fail(db, FL_EIO, "the current folder is not writable");
+    }
+    free(dir);
+    return rc;
 }
 
 /* SQLite's global memory statistics take a process-wide mutex on every allocation;
@@ -348,6 +367,14 @@ int hist_close(struct hist_db *db)
 
 /* ---- batching ---------------------------------------------------------------------- */
 
+/* A coarse monotonic clock (a few ns per read); only decides when to commit. */
+static int64_t wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 void hist_set_batch_rows(struct hist_db *db, int batch_rows)
 {
     FL_ASSERT(batch_rows >= 1);
@@ -373,8 +400,10 @@ int hist__tx(struct hist_db *db)
     db->in_tx = false;
     db->pending_rows = 0;
     int rc = step_done(db, db->st[HIST_ST_BEGIN], "begin");
-    if (!rc)
+    if (!rc) {
         db->in_tx = true;
+        db->tx_start_ms = wall_ms();
+    }
     return rc;
 }
 
@@ -405,7 +434,11 @@ int hist__write(struct hist_db *db, sqlite3_stmt *st, const char *what)
             return hist__fail(db, code, "%s: %s", what, sqlite3_errmsg(db->db));
         return hist__fail_sticky(db, code ? code : FL_EIO, "%s: %s", what, sqlite3_errmsg(db->db));
     }
-    if (++db->pending_rows >= db->batch_rows)
+    /* A batch is also committed once it has been open HIST_BATCH_WALL_MS of wall
+     * time, so another process waiting for the write lock (a sweep sharing the
+     * database) is never held up for long, and a kill loses little. Commit timing
+     * changes nothing in the database's content or in any digest. */
+    if (++db->pending_rows >= db->batch_rows || wall_ms() - db->tx_start_ms >= HIST_BATCH_WALL_MS)
         return hist_flush(db);
     return FL_OK;
 }

@@ -33,7 +33,8 @@ struct hist_db {
     int err;          /* sticky write error, FL_OK when none */
     char errmsg[512]; /* last message, "" when none */
     int batch_rows;
-    int pending_rows; /* rows written in the open transaction */
+    int pending_rows;    /* rows written in the open transaction */
+    int64_t tx_start_ms; /* monotonic wall time the transaction began */
     bool in_tx;
     int64_t run_id;           /* current run, 0 when none */
     struct fl_digest *digest; /* borrowed from hist_run_begin, may be NULL */

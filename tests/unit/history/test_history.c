@@ -187,6 +187,77 @@ static void test_digest(void)
     }
 }
 
+struct seen {
+    int watches, events, faults, checks;
+    bool ok;
+};
+
+static int see_watch(void *arg, const struct hist_watch *w)
+{
+    struct seen *s = arg;
+    s->watches++;
+    s->ok &= w->watch_id == 1 && w->client_id == 3 && w->key_len == 1 && w->range_end_len == 1 &&
+             w->start_rev == 1 && w->opened_ns == 10 && w->closed_ns == 900 && w->close_reason &&
+             !strcmp(w->close_reason, "run_end") && w->prev_kv == 1 && w->node_id == HIST_NULL &&
+             w->filters == NULL;
+    return 0;
+}
+
+static int see_event(void *arg, const struct hist_watch_event *ev)
+{
+    struct seen *s = arg;
+    s->events++;
+    s->ok &= ev->watch_id == 1 && ev->seq == 1 && ev->response_seq == 1 && ev->kind &&
+             !strcmp(ev->kind, "put") && ev->value_len == 1 && ev->mod_rev == 5 &&
+             ev->create_rev == 5 && ev->version == 1 && ev->prev_kv == 0 &&
+             ev->prev_value == NULL && ev->delivered_ns == 260 && ev->revision == HIST_NULL;
+    return 0;
+}
+
+static int see_fault(void *arg, const struct hist_fault *f)
+{
+    struct seen *s = arg;
+    s->faults++;
+    s->ok &= f->at_ns == 50 && f->seq == 1 && !strcmp(f->kind, "partition") &&
+             !strcmp(f->target, "n1|n2,n3") && f->detail == NULL;
+    return 0;
+}
+
+static int see_check(void *arg, const struct hist_check *c)
+{
+    struct seen *s = arg;
+    s->checks++;
+    s->ok &= c->seq == 1 && c->elapsed_ms == 10 && !strcmp(c->checker, "linearizability") &&
+             !strcmp(c->verdict, "pass") && !strcmp(c->detail, "{\"ops\":2}");
+    return 0;
+}
+
+/* Every table reads back what was written, NULLs included. */
+static void test_roundtrip(void)
+{
+    struct hist_db *h = NULL;
+    char err[256];
+    int64_t run_id = 0;
+    CHECK_EQ_INT(hist_open(tmp_path("round.db"), HIST_OPEN_WRITE, &h, err, sizeof err), FL_OK);
+    CHECK_EQ_INT(hist_run_begin(h, "round.lua", 1, NULL, NULL, &run_id), FL_OK);
+    record_sample(h, 0, 10);
+    CHECK_EQ_INT(hist_check_add(h, "watch", "maybe", 0, NULL), FL_EINVAL);
+    CHECK_EQ_INT(hist_run_end(h, 1, 1, NULL, "pass"), FL_OK);
+    hist_close(h);
+    CHECK_EQ_INT(hist_open(tmp_path("round.db"), HIST_OPEN_READONLY, &h, err, sizeof err), FL_OK);
+    struct seen s = {.ok = true};
+    CHECK_EQ_INT(hist_watches_each(h, run_id, see_watch, &s), FL_OK);
+    CHECK_EQ_INT(hist_watch_events_each(h, run_id, see_event, &s), FL_OK);
+    CHECK_EQ_INT(hist_faults_each(h, run_id, see_fault, &s), FL_OK);
+    CHECK_EQ_INT(hist_checks_each(h, run_id, see_check, &s), FL_OK);
+    CHECK(s.ok);
+    CHECK(s.watches == 1 && s.events == 1 && s.faults == 1 && s.checks == 1);
+    struct hist_op_counts c;
+    CHECK_EQ_INT(hist_ops_count(h, run_id, &c), FL_OK);
+    CHECK(c.total == 2 && c.ok == 1 && c.unknown == 1 && c.fail == 0);
+    hist_close(h);
+}
+
 struct collect {
     int count;
     int64_t last;
@@ -414,6 +485,7 @@ static void test_bad_paths(void)
     CHECK(hist_open(tmp_path("nodir/x.db"), HIST_OPEN_WRITE, &h, err, sizeof err) != FL_OK);
     CHECK(h == NULL);
     CHECK(strstr(err, "nodir/x.db") != NULL);
+    CHECK(strstr(err, "does not exist") != NULL);
     /* a directory */
     CHECK(hist_open(tmpdir, HIST_OPEN_WRITE, &h, err, sizeof err) != FL_OK);
     CHECK(strstr(err, tmpdir) != NULL);
@@ -462,6 +534,7 @@ int main(void)
     test_schema();
     test_digest();
     test_batching();
+    test_roundtrip();
     test_blobs();
     test_runs_and_order();
     test_bad_paths();

@@ -179,7 +179,9 @@ static void run_mode(enum mode m, const char *name)
         CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     int64_t n = check_db(path);
     if (m == M_ABORT)
-        CHECK_EQ_INT(n, ABORT_AFTER / BATCH * BATCH); /* the open batch is lost */
+        /* Every full batch is kept, the open one lost (a batch open longer than
+         * HIST_BATCH_WALL_MS on a stalled machine may commit early). */
+        CHECK(n >= ABORT_AFTER / BATCH * BATCH && n <= ABORT_AFTER);
     else if (m == M_INT_HANDLED)
         CHECK_EQ_INT(n, final_count); /* flushed: nothing lost */
     else

@@ -1,0 +1,13 @@
+# CLI tests owned by engineer "history": `faultline bench` argument handling.
+# The full benchmark is not run here (tests never time anything; CI runs
+# `faultline bench --json` separately when it wants figures).
+add_test(NAME cli.bench.bad_option
+  COMMAND sh -c "out=$(\"$0\" bench --bogus 2>&1); rc=$?; test $rc -eq 2 && echo \"$out\" | grep -q \"unknown option '--bogus'\""
+          ${FL_BIN})
+add_test(NAME cli.bench.missing_corpus
+  COMMAND sh -c "out=$(\"$0\" bench --corpus /nonexistent/corpus 2>&1); rc=$?; test $rc -eq 2 && echo \"$out\" | grep -q /nonexistent/corpus"
+          ${FL_BIN})
+add_test(NAME cli.bench.corpus_needs_arg
+  COMMAND sh -c "\"$0\" bench --corpus 2>/dev/null; test $? -eq 2" ${FL_BIN})
+set_tests_properties(cli.bench.bad_option cli.bench.missing_corpus cli.bench.corpus_needs_arg
+  PROPERTIES LABELS cli TIMEOUT 30)
