@@ -388,8 +388,10 @@ enum mvcc_err mvcc_compact(struct mvcc_store *s, int64_t rev, int64_t *header_re
         else
             hi = mid;
     }
-    memmove(s->log, s->log + lo, (s->log_len - lo) * sizeof(*s->log));
-    s->log_len -= lo;
+    if (lo) {
+        memmove(s->log, s->log + lo, (s->log_len - lo) * sizeof(*s->log));
+        s->log_len -= lo;
+    }
     int64_t freed = 0;
     for (size_t i = 0; i < s->keys_len; i++)
         freed += compact_key(s, s->keys[i], rev);

@@ -181,7 +181,7 @@ struct mvcc_key *mvcc__key_find(const struct mvcc_store *s, const uint8_t *k, si
         struct mvcc_key *e = s->table[i];
         if (!e)
             return NULL;
-        if (e->hash == h && e->key_len == n && memcmp(e->key, k, n) == 0)
+        if (e->hash == h && e->key_len == n && (n == 0 || memcmp(e->key, k, n) == 0))
             return e;
     }
 }

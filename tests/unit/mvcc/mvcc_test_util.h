@@ -89,7 +89,8 @@ static inline const char *t_val(struct mvcc_store *s, const char *k, int64_t rev
 static inline bool kv_is(const struct mvcc_kv *kv, const char *k, const char *v)
 {
     return kv->key_len == strlen(k) && memcmp(kv->key, k, kv->key_len) == 0 &&
-           (!v || (kv->value_len == strlen(v) && memcmp(kv->value, v, kv->value_len) == 0));
+           (!v || (kv->value_len == strlen(v) &&
+                   (kv->value_len == 0 || memcmp(kv->value, v, kv->value_len) == 0)));
 }
 
 #endif
