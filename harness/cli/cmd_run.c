@@ -1,11 +1,185 @@
-/* cmd_run.c: placeholder until its issue lands; it refuses to pretend. */
+/*
+ * cmd_run.c: `faultline run SCENARIO.lua [--seed N] [--db FILE] [--report DIR] [--json]
+ * [--bug NAME]... [--unsafe-lua]` (DESIGN §3.9). Runs one scenario through harness/lua
+ * and prints the result: with --json exactly one JSON object on stdout whatever the
+ * verdict, otherwise a short human summary ending with "digest: <16 hex>"; messages and
+ * the replay command of a failing run go to stderr. Exit codes: 0 pass, 1 violation,
+ * 2 bad input or script error, 3 internal error or interrupted, 4 unknown.
+ */
 #include "harness/cli/cli.h"
+#include "harness/common/bugs.h"
 #include "harness/common/common.h"
+#include "harness/history/history.h"
+#include "harness/lua/scn.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+
+#define RUN_BUGS_MAX 64
+
+struct run_args {
+    const char *scenario;
+    uint64_t seed;
+    const char *db;
+    const char *report;
+    bool json;
+    bool unsafe_lua;
+    const char *bugs[RUN_BUGS_MAX];
+    int bug_count;
+};
+
+static bool parse_u64(const char *s, uint64_t *out)
+{
+    if (!s || !*s || *s == '-')
+        return false;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end)
+        return false;
+    *out = v;
+    return true;
+}
+
+static int parse_args(int argc, char **argv, struct run_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->seed = 1;
+    a->db = "faultline.db";
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i];
+        bool has_val = i + 1 < argc;
+        if (!strcmp(o, "--seed")) {
+            if (!has_val || !parse_u64(argv[++i], &a->seed))
+                return cli_usage_error("run: --seed needs a non-negative integer");
+        } else if (!strcmp(o, "--db")) {
+            if (!has_val)
+                return cli_usage_error("run: --db needs a file");
+            a->db = argv[++i];
+        } else if (!strcmp(o, "--report")) {
+            if (!has_val)
+                return cli_usage_error("run: --report needs a directory");
+            a->report = argv[++i];
+        } else if (!strcmp(o, "--bug")) {
+            if (!has_val)
+                return cli_usage_error("run: --bug needs a name (see faultline list bugs)");
+            const char *b = argv[++i];
+            if (!fl_bug_find(b))
+                return cli_usage_error("run: unknown bug '%s' (see faultline list bugs)", b);
+            if (a->bug_count == RUN_BUGS_MAX)
+                return cli_usage_error("run: too many --bug options");
+            a->bugs[a->bug_count++] = b;
+        } else if (!strcmp(o, "--json")) {
+            a->json = true;
+        } else if (!strcmp(o, "--unsafe-lua")) {
+            a->unsafe_lua = true;
+        } else if (o[0] == '-' && o[1]) {
+            return cli_usage_error("run: unknown option '%s'", o);
+        } else if (!a->scenario) {
+            a->scenario = o;
+        } else {
+            return cli_usage_error("run: more than one scenario given ('%s', '%s')", a->scenario,
+                                   o);
+        }
+    }
+    if (!a->scenario)
+        return cli_usage_error("run: missing scenario (usage: faultline run SCENARIO.lua "
+                               "[--seed N] [--db FILE] [--report DIR] [--json] [--bug NAME]...)");
+    return 0;
+}
+
+static void print_replay(const struct run_args *a)
+{
+    fprintf(stderr, "replay: faultline run %s --seed %" PRIu64, a->scenario, a->seed);
+    for (int i = 0; i < a->bug_count; i++)
+        fprintf(stderr, " --bug %s", a->bugs[i]);
+    if (a->unsafe_lua)
+        fprintf(stderr, " --unsafe-lua");
+    fputc('\n', stderr);
+}
+
+static void print_human(const json_t *s)
+{
+    json_t *ops = json_object_get(s, "ops"), *checks = json_object_get(s, "checks");
+    fprintf(stdout, "%s seed %" JSON_INTEGER_FORMAT ": %s\n",
+            json_string_value(json_object_get(s, "scenario")),
+            json_integer_value(json_object_get(s, "seed")),
+            json_string_value(json_object_get(s, "verdict")));
+    fprintf(stdout,
+            "  simulated %" JSON_INTEGER_FORMAT " ms in %" JSON_INTEGER_FORMAT
+            " ms; ops %" JSON_INTEGER_FORMAT " (ok %" JSON_INTEGER_FORMAT
+            ", fail %" JSON_INTEGER_FORMAT ", unknown %" JSON_INTEGER_FORMAT ")"
+            "; faults %zu; leaders %zu\n",
+            json_integer_value(json_object_get(s, "sim_ms")),
+            json_integer_value(json_object_get(s, "wall_ms")),
+            json_integer_value(json_object_get(ops, "total")),
+            json_integer_value(json_object_get(ops, "ok")),
+            json_integer_value(json_object_get(ops, "fail")),
+            json_integer_value(json_object_get(ops, "unknown")),
+            json_array_size(json_object_get(s, "faults")),
+            json_array_size(json_object_get(s, "leaders")));
+    static const char *const names[] = {"linearizability", "watch", "raft_safety", "converge",
+                                        "expect"};
+    for (size_t i = 0; i < FL_ARRAY_LEN(names); i++) {
+        json_t *c = json_object_get(checks, names[i]);
+        if (c)
+            fprintf(stdout, "  %-16s %s\n", names[i],
+                    json_string_value(json_object_get(c, "verdict")));
+    }
+    fprintf(stdout, "digest: %s\n", json_string_value(json_object_get(s, "digest")));
+}
 
 int cmd_run(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "faultline: 'run' is not implemented yet\n");
-    return FL_EXIT_INTERNAL;
+    struct run_args a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc)
+        return rc;
+    hist_sigint_install();
+    struct scn_options o = {.path = a.scenario,
+                            .seed = a.seed,
+                            .db_path = a.db,
+                            .bugs = a.bugs,
+                            .bug_count = a.bug_count,
+                            .unsafe_lua = a.unsafe_lua};
+    struct scn_result res;
+    int code = scn_run(&o, &res);
+    if (res.error[0])
+        fprintf(stderr, "%s\n", res.error);
+    json_t *s = res.run.summary;
+    if (!s) {
+        /* the run never started (missing scenario, unwritable db): still one object */
+        if (a.json) {
+            s = json_object();
+            json_object_set_new(s, "scenario", json_string(a.scenario));
+            json_object_set_new(s, "seed", json_integer((json_int_t)a.seed));
+            json_object_set_new(s, "digest", json_null());
+            json_object_set_new(s, "verdict", json_string("error"));
+            json_object_set_new(s, "error", json_string(res.error));
+            char *text = json_dumps(s, JSON_COMPACT);
+            puts(text);
+            free(text);
+            json_decref(s);
+        }
+        scn_result_close(&res);
+        return code;
+    }
+    if (a.json) {
+        char *text = json_dumps(s, JSON_COMPACT);
+        puts(text);
+        free(text);
+    } else {
+        print_human(s);
+    }
+    if (a.report)
+        fprintf(stderr,
+                "faultline: --report is not available yet in this build; run "
+                "`faultline report %s -o %s` when it is\n",
+                a.db, a.report);
+    if (code != 0)
+        print_replay(&a);
+    fflush(stdout);
+    scn_result_close(&res);
+    return code;
 }

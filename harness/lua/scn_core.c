@@ -179,11 +179,11 @@ static void resume(struct scn *S, struct scn_co *co)
     if (co->done)
         return;
     int nres = 0;
+    /* First start: the function and its arguments are on the stack. After a yield:
+     * whatever the wake-up pushed (a client result), handed to the continuation. */
     int nargs = lua_gettop(co->th);
-    if (lua_status(co->th) == LUA_YIELD)
-        nargs = 0; /* a continuation takes its inputs from co->result */
-    else
-        nargs -= 1; /* first start: the function and its arguments */
+    if (lua_status(co->th) != LUA_YIELD)
+        nargs -= 1;
     int st = lua_resume(co->th, S->L, nargs, &nres);
     if (st == LUA_YIELD) {
         lua_pop(co->th, nres);
@@ -212,6 +212,8 @@ static void drive(struct scn *S)
             continue;
         }
         if (!run_step(S->rw)) {
+            if (run_world_stopped(S->rw))
+                break; /* SIGINT or a safety violation: the run ends and is judged */
             snprintf(S->error, sizeof S->error,
                      "%s:%d: the scenario is blocked: every coroutine waits and no event is "
                      "pending",
@@ -333,10 +335,13 @@ int scn_run(const struct scn_options *opts, struct scn_result *res)
         res->exit_code = 3;
     } else {
         res->exit_code = res->run.exit_code;
+        if (res->run.verdict == RUN_ERROR)
+            snprintf(res->error, sizeof res->error, "%s: the run was interrupted", opts->path);
     }
+    /* The world first: nothing it still holds may call back into the scenario. */
+    run_world_close(rw);
     scn_close(S);
     free(S);
-    run_world_close(rw);
     return res->exit_code;
 }
 

@@ -347,6 +347,7 @@ static int l_print(lua_State *L)
 
 static void set_nil(lua_State *L, int tbl, const char *name)
 {
+    tbl = lua_absindex(L, tbl);
     lua_pushnil(L);
     lua_setfield(L, tbl, name);
 }
