@@ -529,6 +529,9 @@ static enum kvc_status kvc_error_status(const struct kvc_call *call, int code, c
 {
     if (!call->mutating || !call->sent)
         return KVC_FAIL;
+    /* With require_leader a leaderless member refuses before proposing. */
+    if (call->opts.require_leader && rpc_err_find(text) == RPC_ERR_NO_LEADER)
+        return KVC_FAIL;
     return kvc_err_definite(code, text) ? KVC_FAIL : KVC_UNKNOWN;
 }
 

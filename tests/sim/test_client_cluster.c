@@ -11,6 +11,7 @@
 #include "harness/common/bugs.h"
 #include "harness/sim/sim.h"
 #include "nodes/client/client.h"
+#include "nodes/proto/errors.h"
 #include "nodes/server/cluster.h"
 
 #include <stdio.h>
@@ -82,6 +83,7 @@ struct done {
     int node;
     int attempts;
     bool answered;
+    int64_t lease_id;
 };
 
 static void on_done(void *ud, const struct kvc_result *r)
@@ -95,6 +97,7 @@ static void on_done(void *ud, const struct kvc_result *r)
     d->node = r->node;
     d->attempts = r->attempts;
     d->answered = r->answered;
+    d->lease_id = r->lease_id;
     d->value[0] = 0;
     if (r->method == KVC_RANGE && r->op.kv_count > 0) {
         size_t n = r->op.kvs[0].value.n < 63 ? r->op.kvs[0].value.n : 63;
@@ -237,11 +240,288 @@ static void test_failover_kill(enum lb_kind kind)
     env_close(&e);
 }
 
+static int64_t now_ms(struct env *e)
+{
+    return sim_now_ns(e->w) / FL_MS;
+}
+
+/* pinned_blacklist keeps a failed endpoint out for the dial timeout (5 s) even when
+ * it is back at once; round_robin uses it again as soon as it reconnects. */
+static void test_blacklist_wait(enum lb_kind kind)
+{
+    struct env e;
+    env_open(&e, 31 + kind, kind, 2000);
+    struct done d = {0};
+    do_get(&e, "k", &d);
+    CHECK_EQ_INT(d.status, KVC_OK);
+    int p = d.node;
+    int64_t t0 = now_ms(&e);
+    srv_cluster_kill(e.cl, p);
+    sim_run_for(e.w, 200 * FL_MS);
+    srv_cluster_restart(e.cl, p);
+    int used_p_early = 0, ok = 0;
+    while (now_ms(&e) < t0 + 4500) {
+        do_get(&e, "k", &d);
+        if (d.status == KVC_OK) {
+            ok++;
+            used_p_early += d.node == p;
+        }
+        sim_run_for(e.w, 50 * FL_MS);
+    }
+    CHECK(ok > 10);
+    if (kind == LB_PINNED_BLACKLIST) {
+        CHECK_EQ_INT(used_p_early, 0);
+    } else if (kind == LB_ROUND_ROBIN) {
+        CHECK(used_p_early > 0);
+    }
+    env_close(&e);
+}
+
+/* A paused member stops answering keepalive pings: with a long call timeout the
+ * read stuck there is freed by the keepalive timeout (2 s + 6 s) and retried on
+ * another member. */
+static void test_keepalive_pause(void)
+{
+    struct env e;
+    env_open(&e, 41, LB_PINNED_BLACKLIST, 30000);
+    struct done d = {0};
+    do_get(&e, "k", &d);
+    CHECK_EQ_INT(d.status, KVC_OK);
+    int p = d.node;
+    srv_cluster_pause(e.cl, p);
+    int64_t t0 = now_ms(&e);
+    do_get(&e, "k", &d);
+    int64_t took = now_ms(&e) - t0;
+    CHECK_EQ_INT(d.status, KVC_OK);
+    CHECK(d.node != p);
+    CHECK(took >= 6000 && took <= 9000);
+    struct kvc_stats st;
+    kvc_client_stats(e.c, &st);
+    CHECK_EQ_INT(st.pings_failed, 1);
+    CHECK(st.retries >= 1);
+    srv_cluster_resume(e.cl, p);
+    env_close(&e);
+}
+
+static void isolate_slot(struct env *e, int slot)
+{
+    int a = srv_cluster_node_proc(e->cl, slot);
+    int b[2], nb = 0;
+    for (int i = 1; i <= 3; i++) {
+        if (i != slot)
+            b[nb++] = srv_cluster_node_proc(e->cl, i);
+    }
+    net_partition(e->w, &a, 1, b, (size_t)nb, false);
+    e->bad[slot] = true;
+}
+
+/* A write sent to a member cut off from its peers times out: unknown, one attempt,
+ * never retried. Reads with require_leader get "no leader" (Unavailable) there and
+ * are retried elsewhere. */
+static void test_no_retry_sent_writes(void)
+{
+    struct env e;
+    env_open(&e, 51, LB_ROUND_ROBIN, 2000);
+    isolate_slot(&e, 1);
+    sim_run_for(e.w, 3 * FL_S); /* slot 1 loses its leader */
+    struct done d = {0};
+    struct kvc_call_opts direct = {0, false, 1};
+    int want = d.calls + 1;
+    kvc_put(e.c, B("w"), B("x1"), 0, &direct, on_done, &d);
+    wait_done(&e, &d, want, 10 * FL_S);
+    CHECK_EQ_INT(d.status, KVC_UNKNOWN);
+    CHECK_EQ_INT(d.attempts, 1);
+    CHECK_EQ_INT(d.code, RPC_CODE_DEADLINE_EXCEEDED);
+    CHECK(!d.answered);
+    struct kvc_stats st;
+    kvc_client_stats(e.c, &st);
+    CHECK_EQ_INT(st.retries, 0);
+    CHECK_EQ_INT(st.unknown, 1);
+    /* Reads through the balancer: the isolated member answers "no leader". */
+    struct kvc_call_opts rl = {0, true, 0};
+    int retried = 0, ok = 0;
+    for (int i = 0; i < 6; i++) {
+        want = d.calls + 1;
+        kvc_get(e.c, B("w"), B(""), &rl, on_done, &d);
+        wait_done(&e, &d, want, 10 * FL_S);
+        ok += d.status == KVC_OK;
+        retried += d.attempts > 1;
+        CHECK(d.node != 1);
+    }
+    CHECK_EQ_INT(ok, 6);
+    CHECK(retried >= 1);
+    /* A write with require_leader to the isolated member is refused at once. */
+    struct kvc_call_opts rl1 = {0, true, 1};
+    want = d.calls + 1;
+    kvc_put(e.c, B("w"), B("x2"), 0, &rl1, on_done, &d);
+    wait_done(&e, &d, want, 10 * FL_S);
+    CHECK_EQ_STR(d.error, "etcdserver: no leader");
+    CHECK_EQ_INT(d.code, RPC_CODE_UNAVAILABLE);
+    CHECK_EQ_INT(d.attempts, 1);
+    CHECK_EQ_INT(d.status, KVC_FAIL);
+    net_heal(e.w);
+    env_close(&e);
+}
+
+/* FL_BUG(CLIENT_RETRY_SENT_WRITES): the same write goes out again elsewhere. */
+static void test_bug_retry_sent_writes(void)
+{
+    struct env e;
+    env_open(&e, 61, LB_ROUND_ROBIN, 3000);
+    CHECK(fl_bug_enable("client.retry_sent_writes"));
+    isolate_slot(&e, 2);
+    sim_run_for(e.w, 3 * FL_S);
+    struct done d = {0};
+    int multi = 0;
+    for (int i = 0; i < 6; i++) {
+        char v[16];
+        snprintf(v, sizeof(v), "v%d", i);
+        do_put(&e, "b", v, &d);
+        multi += d.attempts > 1;
+    }
+    CHECK(multi >= 1);
+    struct kvc_stats st;
+    kvc_client_stats(e.c, &st);
+    CHECK(st.retries >= 1);
+    net_heal(e.w);
+    env_close(&e);
+}
+
+struct wlog {
+    int responses, events, canceled;
+    int64_t last_rev;
+    bool ordered;
+    uint32_t reconnects;
+};
+
+static void on_watch(void *ud, const struct kvc_watch_resp *r)
+{
+    struct wlog *l = ud;
+    l->responses++;
+    l->canceled += r->canceled;
+    l->reconnects = r->reconnects;
+    for (size_t i = 0; i < r->event_count; i++) {
+        if (r->events[i].kv.mod_rev <= l->last_rev)
+            l->ordered = false;
+        l->last_rev = r->events[i].kv.mod_rev;
+        l->events++;
+    }
+}
+
+/* A watch sees every write in order, and resumes without a gap on another member
+ * after its member dies. */
+static void test_watch_resume(void)
+{
+    struct env e;
+    env_open(&e, 71, LB_ROUND_ROBIN, 2000);
+    struct wlog l = {0, 0, 0, 0, true, 0};
+    struct kvc_watch_req wr;
+    memset(&wr, 0, sizeof(wr));
+    wr.key = B("w/");
+    wr.range_end = B("w0");
+    uint64_t wid = kvc_watch(e.c, &wr, NULL, on_watch, &l);
+    CHECK(wid > 0);
+    sim_run_for(e.w, 100 * FL_MS);
+    struct done d = {0};
+    for (int i = 0; i < 5; i++) {
+        do_put(&e, "w/a", "x", &d);
+        CHECK_EQ_INT(d.status, KVC_OK);
+        kvc_client_note_commit(e.c, d.rev, B("w/a"), sim_now_ns(e.w));
+    }
+    sim_run_for(e.w, 100 * FL_MS);
+    CHECK_EQ_INT(l.events, 5);
+    /* Kill every member but the leader's peers in turn: kill the watch's member by
+     * killing each non-leader slot once (one of them, or the leader, holds it). */
+    int leader = srv_cluster_leader(e.cl);
+    int victim = leader == 1 ? 2 : 1;
+    srv_cluster_kill(e.cl, victim);
+    int ok_puts = 0;
+    for (int i = 0; i < 5; i++) {
+        do_put(&e, "w/b", "y", &d);
+        if (d.status == KVC_OK) {
+            ok_puts++;
+            kvc_client_note_commit(e.c, d.rev, B("w/b"), sim_now_ns(e.w));
+        }
+    }
+    CHECK(ok_puts >= 3);
+    do_put(&e, "zz", "outside", &d); /* not in the watched range */
+    sim_run_for(e.w, 2 * FL_S);
+    CHECK(l.ordered);
+    CHECK(l.events >= 5 + ok_puts && l.events <= 10);
+    CHECK(l.reconnects >= 1);
+    CHECK_EQ_INT(l.canceled, 0);
+    struct kvc_stats st;
+    kvc_client_stats(e.c, &st);
+    CHECK(st.watch_max_stall_ms < 1500);
+    CHECK_EQ_INT(kvc_watch_cancel(e.c, wid), 0);
+    CHECK_EQ_INT(l.canceled, 1);
+    CHECK_EQ_INT(kvc_watch_cancel(e.c, wid), FL_ENOENT);
+    env_close(&e);
+}
+
+struct kalog {
+    int ok, ended;
+    int64_t ttl;
+    char error[96];
+};
+
+static void on_ka(void *ud, const struct kvc_result *r)
+{
+    struct kalog *k = ud;
+    if (r->status == KVC_OK) {
+        k->ok++;
+        k->ttl = r->ttl_s;
+    } else {
+        k->ended++;
+        snprintf(k->error, sizeof(k->error), "%s", r->error);
+    }
+}
+
+static void test_lease_keepalive(void)
+{
+    struct env e;
+    env_open(&e, 81, LB_HEALTH_AWARE, 2000);
+    struct kvc_request req;
+    memset(&req, 0, sizeof(req));
+    req.method = KVC_LEASE_GRANT;
+    req.ttl_s = 3;
+    struct done g = {0};
+    kvc_call(e.c, &req, NULL, on_done, &g);
+    wait_done(&e, &g, 1, 10 * FL_S);
+    CHECK_EQ_INT(g.status, KVC_OK);
+    CHECK(g.lease_id != 0);
+    struct kalog k = {0, 0, 0, ""};
+    uint64_t sid = kvc_lease_keepalive(e.c, g.lease_id, NULL, on_ka, &k);
+    sim_run_for(e.w, 5 * FL_S);
+    CHECK(k.ok >= 4); /* at once, then every TTL/3 = 1 s */
+    CHECK_EQ_INT(k.ttl, 3);
+    CHECK_EQ_INT(k.ended, 0);
+    CHECK_EQ_INT(kvc_lease_keepalive_stop(e.c, sid), 0);
+    CHECK_EQ_INT(k.ended, 1);
+    /* Without keep-alives the lease expires on the server. */
+    sim_run_for(e.w, 5 * FL_S);
+    memset(&req, 0, sizeof(req));
+    req.method = KVC_LEASE_TTL;
+    req.lease_id = g.lease_id;
+    struct done t = {0};
+    kvc_call(e.c, &req, NULL, on_done, &t);
+    wait_done(&e, &t, 1, 10 * FL_S);
+    CHECK(t.status == KVC_OK || t.status == KVC_FAIL);
+    env_close(&e);
+}
+
 int main(void)
 {
     for (int k = 0; k < LB_KIND_COUNT; k++)
         test_round_trip((enum lb_kind)k);
     for (int k = 0; k < LB_KIND_COUNT; k++)
         test_failover_kill((enum lb_kind)k);
+    test_blacklist_wait(LB_PINNED_BLACKLIST);
+    test_blacklist_wait(LB_ROUND_ROBIN);
+    test_keepalive_pause();
+    test_no_retry_sent_writes();
+    test_bug_retry_sent_writes();
+    test_watch_resume();
+    test_lease_keepalive();
     return fl_test_end();
 }
