@@ -70,7 +70,13 @@
  *
  * Every read that feeds a report or a decision has an ORDER BY (DESIGN §6).
  * This module owns all SQLite access; nothing else includes sqlite3.h.
- * It never reads a clock except for runs.started_at (wall time, reports only).
+ * It reads clocks only for runs.started_at (wall time, reports only) and to bound how
+ * long a batch stays open (HIST_BATCH_WALL_MS); neither enters a row's content or a
+ * digest.
+ *
+ * Several processes may record into one database at once (a sweep with one --db):
+ * each run gets its own run_id, batches take the write lock with BEGIN IMMEDIATE and
+ * wait up to 60 s for it (busy_timeout).
  */
 #ifndef FL_HISTORY_H
 #define FL_HISTORY_H
