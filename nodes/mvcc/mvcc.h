@@ -141,8 +141,11 @@ struct mvcc_stats {
     int64_t leases;
     int64_t watchers;
     int64_t unsynced_watchers;
-    int64_t size_bytes; /* simulated on-disk size */
-    int64_t live_bytes; /* what a defrag would leave */
+    int64_t size_bytes;           /* simulated on-disk size */
+    int64_t live_bytes;           /* what a defrag would leave */
+    int64_t last_compact_removed; /* key revisions the last mvcc_compact removed (etcd
+                                     deletes them in batches of 1000, 10 ms apart: the
+                                     server may model that duration from this) */
 };
 void mvcc_stats_get(const struct mvcc_store *s, struct mvcc_stats *out);
 
@@ -161,6 +164,15 @@ struct mvcc_kv {
     int64_t lease;
 };
 
+enum mvcc_sort_order { MVCC_SORT_NONE, MVCC_SORT_ASCEND, MVCC_SORT_DESCEND };
+enum mvcc_sort_target {
+    MVCC_SORT_KEY,
+    MVCC_SORT_VERSION,
+    MVCC_SORT_CREATE,
+    MVCC_SORT_MOD,
+    MVCC_SORT_VALUE
+};
+
 struct mvcc_range_req {
     const uint8_t *key;
     size_t key_len;
@@ -170,6 +182,11 @@ struct mvcc_range_req {
     int64_t limit;    /* 0 = no limit */
     bool count_only;
     bool keys_only;
+    /* Optional sort (etcd): with an order other than NONE, or a target other than
+     * KEY, every matching key is sorted (ties by key) and then cut to limit.
+     * Zero = key byte order. */
+    enum mvcc_sort_order sort_order;
+    enum mvcc_sort_target sort_target;
 };
 
 struct mvcc_range_result {
@@ -443,6 +460,11 @@ bool mvcc_watch_pop(struct mvcc_store *s, struct mvcc_watch_resp *out);
 bool mvcc_watch_pop_id(struct mvcc_store *s, int64_t id, struct mvcc_watch_resp *out);
 /* Number of queued responses across all watchers. */
 size_t mvcc_watch_pending(const struct mvcc_store *s);
+
+/* True when the watcher is synced and has no queued event responses: what etcd
+ * requires of every watcher of a stream before it answers a progress request
+ * with one stream-wide notification (watch id -1). False when not found. */
+bool mvcc_watch_idle(const struct mvcc_store *s, int64_t id);
 
 /* Hook for MVCC_WATCH_OLD_AFTER_PARTITION: moves the watcher back to rev and makes
  * it unsynced, so it resends everything from rev. Returns MVCC_ERR_WATCH_NOT_FOUND. */

@@ -100,6 +100,7 @@ struct mvcc_store {
 
     /* size model */
     int64_t size_bytes, live_bytes;
+    int64_t last_compact_removed;
 
     /* watchers, ascending id */
     struct mvcc_watcher **watchers;

@@ -166,6 +166,46 @@ static void kv_push(struct kv_vec *kv, const struct mvcc_key *k, const struct mv
     mvcc__kv_fill(&kv->v[kv->len++], k, r, keys_only);
 }
 
+/* Sort comparators: the target first, ties by key (unique), so a total order. */
+static int kv_key_cmp(const struct mvcc_kv *x, const struct mvcc_kv *y)
+{
+    return mvcc__bytes_cmp(x->key, x->key_len, y->key, y->key_len);
+}
+static int kv_num_cmp(int64_t a, int64_t b, const struct mvcc_kv *x, const struct mvcc_kv *y)
+{
+    return a != b ? (a < b ? -1 : 1) : kv_key_cmp(x, y);
+}
+static int kv_cmp_key(const void *a, const void *b)
+{
+    return kv_key_cmp(a, b);
+}
+static int kv_cmp_version(const void *a, const void *b)
+{
+    const struct mvcc_kv *x = a, *y = b;
+    return kv_num_cmp(x->version, y->version, x, y);
+}
+static int kv_cmp_create(const void *a, const void *b)
+{
+    const struct mvcc_kv *x = a, *y = b;
+    return kv_num_cmp(x->create_revision, y->create_revision, x, y);
+}
+static int kv_cmp_mod(const void *a, const void *b)
+{
+    const struct mvcc_kv *x = a, *y = b;
+    return kv_num_cmp(x->mod_revision, y->mod_revision, x, y);
+}
+static int kv_cmp_value(const void *a, const void *b)
+{
+    const struct mvcc_kv *x = a, *y = b;
+    int c = mvcc__bytes_cmp(x->value, x->value_len, y->value, y->value_len);
+    return c ? c : kv_key_cmp(x, y);
+}
+static int (*const kv_cmp_fns[])(const void *, const void *) = {
+    [MVCC_SORT_KEY] = kv_cmp_key,       [MVCC_SORT_VERSION] = kv_cmp_version,
+    [MVCC_SORT_CREATE] = kv_cmp_create, [MVCC_SORT_MOD] = kv_cmp_mod,
+    [MVCC_SORT_VALUE] = kv_cmp_value,
+};
+
 /* Reads at revision rev (already resolved and checked); used by Range and by reads
  * inside a txn, which may read at the txn's own pending revision. */
 static void range_at(struct mvcc_store *s, const struct mvcc_range_req *req, int64_t rev,
@@ -174,6 +214,9 @@ static void range_at(struct mvcc_store *s, const struct mvcc_range_req *req, int
     struct kv_vec kv = {0};
     int64_t count = 0;
     bool want = !req->count_only;
+    /* Anything but key order needs every match before the limit cuts. */
+    bool sorted_later =
+        want && (req->sort_target != MVCC_SORT_KEY || req->sort_order == MVCC_SORT_DESCEND);
     if (req->range_end_len == 0) {
         const struct mvcc_key *k = mvcc__key_find(s, req->key, req->key_len);
         long at = k ? mvcc__key_at(k, rev) : -1;
@@ -194,10 +237,21 @@ static void range_at(struct mvcc_store *s, const struct mvcc_range_req *req, int
             if (at < 0 || mvcc__rev_is_tomb(&k->revs[at]))
                 continue;
             count++;
-            if (want && (req->limit == 0 || (int64_t)kv.len < req->limit))
+            if (want && (sorted_later || req->limit == 0 || (int64_t)kv.len < req->limit))
                 kv_push(&kv, k, &k->revs[at], req->keys_only);
         }
     }
+    if (sorted_later && kv.len > 1) {
+        qsort(kv.v, kv.len, sizeof(*kv.v), kv_cmp_fns[req->sort_target]);
+        if (req->sort_order == MVCC_SORT_DESCEND)
+            for (size_t i = 0, j = kv.len - 1; i < j; i++, j--) {
+                struct mvcc_kv t = kv.v[i];
+                kv.v[i] = kv.v[j];
+                kv.v[j] = t;
+            }
+    }
+    if (sorted_later && req->limit > 0 && (int64_t)kv.len > req->limit)
+        kv.len = (size_t)req->limit;
     out->kvs = kv.v;
     out->kvs_len = kv.len;
     out->count = count;
@@ -208,7 +262,8 @@ static enum mvcc_err check_range(const struct mvcc_store *s, const struct mvcc_r
 {
     if (req->key_len == 0)
         return MVCC_ERR_KEY_NOT_GIVEN;
-    if (req->limit < 0)
+    if (req->limit < 0 || (unsigned)req->sort_target > MVCC_SORT_VALUE ||
+        (unsigned)req->sort_order > MVCC_SORT_DESCEND)
         return MVCC_ERR_INVALID;
     return check_read_rev(s, req->revision);
 }
@@ -357,6 +412,7 @@ static int64_t compact_key(struct mvcc_store *s, struct mvcc_key *k, int64_t rev
         freed += mvcc__rev_cost(s, k, &k->revs[i]);
         free(k->revs[i].val);
     }
+    s->last_compact_removed += (int64_t)drop;
     if (drop) {
         memmove(k->revs, k->revs + drop, (k->revs_len - drop) * sizeof(*k->revs));
         k->revs_len -= drop;
@@ -393,6 +449,7 @@ enum mvcc_err mvcc_compact(struct mvcc_store *s, int64_t rev, int64_t *header_re
         s->log_len -= lo;
     }
     int64_t freed = 0;
+    s->last_compact_removed = 0;
     for (size_t i = 0; i < s->keys_len; i++)
         freed += compact_key(s, s->keys[i], rev);
     s->live_bytes -= freed;

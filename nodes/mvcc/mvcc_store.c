@@ -317,6 +317,7 @@ void mvcc_stats_get(const struct mvcc_store *s, struct mvcc_stats *out)
         out->unsynced_watchers += !s->watchers[i]->synced;
     out->size_bytes = s->size_bytes;
     out->live_bytes = s->live_bytes;
+    out->last_compact_removed = s->last_compact_removed;
 }
 
 int64_t mvcc_size_bytes(const struct mvcc_store *s)

@@ -385,6 +385,12 @@ static bool progress_one(struct mvcc_store *s, struct mvcc_watcher *w)
     return true;
 }
 
+bool mvcc_watch_idle(const struct mvcc_store *s, int64_t id)
+{
+    const struct mvcc_watcher *w = watcher_find(s, id);
+    return w && w->synced && !w->canceled && !has_queued_events(w);
+}
+
 bool mvcc_watch_request_progress(struct mvcc_store *s, int64_t id)
 {
     struct mvcc_watcher *w = watcher_find(s, id);

@@ -22,6 +22,9 @@ static void test_compact_edges(void)
     CHECK_EQ_INT(mvcc_compact(s, 8, NULL), MVCC_ERR_FUTURE_REV);
     CHECK_EQ_INT(mvcc_compact(s, 4, NULL), MVCC_OK);
     CHECK_EQ_INT(mvcc_compact_rev(s), 4);
+    struct mvcc_stats st0;
+    mvcc_stats_get(s, &st0);
+    CHECK_EQ_INT(st0.last_compact_removed, 1); /* a@2 */
     /* twice, and below */
     CHECK_EQ_INT(mvcc_compact(s, 4, NULL), MVCC_ERR_COMPACTED);
     CHECK_EQ_INT(mvcc_compact(s, 3, NULL), MVCC_ERR_COMPACTED);

@@ -413,8 +413,59 @@ static void test_txn_ops(void)
     mvcc_close(s);
 }
 
+static void test_sort(void)
+{
+    struct mvcc_store *s = mvcc_open(NULL);
+    t_put(s, "a", "3"); /* 2 */
+    t_put(s, "b", "1"); /* 3 */
+    t_put(s, "c", "2"); /* 4 */
+    t_put(s, "b", "9"); /* 5: b version 2 */
+    struct mvcc_range_req r = {0};
+    struct mvcc_range_result out;
+    r.key = (const uint8_t *)"a";
+    r.key_len = 1;
+    r.range_end = (const uint8_t *)"z";
+    r.range_end_len = 1;
+    r.sort_order = MVCC_SORT_DESCEND;
+    r.limit = 2;
+    CHECK_EQ_INT(mvcc_range(s, &r, &out), MVCC_OK);
+    CHECK_EQ_INT(out.kvs_len, 2);
+    CHECK(kv_is(&out.kvs[0], "c", "2") && kv_is(&out.kvs[1], "b", "9"));
+    CHECK(out.more && out.count == 3);
+    mvcc_range_result_free(&out);
+    r.sort_order = MVCC_SORT_ASCEND;
+    r.sort_target = MVCC_SORT_VALUE;
+    r.limit = 0;
+    CHECK_EQ_INT(mvcc_range(s, &r, &out), MVCC_OK);
+    CHECK(kv_is(&out.kvs[0], "c", "2") && kv_is(&out.kvs[1], "a", "3") &&
+          kv_is(&out.kvs[2], "b", "9"));
+    mvcc_range_result_free(&out);
+    r.sort_target = MVCC_SORT_MOD;
+    r.sort_order = MVCC_SORT_DESCEND;
+    r.limit = 1;
+    CHECK_EQ_INT(mvcc_range(s, &r, &out), MVCC_OK);
+    CHECK(out.kvs_len == 1 && kv_is(&out.kvs[0], "b", "9"));
+    mvcc_range_result_free(&out);
+    r.sort_target = MVCC_SORT_VERSION;
+    r.sort_order = MVCC_SORT_ASCEND;
+    r.limit = 0;
+    CHECK_EQ_INT(mvcc_range(s, &r, &out), MVCC_OK);
+    CHECK(kv_is(&out.kvs[0], "a", NULL) && kv_is(&out.kvs[1], "c", NULL) &&
+          kv_is(&out.kvs[2], "b", NULL)); /* version 1, 1 (ties by key), 2 */
+    mvcc_range_result_free(&out);
+    r.sort_target = MVCC_SORT_CREATE;
+    r.sort_order = MVCC_SORT_DESCEND;
+    CHECK_EQ_INT(mvcc_range(s, &r, &out), MVCC_OK);
+    CHECK(kv_is(&out.kvs[0], "c", NULL) && kv_is(&out.kvs[2], "a", NULL));
+    mvcc_range_result_free(&out);
+    r.sort_target = (enum mvcc_sort_target)42;
+    CHECK_EQ_INT(mvcc_range(s, &r, &out), MVCC_ERR_INVALID);
+    mvcc_close(s);
+}
+
 int main(void)
 {
+    test_sort();
     test_revisions();
     test_put_options();
     test_ranges();

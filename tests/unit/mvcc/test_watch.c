@@ -238,6 +238,8 @@ static void test_progress(void)
     struct mvcc_store *s = mvcc_open(NULL);
     t_put(s, "a", "1");
     int64_t w = watch(s, "a", NULL, 0, false);
+    CHECK(mvcc_watch_idle(s, w));
+    CHECK(!mvcc_watch_idle(s, 12345));
     /* synced, nothing queued: progress with the current revision */
     CHECK(mvcc_watch_request_progress(s, w));
     struct mvcc_watch_resp r;
@@ -247,6 +249,7 @@ static void test_progress(void)
     mvcc_watch_resp_free(&r);
     /* an event waits: no progress */
     t_put(s, "a", "2");
+    CHECK(!mvcc_watch_idle(s, w));
     CHECK(!mvcc_watch_request_progress(s, w));
     CHECK(mvcc_watch_pop_id(s, w, &r));
     CHECK(!r.progress && r.events_len == 1);
