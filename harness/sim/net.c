@@ -865,8 +865,11 @@ static void set_params(struct sim_world *w, int a, int b, void *arg)
 void net_link_set(struct sim_world *w, int from, int to, const struct net_link *l)
 {
     FL_ASSERT(l->latency_ns >= 0 && l->jitter_ns >= 0);
-    if (from < 0 && to < 0)
+    if (from < 0 && to < 0) {
         w->net->defaults = *l;
+        for (int a = 0; a < w->net->dim; a++)
+            set_params(w, a, a, (void *)l); /* a process talking to itself */
+    }
     links_each(w, from, to, set_params, (void *)l);
 }
 

@@ -87,6 +87,7 @@ struct sim_world {
     uint64_t next_seq;
     const char *scenario;
     bool stop;
+    bool running; /* inside sim_step: the queue is not re-entrant */
 
     struct sim_heap_entry *heap;
     size_t nheap, cap_heap;

@@ -409,6 +409,7 @@ static void dispatch(struct sim_world *w, uint32_t s)
 
 bool sim_step(struct sim_world *w)
 {
+    FL_ASSERTF(!w->running, "sim_step/sim_run_until called from inside an event");
     struct sim_heap_entry *e = heap_top(w);
     if (!e)
         return false;
@@ -422,7 +423,9 @@ bool sim_step(struct sim_world *w)
     w->now_ns = at;
     fl_assert_ctx.now_ns = at;
     fl_assert_ctx.seed = w->seed;
+    w->running = true;
     dispatch(w, s);
+    w->running = false;
     return true;
 }
 
