@@ -515,6 +515,11 @@ bool mvcc_lease_is_primary(const struct mvcc_store *s);
 /* Leases whose expiry is <= now on a primary lessor, ascending by id, at most
  * ids_cap; the leader proposes their revocation through Raft. Returns the count. */
 size_t mvcc_lease_expired(const struct mvcc_store *s, int64_t now_ns, int64_t *ids, size_t ids_cap);
+/* Like mvcc_lease_expired, but each expired lease is handed out at most once per
+ * MVCC_LEASE_REVOKE_RETRY_NS (etcd retries an expired lease's revocation after 3 s),
+ * so a leader that cannot commit does not propose the same revoke every tick. */
+#define MVCC_LEASE_REVOKE_RETRY_NS (3 * FL_S)
+size_t mvcc_lease_expired_take(struct mvcc_store *s, int64_t now_ns, int64_t *ids, size_t ids_cap);
 /* Earliest lease expiry on a primary lessor; INT64_MAX when none. */
 int64_t mvcc_next_deadline_ns(const struct mvcc_store *s);
 

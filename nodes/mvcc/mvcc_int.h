@@ -56,6 +56,7 @@ struct mvcc_lease {
     int64_t id;
     int64_t ttl_s;
     int64_t expiry_ns; /* INT64_MAX when not primary */
+    int64_t taken_ns;  /* when mvcc_lease_expired_take last handed it out; 0 never */
     struct mvcc_key **keys;
     size_t keys_len;
     size_t keys_cap;

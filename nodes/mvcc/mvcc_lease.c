@@ -147,6 +147,7 @@ enum mvcc_err mvcc_lease_renew(struct mvcc_store *s, int64_t id, int64_t now_ns,
     if (l->expiry_ns <= now_ns)
         return MVCC_ERR_LEASE_NOT_FOUND;
     l->expiry_ns = now_ns + l->ttl_s * FL_S;
+    l->taken_ns = 0;
     if (ttl_out)
         *ttl_out = l->ttl_s;
     return MVCC_OK;
@@ -205,8 +206,10 @@ void mvcc_lease_promote(struct mvcc_store *s, int64_t now_ns, int64_t extend_ns)
 {
     FL_ASSERT(extend_ns >= 0);
     s->lease_primary = true;
-    for (size_t i = 0; i < s->leases_len; i++)
+    for (size_t i = 0; i < s->leases_len; i++) {
         s->leases[i]->expiry_ns = now_ns + extend_ns + s->leases[i]->ttl_s * FL_S;
+        s->leases[i]->taken_ns = 0;
+    }
 }
 
 void mvcc_lease_demote(struct mvcc_store *s)
@@ -229,6 +232,23 @@ size_t mvcc_lease_expired(const struct mvcc_store *s, int64_t now_ns, int64_t *i
     for (size_t i = 0; i < s->leases_len && n < ids_cap; i++)
         if (s->leases[i]->expiry_ns <= now_ns)
             ids[n++] = s->leases[i]->id;
+    return n;
+}
+
+size_t mvcc_lease_expired_take(struct mvcc_store *s, int64_t now_ns, int64_t *ids, size_t ids_cap)
+{
+    size_t n = 0;
+    if (!s->lease_primary)
+        return 0;
+    for (size_t i = 0; i < s->leases_len && n < ids_cap; i++) {
+        struct mvcc_lease *l = s->leases[i];
+        if (l->expiry_ns > now_ns)
+            continue;
+        if (l->taken_ns && now_ns - l->taken_ns < MVCC_LEASE_REVOKE_RETRY_NS)
+            continue;
+        l->taken_ns = now_ns;
+        ids[n++] = l->id;
+    }
     return n;
 }
 

@@ -71,6 +71,11 @@ static void test_expiry_and_revoke(void)
     CHECK_EQ_INT(ids[0], 7);
     CHECK_EQ_INT(ids[1], 8);
     CHECK_EQ_INT(mvcc_lease_renew(s, 7, t1 + 100 * FL_S, &ttl), MVCC_ERR_LEASE_NOT_FOUND);
+    /* handed out once per retry interval */
+    CHECK_EQ_INT(mvcc_lease_expired_take(s, t1 + 100 * FL_S, ids, 4), 2);
+    CHECK_EQ_INT(mvcc_lease_expired_take(s, t1 + 101 * FL_S, ids, 4), 0);
+    CHECK_EQ_INT(mvcc_lease_expired_take(s, t1 + 103 * FL_S, ids, 4), 2);
+    CHECK_EQ_INT(ids[1], 8);
     /* a watcher sees the revoke as one revision with both deletes */
     struct mvcc_watch_req wr = {0};
     wr.key = (const uint8_t *)"a";
