@@ -1,0 +1,80 @@
+# lua.cmake: tests of the scenario language and `faultline run` / `list` (owner: lua).
+# Scenario tests run every API function; error tests check message and exit code;
+# determinism runs smoke.lua twice per seed. Each run writes its own database in the
+# build tree.
+set(FL_SCN ${CMAKE_SOURCE_DIR}/tests/scenario)
+set(FL_CHK ${FL_SCN}/expect_cli.sh)
+set(FL_TDB ${CMAKE_BINARY_DIR}/tests/lua-dbs)
+file(MAKE_DIRECTORY ${FL_TDB})
+
+function(fl_lua_test name labels timeout)
+  add_test(NAME ${name} COMMAND ${ARGN})
+  set_tests_properties(${name} PROPERTIES LABELS "${labels}" TIMEOUT ${timeout})
+endfunction()
+
+# Every API function, in four scenarios that must pass.
+foreach(s api_time api_faults api_client api_admin)
+  fl_lua_test(scenario.lua.${s} scenario 120
+    ${FL_CHK} 0 "" ${FL_BIN} run ${FL_SCN}/${s}.lua --seed 1 --db ${FL_TDB}/${s}.db --json)
+endforeach()
+foreach(seed 1 2 3)
+  fl_lua_test(scenario.smoke.seed${seed} scenario 120
+    ${FL_CHK} 0 "" ${FL_BIN} run ${CMAKE_SOURCE_DIR}/scenarios/smoke.lua --seed ${seed}
+    --db ${FL_TDB}/smoke.db --json)
+  fl_lua_test(scenario.chaos.seed${seed} scenario 300
+    ${FL_CHK} 0 "" ${FL_BIN} run ${CMAKE_SOURCE_DIR}/scenarios/chaos.lua --seed ${seed}
+    --db ${FL_TDB}/chaos.db --json)
+endforeach()
+
+# Determinism: same seed, same digest; different seeds, different digests.
+fl_lua_test(determinism.smoke determinism 300
+  ${FL_SCN}/determinism.sh ${FL_BIN} ${CMAKE_SOURCE_DIR}/scenarios/smoke.lua ${FL_TDB}/det)
+fl_lua_test(determinism.chaos determinism 600
+  ${FL_SCN}/determinism.sh ${FL_BIN} ${CMAKE_SOURCE_DIR}/scenarios/chaos.lua ${FL_TDB}/detc)
+
+# Error paths: message naming file:line (or what is wrong) and exit code 2.
+set(E ${FL_SCN}/errors)
+fl_lua_test(cli.lua.syntax_error cli 30
+  ${FL_CHK} 2 "errors/syntax.lua:2: unexpected symbol" ${FL_BIN} run ${E}/syntax.lua --db ${FL_TDB}/e.db --json)
+fl_lua_test(cli.lua.runtime_error cli 30
+  ${FL_CHK} 2 "errors/runtime.lua:4: attempt to index a nil value" ${FL_BIN} run ${E}/runtime.lua --db ${FL_TDB}/e.db --json)
+fl_lua_test(cli.lua.bad_argument cli 30
+  ${FL_CHK} 2 "errors/badarg.lua:2: bad argument #1 to 'kill' \\(node id expected, got string\\)" ${FL_BIN} run ${E}/badarg.lua --db ${FL_TDB}/e.db)
+fl_lua_test(cli.lua.unknown_node cli 30
+  ${FL_CHK} 2 "errors/badnode.lua:2: .*unknown node id 7" ${FL_BIN} run ${E}/badnode.lua --db ${FL_TDB}/e.db)
+fl_lua_test(cli.lua.unknown_option cli 30
+  ${FL_CHK} 2 "errors/badopt.lua:1: unknown option 'bogus' in scenario.cluster" ${FL_BIN} run ${E}/badopt.lua --db ${FL_TDB}/e.db)
+fl_lua_test(cli.lua.outside_coroutine cli 30
+  ${FL_CHK} 2 "errors/outside.lua:2: sleep must be called from the scenario or a spawned coroutine" ${FL_BIN} run ${E}/outside.lua --db ${FL_TDB}/e.db)
+fl_lua_test(cli.lua.unknown_bug cli 30
+  ${FL_CHK} 2 "errors/badbug.lua:2: unknown bug 'no.such_bug'" ${FL_BIN} run ${E}/badbug.lua --db ${FL_TDB}/e.db)
+fl_lua_test(cli.lua.sandbox_io cli 30
+  ${FL_CHK} 2 "errors/sandbox.lua:2: attempt to index a nil value \\(global 'io'\\)" ${FL_BIN} run ${E}/sandbox.lua --db ${FL_TDB}/e.db)
+fl_lua_test(cli.lua.unknown_bug_flag cli 30
+  ${FL_CHK} 2 "unknown bug 'nope'" ${FL_BIN} run ${E}/syntax.lua --bug nope --db ${FL_TDB}/e.db)
+fl_lua_test(cli.lua.missing_file cli 30
+  ${FL_CHK} 2 "cannot read scenario '.*no-such.lua'" ${FL_BIN} run ${E}/no-such.lua --db ${FL_TDB}/e.db --json)
+fl_lua_test(cli.lua.unwritable_db cli 30
+  ${FL_CHK} 2 "no-such-dir" ${FL_BIN} run ${E}/syntax.lua --db ${FL_TDB}/no-such-dir/x.db --json)
+fl_lua_test(cli.lua.unknown_cli_option cli 30
+  ${FL_CHK} 2 "unknown option '--bogus'" ${FL_BIN} run ${E}/syntax.lua --bogus)
+fl_lua_test(cli.lua.missing_scenario cli 30
+  ${FL_CHK} 2 "missing scenario" ${FL_BIN} run)
+# A failed expect: exit 1, verdict fail, and the run goes on (the later expect is recorded).
+fl_lua_test(cli.lua.expect_fail cli 60
+  ${FL_CHK} 1 "expect_fail.lua:3: expect failed: one is two" ${FL_BIN} run ${E}/expect_fail.lua --db ${FL_TDB}/expect.db --json)
+fl_lua_test(cli.lua.expect_continues cli 60
+  sh -c "${FL_BIN} run ${E}/expect_fail.lua --db ${FL_TDB}/expect2.db --json 2>/dev/null | python3 -c 'import json,sys; d=json.load(sys.stdin); e=d[\"checks\"][\"expect\"]; assert d[\"verdict\"]==\"fail\" and e[\"total\"]==2 and e[\"failed\"]==1, d'")
+# The database records script errors as 'error'.
+fl_lua_test(cli.lua.error_recorded cli 60
+  ${FL_SCN}/error_recorded.sh ${FL_BIN} ${E}/runtime.lua ${FL_TDB}/err.db)
+
+# faultline list
+fl_lua_test(cli.list.api cli 30 sh -c "${FL_BIN} list api | grep -qx 'run_until'")
+fl_lua_test(cli.list.bugs cli 30 sh -c "${FL_BIN} list bugs | grep -q '^raft.vote_ignores_log  scenarios/bugs/'")
+fl_lua_test(cli.list.balancers cli 30 sh -c "${FL_BIN} list balancers | grep -q '^round_robin '")
+fl_lua_test(cli.list.failpoints cli 30 sh -c "${FL_BIN} list failpoints | grep -q '^raft/before_save '")
+fl_lua_test(cli.list.scenarios cli 30 sh -c "cd ${CMAKE_SOURCE_DIR} && ${FL_BIN} list scenarios | grep -q '^scenarios/smoke.lua  3 nodes'")
+# Every name of `list api` is documented in scenarios/README.md.
+fl_lua_test(cli.list.api_documented cli 30
+  ${FL_SCN}/api_documented.sh ${FL_BIN} ${CMAKE_SOURCE_DIR}/scenarios/README.md)

@@ -1,0 +1,2 @@
+scenario{name="x", checks={"raft_safety"}}
+bug("no.such_bug")

@@ -1,0 +1,1 @@
+scenario{name="x", cluster={nodes=3, bogus=1}}
