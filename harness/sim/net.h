@@ -59,7 +59,9 @@ const char *net_close_reason_str(int reason);
 
 /* Callbacks of one socket. They run in the owning process's context
  * (sim_current_proc() == its proc), never inside net_* calls. p is valid only
- * during on_message; copy what you keep. After on_close the socket is dead. */
+ * during on_message; copy what you keep. After on_close the socket is dead. Any
+ * callback may be NULL (frames to a socket without on_message are discarded and
+ * counted as dropped). */
 struct net_sock_ops {
     void (*on_open)(struct sim_world *w, net_sock s, void *ctx); /* initiator only */
     void (*on_message)(struct sim_world *w, net_sock s, const uint8_t *p, size_t n, void *ctx);

@@ -124,8 +124,8 @@ void sim_stop(struct sim_world *w);
 
 /* ---------------------------------------------------------------- digest ------
  * The run digest (DESIGN §2). The world folds every processed event into it:
- * (time, kind, source, destination, tag) where net frames use a hash of their
- * payload bytes as the tag. Other modules (history recorder, ...) fold their own
+ * (time, kind, source, destination, tag) where net frames use their type, length and
+ * CRC32C over the payload bytes as the tag. Other modules (history recorder, ...) fold their own
  * records here so there is exactly one digest per run. Folding is buffered; the
  * order of folds is preserved exactly. */
 void sim_digest_fold(struct sim_world *w, const void *p, size_t n);
