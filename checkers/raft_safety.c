@@ -1,0 +1,537 @@
+/*
+ * raft_safety.c: the online Raft safety checker (see raft_safety.h for the contract).
+ *
+ * Model. Every node's log is summarised by a hash chain: chain(i) = mix(chain(i-1),
+ * term(i), data_hash(i)), chain(0) = 0, so two logs agree on a prefix exactly when
+ * their chains agree at its last index. A global table has one record per index: the
+ * first (term, chain, data hash) seen there — or, once the index commits, the
+ * committed one — plus what was applied there. Other terms seen at an index before
+ * it commits are kept in a side list, pruned once the index commits (any later
+ * disagreement with a committed index is a violation on its own).
+ *
+ * Per node we keep its log view above its commit index (term and chain of each
+ * entry); at or below its commit index the chain is the committed one by
+ * construction, so the view is trimmed as commit advances. The global table is
+ * trimmed below the lowest index any node may still apply (bounded memory over long
+ * runs; indexes below the floor are no longer checked).
+ *
+ * Pure: no I/O. Node count is small (≤ 64 distinct ids per checker).
+ */
+#include "checkers/raft_safety.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+
+#define RS_NODES_MAX  64
+#define RS_TRIM_SLACK 4096
+
+struct rs_rec {
+    uint64_t term;
+    uint64_t chain;
+    uint64_t hash;
+    uint64_t apply_term;
+    uint64_t apply_hash;
+    uint64_t apply_node;
+    uint8_t flags;
+};
+#define RS_SEEN      1u
+#define RS_COMMITTED 2u
+#define RS_APPLIED   4u
+
+struct rs_alt {
+    uint64_t index, term, chain, hash;
+};
+
+struct rs_node {
+    uint64_t id;
+    uint64_t base;       /* view holds (base, last]; chain at base = base_chain */
+    uint64_t base_chain; /* chain at base */
+    uint64_t base_term;
+    uint64_t last;
+    uint64_t *terms; /* [i - base - 1] */
+    uint64_t *chains;
+    size_t cap;
+    uint64_t commit;
+    uint64_t applied;
+    bool leader;
+    uint64_t leader_term;
+    bool unanchored; /* its base came from a snapshot whose chain we never saw */
+};
+
+struct raft_safety {
+    struct rs_rec *g; /* g[i - g_base] for i in [g_base, g_base + g_count) */
+    uint64_t g_base;
+    size_t g_count, g_cap;
+    struct rs_alt *alts;
+    size_t alts_count, alts_cap;
+    uint64_t *leaders; /* leaders[term] = node, 0 none */
+    size_t leaders_cap;
+    struct rs_node nodes[RS_NODES_MAX];
+    size_t nodes_count;
+    uint64_t max_commit;
+    uint64_t n_leaders, n_appends, n_commits, n_applies;
+    bool failed;
+    struct fl_buf violation;
+    const char *property;
+};
+
+static uint64_t mix(uint64_t chain, uint64_t term, uint64_t hash)
+{
+    uint64_t x = chain ^ (term * UINT64_C(0x9E3779B97F4A7C15));
+    x ^= hash + UINT64_C(0x632BE59BD9B4E019) + (x << 6) + (x >> 2);
+    x ^= x >> 31;
+    x *= UINT64_C(0xBF58476D1CE4E5B9);
+    x ^= x >> 29;
+    return x;
+}
+
+struct raft_safety *raft_safety_new(void)
+{
+    struct raft_safety *c = fl_calloc(1, sizeof(*c));
+    c->g_base = 1;
+    fl_buf_init(&c->violation);
+    return c;
+}
+
+void raft_safety_free(struct raft_safety *c)
+{
+    if (!c)
+        return;
+    for (size_t i = 0; i < c->nodes_count; i++) {
+        free(c->nodes[i].terms);
+        free(c->nodes[i].chains);
+    }
+    free(c->g);
+    free(c->alts);
+    free(c->leaders);
+    fl_buf_close(&c->violation);
+    free(c);
+}
+
+static bool violate(struct raft_safety *c, const char *property, uint64_t node, uint64_t other,
+                    uint64_t index, uint64_t term, const char *fmt, ...)
+    __attribute__((format(printf, 7, 8)));
+
+static bool violate(struct raft_safety *c, const char *property, uint64_t node, uint64_t other,
+                    uint64_t index, uint64_t term, const char *fmt, ...)
+{
+    if (c->failed)
+        return false;
+    c->failed = true;
+    c->property = property;
+    char detail[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(detail, sizeof(detail), fmt, ap);
+    va_end(ap);
+    fl_buf_reset(&c->violation);
+    fl_buf_printf(&c->violation,
+                  "{\"property\":\"%s\",\"node\":%" PRIu64 ",\"other_node\":%" PRIu64
+                  ",\"index\":%" PRIu64 ",\"term\":%" PRIu64 ",\"detail\":\"",
+                  property, node, other, index, term);
+    for (const char *p = detail; *p; p++) { /* JSON-escape (the text is ours, ASCII) */
+        if (*p == '"' || *p == '\\')
+            fl_buf_printf(&c->violation, "\\%c", *p);
+        else if ((unsigned char)*p < 0x20)
+            fl_buf_printf(&c->violation, "\\u%04x", (unsigned char)*p);
+        else
+            fl_buf_append(&c->violation, p, 1);
+    }
+    fl_buf_printf(&c->violation, "\"}");
+    return false;
+}
+
+static struct rs_node *node_get(struct raft_safety *c, uint64_t id)
+{
+    FL_ASSERT(id != 0);
+    for (size_t i = 0; i < c->nodes_count; i++)
+        if (c->nodes[i].id == id)
+            return &c->nodes[i];
+    FL_ASSERT(c->nodes_count < RS_NODES_MAX);
+    struct rs_node *n = &c->nodes[c->nodes_count++];
+    memset(n, 0, sizeof(*n));
+    n->id = id;
+    return n;
+}
+
+/* The global record of index i, growing the table; NULL below the trimmed floor. */
+static struct rs_rec *rec_get(struct raft_safety *c, uint64_t i)
+{
+    if (i < c->g_base)
+        return NULL;
+    size_t k = (size_t)(i - c->g_base);
+    if (k >= c->g_count) {
+        if (k >= c->g_cap) {
+            size_t cap = c->g_cap ? c->g_cap : 1024;
+            while (cap <= k)
+                cap *= 2;
+            c->g = fl_realloc(c->g, cap * sizeof(c->g[0]));
+            c->g_cap = cap;
+        }
+        memset(c->g + c->g_count, 0, (k + 1 - c->g_count) * sizeof(c->g[0]));
+        c->g_count = k + 1;
+    }
+    return &c->g[k];
+}
+
+static uint64_t node_term_at(const struct rs_node *n, uint64_t i)
+{
+    FL_ASSERT(i <= n->last);
+    return i == n->base ? n->base_term : n->terms[i - n->base - 1];
+}
+
+/* Chain of n's log at i (≤ last). At or below the view's base it is the base chain
+ * (i == base) or the committed chain (i < base: the node committed it). */
+static bool node_chain_at(struct raft_safety *c, const struct rs_node *n, uint64_t i,
+                          uint64_t *chain)
+{
+    FL_ASSERT(i <= n->last);
+    if (i > n->base) {
+        *chain = n->chains[i - n->base - 1];
+        return true;
+    }
+    if (i == n->base) {
+        *chain = n->base_chain;
+        return true;
+    }
+    if (i == 0) {
+        *chain = 0;
+        return true;
+    }
+    struct rs_rec *r = rec_get(c, i);
+    if (!r || !(r->flags & RS_COMMITTED))
+        return false;
+    *chain = r->chain;
+    return true;
+}
+
+static void node_view_truncate(struct raft_safety *c, struct rs_node *n, uint64_t last)
+{
+    if (last >= n->last)
+        return;
+    if (last < n->base) {
+        /* Below the view (a crash lost committed entries): rebase on committed data. */
+        uint64_t chain = 0;
+        bool known = node_chain_at(c, n, last, &chain);
+        struct rs_rec *r = last ? rec_get(c, last) : NULL;
+        n->base = last;
+        n->base_chain = chain;
+        n->base_term = r ? r->term : 0;
+        n->unanchored = n->unanchored || !known;
+    }
+    n->last = last;
+    if (n->commit > last)
+        n->commit = last;
+}
+
+static void node_view_push(struct rs_node *n, uint64_t term, uint64_t chain)
+{
+    size_t k = (size_t)(n->last - n->base);
+    if (k >= n->cap) {
+        n->cap = n->cap ? n->cap * 2 : 256;
+        n->terms = fl_realloc(n->terms, n->cap * sizeof(uint64_t));
+        n->chains = fl_realloc(n->chains, n->cap * sizeof(uint64_t));
+    }
+    n->terms[k] = term;
+    n->chains[k] = chain;
+    n->last++;
+}
+
+/* Drops the view below the node's commit index (its chain there is committed). */
+static void node_view_trim(struct rs_node *n)
+{
+    if (n->commit <= n->base + RS_TRIM_SLACK || n->unanchored)
+        return;
+    uint64_t to = n->commit;
+    size_t drop = (size_t)(to - n->base);
+    n->base_chain = n->chains[drop - 1];
+    n->base_term = n->terms[drop - 1];
+    size_t keep = (size_t)(n->last - to);
+    memmove(n->terms, n->terms + drop, keep * sizeof(uint64_t));
+    memmove(n->chains, n->chains + drop, keep * sizeof(uint64_t));
+    n->base = to;
+}
+
+/* Finds or records (i, term) -> chain; false when the same (index, term) was seen
+ * with another chain (log matching broken). *other_chain gets the recorded one. */
+static bool log_matching_check(struct raft_safety *c, uint64_t i, uint64_t term, uint64_t chain,
+                               uint64_t hash, uint64_t *other_chain)
+{
+    struct rs_rec *r = rec_get(c, i);
+    if (!r)
+        return true;
+    if (!(r->flags & RS_SEEN)) {
+        r->flags |= RS_SEEN;
+        r->term = term;
+        r->chain = chain;
+        r->hash = hash;
+        return true;
+    }
+    if (r->term == term) {
+        *other_chain = r->chain;
+        return r->chain == chain;
+    }
+    if (r->flags & RS_COMMITTED)
+        return true; /* the committed check reports this */
+    for (size_t k = c->alts_count; k > 0; k--) {
+        struct rs_alt *a = &c->alts[k - 1];
+        if (a->index == i && a->term == term) {
+            *other_chain = a->chain;
+            return a->chain == chain;
+        }
+    }
+    if (c->alts_count == c->alts_cap) {
+        c->alts_cap = c->alts_cap ? c->alts_cap * 2 : 64;
+        c->alts = fl_realloc(c->alts, c->alts_cap * sizeof(c->alts[0]));
+    }
+    c->alts[c->alts_count++] = (struct rs_alt){i, term, chain, hash};
+    return true;
+}
+
+bool raft_safety_leader(struct raft_safety *c, uint64_t node, uint64_t term)
+{
+    FL_ASSERT(c != NULL && node != 0);
+    struct rs_node *n = node_get(c, node);
+    c->n_leaders++;
+    if (term >= c->leaders_cap) {
+        size_t cap = c->leaders_cap ? c->leaders_cap : 64;
+        while (cap <= term)
+            cap *= 2;
+        c->leaders = fl_realloc(c->leaders, cap * sizeof(uint64_t));
+        memset(c->leaders + c->leaders_cap, 0, (cap - c->leaders_cap) * sizeof(uint64_t));
+        c->leaders_cap = cap;
+    }
+    if (c->leaders[term] != 0 && c->leaders[term] != node)
+        return violate(c, "election_safety", node, c->leaders[term], 0, term,
+                       "two leaders in term %" PRIu64 ": node %" PRIu64 " and node %" PRIu64, term,
+                       c->leaders[term], node);
+    c->leaders[term] = node;
+    n->leader = true;
+    n->leader_term = term;
+    /* Leader completeness: the new leader holds every entry committed so far. Its
+     * view may lag its log (the driver feeds entries when it persists them), so only
+     * a view that reaches the commit index is compared here; a shorter log shows up
+     * as soon as the leader appends over a committed index. */
+    uint64_t mc = c->max_commit, chain = 0;
+    struct rs_rec *r = mc ? rec_get(c, mc) : NULL;
+    if (r && (r->flags & RS_COMMITTED) && !n->unanchored && n->last >= mc &&
+        node_chain_at(c, n, mc, &chain) && chain != r->chain)
+        return violate(c, "committed_lost", node, 0, mc, term,
+                       "leader of term %" PRIu64 " holds a different entry at committed "
+                       "index %" PRIu64 " (or before it)",
+                       term, mc);
+    return !c->failed;
+}
+
+bool raft_safety_not_leader(struct raft_safety *c, uint64_t node)
+{
+    struct rs_node *n = node_get(c, node);
+    n->leader = false;
+    return !c->failed;
+}
+
+bool raft_safety_append(struct raft_safety *c, uint64_t node, uint64_t index, uint64_t term,
+                        uint64_t data_hash)
+{
+    FL_ASSERT(c != NULL && index >= 1);
+    struct rs_node *n = node_get(c, node);
+    FL_ASSERTF(index <= n->last + 1, "node %" PRIu64 " appends %" PRIu64 " after %" PRIu64, node,
+               index, n->last);
+    c->n_appends++;
+    bool ok = true;
+    if (index <= n->last) {
+        if (n->leader && !c->failed && node_term_at(n, index) != term)
+            ok = violate(c, "leader_append_only", node, 0, index, term,
+                         "leader of term %" PRIu64 " overwrote its entry %" PRIu64 " (term %" PRIu64
+                         " -> %" PRIu64 ")",
+                         n->leader_term, index, node_term_at(n, index), term);
+        else if (n->leader && !c->failed)
+            ok = violate(c, "leader_append_only", node, 0, index, term,
+                         "leader of term %" PRIu64 " rewrote its log from index %" PRIu64,
+                         n->leader_term, index);
+        node_view_truncate(c, n, index - 1);
+    }
+    uint64_t prev = 0;
+    bool anchored = node_chain_at(c, n, index - 1, &prev) && !n->unanchored;
+    uint64_t chain = mix(prev, term, data_hash);
+    node_view_push(n, term, chain);
+    if (!anchored) {
+        n->unanchored = true;
+        return ok && !c->failed;
+    }
+    uint64_t other = 0;
+    if (!log_matching_check(c, index, term, chain, data_hash, &other))
+        ok = violate(c, "log_matching", node, 0, index, term,
+                     "node %" PRIu64 " holds (index %" PRIu64 ", term %" PRIu64
+                     ") with a different prefix than another node",
+                     node, index, term);
+    struct rs_rec *r = rec_get(c, index);
+    if (r && (r->flags & RS_COMMITTED) && (r->term != term || r->chain != chain))
+        ok = violate(c, "committed_lost", node, 0, index, term,
+                     "node %" PRIu64 " now holds (index %" PRIu64 ", term %" PRIu64
+                     ") but (index %" PRIu64 ", term %" PRIu64 ") was committed",
+                     node, index, term, index, r->term);
+    return ok && !c->failed;
+}
+
+bool raft_safety_restart(struct raft_safety *c, uint64_t node, uint64_t last_index)
+{
+    struct rs_node *n = node_get(c, node);
+    n->leader = false;
+    node_view_truncate(c, n, last_index);
+    if (n->applied > last_index)
+        n->applied = last_index; /* it re-applies from its snapshot */
+    return !c->failed;
+}
+
+bool raft_safety_snapshot(struct raft_safety *c, uint64_t node, uint64_t index, uint64_t term)
+{
+    struct rs_node *n = node_get(c, node);
+    struct rs_rec *r = rec_get(c, index);
+    bool ok = true;
+    uint64_t chain = mix(UINT64_C(0x5eed), index, term);
+    bool known = false;
+    if (r && (r->flags & RS_COMMITTED)) {
+        if (r->term != term)
+            ok = violate(c, "committed_lost", node, 0, index, term,
+                         "snapshot at (index %" PRIu64 ", term %" PRIu64 ") but term %" PRIu64
+                         " was committed there",
+                         index, term, r->term);
+        chain = r->chain;
+        known = true;
+    } else if (r && (r->flags & RS_SEEN) && r->term == term) {
+        chain = r->chain;
+        known = true;
+    }
+    n->base = index;
+    n->base_chain = chain;
+    n->base_term = term;
+    n->last = index;
+    n->unanchored = !known;
+    if (n->commit < index)
+        n->commit = index;
+    if (n->applied < index)
+        n->applied = index;
+    return ok && !c->failed;
+}
+
+/* Lowest index any node may still apply or read back: everything below can go. */
+static void global_trim(struct raft_safety *c)
+{
+    uint64_t floor = UINT64_MAX;
+    for (size_t i = 0; i < c->nodes_count; i++)
+        floor = FL_MIN(floor, FL_MIN(c->nodes[i].applied, c->nodes[i].base));
+    if (floor == UINT64_MAX || floor <= c->g_base + 2 * RS_TRIM_SLACK)
+        return;
+    size_t drop = (size_t)(floor - RS_TRIM_SLACK - c->g_base);
+    drop = FL_MIN(drop, c->g_count);
+    memmove(c->g, c->g + drop, (c->g_count - drop) * sizeof(c->g[0]));
+    c->g_count -= drop;
+    c->g_base += drop;
+    size_t k = 0;
+    for (size_t i = 0; i < c->alts_count; i++)
+        if (c->alts[i].index > c->max_commit)
+            c->alts[k++] = c->alts[i];
+    c->alts_count = k;
+}
+
+bool raft_safety_commit(struct raft_safety *c, uint64_t node, uint64_t commit)
+{
+    struct rs_node *n = node_get(c, node);
+    c->n_commits++;
+    if (commit > n->last)
+        commit = n->last; /* never beyond its log (the core asserts this) */
+    bool ok = true;
+    for (uint64_t i = n->commit + 1; i <= commit && ok; i++) {
+        struct rs_rec *r = rec_get(c, i);
+        uint64_t term = node_term_at(n, i), chain = 0;
+        bool have = node_chain_at(c, n, i, &chain) && !n->unanchored;
+        if (!r)
+            continue;
+        if (r->flags & RS_COMMITTED) {
+            if (r->term != term || (have && r->chain != chain))
+                ok = violate(c, "committed_lost", node, 0, i, term,
+                             "node %" PRIu64 " committed (index %" PRIu64 ", term %" PRIu64
+                             ") but (index %" PRIu64 ", term %" PRIu64 ") was committed before",
+                             node, i, term, i, r->term);
+            continue;
+        }
+        if (!have)
+            continue;
+        r->flags |= RS_COMMITTED | RS_SEEN;
+        if (r->term != term || r->chain != chain) {
+            /* The committed entry was an alternate: make it the record. */
+            uint64_t hash = r->hash;
+            for (size_t k = 0; k < c->alts_count; k++)
+                if (c->alts[k].index == i && c->alts[k].term == term)
+                    hash = c->alts[k].hash;
+            r->term = term;
+            r->chain = chain;
+            r->hash = hash;
+        }
+    }
+    if (commit > n->commit)
+        n->commit = commit;
+    if (commit > c->max_commit)
+        c->max_commit = commit;
+    node_view_trim(n);
+    if (c->g_count > 4 * RS_TRIM_SLACK && (c->n_commits & 1023) == 0)
+        global_trim(c);
+    return ok && !c->failed;
+}
+
+bool raft_safety_apply(struct raft_safety *c, uint64_t node, uint64_t index, uint64_t term,
+                       uint64_t data_hash)
+{
+    struct rs_node *n = node_get(c, node);
+    c->n_applies++;
+    if (index > n->applied)
+        n->applied = index;
+    struct rs_rec *r = rec_get(c, index);
+    if (!r)
+        return !c->failed;
+    if ((r->flags & RS_COMMITTED) && (r->term != term || r->hash != data_hash))
+        return violate(c, "state_machine_safety", node, 0, index, term,
+                       "node %" PRIu64 " applied (index %" PRIu64 ", term %" PRIu64
+                       ") but (index %" PRIu64 ", term %" PRIu64 ") is the committed entry",
+                       node, index, term, index, r->term);
+    if (r->flags & RS_APPLIED) {
+        if (r->apply_term != term || r->apply_hash != data_hash)
+            return violate(c, "state_machine_safety", node, r->apply_node, index, term,
+                           "nodes %" PRIu64 " and %" PRIu64 " applied different entries at "
+                           "index %" PRIu64 " (terms %" PRIu64 " and %" PRIu64 ")",
+                           r->apply_node, node, index, r->apply_term, term);
+        return !c->failed;
+    }
+    r->flags |= RS_APPLIED;
+    r->apply_term = term;
+    r->apply_hash = data_hash;
+    r->apply_node = node;
+    return !c->failed;
+}
+
+bool raft_safety_failed(const struct raft_safety *c)
+{
+    return c->failed;
+}
+
+const char *raft_safety_violation_json(const struct raft_safety *c)
+{
+    if (!c->failed)
+        return "null";
+    return fl_buf_cstr((struct fl_buf *)&c->violation);
+}
+
+const char *raft_safety_violation_property(const struct raft_safety *c)
+{
+    return c->failed ? c->property : NULL;
+}
+
+void raft_safety_summary_json(const struct raft_safety *c, struct fl_buf *out)
+{
+    fl_buf_reset(out);
+    fl_buf_printf(out,
+                  "{\"leaders\":%" PRIu64 ",\"appends\":%" PRIu64 ",\"commits\":%" PRIu64
+                  ",\"applies\":%" PRIu64 ",\"max_commit\":%" PRIu64 "}",
+                  c->n_leaders, c->n_appends, c->n_commits, c->n_applies, c->max_commit);
+}
