@@ -180,6 +180,32 @@ static void test_revision_reset_bug(void)
     CHECK_EQ_INT(before, 5);
     fl_bug_on[FL_BUG_MVCC_REVISION_RESET_ON_RESTART] = true;
     CHECK_EQ_INT(restart_rev(&before), 3); /* went back below 5 */
+    /* etcd#17780's shape: compacted at the current revision, a delete on top; the
+     * restarted member lands below its own compact revision and reuses revisions */
+    struct mvcc_store *s = mvcc_open(NULL);
+    t_put(s, "a", "1");        /* 2 */
+    t_put(s, "b", "1");        /* 3 */
+    t_del(s, "b", NULL, NULL); /* 4 */
+    CHECK_EQ_INT(mvcc_compact(s, 4, NULL), MVCC_OK);
+    struct fl_buf b;
+    fl_buf_init(&b);
+    mvcc_snapshot_encode(s, &b);
+    struct mvcc_store *t = mvcc_open(NULL);
+    CHECK_EQ_INT(mvcc_snapshot_restore(t, b.data, b.len, MVCC_RESTORE_RESTART), MVCC_OK);
+    CHECK_EQ_INT(mvcc_current_rev(t), 2);
+    CHECK_EQ_INT(mvcc_compact_rev(t), 4);
+    CHECK_EQ_INT(t_put(t, "c", "1"), 3); /* revision 3 handed out twice */
+    mvcc_check_invariants(t);
+    struct mvcc_hashkv h1, h2;
+    t_put(s, "c", "1");
+    CHECK_EQ_INT(mvcc_hash_kv(s, 0, &h1), MVCC_OK);
+    t_put(t, "x", "1");
+    t_put(t, "y", "1");
+    CHECK_EQ_INT(mvcc_hash_kv(t, 5, &h2), MVCC_OK);
+    CHECK(h1.hash != h2.hash);
+    fl_buf_close(&b);
+    mvcc_close(s);
+    mvcc_close(t);
     fl_bug_reset();
 }
 
