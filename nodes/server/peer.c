@@ -192,6 +192,7 @@ static void on_peer_message(struct sim_world *w, net_sock s, const uint8_t *p, s
     } else if (f->cluster_id != m->cluster_id) {
         peer_refuse(m, s, f);
     } else if (f->to_member == m->id) {
+        peer_get(m, f->from_member)->last_heard_ns = sim_now_ns(w);
         step_frame(m, f);
         for (size_t i = 0; i < f->n_lease_renews && !m->stopping; i++)
             srv_rpc_on_renew(m, f->from_member, f->lease_renews[i]);
@@ -263,6 +264,7 @@ static net_sock peer_sock(struct srv_member *m, uint64_t id)
         static const struct net_sock_ops ops = {on_out_open, NULL, on_out_close};
         p->proc = proc;
         p->connected_since_ns = -1;
+        p->attempt_ns = sim_now_ns(m->w);
         p->out = net_connect(m->w, m->proc, proc, SRV_PEER_PORT, &ops, m);
     }
     return p->out;
@@ -343,6 +345,26 @@ void srv_peer_send_renew(struct srv_member *m, uint64_t to, const Raftpb__LeaseR
     f.n_lease_renews = 1;
     f.lease_renews = arr;
     send_frame(m, to, &f);
+}
+
+void srv_peers_tick(struct srv_member *m)
+{
+    int64_t now = sim_now_ns(m->w);
+    for (size_t i = 0; i < m->n_peers; i++) {
+        struct srv_peer *p = &m->peers[i];
+        if (!p->out)
+            continue;
+        int64_t since = FL_MAX(p->last_heard_ns, p->attempt_ns);
+        if (now - since < SRV_PEER_READ_TIMEOUT_NS)
+            continue;
+        net_close(m->w, p->out);
+        p->out = 0;
+        p->connected_since_ns = -1;
+        raft_report_unreachable(m->raft, p->id);
+        struct raft_progress pr;
+        if (raft_progress_get(m->raft, p->id, &pr) == FL_OK && pr.state == RAFT_PR_SNAPSHOT)
+            raft_report_snapshot(m->raft, p->id, false);
+    }
 }
 
 void srv_peers_close(struct srv_member *m)

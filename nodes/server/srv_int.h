@@ -57,6 +57,8 @@ struct srv_peer {
     net_sock out;               /* 0: not connected */
     int proc;                   /* where out goes */
     int64_t connected_since_ns; /* -1 while not open */
+    int64_t attempt_ns;         /* when out was opened */
+    int64_t last_heard_ns;      /* last frame received from this peer (any connection) */
 };
 
 /* One accepted client connection. */
@@ -187,6 +189,11 @@ void srv_peer_send_msgs(struct srv_member *m, const struct raft_msg *msgs, size_
 void srv_peer_send_renew(struct srv_member *m, uint64_t to, const Raftpb__LeaseRenew *lr);
 void srv_peers_close(struct srv_member *m);
 bool srv_peer_active(struct srv_member *m, uint64_t id);
+/* Closes outgoing connections to peers not heard from for SRV_PEER_READ_TIMEOUT_NS
+ * (etcd's ConnReadTimeout): frames stuck behind a partition are dropped as a real
+ * stream's would be, and Raft learns the peer is unreachable. */
+void srv_peers_tick(struct srv_member *m);
+#define SRV_PEER_READ_TIMEOUT_NS (5 * FL_S)
 
 /* ---- rpc.c ---- */
 int srv_rpc_listen(struct srv_member *m);
