@@ -481,7 +481,8 @@ int64_t lb_next_deadline(const struct lb *lb, int64_t now_ns)
         const struct lb_endpoint *e = &lb->ep[i];
         if (e->unhealthy_until_ns > now_ns)
             t = FL_MIN(t, e->unhealthy_until_ns);
-        if (e->conn == LB_CONN_FAILED && e->next_dial_ns > now_ns)
+        if (lb->cfg.kind != LB_PINNED_BLACKLIST && e->conn == LB_CONN_FAILED &&
+            e->next_dial_ns > now_ns)
             t = FL_MIN(t, e->next_dial_ns);
         if (lb->cfg.kind == LB_HEALTH_AWARE && e->inflight > 0 && e->oldest_inflight_ns > 0 &&
             e->oldest_inflight_ns + lb->cfg.slow_ns + 1 > now_ns)
