@@ -145,9 +145,9 @@ int cmd_run(int argc, char **argv)
                             .unsafe_lua = a.unsafe_lua};
     struct scn_result res;
     int code = scn_run(&o, &res);
-    if (res.error[0])
-        fprintf(stderr, "%s\n", res.error);
     json_t *s = res.run.summary;
+    if (res.error[0])
+        fprintf(stderr, "%s%s\n", s ? "" : "faultline: ", res.error);
     if (!s) {
         /* the run never started (missing scenario, unwritable db): still one object */
         if (a.json) {
