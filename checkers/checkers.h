@@ -57,12 +57,12 @@
 
 #include <jansson.h>
 
-#define CHK_NIL       (-1)          /* value id: key absent / JSON null */
-#define CHK_NOT_GIVEN (-2)          /* value id: field not present (e.g. no prev_kv) */
-#define CHK_NEVER     INT64_MAX     /* return time of an operation that never returned */
-#define CHK_NO_REV    INT64_MIN     /* a revision field that is unknown */
-#define CHK_RANGE_ONE (-1)          /* range_end id: a single key */
-#define CHK_RANGE_ALL (-3)          /* range_end id: every key >= key ("\0") */
+#define CHK_NIL       (-1)      /* value id: key absent / JSON null */
+#define CHK_NOT_GIVEN (-2)      /* value id: field not present (e.g. no prev_kv) */
+#define CHK_NEVER     INT64_MAX /* return time of an operation that never returned */
+#define CHK_NO_REV    INT64_MIN /* a revision field that is unknown */
+#define CHK_RANGE_ONE (-1)      /* range_end id: a single key */
+#define CHK_RANGE_ALL (-3)      /* range_end id: every key >= key ("\0") */
 
 enum chk_status { CHK_ST_OK = 0, CHK_ST_FAIL, CHK_ST_UNKNOWN };
 enum chk_err { CHK_ERR_NONE = 0, CHK_ERR_COMPACTED, CHK_ERR_FUTURE_REV, CHK_ERR_OTHER };
@@ -84,20 +84,20 @@ struct chk_op {
     int64_t compact_rev; /* CHK_OP_COMPACT: the requested revision */
     int64_t op_id;       /* from the source (DB op_id, or a running number) */
     int32_t client;
-    uint32_t line;   /* source line (jsonl/jepsen/kv), 0 when none */
-    uint8_t kind;    /* enum chk_op_kind */
-    uint8_t status;  /* enum chk_status */
-    uint8_t err;     /* enum chk_err */
-    uint8_t flags;   /* CHK_OPF_* */
-    uint32_t cmp_first, cmp_count;    /* slice of chk_history.cmps */
-    uint32_t sub_first;               /* slice of chk_history.subs: then, then else */
+    uint32_t line;                 /* source line (jsonl/jepsen/kv), 0 when none */
+    uint8_t kind;                  /* enum chk_op_kind */
+    uint8_t status;                /* enum chk_status */
+    uint8_t err;                   /* enum chk_err */
+    uint8_t flags;                 /* CHK_OPF_* */
+    uint32_t cmp_first, cmp_count; /* slice of chk_history.cmps */
+    uint32_t sub_first;            /* slice of chk_history.subs: then, then else */
     uint16_t then_count, else_count;
 };
 
 struct chk_cmp {
     int32_t key;
-    uint8_t target; /* enum chk_cmp_target */
-    uint8_t result; /* enum chk_cmp_result */
+    uint8_t target;  /* enum chk_cmp_target */
+    uint8_t result;  /* enum chk_cmp_result */
     int64_t operand; /* value id (CHK_CMP_VALUE) or a number */
 };
 
@@ -111,11 +111,11 @@ struct chk_sub {
     uint8_t kind;  /* enum chk_sub_kind */
     uint8_t flags; /* CHK_SUBF_* */
     int32_t key;
-    int32_t range_end; /* key id, CHK_RANGE_ONE or CHK_RANGE_ALL */
-    int32_t value;     /* put/append argument */
-    int64_t req_rev;   /* range at this revision; 0 = current */
-    int64_t limit;     /* range limit, 0 = none */
-    int64_t count;     /* result: range count or deleted count */
+    int32_t range_end;           /* key id, CHK_RANGE_ONE or CHK_RANGE_ALL */
+    int32_t value;               /* put/append argument */
+    int64_t req_rev;             /* range at this revision; 0 = current */
+    int64_t limit;               /* range limit, 0 = none */
+    int64_t count;               /* result: range count or deleted count */
     uint32_t kv_first, kv_count; /* result: range kvs / prev kvs (slice of kvs) */
 };
 
@@ -133,9 +133,9 @@ struct chk_watch {
     int64_t watch_id;
     int32_t client;
     int32_t key;
-    int32_t range_end; /* key id, CHK_RANGE_ONE or CHK_RANGE_ALL */
-    uint8_t flags;     /* CHK_WF_* */
-    int64_t start_rev; /* 0: from the current revision */
+    int32_t range_end;            /* key id, CHK_RANGE_ONE or CHK_RANGE_ALL */
+    uint8_t flags;                /* CHK_WF_* */
+    int64_t start_rev;            /* 0: from the current revision */
     int64_t opened_ns, closed_ns; /* closed_ns CHK_NEVER while open */
     uint32_t ev_first, ev_count;  /* slice of events, in delivery order (after finish) */
     uint32_t line;
@@ -149,8 +149,8 @@ struct chk_wevent {
     int64_t response; /* numbers the response that carried it */
     uint8_t kind;     /* enum chk_ev_kind */
     int32_t key;
-    int32_t value;      /* put: value */
-    int32_t prev_value; /* CHK_NOT_GIVEN when the event carried no prev kv */
+    int32_t value;                        /* put: value */
+    int32_t prev_value;                   /* CHK_NOT_GIVEN when the event carried no prev kv */
     int64_t create_rev, mod_rev, version; /* progress: mod_rev = reached revision */
     int64_t t_ns;
     uint32_t line;
@@ -213,25 +213,23 @@ struct chk_watch *chk_history_watch_add(struct chk_history *h);
 struct chk_wevent *chk_history_event_add(struct chk_history *h);
 
 /* Convenience builders for the simple shapes (they call the adders above). */
-struct chk_op *chk_history_put(struct chk_history *h, int32_t client, int32_t key,
-                               int32_t value, int64_t call_ns, int64_t return_ns, int status,
-                               int64_t rev);
+struct chk_op *chk_history_put(struct chk_history *h, int32_t client, int32_t key, int32_t value,
+                               int64_t call_ns, int64_t return_ns, int status, int64_t rev);
 /* get of one key; value CHK_NIL = absent; revs may be CHK_NO_REV. */
-struct chk_op *chk_history_get(struct chk_history *h, int32_t client, int32_t key,
-                               int32_t value, int64_t call_ns, int64_t return_ns, int status,
-                               int64_t rev, int64_t mod_rev, int64_t create_rev,
-                               int64_t version);
+struct chk_op *chk_history_get(struct chk_history *h, int32_t client, int32_t key, int32_t value,
+                               int64_t call_ns, int64_t return_ns, int status, int64_t rev,
+                               int64_t mod_rev, int64_t create_rev, int64_t version);
 /* deleted < 0: count unknown. */
 struct chk_op *chk_history_delete(struct chk_history *h, int32_t client, int32_t key,
                                   int64_t call_ns, int64_t return_ns, int status, int64_t rev,
                                   int64_t deleted);
 /* cas: compare value == expect (CHK_NIL: key absent), then put value. succeeded < 0:
  * unknown. */
-struct chk_op *chk_history_cas(struct chk_history *h, int32_t client, int32_t key,
-                               int32_t expect, int32_t value, int64_t call_ns,
-                               int64_t return_ns, int status, int64_t rev, int succeeded);
-struct chk_op *chk_history_append(struct chk_history *h, int32_t client, int32_t key,
-                                  int32_t value, int64_t call_ns, int64_t return_ns, int status);
+struct chk_op *chk_history_cas(struct chk_history *h, int32_t client, int32_t key, int32_t expect,
+                               int32_t value, int64_t call_ns, int64_t return_ns, int status,
+                               int64_t rev, int succeeded);
+struct chk_op *chk_history_append(struct chk_history *h, int32_t client, int32_t key, int32_t value,
+                                  int64_t call_ns, int64_t return_ns, int status);
 
 /*
  * Validates and indexes: sorts keys (ranks), groups watch events per watch in seq
@@ -250,11 +248,11 @@ const char *chk_verdict_name(int v); /* "pass" | "fail" | "unknown" */
  * read no clock; a caller that wants a wall-clock timeout passes should_stop, which
  * is polled every few thousand steps. Zero fields mean "default". */
 struct chk_limits {
-    uint64_t steps_max;      /* search steps (default 50,000,000) */
-    uint64_t mem_bytes_max;  /* search cache bytes (default 512 MiB) */
+    uint64_t steps_max;     /* search steps (default 50,000,000) */
+    uint64_t mem_bytes_max; /* search cache bytes (default 512 MiB) */
     bool (*should_stop)(void *arg);
     void *stop_arg;
-    int engine; /* 0 auto, 1 revision order only, 2 search only */
+    int engine;        /* 0 auto, 1 revision order only, 2 search only */
     bool no_partition; /* engine 2: never split per key */
 };
 
@@ -266,17 +264,17 @@ enum chk_engine { CHK_ENGINE_NONE = 0, CHK_ENGINE_REVISION = 1, CHK_ENGINE_SEARC
 struct chk_change {
     int64_t rev;
     int32_t key;
-    uint8_t kind; /* CHK_EV_PUT / CHK_EV_DELETE / CHK_EV_PROGRESS */
+    uint8_t kind;              /* CHK_EV_PUT / CHK_EV_DELETE / CHK_EV_PROGRESS */
     int32_t value, prev_value; /* prev_value CHK_NIL when the key was absent */
     int64_t create_rev, version;
 };
 
 struct chk_lin_result {
     int verdict;
-    int engine;        /* which engine decided */
-    uint64_t steps;    /* search steps or ops replayed */
-    char reason[256];  /* one line: why fail/unknown, or "" */
-    json_t *detail;    /* owned: explanation (see chk_result_json) */
+    int engine;       /* which engine decided */
+    uint64_t steps;   /* search steps or ops replayed */
+    char reason[256]; /* one line: why fail/unknown, or "" */
+    json_t *detail;   /* owned: explanation (see chk_result_json) */
     /* Engine 1 (revision order) only: the changes in (rev, key) order, owned. NULL
      * (count 0) when no revision order was established. */
     struct chk_change *changes;
@@ -325,8 +323,7 @@ struct chk_result {
 
 /* Linearizability. h must be finished. May intern new values (results of append), so
  * h is not const. out must be released with chk_lin_result_close. */
-int chk_lin_check(struct chk_history *h, const struct chk_limits *lim,
-                  struct chk_lin_result *out);
+int chk_lin_check(struct chk_history *h, const struct chk_limits *lim, struct chk_lin_result *out);
 void chk_lin_result_close(struct chk_lin_result *r);
 
 /* Watch guarantees, against the changes the linearizability result established

@@ -123,7 +123,7 @@ const uint8_t *chk_value_bytes(const struct chk_history *h, int32_t id, size_t *
 #define GROW(arr, count, cap)                                                                      \
     do {                                                                                           \
         if ((count) == (cap)) {                                                                    \
-            (cap) = (cap) ? (cap) * 2 : 64;                                                        \
+            (cap) = (cap) ? (cap)*2 : 64;                                                          \
             (arr) = fl_realloc((arr), (size_t)(cap) * sizeof(*(arr)));                             \
         }                                                                                          \
     } while (0)
@@ -319,8 +319,8 @@ struct chk_op *chk_history_cas(struct chk_history *h, int32_t client, int32_t ke
     return &h->ops[h->op_count - 1];
 }
 
-struct chk_op *chk_history_append(struct chk_history *h, int32_t client, int32_t key,
-                                  int32_t value, int64_t call_ns, int64_t return_ns, int status)
+struct chk_op *chk_history_append(struct chk_history *h, int32_t client, int32_t key, int32_t value,
+                                  int64_t call_ns, int64_t return_ns, int status)
 {
     op_begin(h, client, call_ns, return_ns, status, CHK_NO_REV);
     struct chk_sub *s = chk_history_sub_add(h, false);
@@ -438,9 +438,9 @@ const char *chk_verdict_name(int v)
     }
 }
 
-static const char *const guarantee_names[CHK_G_COUNT] = {
-    "ordered", "unique", "atomic", "filter", "bookmarkable",
-    "resumable", "is_create", "prev_kv", "reliable"};
+static const char *const guarantee_names[CHK_G_COUNT] = {"ordered",   "unique",       "atomic",
+                                                         "filter",    "bookmarkable", "resumable",
+                                                         "is_create", "prev_kv",      "reliable"};
 
 const char *chk_guarantee_name(int g)
 {

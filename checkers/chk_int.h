@@ -52,10 +52,24 @@ struct chk_model {
     bool check_revs;
     const int32_t *slot;
     bool hist_exact;
+    /* false: the history never observes versions or create/mod revisions, so the state
+     * keeps only values (present keys get version = create = mod = 1) and the revision
+     * does not advance unless check_revs; equal values then mean equal states, which is
+     * what makes the search's cache effective. */
+    bool plain_values;
+    struct chk_append_memo *memo; /* may be NULL: append results, (prev, arg) -> value */
     struct chk_change_buf *changes;
     char *why;
     size_t why_size;
 };
+
+/* Memo of append results, so a search does not re-hash growing strings. */
+struct chk_append_memo {
+    uint64_t *keys; /* (prev + 2) << 32 | arg, 0 = empty */
+    int32_t *vals;
+    uint32_t mask, count;
+};
+void chk_append_memo_close(struct chk_append_memo *m);
 
 /* Results of one step. */
 struct chk_step {
@@ -78,8 +92,7 @@ bool chk_key_in_range(const struct chk_history *h, int32_t key, int32_t start, i
 /* Engines. Each fills verdict/engine/reason/detail/steps of out. */
 int chk_lin_revision(struct chk_history *h, const struct chk_limits *lim,
                      struct chk_lin_result *out);
-int chk_lin_search(struct chk_history *h, const struct chk_limits *lim,
-                   struct chk_lin_result *out);
+int chk_lin_search(struct chk_history *h, const struct chk_limits *lim, struct chk_lin_result *out);
 
 /* JSON helpers for explanations. */
 json_t *chk_json_key(const struct chk_history *h, int32_t key);

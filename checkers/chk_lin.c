@@ -278,12 +278,11 @@ json_t *chk_result_json(const struct chk_history *h, const struct chk_result *r)
     return o;
 }
 
-void chk_result_explain(const struct chk_history *h, const struct chk_result *r,
-                        struct fl_buf *out)
+void chk_result_explain(const struct chk_history *h, const struct chk_result *r, struct fl_buf *out)
 {
     const struct chk_lin_result *l = &r->lin;
-    fl_buf_printf(out, "linearizability: %s (%s engine, %u operations", chk_verdict_name(l->verdict),
-                  engine_names[l->engine % 3], h->op_count);
+    fl_buf_printf(out, "linearizability: %s (%s engine, %u operations",
+                  chk_verdict_name(l->verdict), engine_names[l->engine % 3], h->op_count);
     if (l->revealed)
         fl_buf_printf(out, ", %u unknown-outcome placed", l->revealed);
     fl_buf_printf(out, ")\n");
@@ -306,8 +305,8 @@ void chk_result_explain(const struct chk_history *h, const struct chk_result *r,
                           (long long)json_integer_value(json_object_get(op, "client")),
                           json_string_value(json_object_get(op, "op")),
                           (long long)json_integer_value(json_object_get(op, "call")),
-                          json_is_null(ret) ? "(none" : "",
-                          (long long)json_integer_value(ret), json_is_null(ret) ? ")" : "");
+                          json_is_null(ret) ? "(none" : "", (long long)json_integer_value(ret),
+                          json_is_null(ret) ? ")" : "");
         }
         json_t *st = json_object_get(l->detail, "state");
         if (st) {

@@ -179,8 +179,8 @@ static bool sub_range(const struct chk_model *m, struct chk_kstate *st, const st
         return true;
     if (s->req_rev > 0 && s->req_rev != st->rev && m->check_revs) {
         if (s->req_rev > st->rev) {
-            why(m, "range at future revision %lld answered at revision %lld",
-                (long long)s->req_rev, (long long)st->rev);
+            why(m, "range at future revision %lld answered at revision %lld", (long long)s->req_rev,
+                (long long)st->rev);
             return false;
         }
         if (s->req_rev <= st->compact_rev) {
@@ -209,8 +209,8 @@ static bool sub_range(const struct chk_model *m, struct chk_kstate *st, const st
     }
     if ((s->flags & CHK_SUBF_KVS_SET) &&
         (uint64_t)s->kv_count != (uint64_t)(s->limit ? FL_MIN(count, s->limit) : count)) {
-        why(m, "read returned %u key-values, the state at revision %lld has %lld",
-            s->kv_count, (long long)st->rev, (long long)count);
+        why(m, "read returned %u key-values, the state at revision %lld has %lld", s->kv_count,
+            (long long)st->rev, (long long)count);
         return false;
     }
     if ((s->flags & CHK_SUBF_COUNT_SET) && s->count != count) {
@@ -218,6 +218,68 @@ static bool sub_range(const struct chk_model *m, struct chk_kstate *st, const st
         return false;
     }
     return true;
+}
+
+void chk_append_memo_close(struct chk_append_memo *m)
+{
+    free(m->keys);
+    free(m->vals);
+    memset(m, 0, sizeof(*m));
+}
+
+static int32_t append_concat(const struct chk_model *m, int32_t prev, int32_t v)
+{
+    size_t na, nb = 0;
+    const uint8_t *pa = chk_value_bytes(m->h, prev, &na);
+    const uint8_t *pb = v == CHK_NIL ? (const uint8_t *)"" : chk_value_bytes(m->h, v, &nb);
+    uint8_t small[256];
+    uint8_t *tmp = na + nb <= sizeof(small) ? small : fl_malloc(na + nb);
+    memcpy(tmp, pa, na);
+    memcpy(tmp + na, pb, nb);
+    int32_t r = chk_intern_add(&m->h->values, tmp, na + nb);
+    if (tmp != small)
+        free(tmp);
+    return r;
+}
+
+/* The value of prev ++ v, memoised. */
+static int32_t append_value(const struct chk_model *m, int32_t prev, int32_t v)
+{
+    struct chk_append_memo *t = m->memo;
+    if (!t)
+        return append_concat(m, prev, v);
+    if ((t->count + 1) * 2 > t->mask + 1) {
+        uint32_t nsz = t->mask ? (t->mask + 1) * 2 : 1024;
+        uint64_t *ok = t->keys;
+        int32_t *ov = t->vals;
+        uint32_t omask = t->mask;
+        t->keys = fl_calloc(nsz, sizeof(uint64_t));
+        t->vals = fl_malloc(nsz * sizeof(int32_t));
+        t->mask = nsz - 1;
+        for (uint32_t i = 0; ok && i <= omask; i++) {
+            if (!ok[i])
+                continue;
+            uint32_t j = (uint32_t)(ok[i] * UINT64_C(0x9e3779b97f4a7c15) >> 40) & t->mask;
+            while (t->keys[j])
+                j = (j + 1) & t->mask;
+            t->keys[j] = ok[i];
+            t->vals[j] = ov[i];
+        }
+        free(ok);
+        free(ov);
+    }
+    uint64_t key = (uint64_t)(uint32_t)(prev + 2) << 32 | (uint32_t)(v + 2);
+    uint32_t j = (uint32_t)(key * UINT64_C(0x9e3779b97f4a7c15) >> 40) & t->mask;
+    while (t->keys[j]) {
+        if (t->keys[j] == key)
+            return t->vals[j];
+        j = (j + 1) & t->mask;
+    }
+    int32_t r = append_concat(m, prev, v);
+    t->keys[j] = key;
+    t->vals[j] = r;
+    t->count++;
+    return r;
 }
 
 static bool sub_put(const struct chk_model *m, struct chk_kstate *st, const struct chk_sub *s,
@@ -237,21 +299,12 @@ static bool sub_put(const struct chk_model *m, struct chk_kstate *st, const stru
     }
     int32_t prev = e->value;
     int32_t v = s->value;
-    if (s->kind == CHK_SUB_APPEND && prev != CHK_NIL) {
-        size_t na, nb;
-        const uint8_t *pa = chk_value_bytes(m->h, prev, &na);
-        const uint8_t *pb = v == CHK_NIL ? (const uint8_t *)"" : chk_value_bytes(m->h, v, &nb);
-        if (v == CHK_NIL)
-            nb = 0;
-        uint8_t small[256];
-        uint8_t *tmp = na + nb <= sizeof(small) ? small : fl_malloc(na + nb);
-        memcpy(tmp, pa, na);
-        memcpy(tmp + na, pb, nb);
-        v = chk_intern_add(&m->h->values, tmp, na + nb);
-        if (tmp != small)
-            free(tmp);
-    }
-    if (prev == CHK_NIL) {
+    if (s->kind == CHK_SUB_APPEND && prev != CHK_NIL)
+        v = append_value(m, prev, v);
+    if (m->plain_values) {
+        e->create_rev = e->version = 1;
+        new_rev = 1;
+    } else if (prev == CHK_NIL) {
         e->create_rev = new_rev;
         e->version = 1;
     } else {
@@ -363,8 +416,8 @@ static struct chk_step step_failed_read(const struct chk_model *m, struct chk_ks
             r.legal = false;
         }
         if (op->err == CHK_ERR_FUTURE_REV && subs[i].req_rev <= st->rev) {
-            why(m, "read at %lld said future revision at revision %lld",
-                (long long)subs[i].req_rev, (long long)st->rev);
+            why(m, "read at %lld said future revision at revision %lld", (long long)subs[i].req_rev,
+                (long long)st->rev);
             r.legal = false;
         }
     }
@@ -410,7 +463,8 @@ struct chk_step chk_model_step(const struct chk_model *m, struct chk_kstate *st,
         r.legal = r.legal && ok;
     }
     if (writes) {
-        st->rev = new_rev;
+        if (m->check_revs || !m->plain_values)
+            st->rev = new_rev;
         r.wrote = true;
     }
     if (judge && m->check_revs && op->rev != CHK_NO_REV && !(hist_read && m->hist_exact) &&

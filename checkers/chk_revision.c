@@ -46,8 +46,8 @@ struct rv {
     struct chk_lin_result *out;
     int64_t max_rev;
     uint8_t *role;
-    int64_t *pos;       /* per op; INT64_MIN when not positioned */
-    int32_t *claim;     /* per revision: op index, -1 none */
+    int64_t *pos;   /* per op; INT64_MIN when not positioned */
+    int32_t *claim; /* per revision: op index, -1 none */
     struct rv_viol viol[VIOL_MAX];
     uint32_t viol_count, viol_total;
     /* candidates (unknown writes) by (key, value) */
@@ -94,16 +94,16 @@ static int op_writes(const struct chk_history *h, const struct chk_op *op)
                 w = 2;
             else if (s->kind == CHK_SUB_DELETE)
                 w = !(s->flags & CHK_SUBF_COUNT_SET) || op->status != CHK_ST_OK ? 1
-                    : s->count > 0                                             ? 2
-                                                                               : 0;
+                    : s->count > 0                                              ? 2
+                                                                                : 0;
             best = FL_MAX(best, w);
         }
     }
     return known ? best : FL_MIN(best, 1);
 }
 
-static void viol_add(struct rv *r, int kind, uint32_t op, uint32_t other, int64_t rev,
-                     int64_t pos, const char *msg, json_t *state)
+static void viol_add(struct rv *r, int kind, uint32_t op, uint32_t other, int64_t rev, int64_t pos,
+                     const char *msg, json_t *state)
 {
     r->viol_total++;
     if (r->viol_count == VIOL_MAX) {
@@ -177,8 +177,7 @@ static void rv_classify(struct rv *r)
                     char msg[200];
                     snprintf(msg, sizeof(msg), "two writes claim revision %lld",
                              (long long)op->rev);
-                    viol_add(r, 2, i, (uint32_t)r->claim[op->rev], op->rev, 2 * op->rev, msg,
-                             NULL);
+                    viol_add(r, 2, i, (uint32_t)r->claim[op->rev], op->rev, 2 * op->rev, msg, NULL);
                     r->role[i] = ROLE_READ; /* judged as a read at its revision */
                     continue;
                 }
@@ -354,8 +353,7 @@ static void judge_read(struct rv *r, struct rv_replay *p, uint32_t i)
         }
     }
     if (!s.legal)
-        viol_add(r, 0, i, UINT32_MAX, p->st->rev, r->pos[i], p->why,
-                 state_json(r->h, p->st, op));
+        viol_add(r, 0, i, UINT32_MAX, p->st->rev, r->pos[i], p->why, state_json(r->h, p->st, op));
 }
 
 /* Fills gap revision g: the only unknown op that could have written there. */

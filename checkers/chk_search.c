@@ -52,6 +52,20 @@ struct srch {
     uint64_t *best_bits;
     uint8_t *best_state;
     uint64_t steps;
+    /* Symmetry: twin[i] is the previous op (by call) with exactly the same request and
+     * unknown outcome, or -1. Such ops are interchangeable, so the search only
+     * linearizes a twin after its predecessor. */
+    int32_t *twin;
+    uint64_t budget; /* this round's step budget, 0: none (see chk_lin_search) */
+    bool budget_hit;
+    /* the search position, so that a search stopped by its budget resumes */
+    uint8_t *state, *scratch;
+    uint32_t definite_left;
+    uint64_t zacc;
+    int32_t cur;
+    uint32_t *own_ops;
+    int32_t *own_slot;
+    struct chk_append_memo memo;
 };
 
 static uint64_t mix64(uint64_t x)
@@ -187,10 +201,14 @@ static uint64_t state_hash(const struct srch *s, const uint8_t *state)
 static bool over_limits(struct srch *s)
 {
     uint64_t steps_max = s->lim && s->lim->steps_max ? s->lim->steps_max : UINT64_C(50000000);
-    uint64_t mem_max = s->lim && s->lim->mem_bytes_max ? s->lim->mem_bytes_max
-                                                        : UINT64_C(512) << 20;
+    uint64_t mem_max =
+        s->lim && s->lim->mem_bytes_max ? s->lim->mem_bytes_max : UINT64_C(512) << 20;
     if (s->steps > steps_max)
         return true;
+    if (s->budget && s->steps > s->budget) {
+        s->budget_hit = true;
+        return true;
+    }
     if ((uint64_t)s->rec_cap * s->rec_size + (uint64_t)(s->table_mask + 1) * 4 > mem_max)
         return true;
     if ((s->steps & 4095) == 0 && s->lim && s->lim->should_stop &&
@@ -200,16 +218,15 @@ static bool over_limits(struct srch *s)
 }
 
 /* Runs the search; returns CHK_PASS / CHK_FAIL / CHK_UNKNOWN. */
-static int srch_run(struct srch *s, uint8_t *state)
+static int srch_run(struct srch *s)
 {
-    uint8_t *scratch = fl_malloc(s->st_size);
-    uint32_t definite_left = 0;
-    for (uint32_t i = 0; i < s->n; i++)
-        definite_left += s->h->ops[s->ops[i]].return_ns != CHK_NEVER;
-    uint64_t zacc = 0;
+    uint8_t *state = s->state, *scratch = s->scratch;
+    uint32_t definite_left = s->definite_left;
+    uint64_t zacc = s->zacc;
     int verdict = CHK_PASS;
     int32_t head = (int32_t)(2 * s->n);
-    int32_t cur = s->e[head].next;
+    int32_t cur = s->cur;
+    s->budget_hit = false;
     while (definite_left > 0) {
         s->steps++;
         if (over_limits(s)) {
@@ -220,6 +237,11 @@ static int srch_run(struct srch *s, uint8_t *state)
         struct srch_entry *en = &s->e[cur];
         if (en->is_call) {
             const struct chk_op *op = &s->h->ops[s->ops[en->op]];
+            int32_t tw = s->twin[en->op];
+            if (tw >= 0 && !(s->bits[tw / 64] & (UINT64_C(1) << (tw % 64)))) {
+                cur = en->next;
+                continue;
+            }
             memcpy(scratch, state, s->st_size);
             struct chk_step st = chk_model_step(&s->model, (struct chk_kstate *)scratch, op);
             if (st.legal) {
@@ -259,12 +281,94 @@ static int srch_run(struct srch *s, uint8_t *state)
             cur = s->e[c].next;
         }
     }
-    free(scratch);
+    s->cur = cur;
+    s->zacc = zacc;
+    s->definite_left = definite_left;
     return verdict;
+}
+
+static uint64_t op_signature(const struct chk_history *h, const struct chk_op *op)
+{
+    uint64_t x = mix64(op->kind + 1) ^ mix64((uint64_t)op->compact_rev + 7);
+    for (uint32_t i = 0; i < op->cmp_count; i++) {
+        const struct chk_cmp *c = &h->cmps[op->cmp_first + i];
+        x = mix64(x ^ ((uint64_t)c->key << 32 | (uint64_t)c->target << 8 | c->result));
+        x = mix64(x ^ (uint64_t)c->operand);
+    }
+    x = mix64(x ^ op->then_count ^ ((uint64_t)op->else_count << 16));
+    for (uint32_t i = 0; i < (uint32_t)op->then_count + op->else_count; i++) {
+        const struct chk_sub *b = &h->subs[op->sub_first + i];
+        x = mix64(x ^ ((uint64_t)b->kind << 40 | (uint64_t)(uint32_t)b->key));
+        x = mix64(x ^ ((uint64_t)(uint32_t)b->range_end << 32 | (uint32_t)b->value));
+        x = mix64(x ^ (uint64_t)b->req_rev ^ ((uint64_t)b->limit << 20));
+    }
+    return x;
+}
+
+static bool same_request(const struct chk_history *h, const struct chk_op *a,
+                         const struct chk_op *b)
+{
+    if (a->kind != b->kind || a->compact_rev != b->compact_rev || a->cmp_count != b->cmp_count ||
+        a->then_count != b->then_count || a->else_count != b->else_count)
+        return false;
+    for (uint32_t i = 0; i < a->cmp_count; i++) {
+        const struct chk_cmp *x = &h->cmps[a->cmp_first + i], *y = &h->cmps[b->cmp_first + i];
+        if (x->key != y->key || x->target != y->target || x->result != y->result ||
+            x->operand != y->operand)
+            return false;
+    }
+    for (uint32_t i = 0; i < (uint32_t)a->then_count + a->else_count; i++) {
+        const struct chk_sub *x = &h->subs[a->sub_first + i], *y = &h->subs[b->sub_first + i];
+        if (x->kind != y->kind || x->key != y->key || x->range_end != y->range_end ||
+            x->value != y->value || x->req_rev != y->req_rev || x->limit != y->limit)
+            return false;
+    }
+    return true;
+}
+
+/* Links every unknown-outcome op to the previous identical one (by call time). */
+static void srch_twins(struct srch *s)
+{
+    const struct chk_history *h = s->h;
+    s->twin = fl_malloc((s->n + 1) * sizeof(int32_t));
+    int32_t *last_of = fl_malloc((s->n + 1) * sizeof(int32_t));
+    uint64_t *sig = fl_malloc((s->n + 1) * sizeof(uint64_t));
+    uint32_t nl = 0;
+    /* entries are in time order: walk the calls in that order */
+    for (uint32_t i = 0; i < 2 * s->n; i++) {
+        const struct srch_entry *e = &s->e[i];
+        if (!e->is_call)
+            continue;
+        s->twin[e->op] = -1;
+        const struct chk_op *op = &h->ops[s->ops[e->op]];
+        if (op->return_ns != CHK_NEVER)
+            continue;
+        uint64_t g = op_signature(h, op);
+        uint32_t k;
+        for (k = 0; k < nl; k++) {
+            if (sig[k] == g && same_request(h, op, &h->ops[s->ops[last_of[k]]]))
+                break;
+        }
+        if (k < nl) {
+            s->twin[e->op] = last_of[k];
+            last_of[k] = e->op;
+        } else {
+            sig[nl] = g;
+            last_of[nl++] = e->op;
+        }
+    }
+    free(last_of);
+    free(sig);
 }
 
 static void srch_close(struct srch *s)
 {
+    free(s->state);
+    free(s->scratch);
+    free(s->own_ops);
+    free(s->own_slot);
+    chk_append_memo_close(&s->memo);
+    free(s->twin);
     free(s->e);
     free(s->bits);
     free(s->zob);
@@ -356,45 +460,69 @@ static void srch_explain(struct srch *s, struct chk_lin_result *out, int32_t par
     out->detail = d;
 }
 
-/* Searches one partition (ops), keys mapped through slot (NULL: all keys). */
-static int srch_partition(struct chk_history *h, const struct chk_limits *lim, const uint32_t *ops,
-                          uint32_t n, const int32_t *slot, uint32_t slots, bool check_revs,
-                          int32_t part_key, struct chk_lin_result *out)
+/* Does anything in the history look at versions or create/mod revisions? */
+static bool history_observes_meta(const struct chk_history *h)
 {
-    struct srch s;
-    memset(&s, 0, sizeof(s));
-    s.h = h;
-    s.lim = lim;
-    s.ops = ops;
-    s.n = n;
-    s.model.h = h;
-    s.model.check_revs = check_revs;
-    s.model.slot = slot;
-    s.words = (n + 63) / 64;
-    s.bits = fl_calloc(s.words + 1, 8);
-    s.best_bits = fl_calloc(s.words + 1, 8);
-    s.zob = fl_malloc((n + 1) * 8);
+    for (uint32_t i = 0; i < h->kv_count; i++) {
+        if (h->kvs[i].version != CHK_NO_REV || h->kvs[i].mod_rev != CHK_NO_REV ||
+            h->kvs[i].create_rev != CHK_NO_REV)
+            return true;
+    }
+    for (uint32_t i = 0; i < h->cmp_count; i++) {
+        const struct chk_cmp *c = &h->cmps[i];
+        if (c->target != CHK_CMP_VALUE &&
+            (c->operand != 0 || (c->result != CHK_CMP_EQ && c->result != CHK_CMP_NE)))
+            return true;
+    }
+    return false;
+}
+
+/* Searches one partition (ops), keys mapped through slot (NULL: all keys). */
+/* A search over ops (copied) with keys mapped through slot (copied; NULL: all keys),
+ * ready to run. Free with srch_close + free. */
+static struct srch *srch_open(struct chk_history *h, const struct chk_limits *lim,
+                              const uint32_t *ops, uint32_t n, const int32_t *slot, uint32_t slots,
+                              bool check_revs)
+{
+    struct srch *sp = fl_calloc(1, sizeof(*sp));
+    struct srch *s = sp;
+    s->h = h;
+    s->lim = lim;
+    s->own_ops = fl_memdup(ops, (n + 1) * sizeof(uint32_t));
+    s->ops = s->own_ops;
+    s->n = n;
+    s->model.h = h;
+    s->model.check_revs = check_revs;
+    s->model.plain_values = !check_revs && !history_observes_meta(h);
+    if (slot) {
+        s->own_slot = fl_memdup(slot, (h->keys.count + 1) * sizeof(int32_t));
+        s->model.slot = s->own_slot;
+    }
+    s->model.memo = &s->memo;
+    s->words = (n + 63) / 64;
+    s->bits = fl_calloc(s->words + 1, 8);
+    s->best_bits = fl_calloc(s->words + 1, 8);
+    s->zob = fl_malloc((n + 1) * 8);
     for (uint32_t i = 0; i < n; i++)
-        s.zob[i] = mix64(UINT64_C(0x9e3779b97f4a7c15) * (i + 1));
-    s.st_size = chk_kstate_size(slots);
-    s.rec_size = 8 + s.words * 8 + s.st_size;
-    s.stack_states = fl_malloc((size_t)(n + 1) * s.st_size);
-    s.stack_entry = fl_malloc((n + 1) * sizeof(int32_t));
-    s.best_state = fl_calloc(1, s.st_size);
-    uint8_t *state = fl_calloc(1, s.st_size);
-    struct chk_kstate *st = (struct chk_kstate *)state;
+        s->zob[i] = mix64(UINT64_C(0x9e3779b97f4a7c15) * (i + 1));
+    s->st_size = chk_kstate_size(slots);
+    s->rec_size = 8 + s->words * 8 + s->st_size;
+    s->stack_states = fl_malloc((size_t)(n + 1) * s->st_size);
+    s->stack_entry = fl_malloc((n + 1) * sizeof(int32_t));
+    s->best_state = fl_calloc(1, s->st_size);
+    s->state = fl_calloc(1, s->st_size);
+    s->scratch = fl_calloc(1, s->st_size);
+    struct chk_kstate *st = (struct chk_kstate *)s->state;
     st->rev = 1;
     for (uint32_t i = 0; i < slots; i++)
         st->ent[i].value = CHK_NIL;
-    memcpy(s.best_state, state, s.st_size);
-    srch_build_list(&s);
-    int v = srch_run(&s, state);
-    out->steps += s.steps;
-    if (v == CHK_FAIL)
-        srch_explain(&s, out, part_key);
-    free(state);
-    srch_close(&s);
-    return v;
+    memcpy(s->best_state, s->state, s->st_size);
+    srch_build_list(s);
+    srch_twins(s);
+    for (uint32_t i = 0; i < n; i++)
+        s->definite_left += h->ops[ops[i]].return_ns != CHK_NEVER;
+    s->cur = s->e[2 * n].next;
+    return sp;
 }
 
 /* Which ops take part: ok ops, unknown writes, failed ops with a revision error. */
@@ -480,7 +608,13 @@ int chk_lin_search(struct chk_history *h, const struct chk_limits *lim, struct c
         single = false;
     int verdict = CHK_PASS;
     if (!single) {
-        verdict = srch_partition(h, lim, ops, n, NULL, h->keys.count, revs, -1, out);
+        struct srch *sr = srch_open(h, lim, ops, n, NULL, h->keys.count, revs);
+        verdict = srch_run(sr);
+        out->steps += sr->steps;
+        if (verdict == CHK_FAIL)
+            srch_explain(sr, out, -1);
+        srch_close(sr);
+        free(sr);
     } else {
         /* Per key, keys in byte order; ops keep their history order. */
         uint32_t nk = h->keys.count;
@@ -491,24 +625,55 @@ int chk_lin_search(struct chk_history *h, const struct chk_limits *lim, struct c
         int32_t *slot = fl_malloc((nk + 1) * sizeof(int32_t));
         for (uint32_t k = 0; k < nk; k++)
             slot[k] = -1;
-        bool any_unknown = false;
-        for (uint32_t r = 0; r < nk && verdict != CHK_FAIL; r++) {
-            int32_t k = (int32_t)h->key_order[r];
-            if (!cnt[k])
-                continue;
-            uint32_t m = 0;
-            for (uint32_t i = 0; i < n; i++) {
-                if (key_of[i] == k)
-                    part[m++] = ops[i];
+        /* Rounds with a growing step budget per key, each key's search resuming where
+         * it stopped, so that one hard key cannot hide an easy failure on another (a
+         * failure anywhere decides). */
+        struct srch **sr = fl_calloc(nk + 1, sizeof(*sr));
+        uint8_t *done = fl_calloc(nk + 1, 1);
+        bool any_unknown = false, pending = true;
+        for (uint64_t budget = 20000; pending && verdict != CHK_FAIL; budget *= 4) {
+            pending = false;
+            for (uint32_t r = 0; r < nk && verdict != CHK_FAIL; r++) {
+                int32_t k = (int32_t)h->key_order[r];
+                if (!cnt[k] || done[k])
+                    continue;
+                if (!sr[k]) {
+                    uint32_t m = 0;
+                    for (uint32_t i = 0; i < n; i++) {
+                        if (key_of[i] == k)
+                            part[m++] = ops[i];
+                    }
+                    slot[k] = 0;
+                    sr[k] = srch_open(h, lim, part, m, slot, 1, false);
+                    slot[k] = -1;
+                }
+                uint64_t before = sr[k]->steps;
+                sr[k]->budget = budget;
+                int v = srch_run(sr[k]);
+                out->steps += sr[k]->steps - before;
+                if (v == CHK_FAIL) {
+                    verdict = CHK_FAIL;
+                    srch_explain(sr[k], out, k);
+                } else if (v == CHK_UNKNOWN && sr[k]->budget_hit) {
+                    pending = true;
+                    continue;
+                } else {
+                    any_unknown |= v == CHK_UNKNOWN;
+                }
+                done[k] = 1;
+                srch_close(sr[k]);
+                free(sr[k]);
+                sr[k] = NULL;
             }
-            slot[k] = 0;
-            int v = srch_partition(h, lim, part, m, slot, 1, false, k, out);
-            slot[k] = -1;
-            if (v == CHK_FAIL)
-                verdict = CHK_FAIL;
-            else if (v == CHK_UNKNOWN)
-                any_unknown = true;
         }
+        for (uint32_t k = 0; k < nk; k++) {
+            if (sr[k]) {
+                srch_close(sr[k]);
+                free(sr[k]);
+            }
+        }
+        free(sr);
+        free(done);
         if (verdict != CHK_FAIL && any_unknown)
             verdict = CHK_UNKNOWN;
         free(cnt);

@@ -117,8 +117,7 @@ static bool ev_is_create(const struct chk_wevent *e, bool *given)
 }
 
 /* Stream checks: filter, ordered, atomic, bookmarkable, is_create, prev_kv. */
-static void watch_stream(struct wk *k, const struct chk_watch *w, bool known,
-                         int64_t *last_reached)
+static void watch_stream(struct wk *k, const struct chk_watch *w, bool known, int64_t *last_reached)
 {
     const struct chk_history *h = k->h;
     int64_t last_rev = 0, last_progress = 0, prev_resp = INT64_MIN, prev_resp_last = 0;
@@ -128,12 +127,12 @@ static void watch_stream(struct wk *k, const struct chk_watch *w, bool known,
         if (e->kind == CHK_EV_PROGRESS) {
             if (e->mod_rev < last_progress)
                 wviol(k, CHK_G_BOOKMARKABLE, w, e->mod_rev, i,
-                      "progress notification went back from %lld to %lld",
-                      (long long)last_progress, (long long)e->mod_rev);
+                      "progress notification went back from %lld to %lld", (long long)last_progress,
+                      (long long)e->mod_rev);
             else if (e->mod_rev < last_rev)
                 wviol(k, CHK_G_BOOKMARKABLE, w, e->mod_rev, i,
-                      "progress notification at %lld after an event at %lld",
-                      (long long)e->mod_rev, (long long)last_rev);
+                      "progress notification at %lld after an event at %lld", (long long)e->mod_rev,
+                      (long long)last_rev);
             last_progress = FL_MAX(last_progress, e->mod_rev);
             continue;
         }
@@ -151,8 +150,8 @@ static void watch_stream(struct wk *k, const struct chk_watch *w, bool known,
             prev_resp_last = cur_last;
             cur_resp = e->response;
             if (prev_resp != INT64_MIN && e->mod_rev == prev_resp_last)
-                wviol(k, CHK_G_ATOMIC, w, e->mod_rev, i,
-                      "revision %lld split over two responses", (long long)e->mod_rev);
+                wviol(k, CHK_G_ATOMIC, w, e->mod_rev, i, "revision %lld split over two responses",
+                      (long long)e->mod_rev);
         }
         cur_last = e->mod_rev;
         last_rev = FL_MAX(last_rev, e->mod_rev);
@@ -212,8 +211,7 @@ static void watch_changes(struct wk *k, const struct chk_watch *w, int64_t last_
             lin->changes[c].rev < e0->mod_rev)
             wviol(k, CHK_G_RESUMABLE, w, lin->changes[c].rev, UINT32_MAX,
                   "watch from revision %lld first delivered revision %lld, not %lld",
-                  (long long)w->start_rev, (long long)e0->mod_rev,
-                  (long long)lin->changes[c].rev);
+                  (long long)w->start_rev, (long long)e0->mod_rev, (long long)lin->changes[c].rev);
     }
     if (!first_rev || last_reached < first_rev)
         return;
@@ -308,8 +306,7 @@ int chk_watch_check(const struct chk_history *h, const struct chk_lin_result *li
     }
     free(tmp);
     if (!known && any_events) {
-        static const int need[] = {CHK_G_RESUMABLE, CHK_G_IS_CREATE, CHK_G_PREV_KV,
-                                   CHK_G_RELIABLE};
+        static const int need[] = {CHK_G_RESUMABLE, CHK_G_IS_CREATE, CHK_G_PREV_KV, CHK_G_RELIABLE};
         for (size_t i = 0; i < FL_ARRAY_LEN(need); i++) {
             if (out->g_verdict[need[i]] == CHK_PASS)
                 out->g_verdict[need[i]] = CHK_UNKNOWN;

@@ -154,7 +154,7 @@ int cmd_check(int argc, char **argv)
         fputs(fl_buf_cstr(&t), stdout);
         fl_buf_close(&t);
     }
-    ex = r.verdict == CHK_PASS ? FL_EXIT_PASS
+    ex = r.verdict == CHK_PASS   ? FL_EXIT_PASS
          : r.verdict == CHK_FAIL ? FL_EXIT_FAIL
                                  : FL_EXIT_UNKNOWN;
     chk_result_close(&r);
