@@ -119,6 +119,8 @@ struct raft {
     struct raft__progress prs[RAFT_NODES_MAX];
     uint32_t prs_count;
     uint32_t removed_self_quorum; /* acks needed from others once the leader removed itself */
+    bool flush_pending;           /* appends to send at the next raft_ready (coalesced) */
+    bool flush_allow_empty;       /* ... even without new entries (to carry the commit) */
     struct raft__read *reads;     /* confirmed-or-pending read-index rounds, oldest first */
     size_t reads_count, reads_cap;
     uint64_t read_seq;             /* last heartbeat context issued */
@@ -200,6 +202,8 @@ void raft__handle_append_resp(struct raft *r, const struct raft_msg *m);
 void raft__handle_heartbeat_resp(struct raft *r, const struct raft_msg *m);
 void raft__leader_append(struct raft *r, enum raft_entry_type type, const void *data, size_t len);
 void raft__after_commit(struct raft *r);
+/* Sends the appends coalesced since the last ready (one per follower). */
+void raft__flush(struct raft *r);
 
 /* ---- follower (raft_follow.c) ---- */
 void raft__handle_append(struct raft *r, const struct raft_msg *m);

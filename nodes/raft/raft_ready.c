@@ -205,7 +205,8 @@ bool raft_has_ready(const struct raft *r)
     if (r->ready_out)
         return false;
     const struct raft__outbox *o = &r->box;
-    return o->msgs_count || o->events_count || o->reads_count || r->snap_pending || hs_changed(r) ||
+    return (r->flush_pending && r->role == RAFT_LEADER) || o->msgs_count || o->events_count ||
+           o->reads_count || r->snap_pending || hs_changed(r) ||
            r->log.stable < raft__last_index(r) || r->applied < r->commit ||
            r->role != r->prev_role || r->lead != r->prev_lead;
 }
@@ -216,6 +217,7 @@ void raft_ready(struct raft *r, struct raft_ready *rd)
     if (!rd->priv)
         rd->priv = fl_calloc(1, sizeof(struct raft_ready_priv));
     struct raft_ready_priv *p = rd->priv;
+    raft__flush(r);
     /* Swap: the ready takes the filled outbox, the core gets the drained one. */
     raft__outbox_reset(&p->box);
     struct raft__outbox tmp = p->box;

@@ -260,11 +260,25 @@ bool raft__maybe_commit(struct raft *r)
  * for a current-term commit, and step down if this leader's removal committed. */
 void raft__after_commit(struct raft *r)
 {
-    raft__bcast_append(r);
+    /* Followers learn the new commit index from the next append; many commits
+     * between two readies share one message per follower. */
+    r->flush_pending = true;
+    r->flush_allow_empty = true;
     raft__reads_on_commit(r);
     if (!raft_conf_is_voter(raft_conf(r), r->cfg.id) && raft__last_conf_index(r) <= r->commit) {
+        raft__flush(r); /* tell the others it committed, then go quiet */
         raft__become_follower(r, r->term, RAFT_NONE, "own removal committed; no more heartbeats");
     }
+}
+
+void raft__flush(struct raft *r)
+{
+    if (r->role == RAFT_LEADER && r->flush_pending)
+        for (uint32_t i = 0; i < r->prs_count; i++)
+            if (r->prs[i].id != r->cfg.id)
+                raft__send_append(r, &r->prs[i], r->flush_allow_empty);
+    r->flush_pending = false;
+    r->flush_allow_empty = false;
 }
 
 void raft__leader_append(struct raft *r, enum raft_entry_type type, const void *data, size_t len)
@@ -280,12 +294,11 @@ void raft__leader_append(struct raft *r, enum raft_entry_type type, const void *
     struct raft__progress *self = raft__progress_find(r, r->cfg.id);
     if (self)
         self->match = raft__last_index(r), self->next = self->match + 1;
+    /* Appends go out at the next raft_ready: proposals made in between are batched
+     * into one message per follower (up to max_msg_bytes). */
+    r->flush_pending = true;
     if (raft__maybe_commit(r))
         raft__after_commit(r);
-    else if (r->role == RAFT_LEADER)
-        for (uint32_t i = 0; i < r->prs_count; i++)
-            if (r->prs[i].id != r->cfg.id)
-                raft__send_append(r, &r->prs[i], false);
 }
 
 void raft__handle_append_resp(struct raft *r, const struct raft_msg *m)
