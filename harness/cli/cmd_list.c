@@ -34,7 +34,7 @@ static bool scenarios_dir(char *out, size_t n)
         snprintf(out, n, "scenarios");
         return true;
     }
-    char exe[PATH_MAX];
+    char exe[PATH_MAX - 16];
     ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (len <= 0)
         return false;
