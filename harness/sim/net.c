@@ -522,8 +522,9 @@ static void frame_arrive(struct sim_world *w, void *ctx)
         drop_frame(w, f); /* a partition drops datagrams */
         return;
     }
-    link_enqueue(w, l, f);
-    link_schedule_drain(w, f->from, f->to);
+    int from = f->from, to = f->to;
+    link_enqueue(w, l, f); /* may consume f (overflow) */
+    link_schedule_drain(w, from, to);
 }
 
 static void drain_cb(struct sim_world *w, void *ctx)

@@ -400,6 +400,34 @@ static void test_pause_kill(void)
     sim_world_free(w);
 }
 
+static void test_overflow(void)
+{
+    struct sim_world *w = setup(8, FL_MS, 0);
+    net_sock s = net_connect(w, 0, 1, PORT, &sops, &eps[0]);
+    sim_run_for(w, 10 * FL_MS);
+    net_hold(w, 0, 1);
+    uint32_t sent = 0;
+    while (net_send(w, s, &sent, 4) == FL_OK && sent < 2 * NET_QUEUE_MAX) {
+        sent++;
+        if (sent % 1024 == 0)
+            sim_run_for(w, 10 * FL_MS); /* let frames reach the held link */
+    }
+    sim_run_for(w, 10 * FL_MS);
+    /* the sender's buffer filled: its end broke, nothing was delivered yet */
+    CHECK_EQ_INT(eps[0].closes, 1);
+    CHECK_EQ_INT(eps[0].close_reason, NET_CLOSE_OVERFLOW);
+    CHECK(sent <= NET_QUEUE_MAX + 1024);
+    CHECK_EQ_INT(eps[1].nmsgs, 0);
+    net_release(w, 0, 1);
+    sim_run_for(w, 10 * FL_MS);
+    /* the frames that waited arrive in order, then the reset */
+    CHECK_EQ_INT(eps[1].nmsgs, NET_QUEUE_MAX);
+    CHECK(in_order(&eps[1]) || eps[1].nmsgs > MAXMSG);
+    CHECK_EQ_INT(eps[1].closes, 1);
+    CHECK_EQ_INT(eps[1].close_reason, NET_CLOSE_RESET);
+    sim_world_free(w);
+}
+
 /* Random traffic with every fault on; the digest must repeat per seed. */
 static uint64_t chaos(uint64_t seed)
 {
@@ -484,6 +512,7 @@ int main(void)
     test_partitions();
     test_hold_clog();
     test_pause_kill();
+    test_overflow();
     test_determinism();
     return fl_test_end();
 }
