@@ -16,55 +16,6 @@
 
 #include <stdio.h>
 
-/* Until checkers/raft_safety lands in fl_checkers, weak no-op definitions let this
- * test link; the real checker (a strong definition) wins as soon as it exists. */
-#include "checkers/raft_safety.h"
-#define WEAK __attribute__((weak))
-WEAK struct raft_safety *raft_safety_new(void)
-{
-    return NULL;
-}
-WEAK void raft_safety_free(struct raft_safety *c)
-{
-    (void)c;
-}
-WEAK bool raft_safety_leader(struct raft_safety *c, uint64_t n, uint64_t t)
-{
-    return (void)c, (void)n, (void)t, true;
-}
-WEAK bool raft_safety_not_leader(struct raft_safety *c, uint64_t n)
-{
-    return (void)c, (void)n, true;
-}
-WEAK bool raft_safety_append(struct raft_safety *c, uint64_t n, uint64_t i, uint64_t t, uint64_t h)
-{
-    return (void)c, (void)n, (void)i, (void)t, (void)h, true;
-}
-WEAK bool raft_safety_restart(struct raft_safety *c, uint64_t n, uint64_t l)
-{
-    return (void)c, (void)n, (void)l, true;
-}
-WEAK bool raft_safety_snapshot(struct raft_safety *c, uint64_t n, uint64_t i, uint64_t t)
-{
-    return (void)c, (void)n, (void)i, (void)t, true;
-}
-WEAK bool raft_safety_commit(struct raft_safety *c, uint64_t n, uint64_t x)
-{
-    return (void)c, (void)n, (void)x, true;
-}
-WEAK bool raft_safety_apply(struct raft_safety *c, uint64_t n, uint64_t i, uint64_t t, uint64_t h)
-{
-    return (void)c, (void)n, (void)i, (void)t, (void)h, true;
-}
-WEAK bool raft_safety_failed(const struct raft_safety *c)
-{
-    return (void)c, false;
-}
-WEAK const char *raft_safety_violation_json(const struct raft_safety *c)
-{
-    return (void)c, NULL;
-}
-
 struct env {
     struct sim_world *w;
     struct srv_cluster *cl;
