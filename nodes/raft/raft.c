@@ -171,17 +171,17 @@ int raft_restore(struct raft *r, const struct raft_hard_state *hs, const struct 
         raft__log_append(r, e->term, e->type, e->data, e->len);
     }
     r->log.stable = raft__last_index(r);
-    if (hs->commit > raft__last_index(r) || hs->commit < r->log.base_index)
-        return FL_EINVAL;
-    r->term = hs->term;
-    r->vote = hs->vote;
-    r->commit = hs->commit;
-    r->prev_hs = *hs;
+    r->term = FL_MAX(hs->term, raft__last_term(r));
+    r->vote = hs->term == r->term ? hs->vote : RAFT_NONE;
+    /* A snapshot is committed by definition; a commit index past the log (the tail
+     * was lost) is clamped: what is not on disk cannot be re-applied. */
+    r->commit = FL_MIN(FL_MAX(hs->commit, r->log.base_index), raft__last_index(r));
+    r->prev_hs = *hs; /* a clamped value goes out in the first ready */
     if (r->applied < r->log.base_index)
         r->applied = r->log.base_index;
     if (r->applied > r->commit)
-        return FL_EINVAL;
-    r->box.events_count = 0; /* conf events of replaying the log are not news */
+        r->applied = r->commit; /* the app state claims more than the log holds */
+    r->box.events_count = 0;    /* conf events of replaying the log are not news */
     return FL_OK;
 }
 
@@ -273,7 +273,9 @@ static int vote_tally(const struct raft *r)
     return 0;
 }
 
-static void campaign(struct raft *r, bool pre, bool transfer)
+/* Starts one (pre-)vote round. Returns true when this node alone is a quorum (a
+ * single voter): then nothing is sent and the caller moves on at once. */
+static bool campaign_round(struct raft *r, bool pre, bool transfer)
 {
     FL_ASSERT(raft__promotable(r));
     const struct raft_conf_state *c = raft_conf(r);
@@ -298,13 +300,8 @@ static void campaign(struct raft *r, bool pre, bool transfer)
                     transfer ? " (leader transfer)" : "", raft__last_term(r), raft__last_index(r));
     }
     vote_record(r, r->cfg.id, true);
-    if (vote_tally(r) == 1) {
-        if (pre)
-            campaign(r, false, false); /* depth ≤ 1: a won pre-vote starts the real one */
-        else
-            become_leader(r);
-        return;
-    }
+    if (vote_tally(r) == 1)
+        return true;
     for (uint32_t i = 0; i < c->voters_count; i++) {
         if (c->voters[i] == r->cfg.id)
             continue;
@@ -314,6 +311,17 @@ static void campaign(struct raft *r, bool pre, bool transfer)
         m->log_term = raft__last_term(r);
         m->context = transfer ? RAFT_CTX_TRANSFER : 0;
     }
+    return false;
+}
+
+static void campaign(struct raft *r, bool pre, bool transfer)
+{
+    if (!campaign_round(r, pre, transfer))
+        return;
+    if (pre && !campaign_round(r, false, transfer))
+        return;
+    FL_ASSERT(r->role == RAFT_CANDIDATE);
+    become_leader(r);
 }
 
 int raft_campaign(struct raft *r)

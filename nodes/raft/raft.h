@@ -277,8 +277,10 @@ int raft_bootstrap(struct raft *r, const uint64_t *voters, size_t n);
 /* Restart from disk: hard state, an optional snapshot (NULL: none) and the stored
  * entries (any stored entries with index ≤ snapshot index are ignored; the rest
  * must be contiguous and follow it). cfg.applied (≥ snapshot index) says what the
- * app state already reflects; committed entries after it are re-delivered.
- * FL_EINVAL when the pieces do not fit together. Call before any step. */
+ * app state already reflects; committed entries after it are re-delivered. The
+ * commit index is clamped into [snapshot index, last index] (a lost tail cannot be
+ * re-applied). FL_EINVAL when the entries do not fit together (a gap, a term going
+ * down) or the log is not empty. Call before any step. */
 int raft_restore(struct raft *r, const struct raft_hard_state *hs, const struct raft_snapshot *snap,
                  const struct raft_entry *entries, size_t n);
 

@@ -210,8 +210,53 @@ static void test_deadline(void)
     tc_close(&c);
 }
 
+/* A one-member cluster elects itself at once and commits alone. */
+static void test_single_node(void)
+{
+    struct tc c;
+    tc_init(&c, 1, 1, 17, true);
+    CHECK_EQ_INT(raft_campaign(tc_r(&c, 1)), FL_OK);
+    CHECK(raft_role(tc_r(&c, 1)) == RAFT_LEADER);
+    CHECK_EQ_INT(raft_term(tc_r(&c, 1)), 2);
+    uint64_t idx = tc_propose(&c, 1, "solo");
+    CHECK_EQ_INT(idx, 3);
+    CHECK_EQ_INT(raft_commit_index(tc_r(&c, 1)), 3);
+    CHECK_EQ_INT(raft_read_index(tc_r(&c, 1), 5), FL_OK);
+    tc_stabilize(&c);
+    CHECK_EQ_INT(tc_last_applied(&c, 1), 3);
+    CHECK_EQ_INT(tc_node(&c, 1)->reads_count, 1);
+    CHECK_EQ_INT(tc_node(&c, 1)->reads[0].index, 3);
+    CHECK_EQ_INT(c.q_count, 0);
+    tc_close(&c);
+}
+
+/* Followers forward proposals to the leader; without a leader they are refused. */
+static void test_forwarding(void)
+{
+    struct tc c;
+    tc_init(&c, 3, 3, 19, true);
+    CHECK_EQ_INT(raft_propose(tc_r(&c, 2), "x", 1, NULL), FL_ENOENT);
+    CHECK_EQ_INT(raft_read_index(tc_r(&c, 2), 1), FL_ENOENT);
+    CHECK(tc_elect(&c, 1));
+    CHECK(tc_node(&c, 2)->events[RAFT_EV_VOTE_GRANTED] >= 1);
+    uint64_t idx = 99;
+    CHECK_EQ_INT(raft_propose(tc_r(&c, 2), "fwd", 3, &idx), FL_OK);
+    CHECK_EQ_INT(idx, 0);
+    tc_stabilize(&c);
+    tc_tick_all(&c, 1);
+    uint64_t h = tc_hash("fwd", 3, RAFT_ENTRY_NORMAL);
+    for (int i = 1; i <= 3; i++) {
+        struct tc_node *nd = tc_node(&c, (uint64_t)i);
+        CHECK(nd->applied_count > 0 && nd->applied[nd->applied_count - 1].hash == h);
+    }
+    CHECK(c.sent[RAFT_MSG_PROPOSE] == 1);
+    tc_close(&c);
+}
+
 int main(void)
 {
+    test_single_node();
+    test_forwarding();
     test_fresh_election();
     run_stale_candidate(false);
     run_stale_candidate(true);
