@@ -383,8 +383,52 @@ static void test_filters_and_pop_order(void)
     mvcc_close(s);
 }
 
+/* The queue under front pushes (bug on), back pushes and pops interleaved. */
+static void test_queue_stress(void)
+{
+    struct mvcc_store *s = mvcc_open(NULL);
+    int64_t w = watch(s, "a", NULL, 0, false);
+    fl_bug_on[FL_BUG_MVCC_PROGRESS_BEFORE_EVENTS] = true;
+    int pushed = 0, popped = 0, events = 0;
+    int64_t last_event_rev = 0;
+    struct mvcc_watch_resp r;
+    for (int i = 0; i < 300; i++) {
+        t_put(s, "a", "v");
+        pushed++;
+        if (i % 3 == 0)
+            pushed += mvcc_watch_request_progress(s, w);
+        for (int j = 0; j < i % 4; j++) {
+            if (!mvcc_watch_pop_id(s, w, &r))
+                break;
+            popped++;
+            if (r.events_len) {
+                CHECK(r.events[0].kv.mod_revision > last_event_rev);
+                last_event_rev = r.events[0].kv.mod_revision;
+                events++;
+            }
+            mvcc_watch_resp_free(&r);
+        }
+        mvcc_check_invariants(s);
+    }
+    while (mvcc_watch_pop_id(s, w, &r)) {
+        popped++;
+        if (r.events_len) {
+            CHECK(r.events[0].kv.mod_revision > last_event_rev);
+            last_event_rev = r.events[0].kv.mod_revision;
+            events++;
+        }
+        mvcc_watch_resp_free(&r);
+    }
+    CHECK_EQ_INT(popped, pushed);
+    CHECK_EQ_INT(events, 300);
+    CHECK_EQ_INT(mvcc_watch_pending(s), 0);
+    fl_bug_reset();
+    mvcc_close(s);
+}
+
 int main(void)
 {
+    test_queue_stress();
     test_synced();
     test_catch_up();
     test_compacted_start();
