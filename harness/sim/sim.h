@@ -57,7 +57,9 @@ bool sim_rng_chance_ppm(struct sim_rng *r, uint32_t ppm);
 
 /* Creates a world at time 0 with the given master seed. Owned by the caller;
  * free with sim_world_free (drops every pending event, closes every process,
- * connection and disk, and calls the fault hook's free function). */
+ * connection and disk, and calls the fault hook's free function). Freeing never
+ * calls on_kill or any socket/timer callback: owners free their own process state
+ * (before or after, the world never touches it). */
 struct sim_world *sim_world_new(uint64_t seed);
 void sim_world_free(struct sim_world *w);
 
