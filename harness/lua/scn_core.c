@@ -166,7 +166,11 @@ static void fail_from(struct scn *S, lua_State *th)
     if (strncmp(fixed, S->opts->path, plen) || fixed[plen] != ':') {
         /* error(msg, 0) or an error object: say where the coroutine stopped. */
         int line = scn_current_line(th, 0);
-        snprintf(S->error, sizeof S->error, "%s:%d: %s", S->opts->path, line, fixed);
+        struct fl_buf b;
+        fl_buf_init(&b);
+        fl_buf_printf(&b, "%s:%d: %s", S->opts->path, line, fixed);
+        snprintf(S->error, sizeof S->error, "%.*s", (int)(sizeof S->error - 1), fl_buf_cstr(&b));
+        fl_buf_close(&b);
     } else {
         snprintf(S->error, sizeof S->error, "%s", fixed);
     }

@@ -95,6 +95,8 @@ struct run_world {
     int64_t last_commit_rev;
     bool safety_logged;
 
+    struct run_call *calls; /* pending run_at callbacks (run_world.c) */
+
     /* the "lua" stream for math.random */
     struct sim_rng lua_rng;
     bool interrupted;

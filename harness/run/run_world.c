@@ -280,6 +280,11 @@ void run_world_close(struct run_world *rw)
         srv_cluster_destroy(rw->cl);
     if (rw->w)
         sim_world_free(rw->w);
+    while (rw->calls) {
+        struct run_call *c = rw->calls;
+        rw->calls = c->next;
+        free(c);
+    }
     if (rw->db)
         hist_close(rw->db);
     fl_digest_close(&rw->hdigest);
@@ -300,24 +305,46 @@ int64_t run_now_ns(const struct run_world *rw)
     return sim_now_ns(rw->w);
 }
 
+/* A pending run_at callback. Pending ones are linked in rw->calls so that a world
+ * closed with timers still queued (an abandoned coroutine's sleep) frees them. */
 struct run_call {
     void (*fn)(void *arg);
     void *arg;
+    struct run_world *rw;
+    struct run_call *prev, *next;
 };
+
+static void run_call_unlink(struct run_call *c)
+{
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        c->rw->calls = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+}
 
 static void run_call_fire(struct sim_world *w, void *ctx)
 {
     (void)w;
-    struct run_call c = *(struct run_call *)ctx;
-    free(ctx);
-    c.fn(c.arg);
+    struct run_call *c = ctx;
+    void (*fn)(void *) = c->fn;
+    void *arg = c->arg;
+    run_call_unlink(c);
+    free(c);
+    fn(arg);
 }
 
 void run_at(struct run_world *rw, int64_t at_ns, void (*fn)(void *arg), void *arg)
 {
-    struct run_call *c = fl_malloc(sizeof *c);
+    struct run_call *c = fl_calloc(1, sizeof *c);
     c->fn = fn;
     c->arg = arg;
+    c->rw = rw;
+    c->next = rw->calls;
+    if (rw->calls)
+        rw->calls->prev = c;
+    rw->calls = c;
     int64_t now = sim_now_ns(rw->w);
     sim_schedule_at(rw->w, at_ns < now ? now : at_ns, run_call_fire, c);
 }
