@@ -69,6 +69,7 @@ struct raft_safety {
     struct rs_node nodes[RS_NODES_MAX];
     size_t nodes_count;
     uint64_t max_commit;
+    uint64_t max_leader_term;
     uint64_t n_leaders, n_appends, n_commits, n_applies;
     bool failed;
     struct fl_buf violation;
@@ -306,6 +307,8 @@ bool raft_safety_leader(struct raft_safety *c, uint64_t node, uint64_t term)
                        "two leaders in term %" PRIu64 ": node %" PRIu64 " and node %" PRIu64, term,
                        c->leaders[term], node);
     c->leaders[term] = node;
+    if (term > c->max_leader_term)
+        c->max_leader_term = term;
     n->leader = true;
     n->leader_term = term;
     /* Leader completeness: the new leader holds every entry committed so far. Its
@@ -340,6 +343,12 @@ bool raft_safety_append(struct raft_safety *c, uint64_t node, uint64_t index, ui
     c->n_appends++;
     bool ok = true;
     if (index <= n->last) {
+        /* A leader that was deposed may not have been reported as such yet (drivers
+         * feed a ready's entries before its role change). Only an append from a leader
+         * of a later term can overwrite a log, and that leader was reported before it
+         * sent anything: so a later-term leader on record means this one is deposed. */
+        if (n->leader && c->max_leader_term > n->leader_term)
+            n->leader = false;
         if (n->leader && !c->failed && node_term_at(n, index) != term)
             ok = violate(c, "leader_append_only", node, 0, index, term,
                          "leader of term %" PRIu64 " overwrote its entry %" PRIu64 " (term %" PRIu64
