@@ -305,15 +305,6 @@ int64_t run_now_ns(const struct run_world *rw)
     return sim_now_ns(rw->w);
 }
 
-/* A pending run_at callback. Pending ones are linked in rw->calls so that a world
- * closed with timers still queued (an abandoned coroutine's sleep) frees them. */
-struct run_call {
-    void (*fn)(void *arg);
-    void *arg;
-    struct run_world *rw;
-    struct run_call *prev, *next;
-};
-
 static void run_call_unlink(struct run_call *c)
 {
     if (c->prev)
