@@ -24,6 +24,15 @@
 #define RUN_NODES_MAX    32
 #define RUN_WATCHERS_MAX 64
 
+/* A pending run_at callback. Pending ones are linked in rw->calls so that a world
+ * closed with timers still queued (an abandoned coroutine's sleep) frees them. */
+struct run_call {
+    void (*fn)(void *arg);
+    void *arg;
+    struct run_world *rw;
+    struct run_call *prev, *next;
+};
+
 /* One workload client: at most one operation outstanding (as etcd's robustness
  * traffic does), the next one after a gap drawn from its own stream. */
 struct run_wl_client {
