@@ -245,10 +245,13 @@ static void apply_conf_entry(struct srv_member *m, const struct raft_entry *e)
     }
     if (mi)
         raftpb__member_info__free_unpacked(mi, NULL);
-    if (cc.type == RAFT_CC_REMOVE && cc.node_id == m->id && !m->removed) {
+    if (cc.type == RAFT_CC_REMOVE && cc.node_id == m->id && !m->removed)
         m->removed = true;
-        srv_cluster_member_removed(m->cl, m->node);
-    }
+    /* A removed member rarely applies its own removal (the leader stops replicating
+     * to it once the entry is appended); etcd's peers tell it, and it stops. Here the
+     * cluster stops its process once any member has applied the removal. */
+    if (cc.type == RAFT_CC_REMOVE)
+        srv_cluster_member_removed(m->cl, srv_cluster_dir_node(m->cl, cc.node_id));
 }
 
 void srv_apply_entry(struct srv_member *m, const struct raft_entry *e)

@@ -25,7 +25,8 @@ struct srv_slot {
     struct srv_member *m; /* NULL while the process is down */
     bool founding;        /* boots by bootstrap when its disk is empty */
     bool removed;
-    bool started; /* has run a member at least once */
+    bool started;   /* has run a member at least once */
+    bool restoring; /* restarted only to write a restored data dir */
 };
 
 struct dir_entry {
@@ -224,7 +225,7 @@ static void on_proc_restart(struct sim_world *w, int proc, void *ctx)
     (void)w;
     (void)proc;
     struct srv_slot *sl = ctx;
-    if (!sl || sl->m || !sl->member_id)
+    if (!sl || sl->m || !sl->member_id || sl->restoring)
         return;
     slot_start(sl);
     char d[96];
@@ -300,7 +301,7 @@ static void kill_removed(struct sim_world *w, void *ctx)
 
 void srv_cluster_member_removed(struct srv_cluster *cl, int node)
 {
-    if (node <= 0 || node > cl->n_slots)
+    if (node <= 0 || node > cl->n_slots || cl->slots[node].removed)
         return;
     cl->slots[node].removed = true;
     sim_schedule(cl->w, 0, kill_removed, &cl->slots[node]);
@@ -754,15 +755,25 @@ int srv_cluster_restore(struct srv_cluster *cl, const uint8_t *data, size_t len,
     for (int i = 0; i < n_nodes; i++) {
         struct srv_slot *sl = slot_get(cl, nodes[i]);
         srv_cluster_kill(cl, nodes[i]);
+        /* The machine comes back up with a fresh data dir written by the restore
+         * tool before the member starts (a DOWN process has no usable disk). */
+        sl->restoring = true;
+        sim_proc_restart(cl->w, sl->proc);
+        sl->restoring = false;
         srv_disk_write_restored(cl->w, sl->proc, ids[i], cluster_id, &img, &conf, index);
         sl->member_id = ids[i];
         sl->cluster_id = cluster_id;
         sl->removed = false;
         sl->founding = false;
+        sl->started = false;
         dir_set(cl, ids[i], nodes[i]);
     }
-    for (int i = 0; i < n_nodes; i++)
-        srv_cluster_restart(cl, nodes[i]);
+    for (int i = 0; i < n_nodes; i++) {
+        struct srv_slot *sl = slot_get(cl, nodes[i]);
+        slot_start(sl);
+        srv_cluster_emit(cl, nodes[i], sl->member_id, SRV_EV_RESTART, 1,
+                         "restored from a backup into a new cluster");
+    }
     return FL_OK;
 }
 
@@ -775,9 +786,15 @@ bool srv_cluster_converged(struct srv_cluster *cl, const char **detail)
     uint64_t hash0 = 0;
     size_t off = 0;
     cl->detail[0] = 0;
+    const struct raft_conf_state *conf = cluster_conf(cl);
     for (int i = 1; i <= cl->n_slots; i++) {
         struct srv_slot *sl = &cl->slots[i];
         if (sl->removed || !sl->started)
+            continue;
+        /* Only members of the cluster's configuration count (not a stale member of
+         * an old cluster, nor a joiner whose add never committed). */
+        if (conf && !raft_conf_is_voter(conf, sl->member_id) &&
+            !raft_conf_is_learner(conf, sl->member_id))
             continue;
         if (!sl->m || !sim_proc_alive(cl->w, sl->proc)) {
             ok = false;

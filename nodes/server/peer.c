@@ -184,11 +184,14 @@ static void on_peer_message(struct sim_world *w, net_sock s, const uint8_t *p, s
     Raftpb__PeerFrame *f = raftpb__peer_frame__unpack(NULL, n, p);
     if (!f)
         return; /* garbage: etcd drops it */
-    if (f->refused) {
+    if (f->refused && sim_now_ns(w) - m->last_refused_ns >= FL_S) {
+        m->last_refused_ns = sim_now_ns(w);
         char d[160];
         snprintf(d, sizeof d, "refused by the member on process %d: %s", net_sock_peer(w, s),
                  f->error ? f->error : "");
         srv_member_event(m, SRV_EV_PEER_REFUSED, d);
+    } else if (f->refused) {
+        /* already reported within the last second */
     } else if (f->cluster_id != m->cluster_id) {
         peer_refuse(m, s, f);
     } else if (f->to_member == m->id) {
@@ -261,7 +264,7 @@ static net_sock peer_sock(struct srv_member *m, uint64_t id)
         p->out = 0;
     }
     if (!p->out) {
-        static const struct net_sock_ops ops = {on_out_open, NULL, on_out_close};
+        static const struct net_sock_ops ops = {on_out_open, on_peer_message, on_out_close};
         p->proc = proc;
         p->connected_since_ns = -1;
         p->attempt_ns = sim_now_ns(m->w);

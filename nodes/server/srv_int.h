@@ -155,8 +155,9 @@ struct srv_member {
     struct mvcc_autocompact ac;
     int64_t last_progress_ns;
 
-    bool removed;  /* applied its own removal */
-    bool stopping; /* being freed */
+    int64_t last_refused_ns; /* last peer_refused event (rate-limited to 1/s) */
+    bool removed;            /* applied its own removal */
+    bool stopping;           /* being freed */
     struct fl_buf scratch;
 };
 

@@ -1,0 +1,163 @@
+/*
+ * tfixture.h: shared fixture of the server's cluster tests: a world, a cluster with an
+ * event recorder, and helpers that run the world until something holds. Test-only.
+ */
+#ifndef FL_TEST_TFIXTURE_H
+#define FL_TEST_TFIXTURE_H
+
+#include "fl_test.h"
+#include "tclient.h"
+
+#include "harness/common/bugs.h"
+#include "nodes/server/cluster.h"
+
+#include <inttypes.h>
+
+#define EV_MAX 4096
+static struct {
+    char kind[32];
+    int node;
+    char detail[160];
+} evs[EV_MAX];
+static int n_evs;
+
+static inline void observer(void *ud, const struct srv_event *ev)
+{
+    (void)ud;
+    if (n_evs >= EV_MAX)
+        return;
+    snprintf(evs[n_evs].kind, sizeof evs[n_evs].kind, "%s", ev->kind);
+    snprintf(evs[n_evs].detail, sizeof evs[n_evs].detail, "%s", ev->detail);
+    evs[n_evs].node = ev->node;
+    n_evs++;
+}
+
+static inline int count_events(const char *kind, int node)
+{
+    int n = 0;
+    for (int i = 0; i < n_evs; i++)
+        if (!strcmp(evs[i].kind, kind) && (node == 0 || evs[i].node == node))
+            n++;
+    return n;
+}
+
+struct fixture {
+    struct sim_world *w;
+    struct srv_cluster *cl;
+    int cproc;
+};
+
+static inline void setup(struct fixture *f, uint64_t seed, const struct srv_config *cfg)
+{
+    n_evs = 0;
+    f->w = sim_world_new(seed);
+    const char *err = NULL;
+    int rc = srv_cluster_create(f->w, cfg, observer, NULL, &f->cl, &err);
+    FL_ASSERTF(rc == FL_OK, "%s", err ? err : "");
+    f->cproc = sim_proc_add(f->w, "client1", NULL, NULL);
+}
+
+static inline void teardown(struct fixture *f)
+{
+    srv_cluster_destroy(f->cl);
+    sim_world_free(f->w);
+}
+
+static inline int wait_leader(struct fixture *f, int64_t limit_ns)
+{
+    int64_t until = sim_now_ns(f->w) + limit_ns;
+    while (sim_now_ns(f->w) < until) {
+        sim_run_for(f->w, 50 * FL_MS);
+        int l = srv_cluster_leader(f->cl);
+        if (l)
+            return l;
+    }
+    return 0;
+}
+
+static inline bool wait_converged(struct fixture *f, int64_t limit_ns)
+{
+    int64_t until = sim_now_ns(f->w) + limit_ns;
+    const char *d = NULL;
+    while (sim_now_ns(f->w) < until) {
+        sim_run_for(f->w, 100 * FL_MS);
+        if (srv_cluster_converged(f->cl, &d))
+            return true;
+    }
+    fprintf(stderr, "not converged: %s\n", d ? d : "");
+    return false;
+}
+
+/* Writes n keys k<i> = v<i> through node, each acknowledged; returns how many. */
+static inline int write_keys(struct fixture *f, int node, int from, int n)
+{
+    struct tclient c;
+    tc_open(&c, f->w, f->cproc, srv_cluster_node_proc(f->cl, node));
+    int ok = 0;
+    for (int i = from; i < from + n; i++) {
+        char k[32], v[32];
+        snprintf(k, sizeof k, "k%d", i);
+        snprintf(v, sizeof v, "v%d", i);
+        Rpc__ServerMsg *m = tc_put(&c, k, v);
+        if (m && !m->error)
+            ok++;
+        else
+            fprintf(stderr, "put %s via %d: %s\n", k, node, tc_err(m));
+        if (m)
+            rpc__server_msg__free_unpacked(m, NULL);
+    }
+    tc_close(&c);
+    return ok;
+}
+
+static inline bool read_is(struct fixture *f, int node, const char *k, const char *want,
+                           bool serializable)
+{
+    struct tclient c;
+    tc_open(&c, f->w, f->cproc, srv_cluster_node_proc(f->cl, node));
+    Rpc__ServerMsg *m = tc_get(&c, k, serializable);
+    size_t len = 0;
+    const char *v = tc_value(m, &len);
+    bool ok = v && len == strlen(want) && !memcmp(v, want, len);
+    if (!ok)
+        fprintf(stderr, "get %s via %d: %s\n", k, node, tc_err(m));
+    if (m)
+        rpc__server_msg__free_unpacked(m, NULL);
+    tc_close(&c);
+    return ok;
+}
+
+/* A control call's outcome, copied out of the callback. */
+struct ctl {
+    bool done;
+    int code;
+    char text[200];
+    struct srv_result res;
+    uint8_t *data;
+    size_t len;
+};
+
+static inline void ctl_done(void *ud, const struct srv_status *st, const struct srv_result *res)
+{
+    struct ctl *c = ud;
+    c->done = true;
+    c->code = st->code;
+    snprintf(c->text, sizeof c->text, "%s", st->text ? st->text : "");
+    c->res = *res;
+    if (res->data && res->len) {
+        c->data = malloc(res->len);
+        memcpy(c->data, res->data, res->len);
+        c->len = res->len;
+    }
+    c->res.data = c->data;
+}
+
+static inline bool ctl_wait(struct fixture *f, struct ctl *c, int64_t limit_ns)
+{
+    int64_t until = sim_now_ns(f->w) + limit_ns;
+    while (!c->done && sim_now_ns(f->w) < until)
+        sim_run_for(f->w, 10 * FL_MS);
+    return c->done;
+}
+
+#endif
