@@ -37,6 +37,8 @@ struct rs_rec {
 #define RS_SEEN      1u
 #define RS_COMMITTED 2u
 #define RS_APPLIED   4u
+#define RS_NOCHAIN   8u  /* committed term known, chain not (yet): fed by an unanchored node */
+#define RS_NOHASH    16u /* committed entry's data hash not known */
 
 struct rs_alt {
     uint64_t index, term, chain, hash;
@@ -200,7 +202,7 @@ static bool node_chain_at(struct raft_safety *c, const struct rs_node *n, uint64
         return true;
     }
     struct rs_rec *r = rec_get(c, i);
-    if (!r || !(r->flags & RS_COMMITTED))
+    if (!r || !(r->flags & RS_COMMITTED) || (r->flags & RS_NOCHAIN))
         return false;
     *chain = r->chain;
     return true;
@@ -223,6 +225,20 @@ static void node_view_truncate(struct raft_safety *c, struct rs_node *n, uint64_
     n->last = last;
     if (n->commit > last)
         n->commit = last;
+}
+
+/* The node's log now ends at last with entries we never saw: restart the view
+ * there, unanchored (its chain is unknown, so only terms can be compared). */
+static void node_rebase_unknown(struct rs_node *n, uint64_t last)
+{
+    FL_ASSERT(last > n->last);
+    n->base = last;
+    n->base_chain = 0;
+    n->base_term = 0;
+    n->last = last;
+    n->unanchored = true;
+    if (n->commit < n->base)
+        n->commit = n->base; /* the unseen entries' commits cannot be checked */
 }
 
 static void node_view_push(struct rs_node *n, uint64_t term, uint64_t chain)
@@ -269,6 +285,11 @@ static bool log_matching_check(struct raft_safety *c, uint64_t i, uint64_t term,
         return true;
     }
     if (r->term == term) {
+        if (r->flags & RS_NOCHAIN) { /* first anchored copy of a committed entry */
+            r->chain = chain;
+            r->hash = hash;
+            r->flags &= (uint8_t) ~(RS_NOCHAIN | RS_NOHASH);
+        }
         *other_chain = r->chain;
         return r->chain == chain;
     }
@@ -317,8 +338,8 @@ bool raft_safety_leader(struct raft_safety *c, uint64_t node, uint64_t term)
      * as soon as the leader appends over a committed index. */
     uint64_t mc = c->max_commit, chain = 0;
     struct rs_rec *r = mc ? rec_get(c, mc) : NULL;
-    if (r && (r->flags & RS_COMMITTED) && !n->unanchored && n->last >= mc &&
-        node_chain_at(c, n, mc, &chain) && chain != r->chain)
+    if (r && (r->flags & RS_COMMITTED) && !(r->flags & RS_NOCHAIN) && !n->unanchored &&
+        n->last >= mc && node_chain_at(c, n, mc, &chain) && chain != r->chain)
         return violate(c, "committed_lost", node, 0, mc, term,
                        "leader of term %" PRIu64 " holds a different entry at committed "
                        "index %" PRIu64 " (or before it)",
@@ -338,8 +359,8 @@ bool raft_safety_append(struct raft_safety *c, uint64_t node, uint64_t index, ui
 {
     FL_ASSERT(c != NULL && index >= 1);
     struct rs_node *n = node_get(c, node);
-    FL_ASSERTF(index <= n->last + 1, "node %" PRIu64 " appends %" PRIu64 " after %" PRIu64, node,
-               index, n->last);
+    if (index > n->last + 1)
+        node_rebase_unknown(n, index - 1); /* entries we never saw (a torn write) */
     c->n_appends++;
     bool ok = true;
     if (index <= n->last) {
@@ -365,7 +386,14 @@ bool raft_safety_append(struct raft_safety *c, uint64_t node, uint64_t index, ui
     uint64_t chain = mix(prev, term, data_hash);
     node_view_push(n, term, chain);
     if (!anchored) {
+        /* Prefix unknown: the term of a committed index can still be compared. */
+        struct rs_rec *cr = rec_get(c, index);
         n->unanchored = true;
+        if (cr && (cr->flags & RS_COMMITTED) && cr->term != term)
+            ok = violate(c, "committed_lost", node, 0, index, term,
+                         "node %" PRIu64 " now holds (index %" PRIu64 ", term %" PRIu64
+                         ") but term %" PRIu64 " was committed there",
+                         node, index, term, cr->term);
         return ok && !c->failed;
     }
     uint64_t other = 0;
@@ -375,7 +403,8 @@ bool raft_safety_append(struct raft_safety *c, uint64_t node, uint64_t index, ui
                      ") with a different prefix than another node",
                      node, index, term);
     struct rs_rec *r = rec_get(c, index);
-    if (r && (r->flags & RS_COMMITTED) && (r->term != term || r->chain != chain))
+    if (r && (r->flags & RS_COMMITTED) &&
+        (r->term != term || (!(r->flags & RS_NOCHAIN) && r->chain != chain)))
         ok = violate(c, "committed_lost", node, 0, index, term,
                      "node %" PRIu64 " now holds (index %" PRIu64 ", term %" PRIu64
                      ") but (index %" PRIu64 ", term %" PRIu64 ") was committed",
@@ -387,7 +416,10 @@ bool raft_safety_restart(struct raft_safety *c, uint64_t node, uint64_t last_ind
 {
     struct rs_node *n = node_get(c, node);
     n->leader = false;
-    node_view_truncate(c, n, last_index);
+    if (last_index > n->last)
+        node_rebase_unknown(n, last_index); /* unsynced bytes that survived */
+    else
+        node_view_truncate(c, n, last_index);
     if (n->applied > last_index)
         n->applied = last_index; /* it re-applies from its snapshot */
     return !c->failed;
@@ -407,7 +439,7 @@ bool raft_safety_snapshot(struct raft_safety *c, uint64_t node, uint64_t index, 
                          " was committed there",
                          index, term, r->term);
         chain = r->chain;
-        known = true;
+        known = !(r->flags & RS_NOCHAIN);
     } else if (r && (r->flags & RS_SEEN) && r->term == term) {
         chain = r->chain;
         known = true;
@@ -444,6 +476,34 @@ static void global_trim(struct raft_safety *c)
     c->alts_count = k;
 }
 
+/* Marks record r (index i) committed with term (and chain when have). When the
+ * committed entry is not the record's first-seen one, its alternate is promoted;
+ * an entry only unanchored nodes reported keeps just its term. */
+static void commit_record(struct raft_safety *c, struct rs_rec *r, uint64_t i, uint64_t term,
+                          bool have, uint64_t chain)
+{
+    bool seen = (r->flags & RS_SEEN) != 0;
+    r->flags |= RS_COMMITTED | RS_SEEN;
+    if (seen && r->term == term && (!have || r->chain == chain))
+        return; /* the first-seen entry is the committed one */
+    const struct rs_alt *alt = NULL;
+    for (size_t k = 0; k < c->alts_count; k++)
+        if (c->alts[k].index == i && c->alts[k].term == term &&
+            (!have || c->alts[k].chain == chain))
+            alt = &c->alts[k];
+    r->term = term;
+    r->flags &= (uint8_t) ~(RS_NOCHAIN | RS_NOHASH);
+    if (alt) {
+        r->chain = alt->chain;
+        r->hash = alt->hash;
+    } else if (have) {
+        r->chain = chain;
+        r->flags |= RS_NOHASH;
+    } else {
+        r->flags |= RS_NOCHAIN | RS_NOHASH;
+    }
+}
+
 bool raft_safety_commit(struct raft_safety *c, uint64_t node, uint64_t commit)
 {
     struct rs_node *n = node_get(c, node);
@@ -458,26 +518,15 @@ bool raft_safety_commit(struct raft_safety *c, uint64_t node, uint64_t commit)
         if (!r)
             continue;
         if (r->flags & RS_COMMITTED) {
-            if (r->term != term || (have && r->chain != chain))
+            bool chain_known = have && !(r->flags & RS_NOCHAIN);
+            if (r->term != term || (chain_known && r->chain != chain))
                 ok = violate(c, "committed_lost", node, 0, i, term,
                              "node %" PRIu64 " committed (index %" PRIu64 ", term %" PRIu64
                              ") but (index %" PRIu64 ", term %" PRIu64 ") was committed before",
                              node, i, term, i, r->term);
             continue;
         }
-        if (!have)
-            continue;
-        r->flags |= RS_COMMITTED | RS_SEEN;
-        if (r->term != term || r->chain != chain) {
-            /* The committed entry was an alternate: make it the record. */
-            uint64_t hash = r->hash;
-            for (size_t k = 0; k < c->alts_count; k++)
-                if (c->alts[k].index == i && c->alts[k].term == term)
-                    hash = c->alts[k].hash;
-            r->term = term;
-            r->chain = chain;
-            r->hash = hash;
-        }
+        commit_record(c, r, i, term, have, chain);
     }
     if (commit > n->commit)
         n->commit = commit;
@@ -499,7 +548,8 @@ bool raft_safety_apply(struct raft_safety *c, uint64_t node, uint64_t index, uin
     struct rs_rec *r = rec_get(c, index);
     if (!r)
         return !c->failed;
-    if ((r->flags & RS_COMMITTED) && (r->term != term || r->hash != data_hash))
+    if ((r->flags & RS_COMMITTED) &&
+        (r->term != term || (!(r->flags & RS_NOHASH) && r->hash != data_hash)))
         return violate(c, "state_machine_safety", node, 0, index, term,
                        "node %" PRIu64 " applied (index %" PRIu64 ", term %" PRIu64
                        ") but (index %" PRIu64 ", term %" PRIu64 ") is the committed entry",

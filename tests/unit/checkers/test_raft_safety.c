@@ -193,8 +193,27 @@ static void test_long_run(void)
     expect_violation(c, "committed_lost");
 }
 
+/* Entries the checker never saw (a torn write survived a crash): no abort, and the
+ * terms of committed indexes are still compared. */
+static void test_unseen_entries(void)
+{
+    struct raft_safety *c = raft_safety_new();
+    for (uint64_t i = 1; i <= 4; i++)
+        CHECK(append_all(c, 2, i, 1, i));
+    CHECK(raft_safety_commit(c, 1, 4));
+    CHECK(raft_safety_restart(c, 2, 6)); /* two more than it was fed */
+    CHECK(raft_safety_append(c, 2, 7, 1, h(7)));
+    CHECK(raft_safety_append(c, 1, 9, 1, h(9))); /* a gap */
+    CHECK(!raft_safety_failed(c));
+    CHECK(raft_safety_commit(c, 2, 7));
+    CHECK(raft_safety_commit(c, 1, 7));
+    CHECK(!raft_safety_append(c, 1, 7, 2, h(70))); /* over committed index 7, term 1 */
+    expect_violation(c, "committed_lost");
+}
+
 int main(void)
 {
+    test_unseen_entries();
     test_correct_history();
     test_two_leaders();
     test_leader_overwrites();
