@@ -210,15 +210,22 @@ static void test_blacklist_wait(enum lb_kind kind)
     srv_cluster_kill(e.cl, p);
     sim_run_for(e.w, 200 * FL_MS);
     srv_cluster_restart(e.cl, p);
-    int used_p_early = 0, ok = 0;
+    int used_p_early = 0, ok = 0, x = 0;
     while (now_ms(&e) < t0 + 4500) {
         do_get(&e, "k", &d);
         if (d.status == KVC_OK) {
             ok++;
             used_p_early += d.node == p;
         }
+        /* At +1 s kill the member now in use: the choice is then between P (back,
+         * but in its unhealthy wait) and the third member. */
+        if (x == 0 && now_ms(&e) >= t0 + 1000 && d.status == KVC_OK && d.node != p) {
+            x = d.node;
+            srv_cluster_kill(e.cl, x);
+        }
         sim_run_for(e.w, 50 * FL_MS);
     }
+    CHECK(x != 0);
     CHECK(ok > 10);
     if (kind == LB_PINNED_BLACKLIST) {
         CHECK_EQ_INT(used_p_early, 0);
