@@ -79,7 +79,9 @@ static struct srv_member *member_alloc(struct srv_cluster *cl, int node, int pro
     raft_ready_init(&m->rd);
 
     mvcc_config_default(&m->kv_cfg);
-    m->kv_cfg.lease_min_ttl_s = (3 * c->election_ms + 999) / 1000;
+    /* etcd: minTTL = (3 * ElectionTicks / 2) heartbeats, rounded up to seconds. */
+    int64_t ticks = FL_MAX(1, c->election_ms / c->heartbeat_ms);
+    m->kv_cfg.lease_min_ttl_s = ((3 * ticks / 2) * c->heartbeat_ms + 999) / 1000;
     m->kv_cfg.max_txn_ops = c->max_txn_ops;
     m->kv = mvcc_open(&m->kv_cfg);
 

@@ -1,0 +1,280 @@
+/*
+ * test_streams.c: watch and lease streams through a member: events in revision order
+ * that survive a leader change without gap or duplicate, requested progress, a watch
+ * from a compacted revision cancelled with the compaction revision, a require_leader
+ * watch cancelled with "etcdserver: no leader" on an isolated member, lease expiry
+ * deleting the attached key on every member, and keep-alives forwarded by a follower.
+ */
+#include "tfixture.h"
+
+#include "nodes/proto/errors.h"
+
+static uint64_t watch_open(struct tclient *c, const char *key, const char *end, int64_t start,
+                           bool require_leader)
+{
+    Rpc__ClientMsg msg = RPC__CLIENT_MSG__INIT;
+    Rpc__WatchRequest wr = RPC__WATCH_REQUEST__INIT;
+    Rpc__WatchCreateRequest cr = RPC__WATCH_CREATE_REQUEST__INIT;
+    cr.key.data = (uint8_t *)key;
+    cr.key.len = strlen(key);
+    cr.range_end.data = (uint8_t *)end;
+    cr.range_end.len = end ? strlen(end) : 0;
+    cr.start_revision = start;
+    wr.request_union_case = RPC__WATCH_REQUEST__REQUEST_UNION_CREATE_REQUEST;
+    wr.create_request = &cr;
+    msg.method = RPC__METHOD__METHOD_WATCH;
+    msg.req_case = RPC__CLIENT_MSG__REQ_WATCH;
+    msg.watch = &wr;
+    msg.require_leader = require_leader;
+    return tc_send(c, &msg);
+}
+
+/* Collects the mod revisions of every event of watch call `id` queued so far. */
+static int collect_events(struct tclient *c, uint64_t id, int64_t *revs, int cap, bool *canceled)
+{
+    int n = 0;
+    Rpc__ServerMsg *m;
+    while ((m = tc_take(c, id))) {
+        if (m->resp_case == RPC__SERVER_MSG__RESP_WATCH) {
+            for (size_t i = 0; i < m->watch->n_events && n < cap; i++)
+                revs[n++] = m->watch->events[i]->kv->mod_revision;
+            if (m->watch->canceled && canceled)
+                *canceled = true;
+        }
+        if (m->stream_end && canceled)
+            *canceled = true;
+        rpc__server_msg__free_unpacked(m, NULL);
+    }
+    return n;
+}
+
+static void test_watch_across_leader_change(void)
+{
+    struct fixture f;
+    struct srv_config cfg;
+    srv_config_default(&cfg);
+    setup(&f, 21, &cfg);
+    int l = wait_leader(&f, 3 * FL_S);
+    int wnode = l == 1 ? 2 : 1;
+    struct tclient w;
+    tc_open(&w, f.w, f.cproc, srv_cluster_node_proc(f.cl, wnode));
+    uint64_t id = watch_open(&w, "k", "l", 0, false);
+    Rpc__ServerMsg *created = tc_wait(&w, id, FL_S);
+    CHECK(created && created->resp_case == RPC__SERVER_MSG__RESP_WATCH && created->watch->created);
+    if (created)
+        rpc__server_msg__free_unpacked(created, NULL);
+    CHECK_EQ_INT(write_keys(&f, l, 0, 10), 10);
+    srv_cluster_kill(f.cl, l);
+    int l2 = wait_leader(&f, 5 * FL_S);
+    CHECK(l2 > 0 && l2 != l);
+    CHECK_EQ_INT(write_keys(&f, l2, 10, 10), 10);
+    sim_run_for(f.w, 500 * FL_MS);
+    int64_t revs[64];
+    int n = collect_events(&w, id, revs, 64, NULL);
+    CHECK_EQ_INT(n, 20);
+    int bad = 0;
+    for (int i = 0; i < n; i++)
+        bad += revs[i] != i + 2; /* revisions 2..21, each exactly once, in order */
+    CHECK_EQ_INT(bad, 0);
+
+    /* Requested progress: a notification at the current revision. */
+    Rpc__ClientMsg msg = RPC__CLIENT_MSG__INIT;
+    Rpc__WatchRequest wr = RPC__WATCH_REQUEST__INIT;
+    Rpc__WatchProgressRequest pr = RPC__WATCH_PROGRESS_REQUEST__INIT;
+    wr.request_union_case = RPC__WATCH_REQUEST__REQUEST_UNION_PROGRESS_REQUEST;
+    wr.progress_request = &pr;
+    msg.method = RPC__METHOD__METHOD_WATCH;
+    msg.req_case = RPC__CLIENT_MSG__REQ_WATCH;
+    msg.watch = &wr;
+    msg.call_id = id;
+    size_t plen = rpc__client_msg__get_packed_size(&msg);
+    uint8_t *pbuf = malloc(plen + 1);
+    rpc__client_msg__pack(&msg, pbuf);
+    net_send(f.w, w.sock, pbuf, plen);
+    free(pbuf);
+    Rpc__ServerMsg *p = tc_wait(&w, id, FL_S);
+    CHECK(p && p->resp_case == RPC__SERVER_MSG__RESP_WATCH && p->watch->n_events == 0 &&
+          p->header->revision == 21);
+    if (p)
+        rpc__server_msg__free_unpacked(p, NULL);
+
+    /* Compact, then watch from revision 1: cancelled with the compaction revision. */
+    struct ctl cp = {0};
+    srv_cluster_compact(f.cl, 0, 15, ctl_done, &cp);
+    CHECK(ctl_wait(&f, &cp, 2 * FL_S) && cp.code == 0);
+    sim_run_for(f.w, 100 * FL_MS);
+    uint64_t id2 = watch_open(&w, "k", "l", 1, false);
+    sim_run_for(f.w, 500 * FL_MS);
+    bool saw_cancel = false;
+    int64_t compact_rev = 0;
+    Rpc__ServerMsg *m;
+    while ((m = tc_take(&w, id2))) {
+        if (m->resp_case == RPC__SERVER_MSG__RESP_WATCH && m->watch->canceled) {
+            saw_cancel = true;
+            compact_rev = m->watch->compact_revision;
+            CHECK_EQ_STR(m->error ? m->error->message : "",
+                         "etcdserver: mvcc: required revision has been compacted");
+        }
+        rpc__server_msg__free_unpacked(m, NULL);
+    }
+    CHECK(saw_cancel);
+    CHECK_EQ_INT(compact_rev, 15);
+    tc_close(&w);
+    CHECK(srv_cluster_safety_violation(f.cl) == NULL);
+    teardown(&f);
+}
+
+static void test_require_leader_watch(void)
+{
+    struct fixture f;
+    struct srv_config cfg;
+    srv_config_default(&cfg);
+    setup(&f, 22, &cfg);
+    int l = wait_leader(&f, 3 * FL_S);
+    int lone = l == 1 ? 2 : 1;
+    struct tclient w;
+    tc_open(&w, f.w, f.cproc, srv_cluster_node_proc(f.cl, lone));
+    uint64_t id = watch_open(&w, "a", NULL, 0, true);
+    Rpc__ServerMsg *created = tc_wait(&w, id, FL_S);
+    CHECK(created && created->watch && created->watch->created);
+    if (created)
+        rpc__server_msg__free_unpacked(created, NULL);
+    /* Cut the member from its peers but not from the client (etcd#8673). */
+    int procs[3];
+    int np = 0;
+    for (int i = 1; i <= 3; i++)
+        if (i != lone)
+            procs[np++] = srv_cluster_node_proc(f.cl, i);
+    int me = srv_cluster_node_proc(f.cl, lone);
+    net_partition(f.w, &me, 1, procs, (size_t)np, false);
+    Rpc__ServerMsg *end = tc_wait(&w, id, 10 * FL_S);
+    CHECK(end && end->stream_end && end->error);
+    CHECK_EQ_STR(end && end->error ? end->error->message : "", "etcdserver: no leader");
+    CHECK(end && end->error && end->error->code == RPC_CODE_UNAVAILABLE);
+    if (end)
+        rpc__server_msg__free_unpacked(end, NULL);
+    /* A linearizable read there never returns stale data: it times out. */
+    Rpc__ServerMsg *g = tc_get(&w, "a", false);
+    CHECK_EQ_STR(tc_err(g), "etcdserver: request timed out");
+    if (g)
+        rpc__server_msg__free_unpacked(g, NULL);
+    tc_close(&w);
+    net_heal(f.w);
+    teardown(&f);
+}
+
+static int64_t lease_grant(struct tclient *c, int64_t ttl)
+{
+    Rpc__ClientMsg msg = RPC__CLIENT_MSG__INIT;
+    Rpc__LeaseGrantRequest r = RPC__LEASE_GRANT_REQUEST__INIT;
+    r.ttl = ttl;
+    msg.method = RPC__METHOD__METHOD_LEASE_GRANT;
+    msg.req_case = RPC__CLIENT_MSG__REQ_LEASE_GRANT;
+    msg.lease_grant = &r;
+    Rpc__ServerMsg *m = tc_call(c, &msg, 5 * FL_S);
+    int64_t id = m && !m->error && m->lease_grant ? m->lease_grant->id : 0;
+    if (m)
+        rpc__server_msg__free_unpacked(m, NULL);
+    return id;
+}
+
+static bool put_with_lease(struct tclient *c, const char *k, int64_t lease)
+{
+    Rpc__ClientMsg msg = RPC__CLIENT_MSG__INIT;
+    Rpc__PutRequest r = RPC__PUT_REQUEST__INIT;
+    r.key.data = (uint8_t *)k;
+    r.key.len = strlen(k);
+    r.value.data = (uint8_t *)"x";
+    r.value.len = 1;
+    r.lease = lease;
+    msg.method = RPC__METHOD__METHOD_PUT;
+    msg.req_case = RPC__CLIENT_MSG__REQ_PUT;
+    msg.put = &r;
+    Rpc__ServerMsg *m = tc_call(c, &msg, 5 * FL_S);
+    bool ok = m && !m->error;
+    if (m)
+        rpc__server_msg__free_unpacked(m, NULL);
+    return ok;
+}
+
+static void keepalive(struct tclient *c, uint64_t stream, int64_t lease)
+{
+    Rpc__ClientMsg msg = RPC__CLIENT_MSG__INIT;
+    Rpc__LeaseKeepAliveRequest r = RPC__LEASE_KEEP_ALIVE_REQUEST__INIT;
+    r.id = lease;
+    msg.method = RPC__METHOD__METHOD_LEASE_KEEPALIVE;
+    msg.req_case = RPC__CLIENT_MSG__REQ_LEASE_KEEPALIVE;
+    msg.lease_keepalive = &r;
+    msg.call_id = stream;
+    size_t n = rpc__client_msg__get_packed_size(&msg);
+    uint8_t *buf = malloc(n + 1);
+    rpc__client_msg__pack(&msg, buf);
+    net_send(c->w, c->sock, buf, n);
+    free(buf);
+}
+
+static bool key_exists(struct fixture *f, int node, const char *k)
+{
+    struct tclient c;
+    tc_open(&c, f->w, f->cproc, srv_cluster_node_proc(f->cl, node));
+    Rpc__ServerMsg *m = tc_get(&c, k, true);
+    bool yes = m && !m->error && m->range->n_kvs == 1;
+    if (m)
+        rpc__server_msg__free_unpacked(m, NULL);
+    tc_close(&c);
+    return yes;
+}
+
+static void test_leases(void)
+{
+    struct fixture f;
+    struct srv_config cfg;
+    srv_config_default(&cfg);
+    setup(&f, 23, &cfg);
+    int l = wait_leader(&f, 3 * FL_S);
+    struct tclient c;
+    tc_open(&c, f.w, f.cproc, srv_cluster_node_proc(f.cl, l));
+    int64_t a = lease_grant(&c, 5), b = lease_grant(&c, 5);
+    CHECK(a > 0 && b > 0 && a != b);
+    CHECK(put_with_lease(&c, "la", a));
+    CHECK(put_with_lease(&c, "lb", b));
+    /* b is kept alive through a follower (forwarded to the leader's lessor). */
+    int fol = l == 1 ? 2 : 1;
+    struct tclient k;
+    tc_open(&k, f.w, f.cproc, srv_cluster_node_proc(f.cl, fol));
+    uint64_t stream = k.next_call++;
+    int answers = 0;
+    for (int i = 0; i < 8; i++) {
+        keepalive(&k, stream, b);
+        sim_run_for(f.w, FL_S);
+        Rpc__ServerMsg *m;
+        while ((m = tc_take(&k, stream))) {
+            if (m->lease_keepalive && m->lease_keepalive->ttl > 0)
+                answers++;
+            rpc__server_msg__free_unpacked(m, NULL);
+        }
+    }
+    CHECK(answers >= 7);
+    /* 8 s later: a (TTL 5, no keep-alive) has expired on every member; b has not. */
+    for (int i = 1; i <= 3; i++) {
+        CHECK(!key_exists(&f, i, "la"));
+        CHECK(key_exists(&f, i, "lb"));
+    }
+    /* Without keep-alives b goes too. */
+    sim_run_for(f.w, 8 * FL_S);
+    for (int i = 1; i <= 3; i++)
+        CHECK(!key_exists(&f, i, "lb"));
+    CHECK(wait_converged(&f, 2 * FL_S));
+    tc_close(&k);
+    tc_close(&c);
+    teardown(&f);
+}
+
+int main(void)
+{
+    fl_log_level = FL_LOG_WARN;
+    test_watch_across_leader_change();
+    test_require_leader_watch();
+    test_leases();
+    return fl_test_end();
+}
