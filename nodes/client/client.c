@@ -927,10 +927,10 @@ void kvc_client_close(struct kvc_client *c)
     for (size_t i = 0; i < c->lb.n; i++) {
         struct kvc_conn *cn = &c->conns[i];
         kvc_conn_cancel_timers(cn);
-        if (cn->state == LB_CONN_READY) {
+        /* connections_held keeps its value at close: it reports what the policy
+         * held at the end of the run, not the teardown. */
+        if (cn->state == LB_CONN_READY)
             c->st.connections_closed++;
-            c->st.connections_held--;
-        }
         if (cn->sock)
             net_close(c->w, cn->sock);
         cn->sock = 0;

@@ -392,7 +392,7 @@ struct kvc_stats {
     int64_t connections_closed;
     int64_t dials;            /* dial attempts */
     int connections_held_max; /* most connections open at once */
-    int connections_held;     /* open now */
+    int connections_held;     /* open now (after close: when it was closed) */
     int64_t pings, pings_failed;
     int64_t probes;            /* health_aware status probes sent */
     int64_t attempts;          /* requests sent (first attempts and retries) */
@@ -407,8 +407,8 @@ struct kvc_stats {
 void kvc_client_stats(const struct kvc_client *c, struct kvc_stats *out);
 /* The DESIGN §3.9 object: {"id","balancer","ok","fail","unknown","availability",
  * "max_stall_ms","watch_max_stall_ms","connections_opened","retries"} plus
- * "connections_held_max", "pings", "retries_to_bad", "stream_reconnects",
- * "failover_ms":[...]. New reference owned by the caller. */
+ * the other counters above under their field names, and "failover":[{"fault_ns",
+ * "failover_ms" (null: no success after it)}]. New reference owned by the caller. */
 json_t *kvc_stats_json(const struct kvc_stats *s);
 
 /* A fault happened at at_ns: the next success after it gives a failover time. */
