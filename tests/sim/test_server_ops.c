@@ -6,7 +6,7 @@
  * (hash checked, corruption refused, raw copy needs skip_hash_check, new identities,
  * a stale member of the old cluster refused by the restored one).
  */
-#include "tfixture.h"
+#include "server/tfixture.h"
 
 #include "nodes/proto/errors.h"
 

@@ -5,7 +5,7 @@
  * watch cancelled with "etcdserver: no leader" on an isolated member, lease expiry
  * deleting the attached key on every member, and keep-alives forwarded by a follower.
  */
-#include "tfixture.h"
+#include "server/tfixture.h"
 
 #include "nodes/proto/errors.h"
 

@@ -5,7 +5,7 @@
  * a restarted member recovers from its disk; a lagging follower is caught up by a
  * snapshot. Every case checks real outcomes (values, revisions, hashes, events).
  */
-#include "tfixture.h"
+#include "server/tfixture.h"
 
 static void test_election(void)
 {
