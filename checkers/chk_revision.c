@@ -41,6 +41,9 @@ struct rv_viol {
     json_t *state;
 };
 
+struct rv_obs;
+struct rv_put;
+
 struct rv {
     struct chk_history *h;
     struct chk_lin_result *out;
@@ -56,6 +59,11 @@ struct rv {
     bool ambiguous;
     int64_t ambiguous_rev;
     uint32_t gaps;
+    struct rv_obs *obs;
+    uint32_t obs_count;
+    bool obs_built;
+    struct rv_put *puts;
+    uint32_t put_count;
 };
 
 struct cand_ent {
@@ -321,7 +329,7 @@ static int64_t read_eff_rev(const struct chk_history *h, const struct chk_op *op
 struct rv_replay {
     struct chk_model m;
     struct chk_kstate *st;
-    struct chk_kstate *tmp;
+    struct chk_kstate *tmp, *tmp2;
     size_t st_size;
     char why[200];
     int32_t *head, *next; /* reads bucketed by judged revision */
@@ -356,11 +364,232 @@ static void judge_read(struct rv *r, struct rv_replay *p, uint32_t i)
         viol_add(r, 0, i, UINT32_MAX, p->st->rev, r->pos[i], p->why, state_json(r->h, p->st, op));
 }
 
-/* Fills gap revision g: the only unknown op that could have written there. */
+/* What reads saw of one key at one revision (for judging gap candidates). */
+struct rv_obs {
+    int32_t key;
+    bool present;
+    bool touch; /* a compare looked at the key; content unknown */
+    int64_t at, mod, create, version;
+};
+
+/* A put of key at rev by a write whose revision is known. */
+struct rv_put {
+    int32_t key;
+    int64_t rev;
+};
+
+static int put_cmp(const void *a, const void *b)
+{
+    const struct rv_put *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return (x->rev > y->rev) - (x->rev < y->rev);
+}
+
+/* Known puts of key in [lo, hi]. */
+static uint32_t puts_between(const struct rv *r, int32_t key, int64_t lo, int64_t hi)
+{
+    uint32_t a = 0, b = r->put_count;
+    while (a < b) {
+        uint32_t mid = (a + b) / 2;
+        if (r->puts[mid].key < key || (r->puts[mid].key == key && r->puts[mid].rev < lo))
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    uint32_t n = 0;
+    while (a < r->put_count && r->puts[a].key == key && r->puts[a].rev <= hi) {
+        n++;
+        a++;
+    }
+    return n;
+}
+
+static int obs_cmp(const void *a, const void *b)
+{
+    const struct rv_obs *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    if (x->at != y->at)
+        return x->at < y->at ? -1 : 1;
+    if (x->mod != y->mod)
+        return x->mod < y->mod ? -1 : 1;
+    return (x->create > y->create) - (x->create < y->create);
+}
+
+static void obs_build(struct rv *r)
+{
+    const struct chk_history *h = r->h;
+    uint32_t cap = 0;
+    r->obs_built = true;
+    for (uint32_t i = 0; i < h->op_count; i++) {
+        const struct chk_op *op = &h->ops[i];
+        if (r->role[i] != ROLE_READ || op->kind != CHK_OP_TXN)
+            continue;
+        for (uint32_t j = 0; j < (uint32_t)op->then_count + op->else_count; j++) {
+            const struct chk_sub *s = &h->subs[op->sub_first + j];
+            if (s->kind != CHK_SUB_RANGE || !(s->flags & CHK_SUBF_KVS_SET))
+                continue;
+            int64_t at = s->req_rev > 0 ? s->req_rev : op->rev;
+            uint32_t n = s->kv_count ? s->kv_count : (s->range_end == CHK_RANGE_ONE);
+            for (uint32_t k = 0; k < n; k++) {
+                if (r->obs_count == cap) {
+                    cap = cap ? cap * 2 : 256;
+                    r->obs = fl_realloc(r->obs, cap * sizeof(*r->obs));
+                }
+                struct rv_obs *o = &r->obs[r->obs_count++];
+                if (s->kv_count) {
+                    const struct chk_kv *kv = &h->kvs[s->kv_first + k];
+                    *o = (struct rv_obs){kv->key,     true,           false,      at,
+                                         kv->mod_rev, kv->create_rev, kv->version};
+                } else {
+                    *o = (struct rv_obs){s->key, false, false, at, 0, 0, 0};
+                }
+            }
+        }
+    }
+    /* compares look at keys too: record them as observations without content */
+    for (uint32_t i = 0; i < h->op_count; i++) {
+        const struct chk_op *op = &h->ops[i];
+        if ((r->role[i] != ROLE_READ && r->role[i] != ROLE_WRITE) || op->kind != CHK_OP_TXN)
+            continue;
+        for (uint32_t j = 0; j < op->cmp_count; j++) {
+            if (r->obs_count == cap) {
+                cap = cap ? cap * 2 : 256;
+                r->obs = fl_realloc(r->obs, cap * sizeof(*r->obs));
+            }
+            r->obs[r->obs_count++] = (struct rv_obs){h->cmps[op->cmp_first + j].key,
+                                                     true,
+                                                     true,
+                                                     op->rev,
+                                                     CHK_NO_REV,
+                                                     CHK_NO_REV,
+                                                     CHK_NO_REV};
+        }
+    }
+    if (r->obs_count)
+        qsort(r->obs, r->obs_count, sizeof(*r->obs), obs_cmp);
+    cap = 0;
+    for (uint32_t i = 0; i < h->op_count; i++) {
+        const struct chk_op *op = &h->ops[i];
+        if (r->role[i] != ROLE_WRITE || op->kind != CHK_OP_TXN)
+            continue;
+        bool succ = op->cmp_count == 0 || (op->flags & CHK_OPF_SUCCEEDED);
+        if (op->cmp_count && !(op->flags & CHK_OPF_SUCCEEDED_SET))
+            continue;
+        uint32_t first = op->sub_first + (succ ? 0 : op->then_count);
+        uint32_t n = succ ? op->then_count : op->else_count;
+        for (uint32_t j = 0; j < n; j++) {
+            const struct chk_sub *s = &h->subs[first + j];
+            if (s->kind != CHK_SUB_PUT && s->kind != CHK_SUB_APPEND)
+                continue;
+            if (r->put_count == cap) {
+                cap = cap ? cap * 2 : 256;
+                r->puts = fl_realloc(r->puts, cap * sizeof(*r->puts));
+            }
+            r->puts[r->put_count++] = (struct rv_put){s->key, op->rev};
+        }
+    }
+    if (r->put_count)
+        qsort(r->puts, r->put_count, sizeof(*r->puts), put_cmp);
+}
+
+/* Could key k have been changed at revision g (to present or absent), given the first
+ * read of k at or after g? */
+static bool obs_allows(struct rv *r, int32_t k, int64_t g, bool present)
+{
+    uint32_t lo = 0, hi = r->obs_count;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        const struct rv_obs *o = &r->obs[mid];
+        if (o->key < k || (o->key == k && o->at < g))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    while (lo < r->obs_count && r->obs[lo].key == k && r->obs[lo].touch)
+        lo++;
+    if (lo == r->obs_count || r->obs[lo].key != k || !r->obs[lo].present)
+        return true;
+    const struct rv_obs *o = &r->obs[lo];
+    if (!present)
+        return o->create == CHK_NO_REV || o->create >= g;
+    if (o->mod != CHK_NO_REV && o->mod < g)
+        return false;
+    /* the version counts the puts since creation: one more must fit */
+    if (o->create != CHK_NO_REV && o->version != CHK_NO_REV && o->create <= g &&
+        (int64_t)puts_between(r, k, o->create, o->at) + 1 > o->version)
+        return false;
+    return true;
+}
+
+/* Is the candidate's effect (p->tmp against p->st) consistent with later reads? */
+static bool gap_effect_ok(struct rv *r, struct rv_replay *p, const struct chk_op *op, int64_t g)
+{
+    const struct chk_history *h = r->h;
+    for (uint32_t j = 0; j < (uint32_t)op->then_count + op->else_count; j++) {
+        const struct chk_sub *s = &h->subs[op->sub_first + j];
+        if (s->kind == CHK_SUB_RANGE || s->range_end != CHK_RANGE_ONE)
+            continue;
+        const struct chk_kent *a = &p->st->ent[s->key], *b = &p->tmp->ent[s->key];
+        if (a->value == b->value && a->mod_rev == b->mod_rev)
+            continue;
+        if (!obs_allows(r, s->key, g, b->value != CHK_NIL))
+            return false;
+    }
+    return true;
+}
+
+/* First known put of key after rev g (INT64_MAX when none). */
+static int64_t next_put(const struct rv *r, int32_t key, int64_t g)
+{
+    uint32_t a = 0, b = r->put_count;
+    while (a < b) {
+        uint32_t mid = (a + b) / 2;
+        if (r->puts[mid].key < key || (r->puts[mid].key == key && r->puts[mid].rev <= g))
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    return a < r->put_count && r->puts[a].key == key ? r->puts[a].rev : INT64_MAX;
+}
+
+/* Do p->tmp and p->tmp2 (two candidates' effects at g) differ only in values nobody
+ * could see: keys overwritten by a known put before any read looked at them? Then the
+ * choice between them changes nothing observable. */
+static bool same_effect(struct rv *r, struct rv_replay *p, int64_t g)
+{
+    for (uint32_t k = 0; k < r->h->keys.count; k++) {
+        const struct chk_kent *a = &p->tmp->ent[k], *b = &p->tmp2->ent[k];
+        if (!memcmp(a, b, sizeof(*a)))
+            continue;
+        if (a->value == CHK_NIL || b->value == CHK_NIL || a->version != b->version ||
+            a->create_rev != b->create_rev || a->mod_rev != b->mod_rev)
+            return false;
+        int64_t over = next_put(r, (int32_t)k, g);
+        uint32_t lo = 0, hi = r->obs_count;
+        while (lo < hi) {
+            uint32_t mid = (lo + hi) / 2;
+            const struct rv_obs *o = &r->obs[mid];
+            if (o->key < (int32_t)k || (o->key == (int32_t)k && o->at < g))
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        bool seen = lo < r->obs_count && r->obs[lo].key == (int32_t)k && r->obs[lo].at < over;
+        if (seen)
+            return false;
+    }
+    return true;
+}
+
+/* Fills gap revision g: the only unknown op that could have written there (several
+ * with the same effect count as one: the earliest called is taken). */
 static void fill_gap(struct rv *r, struct rv_replay *p, int64_t g)
 {
     struct chk_history *h = r->h;
     int32_t found = -1;
+    bool same = true;
     for (uint32_t i = 0; i < h->op_count; i++) {
         const struct chk_op *op = &h->ops[i];
         if (r->role[i] != ROLE_CAND || op->call_ns > p->sufmin[g])
@@ -372,12 +601,23 @@ static void fill_gap(struct rv *r, struct rv_replay *p, int64_t g)
         p->m.changes = keep;
         if (!s.wrote)
             continue;
-        if (found >= 0) {
+        if (!r->obs_built)
+            obs_build(r);
+        if (!gap_effect_ok(r, p, op, g))
+            continue;
+        if (found < 0) {
+            found = (int32_t)i;
+            memcpy(p->tmp2, p->tmp, p->st_size);
+            continue;
+        }
+        same = same && same_effect(r, p, g);
+        if (!same) {
             r->ambiguous = true;
             r->ambiguous_rev = g;
             return;
         }
-        found = (int32_t)i;
+        if (op->call_ns < h->ops[found].call_ns)
+            found = (int32_t)i;
     }
     if (found >= 0) {
         r->role[found] = ROLE_PLACED;
@@ -385,6 +625,35 @@ static void fill_gap(struct rv *r, struct rv_replay *p, int64_t g)
         r->pos[found] = 2 * g;
         r->out->revealed++;
     }
+}
+
+static const struct chk_history *g_ch_h;
+
+static int change_cmp(const void *a, const void *b)
+{
+    const struct chk_change *x = a, *y = b;
+    if (x->rev != y->rev)
+        return x->rev < y->rev ? -1 : 1;
+    uint32_t rx = x->key >= 0 ? g_ch_h->key_rank[x->key] : 0;
+    uint32_t ry = y->key >= 0 ? g_ch_h->key_rank[y->key] : 0;
+    if (rx != ry)
+        return rx < ry ? -1 : 1;
+    return x < y ? -1 : x > y; /* never equal keys in one revision (etcd refuses) */
+}
+
+/* Changes in (revision, key order): the order watch events are compared in. */
+static void sort_changes(const struct chk_history *h, struct chk_change_buf *c)
+{
+    bool sorted = true;
+    for (uint32_t i = 1; i < c->count && sorted; i++) {
+        const struct chk_change *x = &c->v[i - 1], *y = &c->v[i];
+        sorted = x->rev < y->rev || (x->rev == y->rev && x->key >= 0 && y->key >= 0 &&
+                                     h->key_rank[x->key] < h->key_rank[y->key]);
+    }
+    if (sorted)
+        return;
+    g_ch_h = h;
+    qsort(c->v, c->count, sizeof(*c->v), change_cmp);
 }
 
 static void rv_replay(struct rv *r)
@@ -402,6 +671,7 @@ static void rv_replay(struct rv *r)
     p.st_size = chk_kstate_size(h->keys.count);
     p.st = fl_calloc(1, p.st_size);
     p.tmp = fl_calloc(1, p.st_size);
+    p.tmp2 = fl_calloc(1, p.st_size);
     for (uint32_t k = 0; k < h->keys.count; k++)
         p.st->ent[k].value = CHK_NIL;
     p.st->rev = 1;
@@ -468,11 +738,13 @@ static void rv_replay(struct rv *r)
             judge_read(r, &p, (uint32_t)i);
         r->out->steps++;
     }
+    sort_changes(h, &changes);
     r->out->changes = changes.v;
     r->out->change_count = changes.count;
     r->out->changes_known = !r->ambiguous;
     free(p.st);
     free(p.tmp);
+    free(p.tmp2);
     free(p.head);
     free(p.next);
     free(p.sufmin);
@@ -705,5 +977,7 @@ int chk_lin_revision(struct chk_history *h, const struct chk_limits *lim,
     free(r.pos);
     free(r.claim);
     free(r.cands);
+    free(r.obs);
+    free(r.puts);
     return FL_OK;
 }

@@ -32,6 +32,7 @@ struct rs_rec {
     uint64_t apply_term;
     uint64_t apply_hash;
     uint64_t apply_node;
+    uint64_t commit_bound; /* highest leader term on record when it committed */
     uint8_t flags;
 };
 #define RS_SEEN      1u
@@ -177,10 +178,17 @@ static struct rs_rec *rec_get(struct raft_safety *c, uint64_t i)
     return &c->g[k];
 }
 
-static uint64_t node_term_at(const struct rs_node *n, uint64_t i)
+/* Term of n's entry i (≤ last); below the view it is the committed term (0 when
+ * that is no longer known). */
+static uint64_t node_term_at(struct raft_safety *c, const struct rs_node *n, uint64_t i)
 {
     FL_ASSERT(i <= n->last);
-    return i == n->base ? n->base_term : n->terms[i - n->base - 1];
+    if (i > n->base)
+        return n->terms[i - n->base - 1];
+    if (i == n->base)
+        return n->base_term;
+    struct rs_rec *r = i ? rec_get(c, i) : NULL;
+    return r && (r->flags & RS_COMMITTED) ? r->term : 0;
 }
 
 /* Chain of n's log at i (≤ last). At or below the view's base it is the base chain
@@ -269,6 +277,16 @@ static void node_view_trim(struct rs_node *n)
     n->base = to;
 }
 
+/* Whether node n must hold the committed entry of record r right now (Leader
+ * Completeness, Raft §5.4): it leads a term later than any term on record when
+ * the entry committed, and no later leader has deposed it. Other nodes may hold a
+ * stale uncommitted entry there for a while; committing or applying it is what
+ * the other checks catch. */
+static bool must_hold(const struct raft_safety *c, const struct rs_node *n, const struct rs_rec *r)
+{
+    return n->leader && n->leader_term >= c->max_leader_term && n->leader_term > r->commit_bound;
+}
+
 /* Finds or records (i, term) -> chain; false when the same (index, term) was seen
  * with another chain (log matching broken). *other_chain gets the recorded one. */
 static bool log_matching_check(struct raft_safety *c, uint64_t i, uint64_t term, uint64_t chain,
@@ -338,8 +356,8 @@ bool raft_safety_leader(struct raft_safety *c, uint64_t node, uint64_t term)
      * as soon as the leader appends over a committed index. */
     uint64_t mc = c->max_commit, chain = 0;
     struct rs_rec *r = mc ? rec_get(c, mc) : NULL;
-    if (r && (r->flags & RS_COMMITTED) && !(r->flags & RS_NOCHAIN) && !n->unanchored &&
-        n->last >= mc && node_chain_at(c, n, mc, &chain) && chain != r->chain)
+    if (r && (r->flags & RS_COMMITTED) && !(r->flags & RS_NOCHAIN) && r->commit_bound < term &&
+        !n->unanchored && n->last >= mc && node_chain_at(c, n, mc, &chain) && chain != r->chain)
         return violate(c, "committed_lost", node, 0, mc, term,
                        "leader of term %" PRIu64 " holds a different entry at committed "
                        "index %" PRIu64 " (or before it)",
@@ -370,11 +388,11 @@ bool raft_safety_append(struct raft_safety *c, uint64_t node, uint64_t index, ui
          * sent anything: so a later-term leader on record means this one is deposed. */
         if (n->leader && c->max_leader_term > n->leader_term)
             n->leader = false;
-        if (n->leader && !c->failed && node_term_at(n, index) != term)
+        if (n->leader && !c->failed && node_term_at(c, n, index) != term)
             ok = violate(c, "leader_append_only", node, 0, index, term,
                          "leader of term %" PRIu64 " overwrote its entry %" PRIu64 " (term %" PRIu64
                          " -> %" PRIu64 ")",
-                         n->leader_term, index, node_term_at(n, index), term);
+                         n->leader_term, index, node_term_at(c, n, index), term);
         else if (n->leader && !c->failed)
             ok = violate(c, "leader_append_only", node, 0, index, term,
                          "leader of term %" PRIu64 " rewrote its log from index %" PRIu64,
@@ -389,7 +407,7 @@ bool raft_safety_append(struct raft_safety *c, uint64_t node, uint64_t index, ui
         /* Prefix unknown: the term of a committed index can still be compared. */
         struct rs_rec *cr = rec_get(c, index);
         n->unanchored = true;
-        if (cr && (cr->flags & RS_COMMITTED) && cr->term != term)
+        if (cr && (cr->flags & RS_COMMITTED) && must_hold(c, n, cr) && cr->term != term)
             ok = violate(c, "committed_lost", node, 0, index, term,
                          "node %" PRIu64 " now holds (index %" PRIu64 ", term %" PRIu64
                          ") but term %" PRIu64 " was committed there",
@@ -403,12 +421,12 @@ bool raft_safety_append(struct raft_safety *c, uint64_t node, uint64_t index, ui
                      ") with a different prefix than another node",
                      node, index, term);
     struct rs_rec *r = rec_get(c, index);
-    if (r && (r->flags & RS_COMMITTED) &&
+    if (r && (r->flags & RS_COMMITTED) && must_hold(c, n, r) &&
         (r->term != term || (!(r->flags & RS_NOCHAIN) && r->chain != chain)))
         ok = violate(c, "committed_lost", node, 0, index, term,
-                     "node %" PRIu64 " now holds (index %" PRIu64 ", term %" PRIu64
-                     ") but (index %" PRIu64 ", term %" PRIu64 ") was committed",
-                     node, index, term, index, r->term);
+                     "leader %" PRIu64 " of term %" PRIu64 " writes (index %" PRIu64
+                     ", term %" PRIu64 ") over committed (index %" PRIu64 ", term %" PRIu64 ")",
+                     node, n->leader_term, index, term, index, r->term);
     return ok && !c->failed;
 }
 
@@ -484,6 +502,7 @@ static void commit_record(struct raft_safety *c, struct rs_rec *r, uint64_t i, u
 {
     bool seen = (r->flags & RS_SEEN) != 0;
     r->flags |= RS_COMMITTED | RS_SEEN;
+    r->commit_bound = FL_MAX(c->max_leader_term, term);
     if (seen && r->term == term && (!have || r->chain == chain))
         return; /* the first-seen entry is the committed one */
     const struct rs_alt *alt = NULL;
@@ -513,7 +532,7 @@ bool raft_safety_commit(struct raft_safety *c, uint64_t node, uint64_t commit)
     bool ok = true;
     for (uint64_t i = n->commit + 1; i <= commit && ok; i++) {
         struct rs_rec *r = rec_get(c, i);
-        uint64_t term = node_term_at(n, i), chain = 0;
+        uint64_t term = node_term_at(c, n, i), chain = 0;
         bool have = node_chain_at(c, n, i, &chain) && !n->unanchored;
         if (!r)
             continue;

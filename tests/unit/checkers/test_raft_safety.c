@@ -116,11 +116,29 @@ static void test_committed_overwritten(void)
     struct raft_safety *c = raft_safety_new();
     for (uint64_t i = 1; i <= 3; i++)
         CHECK(append_all(c, 3, i, 2, i));
+    CHECK(raft_safety_leader(c, 1, 2));
     CHECK(raft_safety_commit(c, 1, 3));
     CHECK(raft_safety_commit(c, 2, 3));
-    /* Node 3 (say, elected with a bug) gets its index 3 overwritten. */
+    /* A follower holding another entry at a committed index is not yet a violation
+     * (a stale entry about to be overwritten)... */
+    CHECK(raft_safety_append(c, 3, 3, 3, h(33)));
+    /* ...but a leader of a later term writing over a committed index is. */
     CHECK(raft_safety_leader(c, 2, 3));
-    CHECK(!raft_safety_append(c, 3, 3, 3, h(33)));
+    CHECK(!raft_safety_append(c, 2, 3, 3, h(33)));
+    expect_violation(c, "committed_lost");
+
+    /* A stale leader of an older term appending at a committed index is fine. */
+    c = raft_safety_new();
+    for (uint64_t i = 1; i <= 2; i++)
+        CHECK(append_all(c, 3, i, 2, i));
+    CHECK(raft_safety_leader(c, 1, 2));
+    CHECK(raft_safety_leader(c, 2, 3));
+    CHECK(raft_safety_append(c, 2, 3, 3, h(3)));
+    CHECK(raft_safety_append(c, 3, 3, 3, h(3)));
+    CHECK(raft_safety_commit(c, 2, 3));
+    CHECK(raft_safety_append(c, 1, 3, 2, h(30))); /* node 1 does not know yet */
+    CHECK(!raft_safety_failed(c));
+    CHECK(!raft_safety_commit(c, 1, 3)); /* committing it would be a violation */
     expect_violation(c, "committed_lost");
 }
 
@@ -207,6 +225,7 @@ static void test_unseen_entries(void)
     CHECK(!raft_safety_failed(c));
     CHECK(raft_safety_commit(c, 2, 7));
     CHECK(raft_safety_commit(c, 1, 7));
+    CHECK(raft_safety_leader(c, 1, 2));
     CHECK(!raft_safety_append(c, 1, 7, 2, h(70))); /* over committed index 7, term 1 */
     expect_violation(c, "committed_lost");
 }
