@@ -45,8 +45,10 @@ static void loop_done(void *ud, const struct kvc_result *r)
      * lag accounting (what harness/run does). */
     if (r->status == KVC_OK && r->method == KVC_PUT) {
         struct kvc_bytes k = {(const uint8_t *)l->key, strlen(l->key)};
-        for (int i = 0; i < l->nall; i++)
-            kvc_client_note_commit(l->all[i], r->header.revision, k, r->return_ns);
+        for (int i = 0; i < l->nall; i++) {
+            if (l->all[i])
+                kvc_client_note_commit(l->all[i], r->header.revision, k, r->return_ns);
+        }
     }
     if (l->running)
         sim_schedule(l->w, 10 * FL_MS, loop_next, l);
@@ -111,11 +113,13 @@ static uint64_t run_once(uint64_t seed, bool report)
     struct kvc_endpoint eps[3];
     for (int i = 0; i < 3; i++)
         eps[i] = (struct kvc_endpoint){i + 1, srv_cluster_node_proc(cl, i + 1)};
-    enum lb_kind kinds[4] = {LB_PINNED_RANDOM, LB_PINNED_BLACKLIST, LB_ROUND_ROBIN,
+    /* Clients 1-4 run the closed loop; client 5 (health_aware) only watches, so
+     * only its probes can tell it the member is cut off. */
+    enum lb_kind kinds[5] = {LB_PINNED_RANDOM, LB_PINNED_BLACKLIST, LB_ROUND_ROBIN, LB_HEALTH_AWARE,
                              LB_HEALTH_AWARE};
-    struct kvc_client *cs[4];
+    struct kvc_client *cs[5];
     struct loop loops[4];
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 5; i++) {
         struct kvc_config kc;
         kvc_config_default(&kc);
         kc.id = i + 1;
@@ -145,8 +149,9 @@ static uint64_t run_once(uint64_t seed, bool report)
         leader = srv_cluster_leader(cl);
     }
     CHECK(victim != leader && leader != 0);
+    struct kvc_client *all[7] = {cs[0], cs[1], cs[2], cs[3], cs[4], NULL, NULL};
     for (int i = 0; i < 4; i++) {
-        loops[i] = (struct loop){w, cs[i], cs, 4, 0, true, 0, 0, false, ""};
+        loops[i] = (struct loop){w, cs[i], all, 7, 0, true, 0, 0, false, ""};
         snprintf(loops[i].key, sizeof(loops[i].key), "k%d", i);
         struct kvc_watch_req wr;
         memset(&wr, 0, sizeof(wr));
@@ -163,8 +168,48 @@ static uint64_t run_once(uint64_t seed, bool report)
     CHECK(ka.ok >= 1);
     CHECK(ka.nodes_seen == 1u << victim);
     ka.nodes_seen = 0;
-    struct kvc_stats before[4];
-    for (int i = 0; i < 4; i++)
+    /* Client 5's watch must live on the victim: re-create it until it lands there. */
+    struct kvc_watch_req w5;
+    memset(&w5, 0, sizeof(w5));
+    w5.key = (struct kvc_bytes){(const uint8_t *)"k", 1};
+    w5.range_end = (struct kvc_bytes){(const uint8_t *)"l", 1};
+    bool placed = false;
+    for (int t = 0; t < 40 && !placed; t++) {
+        uint64_t id = kvc_watch(cs[4], &w5, NULL, on_watch, NULL);
+        sim_run_for(w, 50 * FL_MS);
+        placed = cs[4]->stream_count == 1 && cs[4]->streams[0]->ep == victim - 1;
+        if (!placed)
+            kvc_watch_cancel(cs[4], id);
+    }
+    CHECK(placed);
+    /* Two watch-only pinned_blacklist clients pinned on the victim, one watch with
+     * require_leader and one without (created until their pin is the victim). */
+    struct kvc_client *bl[2] = {NULL, NULL};
+    for (int k = 0; k < 2; k++) {
+        for (int t = 0; t < 40; t++) {
+            struct kvc_config kc;
+            kvc_config_default(&kc);
+            kc.id = 10 + 10 * k + t;
+            kc.balancer = LB_PINNED_BLACKLIST;
+            kc.endpoints = eps;
+            kc.endpoint_count = 3;
+            FL_ASSERT(kvc_client_new(w, &kc, &bl[k], &err) == 0);
+            sim_run_for(w, 50 * FL_MS);
+            if (bl[k]->lb.pinned == victim - 1)
+                break;
+            kvc_client_free(bl[k]);
+            bl[k] = NULL;
+        }
+        CHECK(bl[k] != NULL);
+        if (bl[k] == NULL)
+            return 0;
+        struct kvc_call_opts o = {0, k == 1, 0};
+        kvc_watch(bl[k], &w5, &o, on_watch, NULL);
+        all[5 + k] = bl[k];
+    }
+    sim_run_for(w, 100 * FL_MS);
+    struct kvc_stats before[5];
+    for (int i = 0; i < 5; i++)
         kvc_client_stats(cs[i], &before[i]);
 
     /* Cut the victim off from its peers; clients still reach it. */
@@ -180,7 +225,26 @@ static uint64_t run_once(uint64_t seed, bool report)
     sim_run_for(w, 10 * FL_S);
     for (int i = 0; i < 4; i++)
         loops[i].measuring = false;
-    struct kvc_stats st[4];
+    struct kvc_stats st[5];
+    kvc_client_stats(cs[4], &st[4]);
+    if (report)
+        fprintf(stderr, "watch-only health_aware: watch_max_stall_ms %lld reconnects %lld\n",
+                (long long)st[4].watch_max_stall_ms, (long long)st[4].stream_reconnects);
+    CHECK(st[4].stream_reconnects > before[4].stream_reconnects);
+    CHECK(st[4].watch_max_stall_ms < 2 * 1000);
+    struct kvc_stats sb[2];
+    kvc_client_stats(bl[0], &sb[0]);
+    kvc_client_stats(bl[1], &sb[1]);
+    if (report)
+        fprintf(stderr, "watch-only pinned_blacklist: stall %lld ms; with require_leader %lld ms\n",
+                (long long)sb[0].watch_max_stall_ms, (long long)sb[1].watch_max_stall_ms);
+    /* Without require_leader the watch hears nothing for the whole partition. */
+    CHECK(sb[0].watch_max_stall_ms >= 9000);
+    CHECK_EQ_INT(sb[0].stream_reconnects, 0);
+    /* With it, the member cancels after 3 election timeouts ("no leader"), the
+     * endpoint is gray-listed and the watch resumes on another member. */
+    CHECK(sb[1].watch_max_stall_ms >= 3000 && sb[1].watch_max_stall_ms < 6000);
+    CHECK(sb[1].stream_reconnects >= 1);
     for (int i = 0; i < 4; i++) {
         kvc_client_stats(cs[i], &st[i]);
         double avail = loops[i].total ? (double)loops[i].ok / (double)loops[i].total : 0;
@@ -204,8 +268,10 @@ static uint64_t run_once(uint64_t seed, bool report)
     for (int i = 0; i < 4; i++)
         loops[i].running = false;
     sim_run_for(w, 3 * FL_S);
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 5; i++)
         kvc_client_free(cs[i]);
+    kvc_client_free(bl[0]);
+    kvc_client_free(bl[1]);
     srv_cluster_destroy(cl);
     uint64_t digest = sim_digest_value(w);
     sim_world_free(w);
