@@ -78,5 +78,7 @@ const char *const scn_api_names[] = {
     "math.random",
     "math.randomseed",
     "print",
+    /* replaying a shrunk run */
+    "shrink",
     NULL,
 };

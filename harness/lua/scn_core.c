@@ -119,6 +119,7 @@ struct run_world *scn_world(lua_State *L)
         scn_describe_stop(L);
     if (!run_world_is_setup(S->rw)) {
         char err[256];
+        scn_shrink_apply(S);
         if (run_world_setup(S->rw, &S->cluster, &S->clients, &S->workload, S->checks, err,
                             sizeof err))
             luaL_error(L, "cannot set up the cluster: %s", err);
@@ -207,6 +208,19 @@ static void resume(struct scn *S, struct scn_co *co)
     co->ref = LUA_NOREF;
 }
 
+/* shrink{ end_at }: true when nothing is left to do before end_at; the world is then
+ * at end_at and the scenario stops as if its main chunk had returned. */
+static bool cut_now(struct scn *S)
+{
+    if (!S->end_at_ns || run_next_event_ns(S->rw) <= S->end_at_ns || run_world_stopped(S->rw))
+        return false;
+    run_advance(S->rw, S->end_at_ns);
+    S->cut = true;
+    if (S->shrink_info)
+        json_object_set_new(S->shrink_info, "cut_at_ms", json_integer(run_now_ns(S->rw) / FL_MS));
+    return true;
+}
+
 static void drive(struct scn *S)
 {
     while (!S->main_done && !S->failed) {
@@ -215,6 +229,8 @@ static void drive(struct scn *S)
             resume(S, co);
             continue;
         }
+        if (cut_now(S))
+            break;
         if (!run_step(S->rw)) {
             if (run_world_stopped(S->rw))
                 break; /* SIGINT or a safety violation: the run ends and is judged */
@@ -252,6 +268,8 @@ static void scn_init(struct scn *S, const struct scn_options *opts)
     run_clients_config_default(&S->clients);
     run_workload_config_default(&S->workload);
     S->checks = RUN_CHECK_ALL;
+    S->time_scale_pct = 100;
+    S->ov_clients = S->ov_keys = S->ov_rate = S->ov_watchers = -1;
     snprintf(S->chunkname, sizeof S->chunkname, "@%s", opts->path);
     S->L = luaL_newstate();
     FL_ASSERT(S->L != NULL);
@@ -262,6 +280,7 @@ static void scn_init(struct scn *S, const struct scn_options *opts)
     scn_open_sched(S->L);
     scn_open_world(S->L);
     scn_open_client(S->L);
+    scn_open_shrink(S->L);
 }
 
 static void scn_close(struct scn *S)
@@ -329,6 +348,7 @@ int scn_run(const struct scn_options *opts, struct scn_result *res)
         drive(S);
     }
     S->stopping = true;
+    run_summary_set(rw, "script_end_ms", json_integer(run_now_ns(rw) / FL_MS));
     rc = run_world_finish(rw, S->failed ? S->error : NULL, &res->run);
     if (S->failed) {
         snprintf(res->error, sizeof res->error, "%s", S->error);

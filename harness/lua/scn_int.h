@@ -55,6 +55,15 @@ struct scn {
 
     bool failed;
     char error[1024];
+
+    /* shrink{} (scn_shrink.c) */
+    bool shrink_called;
+    int64_t end_at_ns;  /* 0: none */
+    bool cut;           /* end_at stopped the scenario */
+    int time_scale_pct; /* 100: none */
+    int64_t scale_from_ns;
+    int ov_clients, ov_keys, ov_rate, ov_watchers; /* -1: keep scenario{}'s */
+    json_t *shrink_info;                           /* borrowed; the summary owns it */
 };
 
 /* The coroutine record of L (root for the main state). */
@@ -101,6 +110,13 @@ const char *scn_field_str(lua_State *L, int idx, const char *what, const char *k
 void scn_to_json(lua_State *L, int idx, struct fl_buf *out);
 /* "SCENARIO:LINE:" of the calling Lua function at level, or 0 for the line. */
 int scn_current_line(lua_State *L, int level);
+
+/* scn_shrink.c */
+void scn_open_shrink(lua_State *L);
+/* Applies shrink{}'s clients/keys/rate/watchers to the set-up about to happen. */
+void scn_shrink_apply(struct scn *S);
+/* A run/sleep/run_until duration after shrink{}'s time_scale. */
+int64_t scn_scale_duration(struct scn *S, int64_t d);
 
 /* scn_sandbox.c */
 void scn_open_sandbox(lua_State *L, bool unsafe);

@@ -21,7 +21,7 @@ static int block_for(lua_State *L, const char *name)
     int64_t d = scn_check_duration(L, 1);
     scn_world(L);
     scn_need_co(L, name);
-    return scn_sleep_k(L, d, 0, after_sleep);
+    return scn_sleep_k(L, scn_scale_duration(scn_of(L), d), 0, after_sleep);
 }
 
 static int l_run(lua_State *L)
@@ -70,7 +70,7 @@ static int l_run_until(lua_State *L)
     struct run_world *rw = scn_world(L);
     scn_need_co(L, "run_until");
     lua_settop(L, 1);
-    lua_pushinteger(L, run_now_ns(rw) + limit);
+    lua_pushinteger(L, run_now_ns(rw) + scn_scale_duration(scn_of(L), limit));
     lua_pushinteger(L, poll);
     return until_check(L, LUA_OK, 0);
 }

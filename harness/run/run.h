@@ -198,6 +198,31 @@ int run_nemesis(struct run_world *rw, unsigned kinds, int64_t every_ns, int64_t 
 /* Parses one nemesis kind name; 0 when unknown. */
 unsigned run_nemesis_kind(const char *name);
 
+/* --- fault ordinals (faultline shrink) ------------------------------------------------ */
+/* Every fault application gets an ordinal 1, 2, 3... in the order it happens: each call
+ * of run_kill, run_restart, run_pause, run_resume, run_skew, run_partition, run_isolate,
+ * run_heal, run_net, run_hold, run_release, run_clog, run_failpoint and run_nemesis made
+ * by the caller, and each fault the nemesis draws (its undo, a tick later, shares the
+ * ordinal). run_heal_all, run_bug, membership and maintenance calls have none (they
+ * cannot be skipped). The ordinal is in the summary's `faults` items ("ordinal") and
+ * the count in its "fault_ordinals".
+ *
+ * Skipped ordinals (sorted or not, duplicates allowed) are still counted but do
+ * nothing and are not recorded, so the ordinals of later faults do not move; a skipped
+ * run_nemesis keeps its ticks (and their ordinals) but applies none of them. Each
+ * nemesis tick draws from its own stream ("fault/nemesis/<tick>") and ticks alternate
+ * strictly between drawing a fault and undoing it, so a skipped fault does not move the
+ * time or the choice of any other tick. Call before the first fault. */
+void run_skip_faults(struct run_world *rw, const int64_t *ordinals, int n);
+bool run_fault_skipped(const struct run_world *rw, int64_t ordinal);
+int64_t run_fault_ordinals(const struct run_world *rw); /* ordinals handed out so far */
+/* Simulated time of the next pending event; INT64_MAX when there is none. */
+int64_t run_next_event_ns(struct run_world *rw);
+/* Adds key = value to the --json summary at run_world_finish (replacing an earlier one
+ * of that key). Takes ownership of value. For the scenario layer ("script_end_ms",
+ * "shrink"); the keys of DESIGN §3.9 are the driver's own. */
+void run_summary_set(struct run_world *rw, const char *key, json_t *value);
+
 /* --- the expect checker ------------------------------------------------------------- */
 /* Records one claim of the scenario: checker 'expect', detail = {"message", "observed",
  * "at_ns", "line"}. observed_json may be NULL. A false claim fails the run. */

@@ -4,12 +4,61 @@
  * which draws random fault schedules from the "fault" stream only, so the workload's
  * draws never move when the schedule changes (what shrinking needs).
  *
+ * Each application of a fault gets an ordinal (run.h): run_fault_begin hands it out
+ * after the arguments are checked and before anything is applied or recorded, so a
+ * skipped fault leaves no trace but keeps its number. Calls made inside an
+ * application (isolate's partition, a nemesis draw's kill) belong to it.
+ *
  * Partition shapes follow Jepsen (simulation-anchors §5): isolate one node, a random
  * majority/minority split, the majorities ring (every node hears a majority, no two
  * the same one; built from one-way cuts), a bridge (two halves joined by one node)
  * and a one-way cut.
  */
 #include "harness/run/run_int.h"
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+void run_skip_faults(struct run_world *rw, const int64_t *ordinals, int n)
+{
+    free(rw->skip);
+    rw->skip = NULL;
+    rw->n_skip = 0;
+    if (n <= 0)
+        return;
+    rw->skip = fl_malloc(sizeof(int64_t) * (size_t)n);
+    memcpy(rw->skip, ordinals, sizeof(int64_t) * (size_t)n);
+    qsort(rw->skip, (size_t)n, sizeof(int64_t), cmp_i64);
+    rw->n_skip = n;
+}
+
+bool run_fault_skipped(const struct run_world *rw, int64_t ordinal)
+{
+    return rw->n_skip &&
+           bsearch(&ordinal, rw->skip, (size_t)rw->n_skip, sizeof(int64_t), cmp_i64) != NULL;
+}
+
+int64_t run_fault_ordinals(const struct run_world *rw)
+{
+    return rw->n_ordinals;
+}
+
+bool run_fault_begin(struct run_world *rw, int64_t *saved)
+{
+    *saved = rw->cur_ordinal;
+    if (rw->cur_ordinal)
+        return true; /* part of the application in progress */
+    rw->cur_ordinal = ++rw->n_ordinals;
+    return !run_fault_skipped(rw, rw->cur_ordinal);
+}
+
+void run_fault_end(struct run_world *rw, int64_t saved)
+{
+    rw->cur_ordinal = saved;
+}
 
 static int procs_of(struct run_world *rw, const int *nodes, int n, int *procs)
 {
@@ -34,17 +83,21 @@ static int node_fault(struct run_world *rw, int id, const char *kind)
 {
     if (run_node_proc(rw, id) < 0)
         return FL_ENOENT;
-    char target[16];
-    snprintf(target, sizeof target, "n%d", id);
-    run_log_fault(rw, kind, target, NULL);
-    if (!strcmp(kind, "kill"))
-        srv_cluster_kill(rw->cl, id);
-    else if (!strcmp(kind, "restart"))
-        srv_cluster_restart(rw->cl, id);
-    else if (!strcmp(kind, "pause"))
-        srv_cluster_pause(rw->cl, id);
-    else
-        srv_cluster_resume(rw->cl, id);
+    int64_t saved;
+    if (run_fault_begin(rw, &saved)) {
+        char target[16];
+        snprintf(target, sizeof target, "n%d", id);
+        run_log_fault(rw, kind, target, NULL);
+        if (!strcmp(kind, "kill"))
+            srv_cluster_kill(rw->cl, id);
+        else if (!strcmp(kind, "restart"))
+            srv_cluster_restart(rw->cl, id);
+        else if (!strcmp(kind, "pause"))
+            srv_cluster_pause(rw->cl, id);
+        else
+            srv_cluster_resume(rw->cl, id);
+    }
+    run_fault_end(rw, saved);
     return FL_OK;
 }
 
@@ -72,13 +125,17 @@ int run_skew(struct run_world *rw, int id, int64_t rate_ppm)
         return FL_ENOENT;
     if (rate_ppm < 1000 || rate_ppm > 100 * SIM_PPM)
         return FL_ERANGE;
-    char target[16];
-    snprintf(target, sizeof target, "n%d", id);
-    json_t *d = json_object();
-    json_object_set_new(d, "rate_ppm", json_integer(rate_ppm));
-    run_log_fault(rw, "skew", target, d);
-    if (sim_proc_alive(rw->w, proc))
-        sim_proc_set_rate(rw->w, proc, rate_ppm);
+    int64_t saved;
+    if (run_fault_begin(rw, &saved)) {
+        char target[16];
+        snprintf(target, sizeof target, "n%d", id);
+        json_t *d = json_object();
+        json_object_set_new(d, "rate_ppm", json_integer(rate_ppm));
+        run_log_fault(rw, "skew", target, d);
+        if (sim_proc_alive(rw->w, proc))
+            sim_proc_set_rate(rw->w, proc, rate_ppm);
+    }
+    run_fault_end(rw, saved);
     return FL_OK;
 }
 
@@ -88,14 +145,18 @@ int run_partition(struct run_world *rw, const int *a, int na, const int *b, int 
     if (na > RUN_NODES_MAX || nb > RUN_NODES_MAX || procs_of(rw, a, na, pa) ||
         procs_of(rw, b, nb, pb))
         return FL_ENOENT;
-    char ta[128], tb[128], target[260];
-    run_target_nodes(ta, sizeof ta, a, na);
-    run_target_nodes(tb, sizeof tb, b, nb);
-    snprintf(target, sizeof target, "%s|%s", ta, tb);
-    json_t *d = json_object();
-    json_object_set_new(d, "oneway", json_boolean(oneway));
-    run_log_fault(rw, "partition", target, d);
-    net_partition(rw->w, pa, (size_t)na, pb, (size_t)nb, oneway);
+    int64_t saved;
+    if (run_fault_begin(rw, &saved)) {
+        char ta[128], tb[128], target[260];
+        run_target_nodes(ta, sizeof ta, a, na);
+        run_target_nodes(tb, sizeof tb, b, nb);
+        snprintf(target, sizeof target, "%s|%s", ta, tb);
+        json_t *d = json_object();
+        json_object_set_new(d, "oneway", json_boolean(oneway));
+        run_log_fault(rw, "partition", target, d);
+        net_partition(rw->w, pa, (size_t)na, pb, (size_t)nb, oneway);
+    }
+    run_fault_end(rw, saved);
     return FL_OK;
 }
 
@@ -115,13 +176,22 @@ int run_isolate(struct run_world *rw, int id)
         return FL_ENOENT;
     int others[RUN_NODES_MAX];
     int n = others_of(rw, id, others);
-    return run_partition(rw, &id, 1, others, n, false);
+    int64_t saved;
+    int rc = FL_OK;
+    if (run_fault_begin(rw, &saved))
+        rc = run_partition(rw, &id, 1, others, n, false);
+    run_fault_end(rw, saved);
+    return rc;
 }
 
 int run_heal(struct run_world *rw)
 {
-    run_log_fault(rw, "heal", "*", NULL);
-    net_heal(rw->w);
+    int64_t saved;
+    if (run_fault_begin(rw, &saved)) {
+        run_log_fault(rw, "heal", "*", NULL);
+        net_heal(rw->w);
+    }
+    run_fault_end(rw, saved);
     return FL_OK;
 }
 
@@ -155,17 +225,21 @@ int run_net(struct run_world *rw, int drop_ppm, int dup_ppm, int delay_ms)
 {
     if (drop_ppm < 0 || drop_ppm > SIM_PPM || dup_ppm < 0 || dup_ppm > SIM_PPM || delay_ms < 0)
         return FL_ERANGE;
-    struct net_link l = rw->base_link;
-    l.loss_ppm = (uint32_t)drop_ppm;
-    l.dup_ppm = (uint32_t)dup_ppm;
-    l.latency_ns += (int64_t)delay_ms * FL_MS;
-    json_t *d = json_object();
-    json_object_set_new(d, "drop_ppm", json_integer(drop_ppm));
-    json_object_set_new(d, "dup_ppm", json_integer(dup_ppm));
-    json_object_set_new(d, "delay_ms", json_integer(delay_ms));
-    run_log_fault(rw, "net", "*", d);
-    net_link_set(rw->w, -1, -1, &l);
-    rw->net_changed = drop_ppm || dup_ppm || delay_ms;
+    int64_t saved;
+    if (run_fault_begin(rw, &saved)) {
+        struct net_link l = rw->base_link;
+        l.loss_ppm = (uint32_t)drop_ppm;
+        l.dup_ppm = (uint32_t)dup_ppm;
+        l.latency_ns += (int64_t)delay_ms * FL_MS;
+        json_t *d = json_object();
+        json_object_set_new(d, "drop_ppm", json_integer(drop_ppm));
+        json_object_set_new(d, "dup_ppm", json_integer(dup_ppm));
+        json_object_set_new(d, "delay_ms", json_integer(delay_ms));
+        run_log_fault(rw, "net", "*", d);
+        net_link_set(rw->w, -1, -1, &l);
+        rw->net_changed = drop_ppm || dup_ppm || delay_ms;
+    }
+    run_fault_end(rw, saved);
     return FL_OK;
 }
 
@@ -186,12 +260,16 @@ static int link_fault(struct run_world *rw, const char *kind, int from, int to,
     int pf, pt;
     if (link_end(rw, from, &pf) || link_end(rw, to, &pt))
         return FL_ENOENT;
-    char a[16], b[16], target[40];
-    node_target(a, sizeof a, from);
-    node_target(b, sizeof b, to);
-    snprintf(target, sizeof target, "%s>%s", a, b);
-    run_log_fault(rw, kind, target, NULL);
-    fn(rw->w, pf, pt);
+    int64_t saved;
+    if (run_fault_begin(rw, &saved)) {
+        char a[16], b[16], target[40];
+        node_target(a, sizeof a, from);
+        node_target(b, sizeof b, to);
+        snprintf(target, sizeof target, "%s>%s", a, b);
+        run_log_fault(rw, kind, target, NULL);
+        fn(rw->w, pf, pt);
+    }
+    run_fault_end(rw, saved);
     return FL_OK;
 }
 
@@ -220,34 +298,36 @@ int run_failpoint(struct run_world *rw, const char *name, int node, const char *
         snprintf(err, err_len, "unknown node id %d", node);
         return FL_ENOENT;
     }
-    char target[16];
-    node_target(target, sizeof target, node);
-    json_t *d = json_object();
-    json_object_set_new(d, "name", json_string(name));
-    json_object_set_new(d, "action", json_string(action));
-    json_object_set_new(d, "p_ppm", json_integer(p_ppm));
-    json_object_set_new(d, "count", json_integer(count));
-    if (!strcmp(action, "off")) {
-        run_log_fault(rw, "failpoint", target, d);
-        flt_disable(rw->w, name, proc);
-        return FL_OK;
-    }
+    bool off = !strcmp(action, "off");
     struct flt_spec spec = {
         .node = proc, .delay_ms = delay_ms, .p_ppm = (uint32_t)p_ppm, .count = (uint32_t)count};
-    if (!flt_action_parse(action, &spec.action)) {
-        json_decref(d);
+    if (!off && !flt_action_parse(action, &spec.action)) {
         snprintf(err, err_len, "unknown failpoint action '%s' (crash, error, delay, drop, off)",
                  action);
         return FL_EINVAL;
     }
-    int rc = flt_enable(rw->w, name, &spec);
-    if (rc) {
-        json_decref(d);
-        snprintf(err, err_len, "failpoint '%s': %s", name, fl_strerror(rc));
-        return rc;
+    int64_t saved;
+    int rc = FL_OK;
+    if (run_fault_begin(rw, &saved)) {
+        char target[16];
+        node_target(target, sizeof target, node);
+        json_t *d = json_object();
+        json_object_set_new(d, "name", json_string(name));
+        json_object_set_new(d, "action", json_string(action));
+        json_object_set_new(d, "p_ppm", json_integer(p_ppm));
+        json_object_set_new(d, "count", json_integer(count));
+        if (off) {
+            flt_disable(rw->w, name, proc);
+        } else if ((rc = flt_enable(rw->w, name, &spec)) != FL_OK) {
+            snprintf(err, err_len, "failpoint '%s': %s", name, fl_strerror(rc));
+            json_decref(d);
+            d = NULL;
+        }
+        if (d)
+            run_log_fault(rw, "failpoint", target, d);
     }
-    run_log_fault(rw, "failpoint", target, d);
-    return FL_OK;
+    run_fault_end(rw, saved);
+    return rc;
 }
 
 int run_bug(struct run_world *rw, const char *name)
@@ -411,9 +491,10 @@ unsigned run_nemesis_kind(const char *name)
     return 0;
 }
 
+/* Draws from the current nemesis tick's stream. */
 static uint64_t draw(struct run_world *rw, uint64_t n)
 {
-    return sim_rng_below(rw->fault_rng, n);
+    return sim_rng_below(&rw->nem_rng, n);
 }
 
 static void shuffle(struct run_world *rw, int *a, int n)
@@ -545,34 +626,60 @@ static void nemesis_undo(struct run_world *rw)
     rw->nem_undo_kind = 0;
 }
 
+/* Applies one fault of a random kind (an apply slot). */
+static void nemesis_apply(struct run_world *rw)
+{
+    unsigned bits[8];
+    int nb = 0;
+    for (unsigned b = 1; b <= RUN_NEMESIS_NET; b <<= 1)
+        if (rw->nem_kinds & b)
+            bits[nb++] = b;
+    unsigned kind = bits[draw(rw, (uint64_t)nb)];
+    if (kind == RUN_NEMESIS_PARTITION)
+        nemesis_partition(rw);
+    else if (kind == RUN_NEMESIS_MEMBERSHIP)
+        nemesis_membership(rw);
+    else if (kind == RUN_NEMESIS_NET)
+        nemesis_net(rw);
+    else
+        nemesis_node(rw, kind);
+}
+
+/* Ticks alternate: an apply slot draws a fault (and takes an ordinal, even when the
+ * fault is skipped or the cluster state leaves nothing to do), the undo slot after it
+ * undoes whatever was applied. Each tick draws first the gap to the next tick, then
+ * its fault, from its own stream, so neither depends on what earlier ticks did. */
 static void nemesis_tick(struct sim_world *w, void *ctx)
 {
     (void)w;
     struct run_world *rw = ctx;
     rw->nem_timer = 0;
-    if (rw->nem_undo_kind) {
-        nemesis_undo(rw);
-    } else if (!rw->nem_until_ns || sim_now_ns(rw->w) < rw->nem_until_ns) {
-        unsigned bits[8];
-        int nb = 0;
-        for (unsigned b = 1; b <= RUN_NEMESIS_NET; b <<= 1)
-            if (rw->nem_kinds & b)
-                bits[nb++] = b;
-        unsigned kind = bits[draw(rw, (uint64_t)nb)];
-        if (kind == RUN_NEMESIS_PARTITION)
-            nemesis_partition(rw);
-        else if (kind == RUN_NEMESIS_MEMBERSHIP)
-            nemesis_membership(rw);
-        else if (kind == RUN_NEMESIS_NET)
-            nemesis_net(rw);
-        else
-            nemesis_node(rw, kind);
-    } else {
+    bool undo = rw->nem_undo_next;
+    if (!undo && rw->nem_until_ns && sim_now_ns(rw->w) >= rw->nem_until_ns)
         return; /* past its duration and nothing to undo: done */
-    }
+    char name[48];
+    snprintf(name, sizeof name, "fault/nemesis/%lld", (long long)++rw->nem_tick);
+    sim_rng_derive(&rw->nem_rng, rw->seed, name);
     int64_t every = rw->nem_every_ns;
-    rw->nem_timer =
-        sim_schedule(rw->w, every / 2 + (int64_t)draw(rw, (uint64_t)every + 1), nemesis_tick, rw);
+    int64_t gap = every / 2 + (int64_t)draw(rw, (uint64_t)every + 1);
+    int64_t saved = rw->cur_ordinal;
+    if (undo) {
+        rw->nem_undo_next = false;
+        if (rw->nem_undo_kind) {
+            rw->cur_ordinal = rw->nem_ordinal;
+            nemesis_undo(rw);
+            rw->cur_ordinal = saved;
+        }
+    } else {
+        rw->nem_undo_next = true;
+        rw->nem_undo_kind = 0;
+        bool apply = run_fault_begin(rw, &saved);
+        rw->nem_ordinal = rw->cur_ordinal;
+        if (apply && !rw->nem_dry)
+            nemesis_apply(rw);
+        run_fault_end(rw, saved);
+    }
+    rw->nem_timer = sim_schedule(rw->w, gap, nemesis_tick, rw);
 }
 
 int run_nemesis(struct run_world *rw, unsigned kinds, int64_t every_ns, int64_t duration_ns)
@@ -580,13 +687,18 @@ int run_nemesis(struct run_world *rw, unsigned kinds, int64_t every_ns, int64_t 
     if (!kinds || every_ns <= 0)
         return FL_EINVAL;
     run_nemesis_stop(rw);
+    int64_t saved;
+    rw->nem_dry = !run_fault_begin(rw, &saved);
     rw->nem_kinds = kinds & RUN_NEMESIS_ALL;
     rw->nem_every_ns = every_ns;
     rw->nem_until_ns = duration_ns ? sim_now_ns(rw->w) + duration_ns : 0;
-    json_t *d = json_object();
-    json_object_set_new(d, "kinds", json_integer(rw->nem_kinds));
-    json_object_set_new(d, "every_ms", json_integer(every_ns / FL_MS));
-    run_log_fault(rw, "nemesis", "*", d);
+    if (!rw->nem_dry) {
+        json_t *d = json_object();
+        json_object_set_new(d, "kinds", json_integer(rw->nem_kinds));
+        json_object_set_new(d, "every_ms", json_integer(every_ns / FL_MS));
+        run_log_fault(rw, "nemesis", "*", d);
+    }
+    run_fault_end(rw, saved);
     rw->nem_timer = sim_schedule(rw->w, every_ns, nemesis_tick, rw);
     return FL_OK;
 }
@@ -599,4 +711,6 @@ void run_nemesis_stop(struct run_world *rw)
     }
     rw->nem_kinds = 0;
     rw->nem_undo_kind = 0; /* heal_all undoes everything anyway */
+    rw->nem_undo_next = false;
+    rw->nem_dry = false;
 }

@@ -186,8 +186,11 @@ static json_t *summary(struct run_world *rw, const struct run_result *res, json_
     json_object_set(s, "faults", rw->faults);
     json_object_set(s, "leaders", rw->leaders);
     json_object_set_new(s, "clients", clients);
+    json_object_set_new(s, "fault_ordinals", json_integer(rw->n_ordinals));
     if (rw->run_id)
         json_object_set_new(s, "run_id", json_integer(rw->run_id));
+    if (rw->extra)
+        json_object_update_missing(s, rw->extra);
     if (script_error)
         json_object_set_new(s, "error", json_string(script_error));
     return s;

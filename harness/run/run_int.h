@@ -86,10 +86,20 @@ struct run_world {
     unsigned nem_kinds;
     int64_t nem_every_ns, nem_until_ns;
     sim_handle nem_timer;
-    bool nem_active;   /* a nemesis fault is in force and must be undone */
     int nem_undo_kind; /* what the active fault was */
     int nem_undo_node;
-    struct sim_rng *fault_rng;
+    bool nem_dry;           /* the run_nemesis call was skipped: ticks apply nothing */
+    bool nem_undo_next;     /* the next tick is an undo slot */
+    int64_t nem_tick;       /* ticks so far; names the per-tick stream */
+    int64_t nem_ordinal;    /* ordinal of the fault drawn at the last apply slot */
+    struct sim_rng nem_rng; /* the current tick's stream */
+
+    /* fault ordinals (run.h, shrinking) */
+    int64_t n_ordinals;  /* handed out so far */
+    int64_t cur_ordinal; /* of the application in progress; 0 outside one */
+    int64_t *skip;       /* sorted ordinals to skip */
+    int n_skip;
+    json_t *extra; /* run_summary_set: object merged into the summary */
 
     /* net state to restore at heal_all */
     struct net_link base_link;
@@ -126,5 +136,10 @@ void run_workload_stop(struct run_world *rw);
 
 /* run_fault.c */
 void run_nemesis_stop(struct run_world *rw);
+/* Starts a fault application: hands out the next ordinal (unless one is in progress,
+ * which this call is then part of) and returns false when it is skipped. Every call
+ * is paired with run_fault_end(rw, *saved). */
+bool run_fault_begin(struct run_world *rw, int64_t *saved);
+void run_fault_end(struct run_world *rw, int64_t saved);
 
 #endif

@@ -98,7 +98,6 @@ int run_world_open(struct run_world **out, const struct run_options *opts, char 
     rw->w = sim_world_new(opts->seed);
     sim_set_scenario(rw->w, rw->scenario);
     sim_rng_derive(&rw->lua_rng, opts->seed, "lua");
-    rw->fault_rng = sim_rng(rw->w, "fault");
     net_link_get(rw->w, -1, -1, &rw->base_link);
     rw->faults = json_array();
     rw->leaders = json_array();
@@ -291,6 +290,8 @@ void run_world_close(struct run_world *rw)
     json_decref(rw->faults);
     json_decref(rw->leaders);
     json_decref(rw->expects);
+    json_decref(rw->extra);
+    free(rw->skip);
     free(rw->scenario);
     free(rw->db_path);
     free(rw->options_json);
@@ -362,6 +363,18 @@ void run_advance(struct run_world *rw, int64_t until_ns)
         sim_run_until(rw->w, until_ns);
 }
 
+int64_t run_next_event_ns(struct run_world *rw)
+{
+    return sim_next_time_ns(rw->w);
+}
+
+void run_summary_set(struct run_world *rw, const char *key, json_t *value)
+{
+    if (!rw->extra)
+        rw->extra = json_object();
+    json_object_set_new(rw->extra, key, value);
+}
+
 uint64_t run_rng_next(struct run_world *rw)
 {
     return sim_rng_u64(&rw->lua_rng);
@@ -429,6 +442,8 @@ void run_log_fault(struct run_world *rw, const char *kind, const char *target, j
     json_object_set_new(f, "at_ms", json_integer(now / FL_MS));
     json_object_set_new(f, "kind", json_string(kind));
     json_object_set_new(f, "target", json_string(target));
+    if (rw->cur_ordinal)
+        json_object_set_new(f, "ordinal", json_integer(rw->cur_ordinal));
     if (detail)
         json_object_set(f, "detail", detail);
     json_array_append_new(rw->faults, f);
