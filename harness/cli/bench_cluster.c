@@ -98,7 +98,6 @@ static struct srv_cluster *bench_cluster_new(struct sim_world *w)
     cfg.fsync_latency_ns = FL_MS;
     cfg.max_msg_bytes = 1u << 20;
     cfg.max_inflight_msgs = 512;
-    cfg.snapshot_count = 10000;
     struct srv_cluster *cl = NULL;
     const char *err = NULL;
     if (srv_cluster_create(w, &cfg, NULL, NULL, &cl, &err) != FL_OK)
