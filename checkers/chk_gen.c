@@ -61,7 +61,7 @@ struct gen {
     struct gop *ops;
     uint32_t nops;
     struct gkv *rkvs;
-    uint32_t nrkvs;
+    uint32_t nrkvs, rkvs_cap;
     struct gkv *chg; /* changes: key, value (-1 delete), create, mod(=rev), ver */
     int32_t *chg_prev;
     uint32_t nchg;
@@ -107,10 +107,16 @@ static void gen_exec(struct gen *g, struct gop *op, bool applied)
         op->res = *e;
         break;
     case G_RANGE:
+        /* [key, key + 8): a short range, so big histories stay small */
         op->kv_first = g->nrkvs;
-        for (uint32_t k = 0; k < g->o->keys; k++) {
-            if (g->state[k].value >= 0)
-                g->rkvs[g->nrkvs++] = g->state[k];
+        for (uint32_t k = (uint32_t)op->key; k < g->o->keys && k < (uint32_t)op->key + 8; k++) {
+            if (g->state[k].value < 0)
+                continue;
+            if (g->nrkvs == g->rkvs_cap) {
+                g->rkvs_cap = g->rkvs_cap ? g->rkvs_cap * 2 : 1024;
+                g->rkvs = fl_realloc(g->rkvs, g->rkvs_cap * sizeof(*g->rkvs));
+            }
+            g->rkvs[g->nrkvs++] = g->state[k];
         }
         op->kv_n = g->nrkvs - op->kv_first;
         break;
@@ -559,8 +565,8 @@ static void emit_op(struct gen *g, struct chk_history *h, const struct gop *op)
         } else {
             struct chk_sub *s = chk_history_sub_add(h, false);
             s->kind = CHK_SUB_RANGE;
-            s->key = 0;
-            s->range_end = CHK_RANGE_ALL;
+            s->key = op->key;
+            s->range_end = (uint32_t)op->key + 8 < g->o->keys ? op->key + 8 : CHK_RANGE_ALL;
             if (op->status == CHK_ST_OK) {
                 s->flags |= CHK_SUBF_RESULT_SET | CHK_SUBF_KVS_SET | CHK_SUBF_COUNT_SET;
                 s->count = op->kv_n;
@@ -645,7 +651,6 @@ int chk_gen_history(const struct chk_gen_opts *o, int mutation, struct chk_histo
     g.o = o;
     g.r.s = o->seed * UINT64_C(0x2545f4914f6cdd1d) + 1;
     g.ops = fl_calloc(o->ops + 1, sizeof(*g.ops));
-    g.rkvs = fl_calloc((size_t)(o->ops + 1) * o->keys, sizeof(*g.rkvs));
     g.chg = fl_calloc(2 * o->ops + 2, sizeof(*g.chg));
     g.chg_prev = fl_calloc(2 * o->ops + 2, sizeof(int32_t));
     g.w = fl_calloc(o->watches + 1, sizeof(*g.w));

@@ -64,6 +64,8 @@ struct rv {
     bool obs_built;
     struct rv_put *puts;
     uint32_t put_count;
+    struct rv_put *xputs; /* puts of ops placed into gaps after obs_build */
+    uint32_t xput_count, xput_cap;
 };
 
 struct cand_ent {
@@ -248,6 +250,38 @@ static void rv_reveal(struct rv *r, int32_t key, int32_t value, int64_t rev)
     }
 }
 
+/* A key-value created at rev (create_revision): an unknown op that put the key made
+ * that revision, whatever value it wrote (a later write may have replaced it). */
+static void rv_reveal_create(struct rv *r, int32_t key, int64_t rev)
+{
+    if (rev < 2 || rev > r->max_rev || r->claim[rev] >= 0 || !r->cand_count)
+        return;
+    struct cand_ent probe = {key, INT32_MIN, INT64_MIN, 0};
+    size_t lo = 0, hi = r->cand_count;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (cand_cmp(&r->cands[mid], &probe) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    int64_t best_call = INT64_MAX;
+    uint32_t best = UINT32_MAX;
+    for (size_t i = lo; i < r->cand_count && r->cands[i].key == key; i++) {
+        const struct cand_ent *c = &r->cands[i];
+        if (c->value == CHK_NIL || r->role[c->op] != ROLE_CAND || c->call_ns >= best_call)
+            continue;
+        best_call = c->call_ns;
+        best = c->op;
+    }
+    if (best == UINT32_MAX)
+        return;
+    r->role[best] = ROLE_PLACED;
+    r->claim[rev] = (int32_t)best;
+    r->pos[best] = 2 * rev;
+    r->out->revealed++;
+}
+
 static void rv_reveal_all(struct rv *r)
 {
     struct chk_history *h = r->h;
@@ -271,29 +305,58 @@ static void rv_reveal_all(struct rv *r)
         else if (e->kind == CHK_EV_DELETE)
             rv_reveal(r, e->key, CHK_NIL, e->mod_rev);
     }
+    /* then what creation revisions tell (exact reveals first: they know the value) */
+    for (uint32_t i = 0; i < h->kv_count; i++) {
+        const struct chk_kv *kv = &h->kvs[i];
+        if (kv->create_rev != CHK_NO_REV && kv->create_rev != kv->mod_rev)
+            rv_reveal_create(r, kv->key, kv->create_rev);
+    }
+    for (uint32_t i = 0; i < h->event_count; i++) {
+        const struct chk_wevent *e = &h->events[i];
+        if (e->kind == CHK_EV_PUT && e->create_rev != CHK_NO_REV && e->create_rev != e->mod_rev)
+            rv_reveal_create(r, e->key, e->create_rev);
+    }
 }
 
 /* The state of the keys an op touches, as JSON (for explanations). */
+static void state_key_json(const struct chk_history *h, const struct chk_kstate *st, int32_t k,
+                           json_t *keys)
+{
+    size_t kn;
+    const uint8_t *kp = chk_key_bytes(h, k, &kn);
+    char kbuf[128];
+    snprintf(kbuf, sizeof(kbuf), "%.*s", (int)FL_MIN(kn, 120), (const char *)kp);
+    const struct chk_kent *e = &st->ent[k];
+    json_t *kv = json_object();
+    json_object_set_new(kv, "value", chk_json_value(h, e->value));
+    json_object_set_new(kv, "version", json_integer(e->version));
+    json_object_set_new(kv, "create_revision", json_integer(e->create_rev));
+    json_object_set_new(kv, "mod_revision", json_integer(e->mod_rev));
+    json_object_set_new(keys, kbuf, kv);
+}
+
+/* The state of the keys an op touches (ranges: up to 32 keys), as JSON. */
 static json_t *state_json(const struct chk_history *h, const struct chk_kstate *st,
                           const struct chk_op *op)
 {
     json_t *o = json_object();
     json_object_set_new(o, "revision", json_integer(st->rev));
     json_t *keys = json_object();
-    for (uint32_t j = 0; j < (uint32_t)op->then_count + op->else_count + op->cmp_count; j++) {
-        int32_t k = j < op->cmp_count ? h->cmps[op->cmp_first + j].key
-                                      : h->subs[op->sub_first + j - op->cmp_count].key;
-        size_t kn;
-        const uint8_t *kp = chk_key_bytes(h, k, &kn);
-        char kbuf[128];
-        snprintf(kbuf, sizeof(kbuf), "%.*s", (int)FL_MIN(kn, 120), (const char *)kp);
-        const struct chk_kent *e = &st->ent[k];
-        json_t *kv = json_object();
-        json_object_set_new(kv, "value", chk_json_value(h, e->value));
-        json_object_set_new(kv, "version", json_integer(e->version));
-        json_object_set_new(kv, "create_revision", json_integer(e->create_rev));
-        json_object_set_new(kv, "mod_revision", json_integer(e->mod_rev));
-        json_object_set_new(keys, kbuf, kv);
+    for (uint32_t j = 0; j < op->cmp_count; j++)
+        state_key_json(h, st, h->cmps[op->cmp_first + j].key, keys);
+    for (uint32_t j = 0; j < (uint32_t)op->then_count + op->else_count; j++) {
+        const struct chk_sub *s = &h->subs[op->sub_first + j];
+        uint32_t rk = h->key_rank[s->key];
+        uint32_t re = s->range_end == CHK_RANGE_ONE   ? rk + 1
+                      : s->range_end == CHK_RANGE_ALL ? h->keys.count
+                                                      : h->key_rank[s->range_end];
+        for (uint32_t x = rk, n = 0; x < re && n < 32; x++) {
+            int32_t k = (int32_t)h->key_order[x];
+            if (st->ent[k].value != CHK_NIL || x == rk) {
+                state_key_json(h, st, k, keys);
+                n++;
+            }
+        }
     }
     json_object_set_new(o, "keys", keys);
     return o;
@@ -334,6 +397,7 @@ struct rv_replay {
     char why[200];
     int32_t *head, *next; /* reads bucketed by judged revision */
     int64_t *sufmin;      /* per revision: min return of ops positioned after 2r */
+    int64_t guessed_rev;  /* the gap whose writer was guessed last */
 };
 
 static void judge_read(struct rv *r, struct rv_replay *p, uint32_t i)
@@ -402,6 +466,8 @@ static uint32_t puts_between(const struct rv *r, int32_t key, int64_t lo, int64_
         n++;
         a++;
     }
+    for (uint32_t i = 0; i < r->xput_count; i++) /* few: gap placements */
+        n += r->xputs[i].key == key && r->xputs[i].rev >= lo && r->xputs[i].rev <= hi;
     return n;
 }
 
@@ -431,6 +497,25 @@ static void obs_build(struct rv *r)
             if (s->kind != CHK_SUB_RANGE || !(s->flags & CHK_SUBF_KVS_SET))
                 continue;
             int64_t at = s->req_rev > 0 ? s->req_rev : op->rev;
+            if (s->range_end != CHK_RANGE_ONE && s->limit == 0) {
+                /* the keys of the range it did not return were absent */
+                uint32_t rk = h->key_rank[s->key];
+                uint32_t re =
+                    s->range_end == CHK_RANGE_ALL ? h->keys.count : h->key_rank[s->range_end];
+                uint32_t kv = 0;
+                for (uint32_t x = rk; x < re; x++) {
+                    int32_t key = (int32_t)h->key_order[x];
+                    if (kv < s->kv_count && h->kvs[s->kv_first + kv].key == key) {
+                        kv++;
+                        continue;
+                    }
+                    if (r->obs_count == cap) {
+                        cap = cap ? cap * 2 : 256;
+                        r->obs = fl_realloc(r->obs, cap * sizeof(*r->obs));
+                    }
+                    r->obs[r->obs_count++] = (struct rv_obs){key, false, false, at, 0, 0, 0};
+                }
+            }
             uint32_t n = s->kv_count ? s->kv_count : (s->range_end == CHK_RANGE_ONE);
             for (uint32_t k = 0; k < n; k++) {
                 if (r->obs_count == cap) {
@@ -472,11 +557,13 @@ static void obs_build(struct rv *r)
     cap = 0;
     for (uint32_t i = 0; i < h->op_count; i++) {
         const struct chk_op *op = &h->ops[i];
-        if (r->role[i] != ROLE_WRITE || op->kind != CHK_OP_TXN)
+        bool placed = r->role[i] == ROLE_PLACED && op->cmp_count == 0;
+        if ((r->role[i] != ROLE_WRITE && !placed) || op->kind != CHK_OP_TXN)
             continue;
         bool succ = op->cmp_count == 0 || (op->flags & CHK_OPF_SUCCEEDED);
         if (op->cmp_count && !(op->flags & CHK_OPF_SUCCEEDED_SET))
             continue;
+        int64_t at = placed ? r->pos[i] / 2 : op->rev;
         uint32_t first = op->sub_first + (succ ? 0 : op->then_count);
         uint32_t n = succ ? op->then_count : op->else_count;
         for (uint32_t j = 0; j < n; j++) {
@@ -487,7 +574,7 @@ static void obs_build(struct rv *r)
                 cap = cap ? cap * 2 : 256;
                 r->puts = fl_realloc(r->puts, cap * sizeof(*r->puts));
             }
-            r->puts[r->put_count++] = (struct rv_put){s->key, op->rev};
+            r->puts[r->put_count++] = (struct rv_put){s->key, at};
         }
     }
     if (r->put_count)
@@ -496,7 +583,7 @@ static void obs_build(struct rv *r)
 
 /* Could key k have been changed at revision g (to present or absent), given the first
  * read of k at or after g? */
-static bool obs_allows(struct rv *r, int32_t k, int64_t g, bool present)
+static int obs_allows(struct rv *r, int32_t k, int64_t g, bool present)
 {
     uint32_t lo = 0, hi = r->obs_count;
     while (lo < hi) {
@@ -517,16 +604,23 @@ static bool obs_allows(struct rv *r, int32_t k, int64_t g, bool present)
     if (o->mod != CHK_NO_REV && o->mod < g)
         return false;
     /* the version counts the puts since creation: one more must fit */
-    if (o->create != CHK_NO_REV && o->version != CHK_NO_REV && o->create <= g &&
-        (int64_t)puts_between(r, k, o->create, o->at) + 1 > o->version)
-        return false;
-    return true;
+    if (o->create != CHK_NO_REV && o->version != CHK_NO_REV && o->create <= g) {
+        int64_t known = (int64_t)puts_between(r, k, o->create, o->at);
+        if (known + 1 > o->version)
+            return 0;
+        if (known < o->version)
+            return 2; /* a put of k is missing in [create, at]: this one may be it */
+    }
+    return 1;
 }
 
 /* Is the candidate's effect (p->tmp against p->st) consistent with later reads? */
-static bool gap_effect_ok(struct rv *r, struct rv_replay *p, const struct chk_op *op, int64_t g)
+/* 0: the candidate's effect (p->tmp against p->st) contradicts later reads; 1: it
+ * fits; 2: it fits and a read's version count asks for it. */
+static int gap_effect_ok(struct rv *r, struct rv_replay *p, const struct chk_op *op, int64_t g)
 {
     const struct chk_history *h = r->h;
+    int best = 1;
     for (uint32_t j = 0; j < (uint32_t)op->then_count + op->else_count; j++) {
         const struct chk_sub *s = &h->subs[op->sub_first + j];
         if (s->kind == CHK_SUB_RANGE || s->range_end != CHK_RANGE_ONE)
@@ -534,10 +628,12 @@ static bool gap_effect_ok(struct rv *r, struct rv_replay *p, const struct chk_op
         const struct chk_kent *a = &p->st->ent[s->key], *b = &p->tmp->ent[s->key];
         if (a->value == b->value && a->mod_rev == b->mod_rev)
             continue;
-        if (!obs_allows(r, s->key, g, b->value != CHK_NIL))
-            return false;
+        int v = obs_allows(r, s->key, g, b->value != CHK_NIL);
+        if (!v)
+            return 0;
+        best = FL_MAX(best, v);
     }
-    return true;
+    return best;
 }
 
 /* First known put of key after rev g (INT64_MAX when none). */
@@ -589,6 +685,7 @@ static void fill_gap(struct rv *r, struct rv_replay *p, int64_t g)
 {
     struct chk_history *h = r->h;
     int32_t found = -1;
+    int found_score = 0;
     bool same = true;
     for (uint32_t i = 0; i < h->op_count; i++) {
         const struct chk_op *op = &h->ops[i];
@@ -603,27 +700,47 @@ static void fill_gap(struct rv *r, struct rv_replay *p, int64_t g)
             continue;
         if (!r->obs_built)
             obs_build(r);
-        if (!gap_effect_ok(r, p, op, g))
+        int score = gap_effect_ok(r, p, op, g);
+        if (!score)
             continue;
         if (found < 0) {
             found = (int32_t)i;
+            found_score = score;
             memcpy(p->tmp2, p->tmp, p->st_size);
             continue;
         }
         same = same && same_effect(r, p, g);
-        if (!same) {
-            r->ambiguous = true;
-            r->ambiguous_rev = g;
-            return;
-        }
-        if (op->call_ns < h->ops[found].call_ns)
+        /* prefer what a version count asks for, then the earliest called */
+        if (score > found_score || (score == found_score && op->call_ns < h->ops[found].call_ns)) {
             found = (int32_t)i;
+            found_score = score;
+        }
+    }
+    if (!same) {
+        /* A guess: a linearization found with it still proves linearizability; a
+         * violation found after it proves nothing (see chk_lin_revision). Watches are
+         * not judged on this revision. */
+        if (!r->ambiguous)
+            r->ambiguous_rev = g;
+        r->ambiguous = true;
+        p->guessed_rev = g;
     }
     if (found >= 0) {
         r->role[found] = ROLE_PLACED;
         r->claim[g] = found;
         r->pos[found] = 2 * g;
         r->out->revealed++;
+        const struct chk_op *op = &h->ops[found];
+        for (uint32_t j = 0; j < op->then_count && op->cmp_count == 0; j++) {
+            const struct chk_sub *s = &h->subs[op->sub_first + j];
+            if (s->kind != CHK_SUB_PUT && s->kind != CHK_SUB_APPEND)
+                continue;
+            if (r->xput_count == r->xput_cap) {
+                r->xput_cap = r->xput_cap ? r->xput_cap * 2 : 64;
+                r->xputs = fl_realloc(r->xputs, r->xput_cap * sizeof(*r->xputs));
+            }
+            r->xputs[r->xput_count++] = (struct rv_put){s->key, g};
+        }
     }
 }
 
@@ -700,13 +817,12 @@ static void rv_replay(struct rv *r)
     }
     for (int64_t x = R; x-- > 0;)
         p.sufmin[x] = FL_MIN(p.sufmin[x], p.sufmin[x + 1]);
-    for (int64_t rev = 1; rev <= R && !r->ambiguous; rev++) {
+    for (int64_t rev = 1; rev <= R; rev++) {
         if (rev >= 2) {
             if (r->claim[rev] < 0)
                 fill_gap(r, &p, rev);
-            if (r->ambiguous)
-                break;
             int32_t w = r->claim[rev];
+            uint32_t changes_before = changes.count;
             p.st->rev = rev - 1;
             if (w < 0) {
                 r->gaps++;
@@ -732,6 +848,11 @@ static void rv_replay(struct rv *r)
                     json_decref(before);
                 }
                 p.st->rev = rev;
+                if (p.guessed_rev == rev) {
+                    changes.count = changes_before;
+                    changes.v[changes.count++] =
+                        (struct chk_change){rev, -1, CHK_EV_PROGRESS, CHK_NIL, CHK_NIL, 0, 0};
+                }
             }
         }
         for (int32_t i = p.head[rev]; i >= 0; i = p.next[i])
@@ -741,7 +862,7 @@ static void rv_replay(struct rv *r)
     sort_changes(h, &changes);
     r->out->changes = changes.v;
     r->out->change_count = changes.count;
-    r->out->changes_known = !r->ambiguous;
+    r->out->changes_known = true;
     free(p.st);
     free(p.tmp);
     free(p.tmp2);
@@ -959,17 +1080,18 @@ int chk_lin_revision(struct chk_history *h, const struct chk_limits *lim,
             r.pos[i] = 2 * h->ops[i].rev + 1;
     }
     rv_replay(&r);
-    if (r.ambiguous) {
+    rv_realtime(&r);
+    rv_failed(&r);
+    out->verdict = r.viol_total ? CHK_FAIL : CHK_PASS;
+    rv_explain(&r);
+    if (r.ambiguous && r.viol_total) {
+        /* the violation may be an artefact of a guessed placement */
         out->verdict = CHK_UNKNOWN;
         snprintf(out->reason, sizeof(out->reason),
                  "revision %lld could have been written by several operations of unknown "
-                 "outcome",
+                 "outcome, and a violation follows; undecided",
                  (long long)r.ambiguous_rev);
-    } else {
-        rv_realtime(&r);
-        rv_failed(&r);
-        out->verdict = r.viol_total ? CHK_FAIL : CHK_PASS;
-        rv_explain(&r);
+        out->changes_known = false;
     }
     for (uint32_t i = 0; i < r.viol_count; i++)
         json_decref(r.viol[i].state);
@@ -979,5 +1101,6 @@ int chk_lin_revision(struct chk_history *h, const struct chk_limits *lim,
     free(r.cands);
     free(r.obs);
     free(r.puts);
+    free(r.xputs);
     return FL_OK;
 }
