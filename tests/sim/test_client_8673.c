@@ -95,7 +95,25 @@ static void on_ka(void *ud, const struct kvc_result *r)
     }
 }
 
-static void on_grant(void *ud, const struct kvc_result *r)
+struct done_flag {
+    int ok, found;
+};
+
+static void on_flag(void *ud, const struct kvc_result *r)
+{
+    struct done_flag *f = ud;
+    f->ok += r->status == KVC_OK;
+    if (r->method == KVC_RANGE && r->op.kv_count > 0)
+        f->found +=
+            r->op.kvs[0].key.n == 8 && memcmp(r->op.kvs[0].key.p, "lease1/x", 8) == 0 ? 1 : 100;
+}
+
+static struct kvc_bytes B(const char *s) {
+    return (struct kvc_bytes){(const uint8_t *)s, strlen(s)};
+}
+
+static void
+on_grant(void *ud, const struct kvc_result *r)
 {
     int64_t *id = ud;
     *id = r->status == KVC_OK ? r->lease_id : -1;
@@ -207,7 +225,21 @@ static uint64_t run_once(uint64_t seed, bool report)
         kvc_watch(bl[k], &w5, &o, on_watch, NULL);
         all[5 + k] = bl[k];
     }
-    sim_run_for(w, 100 * FL_MS);
+    /* bl[0] also keeps a 3 s lease alive on the victim without require_leader, with
+     * a key attached; cs[1]'s 10 s lease (require_leader) gets a key too. */
+    int64_t lease0 = 0;
+    g.ttl_s = 3;
+    kvc_call(bl[0], &g, NULL, on_grant, &lease0);
+    sim_run_for(w, 500 * FL_MS);
+    CHECK(lease0 > 0);
+    struct done_flag pd = {0, 0};
+    kvc_put(bl[0], B("lease0/x"), B("1"), lease0, NULL, on_flag, &pd);
+    kvc_put(cs[1], B("lease1/x"), B("1"), lease, NULL, on_flag, &pd);
+    struct ka ka0 = {0, 0, 0, ""};
+    kvc_lease_keepalive(bl[0], lease0, NULL, on_ka, &ka0);
+    sim_run_for(w, 500 * FL_MS);
+    CHECK_EQ_INT(pd.ok, 2);
+    CHECK(ka0.ok >= 1);
     struct kvc_stats before[5];
     for (int i = 0; i < 5; i++)
         kvc_client_stats(cs[i], &before[i]);
@@ -222,6 +254,7 @@ static uint64_t run_once(uint64_t seed, bool report)
     net_partition(w, &a, 1, b, (size_t)nb, false);
     for (int i = 0; i < 4; i++)
         loops[i].measuring = true;
+    int ka0_before = ka0.ok;
     sim_run_for(w, 10 * FL_S);
     for (int i = 0; i < 4; i++)
         loops[i].measuring = false;
@@ -264,6 +297,18 @@ static uint64_t run_once(uint64_t seed, bool report)
     CHECK(st[1].stream_reconnects > before[1].stream_reconnects);
     CHECK_EQ_INT(ka.ended, 0);
     CHECK(ka.nodes_seen != 0 && (ka.nodes_seen & (1u << victim)) == 0);
+    /* The keep-alive stuck on the victim never reaches the leader: no answer came,
+     * the client gave the lease up only after a TTL of silence, and the lease's key
+     * is gone from the cluster; the require_leader lease's key survived. */
+    CHECK_EQ_INT(ka0.ok, ka0_before);
+    CHECK_EQ_INT(ka0.ended, 1);
+    CHECK_EQ_STR(ka0.error, "context deadline exceeded");
+    struct done_flag gd = {0, 0};
+    kvc_get(cs[3], B("lease0/x"), B(""), NULL, on_flag, &gd);
+    kvc_get(cs[3], B("lease1/x"), B(""), NULL, on_flag, &gd);
+    sim_run_for(w, 500 * FL_MS);
+    CHECK_EQ_INT(gd.ok, 2);
+    CHECK_EQ_INT(gd.found, 1); /* lease1/x only */
     net_heal(w);
     for (int i = 0; i < 4; i++)
         loops[i].running = false;
