@@ -126,9 +126,11 @@ static bool msg_from_pb(const Raftpb__Message *in, struct raft_msg *out, struct 
             if (cs->n_voters > RAFT_NODES_MAX || cs->n_learners > RAFT_NODES_MAX)
                 return false;
             snap->conf.voters_count = (uint32_t)cs->n_voters;
-            memcpy(snap->conf.voters, cs->voters, cs->n_voters * sizeof(uint64_t));
+            for (size_t i = 0; i < cs->n_voters; i++)
+                snap->conf.voters[i] = cs->voters[i];
             snap->conf.learners_count = (uint32_t)cs->n_learners;
-            memcpy(snap->conf.learners, cs->learners, cs->n_learners * sizeof(uint64_t));
+            for (size_t i = 0; i < cs->n_learners; i++)
+                snap->conf.learners[i] = cs->learners[i];
         }
         snap->data = in->snapshot->data.data;
         snap->len = in->snapshot->data.len;

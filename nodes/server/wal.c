@@ -137,6 +137,8 @@ void srv_wal_state_compact(struct srv_wal_state *st, uint64_t upto)
         free(st->entries[k].data);
         k++;
     }
+    if (k == 0)
+        return;
     memmove(st->entries, st->entries + k, (st->n_entries - k) * sizeof *st->entries);
     st->n_entries -= k;
 }
