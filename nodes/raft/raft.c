@@ -588,6 +588,12 @@ int raft_propose_conf_change(struct raft *r, const struct raft_conf_change *cc, 
         return FL_EBUSY;
     if (raft__last_conf_index(r) > r->commit && !FL_BUG(RAFT_MULTIPLE_CONF_CHANGES))
         return FL_EBUSY; /* at most one uncommitted configuration entry */
+    /* A new leader must first commit an entry of its own term: otherwise a conf
+     * entry of a deposed leader that it never saw may still commit, and two
+     * single-server changes from different leaders overlap (the single-server
+     * membership bug, Ongaro, raft-dev 2015). */
+    if (raft__term_at(r, r->commit) != r->term && !FL_BUG(RAFT_MULTIPLE_CONF_CHANGES))
+        return FL_EBUSY;
     struct raft_conf_state next = *raft_conf(r);
     int rc = raft_conf_apply(&next, cc);
     if (rc != FL_OK)

@@ -305,7 +305,9 @@ int raft_propose(struct raft *r, const void *data, size_t len, uint64_t *index_o
 
 /* Proposes a membership change. Leader only (FL_ENOENT otherwise). Refused with
  * FL_EBUSY while an earlier conf entry is uncommitted (at most one; unless
- * FL_BUG(RAFT_MULTIPLE_CONF_CHANGES)), FL_EBUSY during a leader transfer, and with
+ * FL_BUG(RAFT_MULTIPLE_CONF_CHANGES)), while this leader has not yet committed an
+ * entry of its own term (its empty entry; the fix to the single-server membership
+ * bug), FL_EBUSY during a leader transfer, and with
  * raft_conf_apply's error when it does not fit the current configuration. The
  * change is in force as soon as this call returns. */
 int raft_propose_conf_change(struct raft *r, const struct raft_conf_change *cc,

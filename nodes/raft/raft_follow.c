@@ -101,9 +101,10 @@ void raft__handle_snapshot(struct raft *r, const struct raft_msg *m)
         return;
     }
     if (raft__term_at(r, s->index) == s->term && s->index <= raft__last_index(r)) {
-        /* Our log already holds the snapshot's last entry: just learn the commit. */
+        /* Our log already holds the snapshot's last entry: just learn the commit. Only
+         * up to it is known to match the leader (entries after it may conflict). */
         commit_to(r, s->index);
-        resp->index = raft__last_index(r);
+        resp->index = s->index;
         return;
     }
     raft__log_reset(r, s->index, s->term, &s->conf);

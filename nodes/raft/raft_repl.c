@@ -359,8 +359,13 @@ void raft__handle_heartbeat_resp(struct raft *r, const struct raft_msg *m)
      * behind, an append or its answer was lost (a broken connection): probe again. */
     if (pr->state == RAFT_PR_REPLICATE && pr->match < m->log_term && m->log_term < pr->next)
         become_probe(r, pr);
+    /* The follower's log reaches the snapshot: it was installed even if the answer
+     * to it was lost. Probe from there. */
+    if (pr->state == RAFT_PR_SNAPSHOT && m->index >= pr->pending_snapshot)
+        become_probe(r, pr);
+    /* A probe may carry no entries (next = last + 1): it still finds the match. */
     if (pr->match < raft__last_index(r))
-        raft__send_append(r, pr, false);
+        raft__send_append(r, pr, pr->state == RAFT_PR_PROBE);
     if (m->context)
         raft__read_ack(r, m->context, m->from);
 }

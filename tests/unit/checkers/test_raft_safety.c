@@ -78,6 +78,12 @@ static void expect_violation(struct raft_safety *c, const char *property)
     raft_safety_free(c);
 }
 
+static void expect_violation_free(struct raft_safety *c)
+{
+    CHECK(!raft_safety_failed(c));
+    raft_safety_free(c);
+}
+
 static void test_two_leaders(void)
 {
     struct raft_safety *c = raft_safety_new();
@@ -122,9 +128,19 @@ static void test_committed_overwritten(void)
     /* A follower holding another entry at a committed index is not yet a violation
      * (a stale entry about to be overwritten)... */
     CHECK(raft_safety_append(c, 3, 3, 3, h(33)));
-    /* ...but a leader of a later term writing over a committed index is. */
-    CHECK(raft_safety_leader(c, 2, 3));
-    CHECK(!raft_safety_append(c, 2, 3, 3, h(33)));
+    expect_violation_free(c);
+
+    /* ...but a leader of a later term writing over a committed index is (node 3,
+     * elected without the entry, appends its own there). */
+    c = raft_safety_new();
+    for (uint64_t i = 1; i <= 3; i++)
+        CHECK(append_all(c, 2, i, 2, i));
+    CHECK(raft_safety_append(c, 3, 1, 2, h(1)));
+    CHECK(raft_safety_append(c, 3, 2, 2, h(2)));
+    CHECK(raft_safety_leader(c, 1, 2));
+    CHECK(raft_safety_commit(c, 1, 3));
+    CHECK(raft_safety_leader(c, 3, 3));
+    CHECK(!raft_safety_append(c, 3, 3, 3, h(33)));
     expect_violation(c, "committed_lost");
 
     /* A stale leader of an older term appending at a committed index is fine. */
@@ -207,7 +223,8 @@ static void test_long_run(void)
     CHECK(ok);
     CHECK(!raft_safety_failed(c));
     /* And a late overwrite of a committed entry is still caught. */
-    CHECK(!raft_safety_append(c, 3, 199999, term + 1, h(1)));
+    CHECK(raft_safety_append(c, 3, 199999, term + 1, h(1)));
+    CHECK(!raft_safety_commit(c, 3, 199999));
     expect_violation(c, "committed_lost");
 }
 
@@ -216,17 +233,20 @@ static void test_long_run(void)
 static void test_unseen_entries(void)
 {
     struct raft_safety *c = raft_safety_new();
+    CHECK(raft_safety_leader(c, 1, 1));
+    for (uint64_t i = 1; i <= 9; i++)
+        CHECK(raft_safety_append(c, 1, i, 1, h(i)));
     for (uint64_t i = 1; i <= 4; i++)
-        CHECK(append_all(c, 2, i, 1, i));
-    CHECK(raft_safety_commit(c, 1, 4));
+        CHECK(raft_safety_append(c, 2, i, 1, h(i)));
+    CHECK(raft_safety_commit(c, 1, 9));
     CHECK(raft_safety_restart(c, 2, 6)); /* two more than it was fed */
     CHECK(raft_safety_append(c, 2, 7, 1, h(7)));
-    CHECK(raft_safety_append(c, 1, 9, 1, h(9))); /* a gap */
-    CHECK(!raft_safety_failed(c));
     CHECK(raft_safety_commit(c, 2, 7));
-    CHECK(raft_safety_commit(c, 1, 7));
-    CHECK(raft_safety_leader(c, 1, 2));
-    CHECK(!raft_safety_append(c, 1, 7, 2, h(70))); /* over committed index 7, term 1 */
+    CHECK(raft_safety_append(c, 3, 5, 1, h(5))); /* a gap */
+    CHECK(!raft_safety_failed(c));
+    /* Node 3, unanchored, leads term 2 and writes over committed index 6. */
+    CHECK(raft_safety_leader(c, 3, 2));
+    CHECK(!raft_safety_append(c, 3, 6, 2, h(60)));
     expect_violation(c, "committed_lost");
 }
 

@@ -56,6 +56,7 @@ struct tc {
     size_t sent[RAFT_MSG_TYPE_COUNT];
     size_t delivered;
     bool verbose;
+    bool trace_msgs;
 };
 
 static inline uint64_t tc_hash(const void *p, size_t n, uint64_t h)
@@ -120,6 +121,9 @@ static inline void tc_disk_truncate(struct tc_node *nd, uint64_t from)
     }
 }
 
+/* When set, sees every ready after it was persisted and applied, before advance. */
+static void (*tc_ready_hook)(struct tc *c, uint64_t id, const struct raft_ready *rd);
+
 /* Persists, sends, applies one ready of node id, then advances. */
 static inline bool tc_process(struct tc *c, uint64_t id)
 {
@@ -178,6 +182,8 @@ static inline bool tc_process(struct tc *c, uint64_t id)
                     raft_event_kind_name(rd->events[i].kind), rd->events[i].term,
                     rd->events[i].detail);
     }
+    if (tc_ready_hook)
+        tc_ready_hook(c, id, rd);
     raft_advance(nd->r, rd);
     raft_check_invariants(nd->r);
     return true;
@@ -202,6 +208,12 @@ static inline size_t tc_deliver(struct tc *c)
         struct raft_msg *m = &batch[i].m;
         bool drop = m->to < 1 || (int)m->to > c->n || c->cut[m->from][m->to] ||
                     (c->drop_types[m->to] & (1u << m->type)) || tc_node(c, m->to)->down;
+        if (!drop && c->trace_msgs)
+            fprintf(stderr,
+                    "  msg %s %" PRIu64 "->%" PRIu64 " t%" PRIu64 " idx %" PRIu64 " lt %" PRIu64
+                    " commit %" PRIu64 " n %zu rej %d hint %" PRIu64 "\n",
+                    raft_msg_type_name(m->type), m->from, m->to, m->term, m->index, m->log_term,
+                    m->commit, m->entries_count, m->reject, m->reject_hint);
         if (!drop) {
             raft_step(tc_r(c, m->to), m);
             raft_check_invariants(tc_r(c, m->to));
@@ -389,7 +401,8 @@ static inline bool tc_applied_agree(struct tc *c)
 static inline uint64_t tc_last_applied(struct tc *c, uint64_t id)
 {
     struct tc_node *nd = tc_node(c, id);
-    return nd->applied_count ? nd->applied[nd->applied_count - 1].index : nd->snap.index;
+    uint64_t a = nd->applied_count ? nd->applied[nd->applied_count - 1].index : 0;
+    return FL_MAX(a, nd->snap.index);
 }
 
 /* Elects node id (campaign + stabilize); returns whether it is leader. */
