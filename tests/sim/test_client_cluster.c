@@ -435,6 +435,70 @@ static void on_ka(void *ud, const struct kvc_result *r)
     }
 }
 
+struct dupwatch {
+    char seen[64][16];
+    int n, dups;
+};
+
+static void on_dup_watch(void *ud, const struct kvc_watch_resp *r)
+{
+    struct dupwatch *d = ud;
+    for (size_t i = 0; i < r->event_count; i++) {
+        char v[16];
+        size_t n = r->events[i].kv.value.n < 15 ? r->events[i].kv.value.n : 15;
+        memcpy(v, r->events[i].kv.value.p, n);
+        v[n] = 0;
+        for (int k = 0; k < d->n; k++)
+            d->dups += strcmp(d->seen[k], v) == 0;
+        if (d->n < 64)
+            snprintf(d->seen[d->n++], sizeof(d->seen[0]), "%s", v);
+    }
+}
+
+/* Slow replication (400 ms one way between members) makes each write take longer
+ * than a third of the call timeout. Without the bug every unique value is applied
+ * at most once; with client.retry_sent_writes the client sends writes again and
+ * some value shows up twice on a watch: the at-most-once violation the bug's
+ * scenario must catch. */
+static int dup_writes(bool bug)
+{
+    struct env e;
+    env_open(&e, 91, LB_ROUND_ROBIN, 3000);
+    if (bug)
+        CHECK(fl_bug_enable("client.retry_sent_writes"));
+    struct net_link slow = {400 * FL_MS, 0, 0, 0, 0};
+    for (int a = 1; a <= 3; a++) {
+        for (int b = 1; b <= 3; b++) {
+            if (a != b)
+                net_link_set(e.w, srv_cluster_node_proc(e.cl, a), srv_cluster_node_proc(e.cl, b),
+                             &slow);
+        }
+    }
+    sim_run_for(e.w, 5 * FL_S);
+    struct dupwatch dw = {.n = 0, .dups = 0};
+    struct kvc_watch_req wr;
+    memset(&wr, 0, sizeof(wr));
+    wr.key = B("dup");
+    kvc_watch(e.c, &wr, NULL, on_dup_watch, &dw);
+    sim_run_for(e.w, 200 * FL_MS);
+    struct done d = {0};
+    for (int i = 0; i < 8; i++) {
+        char v[16];
+        snprintf(v, sizeof(v), "u%d", i);
+        do_put(&e, "dup", v, &d);
+    }
+    sim_run_for(e.w, 5 * FL_S);
+    CHECK(dw.n >= 4);
+    env_close(&e);
+    return dw.dups;
+}
+
+static void test_at_most_once(void)
+{
+    CHECK_EQ_INT(dup_writes(false), 0);
+    CHECK(dup_writes(true) > 0);
+}
+
 static void test_lease_keepalive(void)
 {
     struct env e;
@@ -481,5 +545,6 @@ int main(void)
     test_bug_retry_sent_writes();
     test_watch_resume();
     test_lease_keepalive();
+    test_at_most_once();
     return fl_test_end();
 }
