@@ -340,24 +340,38 @@ static void kvc_watch_server_end(struct kvc_stream *st, int code, const char *te
     kvc_stream_end(st, code, text, compact_rev);
 }
 
+/* Why the member ended a watch: the status error if any, else the cancel reason,
+ * else "etcdserver: watch canceled"; a compacted watch always reports the
+ * compaction text. A reason text we know carries its own code. */
+static const char *kvc_watch_end_reason(const Rpc__ServerMsg *m, const Rpc__WatchResponse *wr,
+                                        int *code)
+{
+    const char *text = NULL;
+    *code = RPC_CODE_CANCELED;
+    if (m->error && m->error->code != 0) {
+        *code = m->error->code;
+        text = m->error->message;
+    }
+    if ((text == NULL || text[0] == '\0') && wr && wr->cancel_reason && wr->cancel_reason[0])
+        text = wr->cancel_reason;
+    if (wr && wr->compact_revision > 0)
+        text = rpc_err_text(RPC_ERR_COMPACTED);
+    if (text == NULL || text[0] == '\0')
+        text = rpc_err_text(RPC_ERR_WATCH_CANCELED);
+    enum rpc_err_id id = rpc_err_find(text);
+    if (!(m->error && m->error->code != 0) && id < RPC_ERR_COUNT && id != RPC_ERR_NONE)
+        *code = rpc_err_code(id);
+    return text;
+}
+
 static void kvc_watch_on_msg(struct kvc_stream *st, const Rpc__ServerMsg *m)
 {
     struct kvc_client *c = st->c;
     const Rpc__WatchResponse *wr = m->resp_case == RPC__SERVER_MSG__RESP_WATCH ? m->watch : NULL;
     if ((m->error && m->error->code != 0) || (wr && wr->canceled) || m->stream_end) {
-        int code = m->error ? m->error->code : RPC_CODE_CANCELED;
-        const char *text = m->error && m->error->message ? m->error->message : NULL;
-        if (text == NULL || text[0] == '\0')
-            text = wr && wr->cancel_reason && wr->cancel_reason[0]
-                       ? wr->cancel_reason
-                       : rpc_err_text(RPC_ERR_WATCH_CANCELED);
-        enum rpc_err_id id = rpc_err_find(text);
-        if (code == RPC_CODE_CANCELED && id < RPC_ERR_COUNT && id != RPC_ERR_NONE)
-            code = rpc_err_code(id); /* a reason text carries its own code */
-        int64_t compact = wr ? wr->compact_revision : 0;
-        if (compact > 0 && (text == NULL || rpc_err_find(text) != RPC_ERR_COMPACTED))
-            text = rpc_err_text(RPC_ERR_COMPACTED);
-        kvc_watch_server_end(st, code, text, compact);
+        int code;
+        const char *text = kvc_watch_end_reason(m, wr, &code);
+        kvc_watch_server_end(st, code, text, wr ? wr->compact_revision : 0);
         kvc_reconcile(c);
         return;
     }

@@ -493,6 +493,75 @@ static int dup_writes(bool bug)
     return dw.dups;
 }
 
+struct wend {
+    int canceled;
+    int64_t compact_rev;
+    int code;
+    char reason[96];
+};
+
+static void on_wend(void *ud, const struct kvc_watch_resp *r)
+{
+    struct wend *we = ud;
+    if (!r->canceled)
+        return;
+    we->canceled++;
+    we->compact_rev = r->compact_revision;
+    we->code = r->code;
+    snprintf(we->reason, sizeof(we->reason), "%s", r->cancel_reason);
+}
+
+/* A watch from a compacted revision ends with the compact revision and etcd's text;
+ * a compaction at or below the last one is refused with its text (a definite
+ * failure, never unknown). */
+static void test_watch_compacted(void)
+{
+    struct env e;
+    env_open(&e, 101, LB_HEALTH_AWARE, 2000);
+    struct done d = {0};
+    for (int i = 0; i < 5; i++)
+        do_put(&e, "c", "v", &d);
+    int64_t rev = d.rev;
+    struct kvc_request req;
+    memset(&req, 0, sizeof(req));
+    req.method = KVC_COMPACT;
+    req.revision = rev - 1;
+    struct done cd = {0};
+    kvc_call(e.c, &req, NULL, on_done, &cd);
+    wait_done(&e, &cd, 1, 10 * FL_S);
+    CHECK_EQ_INT(cd.status, KVC_OK);
+    kvc_call(e.c, &req, NULL, on_done, &cd);
+    wait_done(&e, &cd, 2, 10 * FL_S);
+    CHECK_EQ_INT(cd.status, KVC_FAIL);
+    CHECK_EQ_STR(cd.error, "etcdserver: mvcc: required revision has been compacted");
+    CHECK_EQ_INT(cd.code, RPC_CODE_OUT_OF_RANGE);
+    CHECK_EQ_INT(cd.attempts, 1);
+    struct wend we = {0, 0, 0, ""};
+    struct kvc_watch_req wr;
+    memset(&wr, 0, sizeof(wr));
+    wr.key = B("c");
+    wr.start_rev = 2;
+    kvc_watch(e.c, &wr, NULL, on_wend, &we);
+    sim_run_for(e.w, 1 * FL_S);
+    CHECK_EQ_INT(we.canceled, 1);
+    CHECK_EQ_INT(we.compact_rev, rev - 1);
+    CHECK_EQ_STR(we.reason, "etcdserver: mvcc: required revision has been compacted");
+    CHECK_EQ_INT(we.code, RPC_CODE_OUT_OF_RANGE);
+    /* A range below the compaction is refused too (a read: fail). */
+    struct kvc_call_opts o = {0, false, 0};
+    memset(&req, 0, sizeof(req));
+    req.method = KVC_RANGE;
+    req.op.kind = KVC_OP_RANGE;
+    req.op.key = B("c");
+    req.op.revision = 2;
+    struct done rd = {0};
+    kvc_call(e.c, &req, &o, on_done, &rd);
+    wait_done(&e, &rd, 1, 10 * FL_S);
+    CHECK_EQ_INT(rd.status, KVC_FAIL);
+    CHECK_EQ_STR(rd.error, "etcdserver: mvcc: required revision has been compacted");
+    env_close(&e);
+}
+
 static void test_at_most_once(void)
 {
     CHECK_EQ_INT(dup_writes(false), 0);
@@ -546,5 +615,6 @@ int main(void)
     test_watch_resume();
     test_lease_keepalive();
     test_at_most_once();
+    test_watch_compacted();
     return fl_test_end();
 }
