@@ -50,8 +50,8 @@ struct hist_db;
  *     if (rpt_write_dir(db_path, res.run_id, dir, res.summary, err, sizeof err))
  *         fprintf(stderr, "faultline: %s\n", err);   // exit code 2
  */
-int rpt_write_dir(const char *db_path, int64_t run_id, const char *dir,
-                  const json_t *live_summary, char *err, size_t err_len);
+int rpt_write_dir(const char *db_path, int64_t run_id, const char *dir, const json_t *live_summary,
+                  char *err, size_t err_len);
 
 /*
  * `faultline report DB... [--run ID] -o DIR`: the runs of all databases in one report.
@@ -62,8 +62,8 @@ int rpt_write_dir(const char *db_path, int64_t run_id, const char *dir,
  * 1, R = run_id), a summary.json {"runs":[...], "totals":{...}}, one junit.xml with all
  * of them and a summary.md.
  */
-int rpt_write_report(const char *const *db_paths, int db_count, int64_t run_id,
-                     const char *dir, char *err, size_t err_len);
+int rpt_write_report(const char *const *db_paths, int db_count, int64_t run_id, const char *dir,
+                     char *err, size_t err_len);
 
 /*
  * The --json summary of a recorded run rebuilt from the database (DESIGN §3.9 keys:
@@ -79,8 +79,8 @@ json_t *rpt_summary_from_db(struct hist_db *db, int64_t run_id, char *err, size_
  * <failure message=FIRST VIOLATION>, an error or unknown run an <error>. Used by
  * `faultline sweep --junit`.
  */
-int rpt_write_junit(const char *const *db_paths, int db_count, int64_t run_id,
-                    const char *path, char *err, size_t err_len);
+int rpt_write_junit(const char *const *db_paths, int db_count, int64_t run_id, const char *path,
+                    char *err, size_t err_len);
 
 /*
  * The first violation of a run as one line (e.g. "linearizability: get key1 ... at

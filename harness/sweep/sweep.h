@@ -32,9 +32,9 @@ struct sweep_options {
     const char *db_path;            /* merged database; required */
     const char *const *bugs;        /* --bug NAME..., passed on to every worker */
     int bug_count;
-    double timeout_s; /* per run, wall clock; <= 0: none */
-    bool fail_fast;   /* stop launching after the first failure or error */
-    int progress;     /* 0 none, 1 plain lines, 2 terminal line with \r */
+    double timeout_s;   /* per run, wall clock; <= 0: none */
+    bool fail_fast;     /* stop launching after the first failure or error */
+    int progress;       /* 0 none, 1 plain lines, 2 terminal line with \r */
     FILE *progress_out; /* stderr usually */
 };
 
@@ -43,9 +43,9 @@ struct sweep_result {
     char *scenario;
     uint64_t seed;
     enum sweep_verdict verdict;
-    char *digest;     /* NULL when none */
-    char *error;      /* why a run is 'error' (timeout, signal, no summary), or NULL */
-    int64_t run_id;   /* in the merged database, 0 before the merge */
+    char *digest;   /* NULL when none */
+    char *error;    /* why a run is 'error' (timeout, signal, no summary), or NULL */
+    int64_t run_id; /* in the merged database, 0 before the merge */
     double wall_s;
 };
 
@@ -89,7 +89,7 @@ int sweep_db_merge(const char *dst, const char *src, int64_t *first_id, int *cou
  * row (checker "worker", verdict "error", detail {"reason": why}). *run_id_out may be
  * NULL. */
 int sweep_db_add_error(const char *db_path, const char *scenario, uint64_t seed,
-                       const char *const *bugs, int bug_count, const char *why,
-                       int64_t *run_id_out, char *err, size_t err_len);
+                       const char *const *bugs, int bug_count, const char *why, int64_t *run_id_out,
+                       char *err, size_t err_len);
 
 #endif
