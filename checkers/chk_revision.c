@@ -836,16 +836,34 @@ static void rv_replay(struct rv *r)
             } else {
                 const struct chk_op *op = &h->ops[w];
                 p.why[0] = 0;
-                json_t *before = state_json(h, p.st, op);
+                /* keep the touched keys' entries, to explain a failure (cheap) */
+                struct chk_kent saved[8];
+                int32_t saved_key[8];
+                uint32_t ns = 0;
+                for (uint32_t j = 0; j < (uint32_t)op->then_count + op->else_count && ns < 8; j++) {
+                    saved_key[ns] = h->subs[op->sub_first + j].key;
+                    saved[ns] = p.st->ent[saved_key[ns]];
+                    ns++;
+                }
+                int64_t rev_before = p.st->rev;
                 struct chk_step s = chk_model_step(&p.m, p.st, op);
                 if (!s.legal || (op->status == CHK_ST_UNKNOWN && !s.wrote)) {
                     if (!p.why[0])
                         snprintf(p.why, sizeof(p.why),
                                  "revealed at revision %lld but writes nothing there",
                                  (long long)rev);
+                    struct chk_kent after[8];
+                    int64_t rev_after = p.st->rev;
+                    for (uint32_t j = ns; j-- > 0;) {
+                        after[j] = p.st->ent[saved_key[j]];
+                        p.st->ent[saved_key[j]] = saved[j];
+                    }
+                    p.st->rev = rev_before;
+                    json_t *before = state_json(h, p.st, op);
+                    for (uint32_t j = 0; j < ns; j++)
+                        p.st->ent[saved_key[j]] = after[j];
+                    p.st->rev = rev_after;
                     viol_add(r, 0, (uint32_t)w, UINT32_MAX, rev, 2 * rev, p.why, before);
-                } else {
-                    json_decref(before);
                 }
                 p.st->rev = rev;
                 if (p.guessed_rev == rev) {

@@ -1,9 +1,104 @@
-/* bench_checkers.c: figures for faultline bench from the checkers side; owned by that module.
- * Sets nothing until it measures something real. */
+/*
+ * bench_checkers.c: the checkers' figures for `faultline bench` (DESIGN §7).
+ *   porcupine_corpus_ms     wall ms to parse and check the 108 non-empty porcupine
+ *                           corpus histories (the files of expected_verdicts.tsv);
+ *                           null when the corpus is absent
+ *   porcupine_corpus_agree  how many of them got the expected verdict
+ *   lin_revision_ops_per_s  revision-order check of a generated 1,000,000-operation
+ *                           history with watches (generation not timed)
+ *   lin_revision_1m_ms, watch_check_1m_ms, lin_revision_1m_verdict
+ * Measured, never asserted.
+ */
+#include "checkers/checkers.h"
+#include "checkers/gen.h"
 #include "harness/cli/bench.h"
+#include "harness/history/load.h"
+
+static void bench_corpus(const char *dir, json_t *out)
+{
+    char tsv[1200];
+    snprintf(tsv, sizeof(tsv), "%s/expected_verdicts.tsv", dir);
+    FILE *f = fopen(tsv, "r");
+    if (!f)
+        return;
+    char line[512];
+    int files = 0, agree = 0;
+    double total_s = 0;
+    while (fgets(line, sizeof(line), f)) {
+        char file[256], expected[64];
+        if (sscanf(line, "%255s %63s", file, expected) != 2 || !strcmp(expected, "none") ||
+            !strcmp(file, "file"))
+            continue;
+        char path[1600];
+        snprintf(path, sizeof(path), "%s/%s", dir, file);
+        double t0 = bench_now_s();
+        struct chk_history h;
+        chk_history_init(&h);
+        struct fl_buf err;
+        fl_buf_init(&err);
+        int v = -1;
+        if (hist_load(path, HIST_FMT_AUTO, 0, &h, NULL, &err) == FL_OK) {
+            struct chk_result r;
+            chk_check(&h, NULL, &r);
+            v = r.lin.verdict;
+            chk_result_close(&r);
+        }
+        chk_history_close(&h);
+        fl_buf_close(&err);
+        total_s += bench_now_s() - t0;
+        files++;
+        agree += (v == CHK_PASS && !strcmp(expected, "linearizable")) ||
+                 (v == CHK_FAIL && !strcmp(expected, "not_linearizable"));
+    }
+    fclose(f);
+    if (!files)
+        return;
+    json_object_set_new(out, "porcupine_corpus_ms", json_real(total_s * 1000.0));
+    json_object_set_new(out, "porcupine_corpus_files", json_integer(files));
+    json_object_set_new(out, "porcupine_corpus_agree", json_integer(agree));
+}
+
+static void bench_revision(json_t *out)
+{
+    struct chk_gen_opts o;
+    chk_gen_opts_default(&o, 20261129);
+    o.ops = 1000000;
+    o.clients = 8;
+    o.keys = 1000;
+    o.watches = 4;
+    o.unknown_pm = 0; /* acknowledged and failed outcomes: every revision decided */
+    o.fail_pm = 5;
+    o.window = 40;
+    struct chk_history h;
+    chk_history_init(&h);
+    if (chk_gen_history(&o, CHK_MUT_NONE, &h) != FL_OK) {
+        chk_history_close(&h);
+        return;
+    }
+    struct chk_limits lim = {0};
+    lim.engine = CHK_ENGINE_REVISION;
+    double t0 = bench_now_s();
+    struct chk_lin_result r;
+    chk_lin_check(&h, &lim, &r);
+    double t1 = bench_now_s();
+    struct chk_watch_result w;
+    chk_watch_check(&h, &r, &w);
+    double t2 = bench_now_s();
+    json_object_set_new(out, "lin_revision_ops_per_s", json_real((double)h.op_count / (t1 - t0)));
+    json_object_set_new(out, "lin_revision_1m_ms", json_real((t1 - t0) * 1000.0));
+    json_object_set_new(out, "lin_revision_1m_verdict", json_string(chk_verdict_name(r.verdict)));
+    json_object_set_new(out, "watch_check_1m_events", json_integer(h.event_count));
+    json_object_set_new(out, "watch_check_1m_ms", json_real((t2 - t1) * 1000.0));
+    chk_watch_result_close(&w);
+    chk_lin_result_close(&r);
+    chk_history_close(&h);
+}
 
 void bench_checkers(const struct bench_ctx *ctx, json_t *out)
 {
-    (void)ctx;
-    (void)out;
+    if (ctx->corpus_dir)
+        bench_corpus(ctx->corpus_dir, out);
+    else
+        json_object_set_new(out, "porcupine_corpus_ms", json_null());
+    bench_revision(out);
 }
