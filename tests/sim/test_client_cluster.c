@@ -69,17 +69,18 @@ static struct kvc_bytes B(const char *s) {
 }
 
 static void
-env_open(struct env *e, uint64_t seed, enum lb_kind kind, int64_t timeout_ms)
+env_open_n(struct env *e, uint64_t seed, enum lb_kind kind, int64_t timeout_ms, int nodes)
 {
     memset(e, 0, sizeof(*e));
     e->w = sim_world_new(seed);
     struct srv_config cfg;
     srv_config_default(&cfg);
+    cfg.nodes = nodes;
     const char *err = NULL;
     int rc = srv_cluster_create(e->w, &cfg, NULL, NULL, &e->cl, &err);
     FL_ASSERTF(rc == 0, "cluster: %s", err ? err : "?");
-    struct kvc_endpoint eps[3];
-    for (int i = 0; i < 3; i++) {
+    struct kvc_endpoint eps[8];
+    for (int i = 0; i < nodes; i++) {
         eps[i].node = i + 1;
         eps[i].proc = srv_cluster_node_proc(e->cl, i + 1);
     }
@@ -89,7 +90,7 @@ env_open(struct env *e, uint64_t seed, enum lb_kind kind, int64_t timeout_ms)
     kc.balancer = kind;
     kc.timeout_ms = timeout_ms;
     kc.endpoints = eps;
-    kc.endpoint_count = 3;
+    kc.endpoint_count = (size_t)nodes;
     kc.member_bad = member_bad;
     kc.member_bad_ud = e;
     rc = kvc_client_new(e->w, &kc, &e->c, &err);
@@ -98,6 +99,11 @@ env_open(struct env *e, uint64_t seed, enum lb_kind kind, int64_t timeout_ms)
     for (int i = 0; i < 100 && srv_cluster_leader(e->cl) == 0; i++)
         sim_run_for(e->w, 100 * FL_MS);
     FL_ASSERT(srv_cluster_leader(e->cl) != 0);
+}
+
+static void env_open(struct env *e, uint64_t seed, enum lb_kind kind, int64_t timeout_ms)
+{
+    env_open_n(e, seed, kind, timeout_ms, 3);
 }
 
 static void env_close(struct env *e)
@@ -562,6 +568,40 @@ static void test_watch_compacted(void)
     env_close(&e);
 }
 
+/* A 5-member cluster: connections held per policy (grpc1.7: 1, grpc1.0 and
+ * grpc1.23: 5), and after a switch the old connection is closed. */
+static void test_connections(enum lb_kind kind)
+{
+    struct env e;
+    env_open_n(&e, 111 + kind, kind, 2000, 5);
+    struct done d = {0};
+    for (int i = 0; i < 10; i++)
+        do_get(&e, "x", &d);
+    struct kvc_stats st;
+    kvc_client_stats(e.c, &st);
+    int want = kind == LB_PINNED_BLACKLIST ? 1 : 5;
+    CHECK_EQ_INT(st.connections_held, want);
+    CHECK_EQ_INT(st.connections_held_max, want);
+    /* Kill the member of the last call: the policy moves on. */
+    int victim = d.node;
+    srv_cluster_kill(e.cl, victim);
+    int ok = 0;
+    for (int i = 0; i < 20 && ok < 5; i++) {
+        do_get(&e, "x", &d);
+        ok += d.status == KVC_OK;
+    }
+    CHECK_EQ_INT(ok, 5);
+    kvc_client_stats(e.c, &st);
+    if (kind == LB_PINNED_BLACKLIST) {
+        CHECK_EQ_INT(st.connections_held, 1); /* the old one closed, one new */
+        CHECK(st.connections_closed >= 1);
+        CHECK(st.switches >= 1);
+    } else {
+        CHECK_EQ_INT(st.connections_held, 4); /* the dead member's is gone */
+    }
+    env_close(&e);
+}
+
 static void test_at_most_once(void)
 {
     CHECK_EQ_INT(dup_writes(false), 0);
@@ -616,5 +656,7 @@ int main(void)
     test_lease_keepalive();
     test_at_most_once();
     test_watch_compacted();
+    for (int k = 0; k < LB_KIND_COUNT; k++)
+        test_connections((enum lb_kind)k);
     return fl_test_end();
 }
