@@ -65,8 +65,9 @@ struct sim_proc {
     int64_t rate_ppm;
     int64_t local_base_ns, real_base_ns;
     struct sim_rng *rng;
-    struct sim_deferred *deferred;
-    size_t ndeferred, cap_deferred;
+    struct sim_deferred *deferred; /* a queue: [dhead, ndeferred) still to run */
+    size_t dhead, ndeferred, cap_deferred;
+    sim_handle replay; /* the pending replay event after resume, or 0 */
     bool kill_pending; /* on_kill runs after the current event */
     struct disk *disk;
 };

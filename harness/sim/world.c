@@ -367,7 +367,16 @@ void sim_stop(struct sim_world *w)
 
 void sim__after_proc_event(struct sim_world *w, int proc);
 
-/* Appends a live slot to its paused process's deferred list. */
+/* A process must queue its events behind its deferred list while it is paused
+ * and while the list is being replayed after resume, so nothing overtakes what
+ * was deferred (a frame arriving at the instant of resume must not run before the
+ * accept or the frames that waited). */
+static inline bool proc_must_defer(const struct sim_proc *p)
+{
+    return p->state == SIM_PROC_PAUSED || p->dhead < p->ndeferred;
+}
+
+/* Appends a live slot to its process's deferred list. */
 static void defer_slot(struct sim_world *w, struct sim_proc *p, uint32_t s)
 {
     if (p->ndeferred == p->cap_deferred) {
@@ -377,22 +386,11 @@ static void defer_slot(struct sim_world *w, struct sim_proc *p, uint32_t s)
     p->deferred[p->ndeferred++] = (struct sim_deferred){s, w->slots[s].seq};
 }
 
-/* Runs slot s (already taken off the heap) and frees it. */
-static void dispatch(struct sim_world *w, uint32_t s)
+/* Runs live slot s (off the heap, process checks done) and frees it. */
+static void run_slot(struct sim_world *w, uint32_t s)
 {
     struct sim_slot *sl = &w->slots[s];
     int proc = sl->proc;
-    if (proc >= 0) {
-        struct sim_proc *p = &w->procs[proc];
-        if (p->incarnation != sl->epoch || p->state == SIM_PROC_DOWN) {
-            slot_discard(w, s);
-            return;
-        }
-        if (p->state == SIM_PROC_PAUSED) {
-            defer_slot(w, p, s);
-            return;
-        }
-    }
     w->events++;
     fl_assert_ctx.event_no = w->events;
     sim__digest_event(w, w->now_ns, sl->kind, sl->src, sl->dst, sl->tag);
@@ -405,6 +403,24 @@ static void dispatch(struct sim_world *w, uint32_t s)
     w->current_proc = saved;
     if (proc >= 0)
         sim__after_proc_event(w, proc);
+}
+
+/* Runs, defers or drops slot s (already taken off the heap). */
+static void dispatch(struct sim_world *w, uint32_t s)
+{
+    struct sim_slot *sl = &w->slots[s];
+    if (sl->proc >= 0) {
+        struct sim_proc *p = &w->procs[sl->proc];
+        if (p->incarnation != sl->epoch || p->state == SIM_PROC_DOWN) {
+            slot_discard(w, s);
+            return;
+        }
+        if (proc_must_defer(p)) {
+            defer_slot(w, p, s);
+            return;
+        }
+    }
+    run_slot(w, s);
 }
 
 bool sim_step(struct sim_world *w)
@@ -465,7 +481,7 @@ void sim__run_in_proc(struct sim_world *w, int proc, uint32_t kind, int32_t src,
             drop(ctx);
         return;
     }
-    if (p->state == SIM_PROC_PAUSED) {
+    if (proc_must_defer(p)) {
         uint32_t s = slot_fill(w, proc, kind, src, dst, tag, fn, drop, ctx);
         defer_slot(w, p, s);
         return;
@@ -477,32 +493,51 @@ void sim__run_in_proc(struct sim_world *w, int proc, uint32_t kind, int32_t src,
     sim__after_proc_event(w, proc);
 }
 
-/* Puts a resumed process's deferred events back on the queue at now, in order. */
-void sim__requeue_deferred(struct sim_world *w, int proc)
+/* The replay event of a resumed process: runs its deferred events in order, and
+ * whatever joins the list meanwhile, until the list is empty or the process is
+ * paused or killed again. */
+static void replay_cb(struct sim_world *w, void *ctx)
 {
+    int proc = (int)(intptr_t)ctx;
     struct sim_proc *p = &w->procs[proc];
-    for (size_t i = 0; i < p->ndeferred; i++) {
-        struct sim_deferred d = p->deferred[i];
+    p->replay = 0;
+    while (p->state == SIM_PROC_UP && p->dhead < p->ndeferred) {
+        struct sim_deferred d = p->deferred[p->dhead++];
         struct sim_slot *sl = &w->slots[d.slot];
         if (sl->seq != d.seq)
             continue; /* cancelled while deferred */
-        sl->seq = ++w->next_seq;
-        sl->queued = true;
-        heap_push(w, w->now_ns, sl->seq, d.slot);
+        if (sl->epoch != p->incarnation) {
+            slot_discard(w, d.slot);
+            continue;
+        }
+        run_slot(w, d.slot);
+        p = &w->procs[proc]; /* an event may have added processes */
     }
-    p->ndeferred = 0;
+    if (p->dhead == p->ndeferred)
+        p->dhead = p->ndeferred = 0;
+}
+
+/* Called at resume: schedules the replay of the deferred list at now. */
+void sim__requeue_deferred(struct sim_world *w, int proc)
+{
+    struct sim_proc *p = &w->procs[proc];
+    if (p->dhead < p->ndeferred && p->replay == 0)
+        p->replay = sim__schedule(w, w->now_ns, -1, SIM_EV_DEFERRED, proc, proc,
+                                  p->ndeferred - p->dhead, replay_cb, NULL, (void *)(intptr_t)proc);
 }
 
 /* Discards a killed process's deferred events. */
 void sim__drop_deferred(struct sim_world *w, int proc)
 {
     struct sim_proc *p = &w->procs[proc];
-    for (size_t i = 0; i < p->ndeferred; i++) {
+    for (size_t i = p->dhead; i < p->ndeferred; i++) {
         struct sim_deferred d = p->deferred[i];
         if (w->slots[d.slot].seq == d.seq)
             slot_discard(w, d.slot);
     }
-    p->ndeferred = 0;
+    p->dhead = p->ndeferred = 0;
+    sim_cancel(w, p->replay);
+    p->replay = 0;
 }
 
 /* ---------------------------------------------------------------- streams -----*/

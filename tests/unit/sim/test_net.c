@@ -400,6 +400,32 @@ static void test_pause_kill(void)
     sim_world_free(w);
 }
 
+static void resume_p1(struct sim_world *w, void *ctx)
+{
+    (void)ctx;
+    sim_proc_resume(w, 1);
+}
+
+/* A frame that arrives at the very instant of resume (its arrival queued after the
+ * resume but before the replay) must not overtake the accept and the frames that
+ * waited. */
+static void test_resume_instant(void)
+{
+    struct sim_world *w = setup(9, FL_MS, 0);
+    sim_proc_pause(w, 1);
+    sim_schedule(w, 6 * FL_MS, resume_p1, NULL); /* resume at 6 ms, queued first */
+    net_sock s = net_connect(w, 0, 1, PORT, &sops, &eps[0]);
+    for (uint32_t i = 0; i < 5; i++)
+        send_u32(w, s, i);
+    sim_run_for(w, 5 * FL_MS);
+    send_u32(w, s, 5); /* arrives at 6 ms too */
+    sim_run_for(w, 10 * FL_MS);
+    CHECK_EQ_INT(eps[1].accepts, 1);
+    CHECK_EQ_INT(eps[1].nmsgs, 6);
+    CHECK(in_order(&eps[1]));
+    sim_world_free(w);
+}
+
 static void test_overflow(void)
 {
     struct sim_world *w = setup(8, FL_MS, 0);
@@ -512,6 +538,7 @@ int main(void)
     test_partitions();
     test_hold_clog();
     test_pause_kill();
+    test_resume_instant();
     test_overflow();
     test_determinism();
     return fl_test_end();
