@@ -287,14 +287,16 @@ void lb_set_oldest_inflight(struct lb *lb, size_t i, int64_t start_ns)
     lb->ep[i].oldest_inflight_ns = start_ns;
 }
 
-/* health_aware: the highest term a fresh probe reported; a member behind it has
- * not heard of the newest leader. */
+/* health_aware: the highest term a fresh probe with a leader reported; a member
+ * behind it has not heard of the newest leader. */
 static uint64_t lb_max_term(const struct lb *lb, int64_t now_ns)
 {
     uint64_t t = 0;
     for (size_t i = 0; i < lb->n; i++) {
         const struct lb_endpoint *e = &lb->ep[i];
-        if (e->probed && now_ns - e->probe_ns <= lb->cfg.probe_stale_ns)
+        /* Only members that know a leader count: a member cut off from its peers
+         * without pre-vote keeps raising its term while it campaigns alone. */
+        if (e->probed && e->has_leader && now_ns - e->probe_ns <= lb->cfg.probe_stale_ns)
             t = FL_MAX(t, e->raft_term);
     }
     return t;

@@ -200,6 +200,11 @@ static void test_health_aware(void)
     CHECK(!lb_healthy(&lb, 0, t)); /* behind term 3 */
     probe_ok(&lb, 0, t, 3, 10 * FL_MS);
     CHECK(lb_healthy(&lb, 0, t));
+    /* A leaderless member campaigning alone at a higher term does not make the
+     * others look stale (no pre-vote). */
+    lb_on_probe(&lb, 2, t, FL_MS, false, 9, 3 * FL_S, false);
+    CHECK(lb_healthy(&lb, 0, t) && lb_healthy(&lb, 1, t));
+    CHECK(!lb_healthy(&lb, 2, t));
     /* Two choices by load: 0 and 1 healthy, 0 busy -> always 1. */
     for (int k = 0; k < 5; k++)
         lb_on_request_start(&lb, 0, t);
