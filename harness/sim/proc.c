@@ -5,9 +5,10 @@
  * A process's events carry its incarnation number; killing bumps it, so every
  * timer and delivery still queued for the dead incarnation is dropped when it
  * surfaces, without a scan. Pausing parks the process's events on its deferred
- * list as they come due; resume puts them back on the queue at the current time
- * in their original order, keeping their handles valid so a timer can still be
- * cancelled afterwards.
+ * list as they come due; resume schedules one replay event at the current time
+ * that runs them in their original order (anything for the process that comes due
+ * meanwhile joins the end of the list), keeping their handles valid so a timer can
+ * still be cancelled while it waits.
  */
 #include "harness/sim/sim_int.h"
 
