@@ -364,8 +364,8 @@ uint64_t kvc_delete(struct kvc_client *c, struct kvc_bytes key, struct kvc_bytes
  * the member cancel it when it has no leader. */
 uint64_t kvc_watch(struct kvc_client *c, const struct kvc_watch_req *req,
                    const struct kvc_call_opts *opts, kvc_watch_fn *fn, void *ud);
-/* Cancels a watch; its callback gets a final response (reason "canceled by
- * client"). FL_ENOENT when no such open watch. */
+/* Cancels a watch; its callback (and the observer) get the final response (reason
+ * "canceled by client") before this returns. FL_ENOENT when no such open watch. */
 int kvc_watch_cancel(struct kvc_client *c, uint64_t watch_id);
 
 /* Keeps lease_id alive: a stream that sends a keep-alive every TTL/3 (and at once)
@@ -375,6 +375,8 @@ int kvc_watch_cancel(struct kvc_client *c, uint64_t watch_id);
  * stream id. */
 uint64_t kvc_lease_keepalive(struct kvc_client *c, int64_t lease_id,
                              const struct kvc_call_opts *opts, kvc_done_fn *done, void *ud);
+/* Stops a keep-alive stream; done gets its last call (status fail, "context
+ * canceled") before this returns. FL_ENOENT when no such stream. */
 int kvc_lease_keepalive_stop(struct kvc_client *c, uint64_t stream_id);
 
 /* ---------------------------------------------------------------- stats ------ */
