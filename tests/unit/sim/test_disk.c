@@ -181,11 +181,122 @@ static void test_torn(void)
     CHECK(kinds >= 4);
 }
 
+/* A differential test of the undo-log model against the obvious one: a full copy
+ * of each file taken at every completed fsync (truncate applies to both, being
+ * durable at once); a crash must give back exactly the copies. */
+#define MODEL_FILES 3
+#define MODEL_MAX   4096
+struct model_file {
+    uint8_t data[MODEL_MAX], durable[MODEL_MAX];
+    size_t len, dlen;
+    bool pending; /* an fsync in flight: copy at completion */
+};
+static struct model_file model[MODEL_FILES];
+
+static void model_fsync_done(struct sim_world *w, int proc, int err, void *ctx)
+{
+    (void)w, (void)proc;
+    struct model_file *m = ctx;
+    if (err == FL_OK) {
+        memcpy(m->durable, m->data, m->len);
+        m->dlen = m->len;
+    }
+}
+
+static bool model_matches(struct sim_world *w, int p)
+{
+    char name[8];
+    for (int i = 0; i < MODEL_FILES; i++) {
+        snprintf(name, sizeof name, "f%d", i);
+        const uint8_t *v;
+        size_t len;
+        if (disk_view(w, p, name, &v, &len) != FL_OK)
+            return false;
+        if (len != model[i].len || (len && memcmp(v, model[i].data, len) != 0))
+            return false;
+    }
+    return true;
+}
+
+static void test_model(void)
+{
+    struct sim_world *w = sim_world_new(5);
+    int p = sim_proc_add(w, "n0", NULL, NULL);
+    struct sim_rng *r = sim_rng(w, "model");
+    memset(model, 0, sizeof model);
+    char name[8];
+    for (int i = 0; i < MODEL_FILES; i++) {
+        snprintf(name, sizeof name, "f%d", i);
+        disk_create(w, p, name);
+    }
+    int mismatches = 0, crashes = 0;
+    for (int step = 0; step < 20000; step++) {
+        int i = (int)sim_rng_below(r, MODEL_FILES);
+        struct model_file *m = &model[i];
+        snprintf(name, sizeof name, "f%d", i);
+        uint8_t buf[300];
+        size_t n = (size_t)sim_rng_below(r, sizeof buf);
+        for (size_t k = 0; k < n; k++)
+            buf[k] = (uint8_t)sim_rng_u64(r);
+        switch (sim_rng_below(r, 8)) {
+        case 0:
+        case 1: {
+            size_t off = (size_t)sim_rng_below(r, m->len + 100);
+            if (off + n > MODEL_MAX)
+                break;
+            disk_write(w, p, name, off, buf, n);
+            if (off > m->len)
+                memset(m->data + m->len, 0, off - m->len);
+            memcpy(m->data + off, buf, n);
+            m->len = FL_MAX(m->len, off + n);
+            break;
+        }
+        case 2:
+            if (m->len + n > MODEL_MAX)
+                break;
+            disk_append(w, p, name, buf, n);
+            memcpy(m->data + m->len, buf, n);
+            m->len += n;
+            break;
+        case 3: {
+            size_t len = (size_t)sim_rng_below(r, m->len + 1);
+            disk_truncate(w, p, name, len);
+            m->len = len;
+            m->dlen = FL_MIN(m->dlen, len);
+            break;
+        }
+        case 4:
+        case 5:
+            disk_fsync(w, p, name, model_fsync_done, m);
+            break;
+        case 6:
+            if (sim_rng_below(r, 20) == 0) {
+                sim_proc_kill(w, p);
+                sim_proc_restart(w, p);
+                crashes++;
+                for (int k = 0; k < MODEL_FILES; k++) {
+                    model[k].len = model[k].dlen;
+                    memcpy(model[k].data, model[k].durable, model[k].dlen);
+                }
+            }
+            break;
+        default:
+            sim_run_for(w, (int64_t)sim_rng_below(r, 2 * FL_MS));
+            break;
+        }
+        mismatches += !model_matches(w, p);
+    }
+    CHECK_EQ_INT(mismatches, 0);
+    CHECK(crashes > 50);
+    sim_world_free(w);
+}
+
 int main(void)
 {
     test_files();
     test_fsync_latency();
     test_crash();
     test_torn();
+    test_model();
     return fl_test_end();
 }
