@@ -116,6 +116,9 @@ static int apply_client(struct srv_member *m, struct srv_arena *a, const Rpc__Cl
     }
     case RPC__CLIENT_MSG__REQ_COMPACT: {
         int64_t hrev = 0;
+        struct sim_fault_hit hit;
+        if (flt_check(m->w, "mvcc/compact_batch", &hit) == SIM_FAULT_CRASH)
+            return RPC_ERR_STOPPED; /* the process died mid-compaction */
         if ((*merr = mvcc_compact(m->kv, cm->compact->revision, &hrev)) != MVCC_OK)
             return RPC_ERR_NONE;
         Rpc__CompactionResponse *cr = srv_arena_alloc(a, sizeof *cr);
@@ -280,6 +283,9 @@ void srv_apply_entry(struct srv_member *m, const struct raft_entry *e)
         break;
     case RAFTPB__INTERNAL_KIND__INTERNAL_COMPACT: {
         int64_t h;
+        struct sim_fault_hit hit;
+        if (flt_check(m->w, "mvcc/compact_batch", &hit) == SIM_FAULT_CRASH)
+            break;
         enum mvcc_err err = mvcc_compact(m->kv, ir->revision, &h);
         if (err == MVCC_OK) {
             char d[64];

@@ -75,6 +75,7 @@ static struct srv_member *member_alloc(struct srv_cluster *cl, int node, int pro
     m->last_refused_ns = INT64_MIN / 2;
     m->tick_ns = c->heartbeat_ms * FL_MS;
     fl_buf_init(&m->scratch);
+    fl_buf_init(&m->pending_wal);
     srv_wal_state_init(&m->log);
     raft_ready_init(&m->rd);
 
@@ -123,6 +124,9 @@ void srv_member_free(struct srv_member *m)
         sim_cancel(m->w, m->tick_timer);
     if (m->unblock_timer)
         sim_cancel(m->w, m->unblock_timer);
+    if (m->delay_timer)
+        sim_cancel(m->w, m->delay_timer);
+    fl_buf_close(&m->pending_wal);
     if (sim_proc_alive(m->w, m->proc)) {
         srv_peers_close(m);
         srv_rpc_close_all(m);
@@ -395,6 +399,16 @@ static bool persist_ready(struct srv_member *m, bool *crashed);
 
 static void after_persist(struct srv_member *m);
 
+static void after_save_resume(struct sim_world *w, void *ctx)
+{
+    (void)w;
+    struct srv_member *m = ctx;
+    m->delay_timer = 0;
+    after_persist(m);
+    m->persisting = false;
+    srv_member_process(m);
+}
+
 static void on_ready_synced(struct sim_world *w, int proc, int err, void *ctx)
 {
     struct srv_member *m = ctx;
@@ -406,9 +420,19 @@ static void on_ready_synced(struct sim_world *w, int proc, int err, void *ctx)
         sim_proc_kill(w, proc);
         return;
     }
-    after_persist(m);
-    m->persisting = false;
-    srv_member_process(m);
+    struct sim_fault_hit hit;
+    enum sim_fault f = flt_check(w, "raft/after_save", &hit);
+    if (f == SIM_FAULT_ERROR)
+        sim_proc_kill(w, proc);
+    if (f == SIM_FAULT_CRASH || f == SIM_FAULT_ERROR)
+        return;
+    if (f == SIM_FAULT_DROP)
+        m->drop_msgs = true; /* this ready's messages are lost on the way out */
+    if (f == SIM_FAULT_DELAY && hit.delay_ns > 0) {
+        m->delay_timer = sim_timer_start(w, proc, hit.delay_ns, after_save_resume, m);
+        return;
+    }
+    after_save_resume(w, m);
 }
 
 static void install_snapshot(struct srv_member *m, const struct raft_snapshot *s)
@@ -433,6 +457,25 @@ static void install_snapshot(struct srv_member *m, const struct raft_snapshot *s
     srv_member_event(m, SRV_EV_SNAPSHOT_APPLIED, "installed the leader's snapshot");
 }
 
+/* Appends to the current WAL segment; a write error crashes the member (etcd
+ * panics). Returns false when the process died. */
+static bool wal_write(struct srv_member *m, const uint8_t *p, size_t n)
+{
+    int err = disk_append(m->w, m->proc, m->wal_name, p, n);
+    if (err == FL_EIO)
+        sim_proc_kill(m->w, m->proc);
+    return err == FL_OK;
+}
+
+static void delayed_save(struct sim_world *w, void *ctx)
+{
+    struct srv_member *m = ctx;
+    m->delay_timer = 0;
+    if (!wal_write(m, m->pending_wal.data, m->pending_wal.len))
+        return;
+    disk_fsync(w, m->proc, m->wal_name, on_ready_synced, m);
+}
+
 static bool persist_ready(struct srv_member *m, bool *crashed)
 {
     const struct raft_ready *rd = &m->rd;
@@ -444,7 +487,9 @@ static bool persist_ready(struct srv_member *m, bool *crashed)
         return false;
     struct sim_fault_hit hit;
     enum sim_fault f = flt_check(m->w, "raft/before_save", &hit);
-    if (f == SIM_FAULT_CRASH) {
+    if (f == SIM_FAULT_ERROR) /* etcd panics when its WAL cannot be written */
+        sim_proc_kill(m->w, m->proc);
+    if (f == SIM_FAULT_CRASH || f == SIM_FAULT_ERROR) {
         *crashed = true;
         return false;
     }
@@ -468,18 +513,25 @@ static bool persist_ready(struct srv_member *m, bool *crashed)
         m->log.vote = rd->hard_state.vote;
         m->log.commit = rd->hard_state.commit;
     }
-    int err = disk_append(m->w, m->proc, m->wal_name, m->scratch.data, m->scratch.len);
-    if (err == FL_EIO) {
-        sim_proc_kill(m->w, m->proc);
+    if (must_sync && FL_BUG(RAFT_ACK_BEFORE_FSYNC) && rd->msgs_count) {
+        /* The bug: votes and append acknowledgements leave before they are durable. */
+        srv_peer_send_msgs(m, rd->msgs, rd->msgs_count);
+        m->sent_early = true;
+    }
+    if (must_sync && f == SIM_FAULT_DELAY && hit.delay_ns > 0) {
+        /* A slow disk: the write and its fsync start later; nothing waits less. */
+        m->persisting = true;
+        fl_buf_reset(&m->pending_wal);
+        fl_buf_append(&m->pending_wal, m->scratch.data, m->scratch.len);
+        m->delay_timer = sim_timer_start(m->w, m->proc, hit.delay_ns, delayed_save, m);
+        return true;
+    }
+    if (!wal_write(m, m->scratch.data, m->scratch.len)) {
         *crashed = true;
         return false;
     }
     if (!must_sync)
         return false;
-    if (FL_BUG(RAFT_ACK_BEFORE_FSYNC) && rd->msgs_count) {
-        srv_peer_send_msgs(m, rd->msgs, rd->msgs_count);
-        m->sent_early = true;
-    }
     m->persisting = true;
     disk_fsync(m->w, m->proc, m->wal_name, on_ready_synced, m);
     return true;
@@ -558,10 +610,20 @@ static void after_persist(struct srv_member *m)
 {
     struct raft_ready *rd = &m->rd;
     feed_safety_persisted(m, rd);
-    if (!m->sent_early && rd->msgs_count)
+    if (!m->sent_early && !m->drop_msgs && rd->msgs_count)
         srv_peer_send_msgs(m, rd->msgs, rd->msgs_count);
     m->sent_early = false;
+    m->drop_msgs = false;
     handle_soft_state(m, rd);
+    struct sim_fault_hit hit;
+    enum sim_fault f =
+        rd->committed_count ? flt_check(m->w, "mvcc/before_commit", &hit) : SIM_FAULT_NONE;
+    if (f == SIM_FAULT_ERROR)
+        sim_proc_kill(m->w, m->proc); /* etcd panics when the backend cannot commit */
+    if (f == SIM_FAULT_CRASH || f == SIM_FAULT_ERROR) {
+        m->stopping = true;
+        return;
+    }
     bool ok = true;
     for (size_t i = 0; i < rd->committed_count && !m->stopping; i++) {
         const struct raft_entry *e = &rd->committed[i];

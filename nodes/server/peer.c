@@ -275,11 +275,48 @@ static net_sock peer_sock(struct srv_member *m, uint64_t id)
     return p->out;
 }
 
+struct delayed_frame {
+    struct srv_member *m;
+    uint64_t to;
+    uint8_t *buf;
+    size_t len;
+};
+
+static void send_delayed(struct sim_world *w, void *ctx)
+{
+    struct delayed_frame *d = ctx;
+    struct srv_peer *p = peer_get(d->m, d->to);
+    if (p->out)
+        net_send(w, p->out, d->buf, d->len);
+    free(d->buf);
+    free(d);
+}
+
 static void send_frame(struct srv_member *m, uint64_t to, Raftpb__PeerFrame *f)
 {
+    struct sim_fault_hit hit;
+    enum sim_fault fault = flt_check(m->w, "server/before_send", &hit);
+    if (fault == SIM_FAULT_CRASH || fault == SIM_FAULT_DROP || fault == SIM_FAULT_ERROR)
+        return; /* crashed, or the frame is lost before it leaves */
     net_sock s = peer_sock(m, to);
     if (!s)
         return;
+    if (fault == SIM_FAULT_DELAY && hit.delay_ns > 0) {
+        f->cluster_id = m->cluster_id;
+        f->from_member = m->id;
+        f->to_member = to;
+        struct delayed_frame *d = fl_calloc(1, sizeof *d);
+        d->m = m;
+        d->to = to;
+        d->len = raftpb__peer_frame__get_packed_size(f);
+        d->buf = fl_malloc(d->len + 1);
+        raftpb__peer_frame__pack(f, d->buf);
+        if (!sim_timer_start(m->w, m->proc, hit.delay_ns, send_delayed, d)) {
+            free(d->buf);
+            free(d);
+        }
+        return;
+    }
     f->cluster_id = m->cluster_id;
     f->from_member = m->id;
     f->to_member = to;

@@ -106,8 +106,11 @@ struct srv_member {
     struct srv_wal_state log; /* mirror of what is persisted (entries, hard state) */
     uint64_t wal_seq;         /* current WAL segment number */
     char wal_name[48];
-    bool persisting;     /* an fsync of a ready is in flight */
-    bool sent_early;     /* FL_BUG(RAFT_ACK_BEFORE_FSYNC): msgs already sent */
+    bool persisting;           /* an fsync of a ready is in flight */
+    bool sent_early;           /* FL_BUG(RAFT_ACK_BEFORE_FSYNC): msgs already sent */
+    bool drop_msgs;            /* raft/after_save drop: this ready's messages are lost */
+    struct fl_buf pending_wal; /* raft/before_save delay: the write waiting to start */
+    sim_handle delay_timer;
     uint64_t snap_index; /* last local or installed snapshot */
     uint64_t applied;
     uint64_t applied_since_snap;
