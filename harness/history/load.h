@@ -59,9 +59,18 @@ int hist_load_db_path(const char *path, int64_t run_id, struct chk_history *h, i
                       struct fl_buf *err);
 
 /*
- * The run driver's one call at the end of a run: loads run_id from db, checks it
- * (lim may be NULL), fills out (release with chk_result_close) and *elapsed_ms (wall
- * time of load + check; may be NULL). Does not write anything.
+ * The run driver's one call at the end of a run: loads run_id from db (flush first),
+ * checks it (lim may be NULL), fills out (release with chk_result_close) and
+ * *elapsed_ms (wall time of load + check; may be NULL). Does not write anything.
+ * The history is gone afterwards, so out->lin.detail and out->watch.detail are
+ * replaced by the complete, self-contained check objects (chk_lin_json /
+ * chk_watch_json): use them, or hist_check_result_json, for reports and --json.
+ * Typical use:
+ *     hist_flush(db);
+ *     hist_check_run(db, run_id, NULL, &res, &ms, &err);
+ *     hist_checks_store(db, NULL, &res, ms);            // rows into checks
+ *     json_t *checks = hist_check_result_json(&res);    // {"linearizability","watch"}
+ *     ... res.verdict (CHK_PASS/CHK_FAIL/CHK_UNKNOWN) ...; chk_result_close(&res);
  */
 int hist_check_run(struct hist_db *db, int64_t run_id, const struct chk_limits *lim,
                    struct chk_result *out, int64_t *elapsed_ms, struct fl_buf *err);
@@ -69,9 +78,14 @@ int hist_check_run(struct hist_db *db, int64_t run_id, const struct chk_limits *
 /*
  * Appends the checks rows of a result to the CURRENT run of db (hist_run_begin or
  * hist_run_attach): "linearizability" and "watch", each with its verdict, elapsed_ms
- * and the detail JSON (chk_lin_json / chk_watch_json, compact, keys in fixed order).
+ * and the detail JSON (compact, keys in a fixed order). h: the checked history, or
+ * NULL after hist_check_run (the details in r are used as they are).
  */
 int hist_checks_store(struct hist_db *db, const struct chk_history *h, const struct chk_result *r,
                       int64_t elapsed_ms);
+
+/* {"linearizability":{...},"watch":{...}} from a hist_check_run result (new
+ * reference), for the "checks" object of --json. */
+json_t *hist_check_result_json(const struct chk_result *r);
 
 #endif
