@@ -153,8 +153,10 @@ void raft__log_compact(struct raft *r, uint64_t upto)
     size_t k = 0;
     while (k < l->confs_count && l->confs[k].index <= upto)
         k++;
-    memmove(l->confs, l->confs + k, (l->confs_count - k) * sizeof(l->confs[0]));
-    l->confs_count -= k;
+    if (k) {
+        memmove(l->confs, l->confs + k, (l->confs_count - k) * sizeof(l->confs[0]));
+        l->confs_count -= k;
+    }
     FL_ASSERT(l->count == 0 || l->ents[0].index == upto + 1);
 }
 

@@ -11,6 +11,9 @@
 #include "checkers/raft_safety.c"
 
 static struct raft_safety *fz_safety;
+static char last_violation[640];
+static bool fz_reorder; /* datagram mode: shuffle and duplicate messages */
+static bool fz_fig8;    /* no membership changes, leaders crash often */
 static enum raft_role fz_role[TC_MAX + 1];
 static uint64_t fz_rng;
 
@@ -69,11 +72,12 @@ static void feed(struct tc *c, uint64_t id, const struct raft_ready *rd)
         ok = raft_safety_apply(fz_safety, id, rd->committed[i].index, rd->committed[i].term,
                                entry_hash(&rd->committed[i])) &&
              ok;
-    if (!ok && fz_safety->failed)
+    if (!ok && fz_safety->failed && !fz_fig8 && !fl_bug_on[FL_BUG_RAFT_VOTE_IGNORES_LOG])
         fprintf(stderr, "violation: %s\n", raft_safety_violation_json(fz_safety));
 }
 
-/* Delivers the queue, each message lost with probability loss_pct. */
+/* Delivers the queue, each message lost with probability loss_pct; in datagram mode
+ * the order is shuffled and some messages are delivered twice. */
 static void deliver_lossy(struct tc *c, unsigned loss_pct)
 {
     size_t kept = 0;
@@ -84,6 +88,24 @@ static void deliver_lossy(struct tc *c, unsigned loss_pct)
             c->q[kept++] = c->q[i];
     }
     c->q_count = kept;
+    if (fz_reorder) {
+        for (size_t i = c->q_count; i > 1; i--) {
+            size_t j = (size_t)fz_below(i);
+            struct tc_msg t = c->q[i - 1];
+            c->q[i - 1] = c->q[j];
+            c->q[j] = t;
+        }
+        size_t n = c->q_count;
+        for (size_t i = 0; i < n; i++) {
+            if (fz_below(100) >= 3)
+                continue;
+            if (c->q_count == c->q_cap) {
+                c->q_cap = c->q_cap ? c->q_cap * 2 : 256;
+                c->q = fl_realloc(c->q, c->q_cap * sizeof(c->q[0]));
+            }
+            tc_msg_copy(&c->q[c->q_count++].m, &c->q[i].m);
+        }
+    }
     tc_deliver(c);
 }
 
@@ -147,6 +169,10 @@ static void step(struct tc *c)
         raft_status_get(nd->r, &st);
         if (!nd->down && st.applied > st.snapshot_index && st.applied > 0)
             raft_compact(nd->r, st.applied, &nd->app_state, sizeof(nd->app_state));
+    } else if (r < 76 && lead && fz_fig8) {
+        tc_node(c, lead)->down = true; /* Figure 8 hunting: leaders die often */
+        fz_role[lead] = RAFT_FOLLOWER;
+        raft_safety_not_leader(fz_safety, lead);
     } else if (r < 76 && lead) {
         random_conf_change(c, lead);
     } else if (r < 78 && lead) {
@@ -204,21 +230,44 @@ static void dump(struct tc *c)
     }
 }
 
-static void run_seed(uint64_t seed, int steps)
+static void one_entry_messages(struct raft_config *cfg)
+{
+    cfg->max_msg_bytes = 1; /* one entry per append: old entries travel without new ones */
+}
+
+/* One randomised run. With bug set, the run only reports whether the checker found
+ * a violation (returned); without, it must find none and converge. */
+static bool run_seed(uint64_t seed, int steps, int bug)
 {
     struct tc c;
     int failed_before = fl_test_failed;
     if (getenv("FZ_SEEDS"))
         fprintf(stderr, "seed %" PRIu64 "\n", seed);
     fz_rng = seed;
+    fz_reorder = seed % 3 == 2;
+    if (bug >= 0)
+        fl_bug_on[bug] = true;
+    fz_fig8 = bug == FL_BUG_RAFT_COMMIT_OLD_TERM;
+    tc_cfg_hook = fz_fig8 ? one_entry_messages : NULL;
     fz_safety = raft_safety_new();
     memset(fz_role, 0, sizeof(fz_role));
     tc_ready_hook = feed;
     tc_init(&c, 5, 3, seed, seed % 2 == 0);
+    tc_cfg_hook = NULL;
     c.verbose = getenv("FZ_TRACE") != NULL;
     c.trace_msgs = getenv("FZ_MSGS") != NULL;
     for (int s = 0; s < steps && !raft_safety_failed(fz_safety); s++)
         step(&c);
+    if (bug >= 0) {
+        bool found = raft_safety_failed(fz_safety);
+        snprintf(last_violation, sizeof(last_violation), "%s",
+                 raft_safety_violation_json(fz_safety));
+        fl_bug_on[bug] = false;
+        tc_close(&c);
+        raft_safety_free(fz_safety);
+        tc_ready_hook = NULL;
+        return found;
+    }
     /* Heal everything and let it settle. */
     memset(c.cut, 0, sizeof(c.cut));
     for (int i = 1; i <= c.n; i++) {
@@ -277,6 +326,7 @@ static void run_seed(uint64_t seed, int steps)
     tc_close(&c);
     raft_safety_free(fz_safety);
     tc_ready_hook = NULL;
+    return false;
 }
 
 int main(int argc, char **argv)
@@ -285,6 +335,27 @@ int main(int argc, char **argv)
     int steps = argc > 2 ? atoi(argv[2]) : 1500;
     uint64_t first = argc > 3 ? strtoull(argv[3], NULL, 10) : 1;
     for (uint64_t seed = first; seed < first + seeds; seed++)
-        run_seed(seed, steps);
+        run_seed(seed, steps, -1);
+    /* The bug switches must be caught by the checker on some seeds. */
+    static const int bugs[] = {FL_BUG_RAFT_VOTE_IGNORES_LOG, FL_BUG_RAFT_COMMIT_OLD_TERM};
+    for (size_t b = 0; b < FL_ARRAY_LEN(bugs); b++) {
+        int caught = 0;
+        /* The Figure 8 shape is rare: hunt over more seeds, stop at the first catch. */
+        uint64_t n = bugs[b] == FL_BUG_RAFT_COMMIT_OLD_TERM ? FL_MAX(seeds, 2000) : seeds;
+        for (uint64_t seed = first; seed < first + n; seed++) {
+            bool hit =
+                run_seed(seed, bugs[b] == FL_BUG_RAFT_COMMIT_OLD_TERM ? 6000 : steps, bugs[b]);
+            caught += hit;
+            if (hit && getenv("FZ_SEEDS"))
+                fprintf(stderr, "%s caught with seed %" PRIu64 "\n", fl_bug_table[bugs[b]].name,
+                        seed);
+            if (hit && getenv("FZ_SEEDS"))
+                fprintf(stderr, "  %s\n", last_violation);
+            if (hit && bugs[b] == FL_BUG_RAFT_COMMIT_OLD_TERM)
+                break;
+        }
+        fprintf(stderr, "%s: caught on %d seeds\n", fl_bug_table[bugs[b]].name, caught);
+        CHECK(caught > 0);
+    }
     return fl_test_end();
 }
