@@ -299,8 +299,11 @@ int raft_step(struct raft *r, const struct raft_msg *m);
 
 /* Proposes application data. On the leader appends it and sets *index_out (may be
  * NULL) to its index; on a follower with a known leader forwards it (index 0, the
- * driver learns the outcome when the entry is applied). Errors: FL_ENOENT no leader
- * known, FL_EBUSY leader transfer in progress (etcd drops proposals then). */
+ * driver learns the outcome when the entry is applied). The appends to followers go
+ * out in the next ready: proposals made between two readies share one message per
+ * follower (up to max_msg_bytes), so a driver that proposes a batch and then calls
+ * raft_ready gets etcd-style batching for free. Errors: FL_ENOENT no leader known,
+ * FL_EBUSY leader transfer in progress (etcd drops proposals then). */
 int raft_propose(struct raft *r, const void *data, size_t len, uint64_t *index_out);
 
 /* Proposes a membership change. Leader only (FL_ENOENT otherwise). Refused with
@@ -419,9 +422,10 @@ bool raft_conf_change_quorum_ok(const struct raft_conf_state *conf,
                                 const struct raft_conf_change *cc, const uint64_t *started,
                                 size_t started_count);
 
-/* Checks every internal invariant with FL_ASSERT (log contiguity, terms monotone,
- * commit ≤ last, applied ≤ commit, conf stack consistent, progress sane). Cheap
- * enough to call after every step in tests; returns true (it aborts otherwise). */
+/* Checks every internal invariant with FL_ASSERT (log contiguity and terms monotone
+ * at both ends and over the newest 64 entries, commit ≤ last, applied ≤ commit,
+ * conf stack consistent, progress sane). O(1) in the log length: cheap enough to
+ * call after every step; returns true (it aborts otherwise). */
 bool raft_check_invariants(const struct raft *r);
 
 #endif
