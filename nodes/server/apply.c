@@ -172,10 +172,10 @@ static int apply_client(struct srv_member *m, struct srv_arena *a, const Rpc__Cl
     }
 }
 
-static void apply_client_entry(struct srv_member *m, const Raftpb__InternalRequest *ir,
+static void apply_client_entry(struct srv_member *m, const uint8_t *p, size_t n,
                                struct srv_waiter *wt)
 {
-    Rpc__ClientMsg *cm = rpc__client_msg__unpack(NULL, ir->client_msg.len, ir->client_msg.data);
+    Rpc__ClientMsg *cm = rpc__client_msg__unpack(NULL, n, p);
     if (!cm)
         return; /* a member never proposes garbage; nothing to apply */
     struct srv_arena a = {0};
@@ -265,16 +265,24 @@ void srv_apply_entry(struct srv_member *m, const struct raft_entry *e)
     }
     if (e->len == 0)
         return; /* a new leader's empty entry */
-    Raftpb__InternalRequest *ir = raftpb__internal_request__unpack(NULL, e->len, e->data);
+    if (e->data[0] == SRV_ENTRY_CLIENT && e->len >= SRV_ENTRY_CLIENT_HDR) {
+        uint64_t id = 0, origin = 0;
+        for (int i = 7; i >= 0; i--) {
+            id = id << 8 | e->data[1 + i];
+            origin = origin << 8 | e->data[9 + i];
+        }
+        struct srv_waiter *wt = origin == m->id ? srv_waiter_find(m, id) : NULL;
+        if (wt && wt->kind != SRV_WAIT_PROPOSAL)
+            wt = NULL;
+        apply_client_entry(m, e->data + SRV_ENTRY_CLIENT_HDR, e->len - SRV_ENTRY_CLIENT_HDR, wt);
+        return;
+    }
+    if (e->data[0] != SRV_ENTRY_INTERNAL)
+        return; /* not ours: nothing to apply */
+    Raftpb__InternalRequest *ir = raftpb__internal_request__unpack(NULL, e->len - 1, e->data + 1);
     if (!ir)
         return;
-    struct srv_waiter *wt = ir->origin == m->id ? srv_waiter_find(m, ir->id) : NULL;
-    if (wt && wt->kind != SRV_WAIT_PROPOSAL)
-        wt = NULL;
     switch (ir->kind) {
-    case RAFTPB__INTERNAL_KIND__INTERNAL_CLIENT:
-        apply_client_entry(m, ir, wt);
-        break;
     case RAFTPB__INTERNAL_KIND__INTERNAL_LEASE_REVOKE:
         mvcc_lease_revoke(m->kv, ir->lease_id, NULL, NULL);
         break;

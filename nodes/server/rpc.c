@@ -168,24 +168,28 @@ int srv_propose(struct srv_member *m, Raftpb__InternalRequest *ir)
 {
     ir->origin = m->id;
     size_t n = raftpb__internal_request__get_packed_size(ir);
-    uint8_t *buf = fl_malloc(n + 1);
-    raftpb__internal_request__pack(ir, buf);
-    int err = raft_propose(m->raft, buf, n, NULL);
+    uint8_t *buf = fl_malloc(n + 2);
+    buf[0] = SRV_ENTRY_INTERNAL;
+    raftpb__internal_request__pack(ir, buf + 1);
+    int err = raft_propose(m->raft, buf, n + 1, NULL);
     free(buf);
     return err;
 }
 
+/* A client request goes into the log as [SRV_ENTRY_CLIENT][u64 id][u64 origin] and
+ * the rpc.ClientMsg bytes: no second protobuf layer to build here and to peel off on
+ * every member at apply time. */
 static int propose_client(struct srv_member *m, struct srv_waiter *wt)
 {
     size_t n = rpc__client_msg__get_packed_size(wt->req);
-    uint8_t *buf = fl_malloc(n + 1);
-    rpc__client_msg__pack(wt->req, buf);
-    Raftpb__InternalRequest ir = RAFTPB__INTERNAL_REQUEST__INIT;
-    ir.id = wt->id;
-    ir.kind = RAFTPB__INTERNAL_KIND__INTERNAL_CLIENT;
-    ir.client_msg.data = buf;
-    ir.client_msg.len = n;
-    int err = srv_propose(m, &ir);
+    uint8_t *buf = fl_malloc(n + SRV_ENTRY_CLIENT_HDR);
+    buf[0] = SRV_ENTRY_CLIENT;
+    for (int i = 0; i < 8; i++) {
+        buf[1 + i] = (uint8_t)(wt->id >> (8 * i));
+        buf[9 + i] = (uint8_t)(m->id >> (8 * i));
+    }
+    rpc__client_msg__pack(wt->req, buf + SRV_ENTRY_CLIENT_HDR);
+    int err = raft_propose(m->raft, buf, n + SRV_ENTRY_CLIENT_HDR, NULL);
     free(buf);
     return err;
 }

@@ -25,6 +25,13 @@
 
 #define SRV_EV_PEER_REFUSED "peer_refused"
 
+/* The data of a normal Raft entry starts with its format byte: a client request
+ * ([u64 id][u64 origin] then the rpc.ClientMsg bytes) or a raftpb.InternalRequest.
+ * An empty entry is a new leader's no-op. */
+#define SRV_ENTRY_CLIENT     0x01
+#define SRV_ENTRY_INTERNAL   0x02
+#define SRV_ENTRY_CLIENT_HDR 17
+
 /* Where a response goes: a client connection (sock, call_id) or a control callback. */
 struct srv_reply {
     net_sock sock;

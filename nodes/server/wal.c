@@ -54,60 +54,64 @@ size_t srv_get_bytes(struct srv_reader *r, const uint8_t **out)
     return n;
 }
 
-/* Frames one record: length, CRC over type and payload, type, payload. */
-static void wal_frame(struct fl_buf *b, uint8_t type, const struct fl_buf *payload)
+/* Records are framed in place: wal_begin reserves the 9-byte header, the payload is
+ * appended, wal_end fills length and CRC (over type and payload, contiguous). */
+static size_t wal_begin(struct fl_buf *b, uint8_t type)
 {
-    uint32_t crc = fl_crc32c(0, &type, 1);
-    crc = fl_crc32c(crc, payload->data, payload->len);
-    srv_put_u32(b, (uint32_t)payload->len);
-    srv_put_u32(b, crc);
-    fl_buf_append(b, &type, 1);
-    fl_buf_append(b, payload->data, payload->len);
+    size_t start = b->len;
+    uint8_t hdr[9] = {0, 0, 0, 0, 0, 0, 0, 0, type};
+    fl_buf_append(b, hdr, sizeof hdr);
+    return start;
+}
+
+static void wal_end(struct fl_buf *b, size_t start)
+{
+    size_t len = b->len - start - 9;
+    FL_ASSERT(len <= UINT32_MAX);
+    uint32_t crc = fl_crc32c(0, b->data + start + 8, len + 1);
+    uint8_t *h = b->data + start;
+    for (int i = 0; i < 4; i++) {
+        h[i] = (uint8_t)(len >> (8 * i));
+        h[4 + i] = (uint8_t)(crc >> (8 * i));
+    }
 }
 
 void srv_wal_put_meta(struct fl_buf *b, uint64_t member_id, uint64_t cluster_id)
 {
-    struct fl_buf p;
-    fl_buf_init(&p);
-    srv_put_u64(&p, member_id);
-    srv_put_u64(&p, cluster_id);
-    wal_frame(b, SRV_WAL_META, &p);
-    fl_buf_close(&p);
+    size_t st = wal_begin(b, SRV_WAL_META);
+    srv_put_u64(b, member_id);
+    srv_put_u64(b, cluster_id);
+    wal_end(b, st);
 }
 
 void srv_wal_put_hardstate(struct fl_buf *b, uint64_t term, uint64_t vote, uint64_t commit)
 {
-    struct fl_buf p;
-    fl_buf_init(&p);
-    srv_put_u64(&p, term);
-    srv_put_u64(&p, vote);
-    srv_put_u64(&p, commit);
-    wal_frame(b, SRV_WAL_HARDSTATE, &p);
-    fl_buf_close(&p);
+    size_t st = wal_begin(b, SRV_WAL_HARDSTATE);
+    srv_put_u64(b, term);
+    srv_put_u64(b, vote);
+    srv_put_u64(b, commit);
+    wal_end(b, st);
 }
 
 void srv_wal_put_entry(struct fl_buf *b, uint64_t term, uint64_t index, uint32_t type,
                        const void *data, size_t len)
 {
-    struct fl_buf p;
-    fl_buf_init(&p);
-    srv_put_u64(&p, term);
-    srv_put_u64(&p, index);
-    srv_put_u32(&p, type);
-    srv_put_bytes(&p, data, len);
-    wal_frame(b, SRV_WAL_ENTRY, &p);
-    fl_buf_close(&p);
+    fl_buf_reserve(b, 9 + 24 + len);
+    size_t st = wal_begin(b, SRV_WAL_ENTRY);
+    srv_put_u64(b, term);
+    srv_put_u64(b, index);
+    srv_put_u32(b, type);
+    srv_put_bytes(b, data, len);
+    wal_end(b, st);
 }
 
 void srv_wal_put_snapshot(struct fl_buf *b, uint64_t index, uint64_t term, bool reset)
 {
-    struct fl_buf p;
-    fl_buf_init(&p);
-    srv_put_u64(&p, index);
-    srv_put_u64(&p, term);
-    srv_put_u32(&p, reset ? 1u : 0u);
-    wal_frame(b, SRV_WAL_SNAPSHOT, &p);
-    fl_buf_close(&p);
+    size_t st = wal_begin(b, SRV_WAL_SNAPSHOT);
+    srv_put_u64(b, index);
+    srv_put_u64(b, term);
+    srv_put_u32(b, reset ? 1u : 0u);
+    wal_end(b, st);
 }
 
 void srv_wal_state_init(struct srv_wal_state *st)
