@@ -208,6 +208,7 @@ static void reset_for_term(struct raft *r, uint64_t term)
     r->removed_self_quorum = 0;
     r->flush_pending = false;
     r->flush_allow_empty = false;
+    r->read_flush = false;
     raft__reads_clear(r);
 }
 

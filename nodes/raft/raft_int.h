@@ -121,6 +121,7 @@ struct raft {
     uint32_t removed_self_quorum; /* acks needed from others once the leader removed itself */
     bool flush_pending;           /* appends to send at the next raft_ready (coalesced) */
     bool flush_allow_empty;       /* ... even without new entries (to carry the commit) */
+    bool read_flush;              /* a read-index heartbeat round is due at the next ready */
     struct raft__read *reads;     /* confirmed-or-pending read-index rounds, oldest first */
     size_t reads_count, reads_cap;
     uint64_t read_seq;             /* last heartbeat context issued */

@@ -66,7 +66,8 @@ void raft__read_request(struct raft *r, uint64_t context, uint64_t from)
     rd.acks[rd.acks_count++] = r->cfg.id;
     FL_ASSERT(r->reads_count == 0 || r->reads[r->reads_count - 1].seq + 1 == rd.seq);
     r->reads[r->reads_count++] = rd;
-    raft__bcast_heartbeat(r, rd.seq);
+    /* One heartbeat round at the next ready confirms every request made until then. */
+    r->read_flush = true;
 }
 
 void raft__read_ack(struct raft *r, uint64_t seq, uint64_t from)

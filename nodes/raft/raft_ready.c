@@ -205,8 +205,8 @@ bool raft_has_ready(const struct raft *r)
     if (r->ready_out)
         return false;
     const struct raft__outbox *o = &r->box;
-    return (r->flush_pending && r->role == RAFT_LEADER) || o->msgs_count || o->events_count ||
-           o->reads_count || r->snap_pending || hs_changed(r) ||
+    return ((r->flush_pending || r->read_flush) && r->role == RAFT_LEADER) || o->msgs_count ||
+           o->events_count || o->reads_count || r->snap_pending || hs_changed(r) ||
            r->log.stable < raft__last_index(r) || r->applied < r->commit ||
            r->role != r->prev_role || r->lead != r->prev_lead;
 }

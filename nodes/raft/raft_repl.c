@@ -277,8 +277,11 @@ void raft__flush(struct raft *r)
         for (uint32_t i = 0; i < r->prs_count; i++)
             if (r->prs[i].id != r->cfg.id)
                 raft__send_append(r, &r->prs[i], r->flush_allow_empty);
+    if (r->role == RAFT_LEADER && r->read_flush && r->reads_count)
+        raft__bcast_heartbeat(r, r->reads[r->reads_count - 1].seq);
     r->flush_pending = false;
     r->flush_allow_empty = false;
+    r->read_flush = false;
 }
 
 void raft__leader_append(struct raft *r, enum raft_entry_type type, const void *data, size_t len)

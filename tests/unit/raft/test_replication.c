@@ -206,6 +206,15 @@ static void test_read_index(void)
     CHECK_EQ_INT(tc_node(&c, 2)->reads_count, 1);
     CHECK_EQ_INT(tc_node(&c, 2)->reads[0].context, 78);
     CHECK_EQ_INT(tc_node(&c, 2)->reads[0].index, raft_commit_index(tc_r(&c, 1)));
+    /* Many reads between two readies share one heartbeat round. */
+    size_t hb_before = c.sent[RAFT_MSG_HEARTBEAT];
+    for (uint64_t k = 0; k < 50; k++)
+        CHECK_EQ_INT(raft_read_index(tc_r(&c, 1), 1000 + k), FL_OK);
+    tc_stabilize(&c);
+    CHECK_EQ_INT(c.sent[RAFT_MSG_HEARTBEAT] - hb_before, 2);
+    CHECK_EQ_INT(tc_node(&c, 1)->reads_count, 51);
+    CHECK_EQ_INT(tc_node(&c, 1)->reads[50].context, 1049);
+    tc_node(&c, 1)->reads_count = 1;
     /* A leader cut off from everyone cannot confirm: no read state. */
     c.cut[1][2] = c.cut[1][3] = true;
     raft_read_index(tc_r(&c, 1), 79);
