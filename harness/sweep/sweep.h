@@ -47,6 +47,7 @@ struct sweep_result {
     char *error;    /* why a run is 'error' (timeout, signal, no summary), or NULL */
     int64_t run_id; /* in the merged database, 0 before the merge */
     double wall_s;
+    char *first_violation; /* one line, "" for a passing run (after the merge) */
 };
 
 struct sweep_report {
@@ -79,7 +80,7 @@ void sweep_report_close(struct sweep_report *rep);
 /*
  * Merges the runs of database src into dst (created if missing) with ATTACH + INSERT:
  * every run gets a fresh run_id in dst, and its rows in every history table follow
- * (columns matched by name). *first_id/*count (may be NULL) receive the new run_ids'
+ * (columns matched by name). *first_id and *count (may be NULL) receive the new run_ids'
  * range (consecutive, in src's run_id order).
  */
 int sweep_db_merge(const char *dst, const char *src, int64_t *first_id, int *count, char *err,
@@ -91,5 +92,15 @@ int sweep_db_merge(const char *dst, const char *src, int64_t *first_id, int *cou
 int sweep_db_add_error(const char *db_path, const char *scenario, uint64_t seed,
                        const char *const *bugs, int bug_count, const char *why, int64_t *run_id_out,
                        char *err, size_t err_len);
+
+/* Marks a merged run as 'error' and adds a checks row (checker "worker") saying why:
+ * its worker crashed or timed out after the runs row was written. */
+int sweep_db_mark_error(const char *db_path, int64_t run_id, const char *why, char *err,
+                        size_t err_len);
+
+/* Prints every run that did not pass with its replay command, grouped by the first
+ * violated check (then errors and unknowns), and a one-line total. */
+void sweep_print_failures(const struct sweep_report *rep, const struct sweep_options *opts,
+                          FILE *out);
 
 #endif
