@@ -368,7 +368,8 @@ static int watch_cmp(const void *a, const void *b)
 
 static int finish_watches(struct chk_history *h, struct fl_buf *err)
 {
-    qsort(h->watches, h->watch_count, sizeof(*h->watches), watch_cmp);
+    if (h->watch_count)
+        qsort(h->watches, h->watch_count, sizeof(*h->watches), watch_cmp);
     for (uint32_t i = 1; i < h->watch_count; i++) {
         if (h->watches[i].watch_id == h->watches[i - 1].watch_id) {
             fl_buf_printf(err, "line %u: watch %lld opened twice", h->watches[i].line,
@@ -376,7 +377,8 @@ static int finish_watches(struct chk_history *h, struct fl_buf *err)
             return FL_EINVAL;
         }
     }
-    qsort(h->events, h->event_count, sizeof(*h->events), event_cmp);
+    if (h->event_count)
+        qsort(h->events, h->event_count, sizeof(*h->events), event_cmp);
     uint32_t w = 0;
     for (uint32_t i = 0; i < h->event_count; i++) {
         const struct chk_wevent *e = &h->events[i];
@@ -403,7 +405,8 @@ int chk_history_finish(struct chk_history *h, struct fl_buf *err)
     for (uint32_t i = 0; i < nk; i++)
         h->key_order[i] = i;
     g_sort_keys = &h->keys;
-    qsort(h->key_order, nk, sizeof(uint32_t), key_cmp);
+    if (nk)
+        qsort(h->key_order, nk, sizeof(uint32_t), key_cmp);
     g_sort_keys = NULL;
     for (uint32_t r = 0; r < nk; r++)
         h->key_rank[h->key_order[r]] = r;
