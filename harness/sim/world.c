@@ -159,14 +159,36 @@ static void heap_push(struct sim_world *w, int64_t at_ns, uint64_t seq, uint32_t
     w->nheap++;
 }
 
+/* Removes the root. Floyd's bottom-up variant: the hole at the root walks down
+ * to a leaf along the smallest children (no compare against the moved element,
+ * so no unpredictable exit branch per level), then the last element is sifted up
+ * from there, which is short because it came from the bottom. */
 static void heap_pop(struct sim_world *w)
 {
     FL_ASSERT(w->nheap > 0);
-    w->nheap--;
-    if (w->nheap) {
-        w->heap[0] = w->heap[w->nheap];
-        heap_sift_down(w->heap, w->nheap, 0);
+    size_t n = --w->nheap;
+    if (n == 0)
+        return;
+    struct sim_heap_entry *h = w->heap;
+    size_t i = 0;
+    for (;;) {
+        size_t first = HEAP_ARITY * i + 1;
+        if (first >= n)
+            break;
+        size_t best = first;
+        unsigned __int128 bk = entry_key(&h[first]);
+        size_t last = first + HEAP_ARITY < n ? first + HEAP_ARITY : n;
+        for (size_t c = first + 1; c < last; c++) {
+            unsigned __int128 ck = entry_key(&h[c]);
+            bool lt = ck < bk;
+            best = lt ? c : best;
+            bk = lt ? ck : bk;
+        }
+        h[i] = h[best];
+        i = best;
     }
+    h[i] = h[n];
+    heap_sift_up(h, i);
 }
 
 static inline bool entry_live(const struct sim_world *w, const struct sim_heap_entry *e)
