@@ -21,8 +21,8 @@
  *   on_close(NET_CLOSE_RESET) when the reset reaches them. A paused process keeps
  *   its connections; frames to it are deferred until resume.
  * - net_close: the peer gets on_close(NET_CLOSE_PEER) after the FIN's latency; the
- *   closing side gets no callback. A frame arriving at a closed end is answered
- *   with a reset.
+ *   closing side gets no callback. Frames still arriving at a closed end are
+ *   discarded (the peer learns of the close from the FIN or reset already sent).
  * - Reordering happens only across connections. No duplication.
  * DATAGRAMS (for tests of the model itself): each frame draws its own latency, so
  * frames reorder freely; loss, duplication and corruption drop or copy single
