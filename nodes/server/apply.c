@@ -175,7 +175,8 @@ static int apply_client(struct srv_member *m, struct srv_arena *a, const Rpc__Cl
 static void apply_client_entry(struct srv_member *m, const uint8_t *p, size_t n,
                                struct srv_waiter *wt)
 {
-    Rpc__ClientMsg *cm = rpc__client_msg__unpack(NULL, n, p);
+    srv_pb_arena_reset(&m->pb_apply);
+    Rpc__ClientMsg *cm = rpc__client_msg__unpack(&m->pb_apply.alloc, n, p);
     if (!cm)
         return; /* a member never proposes garbage; nothing to apply */
     struct srv_arena a = {0};
@@ -202,7 +203,7 @@ static void apply_client_entry(struct srv_member *m, const uint8_t *p, size_t n,
     if (k.has_txn)
         mvcc_txn_result_free(&k.txn);
     srv_arena_free(&a);
-    rpc__client_msg__free_unpacked(cm, NULL);
+    srv_pb_arena_reset(&m->pb_apply);
 }
 
 static void apply_conf_entry(struct srv_member *m, const struct raft_entry *e)

@@ -76,6 +76,8 @@ static struct srv_member *member_alloc(struct srv_cluster *cl, int node, int pro
     m->tick_ns = c->heartbeat_ms * FL_MS;
     fl_buf_init(&m->scratch);
     fl_buf_init(&m->pending_wal);
+    srv_pb_arena_init(&m->pb_peer);
+    srv_pb_arena_init(&m->pb_apply);
     srv_wal_state_init(&m->log);
     raft_ready_init(&m->rd);
 
@@ -149,6 +151,8 @@ void srv_member_free(struct srv_member *m)
     mvcc_close(m->kv);
     srv_wal_state_close(&m->log);
     fl_buf_close(&m->scratch);
+    srv_pb_arena_close(&m->pb_peer);
+    srv_pb_arena_close(&m->pb_apply);
     free(m);
 }
 

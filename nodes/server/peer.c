@@ -183,7 +183,8 @@ static void on_peer_message(struct sim_world *w, net_sock s, const uint8_t *p, s
     struct srv_member *m = ctx;
     if (m->stopping || m->removed)
         return;
-    Raftpb__PeerFrame *f = raftpb__peer_frame__unpack(NULL, n, p);
+    srv_pb_arena_reset(&m->pb_peer);
+    Raftpb__PeerFrame *f = raftpb__peer_frame__unpack(&m->pb_peer.alloc, n, p);
     if (!f)
         return; /* garbage: etcd drops it */
     if (f->refused && sim_now_ns(w) - m->last_refused_ns >= FL_S) {
@@ -203,7 +204,7 @@ static void on_peer_message(struct sim_world *w, net_sock s, const uint8_t *p, s
             srv_rpc_on_renew(m, f->from_member, f->lease_renews[i]);
         srv_member_process(m);
     }
-    raftpb__peer_frame__free_unpacked(f, NULL);
+    srv_pb_arena_reset(&m->pb_peer);
 }
 
 static void on_peer_in_close(struct sim_world *w, net_sock s, int reason, void *ctx)

@@ -20,6 +20,7 @@
 #include "nodes/proto/rpc.pb-c.h"
 #include "nodes/raft/raft.h"
 #include "nodes/server/backup.h"
+#include "nodes/server/pbarena.h"
 #include "nodes/server/cluster.h"
 #include "nodes/server/wal.h"
 
@@ -169,6 +170,8 @@ struct srv_member {
     bool removed;            /* applied its own removal */
     bool stopping;           /* being freed */
     struct fl_buf scratch;
+    struct srv_pb_arena pb_peer;  /* decoding of one peer frame */
+    struct srv_pb_arena pb_apply; /* decoding of one entry being applied */
 };
 
 /* ---- member.c ---- */

@@ -1,0 +1,25 @@
+/*
+ * pbarena.h: a bump allocator for protobuf-c (ProtobufCAllocator) so that messages
+ * decoded only for the length of one handler (a peer frame, an entry being applied)
+ * cost one pointer bump per field instead of a malloc and a free. Everything goes at
+ * once with srv_pb_arena_reset. Never use it for a message that outlives the reset.
+ */
+#ifndef FL_SERVER_PBARENA_H
+#define FL_SERVER_PBARENA_H
+
+#include <protobuf-c/protobuf-c.h>
+#include <stddef.h>
+
+struct srv_pb_block;
+
+struct srv_pb_arena {
+    ProtobufCAllocator alloc;  /* pass &arena->alloc to *_unpack / *_free_unpacked */
+    struct srv_pb_block *head; /* current block; older ones behind it */
+};
+
+void srv_pb_arena_init(struct srv_pb_arena *a);
+/* Frees every allocation; keeps the first block for reuse. */
+void srv_pb_arena_reset(struct srv_pb_arena *a);
+void srv_pb_arena_close(struct srv_pb_arena *a);
+
+#endif
