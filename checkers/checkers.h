@@ -23,7 +23,8 @@
  * Keys and values in JSON follow history.h: a JSON string when the bytes are UTF-8,
  * else {"hex":"..."}; null = absent. ops.kind is one of "get"/"range", "put",
  * "delete", "txn", "cas", "compact" (others, e.g. lease calls, are ignored).
- *   request  range:   {"key":K, "range_end":E?, "revision":R?, "limit":N?}
+ *   request  range:   {"key":K, "range_end":E?, "revision":R?, "limit":N?,
+ *                      "serializable":true?}
  *            put:     {"key":K, "value":V, "prev_kv":true?}
  *            delete:  {"key":K, "range_end":E?, "prev_kv":true?}
  *            cas:     {"key":K, "expect":V|null, "value":V}   (compare value==expect,
@@ -76,6 +77,10 @@ enum chk_cmp_result { CHK_CMP_EQ = 0, CHK_CMP_NE, CHK_CMP_GT, CHK_CMP_LT };
 #define CHK_OPF_SUCCEEDED_SET 0x02 /* the response said which branch (else: unknown) */
 #define CHK_OPF_HAS_RESULT    0x04 /* sub-operation results are recorded */
 #define CHK_OPF_LABEL_CAS     0x08 /* for messages: originally a cas */
+/* A serializable read (etcd serves it from the member's local state): judged
+ * against the state at its own header revision, never against real time (etcd's
+ * "serializable" validator); the search engine ignores it. */
+#define CHK_OPF_SERIALIZABLE 0x10
 
 struct chk_op {
     int64_t call_ns;

@@ -809,7 +809,8 @@ static void rv_replay(struct rv *r)
                 e = op->rev;
             p.next[i] = p.head[e];
             p.head[e] = (int32_t)i;
-            p.sufmin[op->rev] = FL_MIN(p.sufmin[op->rev], op->return_ns);
+            if (!(op->flags & CHK_OPF_SERIALIZABLE))
+                p.sufmin[op->rev] = FL_MIN(p.sufmin[op->rev], op->return_ns);
         } else if (r->role[i] == ROLE_WRITE) {
             int64_t g = op->rev - 1;
             p.sufmin[g] = FL_MIN(p.sufmin[g], op->return_ns);
@@ -933,7 +934,7 @@ static void rv_realtime(struct rv *r)
     uint32_t *br = fl_malloc((h->op_count + 1) * sizeof(uint32_t));
     uint32_t nc = 0, nr = 0;
     for (uint32_t i = 0; i < h->op_count; i++) {
-        if (r->pos[i] == INT64_MIN)
+        if (r->pos[i] == INT64_MIN || (h->ops[i].flags & CHK_OPF_SERIALIZABLE))
             continue;
         bc[nc++] = i;
         if (h->ops[i].return_ns != CHK_NEVER && r->role[i] != ROLE_PLACED)

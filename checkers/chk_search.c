@@ -528,6 +528,8 @@ static struct srch *srch_open(struct chk_history *h, const struct chk_limits *li
 /* Which ops take part: ok ops, unknown writes, failed ops with a revision error. */
 static bool op_included(const struct chk_history *h, const struct chk_op *op)
 {
+    if (op->flags & CHK_OPF_SERIALIZABLE)
+        return false;
     if (op->status == CHK_ST_OK)
         return true;
     if (op->status == CHK_ST_FAIL)

@@ -108,6 +108,7 @@ static int db_op(struct dbl *l, sqlite3_stmt *st, int extra_at[C_COUNT])
     }
     if (d.status == CHK_ST_OK && d.return_ns == CHK_NEVER)
         d.status = CHK_ST_UNKNOWN;
+    d.lenient = true;
     d.req = text_json(st, 5);
     d.resp = text_json(st, 11);
     int rc = FL_OK;

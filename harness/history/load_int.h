@@ -25,6 +25,7 @@ struct ld_op {
     const char *error;          /* may be NULL */
     int64_t rev;                /* CHK_NO_REV when none */
     json_t *req, *resp;
+    bool lenient; /* a kind the checkers do not model is skipped, not an error */
 };
 
 /* Appends the op to h. Returns 0 on success, 1 when the kind is not a key-value

@@ -440,11 +440,13 @@ int ld_build_op(struct chk_history *h, const struct ld_op *o, char *err, size_t 
     if (sk < 0 && !is_txn && !is_cas && !is_compact) {
         fl_buf_close(&c.b);
         static const char *const skip[] = {
-            "lease_grant", "lease_revoke", "lease_keepalive", "defragment",     "status",
-            "member_list", "member_add",   "member_remove",   "member_promote", "alarm",
-            "leaseGrant",  "leaseRevoke",  "hash_kv",         "moveleader"};
+            "lease_grant", "lease_revoke", "lease_keepalive", "lease_ttl", "defragment",
+            "status",      "alarm",        "hash_kv",         "snapshot",  "move_leader",
+            "watch",       "leaseGrant",   "leaseRevoke",     "moveleader"};
+        if (o->lenient || !strncmp(k, "lease", 5) || !strncmp(k, "member", 6))
+            return 1;
         for (size_t i = 0; i < FL_ARRAY_LEN(skip); i++) {
-            if (!strcmp(k, skip[i]) || !strncmp(k, "lease", 5) || !strncmp(k, "member", 6))
+            if (!strcmp(k, skip[i]))
                 return 1;
         }
         snprintf(err, err_size, "unknown op \"%s\"", k);
@@ -479,6 +481,8 @@ int ld_build_op(struct chk_history *h, const struct ld_op *o, char *err, size_t 
     }
     if (rc == 0) {
         struct chk_op *op = &h->ops[h->op_count - 1];
+        if (sk == CHK_SUB_RANGE && json_is_true(json_object_get(o->req, "serializable")))
+            op->flags |= CHK_OPF_SERIALIZABLE;
         op->op_id = o->op_id;
         op->line = o->line;
         op->err = (uint8_t)(o->status == CHK_ST_FAIL ? ld_error_kind(o->error) : CHK_ERR_NONE);

@@ -212,6 +212,38 @@ static void test_unknown(void)
     CHECK_EQ_INT(lin(e), CHK_FAIL);
 }
 
+static void test_serializable(void)
+{
+    /* a serializable read may be stale (etcd serves it locally) ... */
+    const char *a = PUT(1, "a", "1", 10, 20, 2)
+        PUT(1, "a", "2", 30, 40,
+            3) "{\"client\":2,\"op\":\"get\",\"key\":\"a\",\"serializable\":true,\"call\":50,"
+               "\"return\":60,\"value\":\"1\",\"mod_rev\":2,\"rev\":2}\n";
+    struct chk_history h;
+    struct fl_buf e;
+    fl_buf_init(&e);
+    chk_history_init(&h);
+    CHECK_EQ_INT(hist_load_jsonl_mem("t", a, strlen(a), &h, &e), FL_OK);
+    CHECK(h.ops[2].flags & CHK_OPF_SERIALIZABLE);
+    struct chk_lin_result r;
+    chk_lin_check(&h, NULL, &r);
+    CHECK_EQ_INT(r.verdict, CHK_PASS);
+    chk_lin_result_close(&r);
+    chk_history_close(&h);
+    /* ... but must match the state at its own revision */
+    const char *b = PUT(1, "a", "1", 10, 20, 2)
+        PUT(1, "a", "2", 30, 40,
+            3) "{\"client\":2,\"op\":\"get\",\"key\":\"a\",\"serializable\":true,\"call\":50,"
+               "\"return\":60,\"value\":\"2\",\"mod_rev\":3,\"rev\":2}\n";
+    chk_history_init(&h);
+    CHECK_EQ_INT(hist_load_jsonl_mem("t", b, strlen(b), &h, &e), FL_OK);
+    chk_lin_check(&h, NULL, &r);
+    CHECK_EQ_INT(r.verdict, CHK_FAIL);
+    chk_lin_result_close(&r);
+    chk_history_close(&h);
+    fl_buf_close(&e);
+}
+
 static void test_errors(void)
 {
     load_error(
@@ -293,6 +325,7 @@ int main(void)
     test_delete_range();
     test_compaction();
     test_unknown();
+    test_serializable();
     test_errors();
     test_jepsen_kv_semantics();
     CHECK_EQ_INT(lin(""), CHK_PASS); /* an empty history is linearizable */
