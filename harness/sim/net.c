@@ -14,93 +14,14 @@
  * behind it; a drain event delivers the whole queue in order once the link is
  * open again.
  *
+ * The fault controls (link parameters, partitions, clog/hold) are in net_ctl.c.
+ *
  * Never hold a struct net_conn pointer across a user callback: the callback may
  * open connections and move the array.
  */
-#include "harness/sim/sim_int.h"
-
-enum { FR_DATA = 1, FR_SYN, FR_SYNACK, FR_FIN, FR_RST, FR_DGRAM };
-enum { END_NONE = 0, END_CONNECTING, END_OPEN, END_PEER_GONE, END_CLOSED };
-
-#define CONN_NONE UINT32_MAX
-
-struct net_frame {
-    uint8_t type;
-    uint8_t to_side;
-    uint8_t reason;
-    bool lost;
-    int32_t from, to, port;
-    uint32_t conn_idx, conn_gen;
-    uint32_t crc;
-    uint64_t tag;
-    size_t len;
-    uint8_t data[];
-};
-
-struct net_end {
-    int proc;
-    int state;
-    bool bound;
-    struct net_sock_ops ops;
-    void *ctx;
-    int64_t last_arrival_ns;
-    uint32_t waiting;
-};
-
-struct net_conn {
-    uint32_t gen;
-    bool used;
-    int port;
-    uint32_t next_free;
-    struct net_end end[2];
-};
-
-struct net_linkst {
-    struct net_link p;
-    bool blocked, clogged, held, drain_scheduled;
-    struct net_frame **q;
-    size_t nq, cap;
-};
-
-struct net_listener {
-    int proc, port;
-    net_accept_fn *fn;
-    void *ctx;
-};
-
-struct net_binding {
-    int proc, port;
-    net_dgram_fn *fn;
-    void *ctx;
-};
-
-struct net_state {
-    struct net_link defaults;
-    struct net_linkst *links; /* dim x dim, links[from * dim + to] */
-    int dim;
-    struct net_conn *conns;
-    uint32_t nconns, cap_conns, free_conn;
-    struct net_listener *lis;
-    size_t nlis, cap_lis;
-    struct net_binding *binds;
-    size_t nbinds, cap_binds;
-    struct net_stats *stats; /* per proc */
-    struct sim_rng *rng;
-};
+#include "harness/sim/net_int.h"
 
 /* ---------------------------------------------------------------- helpers -----*/
-
-static inline struct net_linkst *link_at(const struct sim_world *w, int from, int to)
-{
-    const struct net_state *n = w->net;
-    FL_ASSERTF(from >= 0 && from < n->dim && to >= 0 && to < n->dim, "bad link %d->%d", from, to);
-    return &n->links[from * n->dim + to];
-}
-
-static inline bool link_open(const struct net_linkst *l)
-{
-    return !l->blocked && !l->clogged && !l->held;
-}
 
 static inline net_sock sock_make(const struct net_conn *c, uint32_t idx, int side)
 {
@@ -197,7 +118,7 @@ static void conn_emit(struct sim_world *w, uint32_t idx, int side, struct net_fr
     f->conn_gen = c->gen;
     f->to_side = (uint8_t)(1 - side);
     f->port = c->port;
-    int64_t at = w->now_ns + draw_latency(w, link_at(w, f->from, f->to));
+    int64_t at = w->now_ns + draw_latency(w, net__link_at(w, f->from, f->to));
     if (at < e->last_arrival_ns)
         at = e->last_arrival_ns;
     e->last_arrival_ns = at;
@@ -466,10 +387,10 @@ static void *link_key(int from, int to)
     return (void *)(uintptr_t)(((uint64_t)(uint32_t)from << 32) | (uint32_t)to);
 }
 
-static void link_schedule_drain(struct sim_world *w, int from, int to)
+void net__link_schedule_drain(struct sim_world *w, int from, int to)
 {
-    struct net_linkst *l = link_at(w, from, to);
-    if (l->drain_scheduled || l->nq == 0 || !link_open(l))
+    struct net_linkst *l = net__link_at(w, from, to);
+    if (l->drain_scheduled || l->nq == 0 || !net__link_open(l))
         return;
     l->drain_scheduled = true;
     sim__schedule(w, w->now_ns, -1, SIM_EV_NET, from, to, l->nq, drain_cb, NULL,
@@ -513,8 +434,8 @@ static void link_enqueue(struct sim_world *w, struct net_linkst *l, struct net_f
 static void frame_arrive(struct sim_world *w, void *ctx)
 {
     struct net_frame *f = ctx;
-    struct net_linkst *l = link_at(w, f->from, f->to);
-    if (link_open(l) && l->nq == 0) {
+    struct net_linkst *l = net__link_at(w, f->from, f->to);
+    if (net__link_open(l) && l->nq == 0) {
         frame_deliver(w, f);
         return;
     }
@@ -524,16 +445,16 @@ static void frame_arrive(struct sim_world *w, void *ctx)
     }
     int from = f->from, to = f->to;
     link_enqueue(w, l, f); /* may consume f (overflow) */
-    link_schedule_drain(w, from, to);
+    net__link_schedule_drain(w, from, to);
 }
 
 static void drain_cb(struct sim_world *w, void *ctx)
 {
     uint64_t key = (uint64_t)(uintptr_t)ctx;
     int from = (int)(key >> 32), to = (int)(uint32_t)key;
-    struct net_linkst *l = link_at(w, from, to);
+    struct net_linkst *l = net__link_at(w, from, to);
     l->drain_scheduled = false;
-    if (!link_open(l))
+    if (!net__link_open(l))
         return;
     struct net_frame **q = l->q;
     size_t nq = l->nq;
@@ -749,7 +670,7 @@ int net_send(struct sim_world *w, net_sock s, const void *p, size_t n)
     struct net_stats *st = &w->net->stats[from];
     st->sent_msgs++;
     st->sent_bytes += n;
-    const struct net_linkst *l = link_at(w, from, to);
+    const struct net_linkst *l = net__link_at(w, from, to);
     struct sim_fault_hit hit;
     if (sim_rng_chance_ppm(w->net->rng, l->p.loss_ppm) ||
         sim_fault_check(w, from, "net/drop", &hit))
@@ -827,7 +748,7 @@ int net_dgram_send(struct sim_world *w, int from, int to, int port, const void *
         return FL_EDOWN;
     sim__proc(w, to);
     struct net_state *ns = w->net;
-    const struct net_linkst *l = link_at(w, from, to);
+    const struct net_linkst *l = net__link_at(w, from, to);
     struct net_stats *st = &ns->stats[from];
     st->sent_msgs++;
     st->sent_bytes += n;
@@ -848,139 +769,4 @@ int net_dgram_send(struct sim_world *w, int from, int to, int port, const void *
         sim__schedule(w, at, -1, SIM_EV_NET, from, to, f->tag, frame_arrive, frame_free, f);
     }
     return FL_OK;
-}
-
-/* ---------------------------------------------------------------- faults ------*/
-
-/* Calls fn on every link matched by (from, to), -1 meaning all. */
-static void links_each(struct sim_world *w, int from, int to,
-                       void (*fn)(struct sim_world *w, int a, int b, void *arg), void *arg)
-{
-    int dim = w->net->dim;
-    for (int a = (from < 0 ? 0 : from); a < (from < 0 ? dim : from + 1); a++)
-        for (int b = (to < 0 ? 0 : to); b < (to < 0 ? dim : to + 1); b++)
-            if (a != b)
-                fn(w, a, b, arg);
-}
-
-static void set_params(struct sim_world *w, int a, int b, void *arg)
-{
-    link_at(w, a, b)->p = *(const struct net_link *)arg;
-}
-
-void net_link_set(struct sim_world *w, int from, int to, const struct net_link *l)
-{
-    FL_ASSERT(l->latency_ns >= 0 && l->jitter_ns >= 0);
-    if (from < 0 && to < 0) {
-        w->net->defaults = *l;
-        for (int a = 0; a < w->net->dim; a++)
-            set_params(w, a, a, (void *)l); /* a process talking to itself */
-    }
-    links_each(w, from, to, set_params, (void *)l);
-}
-
-void net_link_get(const struct sim_world *w, int from, int to, struct net_link *out)
-{
-    if (from < 0 || to < 0)
-        *out = w->net->defaults;
-    else
-        *out = link_at(w, from, to)->p;
-}
-
-enum { FLAG_BLOCK, FLAG_CLOG, FLAG_HOLD };
-struct flag_arg {
-    int flag;
-    bool on;
-};
-
-static void set_flag(struct sim_world *w, int a, int b, void *arg)
-{
-    const struct flag_arg *fa = arg;
-    struct net_linkst *l = link_at(w, a, b);
-    bool *f = fa->flag == FLAG_BLOCK ? &l->blocked : fa->flag == FLAG_CLOG ? &l->clogged : &l->held;
-    *f = fa->on;
-    if (!fa->on)
-        link_schedule_drain(w, a, b);
-}
-
-static void flag_set(struct sim_world *w, int from, int to, int flag, bool on)
-{
-    struct flag_arg fa = {flag, on};
-    sim__digest_event(w, w->now_ns, SIM_EV_NET_CTL, from, to, 0x100u | (uint64_t)flag << 1 | on);
-    links_each(w, from, to, set_flag, &fa);
-}
-
-void net_block(struct sim_world *w, int from, int to)
-{
-    flag_set(w, from, to, FLAG_BLOCK, true);
-}
-
-void net_unblock(struct sim_world *w, int from, int to)
-{
-    flag_set(w, from, to, FLAG_BLOCK, false);
-}
-
-void net_partition(struct sim_world *w, const int *a, size_t na, const int *b, size_t nb,
-                   bool oneway)
-{
-    for (size_t i = 0; i < na; i++)
-        for (size_t j = 0; j < nb; j++) {
-            if (a[i] == b[j])
-                continue;
-            flag_set(w, a[i], b[j], FLAG_BLOCK, true);
-            if (!oneway)
-                flag_set(w, b[j], a[i], FLAG_BLOCK, true);
-        }
-}
-
-void net_isolate(struct sim_world *w, int proc)
-{
-    sim__proc(w, proc);
-    flag_set(w, proc, -1, FLAG_BLOCK, true);
-    flag_set(w, -1, proc, FLAG_BLOCK, true);
-}
-
-void net_heal(struct sim_world *w)
-{
-    struct flag_arg fa = {FLAG_CLOG, false};
-    sim__digest_event(w, w->now_ns, SIM_EV_NET_CTL, -1, -1, 0x200u);
-    links_each(w, -1, -1, set_flag, &fa);
-    fa.flag = FLAG_BLOCK;
-    links_each(w, -1, -1, set_flag, &fa);
-}
-
-bool net_blocked(const struct sim_world *w, int from, int to)
-{
-    return link_at(w, from, to)->blocked;
-}
-
-void net_clog(struct sim_world *w, int from, int to)
-{
-    flag_set(w, from, to, FLAG_CLOG, true);
-}
-
-void net_unclog(struct sim_world *w, int from, int to)
-{
-    flag_set(w, from, to, FLAG_CLOG, false);
-}
-
-void net_hold(struct sim_world *w, int from, int to)
-{
-    flag_set(w, from, to, FLAG_HOLD, true);
-}
-
-void net_release(struct sim_world *w, int from, int to)
-{
-    flag_set(w, from, to, FLAG_HOLD, false);
-}
-
-size_t net_waiting(const struct sim_world *w, int from, int to)
-{
-    return link_at(w, from, to)->nq;
-}
-
-void net_stats_get(const struct sim_world *w, int proc, struct net_stats *out)
-{
-    sim__proc(w, proc);
-    *out = w->net->stats[proc];
 }

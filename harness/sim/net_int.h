@@ -1,0 +1,95 @@
+/*
+ * net_int.h: internals shared by net.c (frames, delivery, sockets) and net_ctl.c
+ * (link parameters, partitions, clog/hold, counters). Nothing outside harness/sim
+ * includes this file.
+ */
+#ifndef FL_SIM_NET_INT_H
+#define FL_SIM_NET_INT_H
+
+#include "harness/sim/sim_int.h"
+
+enum { FR_DATA = 1, FR_SYN, FR_SYNACK, FR_FIN, FR_RST, FR_DGRAM };
+enum { END_NONE = 0, END_CONNECTING, END_OPEN, END_PEER_GONE, END_CLOSED };
+
+#define CONN_NONE UINT32_MAX
+
+struct net_frame {
+    uint8_t type;
+    uint8_t to_side;
+    uint8_t reason;
+    bool lost;
+    int32_t from, to, port;
+    uint32_t conn_idx, conn_gen;
+    uint32_t crc;
+    uint64_t tag;
+    size_t len;
+    uint8_t data[];
+};
+
+struct net_end {
+    int proc;
+    int state;
+    bool bound;
+    struct net_sock_ops ops;
+    void *ctx;
+    int64_t last_arrival_ns;
+    uint32_t waiting;
+};
+
+struct net_conn {
+    uint32_t gen;
+    bool used;
+    int port;
+    uint32_t next_free;
+    struct net_end end[2];
+};
+
+struct net_linkst {
+    struct net_link p;
+    bool blocked, clogged, held, drain_scheduled;
+    struct net_frame **q;
+    size_t nq, cap;
+};
+
+struct net_listener {
+    int proc, port;
+    net_accept_fn *fn;
+    void *ctx;
+};
+
+struct net_binding {
+    int proc, port;
+    net_dgram_fn *fn;
+    void *ctx;
+};
+
+struct net_state {
+    struct net_link defaults;
+    struct net_linkst *links; /* dim x dim, links[from * dim + to] */
+    int dim;
+    struct net_conn *conns;
+    uint32_t nconns, cap_conns, free_conn;
+    struct net_listener *lis;
+    size_t nlis, cap_lis;
+    struct net_binding *binds;
+    size_t nbinds, cap_binds;
+    struct net_stats *stats; /* per proc */
+    struct sim_rng *rng;
+};
+
+static inline struct net_linkst *net__link_at(const struct sim_world *w, int from, int to)
+{
+    const struct net_state *n = w->net;
+    FL_ASSERTF(from >= 0 && from < n->dim && to >= 0 && to < n->dim, "bad link %d->%d", from, to);
+    return &n->links[from * n->dim + to];
+}
+
+static inline bool net__link_open(const struct net_linkst *l)
+{
+    return !l->blocked && !l->clogged && !l->held;
+}
+
+/* Schedules delivery of the frames waiting at from->to if it is open again. */
+void net__link_schedule_drain(struct sim_world *w, int from, int to);
+
+#endif
