@@ -458,7 +458,7 @@ static void install_snapshot(struct srv_member *m, const struct raft_snapshot *s
     m->applied_conf = s->conf;
     mvcc_set_applied_index(m->kv, s->index);
     safety_check(m, raft_safety_snapshot(m->safety, m->id, s->index, s->term));
-    srv_member_event(m, SRV_EV_SNAPSHOT_APPLIED, "installed the leader's snapshot");
+    /* The core reports snapshot_applied itself (raft events of this ready). */
 }
 
 /* Appends to the current WAL segment; a write error crashes the member (etcd
@@ -644,6 +644,7 @@ static void after_persist(struct srv_member *m)
         if (wt && wt->kind == SRV_WAIT_READ) {
             wt->read_index = rd->reads[i].index;
             wt->read_ready = true;
+            m->reads_ready = true;
         }
     }
     emit_raft_events(m, rd);

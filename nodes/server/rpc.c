@@ -1111,10 +1111,17 @@ void srv_rpc_close_all(struct srv_member *m)
 
 static void serve_ready_reads(struct srv_member *m)
 {
+    if (!m->reads_ready)
+        return;
+    m->reads_ready = false;
     for (size_t i = 0; i < m->n_waiters; i++) {
         struct srv_waiter *wt = &m->waiters[i];
-        if (wt->dead || wt->kind != SRV_WAIT_READ || !wt->read_ready || wt->read_index > m->applied)
+        if (wt->dead || wt->kind != SRV_WAIT_READ || !wt->read_ready)
             continue;
+        if (wt->read_index > m->applied) {
+            m->reads_ready = true; /* look again after the next apply */
+            continue;
+        }
         srv_rpc_serve_read(m, &wt->reply, wt->req);
         srv_waiter_done(m, wt);
     }

@@ -152,6 +152,7 @@ struct srv_member {
     struct srv_waiter *waiters;
     size_t n_waiters, cap_waiters;
     uint64_t next_req_id;
+    bool reads_ready; /* some read waiter has its read index: serve when applied */
 
     /* cluster-wide state applied through Raft */
     struct srv_alarm alarms[SRV_ALARMS_MAX];
