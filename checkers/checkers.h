@@ -133,6 +133,8 @@ struct chk_kv {
 
 #define CHK_WF_PREV_KV         0x01
 #define CHK_WF_PROGRESS_NOTIFY 0x02
+#define CHK_WF_NOPUT           0x04 /* etcd's NOPUT filter: put events are not delivered */
+#define CHK_WF_NODELETE        0x08 /* NODELETE filter */
 
 struct chk_watch {
     int64_t watch_id;

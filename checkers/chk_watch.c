@@ -136,7 +136,9 @@ static void watch_stream(struct wk *k, const struct chk_watch *w, bool known, in
             last_progress = FL_MAX(last_progress, e->mod_rev);
             continue;
         }
-        if (!chk_key_in_range(h, e->key, w->key, w->range_end))
+        if (!chk_key_in_range(h, e->key, w->key, w->range_end) ||
+            (e->kind == CHK_EV_PUT && (w->flags & CHK_WF_NOPUT)) ||
+            (e->kind == CHK_EV_DELETE && (w->flags & CHK_WF_NODELETE)))
             wviol(k, CHK_G_FILTER, w, e->mod_rev, i, "event not matching watch filter");
         if (e->mod_rev < last_rev)
             wviol(k, CHK_G_ORDERED, w, e->mod_rev, i, "event at %lld after an event at %lld",
@@ -177,7 +179,12 @@ static void watch_stream(struct wk *k, const struct chk_watch *w, bool known, in
 static bool change_matches(const struct chk_history *h, const struct chk_watch *w,
                            const struct chk_change *c)
 {
-    return c->kind != CHK_EV_PROGRESS && chk_key_in_range(h, c->key, w->key, w->range_end);
+    if (c->kind == CHK_EV_PROGRESS)
+        return false;
+    if ((c->kind == CHK_EV_PUT && (w->flags & CHK_WF_NOPUT)) ||
+        (c->kind == CHK_EV_DELETE && (w->flags & CHK_WF_NODELETE)))
+        return false;
+    return chk_key_in_range(h, c->key, w->key, w->range_end);
 }
 
 /* Reliable and resumable, against the changes. */
@@ -189,7 +196,10 @@ static void watch_changes(struct wk *k, const struct chk_watch *w, int64_t last_
     uint32_t n = 0;
     for (uint32_t i = w->ev_first; i < w->ev_first + w->ev_count; i++) {
         const struct chk_wevent *e = &h->events[i];
-        if (e->kind != CHK_EV_PROGRESS && chk_key_in_range(h, e->key, w->key, w->range_end))
+        bool filtered = (e->kind == CHK_EV_PUT && (w->flags & CHK_WF_NOPUT)) ||
+                        (e->kind == CHK_EV_DELETE && (w->flags & CHK_WF_NODELETE));
+        if (e->kind != CHK_EV_PROGRESS && !filtered &&
+            chk_key_in_range(h, e->key, w->key, w->range_end))
             tmp[n++] = i;
     }
     g_wh = h;

@@ -213,11 +213,12 @@ static int db_watches(struct dbl *l, int64_t run_id)
 {
     bool pk = table_has(l->db, "watches", "prev_kv");
     bool pn = table_has(l->db, "watches", "progress_notify");
+    bool fi = table_has(l->db, "watches", "filters");
     char sql[400];
     snprintf(sql, sizeof(sql),
-             "SELECT watch_id, client_id, key, range_end, start_rev, opened_ns, closed_ns, %s, %s "
-             "FROM watches WHERE run_id = ? ORDER BY watch_id",
-             pk ? "prev_kv" : "0", pn ? "progress_notify" : "0");
+             "SELECT watch_id, client_id, key, range_end, start_rev, opened_ns, closed_ns, %s, %s, "
+             "%s FROM watches WHERE run_id = ? ORDER BY watch_id",
+             pk ? "prev_kv" : "0", pn ? "progress_notify" : "0", fi ? "filters" : "NULL");
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(l->db, sql, -1, &st, NULL) != SQLITE_OK)
         return FL_OK; /* no watches table: no watches */
@@ -235,6 +236,11 @@ static int db_watches(struct dbl *l, int64_t run_id)
             w->flags |= CHK_WF_PREV_KV;
         if (col_int(st, 8, 0) == 1)
             w->flags |= CHK_WF_PROGRESS_NOTIFY;
+        const char *filters = (const char *)sqlite3_column_text(st, 9);
+        if (filters && strstr(filters, "noput"))
+            w->flags |= CHK_WF_NOPUT;
+        if (filters && strstr(filters, "nodelete"))
+            w->flags |= CHK_WF_NODELETE;
     }
     sqlite3_finalize(st);
     bool epk = table_has(l->db, "watch_events", "prev_kv");

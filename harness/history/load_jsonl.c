@@ -2,7 +2,7 @@
  * load_jsonl.c: JSON-lines histories (DESIGN §3.7), one object a line:
  *   {"type":"op", "client", "op", "key", ..., "call", "return", "status", "rev", ...}
  *   {"type":"watch_open", "watch", "client", "key", "range_end", "start_rev",
- *    "prev_kv", "progress_notify", "t"}
+ *    "prev_kv", "progress_notify", "filters":"noput,nodelete", "t"}
  *   {"type":"watch_event", "watch", "response", "event":"put"|"delete"|"progress",
  *    "key", "value", "prev_value", "mod_rev", "create_rev", "version", "rev", "t"}
  *   {"type":"watch_close", "watch", "t"}
@@ -129,6 +129,11 @@ static int jl_watch_open(struct chk_history *h, json_t *o, uint32_t line, char *
         w->flags |= CHK_WF_PREV_KV;
     if (json_is_true(json_object_get(o, "progress_notify")))
         w->flags |= CHK_WF_PROGRESS_NOTIFY;
+    const char *filters = json_string_value(json_object_get(o, "filters"));
+    if (filters && strstr(filters, "noput"))
+        w->flags |= CHK_WF_NOPUT;
+    if (filters && strstr(filters, "nodelete"))
+        w->flags |= CHK_WF_NODELETE;
     return 0;
 }
 

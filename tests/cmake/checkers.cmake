@@ -38,3 +38,6 @@ chk_cli(wrong_format 2 "ok.jsonl:1: malformed line" ${chk_data}/ok.jsonl --forma
 set(json_shape "^\\{\"verdict\":\"fail\".*\"checks\":\\{\"linearizability\":\\{\"verdict\":\"pass\".*\"watch\":\\{\"verdict\":\"fail\".*\"guarantees\":\\{\"ordered\":\\{\"verdict\":\"pass\".*\"reliable\":\\{\"verdict\":\"fail\"")
 chk_cli(json_shape 1 "${json_shape}" ${chk_data}/watch_drop.jsonl --json)
 chk_cli(json_pass 0 "^\\{\"verdict\":\"pass\".*\"checks\":\\{\"linearizability\":\\{\"verdict\":\"pass\"" ${chk_data}/ok.jsonl --json)
+# A time bound gives "unknown" (exit 4), never a guess; the NODELETE filter is judged.
+chk_cli(timeout_unknown 4 "linearizability: unknown" ${chk_data}/hard.jsonl --timeout 0.000001)
+chk_cli(watch_filter 1 "broke filter: watch 2, revision 3" ${chk_data}/filter.jsonl)
