@@ -2,9 +2,10 @@
  * rpt_esc.c: escaping of history text for every place a report puts it, and the replay
  * command. Keys and values in the history are arbitrary bytes, so every byte string is
  * first cut into valid UTF-8 sequences (kept) and everything else (shown as \xNN); the
- * HTML and XML escapers then take care of markup characters. A backslash is itself
- * written as \\ in readable text so that "\x00" typed by a user and a real NUL byte
- * never look the same.
+ * HTML and XML escapers then take care of markup characters. In readable text
+ * (rpt_bytes_text, the first stage for keys and values) a backslash is itself written
+ * as \\ so that "\x00" typed by a user and a real NUL byte never look the same; the
+ * HTML and XML escapers leave backslashes alone so that text is not escaped twice.
  */
 #include "reports/rpt_int.h"
 
@@ -69,7 +70,7 @@ static void escape(struct fl_buf *out, const void *s, size_t n, enum esc_mode mo
             continue;
         }
         i++;
-        if (c == '\\') {
+        if (c == '\\' && mode == ESC_TEXT) {
             fl_buf_append(out, "\\\\", 2);
             continue;
         }

@@ -74,7 +74,7 @@ static void json_pre(struct fl_buf *o, const json_t *j)
 static void json_inline(struct fl_buf *o, const json_t *j)
 {
     if (json_is_string(j)) {
-        rpt_html_escape_str(o, json_string_value(j));
+        rpt_html_escape(o, json_string_value(j), json_string_length(j));
         return;
     }
     char *s = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY);

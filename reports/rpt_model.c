@@ -14,7 +14,7 @@ static json_t *parse_detail(const char *text)
 {
     if (!text)
         return json_null();
-    json_t *j = json_loads(text, JSON_DECODE_ANY, NULL);
+    json_t *j = json_loads(text, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
     if (j)
         return j;
     struct fl_buf b;

@@ -199,7 +199,8 @@ json_t *rpt_summary_json(const struct rpt_run *r)
         json_object_set_new(f, "at_ms", json_integer(r->faults[i].at_ns / FL_MS));
         json_object_set_new(f, "kind", json_string(r->faults[i].kind));
         json_object_set_new(f, "target", json_string(r->faults[i].target));
-        json_object_set(f, "detail", r->faults[i].detail);
+        if (!json_is_null(r->faults[i].detail))
+            json_object_set(f, "detail", r->faults[i].detail);
         json_array_append_new(faults, f);
     }
     for (size_t i = 0; i < r->nev_count; i++) {

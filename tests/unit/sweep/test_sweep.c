@@ -1,0 +1,207 @@
+/*
+ * test_sweep.c: the parts of harness/sweep that need no worker process: seed ranges
+ * and shards (every seed of a range in exactly one shard, for many ranges and shard
+ * counts), and the merge of per-worker databases (fresh run_ids in source order, every
+ * table's rows following their run, error rows for runs that left none).
+ */
+#include "fl_test.h"
+
+#include "harness/history/history.h"
+#include "harness/sweep/sweep.h"
+
+#include <unistd.h>
+
+static void test_parse(void)
+{
+    uint64_t a = 0, b = 0;
+    int k = 0, n = 0;
+    CHECK(sweep_parse_seeds("1..100", &a, &b) && a == 1 && b == 100);
+    CHECK(sweep_parse_seeds("7", &a, &b) && a == 7 && b == 7);
+    CHECK(sweep_parse_seeds("0..0", &a, &b) && a == 0 && b == 0);
+    CHECK(sweep_parse_seeds("18446744073709551615..18446744073709551615", &a, &b) &&
+          a == UINT64_MAX);
+    CHECK(!sweep_parse_seeds("5..1", &a, &b));
+    CHECK(!sweep_parse_seeds("1..", &a, &b));
+    CHECK(!sweep_parse_seeds("..3", &a, &b));
+    CHECK(!sweep_parse_seeds("-1..3", &a, &b));
+    CHECK(!sweep_parse_seeds("1..2x", &a, &b));
+    CHECK(!sweep_parse_seeds("18446744073709551616", &a, &b));
+    CHECK(sweep_parse_shard("1/1", &k, &n) && k == 1 && n == 1);
+    CHECK(sweep_parse_shard("3/8", &k, &n) && k == 3 && n == 8);
+    CHECK(!sweep_parse_shard("0/3", &k, &n));
+    CHECK(!sweep_parse_shard("4/3", &k, &n));
+    CHECK(!sweep_parse_shard("1/0", &k, &n));
+    CHECK(!sweep_parse_shard("1", &k, &n));
+    CHECK(!sweep_parse_shard("a/b", &k, &n));
+}
+
+static void test_shards(void)
+{
+    static const uint64_t firsts[] = {0, 1, 5, 1000};
+    static const uint64_t spans[] = {0, 1, 2, 9, 10, 99, 100};
+    for (size_t f = 0; f < FL_ARRAY_LEN(firsts); f++) {
+        for (size_t s = 0; s < FL_ARRAY_LEN(spans); s++) {
+            uint64_t first = firsts[f], last = first + spans[s];
+            for (int n = 1; n <= 13; n++) {
+                int *seen = calloc(spans[s] + 1, sizeof *seen);
+                bool ordered = true, in_shard = true;
+                for (int k = 1; k <= n; k++) {
+                    size_t c = 0;
+                    uint64_t *v = sweep_shard_seeds(first, last, k, n, &c);
+                    for (size_t i = 0; i < c; i++) {
+                        in_shard &= v[i] >= first && v[i] <= last &&
+                                    (v[i] - first) % (uint64_t)n == (uint64_t)(k - 1);
+                        ordered &= i == 0 || v[i] > v[i - 1];
+                        if (v[i] >= first && v[i] <= last)
+                            seen[v[i] - first]++;
+                    }
+                    free(v);
+                }
+                bool once = true;
+                for (uint64_t i = 0; i <= spans[s]; i++)
+                    once &= seen[i] == 1;
+                CHECK(once && ordered && in_shard);
+                free(seen);
+            }
+        }
+    }
+    size_t c = 0;
+    uint64_t *v = sweep_shard_seeds(UINT64_MAX - 2, UINT64_MAX, 2, 2, &c);
+    CHECK_EQ_INT(c, 1);
+    CHECK(v[0] == UINT64_MAX - 1);
+    free(v);
+}
+
+/* One run with an op, a watch event, a fault, a node event and a check. */
+static void record(const char *path, uint64_t seed, int ops)
+{
+    struct hist_db *db = NULL;
+    char err[256];
+    CHECK(hist_open(path, HIST_OPEN_WRITE, &db, err, sizeof err) == FL_OK);
+    CHECK(hist_run_begin(db, "s.lua", seed, "{\"bugs\":[]}", NULL, NULL) == FL_OK);
+    for (int i = 0; i < ops; i++) {
+        struct hist_op op;
+        hist_op_init(&op);
+        op.client_id = 1;
+        op.kind = "put";
+        op.key = "k";
+        op.key_len = 1;
+        op.call_ns = i * 10;
+        op.return_ns = i * 10 + 5;
+        op.status = HIST_STATUS_OK;
+        CHECK(hist_op_add(db, &op, NULL) == FL_OK);
+    }
+    struct hist_watch w;
+    hist_watch_init(&w);
+    w.watch_id = 1;
+    w.client_id = 1;
+    w.key = "k";
+    w.key_len = 1;
+    CHECK(hist_watch_open(db, &w) == FL_OK);
+    struct hist_watch_event ev;
+    hist_watch_event_init(&ev);
+    ev.watch_id = 1;
+    ev.kind = "put";
+    ev.key = "k";
+    ev.key_len = 1;
+    CHECK(hist_watch_event_add(db, &ev) == FL_OK);
+    CHECK(hist_fault_add(db, 1, "kill", "n1", NULL) == FL_OK);
+    CHECK(hist_node_event_add(db, 2, 1, "leader", 2, NULL) == FL_OK);
+    CHECK(hist_check_add(db, "linearizability", "pass", 0, "{}") == FL_OK);
+    CHECK(hist_run_end(db, 100, 1, "00000000000000ff", "pass") == FL_OK);
+    CHECK(hist_close(db) == FL_OK);
+}
+
+static int64_t count_ops(struct hist_db *db, int64_t run_id)
+{
+    struct hist_op_counts c;
+    return hist_ops_count(db, run_id, &c) == FL_OK ? c.total : -1;
+}
+
+static int count_fault(void *arg, const struct hist_fault *f)
+{
+    (void)f;
+    (*(int *)arg)++;
+    return 0;
+}
+static int count_event(void *arg, const struct hist_watch_event *e)
+{
+    (void)e;
+    (*(int *)arg)++;
+    return 0;
+}
+static int count_check(void *arg, const struct hist_check *c)
+{
+    (void)c;
+    (*(int *)arg)++;
+    return 0;
+}
+
+static void test_merge(const char *dir)
+{
+    char a[512], b[512], dst[512], err[512];
+    snprintf(a, sizeof a, "%s/a.db", dir);
+    snprintf(b, sizeof b, "%s/b.db", dir);
+    snprintf(dst, sizeof dst, "%s/dst.db", dir);
+    record(a, 11, 3);
+    record(a, 12, 4);
+    record(b, 13, 5);
+    int64_t first = 0;
+    int count = 0;
+    CHECK_EQ_INT(sweep_db_merge(dst, b, &first, &count, err, sizeof err), FL_OK);
+    CHECK_EQ_INT(first, 1);
+    CHECK_EQ_INT(count, 1);
+    CHECK_EQ_INT(sweep_db_merge(dst, a, &first, &count, err, sizeof err), FL_OK);
+    CHECK_EQ_INT(first, 2);
+    CHECK_EQ_INT(count, 2);
+    int64_t eid = 0;
+    const char *bugs[] = {"x"};
+    CHECK_EQ_INT(sweep_db_add_error(dst, "s.lua", 14, bugs, 1, "hung", &eid, err, sizeof err),
+                 FL_OK);
+    CHECK_EQ_INT(eid, 4);
+    CHECK_EQ_INT(sweep_db_mark_error(dst, 2, "crashed late", err, sizeof err), FL_OK);
+    char missing[600];
+    snprintf(missing, sizeof missing, "%s/none.db", dir);
+    CHECK(sweep_db_merge(dst, missing, NULL, NULL, err, sizeof err) != FL_OK);
+
+    struct hist_db *db = NULL;
+    CHECK(hist_open(dst, HIST_OPEN_READONLY, &db, err, sizeof err) == FL_OK);
+    static const uint64_t seeds[] = {13, 11, 12, 14};
+    static const char *const verdicts[] = {"pass", "error", "pass", "error"};
+    static const int64_t ops[] = {5, 3, 4, 0};
+    for (int i = 0; i < 4; i++) {
+        struct hist_run_row r;
+        CHECK(hist_run_get(db, i + 1, &r) == FL_OK);
+        CHECK(r.seed == seeds[i]);
+        CHECK_EQ_STR(r.verdict, verdicts[i]);
+        CHECK_EQ_INT(count_ops(db, i + 1), ops[i]);
+        int n = 0;
+        CHECK(hist_faults_each(db, i + 1, count_fault, &n) == FL_OK);
+        CHECK_EQ_INT(n, i < 3 ? 1 : 0);
+        n = 0;
+        CHECK(hist_watch_events_each(db, i + 1, count_event, &n) == FL_OK);
+        CHECK_EQ_INT(n, i < 3 ? 1 : 0);
+        n = 0;
+        CHECK(hist_checks_each(db, i + 1, count_check, &n) == FL_OK);
+        CHECK_EQ_INT(n, i == 1 ? 2 : 1); /* run 2: its own check plus the worker's */
+        if (i == 3)
+            CHECK(r.options && strstr(r.options, "\"x\"") != NULL);
+        hist_run_row_free(&r);
+    }
+    hist_close(db);
+}
+
+int main(void)
+{
+    char dir[] = "/tmp/fl-sweep-test-XXXXXX";
+    if (!mkdtemp(dir))
+        return 1;
+    test_parse();
+    test_shards();
+    test_merge(dir);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", dir);
+    return fl_test_end();
+}
