@@ -56,6 +56,8 @@ struct srv_cluster {
     struct sim_rng *ids_rng;
     char detail[512];
     bool destroying;
+    struct ctl_call **ctl; /* control calls queued on a member's process */
+    int n_ctl, cap_ctl;
 };
 
 /* ---- config --------------------------------------------------------------------- */
@@ -187,6 +189,23 @@ int srv_cluster_dir_proc(struct srv_cluster *cl, uint64_t member_id)
 
 /* ---- slots and processes -------------------------------------------------------- */
 
+struct ctl_call {
+    struct srv_cluster *cl;
+    int node;
+    Rpc__ClientMsg *req;
+    srv_done_fn done;
+    void *ud;
+};
+
+static void ctl_fail(srv_done_fn done, void *ud, enum rpc_err_id err)
+{
+    struct srv_status st = {rpc_err_code(err), rpc_err_text(err)};
+    struct srv_result res;
+    memset(&res, 0, sizeof res);
+    if (done)
+        done(ud, &st, &res);
+}
+
 static void on_proc_kill(struct sim_world *w, int proc, void *ctx)
 {
     (void)w;
@@ -195,6 +214,17 @@ static void on_proc_kill(struct sim_world *w, int proc, void *ctx)
     if (!sl || !sl->m)
         return;
     struct srv_member *m = sl->m;
+    srv_rpc_fail_pending(m);
+    for (int i = 0; i < sl->cl->n_ctl; i++) {
+        struct ctl_call *c = sl->cl->ctl[i];
+        if (c && c->node == sl->node) {
+            /* its timer died with the process */
+            sl->cl->ctl[i] = NULL;
+            ctl_fail(c->done, c->ud, RPC_ERR_STOPPED);
+            rpc__client_msg__free_unpacked(c->req, NULL);
+            free(c);
+        }
+    }
     raft_safety_not_leader(m->safety, m->id);
     srv_cluster_emit(sl->cl, sl->node, m->id, SRV_EV_CRASH, raft_term(m->raft),
                      sl->removed ? "stopped after its removal" : "process killed");
@@ -354,6 +384,13 @@ void srv_cluster_destroy(struct srv_cluster *cl)
         }
         sim_proc_set_ctx(cl->w, cl->slots[i].proc, NULL);
     }
+    for (int i = 0; i < cl->n_ctl; i++) {
+        if (cl->ctl[i]) {
+            rpc__client_msg__free_unpacked(cl->ctl[i]->req, NULL);
+            free(cl->ctl[i]);
+        }
+    }
+    free(cl->ctl);
     for (int i = 0; i < cl->n_safety; i++)
         raft_safety_free(cl->safety[i].c);
     free(cl->violation);
@@ -512,28 +549,14 @@ void srv_cluster_resume(struct srv_cluster *cl, int node)
 
 /* ---- control calls ---------------------------------------------------------------- */
 
-struct ctl_call {
-    struct srv_cluster *cl;
-    int node;
-    Rpc__ClientMsg *req;
-    srv_done_fn done;
-    void *ud;
-};
-
-static void ctl_fail(srv_done_fn done, void *ud, enum rpc_err_id err)
-{
-    struct srv_status st = {rpc_err_code(err), rpc_err_text(err)};
-    struct srv_result res;
-    memset(&res, 0, sizeof res);
-    if (done)
-        done(ud, &st, &res);
-}
-
 /* Runs on the member's process (so a paused member answers after resume). */
 static void ctl_run(struct sim_world *w, void *ctx)
 {
     (void)w;
     struct ctl_call *c = ctx;
+    for (int i = 0; i < c->cl->n_ctl; i++)
+        if (c->cl->ctl[i] == c)
+            c->cl->ctl[i] = NULL;
     struct srv_slot *sl = slot_get(c->cl, c->node);
     if (!sl || !sl->m) {
         ctl_fail(c->done, c->ud, RPC_ERR_STOPPED);
@@ -577,7 +600,19 @@ static void ctl_send(struct srv_cluster *cl, int node, const Rpc__ClientMsg *msg
         rpc__client_msg__free_unpacked(c->req, NULL);
         free(c);
         ctl_fail(done, ud, RPC_ERR_STOPPED);
+        return;
     }
+    int k = 0;
+    while (k < cl->n_ctl && cl->ctl[k])
+        k++;
+    if (k == cl->n_ctl) {
+        if (cl->n_ctl == cl->cap_ctl) {
+            cl->cap_ctl = cl->cap_ctl ? cl->cap_ctl * 2 : 16;
+            cl->ctl = fl_realloc(cl->ctl, (size_t)cl->cap_ctl * sizeof *cl->ctl);
+        }
+        cl->n_ctl++;
+    }
+    cl->ctl[k] = c;
 }
 
 void srv_cluster_member_add(struct srv_cluster *cl, int via, bool learner, srv_done_fn done,

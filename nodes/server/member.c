@@ -129,6 +129,7 @@ void srv_member_free(struct srv_member *m)
     if (m->delay_timer)
         sim_cancel(m->w, m->delay_timer);
     fl_buf_close(&m->pending_wal);
+    free(m->defrag_pending); /* a plain allocation (rpc.c); its answer is moot now */
     if (sim_proc_alive(m->w, m->proc)) {
         srv_peers_close(m);
         srv_rpc_close_all(m);
@@ -247,8 +248,6 @@ static bool conf_get(struct srv_reader *r, struct raft_conf_state *c)
     return !r->bad;
 }
 
-/* Writes snap/<index>.snap and starts its fsync (completes before any later fsync of
- * this disk). Older snapshot files beyond the newest two are removed. */
 /* Completion of an fsync whose durability a later fsync of the same disk covers. */
 static void fsync_ignore(struct sim_world *w, int proc, int err, void *ctx)
 {
@@ -258,8 +257,49 @@ static void fsync_ignore(struct sim_world *w, int proc, int err, void *ctx)
     (void)ctx;
 }
 
+struct snap_pending {
+    int proc;
+    char tmp[56];
+    char name[48];
+};
+
+static void snap_prune(struct sim_world *w, int proc)
+{
+    struct name_list l = {0};
+    disk_list(w, proc, "snap/", collect_name, &l);
+    size_t finals = 0;
+    for (size_t i = 0; i < l.n; i++)
+        finals += strstr(l.names[i], ".tmp") == NULL;
+    for (size_t i = 0; i < l.n && finals > 2; i++) {
+        if (strstr(l.names[i], ".tmp"))
+            continue;
+        disk_remove(w, proc, l.names[i]);
+        finals--;
+    }
+    name_list_free(&l);
+}
+
+/* The snapshot file is durable: give it its name (an atomic rename, like etcd's
+ * snapshotter and its defrag's "rename the new db file over the old one"). */
+static void on_snap_synced(struct sim_world *w, int proc, int err, void *ctx)
+{
+    struct snap_pending *sp = ctx;
+    if (!err) {
+        struct sim_fault_hit hit;
+        if (flt_check(w, "server/defrag_before_rename", &hit) != SIM_FAULT_CRASH) {
+            disk_rename(w, proc, sp->tmp, sp->name);
+            snap_prune(w, proc);
+        }
+    }
+    free(sp);
+}
+
+/* Writes snap/<index>.snap. atomic: through a temporary file renamed once its fsync
+ * completed (a crash before leaves the previous snapshot in force); otherwise in
+ * place (the restore tool, before the member starts). */
 static void snap_file_write(struct sim_world *w, int proc, uint64_t index, uint64_t term,
-                            const struct raft_conf_state *conf, const uint8_t *data, size_t len)
+                            const struct raft_conf_state *conf, const uint8_t *data, size_t len,
+                            bool atomic)
 {
     struct fl_buf p, f;
     fl_buf_init(&p);
@@ -271,18 +311,22 @@ static void snap_file_write(struct sim_world *w, int proc, uint64_t index, uint6
     srv_put_u32(&f, (uint32_t)p.len);
     srv_put_u32(&f, fl_crc32c(0, p.data, p.len));
     fl_buf_append(&f, p.data, p.len);
-    char name[48];
-    snprintf(name, sizeof name, "snap/%016" PRIx64 ".snap", index);
-    disk_write(w, proc, name, 0, f.data, f.len);
-    disk_fsync(w, proc, name, fsync_ignore, NULL);
+    struct snap_pending *sp = fl_calloc(1, sizeof *sp);
+    sp->proc = proc;
+    snprintf(sp->name, sizeof sp->name, "snap/%016" PRIx64 ".snap", index);
+    snprintf(sp->tmp, sizeof sp->tmp, "%s.tmp", sp->name);
+    if (atomic) {
+        disk_remove(w, proc, sp->tmp);
+        disk_write(w, proc, sp->tmp, 0, f.data, f.len);
+        if (disk_fsync(w, proc, sp->tmp, on_snap_synced, sp) != FL_OK)
+            free(sp);
+    } else {
+        disk_write(w, proc, sp->name, 0, f.data, f.len);
+        disk_fsync(w, proc, sp->name, fsync_ignore, NULL);
+        free(sp);
+    }
     fl_buf_close(&p);
     fl_buf_close(&f);
-
-    struct name_list l = {0};
-    disk_list(w, proc, "snap/", collect_name, &l);
-    for (size_t i = 0; i + 2 < l.n; i++)
-        disk_remove(w, proc, l.names[i]);
-    name_list_free(&l);
 }
 
 /* Reads the newest snapshot file that passes its CRC. Returns false when none.
@@ -296,6 +340,8 @@ static bool snap_file_read(struct sim_world *w, int proc, uint64_t *index, uint6
     for (size_t k = l.n; k-- > 0 && !found;) {
         const uint8_t *p;
         size_t n;
+        if (strstr(l.names[k], ".tmp"))
+            continue; /* never renamed: its fsync did not complete */
         if (disk_view(w, proc, l.names[k], &p, &n) != FL_OK || n < 8)
             continue;
         struct srv_reader h = {p, n, 0, false};
@@ -444,7 +490,7 @@ static void install_snapshot(struct srv_member *m, const struct raft_snapshot *s
     struct sim_fault_hit hit;
     if (flt_check(m->w, "server/before_apply_snapshot", &hit) == SIM_FAULT_CRASH)
         return;
-    snap_file_write(m->w, m->proc, s->index, s->term, &s->conf, s->data, s->len);
+    snap_file_write(m->w, m->proc, s->index, s->term, &s->conf, s->data, s->len, true);
     srv_wal_put_snapshot(&m->scratch, s->index, s->term, true);
     srv_wal_state_reset(&m->log);
     m->log.snap_index = s->index;
@@ -541,31 +587,48 @@ static bool persist_ready(struct srv_member *m, bool *crashed)
     return true;
 }
 
-static void maybe_snapshot(struct srv_member *m)
+/* A local snapshot of the applied state (etcd: every snapshot_count applied entries;
+ * force: now, e.g. after a defrag rewrote the backend, so a restart comes back with
+ * the defragmented size). */
+static void take_snapshot(struct srv_member *m, bool force)
 {
     const struct srv_config *c = srv_member_config(m);
-    if (m->applied <= m->snap_index || m->applied - m->snap_index < c->snapshot_count)
+    if (!force && (m->applied <= m->snap_index || m->applied - m->snap_index < c->snapshot_count))
+        return;
+    if (m->applied == 0)
         return;
     struct fl_buf img;
     fl_buf_init(&img);
     srv_member_image(m, &img, 0);
     uint64_t term = raft_entry_term(m->raft, m->applied);
-    if (raft_compact(m->raft, m->applied, img.data, img.len) != FL_OK) {
+    if (term == 0 && m->applied == m->log.snap_index)
+        term = m->log.snap_term;
+    bool compacted = false;
+    if (m->applied > m->snap_index)
+        compacted = raft_compact(m->raft, m->applied, img.data, img.len) == FL_OK;
+    if (!compacted && !force) {
         fl_buf_close(&img);
         return;
     }
-    snap_file_write(m->w, m->proc, m->applied, term, &m->applied_conf, img.data, img.len);
+    snap_file_write(m->w, m->proc, m->applied, term, &m->applied_conf, img.data, img.len, true);
     fl_buf_close(&img);
     m->snap_index = m->applied;
     m->log.snap_index = m->applied;
     m->log.snap_term = term;
-    uint64_t first = raft_first_index(m->raft);
-    if (first > 0)
-        srv_wal_state_compact(&m->log, first - 1);
-    wal_rotate(m);
+    if (compacted) {
+        uint64_t first = raft_first_index(m->raft);
+        if (first > 0)
+            srv_wal_state_compact(&m->log, first - 1);
+        wal_rotate(m);
+    }
     char d[64];
     snprintf(d, sizeof d, "snapshot at index %" PRIu64, m->applied);
     srv_member_event(m, SRV_EV_SNAPSHOT, d);
+}
+
+void srv_member_save_db(struct srv_member *m)
+{
+    take_snapshot(m, true);
 }
 
 static void handle_soft_state(struct srv_member *m, const struct raft_ready *rd)
@@ -649,7 +712,7 @@ static void after_persist(struct srv_member *m)
     }
     emit_raft_events(m, rd);
     raft_advance(m->raft, rd);
-    maybe_snapshot(m);
+    take_snapshot(m, false);
     srv_rpc_after_apply(m);
 }
 
@@ -828,7 +891,7 @@ int srv_disk_write_restored(struct sim_world *w, int proc, uint64_t member_id, u
     copy.term = 1;
     copy.members_count = 0;
     srv_db_encode(&copy, 0, &db);
-    snap_file_write(w, proc, index, 1, conf, db.data, db.len);
+    snap_file_write(w, proc, index, 1, conf, db.data, db.len, false);
     fl_buf_close(&db);
     struct fl_buf b;
     fl_buf_init(&b);

@@ -544,6 +544,15 @@ static void handle_snapshot(struct srv_member *m, const struct srv_reply *reply,
     fl_buf_close(&bk);
 }
 
+/* A control call whose member went away: it completes as a stopped server. */
+static void ctl_stopped(const struct srv_reply *reply)
+{
+    struct srv_status st = {rpc_err_code(RPC_ERR_STOPPED), rpc_err_text(RPC_ERR_STOPPED)};
+    struct srv_result res;
+    memset(&res, 0, sizeof res);
+    reply->done(reply->ud, &st, &res);
+}
+
 struct defrag_done {
     struct srv_member *m;
     struct srv_reply reply;
@@ -558,6 +567,7 @@ static void on_defrag_done(struct sim_world *w, void *ctx)
     struct defrag_done *d = ctx;
     struct srv_member *m = d->m;
     m->unblock_timer = 0;
+    m->defrag_pending = NULL;
     m->blocked_until_ns = 0;
     Rpc__ServerMsg msg = RPC__SERVER_MSG__INIT;
     Rpc__DefragmentResponse r = RPC__DEFRAGMENT_RESPONSE__INIT;
@@ -572,10 +582,15 @@ static void on_defrag_done(struct sim_world *w, void *ctx)
 
 static void handle_defrag(struct srv_member *m, const struct srv_reply *reply, int method)
 {
-    struct sim_fault_hit hit;
-    if (flt_check(m->w, "server/defrag_before_rename", &hit) == SIM_FAULT_CRASH)
+    if (m->defrag_pending) {
+        /* etcd serialises defragmentation behind the backend lock. */
+        srv_reply_error(m, reply, method, RPC_ERR_TIMEOUT);
         return;
+    }
     int64_t dur = mvcc_defrag(m->kv);
+    /* The rewritten backend replaces the old file (renamed once durable; the
+     * failpoint server/defrag_before_rename fires there). */
+    srv_member_save_db(m);
     char d[96];
     snprintf(d, sizeof d, "started, blocks for %" PRId64 " ms, size now %" PRId64 " bytes",
              dur / FL_MS, mvcc_size_bytes(m->kv));
@@ -585,7 +600,26 @@ static void handle_defrag(struct srv_member *m, const struct srv_reply *reply, i
     dd->m = m;
     dd->reply = *reply;
     dd->method = method;
+    m->defrag_pending = dd;
     m->unblock_timer = sim_timer_start(m->w, m->proc, dur, on_defrag_done, dd);
+}
+
+void srv_rpc_fail_pending(struct srv_member *m)
+{
+    for (size_t i = 0; i < m->n_waiters; i++) {
+        struct srv_waiter *wt = &m->waiters[i];
+        if (!wt->dead && wt->reply.done)
+            ctl_stopped(&wt->reply);
+        if (!wt->dead)
+            srv_waiter_done(m, wt);
+    }
+    struct defrag_done *dd = m->defrag_pending;
+    if (dd) {
+        m->defrag_pending = NULL;
+        if (dd->reply.done)
+            ctl_stopped(&dd->reply);
+        free(dd);
+    }
 }
 
 static void handle_lease_ttl(struct srv_member *m, const struct srv_reply *reply,

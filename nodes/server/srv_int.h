@@ -164,6 +164,7 @@ struct srv_member {
     size_t n_deferred, cap_deferred;
     net_sock *deferred_sock;
     sim_handle unblock_timer;
+    struct defrag_done *defrag_pending; /* the defrag answer waiting for its end */
     struct mvcc_autocompact ac;
     int64_t last_progress_ns;
 
@@ -193,6 +194,8 @@ int64_t srv_member_request_timeout_ns(const struct srv_member *m);
 /* Writes the snapshot image of the current state (db image, no padding). */
 void srv_member_image(struct srv_member *m, struct fl_buf *out, int64_t pad_to);
 void srv_member_status(struct srv_member *m, struct srv_member_status *out);
+/* Persists the applied state now as a local snapshot (after a defrag). */
+void srv_member_save_db(struct srv_member *m);
 /* Persists a restored data dir on an empty disk (cluster.c restore). */
 int srv_disk_write_restored(struct sim_world *w, int proc, uint64_t member_id, uint64_t cluster_id,
                             const struct srv_db_image *img, const struct raft_conf_state *conf,
@@ -213,6 +216,9 @@ void srv_peers_tick(struct srv_member *m);
 /* ---- rpc.c ---- */
 int srv_rpc_listen(struct srv_member *m);
 void srv_rpc_close_all(struct srv_member *m);
+/* The process died: every control call waiting on this member completes with
+ * "etcdserver: server stopped" (client calls need nothing: their connection broke). */
+void srv_rpc_fail_pending(struct srv_member *m);
 /* Handles one decoded request (takes ownership of req). */
 void srv_rpc_handle(struct srv_member *m, struct srv_reply *reply, Rpc__ClientMsg *req);
 /* Sends msg (header filled here) to reply; frees nothing of msg. */
