@@ -98,6 +98,17 @@ int sweep_db_add_error(const char *db_path, const char *scenario, uint64_t seed,
 int sweep_db_mark_error(const char *db_path, int64_t run_id, const char *why, char *err,
                         size_t err_len);
 
+/* The same three on a database handle the caller keeps open (a sweep merges each run
+ * as soon as the runs before it are done, through one connection). */
+struct hist_db;
+int sweep_db_merge_into(struct hist_db *db, const char *src, int64_t *first_id, int *count,
+                        char *err, size_t err_len);
+int sweep_db_add_error_into(struct hist_db *db, const char *scenario, uint64_t seed,
+                            const char *const *bugs, int bug_count, const char *why,
+                            int64_t *run_id_out, char *err, size_t err_len);
+int sweep_db_mark_error_into(struct hist_db *db, int64_t run_id, const char *why, char *err,
+                             size_t err_len);
+
 /* Prints every run that did not pass with its replay command, grouped by the first
  * violated check (then errors and unknowns), and a one-line total. */
 void sweep_print_failures(const struct sweep_report *rep, const struct sweep_options *opts,

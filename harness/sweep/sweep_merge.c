@@ -146,8 +146,8 @@ out:
     return rc;
 }
 
-int sweep_db_merge(const char *dst, const char *src, int64_t *first_id, int *count, char *err,
-                   size_t err_len)
+int sweep_db_merge_into(struct hist_db *db, const char *src, int64_t *first_id, int *count,
+                        char *err, size_t err_len)
 {
     if (first_id)
         *first_id = 0;
@@ -159,9 +159,10 @@ int sweep_db_merge(const char *dst, const char *src, int64_t *first_id, int *cou
     if (rc)
         return rc;
     hist_close(probe);
-    struct hist_db *db = NULL;
-    if ((rc = hist_open(dst, HIST_OPEN_WRITE, &db, err, err_len)))
+    if ((rc = hist_flush(db))) {
+        snprintf(err, err_len, "%s", hist_errmsg(db));
         return rc;
+    }
     sqlite3 *s = hist_sqlite(db);
     char *attach = sqlite3_mprintf("ATTACH DATABASE %Q AS src", src);
     if (sqlite3_exec(s, attach, NULL, NULL, NULL) != SQLITE_OK) {
@@ -171,6 +172,17 @@ int sweep_db_merge(const char *dst, const char *src, int64_t *first_id, int *cou
         sqlite3_exec(s, "DETACH DATABASE src", NULL, NULL, NULL);
     }
     sqlite3_free(attach);
+    return rc;
+}
+
+int sweep_db_merge(const char *dst, const char *src, int64_t *first_id, int *count, char *err,
+                   size_t err_len)
+{
+    struct hist_db *db = NULL;
+    int rc = hist_open(dst, HIST_OPEN_WRITE, &db, err, err_len);
+    if (rc)
+        return rc;
+    rc = sweep_db_merge_into(db, src, first_id, count, err, err_len);
     int crc = hist_close(db);
     if (!rc && crc) {
         snprintf(err, err_len, "merging into '%s': close failed", dst);
@@ -192,6 +204,38 @@ static void json_bugs(struct fl_buf *b, const char *const *bugs, int bug_count)
     json_decref(o);
 }
 
+static char *reason_json(const char *why)
+{
+    json_t *d = json_object();
+    json_object_set_new(d, "reason", json_string(why ? why : "worker failed"));
+    char *detail = json_dumps(d, JSON_COMPACT);
+    json_decref(d);
+    return detail;
+}
+
+int sweep_db_add_error_into(struct hist_db *db, const char *scenario, uint64_t seed,
+                            const char *const *bugs, int bug_count, const char *why,
+                            int64_t *run_id_out, char *err, size_t err_len)
+{
+    struct fl_buf opts;
+    fl_buf_init(&opts);
+    json_bugs(&opts, bugs, bug_count);
+    char *detail = reason_json(why);
+    int64_t id = 0;
+    int rc = hist_run_begin(db, scenario, seed, fl_buf_cstr(&opts), NULL, &id);
+    if (!rc)
+        rc = hist_check_add(db, "worker", "error", 0, detail);
+    if (!rc)
+        rc = hist_run_end(db, HIST_NULL, HIST_NULL, NULL, "error");
+    if (rc)
+        snprintf(err, err_len, "%s", hist_errmsg(db));
+    else if (run_id_out)
+        *run_id_out = id;
+    free(detail);
+    fl_buf_close(&opts);
+    return rc;
+}
+
 int sweep_db_add_error(const char *db_path, const char *scenario, uint64_t seed,
                        const char *const *bugs, int bug_count, const char *why, int64_t *run_id_out,
                        char *err, size_t err_len)
@@ -200,27 +244,32 @@ int sweep_db_add_error(const char *db_path, const char *scenario, uint64_t seed,
     int rc = hist_open(db_path, HIST_OPEN_WRITE, &db, err, err_len);
     if (rc)
         return rc;
-    struct fl_buf opts;
-    fl_buf_init(&opts);
-    json_bugs(&opts, bugs, bug_count);
-    json_t *d = json_object();
-    json_object_set_new(d, "reason", json_string(why ? why : "worker failed"));
-    char *detail = json_dumps(d, JSON_COMPACT);
-    json_decref(d);
-    int64_t id = 0;
-    rc = hist_run_begin(db, scenario, seed, fl_buf_cstr(&opts), NULL, &id);
+    rc =
+        sweep_db_add_error_into(db, scenario, seed, bugs, bug_count, why, run_id_out, err, err_len);
+    int crc = hist_close(db);
+    return rc ? rc : crc;
+}
+
+int sweep_db_mark_error_into(struct hist_db *db, int64_t run_id, const char *why, char *err,
+                             size_t err_len)
+{
+    char *detail = reason_json(why);
+    int rc = hist_run_attach(db, run_id, NULL);
     if (!rc)
         rc = hist_check_add(db, "worker", "error", 0, detail);
-    if (!rc)
-        rc = hist_run_end(db, HIST_NULL, HIST_NULL, NULL, "error");
+    /* Leave the run again: hist_run_end keeps the row's columns but sets the verdict. */
+    if (!rc) {
+        struct hist_run_row row;
+        rc = hist_run_get(db, run_id, &row);
+        if (!rc) {
+            rc = hist_run_end(db, row.sim_end_ns, row.wall_ms, row.digest, "error");
+            hist_run_row_free(&row);
+        }
+    }
     if (rc)
-        snprintf(err, err_len, "%s", hist_errmsg(db));
-    int crc = hist_close(db);
-    rc = rc ? rc : crc;
-    if (!rc && run_id_out)
-        *run_id_out = id;
+        snprintf(err, err_len, "marking run %lld of '%s': %s", (long long)run_id, hist_path(db),
+                 hist_errmsg(db));
     free(detail);
-    fl_buf_close(&opts);
     return rc;
 }
 
@@ -231,22 +280,7 @@ int sweep_db_mark_error(const char *db_path, int64_t run_id, const char *why, ch
     int rc = hist_open(db_path, HIST_OPEN_WRITE, &db, err, err_len);
     if (rc)
         return rc;
-    json_t *d = json_object();
-    json_object_set_new(d, "reason", json_string(why ? why : "worker failed"));
-    char *detail = json_dumps(d, JSON_COMPACT);
-    json_decref(d);
-    rc = hist_run_attach(db, run_id, NULL);
-    if (!rc)
-        rc = hist_check_add(db, "worker", "error", 0, detail);
-    if (!rc)
-        rc = hist_flush(db);
-    if (!rc && exec_bind2(hist_sqlite(db),
-                          "UPDATE runs SET verdict = 'error' WHERE run_id = ?1 AND ?2", run_id, 1))
-        rc = FL_EIO;
-    if (rc)
-        snprintf(err, err_len, "marking run %lld of '%s': %s", (long long)run_id, db_path,
-                 hist_errmsg(db));
-    hist_close(db);
-    free(detail);
-    return rc;
+    rc = sweep_db_mark_error_into(db, run_id, why, err, err_len);
+    int crc = hist_close(db);
+    return rc ? rc : crc;
 }

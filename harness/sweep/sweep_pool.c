@@ -38,6 +38,7 @@ struct job {
     uint64_t seed;
     char *db;       /* per-job database path */
     bool attempted; /* a worker was started (or failed to start) for it */
+    bool finished;  /* its worker is gone and its result classified */
     struct sweep_result res;
 };
 
@@ -72,7 +73,10 @@ struct pool {
     int signals;
     int pass, fail, unknown, error;
     double start_s, last_plain_s;
+    size_t last_plain_done;
     char *tmpdir;
+    struct hist_db *db; /* the sweep's database, open for the whole sweep */
+    size_t merged;      /* jobs[0..merged) are in it */
 };
 
 static double now_s(void)
@@ -88,7 +92,10 @@ static void progress(struct pool *p, bool final)
     double el = now_s() - p->start_s, rate = el > 0 ? (double)p->done / el : 0;
     if (o->progress == 1 && !final && now_s() - p->last_plain_s < 2.0)
         return;
+    if (o->progress == 1 && final && p->last_plain_done == p->done && p->done)
+        return;
     p->last_plain_s = now_s();
+    p->last_plain_done = p->done;
     char eta[32] = "-";
     if (rate > 0 && p->done < p->n_jobs)
         snprintf(eta, sizeof eta, "%.0f s", (double)(p->n_jobs - p->done) / rate);
@@ -104,6 +111,7 @@ static void progress(struct pool *p, bool final)
 }
 
 static void launch_more(struct pool *p);
+static void merge_ready(struct pool *p);
 
 static void classify(struct slot *s)
 {
@@ -181,10 +189,12 @@ static void job_done(struct slot *s)
     fl_buf_close(&s->out_buf);
     fl_buf_close(&s->err_buf);
     s->job = NULL;
+    j->finished = true;
     p->running--;
     p->done++;
     progress(p, false);
     launch_more(p);
+    merge_ready(p);
 }
 
 static void on_timer_closed(uv_handle_t *h)
@@ -440,7 +450,7 @@ static void plan(struct pool *p)
     free(seeds);
 }
 
-/* Moves one finished job into the sweep's database. */
+/* Moves one finished job into the sweep's database and deletes its files. */
 static void merge_job(struct pool *p, struct job *j)
 {
     const struct sweep_options *o = p->o;
@@ -450,12 +460,13 @@ static void merge_job(struct pool *p, struct job *j)
     int64_t first = 0;
     int count = 0;
     int rc = stat(j->db, &st) == 0
-                 ? sweep_db_merge(o->db_path, j->db, &first, &count, err, sizeof err)
+                 ? sweep_db_merge_into(p->db, j->db, &first, &count, err, sizeof err)
                  : FL_ENOENT;
+    remove_job_files(j);
     if (!rc && count >= 1) {
         r->run_id = first;
         if (r->verdict == SWEEP_ERROR && r->error &&
-            sweep_db_mark_error(o->db_path, first, r->error, err, sizeof err))
+            sweep_db_mark_error_into(p->db, first, r->error, err, sizeof err))
             fl_log(FL_LOG_ERROR, "%s", err);
         return;
     }
@@ -470,19 +481,35 @@ static void merge_job(struct pool *p, struct job *j)
         fl_buf_close(&b);
         r->verdict = SWEEP_ERROR;
     }
-    if (sweep_db_add_error(o->db_path, o->scenarios[j->scenario], j->seed, o->bugs, o->bug_count,
-                           r->error, &r->run_id, err, sizeof err))
+    if (sweep_db_add_error_into(p->db, o->scenarios[j->scenario], j->seed, o->bugs, o->bug_count,
+                                r->error, &r->run_id, err, sizeof err))
         fl_log(FL_LOG_ERROR, "%s", err);
+}
+
+/* Merges finished jobs in job order, so run_ids follow (scenario, seed) order whatever
+ * order the workers finish in, while later workers are still running. Jobs that were
+ * never started (fail-fast, interrupt) are skipped once nothing more will start. */
+static void merge_ready(struct pool *p)
+{
+    bool no_more = p->stopping || p->next >= p->n_jobs;
+    while (p->merged < p->n_jobs) {
+        struct job *j = &p->jobs[p->merged];
+        if (j->attempted && !j->finished)
+            break;
+        if (!j->attempted && !no_more)
+            break;
+        if (j->attempted)
+            merge_job(p, j);
+        p->merged++;
+    }
 }
 
 static void collect(struct pool *p, struct sweep_report *rep)
 {
     const struct sweep_options *o = p->o;
     rep->results = fl_calloc(p->n_jobs + 1, sizeof *rep->results);
-    struct hist_db *db = NULL;
-    char err[512];
-    if (hist_open(o->db_path, HIST_OPEN_READONLY, &db, err, sizeof err))
-        db = NULL;
+    struct hist_db *db = p->db;
+    hist_flush(db);
     for (size_t i = 0; i < p->n_jobs; i++) {
         struct job *j = &p->jobs[i];
         if (!j->attempted)
@@ -504,7 +531,6 @@ static void collect(struct pool *p, struct sweep_report *rep)
         rep->unknown += r->verdict == SWEEP_UNKNOWN;
         rep->error += r->verdict == SWEEP_ERROR;
     }
-    hist_close(db);
 }
 
 int sweep_run(const struct sweep_options *o, struct sweep_report *rep, char *err, size_t err_len)
@@ -515,13 +541,13 @@ int sweep_run(const struct sweep_options *o, struct sweep_report *rep, char *err
     memset(&p, 0, sizeof p);
     p.o = o;
     /* The sweep's database must be writable before any worker starts. */
-    struct hist_db *probe = NULL;
-    int rc = hist_open(o->db_path, HIST_OPEN_WRITE, &probe, err, err_len);
+    int rc = hist_open(o->db_path, HIST_OPEN_WRITE, &p.db, err, err_len);
     if (rc)
         return rc;
-    hist_close(probe);
-    if ((rc = make_tmpdir(&p, err, err_len)))
+    if ((rc = make_tmpdir(&p, err, err_len))) {
+        hist_close(p.db);
         return rc;
+    }
     plan(&p);
     rep->planned = (int)p.n_jobs;
     p.slots = fl_calloc((size_t)o->jobs, sizeof *p.slots);
@@ -541,13 +567,12 @@ int sweep_run(const struct sweep_options *o, struct sweep_report *rep, char *err
     uv_run(&p.loop, UV_RUN_DEFAULT);
     progress(&p, true);
     uv_loop_close(&p.loop);
-    for (size_t i = 0; i < p.n_jobs; i++) {
-        if (p.jobs[i].attempted)
-            merge_job(&p, &p.jobs[i]);
-        remove_job_files(&p.jobs[i]);
-    }
+    p.stopping = true;
+    merge_ready(&p);
     rmdir(p.tmpdir);
     collect(&p, rep);
+    if (hist_close(p.db))
+        fl_log(FL_LOG_ERROR, "sweep: closing '%s' failed", o->db_path);
     rep->interrupted = p.interrupted;
     rep->wall_s = now_s() - p.start_s;
     for (size_t i = 0; i < p.n_jobs; i++) {
