@@ -59,6 +59,7 @@ struct rs_node {
     bool leader;
     uint64_t leader_term;
     bool unanchored; /* its base came from a snapshot whose chain we never saw */
+    bool retired;    /* forgotten: ignored by the trimming floor until fed again */
 };
 
 struct raft_safety {
@@ -148,9 +149,12 @@ static bool violate(struct raft_safety *c, const char *property, uint64_t node, 
 static struct rs_node *node_get(struct raft_safety *c, uint64_t id)
 {
     FL_ASSERT(id != 0);
-    for (size_t i = 0; i < c->nodes_count; i++)
-        if (c->nodes[i].id == id)
+    for (size_t i = 0; i < c->nodes_count; i++) {
+        if (c->nodes[i].id == id) {
+            c->nodes[i].retired = false;
             return &c->nodes[i];
+        }
+    }
     FL_ASSERT(c->nodes_count < RS_NODES_MAX);
     struct rs_node *n = &c->nodes[c->nodes_count++];
     memset(n, 0, sizeof(*n));
@@ -479,7 +483,8 @@ static void global_trim(struct raft_safety *c)
 {
     uint64_t floor = UINT64_MAX;
     for (size_t i = 0; i < c->nodes_count; i++)
-        floor = FL_MIN(floor, FL_MIN(c->nodes[i].applied, c->nodes[i].base));
+        if (!c->nodes[i].retired)
+            floor = FL_MIN(floor, FL_MIN(c->nodes[i].applied, c->nodes[i].base));
     if (floor == UINT64_MAX || floor <= c->g_base + 2 * RS_TRIM_SLACK)
         return;
     size_t drop = (size_t)(floor - RS_TRIM_SLACK - c->g_base);
@@ -588,6 +593,13 @@ bool raft_safety_apply(struct raft_safety *c, uint64_t node, uint64_t index, uin
     return !c->failed;
 }
 
+void raft_safety_forget(struct raft_safety *c, uint64_t node)
+{
+    struct rs_node *n = node_get(c, node);
+    n->leader = false;
+    n->retired = true;
+}
+
 bool raft_safety_failed(const struct raft_safety *c)
 {
     return c->failed;
@@ -610,6 +622,7 @@ void raft_safety_summary_json(const struct raft_safety *c, struct fl_buf *out)
     fl_buf_reset(out);
     fl_buf_printf(out,
                   "{\"leaders\":%" PRIu64 ",\"appends\":%" PRIu64 ",\"commits\":%" PRIu64
-                  ",\"applies\":%" PRIu64 ",\"max_commit\":%" PRIu64 "}",
-                  c->n_leaders, c->n_appends, c->n_commits, c->n_applies, c->max_commit);
+                  ",\"applies\":%" PRIu64 ",\"max_commit\":%" PRIu64 ",\"records\":%zu}",
+                  c->n_leaders, c->n_appends, c->n_commits, c->n_applies, c->max_commit,
+                  c->g_count);
 }

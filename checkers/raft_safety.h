@@ -57,6 +57,10 @@ bool raft_safety_commit(struct raft_safety *c, uint64_t node, uint64_t commit);
 bool raft_safety_apply(struct raft_safety *c, uint64_t node, uint64_t index, uint64_t term,
                        uint64_t data_hash);
 
+/* node left the cluster (removed member, destroyed process): it no longer holds back
+ * the trimming of old records. Feeding it again brings it back. */
+void raft_safety_forget(struct raft_safety *c, uint64_t node);
+
 /* Whether a violation was found. */
 bool raft_safety_failed(const struct raft_safety *c);
 /* The first violation as one JSON object, e.g.
@@ -67,7 +71,8 @@ const char *raft_safety_violation_json(const struct raft_safety *c);
  * "log_matching", "committed_lost", "state_machine_safety"), or NULL. */
 const char *raft_safety_violation_property(const struct raft_safety *c);
 /* Counters for the `checks` detail: {"leaders":N,"appends":N,"commits":N,"applies":N,
- * "max_commit":N}. Written into out (reset first). */
+ * "max_commit":N,"records":N} (records: per-index records held now). Written into out
+ * (reset first). */
 void raft_safety_summary_json(const struct raft_safety *c, struct fl_buf *out);
 
 #endif
