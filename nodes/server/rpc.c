@@ -194,9 +194,17 @@ static int propose_client(struct srv_member *m, struct srv_waiter *wt)
     return err;
 }
 
+/* etcd's maxGapBetweenApplyAndCommitIndex: a member too far behind in applying
+ * refuses new proposals. */
+#define SRV_MAX_APPLY_GAP 5000
+
 static void handle_write(struct srv_member *m, const struct srv_reply *reply, Rpc__ClientMsg *req)
 {
     const struct srv_config *c = srv_member_config(m);
+    if (raft_commit_index(m->raft) > m->applied + SRV_MAX_APPLY_GAP) {
+        srv_reply_error(m, reply, req->method, RPC_ERR_TOO_MANY_REQUESTS);
+        goto out;
+    }
     bool costs = req->req_case == RPC__CLIENT_MSG__REQ_PUT ||
                  req->req_case == RPC__CLIENT_MSG__REQ_LEASE_GRANT ||
                  (req->req_case == RPC__CLIENT_MSG__REQ_TXN && srv_txn_has_writes(req->txn));
@@ -1052,6 +1060,14 @@ static void handle_frame(struct srv_member *m, net_sock s, const uint8_t *p, siz
     Rpc__ClientMsg *req = rpc__client_msg__unpack(NULL, n, p);
     if (!req)
         return;
+    const struct srv_config *c = srv_member_config(m);
+    if (c->max_request_bytes > 0 && n > c->max_request_bytes &&
+        req->req_case != RPC__CLIENT_MSG__REQ_PING) {
+        struct srv_reply r = {s, req->call_id, NULL, NULL};
+        srv_reply_error(m, &r, req->method, RPC_ERR_REQUEST_TOO_LARGE);
+        rpc__client_msg__free_unpacked(req, NULL);
+        return;
+    }
     /* A defrag holds the backend: every call but pings and status waits for it. */
     if (blocked(m) && req->req_case != RPC__CLIENT_MSG__REQ_PING &&
         req->req_case != RPC__CLIENT_MSG__REQ_STATUS) {

@@ -7,6 +7,8 @@
  */
 #include "server/tfixture.h"
 
+#include "nodes/proto/errors.h"
+
 static void test_election(void)
 {
     struct fixture f;
@@ -58,6 +60,19 @@ static void test_writes_apply_everywhere(void)
         CHECK_EQ_INT(st.revision, 41);
     }
     CHECK(read_is(&f, 3, "k5", "v5", true));
+    /* Above --max-request-bytes (1.5 MiB): refused before it enters Raft. */
+    struct tclient c;
+    tc_open(&c, f.w, f.cproc, srv_cluster_node_proc(f.cl, l));
+    char *huge = malloc(2u << 20);
+    memset(huge, 'h', (2u << 20) - 1);
+    huge[(2u << 20) - 1] = 0;
+    Rpc__ServerMsg *m = tc_put(&c, "huge", huge);
+    CHECK_EQ_STR(tc_err(m), "etcdserver: request is too large");
+    CHECK(m && m->error && m->error->code == RPC_CODE_INVALID_ARGUMENT);
+    if (m)
+        rpc__server_msg__free_unpacked(m, NULL);
+    free(huge);
+    tc_close(&c);
     CHECK(srv_cluster_safety_violation(f.cl) == NULL);
     teardown(&f);
 }
