@@ -485,6 +485,14 @@ int raft_step(struct raft *r, const struct raft_msg *m)
         m->type >= RAFT_MSG_TYPE_COUNT || (m->entries_count && !m->entries) ||
         (m->type == RAFT_MSG_SNAPSHOT && !m->snapshot))
         return FL_EINVAL;
+    if (m->snapshot && (m->snapshot->conf.voters_count > RAFT_NODES_MAX ||
+                        m->snapshot->conf.learners_count > RAFT_NODES_MAX ||
+                        (m->snapshot->len && !m->snapshot->data)))
+        return FL_EINVAL;
+    for (size_t i = 0; i < m->entries_count; i++)
+        if ((unsigned)m->entries[i].type > RAFT_ENTRY_CONF_CHANGE ||
+            (m->entries[i].len && !m->entries[i].data))
+            return FL_EINVAL;
     if (!check_term(r, m))
         return FL_OK;
     switch (m->type) {

@@ -132,7 +132,9 @@ struct raft_hard_state {
 
 enum raft_msg_type {
     RAFT_MSG_APPEND = 0,      /* index/log_term = previous entry; entries; commit */
-    RAFT_MSG_APPEND_RESP,     /* index = last matching index; reject + reject_hint/hint_term */
+    RAFT_MSG_APPEND_RESP,     /* accepted: index = last index known to match the leader;
+                                 rejected: index = the previous index that did not match,
+                                 reject_hint/hint_term = where to probe next */
     RAFT_MSG_VOTE,            /* index/log_term = candidate's last entry; context = 1: transfer */
     RAFT_MSG_VOTE_RESP,       /* reject */
     RAFT_MSG_PRE_VOTE,        /* term = the term the pre-candidate would campaign in */
@@ -143,8 +145,9 @@ enum raft_msg_type {
                                  log_term = the heartbeat's index echoed (loss detection) */
     RAFT_MSG_SNAPSHOT,        /* snapshot (InstallSnapshot) */
     RAFT_MSG_TIMEOUT_NOW,     /* leader transfer: campaign now, skipping pre-vote */
-    RAFT_MSG_PROPOSE,         /* follower -> leader forwarded proposal; entries (index 0) */
-    RAFT_MSG_READ_INDEX,      /* follower -> leader; context = read ctx */
+    RAFT_MSG_PROPOSE,         /* follower -> leader forwarded proposal; entries (index 0);
+                                 term 0 (no term: not subject to the term rules) */
+    RAFT_MSG_READ_INDEX,      /* follower -> leader; context = read ctx; term 0 */
     RAFT_MSG_READ_INDEX_RESP, /* leader -> follower; context, index = read index;
                                  reject = leader could not serve it */
     RAFT_MSG_TYPE_COUNT
@@ -294,7 +297,8 @@ uint32_t raft_ticks_to_deadline(const struct raft *r);
 
 /* Feeds a message received from a peer (m->to must be this node). Messages of a
  * stale term are answered or dropped as Raft says. Returns FL_OK, or FL_EINVAL for
- * a malformed message (dropped). */
+ * a malformed message (dropped: wrong recipient, unknown type or entry type, a
+ * configuration larger than RAFT_NODES_MAX, data pointers missing). */
 int raft_step(struct raft *r, const struct raft_msg *m);
 
 /* Proposes application data. On the leader appends it and sets *index_out (may be
