@@ -288,6 +288,10 @@ struct chk_lin_result {
     uint32_t change_count;
     bool changes_known;
     uint32_t revealed; /* unknown-outcome ops placed by a later read or watch event */
+    /* Search engine, verdict pass, one partition: the linearization found (history op
+     * indexes in order; unknown-outcome ops not in it never took effect). Owned. */
+    uint32_t *order;
+    uint32_t order_count;
 };
 
 enum chk_guarantee {

@@ -14,6 +14,7 @@
 static void lin_reset(struct chk_lin_result *r)
 {
     free(r->changes);
+    free(r->order);
     json_decref(r->detail);
     memset(r, 0, sizeof(*r));
 }

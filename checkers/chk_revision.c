@@ -64,6 +64,9 @@ struct rv {
     bool obs_built;
     struct rv_put *puts;
     uint32_t put_count;
+    uint32_t *cand_ops; /* unknown writes still unplaced after the reveals, by call */
+    uint32_t cand_op_count;
+    int64_t *gapcount;    /* unclaimed revisions <= r, when obs_build ran */
     struct rv_put *xputs; /* puts of ops placed into gaps after obs_build */
     uint32_t xput_count, xput_cap;
 };
@@ -222,6 +225,17 @@ static void rv_classify(struct rv *r)
         qsort(r->cands, r->cand_count, sizeof(*r->cands), cand_cmp);
 }
 
+/* Two plain single-key puts (no compares) of the same key and value: interchangeable. */
+static bool plain_twins(const struct chk_history *h, const struct chk_op *a, const struct chk_op *b)
+{
+    if (a->cmp_count || b->cmp_count || a->then_count != 1 || b->then_count != 1 || a->else_count ||
+        b->else_count)
+        return false;
+    const struct chk_sub *x = &h->subs[a->sub_first], *y = &h->subs[b->sub_first];
+    return x->kind == y->kind && x->key == y->key && x->value == y->value &&
+           x->range_end == y->range_end;
+}
+
 /* A key-value observed at mod revision rev: place an unknown op that wrote it. */
 static void rv_reveal(struct rv *r, int32_t key, int32_t value, int64_t rev)
 {
@@ -236,18 +250,29 @@ static void rv_reveal(struct rv *r, int32_t key, int32_t value, int64_t rev)
         else
             hi = mid;
     }
+    uint32_t pick = UINT32_MAX;
     for (size_t i = lo; i < r->cand_count; i++) {
         const struct cand_ent *c = &r->cands[i];
         if (c->key != key || c->value != value)
             break;
         if (r->role[c->op] != ROLE_CAND)
             continue;
-        r->role[c->op] = ROLE_PLACED;
-        r->claim[rev] = (int32_t)c->op;
-        r->pos[c->op] = 2 * rev; /* where it took effect */
-        r->out->revealed++;
-        return;
+        if (pick == UINT32_MAX) {
+            pick = c->op; /* the earliest called: it constrains real time least */
+            continue;
+        }
+        if (!plain_twins(r->h, &r->h->ops[pick], &r->h->ops[c->op])) {
+            if (!r->ambiguous)
+                r->ambiguous_rev = rev;
+            r->ambiguous = true; /* another op could have written it too: a guess */
+        }
     }
+    if (pick == UINT32_MAX)
+        return;
+    r->role[pick] = ROLE_PLACED;
+    r->claim[rev] = (int32_t)pick;
+    r->pos[pick] = 2 * rev; /* where it took effect */
+    r->out->revealed++;
 }
 
 /* A key-value created at rev (create_revision): an unknown op that put the key made
@@ -266,16 +291,24 @@ static void rv_reveal_create(struct rv *r, int32_t key, int64_t rev)
             hi = mid;
     }
     int64_t best_call = INT64_MAX;
-    uint32_t best = UINT32_MAX;
+    uint32_t best = UINT32_MAX, n = 0;
     for (size_t i = lo; i < r->cand_count && r->cands[i].key == key; i++) {
         const struct cand_ent *c = &r->cands[i];
-        if (c->value == CHK_NIL || r->role[c->op] != ROLE_CAND || c->call_ns >= best_call)
+        if (c->value == CHK_NIL || r->role[c->op] != ROLE_CAND)
+            continue;
+        n++;
+        if (c->call_ns >= best_call)
             continue;
         best_call = c->call_ns;
         best = c->op;
     }
     if (best == UINT32_MAX)
         return;
+    if (n > 1) {
+        if (!r->ambiguous)
+            r->ambiguous_rev = rev;
+        r->ambiguous = true;
+    }
     r->role[best] = ROLE_PLACED;
     r->claim[rev] = (int32_t)best;
     r->pos[best] = 2 * rev;
@@ -392,7 +425,7 @@ static int64_t read_eff_rev(const struct chk_history *h, const struct chk_op *op
 struct rv_replay {
     struct chk_model m;
     struct chk_kstate *st;
-    struct chk_kstate *tmp, *tmp2;
+    struct chk_kstate *tmp;
     size_t st_size;
     char why[200];
     int32_t *head, *next; /* reads bucketed by judged revision */
@@ -432,13 +465,15 @@ static void judge_read(struct rv *r, struct rv_replay *p, uint32_t i)
 struct rv_obs {
     int32_t key;
     bool present;
-    bool touch; /* a compare looked at the key; content unknown */
+    bool touch; /* something looked at the key; content unknown */
     int64_t at, mod, create, version;
+    int32_t value; /* the value seen (CHK_NIL: absent), CHK_NOT_GIVEN when unknown */
 };
 
 /* A put of key at rev by a write whose revision is known. */
 struct rv_put {
     int32_t key;
+    bool del; /* a delete (counted as a write, not as a put) */
     int64_t rev;
 };
 
@@ -463,7 +498,7 @@ static uint32_t puts_between(const struct rv *r, int32_t key, int64_t lo, int64_
     }
     uint32_t n = 0;
     while (a < r->put_count && r->puts[a].key == key && r->puts[a].rev <= hi) {
-        n++;
+        n += !r->puts[a].del;
         a++;
     }
     for (uint32_t i = 0; i < r->xput_count; i++) /* few: gap placements */
@@ -488,6 +523,11 @@ static void obs_build(struct rv *r)
     const struct chk_history *h = r->h;
     uint32_t cap = 0;
     r->obs_built = true;
+    /* revisions no write claims yet, counted up to each revision */
+    r->gapcount = fl_malloc((size_t)(r->max_rev + 2) * sizeof(int64_t));
+    r->gapcount[0] = 0;
+    for (int64_t x = 1; x <= r->max_rev + 1; x++)
+        r->gapcount[x] = r->gapcount[x - 1] + (x >= 2 && x <= r->max_rev && r->claim[x] < 0);
     for (uint32_t i = 0; i < h->op_count; i++) {
         const struct chk_op *op = &h->ops[i];
         if (r->role[i] != ROLE_READ || op->kind != CHK_OP_TXN)
@@ -513,7 +553,8 @@ static void obs_build(struct rv *r)
                         cap = cap ? cap * 2 : 256;
                         r->obs = fl_realloc(r->obs, cap * sizeof(*r->obs));
                     }
-                    r->obs[r->obs_count++] = (struct rv_obs){key, false, false, at, 0, 0, 0};
+                    r->obs[r->obs_count++] =
+                        (struct rv_obs){key, false, false, at, 0, 0, 0, CHK_NIL};
                 }
             }
             uint32_t n = s->kv_count ? s->kv_count : (s->range_end == CHK_RANGE_ONE);
@@ -525,31 +566,46 @@ static void obs_build(struct rv *r)
                 struct rv_obs *o = &r->obs[r->obs_count++];
                 if (s->kv_count) {
                     const struct chk_kv *kv = &h->kvs[s->kv_first + k];
-                    *o = (struct rv_obs){kv->key,     true,           false,      at,
-                                         kv->mod_rev, kv->create_rev, kv->version};
+                    *o = (struct rv_obs){kv->key,     true,           false,       at,
+                                         kv->mod_rev, kv->create_rev, kv->version, kv->value};
                 } else {
-                    *o = (struct rv_obs){s->key, false, false, at, 0, 0, 0};
+                    *o = (struct rv_obs){s->key, false, false, at, 0, 0, 0, CHK_NIL};
                 }
             }
         }
     }
-    /* compares look at keys too: record them as observations without content */
+    /* Compares, prev kvs and delete counts look at keys too, in the state before the
+     * op (a write at revision R sees R-1): observations without content, except a
+     * succeeded value-equality compare, which saw that value. */
     for (uint32_t i = 0; i < h->op_count; i++) {
         const struct chk_op *op = &h->ops[i];
         if ((r->role[i] != ROLE_READ && r->role[i] != ROLE_WRITE) || op->kind != CHK_OP_TXN)
             continue;
-        for (uint32_t j = 0; j < op->cmp_count; j++) {
+        int64_t at = r->role[i] == ROLE_WRITE ? op->rev - 1 : op->rev;
+        bool succ = (op->flags & CHK_OPF_SUCCEEDED_SET) && (op->flags & CHK_OPF_SUCCEEDED);
+        for (uint32_t j = 0; j < (uint32_t)op->cmp_count + op->then_count + op->else_count; j++) {
+            int32_t key;
+            int32_t value = CHK_NOT_GIVEN;
+            if (j < op->cmp_count) {
+                const struct chk_cmp *c = &h->cmps[op->cmp_first + j];
+                key = c->key;
+                if (succ && c->target == CHK_CMP_VALUE && c->result == CHK_CMP_EQ)
+                    value = (int32_t)c->operand;
+            } else {
+                const struct chk_sub *s = &h->subs[op->sub_first + j - op->cmp_count];
+                bool looks = (s->flags & CHK_SUBF_PREV_KV) ||
+                             (s->kind == CHK_SUB_DELETE && (s->flags & CHK_SUBF_COUNT_SET));
+                if (s->kind == CHK_SUB_RANGE || r->role[i] != ROLE_WRITE ||
+                    s->range_end != CHK_RANGE_ONE || !looks)
+                    continue;
+                key = s->key;
+            }
             if (r->obs_count == cap) {
                 cap = cap ? cap * 2 : 256;
                 r->obs = fl_realloc(r->obs, cap * sizeof(*r->obs));
             }
-            r->obs[r->obs_count++] = (struct rv_obs){h->cmps[op->cmp_first + j].key,
-                                                     true,
-                                                     true,
-                                                     op->rev,
-                                                     CHK_NO_REV,
-                                                     CHK_NO_REV,
-                                                     CHK_NO_REV};
+            r->obs[r->obs_count++] = (struct rv_obs){
+                key, true, value == CHK_NOT_GIVEN, at, CHK_NO_REV, CHK_NO_REV, CHK_NO_REV, value};
         }
     }
     if (r->obs_count)
@@ -568,13 +624,14 @@ static void obs_build(struct rv *r)
         uint32_t n = succ ? op->then_count : op->else_count;
         for (uint32_t j = 0; j < n; j++) {
             const struct chk_sub *s = &h->subs[first + j];
-            if (s->kind != CHK_SUB_PUT && s->kind != CHK_SUB_APPEND)
+            if (s->kind == CHK_SUB_RANGE ||
+                (s->kind == CHK_SUB_DELETE && s->range_end != CHK_RANGE_ONE))
                 continue;
             if (r->put_count == cap) {
                 cap = cap ? cap * 2 : 256;
                 r->puts = fl_realloc(r->puts, cap * sizeof(*r->puts));
             }
-            r->puts[r->put_count++] = (struct rv_put){s->key, at};
+            r->puts[r->put_count++] = (struct rv_put){s->key, s->kind == CHK_SUB_DELETE, at};
         }
     }
     if (r->put_count)
@@ -583,7 +640,9 @@ static void obs_build(struct rv *r)
 
 /* Could key k have been changed at revision g (to present or absent), given the first
  * read of k at or after g? */
-static int obs_allows(struct rv *r, int32_t k, int64_t g, bool present)
+static int64_t next_put(const struct rv *r, int32_t key, int64_t g);
+
+static int obs_allows(struct rv *r, int32_t k, int64_t g, bool present, int32_t value)
 {
     uint32_t lo = 0, hi = r->obs_count;
     while (lo < hi) {
@@ -596,13 +655,25 @@ static int obs_allows(struct rv *r, int32_t k, int64_t g, bool present)
     }
     while (lo < r->obs_count && r->obs[lo].key == k && r->obs[lo].touch)
         lo++;
-    if (lo == r->obs_count || r->obs[lo].key != k || !r->obs[lo].present)
-        return true;
+    if (lo == r->obs_count || r->obs[lo].key != k)
+        return 1;
     const struct rv_obs *o = &r->obs[lo];
+    /* no known write of k and no undecided revision between g and the observation:
+     * it shows our effect */
+    int demanded = 1;
+    if (o->value != CHK_NOT_GIVEN && next_put(r, k, g) > o->at && o->at <= r->max_rev) {
+        bool mine = o->value == (present ? value : CHK_NIL);
+        if (!mine && r->gapcount[o->at] == r->gapcount[g])
+            return 0;
+        if (mine)
+            demanded = 2; /* a later read saw exactly this: prefer it */
+    }
+    if (!o->present)
+        return demanded;
     if (!present)
-        return o->create == CHK_NO_REV || o->create >= g;
+        return o->create == CHK_NO_REV || o->create >= g ? demanded : 0;
     if (o->mod != CHK_NO_REV && o->mod < g)
-        return false;
+        return 0;
     /* the version counts the puts since creation: one more must fit */
     if (o->create != CHK_NO_REV && o->version != CHK_NO_REV && o->create <= g) {
         int64_t known = (int64_t)puts_between(r, k, o->create, o->at);
@@ -611,24 +682,89 @@ static int obs_allows(struct rv *r, int32_t k, int64_t g, bool present)
         if (known < o->version)
             return 2; /* a put of k is missing in [create, at]: this one may be it */
     }
-    return 1;
+    return demanded;
 }
 
 /* Is the candidate's effect (p->tmp against p->st) consistent with later reads? */
-/* 0: the candidate's effect (p->tmp against p->st) contradicts later reads; 1: it
- * fits; 2: it fits and a read's version count asks for it. */
-static int gap_effect_ok(struct rv *r, struct rv_replay *p, const struct chk_op *op, int64_t g)
+/* What a candidate would do at a gap: the entries of the keys it touches, after. */
+#define EFF_KEYS_MAX 16
+struct gap_eff {
+    uint32_t n;
+    bool wrote;
+    int32_t key[EFF_KEYS_MAX];
+    struct chk_kent after[EFF_KEYS_MAX];
+};
+
+/* The single keys an op touches; false when it touches a range or too many keys. */
+static bool op_keys(const struct chk_history *h, const struct chk_op *op, struct gap_eff *e)
 {
-    const struct chk_history *h = r->h;
-    int best = 1;
-    for (uint32_t j = 0; j < (uint32_t)op->then_count + op->else_count; j++) {
-        const struct chk_sub *s = &h->subs[op->sub_first + j];
-        if (s->kind == CHK_SUB_RANGE || s->range_end != CHK_RANGE_ONE)
+    e->n = 0;
+    for (uint32_t j = 0; j < (uint32_t)op->cmp_count + op->then_count + op->else_count; j++) {
+        int32_t k;
+        if (j < op->cmp_count) {
+            k = h->cmps[op->cmp_first + j].key;
+        } else {
+            const struct chk_sub *s = &h->subs[op->sub_first + j - op->cmp_count];
+            if (s->range_end != CHK_RANGE_ONE)
+                return false;
+            k = s->key;
+        }
+        bool dup = false;
+        for (uint32_t x = 0; x < e->n && !dup; x++)
+            dup = e->key[x] == k;
+        if (dup)
             continue;
-        const struct chk_kent *a = &p->st->ent[s->key], *b = &p->tmp->ent[s->key];
+        if (e->n == EFF_KEYS_MAX)
+            return false;
+        e->key[e->n++] = k;
+    }
+    return true;
+}
+
+/* Steps op on the current state without keeping anything: records its effect. The
+ * state is restored from the saved entries (no copy of the whole state). */
+static bool dry_run(struct rv_replay *p, const struct chk_history *h, const struct chk_op *op,
+                    struct gap_eff *e)
+{
+    if (!op_keys(h, op, e))
+        return false;
+    struct chk_kent saved[EFF_KEYS_MAX];
+    for (uint32_t x = 0; x < e->n; x++)
+        saved[x] = p->st->ent[e->key[x]];
+    int64_t rev = p->st->rev;
+    struct chk_change_buf *keep = p->m.changes;
+    p->m.changes = NULL;
+    struct chk_step s = chk_model_step(&p->m, p->st, op);
+    p->m.changes = keep;
+    e->wrote = s.wrote;
+    for (uint32_t x = 0; x < e->n; x++) {
+        e->after[x] = p->st->ent[e->key[x]];
+        p->st->ent[e->key[x]] = saved[x];
+    }
+    p->st->rev = rev;
+    return true;
+}
+
+static const struct chk_kent *eff_entry(const struct rv_replay *p, const struct gap_eff *e,
+                                        int32_t k)
+{
+    for (uint32_t x = 0; x < e->n; x++) {
+        if (e->key[x] == k)
+            return &e->after[x];
+    }
+    return &p->st->ent[k];
+}
+
+/* 0: the candidate's effect contradicts later reads; 1: it fits; 2: it fits and a
+ * later read asks for it (a version count or the very value). */
+static int gap_effect_ok(struct rv *r, struct rv_replay *p, const struct gap_eff *e, int64_t g)
+{
+    int best = 1;
+    for (uint32_t x = 0; x < e->n; x++) {
+        const struct chk_kent *a = &p->st->ent[e->key[x]], *b = &e->after[x];
         if (a->value == b->value && a->mod_rev == b->mod_rev)
             continue;
-        int v = obs_allows(r, s->key, g, b->value != CHK_NIL);
+        int v = obs_allows(r, e->key[x], g, b->value != CHK_NIL, b->value);
         if (!v)
             return 0;
         best = FL_MAX(best, v);
@@ -636,7 +772,7 @@ static int gap_effect_ok(struct rv *r, struct rv_replay *p, const struct chk_op 
     return best;
 }
 
-/* First known put of key after rev g (INT64_MAX when none). */
+/* First known write of key after rev g (INT64_MAX when none). */
 static int64_t next_put(const struct rv *r, int32_t key, int64_t g)
 {
     uint32_t a = 0, b = r->put_count;
@@ -650,98 +786,116 @@ static int64_t next_put(const struct rv *r, int32_t key, int64_t g)
     return a < r->put_count && r->puts[a].key == key ? r->puts[a].rev : INT64_MAX;
 }
 
-/* Do p->tmp and p->tmp2 (two candidates' effects at g) differ only in values nobody
- * could see: keys overwritten by a known put before any read looked at them? Then the
- * choice between them changes nothing observable. */
-static bool same_effect(struct rv *r, struct rv_replay *p, int64_t g)
+/* Is key k's state at g unobservable: overwritten by a known write before any read
+ * looked at it? */
+static bool unseen(const struct rv *r, int32_t k, int64_t g)
 {
-    for (uint32_t k = 0; k < r->h->keys.count; k++) {
-        const struct chk_kent *a = &p->tmp->ent[k], *b = &p->tmp2->ent[k];
-        if (!memcmp(a, b, sizeof(*a)))
-            continue;
-        if (a->value == CHK_NIL || b->value == CHK_NIL || a->version != b->version ||
-            a->create_rev != b->create_rev || a->mod_rev != b->mod_rev)
-            return false;
-        int64_t over = next_put(r, (int32_t)k, g);
-        uint32_t lo = 0, hi = r->obs_count;
-        while (lo < hi) {
-            uint32_t mid = (lo + hi) / 2;
-            const struct rv_obs *o = &r->obs[mid];
-            if (o->key < (int32_t)k || (o->key == (int32_t)k && o->at < g))
-                lo = mid + 1;
-            else
-                hi = mid;
+    int64_t over = next_put(r, k, g);
+    uint32_t lo = 0, hi = r->obs_count;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        const struct rv_obs *o = &r->obs[mid];
+        if (o->key < k || (o->key == k && o->at < g))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return !(lo < r->obs_count && r->obs[lo].key == k && r->obs[lo].at < over);
+}
+
+/* Do two candidates' effects at g differ only in values nobody could see? Then the
+ * choice between them changes nothing observable. */
+static bool same_effect(struct rv *r, struct rv_replay *p, int64_t g, const struct gap_eff *x,
+                        const struct gap_eff *y)
+{
+    for (int side = 0; side < 2; side++) {
+        const struct gap_eff *e = side ? y : x;
+        for (uint32_t i = 0; i < e->n; i++) {
+            int32_t k = e->key[i];
+            const struct chk_kent *a = eff_entry(p, x, k), *b = eff_entry(p, y, k);
+            if (!memcmp(a, b, sizeof(*a)))
+                continue;
+            if (a->value == CHK_NIL || b->value == CHK_NIL || a->version != b->version ||
+                a->create_rev != b->create_rev || a->mod_rev != b->mod_rev || !unseen(r, k, g))
+                return false;
         }
-        bool seen = lo < r->obs_count && r->obs[lo].key == (int32_t)k && r->obs[lo].at < over;
-        if (seen)
-            return false;
     }
     return true;
 }
 
-/* Fills gap revision g: the only unknown op that could have written there (several
- * with the same effect count as one: the earliest called is taken). */
+static void place_gap(struct rv *r, int32_t found, int64_t g)
+{
+    const struct chk_history *h = r->h;
+    r->role[found] = ROLE_PLACED;
+    r->claim[g] = found;
+    r->pos[found] = 2 * g;
+    r->out->revealed++;
+    const struct chk_op *op = &h->ops[found];
+    for (uint32_t j = 0; j < op->then_count && op->cmp_count == 0; j++) {
+        const struct chk_sub *s = &h->subs[op->sub_first + j];
+        if (s->kind != CHK_SUB_PUT && s->kind != CHK_SUB_APPEND)
+            continue;
+        if (r->xput_count == r->xput_cap) {
+            r->xput_cap = r->xput_cap ? r->xput_cap * 2 : 64;
+            r->xputs = fl_realloc(r->xputs, r->xput_cap * sizeof(*r->xputs));
+        }
+        r->xputs[r->xput_count++] = (struct rv_put){s->key, false, g};
+    }
+}
+
+/* Fills gap revision g with the unknown op that could have written there. Only one
+ * candidate, or several with the same effect, is a proof; anything else (a choice
+ * between different effects, or a candidate ruled out by later reads) is a guess that
+ * can confirm linearizability but never refute it. */
 static void fill_gap(struct rv *r, struct rv_replay *p, int64_t g)
 {
     struct chk_history *h = r->h;
     int32_t found = -1;
     int found_score = 0;
-    bool same = true;
-    for (uint32_t i = 0; i < h->op_count; i++) {
+    bool same = true, excluded = false;
+    struct gap_eff e, fe;
+    for (uint32_t c = 0; c < r->cand_op_count; c++) {
+        uint32_t i = r->cand_ops[c];
         const struct chk_op *op = &h->ops[i];
-        if (r->role[i] != ROLE_CAND || op->call_ns > p->sufmin[g])
+        if (op->call_ns > p->sufmin[g])
+            break; /* sorted by call */
+        if (r->role[i] != ROLE_CAND)
             continue;
-        memcpy(p->tmp, p->st, p->st_size);
-        struct chk_change_buf *keep = p->m.changes;
-        p->m.changes = NULL;
-        struct chk_step s = chk_model_step(&p->m, p->tmp, op);
-        p->m.changes = keep;
-        if (!s.wrote)
+        if (!dry_run(p, h, op, &e)) {
+            same = false; /* a range write: effects not compared, a guess */
+            continue;
+        }
+        if (!e.wrote)
             continue;
         if (!r->obs_built)
             obs_build(r);
-        int score = gap_effect_ok(r, p, op, g);
-        if (!score)
+        int score = gap_effect_ok(r, p, &e, g);
+        if (!score) {
+            excluded = true;
             continue;
+        }
         if (found < 0) {
             found = (int32_t)i;
             found_score = score;
-            memcpy(p->tmp2, p->tmp, p->st_size);
+            fe = e;
             continue;
         }
-        same = same && same_effect(r, p, g);
-        /* prefer what a version count asks for, then the earliest called */
+        same = same && same_effect(r, p, g, &fe, &e);
         if (score > found_score || (score == found_score && op->call_ns < h->ops[found].call_ns)) {
             found = (int32_t)i;
             found_score = score;
+            fe = e;
         }
     }
-    if (!same) {
-        /* A guess: a linearization found with it still proves linearizability; a
-         * violation found after it proves nothing (see chk_lin_revision). Watches are
-         * not judged on this revision. */
+    if (!same || (excluded && found >= 0) || found_score == 2) {
         if (!r->ambiguous)
             r->ambiguous_rev = g;
         r->ambiguous = true;
-        p->guessed_rev = g;
+        if (!same)
+            p->guessed_rev = g; /* watches are not judged on this revision */
     }
-    if (found >= 0) {
-        r->role[found] = ROLE_PLACED;
-        r->claim[g] = found;
-        r->pos[found] = 2 * g;
-        r->out->revealed++;
-        const struct chk_op *op = &h->ops[found];
-        for (uint32_t j = 0; j < op->then_count && op->cmp_count == 0; j++) {
-            const struct chk_sub *s = &h->subs[op->sub_first + j];
-            if (s->kind != CHK_SUB_PUT && s->kind != CHK_SUB_APPEND)
-                continue;
-            if (r->xput_count == r->xput_cap) {
-                r->xput_cap = r->xput_cap ? r->xput_cap * 2 : 64;
-                r->xputs = fl_realloc(r->xputs, r->xput_cap * sizeof(*r->xputs));
-            }
-            r->xputs[r->xput_count++] = (struct rv_put){s->key, g};
-        }
-    }
+    if (found >= 0)
+        place_gap(r, found, g);
 }
 
 static const struct chk_history *g_ch_h;
@@ -788,7 +942,6 @@ static void rv_replay(struct rv *r)
     p.st_size = chk_kstate_size(h->keys.count);
     p.st = fl_calloc(1, p.st_size);
     p.tmp = fl_calloc(1, p.st_size);
-    p.tmp2 = fl_calloc(1, p.st_size);
     for (uint32_t k = 0; k < h->keys.count; k++)
         p.st->ent[k].value = CHK_NIL;
     p.st->rev = 1;
@@ -884,7 +1037,6 @@ static void rv_replay(struct rv *r)
     r->out->changes_known = true;
     free(p.st);
     free(p.tmp);
-    free(p.tmp2);
     free(p.head);
     free(p.next);
     free(p.sufmin);
@@ -1098,6 +1250,12 @@ int chk_lin_revision(struct chk_history *h, const struct chk_limits *lim,
         else if (r.role[i] == ROLE_READ)
             r.pos[i] = 2 * h->ops[i].rev + 1;
     }
+    r.cand_ops = fl_malloc((h->op_count + 1) * sizeof(uint32_t));
+    for (uint32_t i = 0; i < h->op_count; i++) {
+        if (r.role[i] == ROLE_CAND)
+            r.cand_ops[r.cand_op_count++] = i;
+    }
+    sort_ops(h, r.cand_ops, r.cand_op_count, by_call);
     rv_replay(&r);
     rv_realtime(&r);
     rv_failed(&r);
@@ -1121,5 +1279,7 @@ int chk_lin_revision(struct chk_history *h, const struct chk_limits *lim,
     free(r.obs);
     free(r.puts);
     free(r.xputs);
+    free(r.gapcount);
+    free(r.cand_ops);
     return FL_OK;
 }

@@ -525,6 +525,16 @@ static struct srch *srch_open(struct chk_history *h, const struct chk_limits *li
     return sp;
 }
 
+/* The linearization of a search that passed: the ops on its stack, in order. */
+static void srch_order(const struct srch *s, struct chk_lin_result *out)
+{
+    free(out->order);
+    out->order = fl_malloc((s->depth + 1) * sizeof(uint32_t));
+    for (uint32_t i = 0; i < s->depth; i++)
+        out->order[i] = s->ops[s->e[s->stack_entry[i]].op];
+    out->order_count = s->depth;
+}
+
 /* Which ops take part: ok ops, unknown writes, failed ops with a revision error. */
 static bool op_included(const struct chk_history *h, const struct chk_op *op)
 {
@@ -613,6 +623,8 @@ int chk_lin_search(struct chk_history *h, const struct chk_limits *lim, struct c
         struct srch *sr = srch_open(h, lim, ops, n, NULL, h->keys.count, revs);
         verdict = srch_run(sr);
         out->steps += sr->steps;
+        if (verdict == CHK_PASS)
+            srch_order(sr, out);
         if (verdict == CHK_FAIL)
             srch_explain(sr, out, -1);
         srch_close(sr);
@@ -631,6 +643,9 @@ int chk_lin_search(struct chk_history *h, const struct chk_limits *lim, struct c
          * it stopped, so that one hard key cannot hide an easy failure on another (a
          * failure anywhere decides). */
         struct srch **sr = fl_calloc(nk + 1, sizeof(*sr));
+        uint32_t parts = 0;
+        for (uint32_t k = 0; k < nk; k++)
+            parts += cnt[k] > 0;
         uint8_t *done = fl_calloc(nk + 1, 1);
         bool any_unknown = false, pending = true;
         for (uint64_t budget = 20000; pending && verdict != CHK_FAIL; budget *= 4) {
@@ -653,6 +668,8 @@ int chk_lin_search(struct chk_history *h, const struct chk_limits *lim, struct c
                 sr[k]->budget = budget;
                 int v = srch_run(sr[k]);
                 out->steps += sr[k]->steps - before;
+                if (v == CHK_PASS && parts == 1)
+                    srch_order(sr[k], out);
                 if (v == CHK_FAIL) {
                     verdict = CHK_FAIL;
                     srch_explain(sr[k], out, k);

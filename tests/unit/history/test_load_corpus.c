@@ -8,6 +8,128 @@
 #include "checkers/checkers.h"
 #include "fl_test.h"
 #include "harness/history/load.h"
+#include "checkers/chk_int.h"
+
+static int conv_pass, conv_undecided, conv_files;
+static const char *conv_name;
+
+/*
+ * Corpus conversion: a linearizable single-register history is given etcd revisions
+ * from the linearization the search found (each effective write takes the next
+ * revision; reads carry the revision and the mod/create revision and version they
+ * saw). Unknown-outcome ops stay unknown, so the revision engine has to place them
+ * again from what the reads reveal. Both engines must accept the converted history
+ * (the revision engine may only say "unknown", never "fail").
+ */
+static void convert_and_check(const struct chk_history *h, const struct chk_lin_result *r)
+{
+    struct chk_history c;
+    chk_history_init(&c);
+    int32_t key = chk_history_key(&c, "register", 8);
+    uint8_t *placed = calloc(h->op_count + 1, 1);
+    int64_t *rev_of = calloc(h->op_count + 1, sizeof(int64_t));
+    int64_t rev = 1, version = 0, create = 0, mod = 0;
+    int32_t value = CHK_NIL; /* value ids of h */
+    for (uint32_t i = 0; i < r->order_count; i++) {
+        uint32_t o = r->order[i];
+        const struct chk_op *op = &h->ops[o];
+        const struct chk_sub *s = &h->subs[op->sub_first];
+        placed[o] = 1;
+        bool write = false;
+        if (s->kind == CHK_SUB_PUT && op->cmp_count == 0) {
+            write = true;
+        } else if (s->kind == CHK_SUB_PUT) {
+            write = value != CHK_NIL && value == (int32_t)h->cmps[op->cmp_first].operand;
+        }
+        if (write) {
+            rev++;
+            create = value == CHK_NIL ? rev : create;
+            version = value == CHK_NIL ? 1 : version + 1;
+            mod = rev;
+            value = s->value;
+        }
+        rev_of[o] = rev;
+        (void)mod;
+        if (s->kind == CHK_SUB_RANGE)
+            rev_of[o] = rev * 1000000 + (value == CHK_NIL ? 0 : version) * 1000 + 0; /* packed */
+    }
+    /* emit in the original op order */
+    rev = 1;
+    int64_t mod_of_value = 0;
+    (void)mod_of_value;
+    for (uint32_t o = 0; o < h->op_count; o++) {
+        const struct chk_op *op = &h->ops[o];
+        const struct chk_sub *s = &h->subs[op->sub_first];
+        int st = op->status;
+        size_t n;
+        int32_t v = CHK_NIL;
+        if (s->value != CHK_NIL) {
+            const uint8_t *p = chk_value_bytes(h, s->value, &n);
+            v = chk_history_value(&c, p, n);
+        }
+        if (s->kind == CHK_SUB_RANGE) {
+            int32_t seen = CHK_NIL;
+            int64_t mr = CHK_NO_REV, cr = CHK_NO_REV, ver = CHK_NO_REV, hr = CHK_NO_REV;
+            if (st == CHK_ST_OK && s->kv_count) {
+                const uint8_t *p = chk_value_bytes(h, h->kvs[s->kv_first].value, &n);
+                seen = chk_history_value(&c, p, n);
+            }
+            if (st == CHK_ST_OK) {
+                hr = rev_of[o] / 1000000;
+                ver = (rev_of[o] / 1000) % 1000;
+            }
+            chk_history_get(&c, op->client, key, seen, op->call_ns, op->return_ns, st, hr, mr, cr,
+                            seen == CHK_NIL ? CHK_NO_REV : ver);
+        } else if (op->cmp_count == 0) {
+            chk_history_put(&c, op->client, key, v, op->call_ns, op->return_ns, st,
+                            st == CHK_ST_OK ? rev_of[o] : CHK_NO_REV);
+        } else {
+            int32_t ex = CHK_NIL;
+            const uint8_t *p = chk_value_bytes(h, (int32_t)h->cmps[op->cmp_first].operand, &n);
+            ex = chk_history_value(&c, p, n);
+            int succ = st != CHK_ST_OK ? -1 : (op->flags & CHK_OPF_SUCCEEDED) ? 1 : 0;
+            chk_history_cas(&c, op->client, key, ex, v, op->call_ns, op->return_ns, st,
+                            st == CHK_ST_OK ? rev_of[o] : CHK_NO_REV, succ);
+        }
+        c.ops[c.op_count - 1].err = op->err;
+    }
+    struct fl_buf e;
+    fl_buf_init(&e);
+    CHECK_EQ_INT(chk_history_finish(&c, &e), FL_OK);
+    CHECK(c.has_revs);
+    struct chk_limits lim = {0};
+    lim.engine = CHK_ENGINE_REVISION;
+    struct chk_lin_result r1, r2;
+    chk_lin_check(&c, &lim, &r1);
+    lim.engine = CHK_ENGINE_SEARCH;
+    lim.steps_max = 5000000;
+    chk_lin_check(&c, &lim, &r2);
+    if (r1.verdict == CHK_FAIL || r2.verdict == CHK_FAIL)
+        fprintf(stderr, "%s converted: revision %s (%s), search %s (%s)\n", conv_name,
+                chk_verdict_name(r1.verdict), r1.reason, chk_verdict_name(r2.verdict), r2.reason);
+    CHECK(r1.verdict != CHK_FAIL);
+    CHECK(r2.verdict != CHK_FAIL);
+    if (r1.verdict == CHK_FAIL && getenv("CHK_DUMP")) {
+        for (uint32_t i = 0; i < c.op_count; i++) {
+            struct fl_buf t;
+            fl_buf_init(&t);
+            chk_op_text(&c, &c.ops[i], &t);
+            fprintf(stderr, "%u c%d [%lld,%lld] st%d rev %lld %s\n", i, c.ops[i].client,
+                    (long long)c.ops[i].call_ns, (long long)c.ops[i].return_ns, c.ops[i].status,
+                    (long long)c.ops[i].rev, fl_buf_cstr(&t));
+            fl_buf_close(&t);
+        }
+    }
+    conv_files++;
+    conv_pass += r1.verdict == CHK_PASS && r2.verdict == CHK_PASS;
+    conv_undecided += r1.verdict == CHK_UNKNOWN || r2.verdict == CHK_UNKNOWN;
+    chk_lin_result_close(&r1);
+    chk_lin_result_close(&r2);
+    fl_buf_close(&e);
+    free(placed);
+    free(rev_of);
+    chk_history_close(&c);
+}
 
 static int check_file(const char *dir, const char *file, const char *expected, int *agree)
 {
@@ -46,6 +168,8 @@ static int check_file(const char *dir, const char *file, const char *expected, i
         CHECK(json_object_get(r.detail, "state") != NULL);
         CHECK(r.reason[0] != 0);
     }
+    if (r.verdict == CHK_PASS && fmt == HIST_FMT_JEPSEN && r.order_count)
+        conv_name = file, convert_and_check(&h, &r);
     if (strstr(file, "c01") || strstr(file, "c10")) {
         struct chk_limits lim = {0};
         lim.no_partition = true;
@@ -84,6 +208,9 @@ int main(void)
     }
     fclose(f);
     printf("corpus agreement: %d/%d\n", agree, files);
+    printf("converted with revisions: %d files, both engines pass %d, undecided %d\n", conv_files,
+           conv_pass, conv_undecided);
+    CHECK_EQ_INT(conv_files, 23);
     CHECK_EQ_INT(files, 109);
     CHECK_EQ_INT(agree, files);
     return fl_test_end();
