@@ -334,6 +334,9 @@ void srv_cluster_member_removed(struct srv_cluster *cl, int node)
     if (node <= 0 || node > cl->n_slots || cl->slots[node].removed)
         return;
     cl->slots[node].removed = true;
+    if (cl->slots[node].member_id)
+        raft_safety_forget(srv_cluster_safety(cl, cl->slots[node].cluster_id),
+                           cl->slots[node].member_id);
     sim_schedule(cl->w, 0, kill_removed, &cl->slots[node]);
 }
 
@@ -790,6 +793,8 @@ int srv_cluster_restore(struct srv_cluster *cl, const uint8_t *data, size_t len,
     for (int i = 0; i < n_nodes; i++) {
         struct srv_slot *sl = slot_get(cl, nodes[i]);
         srv_cluster_kill(cl, nodes[i]);
+        if (sl->member_id && sl->member_id != ids[i])
+            raft_safety_forget(srv_cluster_safety(cl, sl->cluster_id), sl->member_id);
         /* The machine comes back up with a fresh data dir written by the restore
          * tool before the member starts (a DOWN process has no usable disk). */
         sl->restoring = true;
