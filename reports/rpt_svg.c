@@ -258,7 +258,8 @@ static void marker(struct tl *t, int64_t at, int y, const char *cls, const char 
 static void node_lane(struct tl *t, int64_t node, int y)
 {
     const struct rpt_run *r = t->r;
-    struct seg_state s = {R_NONE, R_FOLLOWER, 0, 0};
+    /* Raft members start as followers at term 0 (no event is recorded for that). */
+    struct seg_state s = {R_FOLLOWER, R_FOLLOWER, 0, 0};
     size_t i = 0, j = 0;
     while (i < r->nev_count || j < r->fault_count) {
         bool take_ev =

@@ -6,6 +6,7 @@
 #           reason, the others judged normally, exit code 3, JUnit valid
 #   shard   three shards of 1..10 cover every seed exactly once; the merged report
 #           of the three databases lists 10 runs
+#   failfast --fail-fast stops launching after the first error
 #   sigint  SIGINT during a sweep of hanging workers: clean stop, partial results
 #           in the database, exit code 3
 #   errors  bad arguments and bad databases: one line, exit code 2
@@ -70,6 +71,15 @@ assert s["totals"]["runs"] == 10
 EOF
   [ "$(ls "$W/rep"/run-*.html | wc -l)" -eq 10 ] || fail "run pages"
   python3 "$SRC/tests/unit/reports/check_report.py" "$W/rep" || fail "report check"
+  ;;
+failfast)
+  FL_REAL_BIN=$BIN FL_CRASH_SEEDS=2 \
+    "$BIN" sweep "$SCN" --seeds 1..6 -j 1 --fail-fast --worker "$WORKER" --db "$W/f.db" 2>"$W/err"
+  rc=$?
+  [ $rc -eq 3 ] || fail "exit code $rc, expected 3"
+  [ "$(q "$W/f.db" 'select group_concat(seed) from (select seed from runs order by seed)')" = "1,2" ] ||
+    fail "fail-fast ran: $(q "$W/f.db" 'select seed, verdict from runs')"
+  grep -q "2 of 6 planned runs" "$W/err" || fail "summary line"
   ;;
 sigint)
   FL_REAL_BIN=$BIN FL_HANG_SEEDS="1 2 3 4 5 6 7 8" \
