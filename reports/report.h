@@ -36,6 +36,9 @@ struct hist_db;
 #define RPT_OPS_DETAIL_MAX 4000
 /* Rows of the per-operation table at most. */
 #define RPT_OPS_TABLE_MAX 2000
+/* In a report of several runs, pages for at most this many passing runs (every run
+ * that did not pass always gets its page; the index lists every run). */
+#define RPT_PASS_PAGES_MAX 200
 
 /*
  * Writes the report of one run into dir (created if missing; parents must exist):
@@ -59,8 +62,9 @@ int rpt_write_dir(const char *db_path, int64_t run_id, const char *dir, const js
  * unknown id in all of them is FL_ENOENT). One run gives the same output as
  * rpt_write_dir. Several give an index.html listing every run (verdict, seed, digest,
  * first violation, link) and one page per run (run-D-R.html, D = database index from
- * 1, R = run_id), a summary.json {"runs":[...], "totals":{...}}, one junit.xml with all
- * of them and a summary.md.
+ * 1, R = run_id; passing runs past the first RPT_PASS_PAGES_MAX get none), a
+ * summary.json {"runs":[...], "totals":{...}}, one junit.xml with all of them and a
+ * summary.md.
  */
 int rpt_write_report(const char *const *db_paths, int db_count, int64_t run_id, const char *dir,
                      char *err, size_t err_len);

@@ -36,6 +36,7 @@ static const char css[] =
     "svg .rd{fill:#212121}svg .rz{fill:#8e24aa}svg .fs{fill:#ffca28;opacity:.16}"
     "svg .fb{fill:#ffa000}svg .fi{stroke:#8d6e63;stroke-dasharray:3 3}"
     "svg .mk-crash{fill:#000}svg .mk-restart{fill:#43a047}"
+    "svg .hlv{stroke:#d50000;stroke-width:1;opacity:.6}"
     ".lg span{display:inline-block;width:12px;height:10px;margin:0 3px 0 10px}"
     "details{margin:.3em 0}.small{color:#666;font-size:12px}";
 

@@ -174,9 +174,14 @@ void rpt_index_html(struct fl_buf *o, const struct rpt_brief *runs, size_t n)
     for (size_t i = 0; i < n; i++) {
         const struct rpt_brief *b = &runs[i];
         char a[32];
-        fl_buf_printf(o, "<tr%s><td><a href=\"", strcmp(b->verdict, "pass") ? " class=\"hl\"" : "");
-        rpt_html_escape_str(o, b->page);
-        fl_buf_printf(o, "\">%d/%lld</a></td><td>", b->db_index, (long long)b->run_id);
+        fl_buf_printf(o, "<tr%s><td>", strcmp(b->verdict, "pass") ? " class=\"hl\"" : "");
+        if (b->page) {
+            fl_buf_printf(o, "<a href=\"");
+            rpt_html_escape_str(o, b->page);
+            fl_buf_printf(o, "\">%d/%lld</a></td><td>", b->db_index, (long long)b->run_id);
+        } else {
+            fl_buf_printf(o, "%d/%lld</td><td>", b->db_index, (long long)b->run_id);
+        }
         rpt_html_escape_str(o, b->scenario);
         fl_buf_printf(o, "</td><td>%llu</td><td><span class=\"v v-%s\">",
                       (unsigned long long)b->seed,

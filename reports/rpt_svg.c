@@ -456,6 +456,24 @@ static void axis(struct tl *t)
     }
 }
 
+/* A red guide line at the call of every operation a violation names (the bars alone
+ * can be a pixel wide in a long run), at most 64 of them. */
+static void violation_marks(struct tl *t)
+{
+    int n = 0;
+    for (size_t i = 0; i < t->r->op_count && n < 64; i++) {
+        const struct rpt_op *op = &t->r->ops[i];
+        if (!op->highlighted)
+            continue;
+        double x = xof(t, op->call_ns);
+        fl_buf_printf(t->out,
+                      "<line class=\"hlv\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\">"
+                      "<title>op %lld: named by a violation</title></line>",
+                      x, x, AXIS_H, t->height, (long long)op->op_id);
+        n++;
+    }
+}
+
 void rpt_svg_timeline(struct fl_buf *out, const struct rpt_run *r)
 {
     struct tl t = {.r = r, .out = out};
@@ -485,6 +503,7 @@ void rpt_svg_timeline(struct fl_buf *out, const struct rpt_run *r)
         node_lane(&t, t.nodes[i], y);
     }
     faults(&t);
+    violation_marks(&t);
     fl_buf_printf(out, "</svg>");
     free(t.clients);
     free(t.nodes);

@@ -124,6 +124,7 @@ static int write_pages(struct hist_db **dbs, const struct pick *p, size_t n, con
                        const json_t *live, struct rpt_brief *briefs, json_t *summaries, char *err,
                        size_t err_len)
 {
+    size_t pass_pages = 0;
     for (size_t i = 0; i < n; i++) {
         struct rpt_run r;
         int rc = rpt_run_load(dbs[p[i].db], p[i].run_id, dir != NULL, &r, err, err_len);
@@ -137,7 +138,10 @@ static int write_pages(struct hist_db **dbs, const struct pick *p, size_t n, con
             snprintf(page, sizeof page, "index.html");
         else
             snprintf(page, sizeof page, "run-%d-%lld.html", r.db_index, (long long)p[i].run_id);
-        if (dir) {
+        bool passed = r.row.verdict && !strcmp(r.row.verdict, "pass");
+        bool want = dir && (n == 1 || !passed || pass_pages < RPT_PASS_PAGES_MAX);
+        pass_pages += want && passed;
+        if (want) {
             struct fl_buf html;
             fl_buf_init(&html);
             rpt_html_run(&html, &r, n == 1 ? NULL : "index.html");
@@ -146,7 +150,7 @@ static int write_pages(struct hist_db **dbs, const struct pick *p, size_t n, con
         }
         if (summaries)
             json_array_append_new(summaries, live ? json_deep_copy(live) : rpt_summary_json(&r));
-        rpt_brief_from(&briefs[i], &r, page);
+        rpt_brief_from(&briefs[i], &r, want ? page : NULL);
         rpt_run_close(&r);
         if (rc)
             return rc;
