@@ -18,10 +18,11 @@ void srv_sha256(const void *p, size_t n, uint8_t out[32])
     FL_ASSERT(ok == 1 && outlen == 32);
 }
 
-void srv_db_encode(const struct srv_db_image *img, int64_t size_bytes, struct fl_buf *out)
+size_t srv_db_encode_begin(const struct srv_db_image *img, struct fl_buf *out, size_t *start)
 {
     FL_ASSERT(img->members_count <= SRV_BACKUP_MEMBERS_MAX);
-    size_t start = out->len;
+    FL_ASSERT(img->alarms_count <= SRV_BACKUP_MEMBERS_MAX);
+    *start = out->len;
     fl_buf_append(out, DB_MAGIC, 4);
     srv_put_u32(out, FORMAT_VERSION);
     srv_put_u64(out, img->cluster_id);
@@ -33,13 +34,21 @@ void srv_db_encode(const struct srv_db_image *img, int64_t size_bytes, struct fl
         srv_put_u32(out, img->members[i].node);
         srv_put_u32(out, img->members[i].learner ? 1u : 0u);
     }
-    FL_ASSERT(img->alarms_count <= SRV_BACKUP_MEMBERS_MAX);
     srv_put_u32(out, img->alarms_count);
     for (uint32_t i = 0; i < img->alarms_count; i++) {
         srv_put_u64(out, img->alarms[i].member);
         srv_put_u32(out, img->alarms[i].type);
     }
-    srv_put_bytes(out, img->mvcc, img->mvcc_len);
+    srv_put_u32(out, 0); /* MVCC length, fixed by _end */
+    return out->len;
+}
+
+void srv_db_encode_end(struct fl_buf *out, size_t start, size_t mark, int64_t size_bytes)
+{
+    size_t n = out->len - mark;
+    FL_ASSERT(n <= UINT32_MAX);
+    for (int i = 0; i < 4; i++)
+        out->data[mark - 4 + (size_t)i] = (uint8_t)(n >> (8 * i));
     /* Free pages: the file is as large as the backend the size model says. */
     size_t used = out->len - start;
     if (size_bytes > 0 && (uint64_t)size_bytes > used) {
@@ -50,6 +59,15 @@ void srv_db_encode(const struct srv_db_image *img, int64_t size_bytes, struct fl
         memset(out->data + out->len, 0, pad);
         out->len += pad;
     }
+}
+
+void srv_db_encode(const struct srv_db_image *img, int64_t size_bytes, struct fl_buf *out)
+{
+    size_t start;
+    size_t mark = srv_db_encode_begin(img, out, &start);
+    if (img->mvcc_len)
+        fl_buf_append(out, img->mvcc, img->mvcc_len);
+    srv_db_encode_end(out, start, mark, size_bytes);
 }
 
 void srv_backup_wrap(const uint8_t *db, size_t db_len, struct fl_buf *out)

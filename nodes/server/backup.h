@@ -46,6 +46,11 @@ struct srv_db_image {
 
 /* Appends the db image to out, padded with zeros up to size_bytes (capped). */
 void srv_db_encode(const struct srv_db_image *img, int64_t size_bytes, struct fl_buf *out);
+/* The same in two steps, so the MVCC bytes can be encoded straight into out:
+ * _begin writes everything before them (img->mvcc is ignored) and returns a mark;
+ * append the MVCC bytes; _end fixes their length and pads. */
+size_t srv_db_encode_begin(const struct srv_db_image *img, struct fl_buf *out, size_t *start);
+void srv_db_encode_end(struct fl_buf *out, size_t start, size_t mark, int64_t size_bytes);
 /* Wraps a db image into a backup with its SHA-256. */
 void srv_backup_wrap(const uint8_t *db, size_t db_len, struct fl_buf *out);
 

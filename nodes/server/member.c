@@ -301,16 +301,20 @@ static void snap_file_write(struct sim_world *w, int proc, uint64_t index, uint6
                             const struct raft_conf_state *conf, const uint8_t *data, size_t len,
                             bool atomic)
 {
-    struct fl_buf p, f;
-    fl_buf_init(&p);
+    struct fl_buf f;
     fl_buf_init(&f);
-    srv_put_u64(&p, index);
-    srv_put_u64(&p, term);
-    conf_put(&p, conf);
-    srv_put_bytes(&p, data, len);
-    srv_put_u32(&f, (uint32_t)p.len);
-    srv_put_u32(&f, fl_crc32c(0, p.data, p.len));
-    fl_buf_append(&f, p.data, p.len);
+    fl_buf_reserve(&f, 8 + 16 + 8 + 16 * RAFT_NODES_MAX + 4 + len);
+    srv_put_u32(&f, 0); /* payload length and CRC, fixed below */
+    srv_put_u32(&f, 0);
+    srv_put_u64(&f, index);
+    srv_put_u64(&f, term);
+    conf_put(&f, conf);
+    srv_put_bytes(&f, data, len);
+    uint32_t plen = (uint32_t)(f.len - 8), crc = fl_crc32c(0, f.data + 8, f.len - 8);
+    for (int i = 0; i < 4; i++) {
+        f.data[i] = (uint8_t)(plen >> (8 * i));
+        f.data[4 + i] = (uint8_t)(crc >> (8 * i));
+    }
     struct snap_pending *sp = fl_calloc(1, sizeof *sp);
     sp->proc = proc;
     snprintf(sp->name, sizeof sp->name, "snap/%016" PRIx64 ".snap", index);
@@ -325,7 +329,6 @@ static void snap_file_write(struct sim_world *w, int proc, uint64_t index, uint6
         disk_fsync(w, proc, sp->name, fsync_ignore, NULL);
         free(sp);
     }
-    fl_buf_close(&p);
     fl_buf_close(&f);
 }
 
@@ -390,13 +393,10 @@ void srv_member_image(struct srv_member *m, struct fl_buf *out, int64_t pad_to)
         img.alarms[i].member = m->alarms[i].member;
         img.alarms[i].type = m->alarms[i].type;
     }
-    struct fl_buf kv;
-    fl_buf_init(&kv);
-    mvcc_snapshot_encode(m->kv, &kv);
-    img.mvcc = kv.data;
-    img.mvcc_len = kv.len;
-    srv_db_encode(&img, pad_to, out);
-    fl_buf_close(&kv);
+    size_t start;
+    size_t mark = srv_db_encode_begin(&img, out, &start);
+    mvcc_snapshot_encode(m->kv, out);
+    srv_db_encode_end(out, start, mark, pad_to);
 }
 
 /* Replaces the member's state machine with an image (a leader's snapshot, or the
