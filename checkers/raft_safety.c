@@ -15,14 +15,14 @@
  * trimmed below the lowest index any node may still apply (bounded memory over long
  * runs; indexes below the floor are no longer checked).
  *
- * Pure: no I/O. Node count is small (≤ 64 distinct ids per checker).
+ * Pure: no I/O. Nodes are found by a linear scan (a cluster has a handful; member
+ * churn adds ids over a run, each kept).
  */
 #include "checkers/raft_safety.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
 
-#define RS_NODES_MAX  64
 #define RS_TRIM_SLACK 4096
 
 struct rs_rec {
@@ -70,8 +70,8 @@ struct raft_safety {
     size_t alts_count, alts_cap;
     uint64_t *leaders; /* leaders[term] = node, 0 none */
     size_t leaders_cap;
-    struct rs_node nodes[RS_NODES_MAX];
-    size_t nodes_count;
+    struct rs_node *nodes; /* every member id ever fed, in first-seen order */
+    size_t nodes_count, nodes_cap;
     uint64_t max_commit;
     uint64_t max_leader_term;
     uint64_t n_leaders, n_appends, n_commits, n_applies;
@@ -106,6 +106,7 @@ void raft_safety_free(struct raft_safety *c)
         free(c->nodes[i].terms);
         free(c->nodes[i].chains);
     }
+    free(c->nodes);
     free(c->g);
     free(c->alts);
     free(c->leaders);
@@ -155,7 +156,10 @@ static struct rs_node *node_get(struct raft_safety *c, uint64_t id)
             return &c->nodes[i];
         }
     }
-    FL_ASSERT(c->nodes_count < RS_NODES_MAX);
+    if (c->nodes_count == c->nodes_cap) {
+        c->nodes_cap = c->nodes_cap ? c->nodes_cap * 2 : 8;
+        c->nodes = fl_realloc(c->nodes, c->nodes_cap * sizeof(c->nodes[0]));
+    }
     struct rs_node *n = &c->nodes[c->nodes_count++];
     memset(n, 0, sizeof(*n));
     n->id = id;

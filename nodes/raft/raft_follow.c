@@ -15,14 +15,17 @@ static void commit_to(struct raft *r, uint64_t commit)
     }
 }
 
-/* Whether a committed entry would be overwritten: impossible in Raft; only a raft
- * bug switch can lead a leader to send it. The core refuses (it never rewrites what
- * it applied) and the safety checker reports the leader that lacked the entry. */
+/* Whether a committed entry would be overwritten: impossible in Raft with durable
+ * storage; a bug switch (votes without the log check, old-term commits, acks before
+ * fsync, several conf changes) or a disk that loses synced data can lead a leader to
+ * send it. The core refuses (it never rewrites what it applied) and does not abort:
+ * the safety checker reports the leader that lacked the entry, as a verdict. */
 static bool conflicts_with_committed(const struct raft *r, uint64_t index)
 {
     if (index > r->commit)
         return false;
-    FL_ASSERT(fl_bug_on[FL_BUG_RAFT_VOTE_IGNORES_LOG] || fl_bug_on[FL_BUG_RAFT_COMMIT_OLD_TERM]);
+    fl_log(FL_LOG_DEBUG, "raft %" PRIu64 ": refused to overwrite committed entry %" PRIu64,
+           r->cfg.id, index);
     return true;
 }
 

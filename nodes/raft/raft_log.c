@@ -110,8 +110,7 @@ void raft__log_truncate(struct raft *r, uint64_t from)
 {
     struct raft__log *l = &r->log;
     FL_ASSERT(from > l->base_index && from <= raft__last_index(r));
-    FL_ASSERT(from > r->commit || fl_bug_on[FL_BUG_RAFT_VOTE_IGNORES_LOG] ||
-              fl_bug_on[FL_BUG_RAFT_COMMIT_OLD_TERM]);
+    FL_ASSERT(from > r->commit); /* callers refuse to overwrite committed entries */
     size_t keep = (size_t)(from - l->base_index - 1);
     for (size_t i = keep; i < l->count; i++)
         free((void *)l->ents[i].data);

@@ -265,8 +265,20 @@ static void test_unseen_entries(void)
     expect_violation(c, "committed_lost");
 }
 
+/* Member churn: many more ids than a cluster ever has at once. */
+static void test_many_members(void)
+{
+    struct raft_safety *c = raft_safety_new();
+    for (uint64_t id = 1; id <= 200; id++)
+        for (uint64_t i = 1; i <= 3; i++)
+            CHECK(raft_safety_append(c, id * 1000, i, 1, h(i)));
+    CHECK(!raft_safety_append(c, 777, 1, 1, h(9)));
+    expect_violation(c, "log_matching");
+}
+
 int main(void)
 {
+    test_many_members();
     test_unseen_entries();
     test_correct_history();
     test_two_leaders();
