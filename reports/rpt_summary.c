@@ -62,6 +62,12 @@ static bool fault_disrupts(const char *kind)
     return true;
 }
 
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
 static json_t *client_json(const struct rpt_run *r, int64_t cid)
 {
     int64_t ok = 0, fail = 0, unk = 0, switches = 0, last_node = HIST_NULL;
@@ -102,32 +108,39 @@ static json_t *client_json(const struct rpt_run *r, int64_t cid)
     json_object_set_new(c, "nodes_used", nodes);
     json_object_set_new(c, "node_switches", json_integer(switches));
     free(ev);
+    /* Failover: per fault, the first success returned after it (binary search over
+     * the client's sorted success times, so long runs with many faults stay fast). */
+    int64_t *oks = fl_malloc((r->op_count + 1) * sizeof *oks);
+    size_t n_ok = 0;
+    for (size_t i = 0; i < r->op_count; i++)
+        if (r->ops[i].client_id == cid && r->ops[i].status == HIST_STATUS_OK &&
+            r->ops[i].return_ns != HIST_NULL)
+            oks[n_ok++] = r->ops[i].return_ns;
+    qsort(oks, n_ok, sizeof *oks, cmp_i64);
     json_t *fo = json_array();
     for (size_t f = 0; f < r->fault_count; f++) {
         if (!fault_disrupts(r->faults[f].kind))
             continue;
-        int64_t at = r->faults[f].at_ns, first = INT64_MAX;
-        for (size_t i = 0; i < r->op_count; i++) {
-            const struct rpt_op *o = &r->ops[i];
-            if (o->client_id == cid && o->status == HIST_STATUS_OK && o->return_ns >= at)
-                first = FL_MIN(first, o->return_ns);
+        int64_t at = r->faults[f].at_ns;
+        size_t lo = 0, hi = n_ok;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (oks[mid] < at)
+                lo = mid + 1;
+            else
+                hi = mid;
         }
         json_t *x = json_object();
         json_object_set_new(x, "fault_ns", json_integer(at));
         json_object_set_new(x, "fault", json_string(r->faults[f].kind));
         json_object_set_new(x, "failover_ms",
-                            first == INT64_MAX ? json_null() : json_integer((first - at) / FL_MS));
+                            lo < n_ok ? json_integer((oks[lo] - at) / FL_MS) : json_null());
         json_array_append_new(fo, x);
     }
+    free(oks);
     json_object_set_new(c, "failover", fo);
     json_object_set_new(c, "source", json_string("ops"));
     return c;
-}
-
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
 }
 
 json_t *rpt_clients_from_ops(const struct rpt_run *r)

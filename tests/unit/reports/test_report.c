@@ -338,6 +338,32 @@ static void test_multi_and_errors(const char *db1, const char *db2)
     CHECK(strstr(err, "/dev/null/sub") != NULL);
 }
 
+/* run --report: the live summary is written as summary.json and its client figures
+ * (balancer, connections) are shown instead of the ones derived from the ops. */
+static void test_live(const char *db)
+{
+    char err[512] = "", dir[512];
+    snprintf(dir, sizeof dir, "%s/live", tmp);
+    json_t *live = json_loads("{\"scenario\":\"x\",\"seed\":7,\"verdict\":\"fail\","
+                              "\"clients\":[{\"id\":1,\"balancer\":\"pick_<first>\","
+                              "\"availability\":0.25,\"connections_opened\":3,"
+                              "\"failover\":[{\"fault_ns\":30000000,\"failover_ms\":12}]}]}",
+                              0, NULL);
+    CHECK(live != NULL);
+    CHECK_EQ_INT(rpt_write_dir(db, 1, dir, live, err, sizeof err), FL_OK);
+    char *html = slurp(dir, "index.html", NULL);
+    CHECK(html && strstr(html, "pick_&lt;first&gt;") != NULL);
+    CHECK(html && strstr(html, "0.2500") != NULL);
+    CHECK(html && strstr(html, "Derived from the recorded operations") == NULL);
+    free(html);
+    char *sj = slurp(dir, "summary.json", NULL);
+    json_t *s = sj ? json_loads(sj, 0, NULL) : NULL;
+    CHECK(s && json_equal(s, live));
+    json_decref(s);
+    free(sj);
+    json_decref(live);
+}
+
 static void test_escape(void)
 {
     struct fl_buf b;
@@ -369,6 +395,7 @@ int main(void)
     record_hostile(db1);
     test_hostile(db1, d1);
     test_python(d1);
+    test_live(db1);
     record_large(db2, 100000);
     test_large(db2, d2);
     test_python(d2);
