@@ -39,13 +39,19 @@ struct srch {
     uint64_t *bits;
     uint64_t *zob; /* per op hash contribution */
     size_t st_size;
+    /* What the cache keeps of a state: everything, or (values-only model) just the
+     * value of each slot, which is all that can differ. */
+    size_t key_size;
+    uint32_t slots;
+    bool values_key;
+    uint8_t *keybuf;
     uint8_t *stack_states; /* n saved states */
     int32_t *stack_entry;
     uint32_t depth;
     /* cache: records of [hash][bitset][state] */
     uint8_t *rec;
     size_t rec_size, rec_count, rec_cap;
-    uint32_t *table;
+    uint64_t *table;
     uint32_t table_mask;
     /* explanation */
     uint32_t best_depth;
@@ -154,12 +160,37 @@ static void unlift(struct srch *s, int32_t c)
 }
 
 /* Inserts (bits, state) unless present; returns false when it was already there. */
-static bool cache_add(struct srch *s, uint64_t hv, const uint8_t *state)
+/* The cache key of a state (into s->keybuf). */
+static const uint8_t *state_key(struct srch *s, const uint8_t *state)
+{
+    if (!s->values_key)
+        return state;
+    const struct chk_kstate *st = (const struct chk_kstate *)state;
+    int32_t *k = (int32_t *)s->keybuf;
+    for (uint32_t i = 0; i < s->slots; i++)
+        k[i] = st->ent[i].value;
+    return s->keybuf;
+}
+
+static uint64_t key_hash(const struct srch *s, const uint8_t *key)
+{
+    if (s->key_size == 4) {
+        uint32_t v;
+        memcpy(&v, key, 4);
+        return mix64(v + UINT64_C(0x51afd7ed558ccd));
+    }
+    return fl_hash64(key, s->key_size);
+}
+
+/* Inserts (bits, key) unless present; returns false when it was already there. A
+ * table slot holds the record number and the hash's high half, so a probe rarely
+ * touches a record that cannot match. */
+static bool cache_add(struct srch *s, uint64_t hv, const uint8_t *key)
 {
     if ((s->rec_count + 1) * 2 > (size_t)s->table_mask + 1) {
         uint32_t nsz = s->table_mask ? (s->table_mask + 1) * 2 : 4096;
         free(s->table);
-        s->table = fl_calloc(nsz, sizeof(uint32_t));
+        s->table = fl_calloc(nsz, sizeof(uint64_t));
         s->table_mask = nsz - 1;
         for (size_t i = 0; i < s->rec_count; i++) {
             uint64_t rh;
@@ -167,18 +198,20 @@ static bool cache_add(struct srch *s, uint64_t hv, const uint8_t *state)
             uint32_t k = (uint32_t)rh & s->table_mask;
             while (s->table[k])
                 k = (k + 1) & s->table_mask;
-            s->table[k] = (uint32_t)i + 1;
+            s->table[k] = (rh >> 32) << 32 | (uint64_t)(i + 1);
         }
     }
     size_t bits_bytes = s->words * 8;
     uint32_t k = (uint32_t)hv & s->table_mask;
+    uint64_t tag = (hv >> 32) << 32;
     while (s->table[k]) {
-        const uint8_t *r = s->rec + (size_t)(s->table[k] - 1) * s->rec_size;
-        uint64_t rh;
-        memcpy(&rh, r, 8);
-        if (rh == hv && memcmp(r + 8, s->bits, bits_bytes) == 0 &&
-            memcmp(r + 8 + bits_bytes, state, s->st_size) == 0)
-            return false;
+        uint64_t t = s->table[k];
+        if ((t & ~UINT64_C(0xffffffff)) == tag) {
+            const uint8_t *r = s->rec + (size_t)((uint32_t)t - 1) * s->rec_size;
+            if (memcmp(r + 8, s->bits, bits_bytes) == 0 &&
+                memcmp(r + 8 + bits_bytes, key, s->key_size) == 0)
+                return false;
+        }
         k = (k + 1) & s->table_mask;
     }
     if (s->rec_count == s->rec_cap) {
@@ -188,14 +221,9 @@ static bool cache_add(struct srch *s, uint64_t hv, const uint8_t *state)
     uint8_t *r = s->rec + s->rec_count * s->rec_size;
     memcpy(r, &hv, 8);
     memcpy(r + 8, s->bits, bits_bytes);
-    memcpy(r + 8 + bits_bytes, state, s->st_size);
-    s->table[k] = (uint32_t)++s->rec_count;
+    memcpy(r + 8 + bits_bytes, key, s->key_size);
+    s->table[k] = tag | (uint64_t)(++s->rec_count);
     return true;
-}
-
-static uint64_t state_hash(const struct srch *s, const uint8_t *state)
-{
-    return fl_hash64(state, s->st_size);
 }
 
 static bool over_limits(struct srch *s)
@@ -209,7 +237,7 @@ static bool over_limits(struct srch *s)
         s->budget_hit = true;
         return true;
     }
-    if ((uint64_t)s->rec_cap * s->rec_size + (uint64_t)(s->table_mask + 1) * 4 > mem_max)
+    if ((uint64_t)s->rec_cap * s->rec_size + (uint64_t)(s->table_mask + 1) * 8 > mem_max)
         return true;
     if ((s->steps & 4095) == 0 && s->lim && s->lim->should_stop &&
         s->lim->should_stop(s->lim->stop_arg))
@@ -247,8 +275,9 @@ static int srch_run(struct srch *s)
             if (st.legal) {
                 uint32_t o = (uint32_t)en->op;
                 s->bits[o / 64] |= UINT64_C(1) << (o % 64);
-                uint64_t hv = mix64((zacc ^ s->zob[o]) + state_hash(s, scratch));
-                if (cache_add(s, hv, scratch)) {
+                const uint8_t *key = state_key(s, scratch);
+                uint64_t hv = mix64((zacc ^ s->zob[o]) + key_hash(s, key));
+                if (cache_add(s, hv, key)) {
                     memcpy(s->stack_states + (size_t)s->depth * s->st_size, state, s->st_size);
                     s->stack_entry[s->depth++] = cur;
                     memcpy(state, scratch, s->st_size);
@@ -365,6 +394,7 @@ static void srch_close(struct srch *s)
 {
     free(s->state);
     free(s->scratch);
+    free(s->keybuf);
     free(s->own_ops);
     free(s->own_slot);
     chk_append_memo_close(&s->memo);
@@ -506,7 +536,11 @@ static struct srch *srch_open(struct chk_history *h, const struct chk_limits *li
     for (uint32_t i = 0; i < n; i++)
         s->zob[i] = mix64(UINT64_C(0x9e3779b97f4a7c15) * (i + 1));
     s->st_size = chk_kstate_size(slots);
-    s->rec_size = 8 + s->words * 8 + s->st_size;
+    s->slots = slots;
+    s->values_key = s->model.plain_values && !check_revs;
+    s->key_size = s->values_key ? slots * sizeof(int32_t) : s->st_size;
+    s->keybuf = fl_calloc(1, s->key_size + 8);
+    s->rec_size = 8 + s->words * 8 + s->key_size;
     s->stack_states = fl_malloc((size_t)(n + 1) * s->st_size);
     s->stack_entry = fl_malloc((n + 1) * sizeof(int32_t));
     s->best_state = fl_calloc(1, s->st_size);
