@@ -41,3 +41,8 @@ chk_cli(json_pass 0 "^\\{\"verdict\":\"pass\".*\"checks\":\\{\"linearizability\"
 # A time bound gives "unknown" (exit 4), never a guess; the NODELETE filter is judged.
 chk_cli(timeout_unknown 4 "linearizability: unknown" ${chk_data}/hard.jsonl --timeout 0.000001)
 chk_cli(watch_filter 1 "broke filter: watch 2, revision 3" ${chk_data}/filter.jsonl)
+# A faultline database with two runs: --run is required, and run 1 is judged from it.
+add_test(NAME cli.check.db_runs
+         COMMAND sh ${chk_dir}/db_check.sh ${FL_BIN} ${CMAKE_SOURCE_DIR}/scenarios/smoke.lua
+                 ${CMAKE_CURRENT_BINARY_DIR})
+set_tests_properties(cli.check.db_runs PROPERTIES LABELS cli TIMEOUT 120)
