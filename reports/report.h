@@ -87,6 +87,14 @@ int rpt_write_junit(const char *const *db_paths, int db_count, int64_t run_id, c
                     char *err, size_t err_len);
 
 /*
+ * The report directory (dir, may be NULL) and/or JUnit file (junit_path, may be NULL)
+ * of exactly the runs run_ids[0..n) of one database, in that order: what a sweep
+ * writes for the runs it made, whatever else the database holds.
+ */
+int rpt_write_runs(const char *db_path, const int64_t *run_ids, size_t n, const char *dir,
+                   const char *junit_path, char *err, size_t err_len);
+
+/*
  * The first violation of a run as one line (e.g. "linearizability: get key1 ... at
  * revision 7: ..."), from its checks rows in order; "" for a passing run. Writes into
  * out (always NUL-terminated). Also the key sweeps group failing seeds by.

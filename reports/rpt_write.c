@@ -202,14 +202,51 @@ static int write_lists(const char *dir, const struct rpt_brief *briefs, size_t n
     return rc;
 }
 
+static int write_junit_file(const char *path, const struct rpt_brief *briefs, size_t n, char *err,
+                            size_t err_len)
+{
+    struct fl_buf b;
+    fl_buf_init(&b);
+    rpt_junit(&b, briefs, n);
+    int rc = FL_OK;
+    FILE *f = fopen(path, "wb");
+    bool ok = f && fwrite(b.data, 1, b.len, f) == b.len;
+    if (f)
+        ok = fclose(f) == 0 && ok;
+    if (!ok) {
+        snprintf(err, err_len, "JUnit file '%s': %s", path, strerror(errno));
+        rc = FL_EIO;
+    }
+    fl_buf_close(&b);
+    return rc;
+}
+
+/* Writes the report directory (dir non-NULL) and/or a JUnit file for the picked runs. */
+static int emit(struct hist_db **dbs, const struct pick *picks, size_t n, const char *dir,
+                const char *junit, const json_t *live, char *err, size_t err_len)
+{
+    struct rpt_brief *briefs = fl_calloc(n + 1, sizeof *briefs);
+    json_t *summaries = json_array();
+    int rc = dir ? rpt_dir_make(dir, err, err_len) : FL_OK;
+    if (!rc)
+        rc = write_pages(dbs, picks, n, dir, live, briefs, dir ? summaries : NULL, err, err_len);
+    if (!rc && dir)
+        rc = write_lists(dir, briefs, n, summaries, err, err_len);
+    if (!rc && junit)
+        rc = write_junit_file(junit, briefs, n, err, err_len);
+    for (size_t i = 0; i < n; i++)
+        rpt_brief_close(&briefs[i]);
+    free(briefs);
+    json_decref(summaries);
+    return rc;
+}
+
 static int report(const char *const *paths, int n_db, int64_t run_id, bool latest, const char *dir,
-                  const json_t *live, char *err, size_t err_len)
+                  const char *junit, const json_t *live, char *err, size_t err_len)
 {
     struct hist_db **dbs = NULL;
     struct pick *picks = NULL;
     size_t n = 0;
-    struct rpt_brief *briefs = NULL;
-    json_t *summaries = json_array();
     int rc = open_all(paths, n_db, &dbs, err, err_len);
     if (rc)
         goto out;
@@ -222,19 +259,10 @@ static int report(const char *const *paths, int n_db, int64_t run_id, bool lates
         rc = FL_ENOENT;
         goto out;
     }
-    if ((rc = pick_runs(dbs, paths, n_db, run_id, &picks, &n, err, err_len)) ||
-        (rc = rpt_dir_make(dir, err, err_len)))
-        goto out;
-    briefs = fl_calloc(n, sizeof *briefs);
-    rc = write_pages(dbs, picks, n, dir, live, briefs, summaries, err, err_len);
-    if (!rc)
-        rc = write_lists(dir, briefs, n, summaries, err, err_len);
+    if (!(rc = pick_runs(dbs, paths, n_db, run_id, &picks, &n, err, err_len)))
+        rc = emit(dbs, picks, n, dir, junit, live, err, err_len);
 out:
-    for (size_t i = 0; briefs && i < n; i++)
-        rpt_brief_close(&briefs[i]);
-    free(briefs);
     free(picks);
-    json_decref(summaries);
     close_all(dbs, n_db);
     return rc;
 }
@@ -242,47 +270,41 @@ out:
 int rpt_write_dir(const char *db_path, int64_t run_id, const char *dir, const json_t *live_summary,
                   char *err, size_t err_len)
 {
-    return report(&db_path, 1, run_id, run_id == 0, dir, live_summary, err, err_len);
+    return report(&db_path, 1, run_id, run_id == 0, dir, NULL, live_summary, err, err_len);
 }
 
 int rpt_write_report(const char *const *db_paths, int db_count, int64_t run_id, const char *dir,
                      char *err, size_t err_len)
 {
     FL_ASSERT(db_count >= 1);
-    return report(db_paths, db_count, run_id, false, dir, NULL, err, err_len);
+    return report(db_paths, db_count, run_id, false, dir, NULL, NULL, err, err_len);
 }
 
 int rpt_write_junit(const char *const *db_paths, int db_count, int64_t run_id, const char *path,
                     char *err, size_t err_len)
 {
+    FL_ASSERT(db_count >= 1);
+    return report(db_paths, db_count, run_id, false, NULL, path, NULL, err, err_len);
+}
+
+int rpt_write_runs(const char *db_path, const int64_t *run_ids, size_t n, const char *dir,
+                   const char *junit_path, char *err, size_t err_len)
+{
     struct hist_db **dbs = NULL;
-    struct pick *picks = NULL;
-    size_t n = 0;
-    struct rpt_brief *briefs = NULL;
-    int rc = open_all(db_paths, db_count, &dbs, err, err_len);
-    if (rc || (rc = pick_runs(dbs, db_paths, db_count, run_id, &picks, &n, err, err_len)))
-        goto out;
-    briefs = fl_calloc(n, sizeof *briefs);
-    if ((rc = write_pages(dbs, picks, n, NULL, NULL, briefs, NULL, err, err_len)))
-        goto out;
-    struct fl_buf b;
-    fl_buf_init(&b);
-    rpt_junit(&b, briefs, n);
-    FILE *f = fopen(path, "wb");
-    bool ok = f && fwrite(b.data, 1, b.len, f) == b.len;
-    if (f)
-        ok = fclose(f) == 0 && ok;
-    if (!ok) {
-        snprintf(err, err_len, "JUnit file '%s': %s", path, strerror(errno));
-        rc = FL_EIO;
+    int rc = open_all(&db_path, 1, &dbs, err, err_len);
+    if (rc)
+        return rc;
+    struct pick *picks = fl_calloc(n + 1, sizeof *picks);
+    for (size_t i = 0; i < n; i++)
+        picks[i] = (struct pick){0, run_ids[i]};
+    if (n == 0) {
+        snprintf(err, err_len, "history database '%s': no runs to report", db_path);
+        rc = FL_ENOENT;
+    } else {
+        rc = emit(dbs, picks, n, dir, junit_path, NULL, err, err_len);
     }
-    fl_buf_close(&b);
-out:
-    for (size_t i = 0; briefs && i < n; i++)
-        rpt_brief_close(&briefs[i]);
-    free(briefs);
     free(picks);
-    close_all(dbs, db_count);
+    close_all(dbs, 1);
     return rc;
 }
 

@@ -122,19 +122,23 @@ static int parse_args(int argc, char **argv, struct sweep_args *a)
     return 0;
 }
 
-static int outputs(const struct sweep_args *a)
+/* JUnit and report of the runs this sweep made (the database may hold older ones). */
+static int outputs(const struct sweep_args *a, const struct sweep_report *rep)
 {
+    if (!a->junit && !a->report)
+        return 0;
     char err[1024];
-    const char *db = a->o.db_path;
+    int64_t *ids = fl_calloc((size_t)rep->count + 1, sizeof *ids);
+    size_t n = 0;
+    for (int i = 0; i < rep->count; i++)
+        if (rep->results[i].run_id > 0)
+            ids[n++] = rep->results[i].run_id;
     int rc = 0;
-    if (a->junit && rpt_write_junit(&db, 1, 0, a->junit, err, sizeof err)) {
+    if (rpt_write_runs(a->o.db_path, ids, n, a->report, a->junit, err, sizeof err)) {
         fprintf(stderr, "faultline: %s\n", err);
         rc = FL_EXIT_USAGE;
     }
-    if (a->report && rpt_write_report(&db, 1, 0, a->report, err, sizeof err)) {
-        fprintf(stderr, "faultline: %s\n", err);
-        rc = FL_EXIT_USAGE;
-    }
+    free(ids);
     return rc;
 }
 
@@ -161,7 +165,7 @@ int cmd_sweep(int argc, char **argv)
     }
     sweep_print_failures(&rep, &a.o, stderr);
     fprintf(stderr, "sweep: database %s\n", a.o.db_path);
-    int out_rc = outputs(&a);
+    int out_rc = outputs(&a, &rep);
     rc = rep.error || rep.interrupted ? FL_EXIT_INTERNAL
          : rep.fail                   ? FL_EXIT_FAIL
          : rep.unknown                ? FL_EXIT_UNKNOWN

@@ -73,13 +73,17 @@ EOF
   python3 "$SRC/tests/unit/reports/check_report.py" "$W/rep" || fail "report check"
   ;;
 failfast)
+  # the database already holds a run: the sweep appends, its JUnit lists only its own
+  "$BIN" run "$SCN" --seed 42 --db "$W/f.db" --json >/dev/null 2>&1
   FL_REAL_BIN=$BIN FL_CRASH_SEEDS=2 \
-    "$BIN" sweep "$SCN" --seeds 1..6 -j 1 --fail-fast --worker "$WORKER" --db "$W/f.db" 2>"$W/err"
+    "$BIN" sweep "$SCN" --seeds 1..6 -j 1 --fail-fast --worker "$WORKER" --db "$W/f.db" \
+    --junit "$W/f.xml" 2>"$W/err"
   rc=$?
   [ $rc -eq 3 ] || fail "exit code $rc, expected 3"
-  [ "$(q "$W/f.db" 'select group_concat(seed) from (select seed from runs order by seed)')" = "1,2" ] ||
+  [ "$(q "$W/f.db" 'select group_concat(seed) from (select seed from runs order by run_id)')" = "42,1,2" ] ||
     fail "fail-fast ran: $(q "$W/f.db" 'select seed, verdict from runs')"
   grep -q "2 of 6 planned runs" "$W/err" || fail "summary line"
+  [ "$(grep -c '<testcase' "$W/f.xml")" -eq 2 ] || fail "junit lists runs the sweep did not make"
   ;;
 sigint)
   FL_REAL_BIN=$BIN FL_HANG_SEEDS="1 2 3 4 5 6 7 8" \
