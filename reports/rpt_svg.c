@@ -281,9 +281,10 @@ static void node_lane(struct tl *t, int64_t node, int y)
                 seg_set(t, &s, R_PRECAND, 0, e->at_ns, node, y);
             else if (!strcmp(k, "step_down") || !strcmp(k, "follower"))
                 seg_set(t, &s, R_FOLLOWER, e->term, e->at_ns, node, y);
+            /* A higher term makes any member a follower; a campaign event at the same
+             * instant then makes it a candidate. */
             else if (!strcmp(k, "term"))
-                seg_set(t, &s, s.role == R_LEADER || s.role == R_PRECAND ? R_FOLLOWER : s.role,
-                        e->term, e->at_ns, node, y);
+                seg_set(t, &s, R_FOLLOWER, e->term, e->at_ns, node, y);
             else if (!strcmp(k, "crash")) {
                 seg_set(t, &s, R_DOWN, 0, e->at_ns, node, y);
                 marker(t, e->at_ns, y, "mk-crash", "crash", node);
