@@ -333,33 +333,48 @@ static void send_frame(struct srv_member *m, uint64_t to, Raftpb__PeerFrame *f)
     }
 }
 
+#define SEND_STACK_MSGS 16
+#define SEND_STACK_ENTS 128
+
 void srv_peer_send_msgs(struct srv_member *m, const struct raft_msg *msgs, size_t n)
 {
-    /* Group consecutive messages by destination, keeping their order per peer. */
-    bool *done = fl_calloc(n + 1, sizeof *done);
-    Raftpb__Message *pm = fl_calloc(n + 1, sizeof *pm);
-    Raftpb__Message **pptr = fl_calloc(n + 1, sizeof *pptr);
-    Raftpb__Snapshot *snaps = fl_calloc(n + 1, sizeof *snaps);
-    Raftpb__ConfState *css = fl_calloc(n + 1, sizeof *css);
+    /* Scratch for the protobuf view of the messages: on the stack for the usual
+     * ready (heartbeats, a few appends), on the heap for big ones. */
+    bool done_s[SEND_STACK_MSGS];
+    Raftpb__Message pm_s[SEND_STACK_MSGS], *pptr_s[SEND_STACK_MSGS];
+    Raftpb__Snapshot snaps_s[SEND_STACK_MSGS];
+    Raftpb__ConfState css_s[SEND_STACK_MSGS];
+    Raftpb__Entry ents_s[SEND_STACK_ENTS], *eptrs_s[SEND_STACK_ENTS];
     size_t total_ents = 0;
     for (size_t i = 0; i < n; i++)
         total_ents += msgs[i].entries_count;
-    Raftpb__Entry *ents = fl_calloc(total_ents + 1, sizeof *ents);
-    Raftpb__Entry **eptrs = fl_calloc(total_ents + 1, sizeof *eptrs);
+    bool big_m = n > SEND_STACK_MSGS, big_e = total_ents > SEND_STACK_ENTS;
+    bool *done = big_m ? fl_calloc(n, sizeof *done) : done_s;
+    Raftpb__Message *pm = big_m ? fl_calloc(n, sizeof *pm) : pm_s;
+    Raftpb__Message **pptr = big_m ? fl_calloc(n, sizeof *pptr) : pptr_s;
+    Raftpb__Snapshot *snaps = big_m ? fl_calloc(n, sizeof *snaps) : snaps_s;
+    Raftpb__ConfState *css = big_m ? fl_calloc(n, sizeof *css) : css_s;
+    Raftpb__Entry *ents = big_e ? fl_calloc(total_ents, sizeof *ents) : ents_s;
+    Raftpb__Entry **eptrs = big_e ? fl_calloc(total_ents, sizeof *eptrs) : eptrs_s;
+    if (!big_m)
+        memset(done, 0, n * sizeof *done);
     size_t eoff = 0;
     for (size_t i = 0; i < n; i++) {
         msg_to_pb(&msgs[i], &pm[i], ents + eoff, eptrs + eoff, &snaps[i], &css[i]);
         eoff += msgs[i].entries_count;
     }
+    /* One frame per destination, messages in their order. */
     for (size_t i = 0; i < n; i++) {
         if (done[i])
             continue;
         uint64_t to = msgs[i].to;
         size_t k = 0;
+        bool snap = false;
         for (size_t j = i; j < n; j++) {
             if (!done[j] && msgs[j].to == to) {
                 pptr[k++] = &pm[j];
                 done[j] = true;
+                snap = snap || msgs[j].type == RAFT_MSG_SNAPSHOT;
             }
         }
         Raftpb__PeerFrame f = RAFTPB__PEER_FRAME__INIT;
@@ -368,17 +383,20 @@ void srv_peer_send_msgs(struct srv_member *m, const struct raft_msg *msgs, size_
         send_frame(m, to, &f);
         /* A snapshot that left on an open connection counts as delivered: the
          * connection breaks (and reports failure) if it is lost. */
-        for (size_t j = 0; j < k; j++)
-            if (pptr[j]->type == RAFT_MSG_SNAPSHOT)
-                raft_report_snapshot(m->raft, to, peer_get(m, to)->out != 0);
+        if (snap)
+            raft_report_snapshot(m->raft, to, peer_get(m, to)->out != 0);
     }
-    free(done);
-    free(pm);
-    free(pptr);
-    free(snaps);
-    free(css);
-    free(ents);
-    free(eptrs);
+    if (big_m) {
+        free(done);
+        free(pm);
+        free(pptr);
+        free(snaps);
+        free(css);
+    }
+    if (big_e) {
+        free(ents);
+        free(eptrs);
+    }
 }
 
 void srv_peer_send_renew(struct srv_member *m, uint64_t to, const Raftpb__LeaseRenew *lr)
