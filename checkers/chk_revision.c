@@ -17,11 +17,21 @@
  * Operations with unknown outcome are placed only when the history reveals them: a
  * read or a watch event shows a key-value whose mod revision no acknowledged write
  * claims, and an unknown op writes exactly that (key, value) (the earliest-called
- * such op is chosen: it constrains real time least). A revision no op claims after
- * that (a gap) is filled by the only unknown op that could have written it there; a
- * gap with none stays content-unknown (reads then judge it), and a gap with several
- * different candidates makes this engine give up (CHK_UNKNOWN) rather than guess.
- * Watch events only ever place unknown ops; they never fail this check.
+ * such op is chosen: it constrains real time least); a read showing a create
+ * revision nobody claims reveals an unknown put of that key. A revision no op claims
+ * after that (a gap) is filled, in revision order, by the unknown op that could have
+ * written it there: called before every op ordered after the gap returned, and
+ * writing something in the state there. One such op (or several with the same
+ * effect, or effects nobody could see) is a proof; otherwise the engine guesses,
+ * guided by what later reads saw (the value, the version count, the mod revision of
+ * the key). A guess can only confirm: if the replay with it finds no violation, that
+ * replay is a linearization; if it finds one, the verdict is CHK_UNKNOWN (and the
+ * dispatcher may hand the history to the search). A gap with no candidate stays
+ * content-unknown (reads judge what follows). Watch events only ever place unknown
+ * ops; they never fail this check by themselves.
+ *
+ * Serializable reads are judged against the state at their revision only, not
+ * against real time (etcd's serializable validator).
  *
  * The replay also yields the change log (every put/delete per revision) the watch
  * checker judges watch events against.
