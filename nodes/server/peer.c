@@ -161,7 +161,8 @@ static void step_frame(struct srv_member *m, const Raftpb__PeerFrame *f)
     size_t cap = 0;
     for (size_t i = 0; i < f->n_msgs; i++)
         cap = FL_MAX(cap, f->msgs[i]->n_entries);
-    struct raft_entry *ents = fl_calloc(cap + 1, sizeof *ents);
+    struct raft_entry ents_s[64];
+    struct raft_entry *ents = cap <= 64 ? ents_s : fl_calloc(cap, sizeof *ents);
     struct raft_snapshot snap;
     for (size_t i = 0; i < f->n_msgs; i++) {
         struct raft_msg msg;
@@ -175,7 +176,8 @@ static void step_frame(struct srv_member *m, const Raftpb__PeerFrame *f)
         if (m->stopping)
             break;
     }
-    free(ents);
+    if (ents != ents_s)
+        free(ents);
 }
 
 static void on_peer_message(struct sim_world *w, net_sock s, const uint8_t *p, size_t n, void *ctx)
