@@ -1,0 +1,60 @@
+# shrink.cmake: tests of `faultline shrink` and of the shrink{} directive (owner: shrink).
+# A shrink test shrinks a scenario that fails on purpose and checks that the written
+# file replays with a plain `faultline run`, fails the same check again and is
+# smaller (shrink_check.py); the others check the refusals and exit codes.
+set(FL_SCN ${CMAKE_SOURCE_DIR}/tests/scenario)
+set(FL_SHR ${FL_SCN}/shrink)
+set(FL_CHK ${FL_SCN}/expect_cli.sh)
+set(FL_SDB ${CMAKE_BINARY_DIR}/tests/shrink)
+file(MAKE_DIRECTORY ${FL_SDB})
+
+function(fl_shrink_test name labels timeout)
+  add_test(NAME ${name} COMMAND ${ARGN})
+  set_tests_properties(${name} PROPERTIES LABELS "${labels}" TIMEOUT ${timeout})
+endfunction()
+
+# A failed expect that depends on one of six hand-written faults; the result is then
+# shrunk again (a shrunk file carries its directive; the new one replaces it).
+fl_shrink_test(scenario.shrink.expect scenario 300
+  python3 ${FL_SCN}/shrink_check.py ${FL_BIN} ${FL_SDB}/expect ${FL_SHR}/leader_kept.lua 1 expect
+  --reshrink)
+# A bug switch caught by linearizability under a random nemesis: nemesis draws are
+# dropped one by one by their ordinals.
+fl_shrink_test(scenario.shrink.bug_stale_read scenario 600
+  python3 ${FL_SCN}/shrink_check.py ${FL_BIN} ${FL_SDB}/stale ${FL_SHR}/stale_nemesis.lua 1
+  linearizability --bug mvcc.stale_read)
+# Every field of the directive honoured by a plain run.
+fl_shrink_test(scenario.shrink.directive scenario 120
+  python3 ${FL_SCN}/shrink_directive.py ${FL_BIN} ${FL_SHR}/directive.lua ${FL_SDB}/directive.db)
+
+# Refusals: a passing seed, nothing smaller, bad input.
+fl_shrink_test(cli.shrink.passing_seed cli 120
+  ${FL_CHK} 2 "seed 1 does not fail. nothing to shrink"
+  ${FL_BIN} shrink ${FL_SHR}/stale_nemesis.lua --seed 1 -o ${FL_SDB}/never.lua)
+fl_shrink_test(cli.shrink.nothing_smaller cli 120
+  ${FL_CHK} 1 "no smaller run found .* nothing written"
+  ${FL_BIN} shrink ${FL_SHR}/always.lua --seed 1 -o ${FL_SDB}/never.lua)
+fl_shrink_test(cli.shrink.script_error cli 60
+  ${FL_CHK} 2 "errors/runtime.lua:4: attempt to index a nil value"
+  ${FL_BIN} shrink ${FL_SCN}/errors/runtime.lua --seed 1 -o ${FL_SDB}/never.lua)
+fl_shrink_test(cli.shrink.missing_seed cli 30
+  ${FL_CHK} 2 "seed is required: the seed of the failing run" ${FL_BIN} shrink ${FL_SHR}/always.lua)
+fl_shrink_test(cli.shrink.missing_file cli 30
+  ${FL_CHK} 2 "cannot read scenario '.*no-such.lua'" ${FL_BIN} shrink ${FL_SHR}/no-such.lua --seed 1)
+fl_shrink_test(cli.shrink.unknown_bug cli 30
+  ${FL_CHK} 2 "unknown bug 'nope'" ${FL_BIN} shrink ${FL_SHR}/always.lua --seed 1 --bug nope)
+fl_shrink_test(cli.shrink.unknown_check cli 30
+  ${FL_CHK} 2 "unknown check 'speed'" ${FL_BIN} shrink ${FL_SHR}/always.lua --seed 1 --check speed)
+fl_shrink_test(cli.shrink.check_not_failing cli 60
+  ${FL_CHK} 2 "does not fail check 'watch'"
+  ${FL_BIN} shrink ${FL_SHR}/always.lua --seed 1 --check watch -o ${FL_SDB}/never.lua)
+fl_shrink_test(cli.shrink.overwrite_refused cli 30
+  ${FL_CHK} 2 "would overwrite the scenario"
+  ${FL_BIN} shrink ${FL_SHR}/always.lua --seed 1 -o ${FL_SHR}/always.lua)
+# The directive's own errors name file:line.
+fl_shrink_test(cli.lua.shrink_late cli 30
+  ${FL_CHK} 2 "shrink/late.lua:3: shrink\\{\\} must be called once, before scenario\\{\\}"
+  ${FL_BIN} run ${FL_SHR}/late.lua --db ${FL_SDB}/e.db)
+fl_shrink_test(cli.lua.shrink_badopt cli 30
+  ${FL_CHK} 2 "shrink/badopt.lua:1: unknown option 'bogus' in shrink"
+  ${FL_BIN} run ${FL_SHR}/badopt.lua --db ${FL_SDB}/e.db)
