@@ -113,13 +113,33 @@ static void progress(struct pool *p, bool final)
 static void launch_more(struct pool *p);
 static void merge_ready(struct pool *p);
 
+/* The worker's stdout is one JSON object; should anything else have slipped in before
+ * it, the object starting at the last line that opens with '{' is taken. */
+static json_t *parse_summary(const struct fl_buf *b)
+{
+    if (!b->len)
+        return NULL;
+    const char *t = (const char *)b->data;
+    json_t *j = json_loadb(t, b->len, JSON_ALLOW_NUL, NULL);
+    for (size_t i = b->len; !json_is_object(j) && i-- > 0;) {
+        if (t[i] == '{' && (i == 0 || t[i - 1] == '\n')) {
+            json_decref(j);
+            j = json_loadb(t + i, b->len - i, JSON_ALLOW_NUL, NULL);
+        }
+    }
+    if (!json_is_object(j)) {
+        json_decref(j);
+        return NULL;
+    }
+    return j;
+}
+
 static void classify(struct slot *s)
 {
     struct job *j = s->job;
     struct sweep_result *r = &j->res;
     char why[512] = "";
-    json_t *sum =
-        s->out_buf.len ? json_loadb((const char *)s->out_buf.data, s->out_buf.len, 0, NULL) : NULL;
+    json_t *sum = parse_summary(&s->out_buf);
     const char *v = json_string_value(json_object_get(sum, "verdict"));
     const char *dg = json_string_value(json_object_get(sum, "digest"));
     r->verdict = SWEEP_ERROR;
@@ -180,8 +200,9 @@ static void job_done(struct slot *s)
     }
     if (p->o->fail_fast && (j->res.verdict == SWEEP_FAIL || j->res.verdict == SWEEP_ERROR))
         p->stopping = true;
-    if (p->o->progress == 1 && j->res.verdict != SWEEP_PASS && p->o->progress_out)
-        fprintf(p->o->progress_out, "sweep: %s seed %llu: %s%s%s\n", p->o->scenarios[j->scenario],
+    if (p->o->progress && j->res.verdict != SWEEP_PASS && p->o->progress_out)
+        fprintf(p->o->progress_out, "%ssweep: %s seed %llu: %s%s%s\n",
+                p->o->progress == 2 ? "\r\033[K" : "", p->o->scenarios[j->scenario],
                 (unsigned long long)j->seed, sweep_verdict_name(j->res.verdict),
                 j->res.error ? ": " : "", j->res.error ? j->res.error : "");
     free(s->spawn_error);
@@ -192,8 +213,8 @@ static void job_done(struct slot *s)
     j->finished = true;
     p->running--;
     p->done++;
-    progress(p, false);
     launch_more(p);
+    progress(p, false);
     merge_ready(p);
 }
 

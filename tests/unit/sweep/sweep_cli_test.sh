@@ -3,7 +3,8 @@
 # `faultline report` (owner: reports). MODE is one of
 #   faulty  a sweep where one worker aborts, one hangs past --timeout and one dies
 #           after writing its database: all recorded as 'error' with their seed and
-#           reason, the others judged normally, exit code 3, JUnit valid
+#           reason, the others judged normally (one prints a stray line before its
+#           summary), exit code 3, JUnit valid
 #   shard   three shards of 1..10 cover every seed exactly once; the merged report
 #           of the three databases lists 10 runs
 #   failfast --fail-fast stops launching after the first error
@@ -22,7 +23,7 @@ q() { python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print('\n'
 
 case $MODE in
 faulty)
-  FL_REAL_BIN=$BIN FL_CRASH_SEEDS=3 FL_HANG_SEEDS=4 FL_LATE_CRASH_SEEDS=5 \
+  FL_REAL_BIN=$BIN FL_CRASH_SEEDS=3 FL_HANG_SEEDS=4 FL_LATE_CRASH_SEEDS=5 FL_NOISY_SEEDS=6 \
     "$BIN" sweep "$SCN" --seeds 1..6 -j 2 --timeout 4 --worker "$WORKER" \
     --db "$W/a.db" --junit "$W/a.xml" --report "$W/rep" 2>"$W/err"
   rc=$?
