@@ -5,12 +5,18 @@
  * verdict, otherwise a short human summary ending with "digest: <16 hex>"; messages and
  * the replay command of a failing run go to stderr. Exit codes: 0 pass, 1 violation,
  * 2 bad input or script error, 3 internal error or interrupted, 4 unknown.
+ *
+ * --report DIR writes the run's report (reports/report.h: index.html, summary.json,
+ * junit.xml, summary.md) from the database once the run is committed. The exit code
+ * stays the run's, except that a report that cannot be written turns a passing run's
+ * 0 into 2 (a message names the problem on stderr): CI must not miss a lost report.
  */
 #include "harness/cli/cli.h"
 #include "harness/common/bugs.h"
 #include "harness/common/common.h"
 #include "harness/history/history.h"
 #include "harness/lua/scn.h"
+#include "reports/report.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -172,13 +178,18 @@ int cmd_run(int argc, char **argv)
     } else {
         print_human(s);
     }
-    if (a.report)
-        fprintf(stderr,
-                "faultline: --report is not available yet in this build; run "
-                "`faultline report %s -o %s` when it is\n",
-                a.db, a.report);
     if (code != 0)
         print_replay(&a);
+    if (a.report) {
+        char err[512];
+        if (rpt_write_dir(a.db, res.run.run_id, a.report, s, err, sizeof err)) {
+            fprintf(stderr, "faultline: --report: %s\n", err);
+            if (code == 0)
+                code = 2;
+        } else {
+            fprintf(stderr, "report: %s/index.html\n", a.report);
+        }
+    }
     fflush(stdout);
     scn_result_close(&res);
     return code;

@@ -78,3 +78,10 @@ fl_lua_test(cli.list.scenarios cli 30 sh -c "cd ${CMAKE_SOURCE_DIR} && ${FL_BIN}
 # Every name of `list api` is documented in scenarios/README.md.
 fl_lua_test(cli.list.api_documented cli 30
   ${FL_SCN}/api_documented.sh ${FL_BIN} ${CMAKE_SOURCE_DIR}/scenarios/README.md)
+
+# run --report DIR: the report is written from the database; an unwritable directory
+# turns a passing run's exit code into 2 with a message.
+fl_lua_test(cli.run.report cli 120
+  sh -c "rm -rf ${FL_TDB}/report && ${FL_BIN} run ${FL_SCN}/api_time.lua --seed 1 --db ${FL_TDB}/report.db --report ${FL_TDB}/report >/dev/null && test -s ${FL_TDB}/report/index.html && test -s ${FL_TDB}/report/summary.json && test -s ${FL_TDB}/report/junit.xml")
+fl_lua_test(cli.run.report_unwritable cli 120
+  ${FL_CHK} 2 "--report: .*no-such-dir" ${FL_BIN} run ${FL_SCN}/api_time.lua --seed 1 --db ${FL_TDB}/report.db --report ${FL_TDB}/no-such-dir/sub)

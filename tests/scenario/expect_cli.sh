@@ -7,7 +7,7 @@ out=$(mktemp); err=$(mktemp)
 "$@" >"$out" 2>"$err"; rc=$?
 status=0
 if [ "$rc" != "$want_rc" ]; then echo "exit code $rc, want $want_rc"; status=1; fi
-if [ "$regex" != "-" ] && ! grep -Eq "$regex" "$err"; then echo "stderr does not match /$regex/"; status=1; fi
+if [ "$regex" != "-" ] && ! grep -Eq -e "$regex" "$err"; then echo "stderr does not match /$regex/"; status=1; fi
 case " $* " in *" --json "*)
   python3 -c 'import json,sys; t=open(sys.argv[1]).read(); o=json.loads(t); assert isinstance(o,dict); assert t.strip().count("\n")==0' "$out" \
     || { echo "stdout is not exactly one JSON object"; status=1; } ;;
