@@ -237,6 +237,41 @@ void srv_rpc_leader_changed(struct srv_member *m);
 /* A lease renew forwarded by a peer (leader side) or its answer (follower side). */
 void srv_rpc_on_renew(struct srv_member *m, uint64_t from, const Raftpb__LeaseRenew *lr);
 
+void srv_reply_status(struct srv_member *m, const struct srv_reply *reply, int method, int code,
+                      const char *text, bool stream_end);
+/* Put, DeleteRange, Txn, Compact, LeaseGrant/Revoke, Alarm changes: quota check, then
+ * proposed through Raft and answered when applied. Takes ownership of req. */
+void srv_rpc_write(struct srv_member *m, const struct srv_reply *reply, Rpc__ClientMsg *req);
+/* Handles the client frames that arrived while a defrag blocked the member. */
+void srv_rpc_replay_deferred(struct srv_member *m);
+
+/* ---- rpc_admin.c (Cluster and Maintenance) ---- */
+void srv_admin_member_list(struct srv_member *m, const struct srv_reply *reply, int method);
+/* member add / remove / promote; takes ownership of req */
+void srv_admin_member(struct srv_member *m, const struct srv_reply *reply, Rpc__ClientMsg *req);
+void srv_admin_move_leader(struct srv_member *m, const struct srv_reply *reply,
+                           Rpc__ClientMsg *req); /* takes ownership */
+void srv_admin_status(struct srv_member *m, const struct srv_reply *reply, int method);
+void srv_admin_hash_kv(struct srv_member *m, const struct srv_reply *reply,
+                       const Rpc__ClientMsg *req);
+void srv_admin_snapshot(struct srv_member *m, const struct srv_reply *reply, int method);
+void srv_admin_defrag(struct srv_member *m, const struct srv_reply *reply, int method);
+void srv_admin_lease_ttl(struct srv_member *m, const struct srv_reply *reply,
+                         const Rpc__ClientMsg *req);
+void srv_admin_alarm(struct srv_member *m, const struct srv_reply *reply,
+                     Rpc__ClientMsg *req); /* takes ownership */
+
+/* ---- rpc_stream.c (Watch and LeaseKeepAlive streams) ---- */
+void srv_watch_handle(struct srv_member *m, const struct srv_reply *reply,
+                      const Rpc__ClientMsg *req);
+struct srv_watch *srv_watch_by_call(struct srv_member *m, net_sock s, uint64_t call_id);
+void srv_watch_end(struct srv_member *m, struct srv_watch *wa, enum rpc_err_id err);
+/* Sends every queued watch response (unless a defrag blocks the member). */
+void srv_watch_drain(struct srv_member *m);
+void srv_watches_compact(struct srv_member *m);
+void srv_keepalive_handle(struct srv_member *m, const struct srv_reply *reply,
+                          Rpc__ClientMsg *req); /* takes ownership */
+
 /* waiters */
 struct srv_waiter *srv_waiter_add(struct srv_member *m, enum srv_wait_kind kind,
                                   const struct srv_reply *reply, Rpc__ClientMsg *req);

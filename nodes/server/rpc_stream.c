@@ -1,0 +1,255 @@
+/*
+ * rpc_stream.c: the streams of a member: watches (create, cancel, requested progress,
+ * events pushed as responses in store order, require_leader cancellation) and lease
+ * keep-alives (served by the leader's lessor, forwarded by a follower over the peer
+ * connection). Called from rpc.c.
+ */
+#include "nodes/server/convert.h"
+#include "nodes/server/srv_int.h"
+
+/* ---- watch streams ------------------------------------------------------------- */
+
+static struct srv_watch *watch_by_mvcc(struct srv_member *m, int64_t id)
+{
+    for (size_t i = 0; i < m->n_watches; i++)
+        if (m->watches[i].active && m->watches[i].mvcc_id == id)
+            return &m->watches[i];
+    return NULL;
+}
+
+struct srv_watch *srv_watch_by_call(struct srv_member *m, net_sock s, uint64_t call_id)
+{
+    for (size_t i = 0; i < m->n_watches; i++)
+        if (m->watches[i].active && m->watches[i].sock == s && m->watches[i].call_id == call_id)
+            return &m->watches[i];
+    return NULL;
+}
+
+void srv_watch_end(struct srv_member *m, struct srv_watch *wa, enum rpc_err_id err)
+{
+    if (!wa->active)
+        return;
+    wa->active = false;
+    mvcc_watch_cancel(m->kv, wa->mvcc_id);
+    if (err != RPC_ERR_NONE && net_sock_open(m->w, wa->sock)) {
+        struct srv_reply r = {wa->sock, wa->call_id, NULL, NULL};
+        srv_reply_status(m, &r, RPC__METHOD__METHOD_WATCH, rpc_err_code(err), rpc_err_text(err),
+                         true);
+    }
+}
+
+static void watch_send(struct srv_member *m, struct srv_watch *wa, const struct mvcc_watch_resp *wr,
+                       bool created)
+{
+    struct srv_arena a = {0};
+    Rpc__ServerMsg msg = RPC__SERVER_MSG__INIT;
+    Rpc__ResponseHeader hdr = RPC__RESPONSE_HEADER__INIT;
+    srv_header_fill(m, &hdr);
+    hdr.revision = wr->header_rev;
+    msg.header = &hdr;
+    msg.method = RPC__METHOD__METHOD_WATCH;
+    msg.resp_case = RPC__SERVER_MSG__RESP_WATCH;
+    msg.watch = srv_watch_resp_pb(&a, wr);
+    msg.watch->created = created;
+    if (wr->canceled) {
+        Rpc__Error *e = srv_arena_alloc(&a, sizeof *e);
+        rpc__error__init(e);
+        enum mvcc_err ce = wr->cancel_err != MVCC_OK ? wr->cancel_err : MVCC_ERR_WATCH_NOT_FOUND;
+        e->code = (int)mvcc_err_code(ce);
+        e->message = (char *)mvcc_err_text(ce);
+        if (wr->cancel_err != MVCC_OK)
+            msg.error = e;
+        msg.stream_end = true;
+        wa->active = false;
+    }
+    struct srv_reply r = {wa->sock, wa->call_id, NULL, NULL};
+    srv_reply_send(m, &r, &msg);
+    srv_arena_free(&a);
+}
+
+void srv_watch_drain(struct srv_member *m)
+{
+    if (m->blocked_until_ns > srv_member_now(m))
+        return;
+    struct mvcc_watch_resp wr;
+    while (mvcc_watch_pop(m->kv, &wr)) {
+        struct srv_watch *wa = watch_by_mvcc(m, wr.watch_id);
+        struct sim_fault_hit hit;
+        if (wa && flt_check(m->w, "watch/before_send", &hit) == SIM_FAULT_CRASH) {
+            mvcc_watch_resp_free(&wr);
+            return;
+        }
+        if (wa)
+            watch_send(m, wa, &wr, false);
+        mvcc_watch_resp_free(&wr);
+    }
+}
+
+void srv_watch_handle(struct srv_member *m, const struct srv_reply *reply,
+                      const Rpc__ClientMsg *req)
+{
+    const Rpc__WatchRequest *wr = req->watch;
+    if (req->close_stream || !wr) {
+        struct srv_watch *wa = srv_watch_by_call(m, reply->sock, req->call_id);
+        if (wa)
+            srv_watch_end(m, wa, RPC_ERR_NONE);
+        return;
+    }
+    if (wr->request_union_case == RPC__WATCH_REQUEST__REQUEST_UNION_PROGRESS_REQUEST) {
+        struct srv_watch *wa = srv_watch_by_call(m, reply->sock, req->call_id);
+        if (wa)
+            mvcc_watch_request_progress(m->kv, wa->mvcc_id);
+        srv_watch_drain(m);
+        return;
+    }
+    if (wr->request_union_case == RPC__WATCH_REQUEST__REQUEST_UNION_CANCEL_REQUEST) {
+        struct srv_watch *wa = srv_watch_by_call(m, reply->sock, req->call_id);
+        if (wa) {
+            struct mvcc_watch_resp c;
+            memset(&c, 0, sizeof c);
+            c.watch_id = wa->mvcc_id;
+            c.canceled = true;
+            c.header_rev = mvcc_current_rev(m->kv);
+            mvcc_watch_cancel(m->kv, wa->mvcc_id);
+            watch_send(m, wa, &c, false);
+        }
+        return;
+    }
+    if (wr->request_union_case != RPC__WATCH_REQUEST__REQUEST_UNION_CREATE_REQUEST)
+        return;
+    const Rpc__WatchCreateRequest *cr = wr->create_request;
+    struct mvcc_watch_req q;
+    memset(&q, 0, sizeof q);
+    q.key = cr->key.data;
+    q.key_len = cr->key.len;
+    q.range_end = cr->range_end.len ? cr->range_end.data : NULL;
+    q.range_end_len = cr->range_end.len;
+    q.start_rev = cr->start_revision;
+    q.prev_kv = cr->prev_kv;
+    q.progress_notify = cr->progress_notify;
+    for (size_t i = 0; i < cr->n_filters; i++) {
+        if (cr->filters[i] == RPC__WATCH_CREATE_REQUEST__FILTER_TYPE__NOPUT)
+            q.filter_put = true;
+        else
+            q.filter_delete = true;
+    }
+    int64_t id = 0, hrev = 0;
+    enum mvcc_err err = mvcc_watch_create(m->kv, &q, &id, &hrev);
+    if (err != MVCC_OK) {
+        srv_reply_status(m, reply, req->method, (int)mvcc_err_code(err), mvcc_err_text(err), true);
+        return;
+    }
+    if (m->n_watches == m->cap_watches) {
+        m->cap_watches = m->cap_watches ? m->cap_watches * 2 : 16;
+        m->watches = fl_realloc(m->watches, m->cap_watches * sizeof *m->watches);
+    }
+    struct srv_watch *wa = &m->watches[m->n_watches++];
+    wa->mvcc_id = id;
+    wa->sock = reply->sock;
+    wa->call_id = req->call_id;
+    wa->require_leader = req->require_leader;
+    wa->active = true;
+    struct mvcc_watch_resp c;
+    memset(&c, 0, sizeof c);
+    c.watch_id = id;
+    c.header_rev = hrev;
+    watch_send(m, wa, &c, true);
+    mvcc_watch_sync(m->kv);
+    srv_watch_drain(m);
+}
+
+void srv_watches_compact(struct srv_member *m)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < m->n_watches; i++)
+        if (m->watches[i].active)
+            m->watches[k++] = m->watches[i];
+    m->n_watches = k;
+}
+
+/* ---- lease keep-alive streams -------------------------------------------------- */
+
+static void ka_reply(struct srv_member *m, net_sock s, uint64_t call_id, int64_t id, int64_t ttl)
+{
+    Rpc__LeaseKeepAliveResponse r = RPC__LEASE_KEEP_ALIVE_RESPONSE__INIT;
+    r.id = id;
+    r.ttl = ttl;
+    Rpc__ServerMsg msg = RPC__SERVER_MSG__INIT;
+    msg.method = RPC__METHOD__METHOD_LEASE_KEEPALIVE;
+    msg.resp_case = RPC__SERVER_MSG__RESP_LEASE_KEEPALIVE;
+    msg.lease_keepalive = &r;
+    struct srv_reply rep = {s, call_id, NULL, NULL};
+    srv_reply_send(m, &rep, &msg);
+}
+
+void srv_keepalive_handle(struct srv_member *m, const struct srv_reply *reply, Rpc__ClientMsg *req)
+{
+    struct srv_ka_stream *ka = NULL;
+    for (size_t i = 0; i < m->n_kas; i++)
+        if (m->kas[i].active && m->kas[i].sock == reply->sock && m->kas[i].call_id == req->call_id)
+            ka = &m->kas[i];
+    if (req->close_stream) {
+        if (ka)
+            ka->active = false;
+        rpc__client_msg__free_unpacked(req, NULL);
+        return;
+    }
+    if (!ka) {
+        if (m->n_kas == m->cap_kas) {
+            m->cap_kas = m->cap_kas ? m->cap_kas * 2 : 8;
+            m->kas = fl_realloc(m->kas, m->cap_kas * sizeof *m->kas);
+        }
+        ka = &m->kas[m->n_kas++];
+        ka->sock = reply->sock;
+        ka->call_id = req->call_id;
+        ka->require_leader = req->require_leader;
+        ka->active = true;
+    }
+    if (!req->lease_keepalive) {
+        rpc__client_msg__free_unpacked(req, NULL);
+        return;
+    }
+    int64_t id = req->lease_keepalive->id;
+    if (raft_role(m->raft) == RAFT_LEADER) {
+        int64_t ttl = 0;
+        enum mvcc_err err = mvcc_lease_renew(m->kv, id, srv_member_now(m), &ttl);
+        ka_reply(m, reply->sock, req->call_id, id, err == MVCC_OK ? ttl : 0);
+        rpc__client_msg__free_unpacked(req, NULL);
+        return;
+    }
+    uint64_t leader = raft_leader(m->raft);
+    if (leader == RAFT_NONE) {
+        rpc__client_msg__free_unpacked(req, NULL); /* the client resends at TTL/3 */
+        return;
+    }
+    struct srv_waiter *wt = srv_waiter_add(m, SRV_WAIT_RENEW, reply, req);
+    Raftpb__LeaseRenew lr = RAFTPB__LEASE_RENEW__INIT;
+    lr.req_id = wt->id;
+    lr.lease_id = id;
+    srv_peer_send_renew(m, leader, &lr);
+}
+
+void srv_rpc_on_renew(struct srv_member *m, uint64_t from, const Raftpb__LeaseRenew *lr)
+{
+    if (!lr->is_response) {
+        Raftpb__LeaseRenew ans = RAFTPB__LEASE_RENEW__INIT;
+        ans.req_id = lr->req_id;
+        ans.lease_id = lr->lease_id;
+        ans.is_response = true;
+        if (raft_role(m->raft) != RAFT_LEADER) {
+            ans.not_leader = true;
+        } else {
+            int64_t ttl = 0;
+            if (mvcc_lease_renew(m->kv, lr->lease_id, srv_member_now(m), &ttl) == MVCC_OK)
+                ans.ttl = ttl;
+        }
+        srv_peer_send_renew(m, from, &ans);
+        return;
+    }
+    struct srv_waiter *wt = srv_waiter_find(m, lr->req_id);
+    if (!wt || wt->kind != SRV_WAIT_RENEW)
+        return;
+    if (!lr->not_leader)
+        ka_reply(m, wt->reply.sock, wt->reply.call_id, lr->lease_id, lr->ttl);
+    srv_waiter_done(m, wt);
+}
