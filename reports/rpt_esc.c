@@ -37,8 +37,9 @@ static size_t utf8_seq(const uint8_t *p, size_t n)
             return 0;
         cp = (cp << 6) | (p[i] & 0x3f);
     }
+    /* U+FFFE and U+FFFF are not characters (XML 1.0 refuses them): shown as bytes. */
     if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10ffff ||
-        (cp >= 0xd800 && cp <= 0xdfff))
+        (cp >= 0xd800 && cp <= 0xdfff) || cp == 0xfffe || cp == 0xffff)
         return 0;
     return len;
 }

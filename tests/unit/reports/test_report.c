@@ -371,8 +371,11 @@ static void test_escape(void)
     rpt_html_escape(&b, "a<&>\"'\\\x01\xc3\xa9\xed\xa0\x80", 13);
     CHECK_EQ_STR(fl_buf_cstr(&b), "a&lt;&amp;&gt;&quot;&#39;\\\\x01\xc3\xa9\\xed\\xa0\\x80");
     fl_buf_reset(&b);
-    rpt_xml_escape(&b, "x\ny\x00", 4);
-    CHECK_EQ_STR(fl_buf_cstr(&b), "x&#10;y\\x00");
+    rpt_xml_escape(&b, "x\ny\x00\xef\xbf\xbf", 7);
+    CHECK_EQ_STR(fl_buf_cstr(&b), "x&#10;y\\x00\\xef\\xbf\\xbf");
+    fl_buf_reset(&b);
+    rpt_bytes_text(&b, "a\\x00\x00", 6);
+    CHECK_EQ_STR(fl_buf_cstr(&b), "a\\\\x00\\x00"); /* typed \x00 vs a NUL byte */
     fl_buf_close(&b);
     char *r = rpt_replay_command("my scen.lua", 42, "{\"bugs\":[\"a\",\"b\"]}");
     CHECK_EQ_STR(r, "faultline run 'my scen.lua' --seed 42 --bug a --bug b");
