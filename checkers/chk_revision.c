@@ -40,7 +40,9 @@
 
 enum { ROLE_NONE = 0, ROLE_WRITE, ROLE_READ, ROLE_TENT, ROLE_CAND, ROLE_PLACED, ROLE_FAILED };
 
-#define VIOL_MAX 16
+#define VIOL_MAX      16
+#define DECISIONS_MAX 64
+#define ATTEMPTS_MAX  24
 
 struct rv_viol {
     int kind; /* 0 value, 1 order, 2 duplicate revision */
@@ -76,6 +78,13 @@ struct rv {
     uint32_t put_count;
     uint32_t *cand_ops; /* unknown writes still unplaced after the reveals, by call */
     uint32_t cand_op_count;
+    /* Guessed gaps of this attempt (decision points) and the choices to take at them:
+     * a replay that ends in a violation is retried with another choice at the last
+     * decision before the violation, up to ATTEMPTS_MAX replays. */
+    uint32_t ndecisions, nchoice;
+    int64_t dec_rev[DECISIONS_MAX];
+    uint32_t dec_count[DECISIONS_MAX];
+    uint32_t choice[DECISIONS_MAX];
     int64_t *gapcount;    /* unclaimed revisions <= r, when obs_build ran */
     struct rv_put *xputs; /* puts of ops placed into gaps after obs_build */
     uint32_t xput_count, xput_cap;
@@ -697,7 +706,8 @@ static int obs_allows(struct rv *r, int32_t k, int64_t g, bool present, int32_t 
 
 /* Is the candidate's effect (p->tmp against p->st) consistent with later reads? */
 /* What a candidate would do at a gap: the entries of the keys it touches, after. */
-#define EFF_KEYS_MAX 16
+#define EFF_KEYS_MAX    16
+#define GAP_CHOICES_MAX 8
 struct gap_eff {
     uint32_t n;
     bool wrote;
@@ -860,8 +870,9 @@ static void place_gap(struct rv *r, int32_t found, int64_t g)
 static void fill_gap(struct rv *r, struct rv_replay *p, int64_t g)
 {
     struct chk_history *h = r->h;
-    int32_t found = -1;
-    int found_score = 0;
+    uint32_t viable[GAP_CHOICES_MAX];
+    int vscore[GAP_CHOICES_MAX];
+    uint32_t nv = 0;
     bool same = true, excluded = false;
     struct gap_eff e, fe;
     for (uint32_t c = 0; c < r->cand_op_count; c++) {
@@ -884,28 +895,42 @@ static void fill_gap(struct rv *r, struct rv_replay *p, int64_t g)
             excluded = true;
             continue;
         }
-        if (found < 0) {
-            found = (int32_t)i;
-            found_score = score;
+        if (nv == 0)
             fe = e;
-            continue;
-        }
-        same = same && same_effect(r, p, g, &fe, &e);
-        if (score > found_score || (score == found_score && op->call_ns < h->ops[found].call_ns)) {
-            found = (int32_t)i;
-            found_score = score;
-            fe = e;
+        else
+            same = same && same_effect(r, p, g, &fe, &e);
+        if (nv < GAP_CHOICES_MAX) {
+            /* keep by (score desc, call asc): the preferred guess first */
+            uint32_t at = nv++;
+            while (at > 0 && vscore[at - 1] < score) {
+                viable[at] = viable[at - 1];
+                vscore[at] = vscore[at - 1];
+                at--;
+            }
+            viable[at] = i;
+            vscore[at] = score;
+        } else {
+            same = false;
         }
     }
-    if (!same || (excluded && found >= 0) || found_score == 2) {
+    if (nv == 0)
+        return;
+    uint32_t pick = 0;
+    if (!same && nv > 1 && r->ndecisions < DECISIONS_MAX) {
+        /* a decision point the retries may revisit */
+        uint32_t d = r->ndecisions++;
+        r->dec_rev[d] = g;
+        r->dec_count[d] = nv;
+        pick = d < r->nchoice ? FL_MIN(r->choice[d], nv - 1) : 0;
+    }
+    if (!same || excluded || vscore[pick] == 2) {
         if (!r->ambiguous)
             r->ambiguous_rev = g;
         r->ambiguous = true;
         if (!same)
             p->guessed_rev = g; /* watches are not judged on this revision */
     }
-    if (found >= 0)
-        place_gap(r, found, g);
+    place_gap(r, (int32_t)viable[pick], g);
 }
 
 static const struct chk_history *g_ch_h;
@@ -1228,6 +1253,98 @@ static void rv_explain(struct rv *r)
     out->detail = d;
 }
 
+/* Forgets what one replay placed into gaps, found and built, for another try. */
+static void rv_reset(struct rv *r, const uint8_t *role0, const int64_t *pos0, const int32_t *claim0,
+                     uint32_t revealed0)
+{
+    const struct chk_history *h = r->h;
+    memcpy(r->role, role0, h->op_count);
+    memcpy(r->pos, pos0, h->op_count * sizeof(int64_t));
+    memcpy(r->claim, claim0, (size_t)(r->max_rev + 2) * sizeof(int32_t));
+    for (uint32_t i = 0; i < r->viol_count; i++)
+        json_decref(r->viol[i].state);
+    r->viol_count = r->viol_total = 0;
+    r->ambiguous = false;
+    r->gaps = 0;
+    r->xput_count = 0;
+    r->ndecisions = 0;
+    free(r->obs);
+    free(r->puts);
+    free(r->gapcount);
+    r->obs = NULL;
+    r->puts = NULL;
+    r->gapcount = NULL;
+    r->obs_count = r->put_count = 0;
+    r->obs_built = false;
+    r->out->revealed = revealed0;
+    free(r->out->changes);
+    r->out->changes = NULL;
+    r->out->change_count = 0;
+    json_decref(r->out->detail);
+    r->out->detail = NULL;
+}
+
+/* Next choices: the last decision before the first violation that has an untried
+ * alternative; false when there is none. */
+static bool rv_next_choice(struct rv *r)
+{
+    int64_t first = INT64_MAX;
+    for (uint32_t i = 0; i < r->viol_count; i++)
+        first = FL_MIN(first, r->viol[i].pos);
+    for (uint32_t d = r->ndecisions; d-- > 0;) {
+        uint32_t cur = d < r->nchoice ? r->choice[d] : 0;
+        if (2 * r->dec_rev[d] > first || cur + 1 >= r->dec_count[d])
+            continue;
+        for (uint32_t x = r->nchoice; x < d; x++)
+            r->choice[x] = 0;
+        r->choice[d] = cur + 1;
+        r->nchoice = d + 1;
+        return true;
+    }
+    return false;
+}
+
+/* Replays, retrying other guesses while a guessed replay ends in a violation. A
+ * replay without violation is a linearization (pass); violations without any guess
+ * are a proof (fail); violations after guesses that all retries kept are "unknown". */
+static void rv_attempts(struct rv *r)
+{
+    const struct chk_history *h = r->h;
+    struct chk_lin_result *out = r->out;
+    uint8_t *role0 = fl_memdup(r->role, h->op_count + 1);
+    int64_t *pos0 = fl_memdup(r->pos, (h->op_count + 1) * sizeof(int64_t));
+    int32_t *claim0 = fl_memdup(r->claim, (size_t)(r->max_rev + 2) * sizeof(int32_t));
+    uint32_t revealed0 = out->revealed;
+    uint32_t attempt = 0;
+    /* retries cost a replay each: keep the total near a few replays of big histories */
+    uint32_t attempts_max = (uint32_t)FL_MAX(2, FL_MIN(ATTEMPTS_MAX, 4000000 / (h->op_count + 1)));
+    for (;;) {
+        rv_replay(r);
+        rv_realtime(r);
+        rv_failed(r);
+        attempt++;
+        if (!r->viol_total || !r->ambiguous || attempt >= attempts_max || !rv_next_choice(r))
+            break;
+        rv_reset(r, role0, pos0, claim0, revealed0);
+    }
+    out->verdict = r->viol_total ? CHK_FAIL : CHK_PASS;
+    rv_explain(r);
+    if (r->ambiguous && r->viol_total) {
+        /* the violation may be an artefact of a guessed placement */
+        out->verdict = CHK_UNKNOWN;
+        snprintf(out->reason, sizeof(out->reason),
+                 "revision %lld could have been written by several operations of unknown "
+                 "outcome, and a violation follows in all %u placements tried; undecided",
+                 (long long)r->ambiguous_rev, attempt);
+        out->changes_known = false;
+    }
+    if (out->detail)
+        json_object_set_new(out->detail, "attempts", json_integer(attempt));
+    free(role0);
+    free(pos0);
+    free(claim0);
+}
+
 int chk_lin_revision(struct chk_history *h, const struct chk_limits *lim,
                      struct chk_lin_result *out)
 {
@@ -1266,20 +1383,7 @@ int chk_lin_revision(struct chk_history *h, const struct chk_limits *lim,
             r.cand_ops[r.cand_op_count++] = i;
     }
     sort_ops(h, r.cand_ops, r.cand_op_count, by_call);
-    rv_replay(&r);
-    rv_realtime(&r);
-    rv_failed(&r);
-    out->verdict = r.viol_total ? CHK_FAIL : CHK_PASS;
-    rv_explain(&r);
-    if (r.ambiguous && r.viol_total) {
-        /* the violation may be an artefact of a guessed placement */
-        out->verdict = CHK_UNKNOWN;
-        snprintf(out->reason, sizeof(out->reason),
-                 "revision %lld could have been written by several operations of unknown "
-                 "outcome, and a violation follows; undecided",
-                 (long long)r.ambiguous_rev);
-        out->changes_known = false;
-    }
+    rv_attempts(&r);
     for (uint32_t i = 0; i < r.viol_count; i++)
         json_decref(r.viol[i].state);
     free(r.role);
