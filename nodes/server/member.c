@@ -157,216 +157,6 @@ void srv_member_free(struct srv_member *m)
     free(m);
 }
 
-/* ---- WAL files ---------------------------------------------------------------- */
-
-static void wal_segment_name(char *out, size_t cap, uint64_t seq)
-{
-    snprintf(out, cap, "wal/%016" PRIx64 ".wal", seq);
-}
-
-struct name_list {
-    char **names;
-    size_t n;
-};
-
-static void collect_name(const char *name, uint64_t size, void *ctx)
-{
-    (void)size;
-    struct name_list *l = ctx;
-    l->names = fl_realloc(l->names, (l->n + 1) * sizeof *l->names);
-    l->names[l->n++] = fl_strdup(name);
-}
-
-static void name_list_free(struct name_list *l)
-{
-    for (size_t i = 0; i < l->n; i++)
-        free(l->names[i]);
-    free(l->names);
-}
-
-/* Writes the whole mirror (identity, snapshot marker, hard state, entries) into a new
- * segment so older segments can go once it is durable. */
-static void wal_rotate(struct srv_member *m);
-
-static void on_rotate_synced(struct sim_world *w, int proc, int err, void *ctx)
-{
-    struct srv_member *m = ctx;
-    if (err || m->stopping)
-        return;
-    struct name_list l = {0};
-    disk_list(w, proc, "wal/", collect_name, &l);
-    for (size_t i = 0; i < l.n; i++)
-        if (strcmp(l.names[i], m->wal_name) < 0)
-            disk_remove(w, proc, l.names[i]);
-    name_list_free(&l);
-}
-
-static void wal_rotate(struct srv_member *m)
-{
-    struct fl_buf b;
-    fl_buf_init(&b);
-    srv_wal_put_meta(&b, m->id, m->cluster_id);
-    if (m->log.snap_index)
-        srv_wal_put_snapshot(&b, m->log.snap_index, m->log.snap_term, false);
-    srv_wal_put_hardstate(&b, m->log.term, m->log.vote, m->log.commit);
-    for (size_t i = 0; i < m->log.n_entries; i++) {
-        const struct srv_wal_entry *e = &m->log.entries[i];
-        srv_wal_put_entry(&b, e->term, e->index, e->type, e->data, e->len);
-    }
-    m->wal_seq++;
-    wal_segment_name(m->wal_name, sizeof m->wal_name, m->wal_seq);
-    disk_write(m->w, m->proc, m->wal_name, 0, b.data, b.len);
-    disk_fsync(m->w, m->proc, m->wal_name, on_rotate_synced, m);
-    fl_buf_close(&b);
-}
-
-/* ---- snapshot files ----------------------------------------------------------- */
-
-static void conf_put(struct fl_buf *b, const struct raft_conf_state *c)
-{
-    srv_put_u32(b, c->voters_count);
-    for (uint32_t i = 0; i < c->voters_count; i++)
-        srv_put_u64(b, c->voters[i]);
-    srv_put_u32(b, c->learners_count);
-    for (uint32_t i = 0; i < c->learners_count; i++)
-        srv_put_u64(b, c->learners[i]);
-}
-
-static bool conf_get(struct srv_reader *r, struct raft_conf_state *c)
-{
-    memset(c, 0, sizeof *c);
-    c->voters_count = srv_get_u32(r);
-    if (c->voters_count > RAFT_NODES_MAX)
-        return false;
-    for (uint32_t i = 0; i < c->voters_count; i++)
-        c->voters[i] = srv_get_u64(r);
-    c->learners_count = srv_get_u32(r);
-    if (c->learners_count > RAFT_NODES_MAX)
-        return false;
-    for (uint32_t i = 0; i < c->learners_count; i++)
-        c->learners[i] = srv_get_u64(r);
-    return !r->bad;
-}
-
-/* Completion of an fsync whose durability a later fsync of the same disk covers. */
-static void fsync_ignore(struct sim_world *w, int proc, int err, void *ctx)
-{
-    (void)w;
-    (void)proc;
-    (void)err;
-    (void)ctx;
-}
-
-struct snap_pending {
-    int proc;
-    char tmp[56];
-    char name[48];
-};
-
-static void snap_prune(struct sim_world *w, int proc)
-{
-    struct name_list l = {0};
-    disk_list(w, proc, "snap/", collect_name, &l);
-    size_t finals = 0;
-    for (size_t i = 0; i < l.n; i++)
-        finals += strstr(l.names[i], ".tmp") == NULL;
-    for (size_t i = 0; i < l.n && finals > 2; i++) {
-        if (strstr(l.names[i], ".tmp"))
-            continue;
-        disk_remove(w, proc, l.names[i]);
-        finals--;
-    }
-    name_list_free(&l);
-}
-
-/* The snapshot file is durable: give it its name (an atomic rename, like etcd's
- * snapshotter and its defrag's "rename the new db file over the old one"). */
-static void on_snap_synced(struct sim_world *w, int proc, int err, void *ctx)
-{
-    struct snap_pending *sp = ctx;
-    if (!err) {
-        struct sim_fault_hit hit;
-        if (flt_check(w, "server/defrag_before_rename", &hit) != SIM_FAULT_CRASH) {
-            disk_rename(w, proc, sp->tmp, sp->name);
-            snap_prune(w, proc);
-        }
-    }
-    free(sp);
-}
-
-/* Writes snap/<index>.snap. atomic: through a temporary file renamed once its fsync
- * completed (a crash before leaves the previous snapshot in force); otherwise in
- * place (the restore tool, before the member starts). */
-static void snap_file_write(struct sim_world *w, int proc, uint64_t index, uint64_t term,
-                            const struct raft_conf_state *conf, const uint8_t *data, size_t len,
-                            bool atomic)
-{
-    struct fl_buf f;
-    fl_buf_init(&f);
-    fl_buf_reserve(&f, 8 + 16 + 8 + 16 * RAFT_NODES_MAX + 4 + len);
-    srv_put_u32(&f, 0); /* payload length and CRC, fixed below */
-    srv_put_u32(&f, 0);
-    srv_put_u64(&f, index);
-    srv_put_u64(&f, term);
-    conf_put(&f, conf);
-    srv_put_bytes(&f, data, len);
-    uint32_t plen = (uint32_t)(f.len - 8), crc = fl_crc32c(0, f.data + 8, f.len - 8);
-    for (int i = 0; i < 4; i++) {
-        f.data[i] = (uint8_t)(plen >> (8 * i));
-        f.data[4 + i] = (uint8_t)(crc >> (8 * i));
-    }
-    struct snap_pending *sp = fl_calloc(1, sizeof *sp);
-    sp->proc = proc;
-    snprintf(sp->name, sizeof sp->name, "snap/%016" PRIx64 ".snap", index);
-    snprintf(sp->tmp, sizeof sp->tmp, "%s.tmp", sp->name);
-    if (atomic) {
-        disk_remove(w, proc, sp->tmp);
-        disk_write(w, proc, sp->tmp, 0, f.data, f.len);
-        if (disk_fsync(w, proc, sp->tmp, on_snap_synced, sp) != FL_OK)
-            free(sp);
-    } else {
-        disk_write(w, proc, sp->name, 0, f.data, f.len);
-        disk_fsync(w, proc, sp->name, fsync_ignore, NULL);
-        free(sp);
-    }
-    fl_buf_close(&f);
-}
-
-/* Reads the newest snapshot file that passes its CRC. Returns false when none.
- * *data is malloc'd (caller frees). */
-static bool snap_file_read(struct sim_world *w, int proc, uint64_t *index, uint64_t *term,
-                           struct raft_conf_state *conf, uint8_t **data, size_t *len)
-{
-    struct name_list l = {0};
-    bool found = false;
-    disk_list(w, proc, "snap/", collect_name, &l);
-    for (size_t k = l.n; k-- > 0 && !found;) {
-        const uint8_t *p;
-        size_t n;
-        if (strstr(l.names[k], ".tmp"))
-            continue; /* never renamed: its fsync did not complete */
-        if (disk_view(w, proc, l.names[k], &p, &n) != FL_OK || n < 8)
-            continue;
-        struct srv_reader h = {p, n, 0, false};
-        uint32_t plen = srv_get_u32(&h), crc = srv_get_u32(&h);
-        if (n - 8 < plen || fl_crc32c(0, p + 8, plen) != crc)
-            continue;
-        struct srv_reader r = {p + 8, plen, 0, false};
-        *index = srv_get_u64(&r);
-        *term = srv_get_u64(&r);
-        if (!conf_get(&r, conf))
-            continue;
-        const uint8_t *d;
-        *len = srv_get_bytes(&r, &d);
-        if (r.bad)
-            continue;
-        *data = fl_memdup(d ? d : (const uint8_t *)"", *len ? *len : 1);
-        found = true;
-    }
-    name_list_free(&l);
-    return found;
-}
-
 /* ---- snapshot image (the state a snapshot carries) ----------------------------- */
 
 void srv_member_image(struct srv_member *m, struct fl_buf *out, int64_t pad_to)
@@ -490,7 +280,7 @@ static void install_snapshot(struct srv_member *m, const struct raft_snapshot *s
     struct sim_fault_hit hit;
     if (flt_check(m->w, "server/before_apply_snapshot", &hit) == SIM_FAULT_CRASH)
         return;
-    snap_file_write(m->w, m->proc, s->index, s->term, &s->conf, s->data, s->len, true);
+    srv_snap_file_write(m->w, m->proc, s->index, s->term, &s->conf, s->data, s->len, true);
     srv_wal_put_snapshot(&m->scratch, s->index, s->term, true);
     srv_wal_state_reset(&m->log);
     m->log.snap_index = s->index;
@@ -610,7 +400,7 @@ static void take_snapshot(struct srv_member *m, bool force)
         fl_buf_close(&img);
         return;
     }
-    snap_file_write(m->w, m->proc, m->applied, term, &m->applied_conf, img.data, img.len, true);
+    srv_snap_file_write(m->w, m->proc, m->applied, term, &m->applied_conf, img.data, img.len, true);
     fl_buf_close(&img);
     m->snap_index = m->applied;
     m->log.snap_index = m->applied;
@@ -619,7 +409,7 @@ static void take_snapshot(struct srv_member *m, bool force)
         uint64_t first = raft_first_index(m->raft);
         if (first > 0)
             srv_wal_state_compact(&m->log, first - 1);
-        wal_rotate(m);
+        srv_wal_rotate(m);
     }
     char d[64];
     snprintf(d, sizeof d, "snapshot at index %" PRIu64, m->applied);
@@ -755,7 +545,7 @@ static void member_tick(struct sim_world *w, void *ctx)
 static void wal_start_fresh(struct srv_member *m)
 {
     m->wal_seq = 1;
-    wal_segment_name(m->wal_name, sizeof m->wal_name, m->wal_seq);
+    srv_wal_segment_name(m->wal_name, sizeof m->wal_name, m->wal_seq);
     struct fl_buf b;
     fl_buf_init(&b);
     srv_wal_put_meta(&b, m->id, m->cluster_id);
@@ -782,32 +572,9 @@ struct srv_member *srv_member_join(struct srv_cluster *cl, int node, int proc, u
 {
     struct srv_member *m = member_alloc(cl, node, proc, id, cluster_id, 0);
     wal_start_fresh(m);
-    disk_fsync(m->w, m->proc, m->wal_name, fsync_ignore, NULL);
+    disk_fsync(m->w, m->proc, m->wal_name, srv_fsync_ignore, NULL);
     member_start(m);
     return m;
-}
-
-static void replay_wal(struct sim_world *w, int proc, struct srv_wal_state *st, uint64_t *seq,
-                       char *name, size_t name_cap)
-{
-    struct name_list l = {0};
-    disk_list(w, proc, "wal/", collect_name, &l);
-    *seq = 0;
-    for (size_t i = 0; i < l.n; i++) {
-        const uint8_t *p;
-        size_t n;
-        if (disk_view(w, proc, l.names[i], &p, &n) != FL_OK)
-            continue;
-        srv_wal_replay(st, p, n);
-        if (st->torn)
-            disk_truncate(w, proc, l.names[i], st->valid_bytes); /* drop the torn tail */
-        uint64_t s = strtoull(l.names[i] + 4, NULL, 16);
-        if (s >= *seq) {
-            *seq = s;
-            snprintf(name, name_cap, "%s", l.names[i]);
-        }
-    }
-    name_list_free(&l);
 }
 
 struct srv_member *srv_member_recover(struct srv_cluster *cl, int node, int proc)
@@ -817,7 +584,7 @@ struct srv_member *srv_member_recover(struct srv_cluster *cl, int node, int proc
     srv_wal_state_init(&st);
     uint64_t seq = 0;
     char name[48] = "";
-    replay_wal(w, proc, &st, &seq, name, sizeof name);
+    srv_wal_replay_disk(w, proc, &st, &seq, name, sizeof name);
     if (!st.member_id) {
         srv_wal_state_close(&st);
         return NULL; /* never persisted its identity: the caller boots it afresh */
@@ -827,7 +594,7 @@ struct srv_member *srv_member_recover(struct srv_cluster *cl, int node, int proc
     uint8_t *snap_data = NULL;
     size_t snap_len = 0;
     bool have_snap =
-        snap_file_read(w, proc, &snap.index, &snap.term, &snap.conf, &snap_data, &snap_len);
+        srv_snap_file_read(w, proc, &snap.index, &snap.term, &snap.conf, &snap_data, &snap_len);
     snap.data = snap_data;
     snap.len = snap_len;
 
@@ -876,33 +643,6 @@ struct srv_member *srv_member_recover(struct srv_cluster *cl, int node, int proc
     member_start(m);
     srv_member_process(m);
     return m;
-}
-
-int srv_disk_write_restored(struct sim_world *w, int proc, uint64_t member_id, uint64_t cluster_id,
-                            const struct srv_db_image *img, const struct raft_conf_state *conf,
-                            uint64_t index)
-{
-    disk_wipe(w, proc);
-    struct fl_buf db;
-    fl_buf_init(&db);
-    struct srv_db_image copy = *img;
-    copy.cluster_id = cluster_id;
-    copy.index = index;
-    copy.term = 1;
-    copy.members_count = 0;
-    srv_db_encode(&copy, 0, &db);
-    snap_file_write(w, proc, index, 1, conf, db.data, db.len, false);
-    fl_buf_close(&db);
-    struct fl_buf b;
-    fl_buf_init(&b);
-    srv_wal_put_meta(&b, member_id, cluster_id);
-    srv_wal_put_snapshot(&b, index, 1, true);
-    srv_wal_put_hardstate(&b, 1, 0, index);
-    char name[48];
-    wal_segment_name(name, sizeof name, 1);
-    int err = disk_write(w, proc, name, 0, b.data, b.len);
-    fl_buf_close(&b);
-    return err;
 }
 
 void srv_member_status(struct srv_member *m, struct srv_member_status *out)

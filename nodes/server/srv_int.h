@@ -201,6 +201,24 @@ int srv_disk_write_restored(struct sim_world *w, int proc, uint64_t member_id, u
                             const struct srv_db_image *img, const struct raft_conf_state *conf,
                             uint64_t index);
 
+/* ---- storage.c ---- */
+void srv_wal_segment_name(char *out, size_t cap, uint64_t seq);
+/* Writes the whole mirror (identity, snapshot marker, hard state, entries) into a new
+ * segment; older segments are removed once it is durable. */
+void srv_wal_rotate(struct srv_member *m);
+/* Replays every WAL segment of the disk in order into st; *seq and name get the
+ * newest segment. A torn tail is cut off the file it was found in. */
+void srv_wal_replay_disk(struct sim_world *w, int proc, struct srv_wal_state *st, uint64_t *seq,
+                         char *name, size_t name_cap);
+/* atomic: written under a temporary name, renamed once its fsync completed. */
+void srv_snap_file_write(struct sim_world *w, int proc, uint64_t index, uint64_t term,
+                         const struct raft_conf_state *conf, const uint8_t *data, size_t len,
+                         bool atomic);
+/* The newest snapshot file that passes its CRC; *data malloc'd (caller frees). */
+bool srv_snap_file_read(struct sim_world *w, int proc, uint64_t *index, uint64_t *term,
+                        struct raft_conf_state *conf, uint8_t **data, size_t *len);
+void srv_fsync_ignore(struct sim_world *w, int proc, int err, void *ctx);
+
 /* ---- peer.c ---- */
 int srv_peer_listen(struct srv_member *m);
 void srv_peer_send_msgs(struct srv_member *m, const struct raft_msg *msgs, size_t n);

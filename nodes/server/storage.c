@@ -1,0 +1,276 @@
+/*
+ * storage.c: a member's files on its simulated disk: WAL segments ("wal/<seq>.wal",
+ * records of wal.h, rotated after each local snapshot so old segments can go) and
+ * snapshot files ("snap/<index>.snap": [u32 len][u32 CRC32C][index, term,
+ * configuration, image], written under a temporary name and renamed once durable).
+ * Recovery reads them back; the restore tool writes a fresh data dir.
+ */
+#include "nodes/server/srv_int.h"
+
+#include <inttypes.h>
+
+/* ---- WAL files ---------------------------------------------------------------- */
+
+void srv_wal_segment_name(char *out, size_t cap, uint64_t seq)
+{
+    snprintf(out, cap, "wal/%016" PRIx64 ".wal", seq);
+}
+
+struct name_list {
+    char **names;
+    size_t n;
+};
+
+static void collect_name(const char *name, uint64_t size, void *ctx)
+{
+    (void)size;
+    struct name_list *l = ctx;
+    l->names = fl_realloc(l->names, (l->n + 1) * sizeof *l->names);
+    l->names[l->n++] = fl_strdup(name);
+}
+
+static void name_list_free(struct name_list *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->names[i]);
+    free(l->names);
+}
+
+struct rotate_done {
+    char name[48]; /* the segment whose fsync completed */
+};
+
+/* The new segment is durable: segments older than it (not older than the current
+ * one, which may be newer and not yet durable) can go. */
+static void on_rotate_synced(struct sim_world *w, int proc, int err, void *ctx)
+{
+    struct rotate_done *rd = ctx;
+    if (!err) {
+        struct name_list l = {0};
+        disk_list(w, proc, "wal/", collect_name, &l);
+        for (size_t i = 0; i < l.n; i++)
+            if (strcmp(l.names[i], rd->name) < 0)
+                disk_remove(w, proc, l.names[i]);
+        name_list_free(&l);
+    }
+    free(rd);
+}
+
+void srv_wal_rotate(struct srv_member *m)
+{
+    struct fl_buf b;
+    fl_buf_init(&b);
+    srv_wal_put_meta(&b, m->id, m->cluster_id);
+    if (m->log.snap_index)
+        srv_wal_put_snapshot(&b, m->log.snap_index, m->log.snap_term, false);
+    srv_wal_put_hardstate(&b, m->log.term, m->log.vote, m->log.commit);
+    for (size_t i = 0; i < m->log.n_entries; i++) {
+        const struct srv_wal_entry *e = &m->log.entries[i];
+        srv_wal_put_entry(&b, e->term, e->index, e->type, e->data, e->len);
+    }
+    m->wal_seq++;
+    srv_wal_segment_name(m->wal_name, sizeof m->wal_name, m->wal_seq);
+    disk_write(m->w, m->proc, m->wal_name, 0, b.data, b.len);
+    struct rotate_done *rd = fl_calloc(1, sizeof *rd);
+    snprintf(rd->name, sizeof rd->name, "%s", m->wal_name);
+    if (disk_fsync(m->w, m->proc, m->wal_name, on_rotate_synced, rd) != FL_OK)
+        free(rd);
+    fl_buf_close(&b);
+}
+
+/* ---- snapshot files ----------------------------------------------------------- */
+
+static void conf_put(struct fl_buf *b, const struct raft_conf_state *c)
+{
+    srv_put_u32(b, c->voters_count);
+    for (uint32_t i = 0; i < c->voters_count; i++)
+        srv_put_u64(b, c->voters[i]);
+    srv_put_u32(b, c->learners_count);
+    for (uint32_t i = 0; i < c->learners_count; i++)
+        srv_put_u64(b, c->learners[i]);
+}
+
+static bool conf_get(struct srv_reader *r, struct raft_conf_state *c)
+{
+    memset(c, 0, sizeof *c);
+    c->voters_count = srv_get_u32(r);
+    if (c->voters_count > RAFT_NODES_MAX)
+        return false;
+    for (uint32_t i = 0; i < c->voters_count; i++)
+        c->voters[i] = srv_get_u64(r);
+    c->learners_count = srv_get_u32(r);
+    if (c->learners_count > RAFT_NODES_MAX)
+        return false;
+    for (uint32_t i = 0; i < c->learners_count; i++)
+        c->learners[i] = srv_get_u64(r);
+    return !r->bad;
+}
+
+/* Completion of an fsync whose durability a later fsync of the same disk covers. */
+void srv_fsync_ignore(struct sim_world *w, int proc, int err, void *ctx)
+{
+    (void)w;
+    (void)proc;
+    (void)err;
+    (void)ctx;
+}
+
+struct snap_pending {
+    int proc;
+    char tmp[56];
+    char name[48];
+};
+
+static void snap_prune(struct sim_world *w, int proc)
+{
+    struct name_list l = {0};
+    disk_list(w, proc, "snap/", collect_name, &l);
+    size_t finals = 0;
+    for (size_t i = 0; i < l.n; i++)
+        finals += strstr(l.names[i], ".tmp") == NULL;
+    for (size_t i = 0; i < l.n && finals > 2; i++) {
+        if (strstr(l.names[i], ".tmp"))
+            continue;
+        disk_remove(w, proc, l.names[i]);
+        finals--;
+    }
+    name_list_free(&l);
+}
+
+/* The snapshot file is durable: give it its name (an atomic rename, like etcd's
+ * snapshotter and its defrag's "rename the new db file over the old one"). */
+static void on_snap_synced(struct sim_world *w, int proc, int err, void *ctx)
+{
+    struct snap_pending *sp = ctx;
+    if (!err) {
+        struct sim_fault_hit hit;
+        if (flt_check(w, "server/defrag_before_rename", &hit) != SIM_FAULT_CRASH) {
+            disk_rename(w, proc, sp->tmp, sp->name);
+            snap_prune(w, proc);
+        }
+    }
+    free(sp);
+}
+
+/* Writes snap/<index>.snap. atomic: through a temporary file renamed once its fsync
+ * completed (a crash before leaves the previous snapshot in force); otherwise in
+ * place (the restore tool, before the member starts). */
+void srv_snap_file_write(struct sim_world *w, int proc, uint64_t index, uint64_t term,
+                         const struct raft_conf_state *conf, const uint8_t *data, size_t len,
+                         bool atomic)
+{
+    struct fl_buf f;
+    fl_buf_init(&f);
+    fl_buf_reserve(&f, 8 + 16 + 8 + 16 * RAFT_NODES_MAX + 4 + len);
+    srv_put_u32(&f, 0); /* payload length and CRC, fixed below */
+    srv_put_u32(&f, 0);
+    srv_put_u64(&f, index);
+    srv_put_u64(&f, term);
+    conf_put(&f, conf);
+    srv_put_bytes(&f, data, len);
+    uint32_t plen = (uint32_t)(f.len - 8), crc = fl_crc32c(0, f.data + 8, f.len - 8);
+    for (int i = 0; i < 4; i++) {
+        f.data[i] = (uint8_t)(plen >> (8 * i));
+        f.data[4 + i] = (uint8_t)(crc >> (8 * i));
+    }
+    struct snap_pending *sp = fl_calloc(1, sizeof *sp);
+    sp->proc = proc;
+    snprintf(sp->name, sizeof sp->name, "snap/%016" PRIx64 ".snap", index);
+    snprintf(sp->tmp, sizeof sp->tmp, "%s.tmp", sp->name);
+    if (atomic) {
+        disk_remove(w, proc, sp->tmp);
+        disk_write(w, proc, sp->tmp, 0, f.data, f.len);
+        if (disk_fsync(w, proc, sp->tmp, on_snap_synced, sp) != FL_OK)
+            free(sp);
+    } else {
+        disk_write(w, proc, sp->name, 0, f.data, f.len);
+        disk_fsync(w, proc, sp->name, srv_fsync_ignore, NULL);
+        free(sp);
+    }
+    fl_buf_close(&f);
+}
+
+/* Reads the newest snapshot file that passes its CRC. Returns false when none.
+ * *data is malloc'd (caller frees). */
+bool srv_snap_file_read(struct sim_world *w, int proc, uint64_t *index, uint64_t *term,
+                        struct raft_conf_state *conf, uint8_t **data, size_t *len)
+{
+    struct name_list l = {0};
+    bool found = false;
+    disk_list(w, proc, "snap/", collect_name, &l);
+    for (size_t k = l.n; k-- > 0 && !found;) {
+        const uint8_t *p;
+        size_t n;
+        if (strstr(l.names[k], ".tmp"))
+            continue; /* never renamed: its fsync did not complete */
+        if (disk_view(w, proc, l.names[k], &p, &n) != FL_OK || n < 8)
+            continue;
+        struct srv_reader h = {p, n, 0, false};
+        uint32_t plen = srv_get_u32(&h), crc = srv_get_u32(&h);
+        if (n - 8 < plen || fl_crc32c(0, p + 8, plen) != crc)
+            continue;
+        struct srv_reader r = {p + 8, plen, 0, false};
+        *index = srv_get_u64(&r);
+        *term = srv_get_u64(&r);
+        if (!conf_get(&r, conf))
+            continue;
+        const uint8_t *d;
+        *len = srv_get_bytes(&r, &d);
+        if (r.bad)
+            continue;
+        *data = fl_memdup(d ? d : (const uint8_t *)"", *len ? *len : 1);
+        found = true;
+    }
+    name_list_free(&l);
+    return found;
+}
+
+void srv_wal_replay_disk(struct sim_world *w, int proc, struct srv_wal_state *st, uint64_t *seq,
+                         char *name, size_t name_cap)
+{
+    struct name_list l = {0};
+    disk_list(w, proc, "wal/", collect_name, &l);
+    *seq = 0;
+    for (size_t i = 0; i < l.n; i++) {
+        const uint8_t *p;
+        size_t n;
+        if (disk_view(w, proc, l.names[i], &p, &n) != FL_OK)
+            continue;
+        srv_wal_replay(st, p, n);
+        if (st->torn)
+            disk_truncate(w, proc, l.names[i], st->valid_bytes); /* drop the torn tail */
+        uint64_t s = strtoull(l.names[i] + 4, NULL, 16);
+        if (s >= *seq) {
+            *seq = s;
+            snprintf(name, name_cap, "%s", l.names[i]);
+        }
+    }
+    name_list_free(&l);
+}
+
+int srv_disk_write_restored(struct sim_world *w, int proc, uint64_t member_id, uint64_t cluster_id,
+                            const struct srv_db_image *img, const struct raft_conf_state *conf,
+                            uint64_t index)
+{
+    disk_wipe(w, proc);
+    struct fl_buf db;
+    fl_buf_init(&db);
+    struct srv_db_image copy = *img;
+    copy.cluster_id = cluster_id;
+    copy.index = index;
+    copy.term = 1;
+    copy.members_count = 0;
+    srv_db_encode(&copy, 0, &db);
+    srv_snap_file_write(w, proc, index, 1, conf, db.data, db.len, false);
+    fl_buf_close(&db);
+    struct fl_buf b;
+    fl_buf_init(&b);
+    srv_wal_put_meta(&b, member_id, cluster_id);
+    srv_wal_put_snapshot(&b, index, 1, true);
+    srv_wal_put_hardstate(&b, 1, 0, index);
+    char name[48];
+    srv_wal_segment_name(name, sizeof name, 1);
+    int err = disk_write(w, proc, name, 0, b.data, b.len);
+    fl_buf_close(&b);
+    return err;
+}
