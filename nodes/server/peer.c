@@ -170,8 +170,14 @@ static void step_frame(struct srv_member *m, const Raftpb__PeerFrame *f)
             continue;
         if (msg.from == raft_leader(m->raft) &&
             (msg.type == RAFT_MSG_APPEND || msg.type == RAFT_MSG_HEARTBEAT ||
-             msg.type == RAFT_MSG_SNAPSHOT))
-            m->last_leader_contact_ns = srv_member_now(m);
+             msg.type == RAFT_MSG_SNAPSHOT)) {
+            int64_t now = srv_member_now(m);
+            const struct srv_config *c = srv_member_config(m);
+            if (FL_BUG(MVCC_WATCH_OLD_AFTER_PARTITION) && m->last_leader_contact_ns >= 0 &&
+                now - m->last_leader_contact_ns > c->election_ms * FL_MS)
+                srv_watches_rewind(m); /* etcd#15271: the rejoined member resyncs wrongly */
+            m->last_leader_contact_ns = now;
+        }
         raft_step(m->raft, &msg);
         if (m->stopping)
             break;

@@ -149,6 +149,7 @@ void srv_watch_handle(struct srv_member *m, const struct srv_reply *reply,
     wa->call_id = req->call_id;
     wa->require_leader = req->require_leader;
     wa->active = true;
+    wa->start_rev = q.start_rev > 0 ? q.start_rev : hrev + 1;
     struct mvcc_watch_resp c;
     memset(&c, 0, sizeof c);
     c.watch_id = id;
@@ -252,4 +253,11 @@ void srv_rpc_on_renew(struct srv_member *m, uint64_t from, const Raftpb__LeaseRe
     if (!lr->not_leader)
         ka_reply(m, wt->reply.sock, wt->reply.call_id, lr->lease_id, lr->ttl);
     srv_waiter_done(m, wt);
+}
+
+void srv_watches_rewind(struct srv_member *m)
+{
+    for (size_t i = 0; i < m->n_watches; i++)
+        if (m->watches[i].active)
+            mvcc_watch_rewind(m->kv, m->watches[i].mvcc_id, m->watches[i].start_rev);
 }

@@ -82,6 +82,7 @@ struct srv_watch {
     uint64_t call_id;
     bool require_leader;
     bool active;
+    int64_t start_rev; /* the first revision it asked for */
 };
 
 /* A lease keep-alive stream. */
@@ -287,6 +288,9 @@ void srv_watch_end(struct srv_member *m, struct srv_watch *wa, enum rpc_err_id e
 /* Sends every queued watch response (unless a defrag blocks the member). */
 void srv_watch_drain(struct srv_member *m);
 void srv_watches_compact(struct srv_member *m);
+/* FL_BUG(MVCC_WATCH_OLD_AFTER_PARTITION): every watch goes back to its start revision
+ * and resends what it already delivered (etcd#15271). */
+void srv_watches_rewind(struct srv_member *m);
 void srv_keepalive_handle(struct srv_member *m, const struct srv_reply *reply,
                           Rpc__ClientMsg *req); /* takes ownership */
 
