@@ -37,14 +37,43 @@ static const char css[] =
     "svg .fb{fill:#ffa000}svg .fi{stroke:#8d6e63;stroke-dasharray:3 3}"
     "svg .mk-crash{fill:#000}svg .mk-restart{fill:#43a047}"
     "svg .hlv{stroke:#d50000;stroke-width:1;opacity:.6}"
+    "svg #plot line,svg #plot .hl{vector-effect:non-scaling-stroke}"
+    "svg.zoomed #plot text{display:none}svg{cursor:grab;user-select:none}"
+    ".zb button{margin-right:4px}"
     ".lg span{display:inline-block;width:12px;height:10px;margin:0 3px 0 10px}"
     "details{margin:.3em 0}.small{color:#666;font-size:12px}";
 
+/* Click a bar: jump to its row. Wheel or the buttons: zoom around the pointer (or the
+ * middle); drag: pan; the readout shows the visible time range. Labels inside the
+ * plot hide while zoomed (they would be stretched). */
 static const char js[] =
-    "document.getElementById('timeline').addEventListener('click',function(e){"
+    "(function(){var svg=document.getElementById('timeline'),g=document.getElementById('plot');"
+    "if(!svg||!g)return;var X0=+g.getAttribute('data-x0'),W=+g.getAttribute('data-w'),"
+    "END=+g.getAttribute('data-end-ns'),k=1,tx=0,drag=null,moved=false,"
+    "info=document.getElementById('tlinfo');"
+    "function fmt(ns){var sp=END/k;return (ns/1e9).toFixed(sp<1e8?6:sp<1e10?3:1)+' s';}"
+    "function apply(){if(k<1)k=1;if(k>20000)k=20000;if(tx>0)tx=0;if(tx<W-W*k)tx=W-W*k;"
+    "g.setAttribute('transform','translate('+(X0*(1-k)+tx)+',0) scale('+k+',1)');"
+    "svg.classList.toggle('zoomed',k>1);if(info)info.textContent='showing '+"
+    "fmt(-tx/(W*k)*END)+' to '+fmt((W-tx)/(W*k)*END)+(k>1?' (x'+k.toFixed(1)+')':'');}"
+    "function px(e){var r=svg.getBoundingClientRect();"
+    "return (e.clientX-r.left)*svg.viewBox.baseVal.width/r.width;}"
+    "function zoom(f,p){var x=(p-X0-tx)/k;k*=f;if(k<1)k=1;if(k>20000)k=20000;tx=p-X0-k*x;"
+    "apply();}"
+    "svg.addEventListener('wheel',function(e){e.preventDefault();"
+    "zoom(e.deltaY<0?1.25:0.8,px(e));},{passive:false});"
+    "svg.addEventListener('mousedown',function(e){drag={x:px(e),tx:tx};moved=false;});"
+    "window.addEventListener('mousemove',function(e){if(!drag)return;var d=px(e)-drag.x;"
+    "if(Math.abs(d)>2)moved=true;tx=drag.tx+d;apply();});"
+    "window.addEventListener('mouseup',function(){drag=null;});"
+    "svg.addEventListener('click',function(e){if(moved)return;"
     "var id=e.target.getAttribute&&e.target.getAttribute('data-op');"
-    "if(id){var row=document.getElementById('op-'+id);if(row){row.scrollIntoView();"
-    "row.style.outline='2px solid #000';}}});";
+    "if(id){var row=document.getElementById('op-'+id);if(row){var d=row.closest('details');"
+    "if(d)d.open=true;row.scrollIntoView();row.style.outline='2px solid #000';}}});"
+    "var b=function(id,f){var el=document.getElementById(id);"
+    "if(el)el.addEventListener('click',f);};"
+    "b('zin',function(){zoom(2,X0+W/2);});b('zout',function(){zoom(0.5,X0+W/2);});"
+    "b('zreset',function(){k=1;tx=0;apply();});apply();})();";
 
 void rpt_html_head(struct fl_buf *out, const char *title)
 {
@@ -497,7 +526,10 @@ void rpt_html_run(struct fl_buf *o, const struct rpt_run *r, const char *nav_bac
     if (r->op_count > RPT_OPS_DETAIL_MAX)
         fl_buf_printf(o, " &middot; %zu operations: client lanes show calls per pixel column",
                       r->op_count);
-    fl_buf_printf(o, "</p><div class=\"tlw\">");
+    fl_buf_printf(o, "</p><p class=\"zb small\"><button id=\"zin\" type=\"button\">zoom in</button>"
+                     "<button id=\"zout\" type=\"button\">zoom out</button>"
+                     "<button id=\"zreset\" type=\"button\">reset</button> wheel to zoom, drag to "
+                     "pan &middot; <span id=\"tlinfo\"></span></p><div class=\"tlw\">");
     rpt_svg_timeline(o, r);
     fl_buf_printf(o, "</div>");
     clients(o, r);

@@ -475,6 +475,24 @@ static void violation_marks(struct tl *t)
     }
 }
 
+/* Lane backgrounds and names stay put; everything placed in time goes into the
+ * "plot" group, which the page's script zooms and pans (translate + horizontal scale,
+ * clipped to the plot area). */
+static void lane_frames(struct tl *t)
+{
+    int y = AXIS_H + STRIP_H;
+    for (size_t i = 0; i < t->n_clients; i++, y += CLANE_H + LANE_GAP)
+        fl_buf_printf(t->out,
+                      "<rect class=\"lane\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"/>"
+                      "<text class=\"ln\" x=\"4\" y=\"%d\">client %lld</text>",
+                      LABEL_W, y, PLOT_W, CLANE_H, y + 18, (long long)t->clients[i]);
+    for (size_t i = 0; i < t->n_nodes; i++, y += NLANE_H + LANE_GAP)
+        fl_buf_printf(t->out,
+                      "<rect class=\"lane\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"/>"
+                      "<text class=\"ln\" x=\"4\" y=\"%d\">node n%lld</text>",
+                      LABEL_W, y, PLOT_W, NLANE_H, y + 14, (long long)t->nodes[i]);
+}
+
 void rpt_svg_timeline(struct fl_buf *out, const struct rpt_run *r)
 {
     struct tl t = {.r = r, .out = out};
@@ -482,30 +500,28 @@ void rpt_svg_timeline(struct fl_buf *out, const struct rpt_run *r)
     bool detail = r->op_count <= RPT_OPS_DETAIL_MAX;
     fl_buf_printf(out,
                   "<svg id=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %d %d\" "
-                  "width=\"%d\" height=\"%d\" role=\"img\">",
-                  LABEL_W + PLOT_W + 10, t.height, LABEL_W + PLOT_W + 10, t.height);
+                  "width=\"%d\" height=\"%d\" role=\"img\"><defs><clipPath id=\"plotclip\">"
+                  "<rect x=\"%d\" y=\"0\" width=\"%d\" height=\"%d\"/></clipPath></defs>",
+                  LABEL_W + PLOT_W + 10, t.height, LABEL_W + PLOT_W + 10, t.height, LABEL_W, PLOT_W,
+                  t.height);
+    lane_frames(&t);
+    fl_buf_printf(out,
+                  "<g clip-path=\"url(#plotclip)\"><g id=\"plot\" data-x0=\"%d\" data-w=\"%d\" "
+                  "data-end-ns=\"%lld\">",
+                  LABEL_W, PLOT_W, (long long)r->end_ns);
     axis(&t);
     int y = AXIS_H + STRIP_H;
     for (size_t i = 0; i < t.n_clients; i++, y += CLANE_H + LANE_GAP) {
-        fl_buf_printf(out,
-                      "<rect class=\"lane\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"/>"
-                      "<text class=\"ln\" x=\"4\" y=\"%d\">client %lld</text>",
-                      LABEL_W, y, PLOT_W, CLANE_H, y + 18, (long long)t.clients[i]);
         if (detail)
             client_lane_detail(&t, t.clients[i], y);
         else
             client_lane_buckets(&t, t.clients[i], y);
     }
-    for (size_t i = 0; i < t.n_nodes; i++, y += NLANE_H + LANE_GAP) {
-        fl_buf_printf(out,
-                      "<rect class=\"lane\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"/>"
-                      "<text class=\"ln\" x=\"4\" y=\"%d\">node n%lld</text>",
-                      LABEL_W, y, PLOT_W, NLANE_H, y + 14, (long long)t.nodes[i]);
+    for (size_t i = 0; i < t.n_nodes; i++, y += NLANE_H + LANE_GAP)
         node_lane(&t, t.nodes[i], y);
-    }
     faults(&t);
     violation_marks(&t);
-    fl_buf_printf(out, "</svg>");
+    fl_buf_printf(out, "</g></g></svg>");
     free(t.clients);
     free(t.nodes);
 }

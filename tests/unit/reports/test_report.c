@@ -188,6 +188,7 @@ static void test_hostile(const char *db, const char *dir)
     if (!html)
         return;
     CHECK(strstr(html, "<svg") != NULL);
+    CHECK(strstr(html, "<g id=\"plot\"") != NULL && strstr(html, "clipPath") != NULL);
     CHECK(strstr(html, "<script>alert(1)") == NULL);
     CHECK(strstr(html, "&lt;script&gt;alert(1)&lt;/script&gt;") != NULL);
     CHECK(strstr(html, "a\\x00\\xff&lt;b&gt;\\xfe") != NULL); /* the binary key */
@@ -255,6 +256,20 @@ static void test_python(const char *dir)
     char cmd[1024];
     snprintf(cmd, sizeof cmd, "python3 %s/tests/unit/reports/check_report.py %s", src ? src : ".",
              dir);
+    CHECK_EQ_INT(system(cmd), 0);
+}
+
+/* The timeline's zoom/pan script, under node when it exists. */
+static void test_js(const char *dir)
+{
+    if (system("node --version >/dev/null 2>&1") != 0) {
+        fprintf(stderr, "node missing: timeline script check skipped\n");
+        return;
+    }
+    const char *src = getenv("FL_SRC");
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "node %s/tests/unit/reports/check_js.js %s/index.html",
+             src ? src : ".", dir);
     CHECK_EQ_INT(system(cmd), 0);
 }
 
@@ -398,6 +413,7 @@ int main(void)
     record_hostile(db1);
     test_hostile(db1, d1);
     test_python(d1);
+    test_js(d1);
     test_live(db1);
     record_large(db2, 100000);
     test_large(db2, d2);
