@@ -319,6 +319,8 @@ static int srch_run(struct srch *s)
 static uint64_t op_signature(const struct chk_history *h, const struct chk_op *op)
 {
     uint64_t x = mix64(op->kind + 1) ^ mix64((uint64_t)op->compact_rev + 7);
+    x = mix64(x ^ ((uint64_t)op->status << 8 | (uint64_t)op->err << 16 | op->flags) ^
+              (uint64_t)op->rev);
     for (uint32_t i = 0; i < op->cmp_count; i++) {
         const struct chk_cmp *c = &h->cmps[op->cmp_first + i];
         x = mix64(x ^ ((uint64_t)c->key << 32 | (uint64_t)c->target << 8 | c->result));
@@ -330,15 +332,23 @@ static uint64_t op_signature(const struct chk_history *h, const struct chk_op *o
         x = mix64(x ^ ((uint64_t)b->kind << 40 | (uint64_t)(uint32_t)b->key));
         x = mix64(x ^ ((uint64_t)(uint32_t)b->range_end << 32 | (uint32_t)b->value));
         x = mix64(x ^ (uint64_t)b->req_rev ^ ((uint64_t)b->limit << 20));
+        x = mix64(x ^ (uint64_t)b->count ^ ((uint64_t)b->flags << 56) ^
+                  ((uint64_t)b->kv_count << 40));
+        for (uint32_t k = 0; k < b->kv_count; k++) {
+            const struct chk_kv *kv = &h->kvs[b->kv_first + k];
+            x = mix64(x ^ ((uint64_t)(uint32_t)kv->key << 32 | (uint32_t)kv->value));
+            x = mix64(x ^ (uint64_t)kv->mod_rev ^ ((uint64_t)kv->version << 24));
+        }
     }
     return x;
 }
 
-static bool same_request(const struct chk_history *h, const struct chk_op *a,
-                         const struct chk_op *b)
+/* Same request and same recorded outcome: two such ops are interchangeable. */
+static bool same_op(const struct chk_history *h, const struct chk_op *a, const struct chk_op *b)
 {
     if (a->kind != b->kind || a->compact_rev != b->compact_rev || a->cmp_count != b->cmp_count ||
-        a->then_count != b->then_count || a->else_count != b->else_count)
+        a->then_count != b->then_count || a->else_count != b->else_count ||
+        a->status != b->status || a->err != b->err || a->flags != b->flags || a->rev != b->rev)
         return false;
     for (uint32_t i = 0; i < a->cmp_count; i++) {
         const struct chk_cmp *x = &h->cmps[a->cmp_first + i], *y = &h->cmps[b->cmp_first + i];
@@ -349,13 +359,29 @@ static bool same_request(const struct chk_history *h, const struct chk_op *a,
     for (uint32_t i = 0; i < (uint32_t)a->then_count + a->else_count; i++) {
         const struct chk_sub *x = &h->subs[a->sub_first + i], *y = &h->subs[b->sub_first + i];
         if (x->kind != y->kind || x->key != y->key || x->range_end != y->range_end ||
-            x->value != y->value || x->req_rev != y->req_rev || x->limit != y->limit)
+            x->value != y->value || x->req_rev != y->req_rev || x->limit != y->limit ||
+            x->flags != y->flags || x->count != y->count || x->kv_count != y->kv_count)
             return false;
+        for (uint32_t k = 0; k < x->kv_count; k++) {
+            const struct chk_kv *p = &h->kvs[x->kv_first + k], *q = &h->kvs[y->kv_first + k];
+            if (p->key != q->key || p->value != q->value || p->mod_rev != q->mod_rev ||
+                p->create_rev != q->create_rev || p->version != q->version)
+                return false;
+        }
     }
     return true;
 }
 
-/* Links every unknown-outcome op to the previous identical one (by call time). */
+/*
+ * Symmetry: ops with the same request and the same recorded outcome are
+ * interchangeable when one's window contains the other's positions: if A is called
+ * no later and returns no later than B, any linearization with B before A stays one
+ * when the two swap. So each op is linked to the previous identical op in call order
+ * when that one returns no later (unknown outcomes return at +infinity), and the
+ * search only linearizes an op after the op it is linked to. Links form chains that
+ * are monotone in both call and return, which keeps the argument valid for the whole
+ * chain.
+ */
 static void srch_twins(struct srch *s)
 {
     const struct chk_history *h = s->h;
@@ -370,16 +396,16 @@ static void srch_twins(struct srch *s)
             continue;
         s->twin[e->op] = -1;
         const struct chk_op *op = &h->ops[s->ops[e->op]];
-        if (op->return_ns != CHK_NEVER)
-            continue;
         uint64_t g = op_signature(h, op);
         uint32_t k;
         for (k = 0; k < nl; k++) {
-            if (sig[k] == g && same_request(h, op, &h->ops[s->ops[last_of[k]]]))
+            if (sig[k] == g && same_op(h, op, &h->ops[s->ops[last_of[k]]]))
                 break;
         }
         if (k < nl) {
-            s->twin[e->op] = last_of[k];
+            const struct chk_op *prev = &h->ops[s->ops[last_of[k]]];
+            if (prev->return_ns <= op->return_ns)
+                s->twin[e->op] = last_of[k];
             last_of[k] = e->op;
         } else {
             sig[nl] = g;
