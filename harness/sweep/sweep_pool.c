@@ -158,7 +158,10 @@ static void classify(struct slot *s)
                                              : SWEEP_ERROR;
         const char *e = json_string_value(json_object_get(sum, "error"));
         if (r->verdict == SWEEP_ERROR)
-            snprintf(why, sizeof why, "%s", e ? e : "run ended in error");
+            snprintf(why, sizeof why, "%s",
+                     e                   ? e
+                     : s->p->interrupted ? "interrupted: the sweep passed SIGINT on to the worker"
+                                         : "run ended in error");
     } else {
         /* No summary: the last line of stderr usually says why. */
         const char *t = fl_buf_cstr(&s->err_buf);
