@@ -215,6 +215,11 @@ int srv_cluster_restore(struct srv_cluster *cl, const uint8_t *data, size_t len,
         st->text = srv_backup_err_text(e);
         return e == SRV_BACKUP_BAD_FORMAT ? FL_EINVAL : FL_ECORRUPT;
     }
+    if (cl->n_safety >= SAFETY_MAX - 1) {
+        st->code = RPC_CODE_RESOURCE_EXHAUSTED;
+        st->text = "too many restored clusters in one run";
+        return FL_EFULL;
+    }
     if (n_nodes <= 0 || n_nodes > RAFT_NODES_MAX) {
         st->code = RPC_CODE_INVALID_ARGUMENT;
         st->text = "restore needs between 1 and 16 nodes";

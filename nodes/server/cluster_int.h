@@ -8,9 +8,9 @@
 
 #include "nodes/server/srv_int.h"
 
-#define SLOTS_MAX  32
+#define SLOTS_MAX  64
 #define DIR_MAX    256
-#define SAFETY_MAX 8
+#define SAFETY_MAX 32
 
 struct srv_slot {
     struct srv_cluster *cl;
