@@ -113,6 +113,8 @@ static int parse_args(int argc, char **argv, struct sweep_args *a)
                                (unsigned long long)o->seed_first, (unsigned long long)o->seed_last,
                                SWEEP_RUNS_MAX);
     free(sweep_shard_seeds(o->seed_first, o->seed_last, o->shard_k, o->shard_n, &n_seeds));
+    if (o->worker && access(o->worker, X_OK) != 0)
+        return cli_usage_error("sweep: --worker '%s': %s", o->worker, strerror(errno));
     if (!o->worker) {
         size_t len = sizeof a->self;
         if (uv_exepath(a->self, &len) != 0)

@@ -203,6 +203,8 @@ static void job_done(struct slot *s)
     }
     if (p->o->fail_fast && (j->res.verdict == SWEEP_FAIL || j->res.verdict == SWEEP_ERROR))
         p->stopping = true;
+    if (s->spawn_error) /* every other seed would fail the same way */
+        p->stopping = true;
     if (p->o->progress && j->res.verdict != SWEEP_PASS && p->o->progress_out)
         fprintf(p->o->progress_out, "%ssweep: %s seed %llu: %s%s%s\n",
                 p->o->progress == 2 ? "\r\033[K" : "", p->o->scenarios[j->scenario],

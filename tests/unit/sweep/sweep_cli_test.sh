@@ -110,6 +110,7 @@ errors)
   expect2 "$BIN" sweep "$SCN" -j 0
   expect2 "$BIN" sweep "$W/missing.lua"
   expect2 "$BIN" sweep "$SCN" --bug no_such_bug
+  expect2 "$BIN" sweep "$SCN" --worker "$W/no-such-worker"
   expect2 "$BIN" sweep "$SCN" --db /nonexistent/dir/x.db --seeds 1..1
   expect2 "$BIN" report "$W/missing.db" -o "$W/r1"
   grep -q "missing.db" "$W/err" || fail "message does not name the database"
