@@ -1,0 +1,585 @@
+/*
+ * chk_gap.c: where the revision-order engine places operations of unknown outcome.
+ * A read or a watch event that shows a key-value no acknowledged write explains
+ * reveals the unknown op that wrote it; a revision nobody claims (a gap) is filled,
+ * in revision order, by the unknown op that could have written it, judged against
+ * what later reads saw (value, version count, mod and create revisions). A choice
+ * that is not forced is recorded as a decision the engine may retry differently, and
+ * marks the replay as a guess (it can confirm linearizability, never refute it).
+ */
+#include "checkers/chk_rev_int.h"
+
+int chk__rv_cand_cmp(const void *a, const void *b)
+{
+    const struct cand_ent *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    if (x->value != y->value)
+        return x->value < y->value ? -1 : 1;
+    if (x->call_ns != y->call_ns)
+        return x->call_ns < y->call_ns ? -1 : 1;
+    return x->op < y->op ? -1 : x->op > y->op;
+}
+
+/* Two plain single-key puts (no compares) of the same key and value: interchangeable. */
+static bool plain_twins(const struct chk_history *h, const struct chk_op *a, const struct chk_op *b)
+{
+    if (a->cmp_count || b->cmp_count || a->then_count != 1 || b->then_count != 1 || a->else_count ||
+        b->else_count)
+        return false;
+    const struct chk_sub *x = &h->subs[a->sub_first], *y = &h->subs[b->sub_first];
+    return x->kind == y->kind && x->key == y->key && x->value == y->value &&
+           x->range_end == y->range_end;
+}
+
+/* A key-value observed at mod revision rev: place an unknown op that wrote it. */
+static void rv_reveal(struct rv *r, int32_t key, int32_t value, int64_t rev)
+{
+    if (rev < 2 || rev > r->max_rev || r->claim[rev] >= 0 || !r->cand_count)
+        return;
+    struct cand_ent probe = {key, value, INT64_MIN, 0};
+    size_t lo = 0, hi = r->cand_count;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (chk__rv_cand_cmp(&r->cands[mid], &probe) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    uint32_t pick = UINT32_MAX;
+    for (size_t i = lo; i < r->cand_count; i++) {
+        const struct cand_ent *c = &r->cands[i];
+        if (c->key != key || c->value != value)
+            break;
+        if (r->role[c->op] != ROLE_CAND)
+            continue;
+        if (pick == UINT32_MAX) {
+            pick = c->op; /* the earliest called: it constrains real time least */
+            continue;
+        }
+        if (!plain_twins(r->h, &r->h->ops[pick], &r->h->ops[c->op])) {
+            if (!r->ambiguous)
+                r->ambiguous_rev = rev;
+            r->ambiguous = true; /* another op could have written it too: a guess */
+        }
+    }
+    if (pick == UINT32_MAX)
+        return;
+    r->role[pick] = ROLE_PLACED;
+    r->claim[rev] = (int32_t)pick;
+    r->pos[pick] = 2 * rev; /* where it took effect */
+    r->out->revealed++;
+}
+
+/* A key-value created at rev (create_revision): an unknown op that put the key made
+ * that revision, whatever value it wrote (a later write may have replaced it). */
+static void rv_reveal_create(struct rv *r, int32_t key, int64_t rev)
+{
+    if (rev < 2 || rev > r->max_rev || r->claim[rev] >= 0 || !r->cand_count)
+        return;
+    struct cand_ent probe = {key, INT32_MIN, INT64_MIN, 0};
+    size_t lo = 0, hi = r->cand_count;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (chk__rv_cand_cmp(&r->cands[mid], &probe) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    int64_t best_call = INT64_MAX;
+    uint32_t best = UINT32_MAX, n = 0;
+    for (size_t i = lo; i < r->cand_count && r->cands[i].key == key; i++) {
+        const struct cand_ent *c = &r->cands[i];
+        if (c->value == CHK_NIL || r->role[c->op] != ROLE_CAND)
+            continue;
+        n++;
+        if (c->call_ns >= best_call)
+            continue;
+        best_call = c->call_ns;
+        best = c->op;
+    }
+    if (best == UINT32_MAX)
+        return;
+    if (n > 1) {
+        if (!r->ambiguous)
+            r->ambiguous_rev = rev;
+        r->ambiguous = true;
+    }
+    r->role[best] = ROLE_PLACED;
+    r->claim[rev] = (int32_t)best;
+    r->pos[best] = 2 * rev;
+    r->out->revealed++;
+}
+
+void chk__rv_reveal_all(struct rv *r)
+{
+    struct chk_history *h = r->h;
+    for (uint32_t i = 0; i < h->op_count; i++) {
+        const struct chk_op *op = &h->ops[i];
+        if (op->status != CHK_ST_OK)
+            continue;
+        for (uint32_t j = 0; j < (uint32_t)op->then_count + op->else_count; j++) {
+            const struct chk_sub *s = &h->subs[op->sub_first + j];
+            for (uint32_t k = 0; k < s->kv_count; k++) {
+                const struct chk_kv *kv = &h->kvs[s->kv_first + k];
+                if (kv->mod_rev != CHK_NO_REV)
+                    rv_reveal(r, kv->key, kv->value, kv->mod_rev);
+            }
+        }
+    }
+    for (uint32_t i = 0; i < h->event_count; i++) {
+        const struct chk_wevent *e = &h->events[i];
+        if (e->kind == CHK_EV_PUT)
+            rv_reveal(r, e->key, e->value, e->mod_rev);
+        else if (e->kind == CHK_EV_DELETE)
+            rv_reveal(r, e->key, CHK_NIL, e->mod_rev);
+    }
+    /* then what creation revisions tell (exact reveals first: they know the value) */
+    for (uint32_t i = 0; i < h->kv_count; i++) {
+        const struct chk_kv *kv = &h->kvs[i];
+        if (kv->create_rev != CHK_NO_REV && kv->create_rev != kv->mod_rev)
+            rv_reveal_create(r, kv->key, kv->create_rev);
+    }
+    for (uint32_t i = 0; i < h->event_count; i++) {
+        const struct chk_wevent *e = &h->events[i];
+        if (e->kind == CHK_EV_PUT && e->create_rev != CHK_NO_REV && e->create_rev != e->mod_rev)
+            rv_reveal_create(r, e->key, e->create_rev);
+    }
+}
+
+static int put_cmp(const void *a, const void *b)
+{
+    const struct rv_put *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return (x->rev > y->rev) - (x->rev < y->rev);
+}
+
+/* Known puts of key in [lo, hi]. */
+static uint32_t puts_between(const struct rv *r, int32_t key, int64_t lo, int64_t hi)
+{
+    uint32_t a = 0, b = r->put_count;
+    while (a < b) {
+        uint32_t mid = (a + b) / 2;
+        if (r->puts[mid].key < key || (r->puts[mid].key == key && r->puts[mid].rev < lo))
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    uint32_t n = 0;
+    while (a < r->put_count && r->puts[a].key == key && r->puts[a].rev <= hi) {
+        n += !r->puts[a].del;
+        a++;
+    }
+    for (uint32_t i = 0; i < r->xput_count; i++) /* few: gap placements */
+        n += r->xputs[i].key == key && r->xputs[i].rev >= lo && r->xputs[i].rev <= hi;
+    return n;
+}
+
+static int obs_cmp(const void *a, const void *b)
+{
+    const struct rv_obs *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    if (x->at != y->at)
+        return x->at < y->at ? -1 : 1;
+    if (x->mod != y->mod)
+        return x->mod < y->mod ? -1 : 1;
+    return (x->create > y->create) - (x->create < y->create);
+}
+
+static void obs_build(struct rv *r)
+{
+    const struct chk_history *h = r->h;
+    uint32_t cap = 0;
+    r->obs_built = true;
+    /* revisions no write claims yet, counted up to each revision */
+    r->gapcount = fl_malloc((size_t)(r->max_rev + 2) * sizeof(int64_t));
+    r->gapcount[0] = 0;
+    for (int64_t x = 1; x <= r->max_rev + 1; x++)
+        r->gapcount[x] = r->gapcount[x - 1] + (x >= 2 && x <= r->max_rev && r->claim[x] < 0);
+    for (uint32_t i = 0; i < h->op_count; i++) {
+        const struct chk_op *op = &h->ops[i];
+        if (r->role[i] != ROLE_READ || op->kind != CHK_OP_TXN)
+            continue;
+        for (uint32_t j = 0; j < (uint32_t)op->then_count + op->else_count; j++) {
+            const struct chk_sub *s = &h->subs[op->sub_first + j];
+            if (s->kind != CHK_SUB_RANGE || !(s->flags & CHK_SUBF_KVS_SET))
+                continue;
+            int64_t at = s->req_rev > 0 ? s->req_rev : op->rev;
+            if (s->range_end != CHK_RANGE_ONE && s->limit == 0) {
+                /* the keys of the range it did not return were absent */
+                uint32_t rk = h->key_rank[s->key];
+                uint32_t re =
+                    s->range_end == CHK_RANGE_ALL ? h->keys.count : h->key_rank[s->range_end];
+                uint32_t kv = 0;
+                for (uint32_t x = rk; x < re; x++) {
+                    int32_t key = (int32_t)h->key_order[x];
+                    if (kv < s->kv_count && h->kvs[s->kv_first + kv].key == key) {
+                        kv++;
+                        continue;
+                    }
+                    if (r->obs_count == cap) {
+                        cap = cap ? cap * 2 : 256;
+                        r->obs = fl_realloc(r->obs, cap * sizeof(*r->obs));
+                    }
+                    r->obs[r->obs_count++] =
+                        (struct rv_obs){key, false, false, at, 0, 0, 0, CHK_NIL};
+                }
+            }
+            uint32_t n = s->kv_count ? s->kv_count : (s->range_end == CHK_RANGE_ONE);
+            for (uint32_t k = 0; k < n; k++) {
+                if (r->obs_count == cap) {
+                    cap = cap ? cap * 2 : 256;
+                    r->obs = fl_realloc(r->obs, cap * sizeof(*r->obs));
+                }
+                struct rv_obs *o = &r->obs[r->obs_count++];
+                if (s->kv_count) {
+                    const struct chk_kv *kv = &h->kvs[s->kv_first + k];
+                    *o = (struct rv_obs){kv->key,     true,           false,       at,
+                                         kv->mod_rev, kv->create_rev, kv->version, kv->value};
+                } else {
+                    *o = (struct rv_obs){s->key, false, false, at, 0, 0, 0, CHK_NIL};
+                }
+            }
+        }
+    }
+    /* Compares, prev kvs and delete counts look at keys too, in the state before the
+     * op (a write at revision R sees R-1): observations without content, except a
+     * succeeded value-equality compare, which saw that value. */
+    for (uint32_t i = 0; i < h->op_count; i++) {
+        const struct chk_op *op = &h->ops[i];
+        if ((r->role[i] != ROLE_READ && r->role[i] != ROLE_WRITE) || op->kind != CHK_OP_TXN)
+            continue;
+        int64_t at = r->role[i] == ROLE_WRITE ? op->rev - 1 : op->rev;
+        bool succ = (op->flags & CHK_OPF_SUCCEEDED_SET) && (op->flags & CHK_OPF_SUCCEEDED);
+        for (uint32_t j = 0; j < (uint32_t)op->cmp_count + op->then_count + op->else_count; j++) {
+            int32_t key;
+            int32_t value = CHK_NOT_GIVEN;
+            if (j < op->cmp_count) {
+                const struct chk_cmp *c = &h->cmps[op->cmp_first + j];
+                key = c->key;
+                if (succ && c->target == CHK_CMP_VALUE && c->result == CHK_CMP_EQ)
+                    value = (int32_t)c->operand;
+            } else {
+                const struct chk_sub *s = &h->subs[op->sub_first + j - op->cmp_count];
+                bool looks = (s->flags & CHK_SUBF_PREV_KV) ||
+                             (s->kind == CHK_SUB_DELETE && (s->flags & CHK_SUBF_COUNT_SET));
+                if (s->kind == CHK_SUB_RANGE || r->role[i] != ROLE_WRITE ||
+                    s->range_end != CHK_RANGE_ONE || !looks)
+                    continue;
+                key = s->key;
+            }
+            if (r->obs_count == cap) {
+                cap = cap ? cap * 2 : 256;
+                r->obs = fl_realloc(r->obs, cap * sizeof(*r->obs));
+            }
+            r->obs[r->obs_count++] = (struct rv_obs){
+                key, true, value == CHK_NOT_GIVEN, at, CHK_NO_REV, CHK_NO_REV, CHK_NO_REV, value};
+        }
+    }
+    if (r->obs_count)
+        qsort(r->obs, r->obs_count, sizeof(*r->obs), obs_cmp);
+    cap = 0;
+    for (uint32_t i = 0; i < h->op_count; i++) {
+        const struct chk_op *op = &h->ops[i];
+        bool placed = r->role[i] == ROLE_PLACED && op->cmp_count == 0;
+        if ((r->role[i] != ROLE_WRITE && !placed) || op->kind != CHK_OP_TXN)
+            continue;
+        bool succ = op->cmp_count == 0 || (op->flags & CHK_OPF_SUCCEEDED);
+        if (op->cmp_count && !(op->flags & CHK_OPF_SUCCEEDED_SET))
+            continue;
+        int64_t at = placed ? r->pos[i] / 2 : op->rev;
+        uint32_t first = op->sub_first + (succ ? 0 : op->then_count);
+        uint32_t n = succ ? op->then_count : op->else_count;
+        for (uint32_t j = 0; j < n; j++) {
+            const struct chk_sub *s = &h->subs[first + j];
+            if (s->kind == CHK_SUB_RANGE ||
+                (s->kind == CHK_SUB_DELETE && s->range_end != CHK_RANGE_ONE))
+                continue;
+            if (r->put_count == cap) {
+                cap = cap ? cap * 2 : 256;
+                r->puts = fl_realloc(r->puts, cap * sizeof(*r->puts));
+            }
+            r->puts[r->put_count++] = (struct rv_put){s->key, s->kind == CHK_SUB_DELETE, at};
+        }
+    }
+    if (r->put_count)
+        qsort(r->puts, r->put_count, sizeof(*r->puts), put_cmp);
+}
+
+/* Could key k have been changed at revision g (to present or absent), given the first
+ * read of k at or after g? */
+static int64_t next_put(const struct rv *r, int32_t key, int64_t g);
+
+static int obs_allows(struct rv *r, int32_t k, int64_t g, bool present, int32_t value)
+{
+    uint32_t lo = 0, hi = r->obs_count;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        const struct rv_obs *o = &r->obs[mid];
+        if (o->key < k || (o->key == k && o->at < g))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    while (lo < r->obs_count && r->obs[lo].key == k && r->obs[lo].touch)
+        lo++;
+    if (lo == r->obs_count || r->obs[lo].key != k)
+        return 1;
+    const struct rv_obs *o = &r->obs[lo];
+    /* no known write of k and no undecided revision between g and the observation:
+     * it shows our effect */
+    int demanded = 1;
+    if (o->value != CHK_NOT_GIVEN && next_put(r, k, g) > o->at && o->at <= r->max_rev) {
+        bool mine = o->value == (present ? value : CHK_NIL);
+        if (!mine && r->gapcount[o->at] == r->gapcount[g])
+            return 0;
+        if (mine)
+            demanded = 2; /* a later read saw exactly this: prefer it */
+    }
+    if (!o->present)
+        return demanded;
+    if (!present)
+        return o->create == CHK_NO_REV || o->create >= g ? demanded : 0;
+    if (o->mod != CHK_NO_REV && o->mod < g)
+        return 0;
+    /* the version counts the puts since creation: one more must fit */
+    if (o->create != CHK_NO_REV && o->version != CHK_NO_REV && o->create <= g) {
+        int64_t known = (int64_t)puts_between(r, k, o->create, o->at);
+        if (known + 1 > o->version)
+            return 0;
+        if (known < o->version)
+            return 2; /* a put of k is missing in [create, at]: this one may be it */
+    }
+    return demanded;
+}
+
+/* Is the candidate's effect (p->tmp against p->st) consistent with later reads? */
+/* What a candidate would do at a gap: the entries of the keys it touches, after. */
+#define EFF_KEYS_MAX    16
+#define GAP_CHOICES_MAX 8
+struct gap_eff {
+    uint32_t n;
+    bool wrote;
+    int32_t key[EFF_KEYS_MAX];
+    struct chk_kent after[EFF_KEYS_MAX];
+};
+
+/* The single keys an op touches; false when it touches a range or too many keys. */
+static bool op_keys(const struct chk_history *h, const struct chk_op *op, struct gap_eff *e)
+{
+    e->n = 0;
+    for (uint32_t j = 0; j < (uint32_t)op->cmp_count + op->then_count + op->else_count; j++) {
+        int32_t k;
+        if (j < op->cmp_count) {
+            k = h->cmps[op->cmp_first + j].key;
+        } else {
+            const struct chk_sub *s = &h->subs[op->sub_first + j - op->cmp_count];
+            if (s->range_end != CHK_RANGE_ONE)
+                return false;
+            k = s->key;
+        }
+        bool dup = false;
+        for (uint32_t x = 0; x < e->n && !dup; x++)
+            dup = e->key[x] == k;
+        if (dup)
+            continue;
+        if (e->n == EFF_KEYS_MAX)
+            return false;
+        e->key[e->n++] = k;
+    }
+    return true;
+}
+
+/* Steps op on the current state without keeping anything: records its effect. The
+ * state is restored from the saved entries (no copy of the whole state). */
+static bool dry_run(struct rv_replay *p, const struct chk_history *h, const struct chk_op *op,
+                    struct gap_eff *e)
+{
+    if (!op_keys(h, op, e))
+        return false;
+    struct chk_kent saved[EFF_KEYS_MAX];
+    for (uint32_t x = 0; x < e->n; x++)
+        saved[x] = p->st->ent[e->key[x]];
+    int64_t rev = p->st->rev;
+    struct chk_change_buf *keep = p->m.changes;
+    p->m.changes = NULL;
+    struct chk_step s = chk_model_step(&p->m, p->st, op);
+    p->m.changes = keep;
+    e->wrote = s.wrote;
+    for (uint32_t x = 0; x < e->n; x++) {
+        e->after[x] = p->st->ent[e->key[x]];
+        p->st->ent[e->key[x]] = saved[x];
+    }
+    p->st->rev = rev;
+    return true;
+}
+
+static const struct chk_kent *eff_entry(const struct rv_replay *p, const struct gap_eff *e,
+                                        int32_t k)
+{
+    for (uint32_t x = 0; x < e->n; x++) {
+        if (e->key[x] == k)
+            return &e->after[x];
+    }
+    return &p->st->ent[k];
+}
+
+/* 0: the candidate's effect contradicts later reads; 1: it fits; 2: it fits and a
+ * later read asks for it (a version count or the very value). */
+static int gap_effect_ok(struct rv *r, struct rv_replay *p, const struct gap_eff *e, int64_t g)
+{
+    int best = 1;
+    for (uint32_t x = 0; x < e->n; x++) {
+        const struct chk_kent *a = &p->st->ent[e->key[x]], *b = &e->after[x];
+        if (a->value == b->value && a->mod_rev == b->mod_rev)
+            continue;
+        int v = obs_allows(r, e->key[x], g, b->value != CHK_NIL, b->value);
+        if (!v)
+            return 0;
+        best = FL_MAX(best, v);
+    }
+    return best;
+}
+
+/* First known write of key after rev g (INT64_MAX when none). */
+static int64_t next_put(const struct rv *r, int32_t key, int64_t g)
+{
+    uint32_t a = 0, b = r->put_count;
+    while (a < b) {
+        uint32_t mid = (a + b) / 2;
+        if (r->puts[mid].key < key || (r->puts[mid].key == key && r->puts[mid].rev <= g))
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    return a < r->put_count && r->puts[a].key == key ? r->puts[a].rev : INT64_MAX;
+}
+
+/* Is key k's state at g unobservable: overwritten by a known write before any read
+ * looked at it? */
+static bool unseen(const struct rv *r, int32_t k, int64_t g)
+{
+    int64_t over = next_put(r, k, g);
+    uint32_t lo = 0, hi = r->obs_count;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        const struct rv_obs *o = &r->obs[mid];
+        if (o->key < k || (o->key == k && o->at < g))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return !(lo < r->obs_count && r->obs[lo].key == k && r->obs[lo].at < over);
+}
+
+/* Do two candidates' effects at g differ only in values nobody could see? Then the
+ * choice between them changes nothing observable. */
+static bool same_effect(struct rv *r, struct rv_replay *p, int64_t g, const struct gap_eff *x,
+                        const struct gap_eff *y)
+{
+    for (int side = 0; side < 2; side++) {
+        const struct gap_eff *e = side ? y : x;
+        for (uint32_t i = 0; i < e->n; i++) {
+            int32_t k = e->key[i];
+            const struct chk_kent *a = eff_entry(p, x, k), *b = eff_entry(p, y, k);
+            if (!memcmp(a, b, sizeof(*a)))
+                continue;
+            if (a->value == CHK_NIL || b->value == CHK_NIL || a->version != b->version ||
+                a->create_rev != b->create_rev || a->mod_rev != b->mod_rev || !unseen(r, k, g))
+                return false;
+        }
+    }
+    return true;
+}
+
+static void place_gap(struct rv *r, int32_t found, int64_t g)
+{
+    const struct chk_history *h = r->h;
+    r->role[found] = ROLE_PLACED;
+    r->claim[g] = found;
+    r->pos[found] = 2 * g;
+    r->out->revealed++;
+    const struct chk_op *op = &h->ops[found];
+    for (uint32_t j = 0; j < op->then_count && op->cmp_count == 0; j++) {
+        const struct chk_sub *s = &h->subs[op->sub_first + j];
+        if (s->kind != CHK_SUB_PUT && s->kind != CHK_SUB_APPEND)
+            continue;
+        if (r->xput_count == r->xput_cap) {
+            r->xput_cap = r->xput_cap ? r->xput_cap * 2 : 64;
+            r->xputs = fl_realloc(r->xputs, r->xput_cap * sizeof(*r->xputs));
+        }
+        r->xputs[r->xput_count++] = (struct rv_put){s->key, false, g};
+    }
+}
+
+/* Fills gap revision g with the unknown op that could have written there. Only one
+ * candidate, or several with the same effect, is a proof; anything else (a choice
+ * between different effects, or a candidate ruled out by later reads) is a guess that
+ * can confirm linearizability but never refute it. */
+void chk__rv_fill_gap(struct rv *r, struct rv_replay *p, int64_t g)
+{
+    struct chk_history *h = r->h;
+    uint32_t viable[GAP_CHOICES_MAX];
+    int vscore[GAP_CHOICES_MAX];
+    uint32_t nv = 0;
+    bool same = true, excluded = false;
+    struct gap_eff e, fe;
+    for (uint32_t c = 0; c < r->cand_op_count; c++) {
+        uint32_t i = r->cand_ops[c];
+        const struct chk_op *op = &h->ops[i];
+        if (op->call_ns > p->sufmin[g])
+            break; /* sorted by call */
+        if (r->role[i] != ROLE_CAND)
+            continue;
+        if (!dry_run(p, h, op, &e)) {
+            same = false; /* a range write: effects not compared, a guess */
+            continue;
+        }
+        if (!e.wrote)
+            continue;
+        if (!r->obs_built)
+            obs_build(r);
+        int score = gap_effect_ok(r, p, &e, g);
+        if (!score) {
+            excluded = true;
+            continue;
+        }
+        if (nv == 0)
+            fe = e;
+        else
+            same = same && same_effect(r, p, g, &fe, &e);
+        if (nv < GAP_CHOICES_MAX) {
+            /* keep by (score desc, call asc): the preferred guess first */
+            uint32_t at = nv++;
+            while (at > 0 && vscore[at - 1] < score) {
+                viable[at] = viable[at - 1];
+                vscore[at] = vscore[at - 1];
+                at--;
+            }
+            viable[at] = i;
+            vscore[at] = score;
+        } else {
+            same = false;
+        }
+    }
+    if (nv == 0)
+        return;
+    uint32_t pick = 0;
+    if (!same && nv > 1 && r->ndecisions < DECISIONS_MAX) {
+        /* a decision point the retries may revisit */
+        uint32_t d = r->ndecisions++;
+        r->dec_rev[d] = g;
+        r->dec_count[d] = nv;
+        pick = d < r->nchoice ? FL_MIN(r->choice[d], nv - 1) : 0;
+    }
+    if (!same || excluded || vscore[pick] == 2) {
+        if (!r->ambiguous)
+            r->ambiguous_rev = g;
+        r->ambiguous = true;
+        if (!same)
+            p->guessed_rev = g; /* watches are not judged on this revision */
+    }
+    place_gap(r, (int32_t)viable[pick], g);
+}

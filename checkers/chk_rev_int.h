@@ -1,0 +1,100 @@
+/*
+ * chk_rev_int.h: internals shared by the revision-order engine's two files:
+ * chk_revision.c (classification, replay, real time, explanation, retries) and
+ * chk_gap.c (placing operations of unknown outcome: reveals and gap filling).
+ * Not a public interface.
+ */
+#ifndef FL_CHK_REV_INT_H
+#define FL_CHK_REV_INT_H
+
+#include "checkers/chk_int.h"
+
+enum { ROLE_NONE = 0, ROLE_WRITE, ROLE_READ, ROLE_TENT, ROLE_CAND, ROLE_PLACED, ROLE_FAILED };
+
+#define VIOL_MAX      16
+#define DECISIONS_MAX 64
+#define ATTEMPTS_MAX  24
+
+struct rv_viol {
+    int kind; /* 0 value, 1 order, 2 duplicate revision */
+    uint32_t op, other;
+    int64_t rev;
+    int64_t pos;
+    char msg[200];
+    json_t *state;
+};
+
+/* What reads saw of one key at one revision (for judging gap candidates). */
+struct rv_obs {
+    int32_t key;
+    bool present;
+    bool touch; /* something looked at the key; content unknown */
+    int64_t at, mod, create, version;
+    int32_t value; /* the value seen (CHK_NIL: absent), CHK_NOT_GIVEN when unknown */
+};
+
+/* A write of a key at a revision whose writer is known. */
+struct rv_put {
+    int32_t key;
+    bool del; /* a delete (counted as a write, not as a put) */
+    int64_t rev;
+};
+
+struct rv {
+    struct chk_history *h;
+    struct chk_lin_result *out;
+    int64_t max_rev;
+    uint8_t *role;
+    int64_t *pos;   /* per op; INT64_MIN when not positioned */
+    int32_t *claim; /* per revision: op index, -1 none */
+    struct rv_viol viol[VIOL_MAX];
+    uint32_t viol_count, viol_total;
+    /* candidates (unknown writes) by (key, value) */
+    struct cand_ent *cands;
+    uint32_t cand_count;
+    bool ambiguous;
+    int64_t ambiguous_rev;
+    uint32_t gaps;
+    struct rv_obs *obs;
+    uint32_t obs_count;
+    bool obs_built;
+    struct rv_put *puts;
+    uint32_t put_count;
+    uint32_t *cand_ops; /* unknown writes still unplaced after the reveals, by call */
+    uint32_t cand_op_count;
+    /* Guessed gaps of this attempt (decision points) and the choices to take at them:
+     * a replay that ends in a violation is retried with another choice at the last
+     * decision before the violation, up to ATTEMPTS_MAX replays. */
+    uint32_t ndecisions, nchoice;
+    int64_t dec_rev[DECISIONS_MAX];
+    uint32_t dec_count[DECISIONS_MAX];
+    uint32_t choice[DECISIONS_MAX];
+    int64_t *gapcount;    /* unclaimed revisions <= r, when obs_build ran */
+    struct rv_put *xputs; /* puts of ops placed into gaps after obs_build */
+    uint32_t xput_count, xput_cap;
+};
+
+struct cand_ent {
+    int32_t key, value; /* value CHK_NIL: a delete of key */
+    int64_t call_ns;
+    uint32_t op;
+};
+
+struct rv_replay {
+    struct chk_model m;
+    struct chk_kstate *st;
+    struct chk_kstate *tmp;
+    size_t st_size;
+    char why[200];
+    int32_t *head, *next; /* reads bucketed by judged revision */
+    int64_t *sufmin;      /* per revision: min return of ops positioned after 2r */
+    int64_t guessed_rev;  /* the gap whose writer was guessed last */
+};
+
+int chk__rv_cand_cmp(const void *a, const void *b);
+/* Places unknown-outcome ops that reads and watch events reveal. */
+void chk__rv_reveal_all(struct rv *r);
+/* Fills gap revision g (see chk_gap.c). */
+void chk__rv_fill_gap(struct rv *r, struct rv_replay *p, int64_t g);
+
+#endif
