@@ -503,6 +503,14 @@ static void after_persist(struct srv_member *m)
     emit_raft_events(m, rd);
     raft_advance(m->raft, rd);
     take_snapshot(m, false);
+    if (m->bug_reset_at && m->applied >= m->bug_reset_at) {
+        m->bug_reset_at = 0;
+        struct fl_buf kv;
+        fl_buf_init(&kv);
+        mvcc_snapshot_encode(m->kv, &kv);
+        mvcc_snapshot_restore(m->kv, kv.data, kv.len, MVCC_RESTORE_RESTART);
+        fl_buf_close(&kv);
+    }
     srv_rpc_after_apply(m);
 }
 
@@ -600,6 +608,10 @@ struct srv_member *srv_member_recover(struct srv_cluster *cl, int node, int proc
 
     struct srv_member *m =
         member_alloc(cl, node, proc, st.member_id, st.cluster_id, have_snap ? snap.index : 0);
+    /* FL_BUG(MVCC_REVISION_RESET_ON_RESTART) without a snapshot file: once the replay of
+     * the WAL reaches the commit index, the store is reloaded "for a restart" too. */
+    if (FL_BUG(MVCC_REVISION_RESET_ON_RESTART) && st.commit > (have_snap ? snap.index : 0))
+        m->bug_reset_at = st.commit;
     if (have_snap) {
         bool ok = member_load_image(m, snap_data, snap_len, MVCC_RESTORE_RESTART);
         FL_ASSERTF(ok, "member %d: snapshot file does not decode", node);

@@ -126,6 +126,7 @@ struct srv_member {
     uint64_t old_wal_below;              /* segments below this seq are removable */
     struct raft_conf_state applied_conf; /* configuration as of the applied index */
     uint64_t snap_seq;                   /* snapshot files written by this incarnation */
+    uint64_t bug_reset_at; /* FL_BUG(MVCC_REVISION_RESET_ON_RESTART): reload at this index */
 
     /* raft soft state */
     enum raft_role role;
