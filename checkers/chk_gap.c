@@ -127,12 +127,14 @@ void chk__rv_reveal_all(struct rv *r)
             }
         }
     }
-    for (uint32_t i = 0; i < h->event_count; i++) {
+    for (uint32_t i = 0; i < h->event_count && !r->no_watch; i++) {
         const struct chk_wevent *e = &h->events[i];
+        uint32_t before = r->out->revealed;
         if (e->kind == CHK_EV_PUT)
             rv_reveal(r, e->key, e->value, e->mod_rev);
         else if (e->kind == CHK_EV_DELETE)
             rv_reveal(r, e->key, CHK_NIL, e->mod_rev);
+        r->watch_reveals += r->out->revealed - before;
     }
     /* then what creation revisions tell (exact reveals first: they know the value) */
     for (uint32_t i = 0; i < h->kv_count; i++) {
@@ -140,10 +142,12 @@ void chk__rv_reveal_all(struct rv *r)
         if (kv->create_rev != CHK_NO_REV && kv->create_rev != kv->mod_rev)
             rv_reveal_create(r, kv->key, kv->create_rev);
     }
-    for (uint32_t i = 0; i < h->event_count; i++) {
+    for (uint32_t i = 0; i < h->event_count && !r->no_watch; i++) {
         const struct chk_wevent *e = &h->events[i];
+        uint32_t before = r->out->revealed;
         if (e->kind == CHK_EV_PUT && e->create_rev != CHK_NO_REV && e->create_rev != e->mod_rev)
             rv_reveal_create(r, e->key, e->create_rev);
+        r->watch_reveals += r->out->revealed - before;
     }
 }
 

@@ -54,6 +54,8 @@ struct rv {
     uint32_t cand_count;
     bool ambiguous;
     int64_t ambiguous_rev;
+    bool no_watch;          /* watch events reveal nothing in this run */
+    uint32_t watch_reveals; /* unknown ops placed by a watch event */
     uint32_t gaps;
     struct rv_obs *obs;
     uint32_t obs_count;
