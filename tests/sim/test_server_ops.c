@@ -48,6 +48,26 @@ static void test_learner_promote_remove(void)
 
     CHECK(wait_converged(&f, 5 * FL_S));
     CHECK(count_events("snapshot_applied", n4) >= 1);
+    /* A learner serves Status and serializable reads only. */
+    {
+        struct tclient lc;
+        tc_open(&lc, f.w, f.cproc, srv_cluster_node_proc(f.cl, n4));
+        Rpc__ServerMsg *pm = tc_put(&lc, "x", "1");
+        CHECK_EQ_STR(tc_err(pm), "etcdserver: rpc not supported for learner");
+        if (pm)
+            rpc__server_msg__free_unpacked(pm, NULL);
+        CHECK(read_is(&f, n4, "k150", "v150", true));
+        Rpc__ServerMsg *gm = tc_get(&lc, "k150", false);
+        CHECK_EQ_STR(tc_err(gm), "etcdserver: rpc not supported for learner");
+        if (gm)
+            rpc__server_msg__free_unpacked(gm, NULL);
+        tc_close(&lc);
+    }
+    /* Promoting a voter is refused with its own text. */
+    struct ctl prv = {0};
+    srv_cluster_member_promote(f.cl, 0, l == 1 ? 2 : 1, ctl_done, &prv);
+    CHECK(ctl_wait(&f, &prv, FL_S));
+    CHECK_EQ_STR(prv.text, "etcdserver: can only promote a learner member");
     struct ctl pr2 = {0};
     srv_cluster_member_promote(f.cl, 0, n4, ctl_done, &pr2);
     CHECK(ctl_wait(&f, &pr2, 5 * FL_S));
