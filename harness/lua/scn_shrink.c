@@ -7,8 +7,9 @@
  *
  * skip_faults: fault ordinals (run.h) that do nothing; end_at: the scenario stops at
  * that simulated time as if its main chunk had returned (the checkers then judge the
- * run as usual); time_scale: run/sleep/run_until durations asked for at or after
- * scale_from (default 0) take time_scale percent of what the script says; clients,
+ * run as usual); time_scale: run/sleep/run_until durations, and a nemesis' every and
+ * duration, asked for at or after scale_from (default 0) take time_scale percent of
+ * what the script says (a nemesis tick keeps its ordinal and its draws); clients,
  * keys, rate, watchers: replace scenario{}'s clients.count and workload knobs. It must
  * come before scenario{} and before anything that uses the cluster; once. What it
  * asked for is in the --json summary under "shrink" (with "cut_at_ms" when end_at

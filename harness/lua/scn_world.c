@@ -714,7 +714,11 @@ static int l_nemesis(lua_State *L)
     int64_t duration = scn_field_duration(L, 1, "nemesis", "duration", 0);
     if (every <= 0)
         return luaL_error(L, "nemesis.every must be positive");
-    run_nemesis(scn_world(L), kinds, every, duration);
+    struct run_world *rw = scn_world(L);
+    /* shrink{ time_scale }: the nemesis' timeline shrinks with the script's */
+    every = FL_MAX(1, scn_scale_duration(scn_of(L), every));
+    duration = scn_scale_duration(scn_of(L), duration);
+    run_nemesis(rw, kinds, every, duration);
     return 0;
 }
 
