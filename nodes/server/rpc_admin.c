@@ -71,11 +71,6 @@ static void propose_conf(struct srv_member *m, const struct srv_reply *reply, Rp
     cc->context_len = n;
     int err = raft_propose_conf_change(m->raft, cc, NULL);
     free(buf);
-    if (err == FL_OK && (cc->type == RAFT_CC_ADD_VOTER || cc->type == RAFT_CC_ADD_LEARNER)) {
-        /* The configuration is in force now (append time): start the new member so
-         * the leader's first probe finds it listening. */
-        srv_cluster_start_joiner(m->cl, (int)node, cc->node_id, m->cluster_id);
-    }
     if (err == FL_EEXIST) {
         srv_reply_error(m, reply, req->method, RPC_ERR_MEMBER_EXIST);
         srv_waiter_done(m, wt);
