@@ -58,3 +58,8 @@ fl_shrink_test(cli.lua.shrink_late cli 30
 fl_shrink_test(cli.lua.shrink_badopt cli 30
   ${FL_CHK} 2 "shrink/badopt.lua:1: unknown option 'bogus' in shrink"
   ${FL_BIN} run ${FL_SHR}/badopt.lua --db ${FL_SDB}/e.db)
+# Every bug scenario of scenarios/bugs/ that fails with its switch on shrinks to a
+# smaller file that still fails the same check (skipped while there are none).
+fl_shrink_test(scenario.shrink.bug_scenarios scenario 1800
+  python3 ${FL_SCN}/shrink_bugs.py ${FL_BIN} ${CMAKE_SOURCE_DIR} ${FL_SDB}/bugs)
+set_tests_properties(scenario.shrink.bug_scenarios PROPERTIES SKIP_RETURN_CODE 77)
