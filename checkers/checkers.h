@@ -194,6 +194,13 @@ struct chk_history {
     /* Set before adding values: an empty value reads as an absent key (porcupine kv
      * logs, where every key starts as ""); chk_history_value then maps "" to CHK_NIL. */
     bool empty_is_absent;
+    /* Every revision comes from a recorded operation: nothing else writes (no lease
+     * expiry, no unrecorded clients) and the history starts from an empty store. Then
+     * a revision no recorded operation can explain is a violation (as in the search
+     * engine, which always requires it). Off by default: the revision engine then
+     * treats such a revision as written by something outside the history and lets the
+     * reads judge. The loaders clear it when lease calls or leased puts appear. */
+    bool revisions_complete;
 };
 
 void chk_history_init(struct chk_history *h);

@@ -666,6 +666,7 @@ int chk_gen_history(const struct chk_gen_opts *o, int mutation, struct chk_histo
     else if (mutation > CHK_MUT_REORDER_WRITES && mutation < CHK_MUT_COUNT)
         rc = mut_watch(&g, mutation);
     if (!rc) {
+        h->revisions_complete = true; /* every write of the run is in the history */
         emit(&g, h);
         struct fl_buf err;
         fl_buf_init(&err);

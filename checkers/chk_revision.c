@@ -302,6 +302,31 @@ static void sort_changes(const struct chk_history *h, struct chk_change_buf *c)
     qsort(c->v, c->count, sizeof(*c->v), change_cmp);
 }
 
+/* A revision no recorded operation explains, in a history where nothing else writes:
+ * something applied a write nobody asked for (a duplicated retry, a phantom). The
+ * violation names the first op ordered after it. */
+static void phantom_revision(struct rv *r, int64_t rev)
+{
+    const struct chk_history *h = r->h;
+    uint32_t after = UINT32_MAX;
+    if (r->viol_count < VIOL_MAX) {
+        int64_t best = INT64_MAX;
+        for (uint32_t i = 0; i < h->op_count; i++) {
+            if (r->pos[i] != INT64_MIN && r->pos[i] > 2 * rev - 1 && r->pos[i] < best) {
+                best = r->pos[i];
+                after = i;
+            }
+        }
+    }
+    if (after == UINT32_MAX)
+        after = 0;
+    char msg[200];
+    snprintf(msg, sizeof(msg),
+             "revision %lld exists but no recorded operation could have written it",
+             (long long)rev);
+    viol_add(r, 0, after, UINT32_MAX, rev, 2 * rev, msg, NULL);
+}
+
 static void rv_replay(struct rv *r)
 {
     struct chk_history *h = r->h;
@@ -355,6 +380,8 @@ static void rv_replay(struct rv *r)
             p.st->rev = rev - 1;
             if (w < 0) {
                 r->gaps++;
+                if (h->revisions_complete && !r->ambiguous && h->op_count)
+                    phantom_revision(r, rev);
                 p.st->rev = rev;
                 if (changes.count == changes.cap) {
                     changes.cap = changes.cap ? changes.cap * 2 : 1024;

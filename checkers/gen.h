@@ -52,9 +52,9 @@ struct chk_gen_opts {
 void chk_gen_opts_default(struct chk_gen_opts *o, uint64_t seed);
 
 /*
- * Generates into h (initialised, not finished; finished on success) and applies
- * mutation. Returns FL_OK, or FL_ENOENT when this history offers no place for the
- * mutation (try another seed).
+ * Generates into h (initialised, not finished; finished on success, with
+ * revisions_complete set) and applies mutation. Returns FL_OK, or FL_ENOENT when this history
+ * offers no place for the mutation (try another seed).
  */
 int chk_gen_history(const struct chk_gen_opts *o, int mutation, struct chk_history *h);
 

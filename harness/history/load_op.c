@@ -259,6 +259,8 @@ static int add_sub(struct bctx *c, int kind, const json_t *rq, const json_t *rs,
     s->range_end = end;
     s->value = v;
     s->req_rev = kind == CHK_SUB_RANGE ? geti_or(rq, "revision", NULL, 0) : 0;
+    if (kind == CHK_SUB_PUT && geti_or(rq, "lease", NULL, 0) != 0)
+        c->h->revisions_complete = false;
     s->limit = kind == CHK_SUB_RANGE ? geti_or(rq, "limit", NULL, 0) : 0;
     const json_t *pk = rq ? json_object_get(rq, "prev_kv") : NULL;
     if (pk && json_is_true(pk))
@@ -443,6 +445,8 @@ int ld_build_op(struct chk_history *h, const struct ld_op *o, char *err, size_t 
             "lease_grant", "lease_revoke", "lease_keepalive", "lease_ttl", "defragment",
             "status",      "alarm",        "hash_kv",         "snapshot",  "move_leader",
             "watch",       "leaseGrant",   "leaseRevoke",     "moveleader"};
+        if (!strncmp(k, "lease", 5))
+            h->revisions_complete = false; /* leases delete keys when they end */
         if (o->lenient || !strncmp(k, "lease", 5) || !strncmp(k, "member", 6))
             return 1;
         for (size_t i = 0; i < FL_ARRAY_LEN(skip); i++) {

@@ -230,6 +230,38 @@ static void test_watch_cannot_fail_lin(void)
     CHECK_EQ_INT(lin(a), CHK_PASS);
 }
 
+/* A revision nothing explains: an outside writer by default, a violation when the
+ * history is complete (where both engines then agree). */
+static void test_phantom_revision(void)
+{
+    const char *a = PUT(
+        1, "a", "1", 10, 20,
+        2) "{\"client\":3,\"op\":\"get\",\"key\":\"a\",\"call\":40,\"return\":50,\"value\":\"1\","
+           "\"mod_rev\":2,\"rev\":3}\n";
+    struct chk_history h;
+    struct fl_buf e;
+    fl_buf_init(&e);
+    for (int complete = 0; complete < 2; complete++) {
+        chk_history_init(&h);
+        CHECK_EQ_INT(hist_load_jsonl_mem("t", a, strlen(a), &h, &e), FL_OK);
+        h.revisions_complete = complete;
+        struct chk_limits lim = {0};
+        lim.engine = CHK_ENGINE_REVISION;
+        struct chk_lin_result r;
+        chk_lin_check(&h, &lim, &r);
+        CHECK_EQ_INT(r.verdict, complete ? CHK_FAIL : CHK_PASS);
+        if (complete)
+            CHECK(strstr(r.reason, "no recorded operation") != NULL);
+        chk_lin_result_close(&r);
+        lim.engine = CHK_ENGINE_SEARCH;
+        chk_lin_check(&h, &lim, &r);
+        CHECK_EQ_INT(r.verdict, CHK_FAIL);
+        chk_lin_result_close(&r);
+        chk_history_close(&h);
+    }
+    fl_buf_close(&e);
+}
+
 static void test_serializable(void)
 {
     /* a serializable read may be stale (etcd serves it locally) ... */
@@ -345,6 +377,7 @@ int main(void)
     test_unknown();
     test_serializable();
     test_watch_cannot_fail_lin();
+    test_phantom_revision();
     test_errors();
     test_jepsen_kv_semantics();
     CHECK_EQ_INT(lin(""), CHK_PASS); /* an empty history is linearizable */
