@@ -19,7 +19,8 @@
  *   4. the workload: clients, rate, keys and watchers lowered;
  *   5. one more pass of single-fault removal and of end_at, if replays are left.
  * "The same check" is a check name (the first failing in DESIGN order, or --check);
- * for `expect` also the message of the first failed claim.
+ * for `expect` also the message of the first failed claim, for `watch` the guarantee
+ * of the first violation.
  */
 #include "harness/lua/scn_int.h"
 
@@ -47,7 +48,8 @@ struct shr {
     char cand[320], db[320];
     char *body; /* the scenario text after its own shrink{} directive, if any */
     size_t body_len;
-    char *message; /* expect: the claim that must fail again; NULL for other checks */
+    char *message;   /* expect: the claim that must fail again; NULL for other checks */
+    char *guarantee; /* watch: the guarantee of the first violation; NULL otherwise */
     int64_t timeout_ms;
     int max_runs;
     bool exhausted;
@@ -227,6 +229,13 @@ static bool fails_target(const struct shr *sh, const json_t *sum)
     const char *cv = check_verdict(sum, sh->res->check);
     if (!v || strcmp(v, "fail") || !cv || strcmp(cv, "fail"))
         return false;
+    if (sh->guarantee) {
+        json_t *g = json_object_get(
+            json_object_get(json_object_get(json_object_get(sum, "checks"), "watch"), "guarantees"),
+            sh->guarantee);
+        const char *gv = json_string_value(json_object_get(g, "verdict"));
+        return gv && !strcmp(gv, "fail");
+    }
     if (!sh->message)
         return true;
     json_t *items =
@@ -544,6 +553,8 @@ static void output_text(struct shr *sh, struct fl_buf *out)
     fl_buf_printf(&note, "`, which fails %s", sh->res->check);
     if (sh->message)
         fl_buf_printf(&note, " (\"%s\")", sh->message);
+    if (sh->guarantee)
+        fl_buf_printf(&note, " (guarantee %s)", sh->guarantee);
     fl_buf_printf(&note, ". The shrink{} directive in front of line 1 replays it smaller: ");
     describe_removed(sh, &note);
     fl_buf_printf(&note, ".");
@@ -647,6 +658,12 @@ static int judge_original(struct shr *sh)
     if (!strcmp(res->check, "expect")) {
         const char *m = first_failed_expect(s);
         sh->message = fl_strdup(m ? m : "");
+    } else if (!strcmp(res->check, "watch")) {
+        json_t *w = json_object_get(json_object_get(s, "checks"), "watch");
+        const char *g = json_string_value(
+            json_object_get(json_array_get(json_object_get(w, "violations"), 0), "guarantee"));
+        if (g)
+            sh->guarantee = fl_strdup(g);
     }
     res->faults_before = count_faults(s);
     res->script_ms_before = sum_int(s, "script_end_ms", NULL);
@@ -756,10 +773,11 @@ static int shrink_in(struct shr *sh)
     int rc = judge_original(sh);
     if (rc)
         return rc;
-    logf_(sh, "%s seed %llu fails %s%s%s%s; %d recorded faults, the script ends at %.1fs", o->path,
-          (unsigned long long)o->seed, res->check, sh->message ? " (\"" : "",
-          sh->message ? sh->message : "", sh->message ? "\")" : "", res->faults_before,
-          (double)res->script_ms_before / 1000.0);
+    logf_(sh, "%s seed %llu fails %s%s%s%s%s%s; %d recorded faults, the script ends at %.1fs",
+          o->path, (unsigned long long)o->seed, res->check, sh->message ? " (\"" : "",
+          sh->message ? sh->message : "", sh->message ? "\")" : "",
+          sh->guarantee ? ", guarantee " : "", sh->guarantee ? sh->guarantee : "",
+          res->faults_before, (double)res->script_ms_before / 1000.0);
     search(sh);
     if (same_directive(&sh->best, &sh->base))
         return fail(res, 1,
@@ -803,6 +821,7 @@ int scn_shrink(const struct scn_shrink_options *opts, struct scn_shrink_result *
     rmdir(sh.dir);
     free(sh.body);
     free(sh.message);
+    free(sh.guarantee);
     json_decref(sh.best_sum);
     json_decref(sh.orig_sum);
     scn_directive_close(&sh.base);
