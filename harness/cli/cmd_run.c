@@ -133,6 +133,13 @@ static void print_human(const json_t *s)
             fprintf(stdout, "  %-16s %s\n", names[i],
                     json_string_value(json_object_get(c, "verdict")));
     }
+    json_t *shrink = json_object_get(s, "shrink");
+    if (shrink) {
+        /* a shrunk scenario: say what its directive changed */
+        char *text = json_dumps(shrink, JSON_COMPACT);
+        fprintf(stdout, "  shrink{}         %s\n", text ? text : "");
+        free(text);
+    }
     fprintf(stdout, "digest: %s\n", json_string_value(json_object_get(s, "digest")));
 }
 

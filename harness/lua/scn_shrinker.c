@@ -727,19 +727,37 @@ static int finish(struct shr *sh)
     return res->exit_code = 0;
 }
 
+/* The faults the reduced run still applies, from its own summary. */
+static void describe_kept(struct shr *sh, struct fl_buf *out)
+{
+    int64_t *rec;
+    int n = recorded_ordinals(sh->best_sum, &rec);
+    for (int i = 0; i < n; i++) {
+        fl_buf_printf(out, "%s", i ? "; " : "");
+        describe_ordinal(sh->best_sum, rec[i], out);
+    }
+    if (!n)
+        fl_buf_printf(out, "none");
+    free(rec);
+}
+
 static void report(struct shr *sh)
 {
-    struct fl_buf b, cmd;
+    struct fl_buf b, k, cmd;
     fl_buf_init(&b);
+    fl_buf_init(&k);
     fl_buf_init(&cmd);
     describe_removed(sh, &b);
+    describe_kept(sh, &k);
     replay_cmd(sh, sh->res->out_path, &cmd);
     logf_(sh, "removed: %s", fl_buf_cstr(&b));
+    logf_(sh, "faults kept: %s", fl_buf_cstr(&k));
     logf_(sh, "recorded faults %d -> %d, script end %.1fs -> %.1fs, %d replays",
           sh->res->faults_before, sh->res->faults_after, (double)sh->res->script_ms_before / 1000.0,
           (double)sh->res->script_ms_after / 1000.0, sh->res->runs);
     logf_(sh, "%s still fails %s: %s", sh->res->out_path, sh->res->check, fl_buf_cstr(&cmd));
     fl_buf_close(&b);
+    fl_buf_close(&k);
     fl_buf_close(&cmd);
 }
 
