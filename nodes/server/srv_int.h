@@ -123,9 +123,7 @@ struct srv_member {
     uint64_t snap_index; /* last local or installed snapshot */
     uint64_t applied;
     uint64_t applied_since_snap;
-    uint64_t old_wal_below;              /* segments below this seq are removable */
     struct raft_conf_state applied_conf; /* configuration as of the applied index */
-    uint64_t snap_seq;                   /* snapshot files written by this incarnation */
     uint64_t bug_reset_at; /* FL_BUG(MVCC_REVISION_RESET_ON_RESTART): reload at this index */
 
     /* raft soft state */
@@ -307,8 +305,6 @@ int srv_propose(struct srv_member *m, Raftpb__InternalRequest *ir);
 /* ---- apply.c ---- */
 void srv_apply_entry(struct srv_member *m, const struct raft_entry *e);
 bool srv_alarm_active(const struct srv_member *m, uint32_t type);
-/* Translations between rpc.proto and the MVCC core; results borrow store memory. */
-void srv_kv_to_pb(const struct mvcc_kv *kv, Rpc__KeyValue *out);
 
 /* ---- cluster.c ---- */
 struct sim_world *srv_cluster_world(struct srv_cluster *cl);
