@@ -826,6 +826,14 @@ int scn_shrink(const struct scn_shrink_options *opts, struct scn_shrink_result *
         default_out(opts, res->out_path, sizeof res->out_path);
     if (!strcmp(res->out_path, opts->path))
         return fail(res, 2, "the output '%s' would overwrite the scenario", res->out_path);
+    /* an unwritable output is bad input: say so before the search, not after it */
+    char probe[sizeof res->out_path + 8];
+    snprintf(probe, sizeof probe, "%s.tmp", res->out_path);
+    FILE *pf = fopen(probe, "w");
+    if (!pf)
+        return fail(res, 2, "cannot write '%s': %s", probe, strerror(errno));
+    fclose(pf);
+    unlink(probe);
     const char *tmpdir = getenv("TMPDIR"); /* where to put scratch files, nothing else */
     snprintf(sh.dir, sizeof sh.dir, "%s/faultline-shrink-XXXXXX",
              tmpdir && *tmpdir && strlen(tmpdir) < 200 ? tmpdir : "/tmp");
