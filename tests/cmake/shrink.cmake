@@ -66,3 +66,6 @@ set_tests_properties(scenario.shrink.bug_scenarios PROPERTIES SKIP_RETURN_CODE 7
 fl_shrink_test(cli.shrink.unwritable_output cli 30
   ${FL_CHK} 2 "cannot write '.*no-such-dir/x.lua.tmp'"
   ${FL_BIN} shrink ${FL_SHR}/leader_kept.lua --seed 1 -o ${FL_SDB}/no-such-dir/x.lua)
+# The search is deterministic: the same scenario and seed give the same file.
+fl_shrink_test(determinism.shrink determinism 300
+  sh -c "${FL_BIN} shrink ${FL_SHR}/stale_nemesis.lua --seed 2 --bug mvcc.stale_read --quiet -o ${FL_SDB}/det1.lua && ${FL_BIN} shrink ${FL_SHR}/stale_nemesis.lua --seed 2 --bug mvcc.stale_read --quiet -o ${FL_SDB}/det2.lua && cmp ${FL_SDB}/det1.lua ${FL_SDB}/det2.lua")
