@@ -74,6 +74,14 @@ struct srch {
     struct chk_append_memo memo;
 };
 
+/* When an op returns for the search: an op of unknown outcome may take effect at any
+ * later time, even after the client stopped waiting (a timed-out etcd request can
+ * still be applied), so it never returns. */
+static inline int64_t op_ret(const struct chk_op *op)
+{
+    return op->status == CHK_ST_UNKNOWN ? CHK_NEVER : op->return_ns;
+}
+
 static uint64_t mix64(uint64_t x)
 {
     x ^= x >> 33;
@@ -93,8 +101,8 @@ static int entry_cmp(const void *a, const void *b)
     const struct srch_entry *x = a, *y = b;
     const struct chk_op *ox = &g_sort_h->ops[g_sort_ops[x->op]];
     const struct chk_op *oy = &g_sort_h->ops[g_sort_ops[y->op]];
-    int64_t tx = x->is_call ? ox->call_ns : ox->return_ns;
-    int64_t ty = y->is_call ? oy->call_ns : oy->return_ns;
+    int64_t tx = x->is_call ? ox->call_ns : op_ret(ox);
+    int64_t ty = y->is_call ? oy->call_ns : op_ret(oy);
     if (tx != ty)
         return tx < ty ? -1 : 1;
     if (x->is_call != y->is_call)
@@ -283,7 +291,7 @@ static int srch_run(struct srch *s)
                     memcpy(state, scratch, s->st_size);
                     zacc ^= s->zob[o];
                     lift(s, cur);
-                    definite_left -= op->return_ns != CHK_NEVER;
+                    definite_left -= op_ret(op) != CHK_NEVER;
                     if (s->depth > s->best_depth) {
                         s->best_depth = s->depth;
                         memcpy(s->best_bits, s->bits, s->words * 8);
@@ -305,7 +313,7 @@ static int srch_run(struct srch *s)
             uint32_t o = (uint32_t)s->e[c].op;
             s->bits[o / 64] &= ~(UINT64_C(1) << (o % 64));
             zacc ^= s->zob[o];
-            definite_left += s->h->ops[s->ops[o]].return_ns != CHK_NEVER;
+            definite_left += op_ret(&s->h->ops[s->ops[o]]) != CHK_NEVER;
             unlift(s, c);
             cur = s->e[c].next;
         }
@@ -404,7 +412,7 @@ static void srch_twins(struct srch *s)
         }
         if (k < nl) {
             const struct chk_op *prev = &h->ops[s->ops[last_of[k]]];
-            if (prev->return_ns <= op->return_ns)
+            if (op_ret(prev) <= op_ret(op))
                 s->twin[e->op] = last_of[k];
             last_of[k] = e->op;
         } else {
@@ -453,8 +461,8 @@ static void srch_explain(struct srch *s, struct chk_lin_result *out, int32_t par
         if (s->best_bits[i / 64] & (UINT64_C(1) << (i % 64)))
             continue;
         const struct chk_op *op = &h->ops[s->ops[i]];
-        if (op->return_ns < first_ret) {
-            first_ret = op->return_ns;
+        if (op_ret(op) < first_ret) {
+            first_ret = op_ret(op);
             blocked = i;
         }
     }
@@ -580,7 +588,7 @@ static struct srch *srch_open(struct chk_history *h, const struct chk_limits *li
     srch_build_list(s);
     srch_twins(s);
     for (uint32_t i = 0; i < n; i++)
-        s->definite_left += h->ops[ops[i]].return_ns != CHK_NEVER;
+        s->definite_left += op_ret(&h->ops[ops[i]]) != CHK_NEVER;
     s->cur = s->e[2 * n].next;
     return sp;
 }
@@ -659,8 +667,8 @@ int chk_lin_search(struct chk_history *h, const struct chk_limits *lim, struct c
     int64_t last_definite_ret = INT64_MIN;
     for (uint32_t i = 0; i < h->op_count; i++) {
         const struct chk_op *op = &h->ops[i];
-        if (op->return_ns != CHK_NEVER && op_included(h, op))
-            last_definite_ret = FL_MAX(last_definite_ret, op->return_ns);
+        if (op_ret(op) != CHK_NEVER && op_included(h, op))
+            last_definite_ret = FL_MAX(last_definite_ret, op_ret(op));
     }
     for (uint32_t i = 0; i < h->op_count; i++) {
         const struct chk_op *op = &h->ops[i];
@@ -668,7 +676,7 @@ int chk_lin_search(struct chk_history *h, const struct chk_limits *lim, struct c
             continue;
         /* An unknown op called after every definite op returned cannot matter: put
          * it after everything, i.e. never. */
-        if (op->return_ns == CHK_NEVER && op->call_ns > last_definite_ret)
+        if (op_ret(op) == CHK_NEVER && op->call_ns > last_definite_ret)
             continue;
         key_of[n] = op_single_key(h, op);
         if (key_of[n] < 0)
