@@ -6,7 +6,9 @@
  * removed go to stderr; on success the written path is the one line on stdout.
  * Exit codes: 0 written; 1 the run fails but nothing smaller fails the same check
  * (nothing written); 2 bad input, a script error, or a seed that does not fail;
- * 3 internal error (a replay crashed or hung, or the written file did not fail again).
+ * 3 internal error (a replay crashed or hung, or the written file did not fail again)
+ * or interrupted before anything smaller was found. SIGINT stops the search and writes
+ * the smallest failing run found so far.
  */
 #include "harness/cli/cli.h"
 #include "harness/common/bugs.h"

@@ -38,6 +38,15 @@
 #define SHR_TIMEOUT_MIN_MS   120000
 #define SHR_END_AT_STEPS_MAX 12
 
+/* SIGINT during the search: stop it and write the best run found so far. */
+static volatile sig_atomic_t shr_interrupted;
+
+static void on_sigint(int sig)
+{
+    (void)sig;
+    shr_interrupted = 1;
+}
+
 static const char *const check_order[] = {"linearizability", "watch", "raft_safety", "converge",
                                           "expect"};
 
@@ -170,6 +179,7 @@ static int replay(struct shr *sh, const char *path, json_t **out, char *err, siz
         return FL_EIO;
     }
     if (pid == 0) {
+        signal(SIGINT, SIG_DFL);
         close(fds[0]);
         child_main(sh, path, fds[1]);
     }
@@ -310,7 +320,7 @@ static bool write_file(const char *path, const void *data, size_t len, char *err
  * *sum (if given) is its summary, owned by the caller. */
 static bool try_cand(struct shr *sh, const struct scn_directive *d, json_t **sum)
 {
-    if (sh->res->runs >= sh->max_runs) {
+    if (sh->res->runs >= sh->max_runs || shr_interrupted) {
         sh->exhausted = true;
         return false;
     }
@@ -686,7 +696,9 @@ static void search(struct shr *sh)
     logf_(sh, "second pass");
     phase_faults(sh, true);
     phase_end_at(sh);
-    if (sh->exhausted)
+    if (shr_interrupted)
+        logf_(sh, "interrupted: keeping the smallest failing run found so far");
+    else if (sh->exhausted)
         logf_(sh, "stopped at the limit of %d replays (--max-runs)", sh->max_runs);
 }
 
@@ -791,12 +803,22 @@ static int shrink_in(struct shr *sh)
     int rc = judge_original(sh);
     if (rc)
         return rc;
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    shr_interrupted = 0;
+    sigaction(SIGINT, &sa, &old);
     logf_(sh, "%s seed %llu fails %s%s%s%s%s%s; %d recorded faults, the script ends at %.1fs",
           o->path, (unsigned long long)o->seed, res->check, sh->message ? " (\"" : "",
           sh->message ? sh->message : "", sh->message ? "\")" : "",
           sh->guarantee ? ", guarantee " : "", sh->guarantee ? sh->guarantee : "",
           res->faults_before, (double)res->script_ms_before / 1000.0);
     search(sh);
+    sigaction(SIGINT, &old, NULL); /* from here on Ctrl-C ends it at once */
+    if (shr_interrupted && same_directive(&sh->best, &sh->base))
+        return fail(res, 3, "interrupted before a smaller failing run was found (%d replays)",
+                    res->runs);
     if (same_directive(&sh->best, &sh->base))
         return fail(res, 1,
                     "seed %llu fails %s, but no smaller run found (%d replays) fails it; "
