@@ -118,6 +118,20 @@ void scn_shrink_apply(struct scn *S);
 /* A run/sleep/run_until duration after shrink{}'s time_scale. */
 int64_t scn_scale_duration(struct scn *S, int64_t d);
 
+/* scn_replay.c: one run of a scenario in a forked child (faultline shrink). */
+struct scn_replay {
+    uint64_t seed;
+    const char *db_path; /* removed before and after the run */
+    const char *const *bugs;
+    int bug_count;
+    int64_t timeout_ms; /* wall-clock bound; the child is killed past it */
+};
+/* Runs path; *out = {"exit_code", "error", "summary"} (caller owns it). Returns FL_OK,
+ * or FL_ETIMEOUT / FL_EINTERNAL / FL_EIO with a message in err (hung, crashed, no
+ * answer, no fork). */
+int scn_replay(const struct scn_replay *r, const char *path, json_t **out, char *err, size_t n);
+double scn_mono_s(void); /* monotonic wall seconds: the replay bound only */
+
 /* scn_sandbox.c */
 void scn_open_sandbox(lua_State *L, bool unsafe);
 int scn_l_sorted_pairs(lua_State *L);

@@ -4,12 +4,10 @@
  * seed, and writes it as the original script with a shrink{} directive on its first
  * line (scn_directive.c), which a plain `faultline run FILE --seed N` honours.
  *
- * Every candidate is a complete replay in a forked child process (DESIGN §6: several
- * worlds in one process would have to reset every global — bug switches, libfiu's
- * registry, the SIGINT flag — so each gets a fresh copy of the process instead). The
- * child writes {"exit_code", "error", "summary"} to a pipe; the parent never runs a
- * world itself. A child that crashes or outlives a generous wall-clock bound (the
- * only use of a clock here, to survive a hang) counts as "does not fail".
+ * Every candidate is a complete replay in a forked child process (scn_replay.c); the
+ * parent never runs a world itself. A child that crashes or outlives a generous
+ * wall-clock bound (the only use of a clock here, to survive a hang) counts as "does
+ * not fail".
  *
  * The search, each step keeping whatever still fails the target check:
  *   1. faults: delta debugging over the ordinals of the recorded faults: all at once,
@@ -25,13 +23,8 @@
 #include "harness/lua/scn_int.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #define SHR_RUNS_DEFAULT     400
@@ -82,134 +75,16 @@ static void logf_(struct shr *sh, const char *fmt, ...)
     fflush(sh->o->log);
 }
 
-static double mono_s(void)
+/* One replay (scn_replay.c), counted. */
+static int shr_replay(struct shr *sh, const char *path, json_t **out, char *err, size_t n)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* --- one replay in a child ----------------------------------------------------------- */
-
-static void remove_db(struct shr *sh)
-{
-    static const char *const sfx[] = {"", "-wal", "-shm", "-journal"};
-    char p[400];
-    for (size_t i = 0; i < FL_ARRAY_LEN(sfx); i++) {
-        snprintf(p, sizeof p, "%s%s", sh->db, sfx[i]);
-        unlink(p);
-    }
-}
-
-static _Noreturn void child_main(struct shr *sh, const char *path, int fd)
-{
-    int dn = open("/dev/null", O_WRONLY);
-    if (dn >= 0) {
-        dup2(dn, STDOUT_FILENO);
-        dup2(dn, STDERR_FILENO);
-        close(dn);
-    }
-    struct scn_options so = {.path = path,
-                             .seed = sh->o->seed,
-                             .db_path = sh->db,
-                             .bugs = sh->o->bugs,
-                             .bug_count = sh->o->bug_count};
-    struct scn_result r;
-    int code = scn_run(&so, &r);
-    json_t *o = json_object();
-    json_object_set_new(o, "exit_code", json_integer(code));
-    json_object_set_new(o, "error", json_string(r.error));
-    if (r.run.summary)
-        json_object_set(o, "summary", r.run.summary);
-    char *text = json_dumps(o, JSON_COMPACT);
-    size_t len = text ? strlen(text) : 0, off = 0;
-    while (off < len) {
-        ssize_t w = write(fd, text + off, len - off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            _exit(3);
-        off += (size_t)w;
-    }
-    _exit(0);
-}
-
-/* Reads the child's answer until EOF or the deadline; false on timeout. */
-static bool read_answer(int fd, double deadline, struct fl_buf *b)
-{
-    char chunk[65536];
-    for (;;) {
-        int left_ms = (int)((deadline - mono_s()) * 1000.0);
-        if (left_ms <= 0)
-            return false;
-        struct pollfd p = {.fd = fd, .events = POLLIN};
-        int pr = poll(&p, 1, left_ms);
-        if (pr < 0 && errno == EINTR)
-            continue;
-        if (pr == 0)
-            return false;
-        if (pr < 0)
-            return true;
-        ssize_t r = read(fd, chunk, sizeof chunk);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return true;
-        fl_buf_append(b, chunk, (size_t)r);
-    }
-}
-
-/* Replays path; *out = the child's {"exit_code", "error", "summary"} (caller owns it).
- * Returns FL_OK, or an error with a message in err (crash, timeout, no answer). */
-static int replay(struct shr *sh, const char *path, json_t **out, char *err, size_t n)
-{
-    *out = NULL;
-    remove_db(sh);
-    int fds[2];
-    if (pipe(fds)) {
-        snprintf(err, n, "pipe: %s", strerror(errno));
-        return FL_EIO;
-    }
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0) {
-        snprintf(err, n, "fork: %s", strerror(errno));
-        close(fds[0]);
-        close(fds[1]);
-        return FL_EIO;
-    }
-    if (pid == 0) {
-        signal(SIGINT, SIG_DFL);
-        close(fds[0]);
-        child_main(sh, path, fds[1]);
-    }
-    close(fds[1]);
-    struct fl_buf b;
-    fl_buf_init(&b);
-    bool in_time = read_answer(fds[0], mono_s() + (double)sh->timeout_ms / 1000.0, &b);
-    close(fds[0]);
-    if (!in_time)
-        kill(pid, SIGKILL);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
+    struct scn_replay r = {.seed = sh->o->seed,
+                           .db_path = sh->db,
+                           .bugs = sh->o->bugs,
+                           .bug_count = sh->o->bug_count,
+                           .timeout_ms = sh->timeout_ms};
     sh->res->runs++;
-    int rc = FL_OK;
-    if (!in_time) {
-        snprintf(err, n, "the replay took longer than %lld s and was killed",
-                 (long long)(sh->timeout_ms / 1000));
-        rc = FL_ETIMEOUT;
-    } else if (WIFSIGNALED(status)) {
-        snprintf(err, n, "the replay crashed (signal %d)", WTERMSIG(status));
-        rc = FL_EINTERNAL;
-    } else if (!(*out = json_loadb((const char *)b.data, b.len, 0, NULL))) {
-        snprintf(err, n, "the replay gave no result (exit status %d)",
-                 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-        rc = FL_EINTERNAL;
-    }
-    fl_buf_close(&b);
-    remove_db(sh);
-    return rc;
+    return scn_replay(&r, path, out, err, n);
 }
 
 /* --- judging a summary ----------------------------------------------------------------- */
@@ -331,7 +206,7 @@ static bool try_cand(struct shr *sh, const struct scn_directive *d, json_t **sum
     bool ok = write_file(sh->cand, text.data, text.len, err, sizeof err);
     fl_buf_close(&text);
     json_t *ans = NULL;
-    if (ok && replay(sh, sh->cand, &ans, err, sizeof err))
+    if (ok && shr_replay(sh, sh->cand, &ans, err, sizeof err))
         ok = false;
     if (!ok)
         logf_(sh, "candidate rejected: %s", err);
@@ -639,11 +514,11 @@ static int judge_original(struct shr *sh)
     const struct scn_shrink_options *o = sh->o;
     json_t *ans = NULL;
     char err[512];
-    double t0 = mono_s();
-    if (replay(sh, o->path, &ans, err, sizeof err))
+    double t0 = scn_mono_s();
+    if (shr_replay(sh, o->path, &ans, err, sizeof err))
         return fail(res, 3, "%s: replaying seed %llu: %s", o->path, (unsigned long long)o->seed,
                     err);
-    int64_t wall_ms = (int64_t)((mono_s() - t0) * 1000.0);
+    int64_t wall_ms = (int64_t)((scn_mono_s() - t0) * 1000.0);
     sh->timeout_ms = FL_MAX(SHR_TIMEOUT_MIN_MS, 20 * wall_ms);
     int code = (int)sum_int(ans, "exit_code", NULL);
     json_t *s = json_object_get(ans, "summary");
@@ -721,7 +596,7 @@ static int finish(struct shr *sh)
         return fail(res, 2, "cannot write '%s': %s", res->out_path, strerror(errno));
     }
     json_t *ans = NULL;
-    if (replay(sh, res->out_path, &ans, err, sizeof err))
+    if (shr_replay(sh, res->out_path, &ans, err, sizeof err))
         return fail(res, 3, "%s: the check replay failed: %s", res->out_path, err);
     json_t *s = json_object_get(ans, "summary");
     bool again = s && fails_target(sh, s);
@@ -865,7 +740,6 @@ int scn_shrink(const struct scn_shrink_options *opts, struct scn_shrink_result *
     snprintf(sh.db, sizeof sh.db, "%s/replay.db", sh.dir);
     int rc = shrink_in(&sh);
     unlink(sh.cand);
-    remove_db(&sh);
     rmdir(sh.dir);
     free(sh.body);
     free(sh.message);
