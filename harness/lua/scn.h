@@ -49,6 +49,7 @@ struct scn_directive {
     int time_scale_pct; /* 100: none */
     int64_t scale_from_ns;
     int clients, keys, rate, watchers; /* -1: keep the scenario's */
+    int nodes;                         /* cluster.nodes; -1: keep the scenario's */
 };
 void scn_directive_init(struct scn_directive *d);
 void scn_directive_close(struct scn_directive *d);

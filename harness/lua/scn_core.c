@@ -269,7 +269,7 @@ static void scn_init(struct scn *S, const struct scn_options *opts)
     run_workload_config_default(&S->workload);
     S->checks = RUN_CHECK_ALL;
     S->time_scale_pct = 100;
-    S->ov_clients = S->ov_keys = S->ov_rate = S->ov_watchers = -1;
+    S->ov_clients = S->ov_keys = S->ov_rate = S->ov_watchers = S->ov_nodes = -1;
     snprintf(S->chunkname, sizeof S->chunkname, "@%s", opts->path);
     S->L = luaL_newstate();
     FL_ASSERT(S->L != NULL);

@@ -12,7 +12,7 @@ void scn_directive_init(struct scn_directive *d)
 {
     memset(d, 0, sizeof *d);
     d->time_scale_pct = 100;
-    d->clients = d->keys = d->rate = d->watchers = -1;
+    d->clients = d->keys = d->rate = d->watchers = d->nodes = -1;
 }
 
 void scn_directive_close(struct scn_directive *d)
@@ -60,7 +60,7 @@ void scn_directive_skip(struct scn_directive *d, const int64_t *ordinals, int n)
 bool scn_directive_empty(const struct scn_directive *d)
 {
     return !d->n_skip && !d->end_at_ns && d->time_scale_pct == 100 && d->clients < 0 &&
-           d->keys < 0 && d->rate < 0 && d->watchers < 0;
+           d->keys < 0 && d->rate < 0 && d->watchers < 0 && d->nodes < 0;
 }
 
 /* A duration as Lua text: whole seconds or milliseconds when exact. */
@@ -98,8 +98,8 @@ void scn_directive_format(const struct scn_directive *d, struct fl_buf *out)
             fmt_duration(out, d->scale_from_ns);
         }
     }
-    static const char *const names[] = {"clients", "keys", "rate", "watchers"};
-    const int vals[] = {d->clients, d->keys, d->rate, d->watchers};
+    static const char *const names[] = {"clients", "keys", "rate", "watchers", "nodes"};
+    const int vals[] = {d->clients, d->keys, d->rate, d->watchers, d->nodes};
     for (size_t i = 0; i < FL_ARRAY_LEN(names); i++) {
         if (vals[i] >= 0) {
             fl_buf_printf(out, "%s%s = %d", sep, names[i], vals[i]);
@@ -150,6 +150,8 @@ void scn_directive_from_json(struct scn_directive *d, const json_t *shrink)
         d->rate = (int)x;
     if (json_int_or(shrink, "watchers", -1, &x))
         d->watchers = (int)x;
+    if (json_int_or(shrink, "nodes", -1, &x))
+        d->nodes = (int)x;
 }
 
 size_t scn_directive_prefix_len(const char *text, size_t len)

@@ -62,8 +62,8 @@ struct scn {
     bool cut;           /* end_at stopped the scenario */
     int time_scale_pct; /* 100: none */
     int64_t scale_from_ns;
-    int ov_clients, ov_keys, ov_rate, ov_watchers; /* -1: keep scenario{}'s */
-    json_t *shrink_info;                           /* borrowed; the summary owns it */
+    int ov_clients, ov_keys, ov_rate, ov_watchers, ov_nodes; /* -1: keep scenario{}'s */
+    json_t *shrink_info;                                     /* borrowed; the summary owns it */
 };
 
 /* The coroutine record of L (root for the main state). */

@@ -3,14 +3,15 @@
  * of a reduced scenario, so that it replays with a plain `faultline run FILE --seed N`.
  *
  *   shrink{ skip_faults = {2, 5}, end_at = 12*s, time_scale = 50, scale_from = 3*s,
- *           clients = 2, keys = 3, rate = 50, watchers = 0 }
+ *           clients = 2, keys = 3, rate = 50, watchers = 0, nodes = 3 }
  *
  * skip_faults: fault ordinals (run.h) that do nothing; end_at: the scenario stops at
  * that simulated time as if its main chunk had returned (the checkers then judge the
  * run as usual); time_scale: run/sleep/run_until durations, and a nemesis' every and
  * duration, asked for at or after scale_from (default 0) take time_scale percent of
  * what the script says (a nemesis tick keeps its ordinal and its draws); clients,
- * keys, rate, watchers: replace scenario{}'s clients.count and workload knobs. It must
+ * keys, rate, watchers, nodes: replace scenario{}'s clients.count, workload knobs and
+ * cluster.nodes. It must
  * come before scenario{} and before anything that uses the cluster; once. What it
  * asked for is in the --json summary under "shrink" (with "cut_at_ms" when end_at
  * stopped the scenario).
@@ -66,9 +67,9 @@ static int knob(lua_State *L, const char *key, int min, int max, json_t *info)
 
 static int l_shrink(lua_State *L)
 {
-    static const char *const known[] = {"skip_faults", "end_at",   "time_scale",
-                                        "scale_from",  "clients",  "keys",
-                                        "rate",        "watchers", NULL};
+    static const char *const known[] = {"skip_faults", "end_at", "time_scale", "scale_from",
+                                        "clients",     "keys",   "rate",       "watchers",
+                                        "nodes",       NULL};
     struct scn *S = scn_of(L);
     luaL_checktype(L, 1, LUA_TTABLE);
     lua_settop(L, 1);
@@ -97,6 +98,7 @@ static int l_shrink(lua_State *L)
     S->ov_keys = knob(L, "keys", 1, 64, info);
     S->ov_rate = knob(L, "rate", 0, 10000000, info);
     S->ov_watchers = knob(L, "watchers", 0, 64, info);
+    S->ov_nodes = knob(L, "nodes", 1, 15, info);
     return 0;
 }
 
@@ -110,6 +112,8 @@ void scn_shrink_apply(struct scn *S)
         S->workload.rate = S->ov_rate;
     if (S->ov_watchers >= 0)
         S->workload.watchers = S->ov_watchers;
+    if (S->ov_nodes >= 0)
+        S->cluster.nodes = S->ov_nodes;
 }
 
 int64_t scn_scale_duration(struct scn *S, int64_t d)

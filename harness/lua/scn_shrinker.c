@@ -14,7 +14,8 @@
  *      then halves, quarters, ... down to one at a time;
  *   2. time: run/sleep/run_until durations scaled to 25, 50 or 75 percent;
  *   3. the run: a bisection for the earliest end_at that still fails;
- *   4. the workload: clients, rate, keys and watchers lowered;
+ *   4. the cluster and the workload: nodes (down to 3), clients, rate, keys and
+ *      watchers lowered;
  *   5. one more pass of single-fault removal and of end_at, if replays are left.
  * "The same check" is a check name (the first failing in DESIGN order, or --check);
  * for `expect` also the message of the first failed claim, for `watch` the guarantee
@@ -333,12 +334,12 @@ static void phase_knobs(struct shr *sh)
     static const struct {
         const char *name;
         int min;
-    } knobs[] = {{"clients", 1}, {"rate", 0}, {"keys", 1}, {"watchers", 0}};
+    } knobs[] = {{"nodes", 3}, {"clients", 1}, {"rate", 0}, {"keys", 1}, {"watchers", 0}};
     for (size_t k = 0; k < FL_ARRAY_LEN(knobs) && !sh->exhausted; k++) {
         int64_t cur = sum_int(sh->best_sum, "workload", knobs[k].name);
         if (cur <= knobs[k].min)
             continue;
-        if (k == 2 && sum_int(sh->best_sum, "workload", "rate") == 0)
+        if (k == 3 && sum_int(sh->best_sum, "workload", "rate") == 0)
             continue; /* keys only shape the built-in workload */
         int64_t tries[] = {knobs[k].min, cur / 4, cur / 2, cur * 3 / 4};
         int64_t last = -1;
@@ -350,7 +351,8 @@ static void phase_knobs(struct shr *sh)
             struct scn_directive d;
             scn_directive_init(&d);
             scn_directive_copy(&d, &sh->best);
-            int *field = k == 0 ? &d.clients : k == 1 ? &d.rate : k == 2 ? &d.keys : &d.watchers;
+            int *fields[] = {&d.nodes, &d.clients, &d.rate, &d.keys, &d.watchers};
+            int *field = fields[k];
             *field = (int)v;
             json_t *sum = NULL;
             bool ok = try_cand(sh, &d, &sum);
@@ -409,9 +411,9 @@ static void describe_removed(struct shr *sh, struct fl_buf *out)
     if (d->end_at_ns != b->end_at_ns)
         fl_buf_printf(out, "; run cut at %.1fs (script ended at %.1fs)", (double)d->end_at_ns / 1e9,
                       (double)sum_int(sh->orig_sum, "script_end_ms", NULL) / 1000.0);
-    static const char *const names[] = {"clients", "rate", "keys", "watchers"};
-    const int now[] = {d->clients, d->rate, d->keys, d->watchers};
-    const int was[] = {b->clients, b->rate, b->keys, b->watchers};
+    static const char *const names[] = {"nodes", "clients", "rate", "keys", "watchers"};
+    const int now[] = {d->nodes, d->clients, d->rate, d->keys, d->watchers};
+    const int was[] = {b->nodes, b->clients, b->rate, b->keys, b->watchers};
     for (size_t i = 0; i < FL_ARRAY_LEN(names); i++)
         if (now[i] != was[i])
             fl_buf_printf(out, "; %s %lld -> %d", names[i],

@@ -193,6 +193,7 @@ static json_t *summary(struct run_world *rw, const struct run_result *res, json_
         json_object_set_new(wl, "rate", json_integer(rw->wcfg.rate));
         json_object_set_new(wl, "keys", json_integer(rw->wcfg.keys));
         json_object_set_new(wl, "watchers", json_integer(rw->wcfg.watchers));
+        json_object_set_new(wl, "nodes", json_integer(rw->ccfg.nodes ? rw->ccfg.nodes : 3));
         json_object_set_new(s, "workload", wl);
     }
     if (rw->run_id)

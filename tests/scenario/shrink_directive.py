@@ -17,9 +17,10 @@ want(sh.get("skip_faults") == [2, 4], "shrink.skip_faults: %r" % sh.get("skip_fa
 want(sh.get("end_at_ms") == 2500 and sh.get("cut_at_ms") == 2500, "end_at/cut_at: %r" % sh)
 want(sh.get("time_scale") == 50, "time_scale: %r" % sh)
 want(s["script_end_ms"] == 2500, "script_end_ms %r, want 2500" % s["script_end_ms"])
-want(s["workload"] == {"clients": 1, "keys": 2, "rate": 20, "watchers": 0},
+want(s["workload"] == {"clients": 1, "keys": 2, "rate": 20, "watchers": 0, "nodes": 5},
      "workload: %r" % s["workload"])
 want(len(s["clients"]) == 1, "clients: %d" % len(s["clients"]))
+want(s.get("shrink", {}).get("nodes") == 5, "shrink.nodes: %r" % sh)
 ords = [f.get("ordinal") for f in s["faults"]]
 want(2 not in ords and 4 not in ords, "skipped ordinals recorded: %r" % ords)
 want(ords[:3] == [1, 3, 5], "ordinals %r, want 1, 3, 5 first" % ords)

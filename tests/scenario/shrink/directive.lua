@@ -1,4 +1,4 @@
-shrink{ skip_faults = {2, 4}, end_at = 2500*ms, time_scale = 50, clients = 1, keys = 2, rate = 20, watchers = 0 }; -- line 1 keeps its text
+shrink{ skip_faults = {2, 4}, end_at = 2500*ms, time_scale = 50, clients = 1, keys = 2, rate = 20, watchers = 0, nodes = 5 }; -- line 1 keeps its text
 -- shrink/directive.lua: every field of shrink{} at work (shrink_directive.py reads the
 -- --json summary). Ordinals: pause #1, pause #2 (skipped), resume #3, resume #4
 -- (skipped), nemesis #5; the run would last 2 + 4 s but durations are halved and the
