@@ -12,11 +12,12 @@
  * The search, each step keeping whatever still fails the target check:
  *   1. faults: delta debugging over the ordinals of the recorded faults: all at once,
  *      then halves, quarters, ... down to one at a time;
- *   2. time: run/sleep/run_until durations scaled to 25, 50 or 75 percent;
+ *   2. time: run/sleep/run_until durations scaled to 10, 25, 50 or 75 percent;
  *   3. the run: a bisection for the earliest end_at that still fails;
  *   4. the cluster and the workload: nodes (down to 3), clients, rate, keys and
  *      watchers lowered;
- *   5. one more pass of single-fault removal and of end_at, if replays are left.
+ *   5. rounds of single-fault removal and steps 2-4 again, until a round changes
+ *      nothing or the replays allowed are spent.
  * "The same check" is a check name (the first failing in DESIGN order, or --check);
  * for `expect` also the message of the first failed claim, for `watch` the guarantee
  * of the first violation.
@@ -277,7 +278,7 @@ static void phase_faults(struct shr *sh, bool single)
 
 static void phase_time_scale(struct shr *sh)
 {
-    static const int pcts[] = {25, 50, 75};
+    static const int pcts[] = {10, 25, 50, 75};
     for (size_t i = 0; i < FL_ARRAY_LEN(pcts) && !sh->exhausted; i++) {
         int cur = sh->best.time_scale_pct, v = cur * pcts[i] / 100;
         if (v < 1 || v >= cur)
@@ -560,6 +561,10 @@ static int judge_original(struct shr *sh)
     return 0;
 }
 
+static bool same_directive(const struct scn_directive *a, const struct scn_directive *b);
+
+/* The phases in order, then rounds of single-fault removal, durations, the cut and
+ * the knobs again until a round changes nothing (each reduction can enable another). */
 static void search(struct shr *sh)
 {
     logf_(sh, "dropping faults");
@@ -568,11 +573,21 @@ static void search(struct shr *sh)
     phase_time_scale(sh);
     logf_(sh, "cutting the run");
     phase_end_at(sh);
-    logf_(sh, "lowering the workload");
+    logf_(sh, "lowering the cluster and the workload");
     phase_knobs(sh);
-    logf_(sh, "second pass");
-    phase_faults(sh, true);
-    phase_end_at(sh);
+    struct scn_directive before;
+    scn_directive_init(&before);
+    for (int round = 2; !sh->exhausted; round++) {
+        scn_directive_copy(&before, &sh->best);
+        logf_(sh, "round %d", round);
+        phase_faults(sh, true);
+        phase_time_scale(sh);
+        phase_end_at(sh);
+        phase_knobs(sh);
+        if (same_directive(&before, &sh->best))
+            break;
+    }
+    scn_directive_close(&before);
     if (shr_interrupted)
         logf_(sh, "interrupted: keeping the smallest failing run found so far");
     else if (sh->exhausted)
