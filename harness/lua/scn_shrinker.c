@@ -409,9 +409,12 @@ static void describe_removed(struct shr *sh, struct fl_buf *out)
         fl_buf_printf(out, "no fault dropped");
     if (d->time_scale_pct != b->time_scale_pct)
         fl_buf_printf(out, "; run/sleep durations at %d%%", d->time_scale_pct);
-    if (d->end_at_ns != b->end_at_ns)
+    int64_t orig_end_ms = sum_int(sh->orig_sum, "script_end_ms", NULL);
+    if (d->end_at_ns != b->end_at_ns && d->end_at_ns / FL_MS < orig_end_ms)
         fl_buf_printf(out, "; run cut at %.1fs (script ended at %.1fs)", (double)d->end_at_ns / 1e9,
-                      (double)sum_int(sh->orig_sum, "script_end_ms", NULL) / 1000.0);
+                      (double)orig_end_ms / 1000.0);
+    else if (d->end_at_ns != b->end_at_ns) /* dropped faults made the script longer */
+        fl_buf_printf(out, "; run cut at %.1fs", (double)d->end_at_ns / 1e9);
     static const char *const names[] = {"nodes", "clients", "rate", "keys", "watchers"};
     const int now[] = {d->nodes, d->clients, d->rate, d->keys, d->watchers};
     const int was[] = {b->nodes, b->clients, b->rate, b->keys, b->watchers};
