@@ -72,6 +72,7 @@ static struct srv_member *member_alloc(struct srv_cluster *cl, int node, int pro
     m->safety = srv_cluster_safety(cl, cluster_id);
     m->next_req_id = 1;
     m->last_leader_contact_ns = -1;
+    m->last_leader_msg_ns = -1;
     m->last_refused_ns = INT64_MIN / 2;
     m->tick_ns = c->heartbeat_ms * FL_MS;
     fl_buf_init(&m->scratch);

@@ -168,15 +168,19 @@ static void step_frame(struct srv_member *m, const Raftpb__PeerFrame *f)
         struct raft_msg msg;
         if (!msg_from_pb(f->msgs[i], &msg, ents, &snap) || msg.to != m->id)
             continue;
-        if (msg.from == raft_leader(m->raft) &&
-            (msg.type == RAFT_MSG_APPEND || msg.type == RAFT_MSG_HEARTBEAT ||
-             msg.type == RAFT_MSG_SNAPSHOT)) {
+        /* Only a leader sends appends, heartbeats and snapshots. A follower that was
+         * cut off has usually given up on its leader (pre-vote resets it), so the
+         * gap is measured over those messages, whoever the member believes in. */
+        if (msg.type == RAFT_MSG_APPEND || msg.type == RAFT_MSG_HEARTBEAT ||
+            msg.type == RAFT_MSG_SNAPSHOT) {
             int64_t now = srv_member_now(m);
             const struct srv_config *c = srv_member_config(m);
-            if (FL_BUG(MVCC_WATCH_OLD_AFTER_PARTITION) && m->last_leader_contact_ns >= 0 &&
-                now - m->last_leader_contact_ns > c->election_ms * FL_MS)
+            if (FL_BUG(MVCC_WATCH_OLD_AFTER_PARTITION) && m->last_leader_msg_ns >= 0 &&
+                now - m->last_leader_msg_ns > c->election_ms * FL_MS)
                 srv_watches_rewind(m); /* etcd#15271: the rejoined member resyncs wrongly */
-            m->last_leader_contact_ns = now;
+            m->last_leader_msg_ns = now;
+            if (msg.from == raft_leader(m->raft))
+                m->last_leader_contact_ns = now;
         }
         raft_step(m->raft, &msg);
         if (m->stopping)

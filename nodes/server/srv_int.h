@@ -131,6 +131,7 @@ struct srv_member {
     uint64_t leader;
     uint64_t term;
     int64_t last_leader_contact_ns; /* local clock; leader: quorum acks */
+    int64_t last_leader_msg_ns;     /* last append/heartbeat/snapshot from a leader; -1 */
     int no_leader_ticks;
 
     /* timers */
