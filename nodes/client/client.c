@@ -879,6 +879,8 @@ int kvc_client_new(struct sim_world *w, const struct kvc_config *cfg, struct kvc
     c->next_id = 1;
     c->st.id = cfg->id;
     c->st.balancer = lb_policy_info(cfg->balancer)->name;
+    c->st.keepalive_last_ack_ms = -1;
+    c->st.keepalive_ended_ms = -1;
     kvc_reconcile(c);
     *out = c;
     return FL_OK;

@@ -396,12 +396,20 @@ struct kvc_stats {
     int connections_held_max; /* most connections open at once */
     int connections_held;     /* open now (after close: when it was closed) */
     int64_t pings, pings_failed;
-    int64_t probes;            /* health_aware status probes sent */
-    int64_t attempts;          /* requests sent (first attempts and retries) */
-    int64_t retries;           /* attempts after the first */
-    int64_t retries_to_bad;    /* retries sent to a member member_bad() called bad */
-    int64_t stream_reconnects; /* watch / keep-alive streams re-established */
-    int64_t switches;          /* pinned endpoint changes */
+    int64_t probes;                /* health_aware status probes sent */
+    int64_t attempts;              /* requests sent (first attempts and retries) */
+    int64_t retries;               /* attempts after the first */
+    int64_t retries_to_bad;        /* retries sent to a member member_bad() called bad */
+    int64_t stream_reconnects;     /* watch / keep-alive streams re-established */
+    int64_t switches;              /* pinned endpoint changes */
+    int pinned_node;               /* pinned policies: slot pinned now; 0 none (others: 0) */
+    int last_node;                 /* slot the latest successful call was answered by; 0 none */
+    int last_stream_node;          /* slot the latest stream (re)open went to; 0 none */
+    int64_t keepalive_acks;        /* lease keep-alive answers with a live lease */
+    int64_t keepalive_last_ack_ms; /* sim time of the latest one; -1 none */
+    int64_t keepalive_ended;       /* keep-alive streams ended for good (not by the app) */
+    int64_t keepalive_ended_ms;    /* sim time of the latest such end; -1 none */
+    int64_t streams_no_leader; /* stream incarnations a member closed: "etcdserver: no leader" */
     size_t fault_count;
     int64_t fault_ns[KVC_FAULTS_MAX];
     int64_t failover_ms[KVC_FAULTS_MAX]; /* first success after the fault; -1: none */

@@ -36,6 +36,8 @@ void kvc_stats_op_end(struct kvc_client *c, const struct kvc_result *r)
     else
         c->st.unknown++;
     if (r->status == KVC_OK) {
+        if (r->node)
+            c->st.last_node = r->node;
         c->max_stall_ns = FL_MAX(c->max_stall_ns, now - c->stall_start_ns);
         c->stall_start_ns = now;
         for (size_t i = 0; i < c->st.fault_count; i++) {
@@ -170,6 +172,7 @@ void kvc_client_stats(const struct kvc_client *c, struct kvc_stats *out)
                 FL_MAX(out->watch_max_stall_ms, kvc_watch_lag_now(c, st) / FL_MS);
     }
     out->switches = (int64_t)c->lb.switches;
+    out->pinned_node = c->lb.pinned >= 0 ? c->eps[c->lb.pinned].node : 0;
     int64_t total = out->ok + out->fail + out->unknown;
     out->availability = total > 0 ? (double)out->ok / (double)total : 1.0;
 }
@@ -198,6 +201,14 @@ json_t *kvc_stats_json(const struct kvc_stats *s)
     json_object_set_new(o, "probes", json_integer(s->probes));
     json_object_set_new(o, "stream_reconnects", json_integer(s->stream_reconnects));
     json_object_set_new(o, "switches", json_integer(s->switches));
+    json_object_set_new(o, "pinned_node", json_integer(s->pinned_node));
+    json_object_set_new(o, "last_node", json_integer(s->last_node));
+    json_object_set_new(o, "last_stream_node", json_integer(s->last_stream_node));
+    json_object_set_new(o, "keepalive_acks", json_integer(s->keepalive_acks));
+    json_object_set_new(o, "keepalive_last_ack_ms", json_integer(s->keepalive_last_ack_ms));
+    json_object_set_new(o, "keepalive_ended", json_integer(s->keepalive_ended));
+    json_object_set_new(o, "keepalive_ended_ms", json_integer(s->keepalive_ended_ms));
+    json_object_set_new(o, "streams_no_leader", json_integer(s->streams_no_leader));
     json_t *fo = json_array();
     for (size_t i = 0; i < s->fault_count; i++) {
         json_t *f = json_object();

@@ -141,6 +141,10 @@ static void kvc_stream_end(struct kvc_stream *st, int code, const char *reason, 
         if (st->wfn)
             st->wfn(st->ud, &r);
     } else {
+        if (!c->closed && reason != rpc_err_text(RPC_ERR_CLIENT_CANCELED)) {
+            c->st.keepalive_ended++;
+            c->st.keepalive_ended_ms = now / FL_MS;
+        }
         struct kvc_result r;
         memset(&r, 0, sizeof(r));
         r.call_id = st->id;
@@ -266,6 +270,7 @@ static void kvc_stream_open(struct kvc_stream *st, size_t i)
     }
     st->state = KVC_ST_OPEN;
     st->ep = (int)i;
+    c->st.last_stream_node = c->eps[i].node;
     kvc_conn_stream_attach(c, i);
 }
 
@@ -333,6 +338,8 @@ static void kvc_watch_server_end(struct kvc_stream *st, int code, const char *te
 {
     struct kvc_client *c = st->c;
     if (compact_rev == 0 && code == RPC_CODE_UNAVAILABLE) {
+        if (rpc_err_find(text) == RPC_ERR_NO_LEADER)
+            c->st.streams_no_leader++;
         lb_on_fail(&c->lb, (size_t)st->ep, LB_FAIL_UNAVAILABLE, kvc_now(c));
         kvc_stream_resume(st);
         return;
@@ -423,6 +430,8 @@ static void kvc_keepalive_on_msg(struct kvc_stream *st, const Rpc__ServerMsg *m)
         const char *text =
             m->error && m->error->message ? m->error->message : rpc_err_text(RPC_ERR_CANCELED);
         if (code == RPC_CODE_UNAVAILABLE) {
+            if (rpc_err_find(text) == RPC_ERR_NO_LEADER)
+                c->st.streams_no_leader++;
             lb_on_fail(&c->lb, (size_t)st->ep, LB_FAIL_UNAVAILABLE, kvc_now(c));
             kvc_stream_resume(st);
         } else {
@@ -438,6 +447,8 @@ static void kvc_keepalive_on_msg(struct kvc_stream *st, const Rpc__ServerMsg *m)
         return;
     }
     st->ttl_s = m->lease_keepalive->ttl;
+    c->st.keepalive_acks++;
+    c->st.keepalive_last_ack_ms = kvc_now(c) / FL_MS;
     struct kvc_result r;
     memset(&r, 0, sizeof(r));
     r.call_id = st->id;
