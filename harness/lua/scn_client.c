@@ -500,9 +500,40 @@ static int m_stats(lua_State *L)
     SETI("retries_to_bad", st.retries_to_bad);
     SETI("switches", st.switches);
     SETI("pings", st.pings);
+    SETI("id", st.id);
+    SETI("connections_closed", st.connections_closed);
+    SETI("connections_held_max", st.connections_held_max);
+    SETI("dials", st.dials);
+    SETI("pings_failed", st.pings_failed);
+    SETI("probes", st.probes);
+    SETI("attempts", st.attempts);
+    SETI("stream_reconnects", st.stream_reconnects);
+    SETI("pinned_node", st.pinned_node);
+    SETI("last_node", st.last_node);
+    SETI("last_stream_node", st.last_stream_node);
+    SETI("keepalive_acks", st.keepalive_acks);
+    SETI("keepalive_last_ack_ms", st.keepalive_last_ack_ms);
+    SETI("keepalive_ended", st.keepalive_ended);
+    SETI("keepalive_ended_ms", st.keepalive_ended_ms);
+    SETI("streams_no_leader", st.streams_no_leader);
 #undef SETI
+    lua_pushnumber(L, st.availability);
+    lua_setfield(L, -2, "availability");
     lua_pushstring(L, st.balancer ? st.balancer : "");
     lua_setfield(L, -2, "balancer");
+    /* failover = { {fault_ms, failover_ms (nil: no success after it)}, ... } */
+    lua_createtable(L, (int)st.fault_count, 0);
+    for (size_t i = 0; i < st.fault_count && i < KVC_FAULTS_MAX; i++) {
+        lua_createtable(L, 0, 2);
+        lua_pushinteger(L, (lua_Integer)(st.fault_ns[i] / FL_MS));
+        lua_setfield(L, -2, "fault_ms");
+        if (st.failover_ms[i] >= 0) {
+            lua_pushinteger(L, (lua_Integer)st.failover_ms[i]);
+            lua_setfield(L, -2, "failover_ms");
+        }
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    lua_setfield(L, -2, "failover");
     return 1;
 }
 

@@ -104,8 +104,11 @@ static int l_shrink(lua_State *L)
 
 void scn_shrink_apply(struct scn *S)
 {
-    if (S->ov_clients >= 0)
+    if (S->ov_clients >= 0) {
         S->clients.count = S->ov_clients;
+        if (S->clients.n_balancers > S->ov_clients) /* the first ones keep theirs */
+            S->clients.n_balancers = S->ov_clients;
+    }
     if (S->ov_keys >= 0)
         S->workload.keys = S->ov_keys;
     if (S->ov_rate >= 0)

@@ -57,9 +57,38 @@ static void read_cluster(lua_State *L, int idx, struct run_cluster_config *c)
         scn_field_int(L, idx, w, "auto_compaction_retention", 0, 0, INT64_MAX);
 }
 
+/* clients.balancers = { "pinned_random", "health_aware", ... }: one client each. */
+static void read_balancers(lua_State *L, int idx, struct run_clients_config *c)
+{
+    const char *w = "scenario.clients.balancers";
+    if (lua_getfield(L, idx, "balancers") == LUA_TNIL) {
+        lua_pop(L, 1);
+        return;
+    }
+    if (lua_type(L, -1) != LUA_TTABLE)
+        luaL_error(L, "%s: a list of balancer names expected, got %s", w, luaL_typename(L, -1));
+    lua_Integer n = luaL_len(L, -1);
+    if (n < 1 || n > RUN_BALANCERS_MAX)
+        luaL_error(L, "%s: 1 to %d names expected, got %I", w, RUN_BALANCERS_MAX, n);
+    for (lua_Integer i = 1; i <= n; i++) {
+        lua_geti(L, -1, i);
+        const char *b = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+        if (!b || strlen(b) >= RUN_BALANCER_NAME_MAX)
+            luaL_error(L, "%s[%I]: a balancer name expected (see faultline list balancers)", w, i);
+        snprintf(c->balancers[i - 1], RUN_BALANCER_NAME_MAX, "%s", b);
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    if (c->count != 2 && c->count != (int)n) /* 2: the default, i.e. not given */
+        luaL_error(L, "scenario.clients: count = %d but %I balancers; give one or the other",
+                   c->count, n);
+    c->n_balancers = (int)n;
+    c->count = (int)n;
+}
+
 static void read_clients(lua_State *L, int idx, struct run_clients_config *c)
 {
-    static const char *const known[] = {"count", "balancer", "timeout_ms", NULL};
+    static const char *const known[] = {"count", "balancer", "balancers", "timeout_ms", NULL};
     const char *w = "scenario.clients";
     scn_check_options(L, idx, w, known);
     c->count = (int)scn_field_int(L, idx, w, "count", 2, 0, 64);
@@ -68,6 +97,7 @@ static void read_clients(lua_State *L, int idx, struct run_clients_config *c)
         luaL_error(L, "%s.balancer: unknown balancer '%s'", w, b);
     snprintf(c->balancer, sizeof c->balancer, "%s", b);
     c->timeout_ms = (int)scn_field_int(L, idx, w, "timeout_ms", 2000, 1, 3600000);
+    read_balancers(L, idx, c);
 }
 
 static void read_workload(lua_State *L, int idx, struct run_workload_config *wl)

@@ -58,11 +58,16 @@ struct run_cluster_config {
 };
 
 #define RUN_BALANCER_NAME_MAX 32
+#define RUN_BALANCERS_MAX     64 /* = the most clients a run has */
 /* Clients: scenario{ clients = {...} }. */
 struct run_clients_config {
     int count;                            /* default 2 */
     char balancer[RUN_BALANCER_NAME_MAX]; /* default "round_robin" */
     int timeout_ms;                       /* per-call timeout; default 2000 */
+    /* Per-client balancers (client i gets balancers[i - 1]); n_balancers 0: every
+     * client gets `balancer`. When set, count is n_balancers. */
+    char balancers[RUN_BALANCERS_MAX][RUN_BALANCER_NAME_MAX];
+    int n_balancers;
 };
 
 /* The built-in C workload: scenario{ workload = {...} }. rate 0 means no workload. */

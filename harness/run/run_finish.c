@@ -189,7 +189,7 @@ static json_t *summary(struct run_world *rw, const struct run_result *res, json_
     json_object_set_new(s, "fault_ordinals", json_integer(rw->n_ordinals));
     if (rw->setup) {
         json_t *wl = json_object();
-        json_object_set_new(wl, "clients", json_integer(rw->kcfg.count));
+        json_object_set_new(wl, "clients", json_integer(rw->n_clients));
         json_object_set_new(wl, "rate", json_integer(rw->wcfg.rate));
         json_object_set_new(wl, "keys", json_integer(rw->wcfg.keys));
         json_object_set_new(wl, "watchers", json_integer(rw->wcfg.watchers));

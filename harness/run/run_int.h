@@ -20,7 +20,7 @@
 #include "nodes/client/client.h"
 #include "nodes/server/cluster.h"
 
-#define RUN_CLIENTS_MAX  64
+#define RUN_CLIENTS_MAX  RUN_BALANCERS_MAX
 #define RUN_NODES_MAX    32
 #define RUN_WATCHERS_MAX 64
 

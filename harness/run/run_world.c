@@ -214,20 +214,31 @@ static int setup_clients(struct run_world *rw, const struct run_clients_config *
         snprintf(err, err_len, "unknown balancer '%s' (see faultline list balancers)", k->balancer);
         return FL_EINVAL;
     }
-    if (k->count < 0 || k->count > RUN_CLIENTS_MAX) {
+    if (k->count < 0 || k->count > RUN_CLIENTS_MAX || k->n_balancers < 0 ||
+        k->n_balancers > RUN_CLIENTS_MAX) {
         snprintf(err, err_len, "clients.count must be in [0, %d]", RUN_CLIENTS_MAX);
         return FL_EINVAL;
+    }
+    int kinds[RUN_CLIENTS_MAX];
+    for (int i = 0; i < k->n_balancers; i++) {
+        kinds[i] = lb_policy_find(k->balancers[i]);
+        if (kinds[i] < 0) {
+            snprintf(err, err_len, "unknown balancer '%s' (see faultline list balancers)",
+                     k->balancers[i]);
+            return FL_EINVAL;
+        }
     }
     rw->balancer = (enum lb_kind)kind;
     struct kvc_endpoint eps[LB_ENDPOINTS_MAX];
     int n = 0, slots = srv_cluster_slots(rw->cl);
     for (int i = 1; i <= slots && n < LB_ENDPOINTS_MAX; i++)
         eps[n++] = (struct kvc_endpoint){.node = i, .proc = srv_cluster_node_proc(rw->cl, i)};
-    for (int i = 0; i < k->count; i++) {
+    int count = k->n_balancers ? k->n_balancers : k->count;
+    for (int i = 0; i < count; i++) {
         struct kvc_config kc;
         kvc_config_default(&kc);
         kc.id = i + 1;
-        kc.balancer = rw->balancer;
+        kc.balancer = i < k->n_balancers ? (enum lb_kind)kinds[i] : rw->balancer;
         if (k->timeout_ms)
             kc.timeout_ms = k->timeout_ms;
         kc.endpoints = eps;

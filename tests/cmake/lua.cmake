@@ -13,7 +13,7 @@ function(fl_lua_test name labels timeout)
 endfunction()
 
 # Every API function, in four scenarios that must pass.
-foreach(s api_time api_faults api_client api_admin)
+foreach(s api_time api_faults api_client api_admin api_balancers)
   fl_lua_test(scenario.lua.${s} scenario 120
     ${FL_CHK} 0 - ${FL_BIN} run ${FL_SCN}/${s}.lua --seed 1 --db ${FL_TDB}/${s}.db --json)
 endforeach()
@@ -42,6 +42,8 @@ fl_lua_test(cli.lua.bad_argument cli 30
   ${FL_CHK} 2 "errors/badarg.lua:2: bad argument #1 to 'kill' \\(node id expected, got string\\)" ${FL_BIN} run ${E}/badarg.lua --db ${FL_TDB}/e.db)
 fl_lua_test(cli.lua.unknown_node cli 30
   ${FL_CHK} 2 "errors/badnode.lua:2: .*unknown node id 7" ${FL_BIN} run ${E}/badnode.lua --db ${FL_TDB}/e.db)
+fl_lua_test(cli.lua.balancers_count cli 30
+  ${FL_CHK} 2 "errors/balancers.lua:1: scenario.clients: count = 3 but 2 balancers" ${FL_BIN} run ${E}/balancers.lua --db ${FL_TDB}/e.db)
 fl_lua_test(cli.lua.unknown_option cli 30
   ${FL_CHK} 2 "errors/badopt.lua:1: unknown option 'bogus' in scenario.cluster" ${FL_BIN} run ${E}/badopt.lua --db ${FL_TDB}/e.db)
 fl_lua_test(cli.lua.outside_coroutine cli 30
