@@ -127,6 +127,8 @@ void srv_member_free(struct srv_member *m)
         sim_cancel(m->w, m->tick_timer);
     if (m->unblock_timer)
         sim_cancel(m->w, m->unblock_timer);
+    if (m->watch_hold_timer)
+        sim_cancel(m->w, m->watch_hold_timer);
     if (m->delay_timer)
         sim_cancel(m->w, m->delay_timer);
     fl_buf_close(&m->pending_wal);

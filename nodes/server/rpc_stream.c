@@ -67,18 +67,41 @@ static void watch_send(struct srv_member *m, struct srv_watch *wa, const struct 
     srv_arena_free(&a);
 }
 
+static void on_watch_hold_end(struct sim_world *w, void *ctx)
+{
+    (void)w;
+    struct srv_member *m = ctx;
+    m->watch_hold_timer = 0;
+    m->watch_held_until_ns = 0;
+    srv_watch_drain(m);
+}
+
+/* Sends every queued watch response in store order. The failpoint watch/before_send
+ * is checked before each one: "crash" kills the member there; "delay" models a slow
+ * watch stream (etcd: the stream's send buffer is full and the watcher waits as a
+ * victim) by leaving the responses queued in the store for the delay, while new
+ * events keep queuing behind them. */
 void srv_watch_drain(struct srv_member *m)
 {
-    if (m->blocked_until_ns > srv_member_now(m))
+    int64_t now = srv_member_now(m);
+    if (m->blocked_until_ns > now || m->watch_held_until_ns > now)
         return;
     struct mvcc_watch_resp wr;
-    while (mvcc_watch_pop(m->kv, &wr)) {
-        struct srv_watch *wa = watch_by_mvcc(m, wr.watch_id);
+    while (mvcc_watch_pending(m->kv) > 0) {
         struct sim_fault_hit hit;
-        if (wa && flt_check(m->w, "watch/before_send", &hit) == SIM_FAULT_CRASH) {
-            mvcc_watch_resp_free(&wr);
+        enum sim_fault f = flt_check(m->w, "watch/before_send", &hit);
+        if (f == SIM_FAULT_CRASH)
+            return;
+        if (f == SIM_FAULT_DELAY && hit.delay_ns > 0) {
+            m->watch_held_until_ns = now + hit.delay_ns;
+            if (!m->watch_hold_timer)
+                m->watch_hold_timer =
+                    sim_timer_start(m->w, m->proc, hit.delay_ns, on_watch_hold_end, m);
             return;
         }
+        if (!mvcc_watch_pop(m->kv, &wr))
+            break;
+        struct srv_watch *wa = watch_by_mvcc(m, wr.watch_id);
         if (wa)
             watch_send(m, wa, &wr, false);
         mvcc_watch_resp_free(&wr);

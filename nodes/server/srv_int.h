@@ -165,6 +165,8 @@ struct srv_member {
     size_t n_deferred, cap_deferred;
     net_sock *deferred_sock;
     sim_handle unblock_timer;
+    int64_t watch_held_until_ns; /* watch/before_send "delay": responses wait in the store */
+    sim_handle watch_hold_timer;
     struct defrag_done *defrag_pending; /* the defrag answer waiting for its end */
     struct mvcc_autocompact ac;
     int64_t last_progress_ns;
