@@ -9,7 +9,8 @@ set(FL_MSCN_CLI ${CMAKE_SOURCE_DIR}/tests/scenario/expect_cli.sh)
 set(FL_MSCN_SEEDS revisions)
 set(FL_MSCN_BUGS stale-read=mvcc.stale_read revision-reset-on-restart=mvcc.revision_reset_on_restart
   watch-old-after-partition=mvcc.watch_old_after_partition
-  progress-before-events=mvcc.progress_before_events)
+  progress-before-events=mvcc.progress_before_events
+  watch-skip-on-compact=mvcc.watch_skip_on_compact restore-keeps-ids=server.restore_keeps_ids)
 
 foreach(name ${FL_MSCN_SEEDS})
   foreach(seed 1 2 3)
