@@ -521,19 +521,21 @@ static int m_stats(lua_State *L)
     lua_setfield(L, -2, "availability");
     lua_pushstring(L, st.balancer ? st.balancer : "");
     lua_setfield(L, -2, "balancer");
-    /* failover = { {fault_ms, failover_ms (nil: no success after it)}, ... } */
-    lua_createtable(L, (int)st.fault_count, 0);
-    for (size_t i = 0; i < st.fault_count && i < KVC_FAULTS_MAX; i++) {
-        lua_createtable(L, 0, 2);
+    /* fault_ms[k] and failover_ms[k]: the k-th fault and the time to the first success
+     * after it (-1: none yet), as kvc_stats has them */
+    size_t nf = st.fault_count < KVC_FAULTS_MAX ? st.fault_count : KVC_FAULTS_MAX;
+    lua_createtable(L, (int)nf, 0);
+    for (size_t i = 0; i < nf; i++) {
         lua_pushinteger(L, (lua_Integer)(st.fault_ns[i] / FL_MS));
-        lua_setfield(L, -2, "fault_ms");
-        if (st.failover_ms[i] >= 0) {
-            lua_pushinteger(L, (lua_Integer)st.failover_ms[i]);
-            lua_setfield(L, -2, "failover_ms");
-        }
         lua_rawseti(L, -2, (lua_Integer)i + 1);
     }
-    lua_setfield(L, -2, "failover");
+    lua_setfield(L, -2, "fault_ms");
+    lua_createtable(L, (int)nf, 0);
+    for (size_t i = 0; i < nf; i++) {
+        lua_pushinteger(L, (lua_Integer)st.failover_ms[i]);
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    lua_setfield(L, -2, "failover_ms");
     return 1;
 }
 
