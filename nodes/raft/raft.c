@@ -66,8 +66,9 @@ const char *raft_msg_type_name(enum raft_msg_type t)
 const char *raft_event_kind_name(enum raft_event_kind k)
 {
     static const char *const names[] = {
-        "campaign",  "prevote", "vote_granted", "vote_rejected", "leader",
-        "step_down", "term",    "conf_change",  "snapshot_sent", "snapshot_applied"};
+        "campaign",      "prevote",          "vote_granted",   "vote_rejected",
+        "leader",        "step_down",        "term",           "conf_change",
+        "snapshot_sent", "snapshot_applied", "commit_conflict"};
     _Static_assert(FL_ARRAY_LEN(names) == RAFT_EV_KIND_COUNT, "names");
     return (unsigned)k < FL_ARRAY_LEN(names) ? names[k] : "unknown";
 }

@@ -187,6 +187,9 @@ enum raft_event_kind {
     RAFT_EV_CONF_CHANGE,      /* configuration in force changed (append or rollback) */
     RAFT_EV_SNAPSHOT_SENT,    /* leader sent its snapshot to peer */
     RAFT_EV_SNAPSHOT_APPLIED, /* follower installed a snapshot from the leader */
+    RAFT_EV_COMMIT_CONFLICT,  /* a leader sent an entry over one this node committed
+                                 (only after a bug switch or lost synced data): refused;
+                                 once per term */
     RAFT_EV_KIND_COUNT
 };
 /* The node_events kind string: "campaign", "prevote", "vote_granted", ... */

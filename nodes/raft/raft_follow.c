@@ -61,10 +61,18 @@ void raft__handle_append(struct raft *r, const struct raft_msg *m)
             break;
         if (raft__term_at(r, e->index) != e->term) {
             if (conflicts_with_committed(r, e->index)) {
-                resp->reject = true;
-                resp->index = m->index;
-                resp->reject_hint = m->index;
-                resp->hint_term = m->log_term;
+                /* etcd panics here. We stay up but do not answer: the leader retries
+                 * once per heartbeat instead of in a tight loop of big appends. */
+                raft__unsend(r, resp);
+                if (r->conflict_reported_term != r->term) {
+                    r->conflict_reported_term = r->term;
+                    raft__event(r, RAFT_EV_COMMIT_CONFLICT, m->from, e->index,
+                                "leader %" PRIu64 " of term %" PRIu64 " sent (index %" PRIu64
+                                ", term %" PRIu64 ") over committed entry of term %" PRIu64
+                                " (commit %" PRIu64 "): refused",
+                                m->from, m->term, e->index, e->term, raft__term_at(r, e->index),
+                                r->commit);
+                }
                 return;
             }
             raft__log_truncate(r, e->index);

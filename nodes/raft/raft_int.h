@@ -109,6 +109,7 @@ struct raft {
     uint32_t heartbeat_elapsed;
     uint32_t randomized_timeout;
     uint64_t transferee;
+    uint64_t conflict_reported_term; /* COMMIT_CONFLICT already reported in this term */
 
     /* candidate */
     uint64_t votes_ids[RAFT_NODES_MAX];
@@ -179,6 +180,8 @@ void raft__event(struct raft *r, enum raft_event_kind kind, uint64_t peer, uint6
                  const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 /* Appends a message to the outbox with type/from/to/term filled; returns it. */
 struct raft_msg *raft__send(struct raft *r, enum raft_msg_type type, uint64_t to);
+/* Withdraws m, which must be the last message sent. */
+void raft__unsend(struct raft *r, struct raft_msg *m);
 /* Copies entries [from, to] of the log into the outbox arena for m. */
 void raft__msg_attach_entries(struct raft *r, struct raft_msg *m, uint64_t from, uint64_t to);
 void raft__msg_attach_snapshot(struct raft *r, struct raft_msg *m);

@@ -124,6 +124,14 @@ struct raft_msg *raft__send(struct raft *r, enum raft_msg_type type, uint64_t to
     return m;
 }
 
+void raft__unsend(struct raft *r, struct raft_msg *m)
+{
+    struct raft__outbox *o = &r->box;
+    FL_ASSERT(o->msgs_count > 0 && m == &o->msgs[o->msgs_count - 1]);
+    FL_ASSERT(m->entries_count == 0 && m->snapshot == NULL);
+    o->msgs_count--;
+}
+
 /* Copies log entries [from, to] (with their data) into arena a. */
 static struct raft_entry *copy_entries(const struct raft *r, struct raft__arena *a, uint64_t from,
                                        uint64_t to)

@@ -304,6 +304,21 @@ void raft__leader_append(struct raft *r, enum raft_entry_type type, const void *
         raft__after_commit(r);
 }
 
+/* With durable storage a follower never loses what it acknowledged, so its hint is
+ * never below match. Below it, the follower lost acknowledged entries (acks before
+ * fsync, a disk that lost synced data): believe it, or the leader would resend from
+ * match + 1 forever while the follower rejects. Commit never moves back. */
+static void follower_lost_entries(struct raft *r, struct raft__progress *pr, uint64_t last)
+{
+    FL_ASSERT(last < pr->match);
+    fl_log(FL_LOG_DEBUG,
+           "raft %" PRIu64 ": follower %" PRIu64 " lost acknowledged entries (%" PRIu64
+           " -> %" PRIu64 ")",
+           r->cfg.id, pr->id, pr->match, last);
+    pr->match = last;
+    become_probe(r, pr);
+}
+
 void raft__handle_append_resp(struct raft *r, const struct raft_msg *m)
 {
     struct raft__progress *pr = raft__progress_find(r, m->from);
@@ -322,6 +337,8 @@ void raft__handle_append_resp(struct raft *r, const struct raft_msg *m)
             return;
         }
         uint64_t hint = raft__find_conflict_by_term(r, m->reject_hint, m->hint_term);
+        if (hint < pr->match)
+            follower_lost_entries(r, pr, hint);
         pr->next = FL_MAX(FL_MIN(m->index, hint + 1), pr->match + 1);
         pr->probe_sent = false;
         raft__send_append(r, pr, true);
@@ -357,6 +374,8 @@ void raft__handle_heartbeat_resp(struct raft *r, const struct raft_msg *m)
         return;
     pr->recent_active = true;
     pr->probe_sent = false;
+    if (m->index < pr->match)
+        follower_lost_entries(r, pr, m->index);
     /* Messages on a connection arrive in order or not at all: the answers to the
      * appends sent before this heartbeat precede its answer. If match is still
      * behind, an append or its answer was lost (a broken connection): probe again. */

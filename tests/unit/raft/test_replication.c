@@ -321,8 +321,39 @@ static void test_lost_messages(void)
     tc_close(&c);
 }
 
+/* A follower that loses entries it acknowledged (what acks before fsync lead to) is
+ * repaired by the leader instead of being probed from its old match forever. */
+static void test_follower_lost_acked_entries(void)
+{
+    struct tc c;
+    tc_init(&c, 3, 3, 14, true);
+    CHECK(tc_elect(&c, 1));
+    for (int i = 0; i < 20; i++)
+        tc_propose(&c, 1, "acked");
+    tc_stabilize(&c);
+    tc_tick_all(&c, 1);
+    struct raft_progress p;
+    CHECK_EQ_INT(raft_progress_get(tc_r(&c, 1), 3, &p), FL_OK);
+    CHECK_EQ_INT(p.match, 24);
+    /* Node 3's disk loses its last 15 entries (never synced), then it restarts. */
+    tc_disk_truncate(tc_node(&c, 3), 10);
+    tc_restart(&c, 3);
+    CHECK_EQ_INT(raft_last_index(tc_r(&c, 3)), 9);
+    CHECK_EQ_INT(raft_commit_index(tc_r(&c, 3)), 9); /* clamped to what is on disk */
+    size_t before = c.sent[RAFT_MSG_APPEND];
+    tc_propose(&c, 1, "next");
+    tc_stabilize(&c);
+    tc_tick_all(&c, 3);
+    CHECK_EQ_INT(raft_last_index(tc_r(&c, 3)), 25);
+    CHECK_EQ_INT(raft_commit_index(tc_r(&c, 3)), 25);
+    CHECK(c.sent[RAFT_MSG_APPEND] - before < 20); /* no storm of retries */
+    CHECK(tc_applied_agree(&c));
+    tc_close(&c);
+}
+
 int main(void)
 {
+    test_follower_lost_acked_entries();
     test_conflict_resolution();
     test_figure8();
     test_snapshot_catch_up();
