@@ -80,6 +80,7 @@ void kvc_config_default(struct kvc_config *c)
     c->backoff_jitter_pct = 10;
     c->probe_interval_ms = 200;
     c->health_quorum_age_ms = 500;
+    c->probe_dead_ms = 2000;
     c->lease_keepalive_retry_ms = 500;
 }
 
@@ -274,7 +275,21 @@ static void kvc_ka_tick(struct sim_world *w, void *ctx)
         sim_timer_start(w, c->proc, c->cfg.keepalive_timeout_ms * FL_MS, kvc_ka_wait_expired, cn);
 }
 
-/* health_aware: a Status call to the member every probe_interval. */
+/* Is an endpoint other than i healthy now? */
+static bool kvc_other_healthy(const struct kvc_client *c, size_t i, int64_t now)
+{
+    for (size_t j = 0; j < c->lb.n; j++) {
+        if (j != i && lb_healthy(&c->lb, j, now))
+            return true;
+    }
+    return false;
+}
+
+/* health_aware: a Status call to the member every probe_interval. A member that has
+ * answered none for probe_dead_ms while another is healthy is treated as gRPC
+ * treats a keepalive failure: the connection is closed and the calls in flight on
+ * it end (a sent write as unknown, never re-sent); a paused member then costs
+ * probe_dead_ms instead of keepalive time + timeout. */
 static void kvc_probe_tick(struct sim_world *w, void *ctx)
 {
     struct kvc_conn *cn = ctx;
@@ -286,6 +301,13 @@ static void kvc_probe_tick(struct sim_world *w, void *ctx)
         if (now - cn->probe_sent_ns <= c->lb.cfg.probe_stale_ns)
             return; /* still waiting for the previous one */
         lb_on_probe_lost(&c->lb, cn->idx, now);
+        if (c->cfg.probe_dead_ms > 0 && now - cn->probe_ok_ns >= c->cfg.probe_dead_ms * FL_MS &&
+            !FL_BUG(CLIENT_NO_FAILOVER) && kvc_other_healthy(c, cn->idx, now)) {
+            c->st.probe_drops++;
+            kvc_conn_drop(c, cn->idx, LB_FAIL_KEEPALIVE);
+            kvc_reconcile(c);
+            return;
+        }
         kvc_reconcile(c);
     }
     Rpc__StatusRequest sr = RPC__STATUS_REQUEST__INIT;
@@ -309,6 +331,7 @@ static void kvc_probe_answer(struct kvc_client *c, struct kvc_conn *cn, const Rp
 {
     int64_t now = kvc_now(c);
     cn->probe_wire = 0;
+    cn->probe_ok_ns = now;
     if (m->error && m->error->code != 0) {
         lb_on_probe_lost(&c->lb, cn->idx, now);
     } else if (m->resp_case == RPC__SERVER_MSG__RESP_STATUS) {
@@ -335,6 +358,7 @@ static void kvc_conn_on_open(struct sim_world *w, net_sock s, void *ctx)
     if (c->cfg.keepalive_time_ms > 0)
         cn->ka_timer =
             sim_timer_start(w, c->proc, c->cfg.keepalive_time_ms * FL_MS, kvc_ka_tick, cn);
+    cn->probe_ok_ns = kvc_now(c);
     if (lb_probes(&c->lb))
         cn->probe_timer = sim_timer_start(w, c->proc, 0, kvc_probe_tick, cn);
     kvc_reconcile(c);

@@ -301,17 +301,20 @@ struct kvc_observer {
 /* ---------------------------------------------------------------- config ----- */
 
 struct kvc_config {
-    int id;                               /* history client_id; also names the sim process */
-    enum lb_kind balancer;                /* [round_robin] */
-    int64_t timeout_ms;                   /* per-call timeout [2000] */
-    int64_t dial_timeout_ms;              /* [5000]; pinned_blacklist's unhealthy wait */
-    int64_t keepalive_time_ms;            /* ping interval while calls are active [2000]; 0 off */
-    int64_t keepalive_timeout_ms;         /* pong wait before the connection is dead [6000] */
-    int max_unary_retries;                /* attempts of a repeatable call [100] */
-    int64_t backoff_wait_ms;              /* [25] */
-    int backoff_jitter_pct;               /* [10] */
-    int64_t probe_interval_ms;            /* health_aware [200] */
-    int64_t health_quorum_age_ms;         /* health_aware: max quorum-contact age [500] */
+    int id;                       /* history client_id; also names the sim process */
+    enum lb_kind balancer;        /* [round_robin] */
+    int64_t timeout_ms;           /* per-call timeout [2000] */
+    int64_t dial_timeout_ms;      /* [5000]; pinned_blacklist's unhealthy wait */
+    int64_t keepalive_time_ms;    /* ping interval while calls are active [2000]; 0 off */
+    int64_t keepalive_timeout_ms; /* pong wait before the connection is dead [6000] */
+    int max_unary_retries;        /* attempts of a repeatable call [100] */
+    int64_t backoff_wait_ms;      /* [25] */
+    int backoff_jitter_pct;       /* [10] */
+    int64_t probe_interval_ms;    /* health_aware [200] */
+    int64_t health_quorum_age_ms; /* health_aware: max quorum-contact age [500] */
+    int64_t probe_dead_ms;        /* health_aware: no probe answer this long while another member
+                                   * is healthy closes the connection, as a keepalive failure
+                                   * does (its calls in flight end) [2000]; 0 never */
     int64_t lease_keepalive_retry_ms;     /* keep-alive stream re-open wait [500] */
     const struct kvc_endpoint *endpoints; /* copied */
     size_t endpoint_count;
@@ -397,6 +400,7 @@ struct kvc_stats {
     int connections_held;     /* open now (after close: when it was closed) */
     int64_t pings, pings_failed;
     int64_t probes;                /* health_aware status probes sent */
+    int64_t probe_drops;           /* health_aware connections closed for silent probes */
     int64_t attempts;              /* requests sent (first attempts and retries) */
     int64_t retries;               /* attempts after the first */
     int64_t retries_to_bad;        /* retries sent to a member member_bad() called bad */

@@ -54,9 +54,10 @@ struct kvc_conn {
     bool ping_out;
     uint64_t probe_wire; /* wire id of the outstanding probe, 0 none */
     int64_t probe_sent_ns;
-    int unary;   /* unary attempts in flight here */
-    int streams; /* streams attached here */
-    int direct;  /* calls waiting for this endpoint specifically */
+    int64_t probe_ok_ns; /* the latest probe answer, or when the connection opened */
+    int unary;           /* unary attempts in flight here */
+    int streams;         /* streams attached here */
+    int direct;          /* calls waiting for this endpoint specifically */
 };
 
 /* ---- unary calls ---- */

@@ -199,6 +199,7 @@ json_t *kvc_stats_json(const struct kvc_stats *s)
     json_object_set_new(o, "pings", json_integer(s->pings));
     json_object_set_new(o, "pings_failed", json_integer(s->pings_failed));
     json_object_set_new(o, "probes", json_integer(s->probes));
+    json_object_set_new(o, "probe_drops", json_integer(s->probe_drops));
     json_object_set_new(o, "stream_reconnects", json_integer(s->stream_reconnects));
     json_object_set_new(o, "switches", json_integer(s->switches));
     json_object_set_new(o, "pinned_node", json_integer(s->pinned_node));
