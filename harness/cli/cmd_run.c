@@ -95,13 +95,20 @@ static int parse_args(int argc, char **argv, struct run_args *a)
     return 0;
 }
 
-static void print_replay(const struct run_args *a)
+/* The replay command; for a violation (exit 1) also the command that shrinks it. */
+static void print_replay(const struct run_args *a, int code)
 {
     fprintf(stderr, "replay: faultline run %s --seed %" PRIu64, a->scenario, a->seed);
     for (int i = 0; i < a->bug_count; i++)
         fprintf(stderr, " --bug %s", a->bugs[i]);
     if (a->unsafe_lua)
         fprintf(stderr, " --unsafe-lua");
+    fputc('\n', stderr);
+    if (code != 1 || a->unsafe_lua)
+        return;
+    fprintf(stderr, "shrink: faultline shrink %s --seed %" PRIu64, a->scenario, a->seed);
+    for (int i = 0; i < a->bug_count; i++)
+        fprintf(stderr, " --bug %s", a->bugs[i]);
     fputc('\n', stderr);
 }
 
@@ -186,7 +193,7 @@ int cmd_run(int argc, char **argv)
         print_human(s);
     }
     if (code != 0)
-        print_replay(&a);
+        print_replay(&a, code);
     if (a.report) {
         char err[512];
         if (rpt_write_dir(a.db, res.run.run_id, a.report, s, err, sizeof err)) {
