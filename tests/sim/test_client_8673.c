@@ -303,6 +303,18 @@ static uint64_t run_once(uint64_t seed, bool report)
     CHECK_EQ_INT(ka0.ok, ka0_before);
     CHECK_EQ_INT(ka0.ended, 1);
     CHECK_EQ_STR(ka0.error, "context deadline exceeded");
+    /* The same seen through the stats: acks stop, the stream ends a TTL after the
+     * last one; the require_leader watch was closed with "no leader". */
+    struct kvc_stats sk[2];
+    kvc_client_stats(bl[0], &sk[0]);
+    kvc_client_stats(bl[1], &sk[1]);
+    CHECK_EQ_INT(sk[0].keepalive_acks, ka0_before);
+    CHECK_EQ_INT(sk[0].keepalive_ended, 1);
+    CHECK(sk[0].keepalive_ended_ms - sk[0].keepalive_last_ack_ms >= 3000);
+    CHECK_EQ_INT(sk[0].streams_no_leader, 0);
+    CHECK(sk[1].streams_no_leader >= 1);
+    CHECK(sk[1].last_stream_node != victim);
+    CHECK_EQ_INT(sk[0].pinned_node, victim);
     struct done_flag gd = {0, 0};
     kvc_get(cs[3], B("lease0/x"), B(""), NULL, on_flag, &gd);
     kvc_get(cs[3], B("lease1/x"), B(""), NULL, on_flag, &gd);

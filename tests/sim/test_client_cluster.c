@@ -267,6 +267,36 @@ static void test_keepalive_pause(void)
     env_close(&e);
 }
 
+/* health_aware: a write stuck on a paused follower ends (unknown, never re-sent)
+ * once the member's probes have gone unanswered for probe_dead_ms (2 s), instead
+ * of the keepalive time + timeout; the next call goes to a live member. */
+static void test_health_aware_pause(void)
+{
+    struct env e;
+    env_open(&e, 43, LB_HEALTH_AWARE, 30000);
+    sim_run_for(e.w, 1 * FL_S); /* probes answered everywhere */
+    int p = srv_cluster_leader(e.cl) == 1 ? 2 : 1;
+    srv_cluster_pause(e.cl, p);
+    struct done d = {0};
+    struct kvc_call_opts direct = {0, false, p};
+    int64_t t0 = now_ms(&e);
+    kvc_put(e.c, B("hp"), B("v1"), 0, &direct, on_done, &d);
+    wait_done(&e, &d, 1, 30 * FL_S);
+    int64_t took = now_ms(&e) - t0;
+    CHECK_EQ_INT(d.status, KVC_UNKNOWN);
+    CHECK_EQ_INT(d.attempts, 1);
+    CHECK(took >= 2000 && took < 3500);
+    struct kvc_stats st;
+    kvc_client_stats(e.c, &st);
+    CHECK(st.probe_drops >= 1);
+    CHECK_EQ_INT(st.pings_failed, 0);
+    do_put(&e, "hp", "v2", &d);
+    CHECK_EQ_INT(d.status, KVC_OK);
+    CHECK(d.node != p);
+    srv_cluster_resume(e.cl, p);
+    env_close(&e);
+}
+
 static void isolate_slot(struct env *e, int slot)
 {
     int a = srv_cluster_node_proc(e->cl, slot);
@@ -650,6 +680,7 @@ int main(void)
     test_blacklist_wait(LB_PINNED_BLACKLIST);
     test_blacklist_wait(LB_ROUND_ROBIN);
     test_keepalive_pause();
+    test_health_aware_pause();
     test_no_retry_sent_writes();
     test_bug_retry_sent_writes();
     test_watch_resume();
