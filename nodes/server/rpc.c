@@ -573,9 +573,16 @@ static void tick_waiters(struct srv_member *m, int64_t now)
         if (wt->dead)
             continue;
         if (now >= wt->deadline_ns) {
-            if (wt->kind != SRV_WAIT_RENEW)
-                srv_reply_error(m, &wt->reply, wt->req ? wt->req->method : 0, timeout_error(wt));
+            if (wt->kind == SRV_WAIT_RENEW) {
+                srv_keepalive_timeout(m, wt);
+                continue;
+            }
+            srv_reply_error(m, &wt->reply, wt->req ? wt->req->method : 0, timeout_error(wt));
             srv_waiter_done(m, wt);
+            continue;
+        }
+        if (wt->kind == SRV_WAIT_RENEW) {
+            srv_keepalive_forward(m, wt);
             continue;
         }
         if (wt->kind == SRV_WAIT_LEADER && raft_leader(m->raft) != RAFT_NONE) {

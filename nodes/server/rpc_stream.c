@@ -241,16 +241,49 @@ void srv_keepalive_handle(struct srv_member *m, const struct srv_reply *reply, R
         rpc__client_msg__free_unpacked(req, NULL);
         return;
     }
-    uint64_t leader = raft_leader(m->raft);
-    if (leader == RAFT_NONE) {
-        rpc__client_msg__free_unpacked(req, NULL); /* the client resends at TTL/3 */
+    /* etcd (LeaseRenew on a follower): wait for a leader and forward to it, again and
+     * again, until it answers or the request times out. */
+    struct srv_waiter *wt = srv_waiter_add(m, SRV_WAIT_RENEW, reply, req);
+    srv_keepalive_forward(m, wt);
+}
+
+#define RENEW_RESEND_NS (500 * FL_MS)
+
+void srv_keepalive_forward(struct srv_member *m, struct srv_waiter *wt)
+{
+    int64_t now = srv_member_now(m);
+    int64_t id = wt->req->lease_keepalive->id;
+    if (raft_role(m->raft) == RAFT_LEADER) {
+        int64_t ttl = 0;
+        enum mvcc_err err = mvcc_lease_renew(m->kv, id, now, &ttl);
+        ka_reply(m, wt->reply.sock, wt->reply.call_id, id, err == MVCC_OK ? ttl : 0);
+        srv_waiter_done(m, wt);
         return;
     }
-    struct srv_waiter *wt = srv_waiter_add(m, SRV_WAIT_RENEW, reply, req);
+    uint64_t leader = raft_leader(m->raft);
+    if (leader == RAFT_NONE || (leader == wt->fwd_to && now - wt->fwd_ns < RENEW_RESEND_NS))
+        return;
     Raftpb__LeaseRenew lr = RAFTPB__LEASE_RENEW__INIT;
     lr.req_id = wt->id;
     lr.lease_id = id;
+    wt->fwd_to = leader;
+    wt->fwd_ns = now;
     srv_peer_send_renew(m, leader, &lr);
+}
+
+void srv_keepalive_timeout(struct srv_member *m, struct srv_waiter *wt)
+{
+    for (size_t i = 0; i < m->n_kas; i++) {
+        struct srv_ka_stream *ka = &m->kas[i];
+        if (ka->active && ka->sock == wt->reply.sock && ka->call_id == wt->reply.call_id)
+            ka->active = false;
+    }
+    if (net_sock_open(m->w, wt->reply.sock)) {
+        struct srv_reply r = {wt->reply.sock, wt->reply.call_id, NULL, NULL};
+        srv_reply_status(m, &r, RPC__METHOD__METHOD_LEASE_KEEPALIVE, rpc_err_code(RPC_ERR_TIMEOUT),
+                         rpc_err_text(RPC_ERR_TIMEOUT), true);
+    }
+    srv_waiter_done(m, wt);
 }
 
 void srv_rpc_on_renew(struct srv_member *m, uint64_t from, const Raftpb__LeaseRenew *lr)
@@ -273,8 +306,12 @@ void srv_rpc_on_renew(struct srv_member *m, uint64_t from, const Raftpb__LeaseRe
     struct srv_waiter *wt = srv_waiter_find(m, lr->req_id);
     if (!wt || wt->kind != SRV_WAIT_RENEW)
         return;
-    if (!lr->not_leader)
-        ka_reply(m, wt->reply.sock, wt->reply.call_id, lr->lease_id, lr->ttl);
+    if (lr->not_leader) {
+        wt->fwd_to = 0; /* it lost leadership: forward again once a leader is known */
+        srv_keepalive_forward(m, wt);
+        return;
+    }
+    ka_reply(m, wt->reply.sock, wt->reply.call_id, lr->lease_id, lr->ttl);
     srv_waiter_done(m, wt);
 }
 

@@ -57,7 +57,9 @@ struct srv_waiter {
     int64_t deadline_ns;
     uint64_t read_index;
     bool read_ready;
-    bool dead; /* answered; removed at the next sweep */
+    bool dead;       /* answered; removed at the next sweep */
+    uint64_t fwd_to; /* SRV_WAIT_RENEW: the leader it was last forwarded to (0: not yet) */
+    int64_t fwd_ns;  /* ... and when */
 };
 
 struct srv_peer {
@@ -226,6 +228,12 @@ void srv_fsync_ignore(struct sim_world *w, int proc, int err, void *ctx);
 int srv_peer_listen(struct srv_member *m);
 void srv_peer_send_msgs(struct srv_member *m, const struct raft_msg *msgs, size_t n);
 void srv_peer_send_renew(struct srv_member *m, uint64_t to, const Raftpb__LeaseRenew *lr);
+/* A keep-alive waiting on this follower: (re)forwards it to the current leader, or
+ * renews it here when this member leads now (etcd's LeaseRenew loop on a follower). */
+void srv_keepalive_forward(struct srv_member *m, struct srv_waiter *wt);
+/* A keep-alive whose leader never answered within the request timeout: the stream
+ * ends with "etcdserver: request timed out" (the client re-opens it). */
+void srv_keepalive_timeout(struct srv_member *m, struct srv_waiter *wt);
 void srv_peers_close(struct srv_member *m);
 bool srv_peer_active(struct srv_member *m, uint64_t id);
 /* Closes outgoing connections to peers not heard from for SRV_PEER_READ_TIMEOUT_NS
