@@ -706,6 +706,10 @@ static void kvc_call_try(struct kvc_call *call)
     c->st.attempts++;
     if (call->attempts > 1) {
         c->st.retries++;
+        if (!call->mutating)
+            c->st.read_retries++;
+        else if (call->sent)
+            c->st.writes_resent++;
         if (c->cfg.member_bad && c->cfg.member_bad(c->cfg.member_bad_ud, c->eps[i].node))
             c->st.retries_to_bad++;
     }

@@ -404,6 +404,9 @@ struct kvc_stats {
     int64_t attempts;              /* requests sent (first attempts and retries) */
     int64_t retries;               /* attempts after the first */
     int64_t retries_to_bad;        /* retries sent to a member member_bad() called bad */
+    int64_t read_retries;          /* retries of repeatable (read-only) calls */
+    int64_t writes_resent;         /* mutating calls sent again after a copy had left the client
+                                    * (breaks at-most-once; 0 unless client.retry_sent_writes) */
     int64_t stream_reconnects;     /* watch / keep-alive streams re-established */
     int64_t switches;              /* pinned endpoint changes */
     int pinned_node;               /* pinned policies: slot pinned now; 0 none (others: 0) */

@@ -196,6 +196,8 @@ json_t *kvc_stats_json(const struct kvc_stats *s)
     json_object_set_new(o, "dials", json_integer(s->dials));
     json_object_set_new(o, "attempts", json_integer(s->attempts));
     json_object_set_new(o, "retries_to_bad", json_integer(s->retries_to_bad));
+    json_object_set_new(o, "read_retries", json_integer(s->read_retries));
+    json_object_set_new(o, "writes_resent", json_integer(s->writes_resent));
     json_object_set_new(o, "pings", json_integer(s->pings));
     json_object_set_new(o, "pings_failed", json_integer(s->pings_failed));
     json_object_set_new(o, "probes", json_integer(s->probes));
