@@ -344,6 +344,9 @@ static void test_no_retry_sent_writes(void)
     }
     CHECK_EQ_INT(ok, 6);
     CHECK(retried >= 1);
+    kvc_client_stats(e.c, &st);
+    CHECK(st.read_retries >= 1);
+    CHECK_EQ_INT(st.writes_resent, 0);
     /* A write with require_leader to the isolated member is refused at once. */
     struct kvc_call_opts rl1 = {0, true, 1};
     want = d.calls + 1;
@@ -377,6 +380,7 @@ static void test_bug_retry_sent_writes(void)
     struct kvc_stats st;
     kvc_client_stats(e.c, &st);
     CHECK(st.retries >= 1);
+    CHECK(st.writes_resent >= 1);
     net_heal(e.w);
     env_close(&e);
 }
