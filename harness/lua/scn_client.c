@@ -478,51 +478,61 @@ static int m_lease_keepalive_stop(lua_State *L)
     return 1;
 }
 
+/* Pushes a JSON value as Lua: objects as tables with the same keys, arrays as lists,
+ * integers as integers, null as nil (absent). Depth is bounded by the caller's data. */
+static void push_json(lua_State *L, json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: {
+        lua_createtable(L, 0, (int)json_object_size(v));
+        const char *k;
+        json_t *e;
+        json_object_foreach(v, k, e)
+        {
+            if (json_is_null(e))
+                continue;
+            push_json(L, e);
+            lua_setfield(L, -2, k);
+        }
+        break;
+    }
+    case JSON_ARRAY:
+        lua_createtable(L, (int)json_array_size(v), 0);
+        for (size_t i = 0; i < json_array_size(v); i++) {
+            push_json(L, json_array_get(v, i));
+            lua_rawseti(L, -2, (lua_Integer)i + 1);
+        }
+        break;
+    case JSON_STRING:
+        lua_pushlstring(L, json_string_value(v), json_string_length(v));
+        break;
+    case JSON_INTEGER:
+        lua_pushinteger(L, (lua_Integer)json_integer_value(v));
+        break;
+    case JSON_REAL:
+        lua_pushnumber(L, json_real_value(v));
+        break;
+    case JSON_TRUE:
+    case JSON_FALSE:
+        lua_pushboolean(L, json_is_true(v));
+        break;
+    default:
+        lua_pushnil(L);
+        break;
+    }
+}
+
+/* client:stats(): every field of kvc_stats_json (so new counters of the client show up
+ * without a change here), plus the lists fault_ms and failover_ms (-1: no success
+ * after that fault yet) that scenarios index by fault number. */
 static int m_stats(lua_State *L)
 {
     struct kvc_client *c = check_client(L, 1);
     struct kvc_stats st;
     kvc_client_stats(c, &st);
-    lua_createtable(L, 0, 12);
-#define SETI(name, v)                                                                              \
-    do {                                                                                           \
-        lua_pushinteger(L, (lua_Integer)(v));                                                      \
-        lua_setfield(L, -2, name);                                                                 \
-    } while (0)
-    SETI("ok", st.ok);
-    SETI("fail", st.fail);
-    SETI("unknown", st.unknown);
-    SETI("max_stall_ms", st.max_stall_ms);
-    SETI("watch_max_stall_ms", st.watch_max_stall_ms);
-    SETI("connections_opened", st.connections_opened);
-    SETI("connections_held", st.connections_held);
-    SETI("retries", st.retries);
-    SETI("retries_to_bad", st.retries_to_bad);
-    SETI("switches", st.switches);
-    SETI("pings", st.pings);
-    SETI("id", st.id);
-    SETI("connections_closed", st.connections_closed);
-    SETI("connections_held_max", st.connections_held_max);
-    SETI("dials", st.dials);
-    SETI("pings_failed", st.pings_failed);
-    SETI("probes", st.probes);
-    SETI("attempts", st.attempts);
-    SETI("stream_reconnects", st.stream_reconnects);
-    SETI("pinned_node", st.pinned_node);
-    SETI("last_node", st.last_node);
-    SETI("last_stream_node", st.last_stream_node);
-    SETI("keepalive_acks", st.keepalive_acks);
-    SETI("keepalive_last_ack_ms", st.keepalive_last_ack_ms);
-    SETI("keepalive_ended", st.keepalive_ended);
-    SETI("keepalive_ended_ms", st.keepalive_ended_ms);
-    SETI("streams_no_leader", st.streams_no_leader);
-#undef SETI
-    lua_pushnumber(L, st.availability);
-    lua_setfield(L, -2, "availability");
-    lua_pushstring(L, st.balancer ? st.balancer : "");
-    lua_setfield(L, -2, "balancer");
-    /* fault_ms[k] and failover_ms[k]: the k-th fault and the time to the first success
-     * after it (-1: none yet), as kvc_stats has them */
+    json_t *j = kvc_stats_json(&st);
+    push_json(L, j);
+    json_decref(j);
     size_t nf = st.fault_count < KVC_FAULTS_MAX ? st.fault_count : KVC_FAULTS_MAX;
     lua_createtable(L, (int)nf, 0);
     for (size_t i = 0; i < nf; i++) {
