@@ -87,3 +87,8 @@ fl_lua_test(cli.run.report cli 120
   sh -c "rm -rf ${FL_TDB}/report && ${FL_BIN} run ${FL_SCN}/api_time.lua --seed 1 --db ${FL_TDB}/report.db --report ${FL_TDB}/report >/dev/null && test -s ${FL_TDB}/report/index.html && test -s ${FL_TDB}/report/summary.json && test -s ${FL_TDB}/report/junit.xml")
 fl_lua_test(cli.run.report_unwritable cli 120
   ${FL_CHK} 2 "--report: .*no-such-dir" ${FL_BIN} run ${FL_SCN}/api_time.lua --seed 1 --db ${FL_TDB}/report.db --report ${FL_TDB}/no-such-dir/sub)
+
+# Every bundled scenario (scenarios/, seeds/, bugs/) runs without a script or internal
+# error on this runtime (their own tests judge their verdicts).
+fl_lua_test(scenario.lua.bundled_run scenario 600
+  ${FL_SCN}/bundled_run.sh ${FL_BIN} ${CMAKE_SOURCE_DIR} ${FL_TDB}/bundled)
