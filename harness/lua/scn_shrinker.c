@@ -12,7 +12,8 @@
  * The search, each step keeping whatever still fails the target check:
  *   1. faults: delta debugging over the ordinals of the recorded faults: all at once,
  *      then halves, quarters, ... down to one at a time;
- *   2. time: run/sleep/run_until durations scaled to 10, 25, 50 or 75 percent;
+ *   2. time: run/sleep/run_until durations scaled to 10, 25, 50 or 75 percent,
+ *      everywhere or else from the first fault on;
  *   3. the run: a bisection for the earliest end_at that still fails;
  *   4. the cluster and the workload: nodes (down to 3), clients, rate, keys and
  *      watchers lowered;
@@ -276,33 +277,59 @@ static void phase_faults(struct shr *sh, bool single)
     free(v);
 }
 
+/* Tries durations at pct percent from scale_from_ns on; keeps it when the run still
+ * fails and ends earlier (a script with no waits is not smaller for it). */
+static bool try_scale(struct shr *sh, int pct, int64_t scale_from_ns)
+{
+    struct scn_directive d;
+    scn_directive_init(&d);
+    scn_directive_copy(&d, &sh->best);
+    d.time_scale_pct = pct;
+    d.scale_from_ns = scale_from_ns;
+    json_t *sum = NULL;
+    bool ok = try_cand(sh, &d, &sum);
+    if (ok && sum_int(sum, "script_end_ms", NULL) >= sum_int(sh->best_sum, "script_end_ms", NULL)) {
+        ok = false;
+        json_decref(sum);
+    }
+    if (ok) {
+        logf_(sh, "  durations at %d%% from %.1fs on: still fails", pct,
+              (double)scale_from_ns / 1e9);
+        accept(sh, &d, sum);
+    }
+    scn_directive_close(&d);
+    return ok;
+}
+
+/* Simulated time of the first recorded fault that has an ordinal; 0 when none. */
+static int64_t first_fault_ns(const json_t *sum)
+{
+    json_t *faults = json_object_get(sum, "faults");
+    for (size_t i = 0; i < json_array_size(faults); i++) {
+        json_t *f = json_array_get(faults, i);
+        if (json_is_integer(json_object_get(f, "ordinal")))
+            return sum_int(f, "at_ms", NULL) * FL_MS;
+    }
+    return 0;
+}
+
+/* Shorter waits everywhere; failing that (a warm-up the failure needs, say), shorter
+ * waits from the first fault on only. */
 static void phase_time_scale(struct shr *sh)
 {
     static const int pcts[] = {10, 25, 50, 75};
+    int cur = sh->best.time_scale_pct;
     for (size_t i = 0; i < FL_ARRAY_LEN(pcts) && !sh->exhausted; i++) {
-        int cur = sh->best.time_scale_pct, v = cur * pcts[i] / 100;
-        if (v < 1 || v >= cur)
-            continue;
-        struct scn_directive d;
-        scn_directive_init(&d);
-        scn_directive_copy(&d, &sh->best);
-        d.time_scale_pct = v;
-        json_t *sum = NULL;
-        bool ok = try_cand(sh, &d, &sum);
-        /* only a run that ends earlier is smaller (a script with no waits is not) */
-        if (ok &&
-            sum_int(sum, "script_end_ms", NULL) >= sum_int(sh->best_sum, "script_end_ms", NULL)) {
-            ok = false;
-            json_decref(sum);
-        }
-        if (ok) {
-            logf_(sh, "  durations at %d%%: still fails", v);
-            accept(sh, &d, sum);
-        }
-        scn_directive_close(&d);
-        if (ok)
-            break;
+        int v = cur * pcts[i] / 100;
+        if (v >= 1 && v < cur && try_scale(sh, v, sh->best.scale_from_ns))
+            return;
     }
+    int64_t from = first_fault_ns(sh->best_sum);
+    if (cur != 100 || from <= 0)
+        return;
+    for (size_t i = 0; i < FL_ARRAY_LEN(pcts) && !sh->exhausted; i++)
+        if (try_scale(sh, pcts[i], from))
+            return;
 }
 
 /* Bisection for the earliest end_at (whole milliseconds) that still fails. */
