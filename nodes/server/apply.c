@@ -127,7 +127,7 @@ static int apply_client(struct srv_member *m, struct srv_arena *a, const Rpc__Cl
         resp->compact = cr;
         char d[64];
         snprintf(d, sizeof d, "compacted to revision %" PRId64, cm->compact->revision);
-        srv_member_event(m, SRV_EV_COMPACT, d);
+        srv_member_event_compact(m, cm->compact->revision, d);
         return RPC_ERR_NONE;
     }
     case RPC__CLIENT_MSG__REQ_LEASE_GRANT: {
@@ -301,7 +301,7 @@ void srv_apply_entry(struct srv_member *m, const struct raft_entry *e)
         if (err == MVCC_OK) {
             char d[64];
             snprintf(d, sizeof d, "auto compaction to revision %" PRId64, ir->revision);
-            srv_member_event(m, SRV_EV_COMPACT, d);
+            srv_member_event_compact(m, ir->revision, d);
         }
         break;
     }

@@ -45,6 +45,12 @@ void srv_member_event(struct srv_member *m, const char *kind, const char *detail
     srv_cluster_emit(m->cl, m->node, m->id, kind, raft_term(m->raft), detail);
 }
 
+void srv_member_event_compact(struct srv_member *m, int64_t revision, const char *detail)
+{
+    srv_cluster_emit_rev(m->cl, m->node, m->id, SRV_EV_COMPACT, raft_term(m->raft), detail,
+                         revision);
+}
+
 static uint64_t entry_hash(const struct raft_entry *e)
 {
     return fl_hash64(e->data ? (const void *)e->data : "", e->len) ^ ((uint64_t)e->type << 56);

@@ -86,6 +86,7 @@ struct srv_event {
     const char *kind;   /* SRV_EV_* */
     uint64_t term;      /* the member's Raft term when it happened */
     const char *detail; /* never NULL */
+    int64_t revision;   /* SRV_EV_COMPACT: the revision compacted to; 0 for other kinds */
 };
 typedef void (*srv_observer_fn)(void *ud, const struct srv_event *ev);
 

@@ -194,6 +194,8 @@ void srv_member_free(struct srv_member *m);
 /* Drives the Raft core until it has nothing ready (or a persist is in flight). */
 void srv_member_process(struct srv_member *m);
 void srv_member_event(struct srv_member *m, const char *kind, const char *detail);
+/* SRV_EV_COMPACT with the compaction revision in the event's revision field. */
+void srv_member_event_compact(struct srv_member *m, int64_t revision, const char *detail);
 int64_t srv_member_now(const struct srv_member *m); /* the process's local clock */
 int64_t srv_member_request_timeout_ns(const struct srv_member *m);
 /* Writes the snapshot image of the current state (db image, no padding). */
@@ -328,6 +330,8 @@ struct raft_safety *srv_cluster_safety(struct srv_cluster *cl, uint64_t cluster_
 void srv_cluster_safety_failed(struct srv_cluster *cl, struct srv_member *m);
 void srv_cluster_emit(struct srv_cluster *cl, int node, uint64_t member_id, const char *kind,
                       uint64_t term, const char *detail);
+void srv_cluster_emit_rev(struct srv_cluster *cl, int node, uint64_t member_id, const char *kind,
+                          uint64_t term, const char *detail, int64_t revision);
 /* Member add: the slot that will run the new member (node 0: a new slot), created
  * with its process when needed; remembers that member_id runs there. Returns the
  * node, or -1 when no slot can be made. */
