@@ -1,9 +1,12 @@
 /*
  * cmd_shrink.c: `faultline shrink SCENARIO.lua --seed N [--bug NAME]... [--check NAME]
- * [-o FILE] [--max-runs N]` (DESIGN §3.9). Finds a smaller run that still fails the
- * same check with the same seed (harness/lua/scn_shrinker.c) and writes it as a Lua
+ * [-o FILE] [--max-runs N] [--quiet] [--json]` (DESIGN §3.9). Finds a smaller run that
+ * still fails the same check with the same seed (harness/lua/scn_shrinker.c) and writes it as a Lua
  * file that replays with a plain `faultline run FILE --seed N`. Progress and what was
- * removed go to stderr; on success the written path is the one line on stdout.
+ * removed go to stderr; on success the written path is the one line on stdout (with
+ * --json: one object {"scenario", "seed", "exit_code", "check", "out", "error", "runs",
+ * "faults_before", "faults_after", "script_ms_before", "script_ms_after", "directive"}
+ * whatever the outcome).
  * Exit codes: 0 written; 1 the run fails but nothing smaller fails the same check
  * (nothing written); 2 bad input, a script error, or a seed that does not fail;
  * 3 internal error (a replay crashed or hung, or the written file did not fail again)
@@ -16,6 +19,7 @@
 #include "harness/lua/scn.h"
 
 #include <errno.h>
+#include <jansson.h>
 
 #define SHRINK_BUGS_MAX 64
 
@@ -27,6 +31,7 @@ struct shrink_args {
     const char *check;
     int max_runs;
     bool quiet;
+    bool json;
     const char *bugs[SHRINK_BUGS_MAX];
     int bug_count;
 };
@@ -45,7 +50,7 @@ static bool parse_u64(const char *s, uint64_t *out)
 }
 
 static const char usage[] = "usage: faultline shrink SCENARIO.lua --seed N [--bug NAME]... "
-                            "[--check NAME] [-o FILE] [--max-runs N] [--quiet]";
+                            "[--check NAME] [-o FILE] [--max-runs N] [--quiet] [--json]";
 
 static int parse_option(int argc, char **argv, int *i, struct shrink_args *a)
 {
@@ -54,6 +59,10 @@ static int parse_option(int argc, char **argv, int *i, struct shrink_args *a)
     uint64_t u;
     if (!strcmp(o, "--quiet") || !strcmp(o, "-q")) {
         a->quiet = true;
+        return 0;
+    }
+    if (!strcmp(o, "--json")) {
+        a->json = true;
         return 0;
     }
     if (!val)
@@ -116,6 +125,34 @@ static int parse_args(int argc, char **argv, struct shrink_args *a)
     return 0;
 }
 
+/* --json: one object on stdout whatever the outcome. */
+static void print_json(const struct shrink_args *a, const struct scn_shrink_result *res)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "scenario", json_string(a->scenario));
+    json_object_set_new(o, "seed", json_integer((json_int_t)a->seed));
+    json_object_set_new(o, "exit_code", json_integer(res->exit_code));
+    json_object_set_new(o, "check", res->check[0] ? json_string(res->check) : json_null());
+    json_object_set_new(o, "out", res->exit_code == 0 ? json_string(res->out_path) : json_null());
+    json_object_set_new(o, "error", res->error[0] ? json_string(res->error) : json_null());
+    json_object_set_new(o, "runs", json_integer(res->runs));
+    json_object_set_new(o, "faults_before", json_integer(res->faults_before));
+    json_object_set_new(o, "faults_after", json_integer(res->faults_after));
+    json_object_set_new(o, "script_ms_before", json_integer(res->script_ms_before));
+    json_object_set_new(o, "script_ms_after", json_integer(res->script_ms_after));
+    if (res->exit_code == 0) {
+        struct fl_buf b;
+        fl_buf_init(&b);
+        scn_directive_format(&res->found, &b);
+        json_object_set_new(o, "directive", json_string(fl_buf_cstr(&b)));
+        fl_buf_close(&b);
+    }
+    char *text = json_dumps(o, JSON_COMPACT);
+    puts(text ? text : "{}");
+    free(text);
+    json_decref(o);
+}
+
 int cmd_shrink(int argc, char **argv)
 {
     struct shrink_args a;
@@ -132,10 +169,12 @@ int cmd_shrink(int argc, char **argv)
                                    .log = a.quiet ? NULL : stderr};
     struct scn_shrink_result res;
     int code = scn_shrink(&o, &res);
-    if (code == 0)
-        printf("%s\n", res.out_path);
-    else
+    if (code != 0)
         fprintf(stderr, "faultline: shrink: %s\n", res.error);
+    if (a.json)
+        print_json(&a, &res);
+    else if (code == 0)
+        printf("%s\n", res.out_path);
     fflush(stdout);
     scn_shrink_result_close(&res);
     return code;

@@ -597,6 +597,9 @@ static bool same_directive(const struct scn_directive *a, const struct scn_direc
  * the knobs again until a round changes nothing (each reduction can enable another). */
 static void search(struct shr *sh)
 {
+    struct scn_directive before;
+    scn_directive_init(&before);
+    scn_directive_copy(&before, &sh->best);
     logf_(sh, "dropping faults");
     phase_faults(sh, false);
     logf_(sh, "shortening durations");
@@ -605,17 +608,13 @@ static void search(struct shr *sh)
     phase_end_at(sh);
     logf_(sh, "lowering the cluster and the workload");
     phase_knobs(sh);
-    struct scn_directive before;
-    scn_directive_init(&before);
-    for (int round = 2; !sh->exhausted; round++) {
+    for (int round = 2; !sh->exhausted && !same_directive(&before, &sh->best); round++) {
         scn_directive_copy(&before, &sh->best);
         logf_(sh, "round %d", round);
         phase_faults(sh, true);
         phase_time_scale(sh);
         phase_end_at(sh);
         phase_knobs(sh);
-        if (same_directive(&before, &sh->best))
-            break;
     }
     scn_directive_close(&before);
     if (shr_interrupted)

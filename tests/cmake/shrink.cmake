@@ -69,3 +69,8 @@ fl_shrink_test(cli.shrink.unwritable_output cli 30
 # The search is deterministic: the same scenario and seed give the same file.
 fl_shrink_test(determinism.shrink determinism 300
   sh -c "${FL_BIN} shrink ${FL_SHR}/stale_nemesis.lua --seed 2 --bug mvcc.stale_read --quiet -o ${FL_SDB}/det1.lua && ${FL_BIN} shrink ${FL_SHR}/stale_nemesis.lua --seed 2 --bug mvcc.stale_read --quiet -o ${FL_SDB}/det2.lua && cmp ${FL_SDB}/det1.lua ${FL_SDB}/det2.lua")
+# --json: one object on stdout, for a result and for a refusal alike.
+fl_shrink_test(cli.shrink.json cli 120
+  ${FL_CHK} 0 - ${FL_BIN} shrink ${FL_SHR}/leader_kept.lua --seed 1 --quiet --json -o ${FL_SDB}/json.lua)
+fl_shrink_test(cli.shrink.json_refused cli 120
+  ${FL_CHK} 1 "no smaller run found" ${FL_BIN} shrink ${FL_SHR}/always.lua --seed 1 --quiet --json -o ${FL_SDB}/never.lua)
