@@ -77,16 +77,22 @@ uint64_t srv_cluster_rand(struct srv_cluster *cl)
 void srv_cluster_emit(struct srv_cluster *cl, int node, uint64_t member_id, const char *kind,
                       uint64_t term, const char *detail)
 {
-    srv_cluster_emit_rev(cl, node, member_id, kind, term, detail, 0);
+    srv_cluster_emit_rev(cl, node, member_id, kind, term, detail, 0, 0);
 }
 
 void srv_cluster_emit_rev(struct srv_cluster *cl, int node, uint64_t member_id, const char *kind,
-                          uint64_t term, const char *detail, int64_t revision)
+                          uint64_t term, const char *detail, int64_t revision, int64_t store_rev)
 {
     if (!cl->obs || cl->destroying)
         return;
-    struct srv_event ev = {sim_now_ns(cl->w),    node,    member_id, kind, term,
-                           detail ? detail : "", revision};
+    struct srv_event ev = {.at_ns = sim_now_ns(cl->w),
+                           .node = node,
+                           .member_id = member_id,
+                           .kind = kind,
+                           .term = term,
+                           .detail = detail ? detail : "",
+                           .revision = revision,
+                           .store_rev = store_rev};
     cl->obs(cl->obs_ud, &ev);
 }
 

@@ -48,7 +48,7 @@ void srv_member_event(struct srv_member *m, const char *kind, const char *detail
 void srv_member_event_compact(struct srv_member *m, int64_t revision, const char *detail)
 {
     srv_cluster_emit_rev(m->cl, m->node, m->id, SRV_EV_COMPACT, raft_term(m->raft), detail,
-                         revision);
+                         revision, mvcc_current_rev(m->kv));
 }
 
 static uint64_t entry_hash(const struct raft_entry *e)

@@ -87,6 +87,8 @@ struct srv_event {
     uint64_t term;      /* the member's Raft term when it happened */
     const char *detail; /* never NULL */
     int64_t revision;   /* SRV_EV_COMPACT: the revision compacted to; 0 for other kinds */
+    int64_t store_rev;  /* SRV_EV_COMPACT: the member's current revision then (the
+                           compaction response's header revision); 0 otherwise */
 };
 typedef void (*srv_observer_fn)(void *ud, const struct srv_event *ev);
 

@@ -331,7 +331,7 @@ void srv_cluster_safety_failed(struct srv_cluster *cl, struct srv_member *m);
 void srv_cluster_emit(struct srv_cluster *cl, int node, uint64_t member_id, const char *kind,
                       uint64_t term, const char *detail);
 void srv_cluster_emit_rev(struct srv_cluster *cl, int node, uint64_t member_id, const char *kind,
-                          uint64_t term, const char *detail, int64_t revision);
+                          uint64_t term, const char *detail, int64_t revision, int64_t store_rev);
 /* Member add: the slot that will run the new member (node 0: a new slot), created
  * with its process when needed; remembers that member_id runs there. Returns the
  * node, or -1 when no slot can be made. */
