@@ -74,3 +74,6 @@ fl_shrink_test(cli.shrink.json cli 120
   ${FL_CHK} 0 - ${FL_BIN} shrink ${FL_SHR}/leader_kept.lua --seed 1 --quiet --json -o ${FL_SDB}/json.lua)
 fl_shrink_test(cli.shrink.json_refused cli 120
   ${FL_CHK} 1 "no smaller run found" ${FL_BIN} shrink ${FL_SHR}/always.lua --seed 1 --quiet --json -o ${FL_SDB}/never.lua)
+# Skipping every fault moves none of the workload's draws (separate RNG streams).
+fl_shrink_test(determinism.shrink_streams determinism 300
+  python3 ${FL_SCN}/shrink_streams.py ${FL_BIN} ${FL_SHR}/streams.lua ${FL_SDB}/streams)
