@@ -26,6 +26,24 @@ static void started_members(struct srv_member *m, uint64_t *out, size_t *n)
             out[(*n)++] = c->learners[i];
 }
 
+/* The slot for a new member: the lowest one that never ran a member and on which no
+ * member of the configuration is registered (an add still uncommitted keeps its slot);
+ * else a new slot. */
+static int free_slot(struct srv_member *m, const struct raft_conf_state *c)
+{
+    int n = srv_cluster_slots(m->cl);
+    for (int i = 1; i <= n; i++) {
+        bool used = srv_cluster_member_id(m->cl, i) != 0 || srv_cluster_is_removed(m->cl, i);
+        for (uint32_t k = 0; k < c->voters_count && !used; k++)
+            used = srv_cluster_dir_node(m->cl, c->voters[k]) == i;
+        for (uint32_t k = 0; k < c->learners_count && !used; k++)
+            used = srv_cluster_dir_node(m->cl, c->learners[k]) == i;
+        if (!used)
+            return i;
+    }
+    return n + 1;
+}
+
 void srv_admin_member_list(struct srv_member *m, const struct srv_reply *reply, int method)
 {
     const struct raft_conf_state *c = raft_conf(m->raft);
@@ -110,7 +128,9 @@ void srv_admin_member(struct srv_member *m, const struct srv_reply *reply, Rpc__
             goto free_req;
         }
         cc.node_id = srv_cluster_rand(m->cl);
-        int slot = srv_cluster_dir_register(m->cl, (int)req->member_add->node, cc.node_id);
+        int want = (int)req->member_add->node;
+        int slot =
+            srv_cluster_dir_register(m->cl, want > 0 ? want : free_slot(m, conf), cc.node_id);
         if (slot < 0) {
             srv_reply_error(m, reply, req->method, RPC_ERR_PEER_URL_EXIST);
             goto free_req;
