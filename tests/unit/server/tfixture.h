@@ -18,6 +18,7 @@ static struct {
     char kind[32];
     int node;
     char detail[160];
+    int64_t revision, store_rev;
 } evs[EV_MAX];
 static int n_evs;
 
@@ -29,6 +30,8 @@ static inline void observer(void *ud, const struct srv_event *ev)
     snprintf(evs[n_evs].kind, sizeof evs[n_evs].kind, "%s", ev->kind);
     snprintf(evs[n_evs].detail, sizeof evs[n_evs].detail, "%s", ev->detail);
     evs[n_evs].node = ev->node;
+    evs[n_evs].revision = ev->revision;
+    evs[n_evs].store_rev = ev->store_rev;
     n_evs++;
 }
 

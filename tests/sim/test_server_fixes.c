@@ -1,0 +1,312 @@
+/*
+ * test_server_fixes.c: member behaviours the MVCC scenarios rely on: a lease keep-alive
+ * kept through a follower outlives a leader crash (the follower forwards it to the new
+ * leader) and ends with "etcdserver: request timed out" when no leader answers; the
+ * failpoint watch/before_send "delay" holds watch responses in the store and then sends
+ * them all, in order; a compaction's node event carries its revision and the store
+ * revision; mvcc.watch_old_after_partition makes an isolated follower resend old
+ * revisions once it hears the leader again, and nothing is resent without the bug.
+ */
+#include "server/tfixture.h"
+
+#include "harness/fault/fault.h"
+#include "nodes/proto/errors.h"
+
+static uint64_t watch_open(struct tclient *c, const char *key, const char *end)
+{
+    Rpc__ClientMsg msg = RPC__CLIENT_MSG__INIT;
+    Rpc__WatchRequest wr = RPC__WATCH_REQUEST__INIT;
+    Rpc__WatchCreateRequest cr = RPC__WATCH_CREATE_REQUEST__INIT;
+    cr.key.data = (uint8_t *)key;
+    cr.key.len = strlen(key);
+    cr.range_end.data = (uint8_t *)end;
+    cr.range_end.len = strlen(end);
+    wr.request_union_case = RPC__WATCH_REQUEST__REQUEST_UNION_CREATE_REQUEST;
+    wr.create_request = &cr;
+    msg.method = RPC__METHOD__METHOD_WATCH;
+    msg.req_case = RPC__CLIENT_MSG__REQ_WATCH;
+    msg.watch = &wr;
+    uint64_t id = tc_send(c, &msg);
+    Rpc__ServerMsg *m = tc_wait(c, id, FL_S);
+    CHECK(m && m->watch && m->watch->created);
+    if (m)
+        rpc__server_msg__free_unpacked(m, NULL);
+    return id;
+}
+
+/* Appends the mod revisions of the events queued for watch `id` to revs. */
+static int take_events(struct tclient *c, uint64_t id, int64_t *revs, int n, int cap)
+{
+    Rpc__ServerMsg *m;
+    while ((m = tc_take(c, id))) {
+        for (size_t i = 0; m->watch && i < m->watch->n_events && n < cap; i++)
+            revs[n++] = m->watch->events[i]->kv->mod_revision;
+        rpc__server_msg__free_unpacked(m, NULL);
+    }
+    return n;
+}
+
+static int64_t lease_grant(struct tclient *c, int64_t ttl)
+{
+    Rpc__ClientMsg msg = RPC__CLIENT_MSG__INIT;
+    Rpc__LeaseGrantRequest r = RPC__LEASE_GRANT_REQUEST__INIT;
+    r.ttl = ttl;
+    msg.method = RPC__METHOD__METHOD_LEASE_GRANT;
+    msg.req_case = RPC__CLIENT_MSG__REQ_LEASE_GRANT;
+    msg.lease_grant = &r;
+    Rpc__ServerMsg *m = tc_call(c, &msg, 3 * FL_S);
+    int64_t id = m && m->lease_grant ? m->lease_grant->id : 0;
+    if (m)
+        rpc__server_msg__free_unpacked(m, NULL);
+    return id;
+}
+
+static void keepalive(struct tclient *c, uint64_t stream, int64_t lease)
+{
+    Rpc__ClientMsg msg = RPC__CLIENT_MSG__INIT;
+    Rpc__LeaseKeepAliveRequest r = RPC__LEASE_KEEP_ALIVE_REQUEST__INIT;
+    r.id = lease;
+    msg.method = RPC__METHOD__METHOD_LEASE_KEEPALIVE;
+    msg.req_case = RPC__CLIENT_MSG__REQ_LEASE_KEEPALIVE;
+    msg.lease_keepalive = &r;
+    msg.call_id = stream;
+    size_t n = rpc__client_msg__get_packed_size(&msg);
+    uint8_t *buf = malloc(n + 1);
+    rpc__client_msg__pack(&msg, buf);
+    net_send(c->w, c->sock, buf, n);
+    free(buf);
+}
+
+/* Keeps `lease` alive through `node` like clientv3: the next request TTL/3 after
+ * an answer; a TTL without answer ends it. Runs for `dur`; returns the answers, or
+ * -1 when the keep-alive gave up. */
+static int keep_alive_for(struct fixture *f, int node, int64_t lease, int64_t ttl_s, int64_t dur)
+{
+    struct tclient k;
+    tc_open(&k, f->w, f->cproc, srv_cluster_node_proc(f->cl, node));
+    uint64_t stream = k.next_call++;
+    int answers = 0;
+    int64_t end = sim_now_ns(f->w) + dur, last = sim_now_ns(f->w);
+    keepalive(&k, stream, lease);
+    while (sim_now_ns(f->w) < end) {
+        sim_run_for(f->w, 50 * FL_MS);
+        Rpc__ServerMsg *m;
+        bool got = false;
+        while ((m = tc_take(&k, stream))) {
+            got = got || (m->lease_keepalive && m->lease_keepalive->ttl > 0);
+            rpc__server_msg__free_unpacked(m, NULL);
+        }
+        if (got) {
+            answers++;
+            last = sim_now_ns(f->w);
+            sim_run_for(f->w, ttl_s * FL_S / 3);
+            keepalive(&k, stream, lease);
+        } else if (sim_now_ns(f->w) - last > ttl_s * FL_S) {
+            answers = -1;
+            break;
+        }
+    }
+    tc_close(&k);
+    return answers;
+}
+
+static bool key_exists(struct fixture *f, int node, const char *k)
+{
+    struct tclient c;
+    tc_open(&c, f->w, f->cproc, srv_cluster_node_proc(f->cl, node));
+    Rpc__ServerMsg *m = tc_get(&c, k, true);
+    bool yes = m && !m->error && m->range->n_kvs == 1;
+    if (m)
+        rpc__server_msg__free_unpacked(m, NULL);
+    tc_close(&c);
+    return yes;
+}
+
+static void put_lease(struct fixture *f, int node, const char *k, int64_t lease)
+{
+    struct tclient c;
+    tc_open(&c, f->w, f->cproc, srv_cluster_node_proc(f->cl, node));
+    Rpc__ClientMsg msg = RPC__CLIENT_MSG__INIT;
+    Rpc__PutRequest r = RPC__PUT_REQUEST__INIT;
+    r.key.data = (uint8_t *)k;
+    r.key.len = strlen(k);
+    r.lease = lease;
+    msg.method = RPC__METHOD__METHOD_PUT;
+    msg.req_case = RPC__CLIENT_MSG__REQ_PUT;
+    msg.put = &r;
+    Rpc__ServerMsg *m = tc_call(&c, &msg, 3 * FL_S);
+    CHECK(m && !m->error);
+    if (m)
+        rpc__server_msg__free_unpacked(m, NULL);
+    tc_close(&c);
+}
+
+static void test_keepalive_across_leader_crash(void)
+{
+    struct fixture f;
+    struct srv_config cfg;
+    srv_config_default(&cfg);
+    setup(&f, 31, &cfg);
+    int l = wait_leader(&f, 3 * FL_S);
+    struct tclient c;
+    tc_open(&c, f.w, f.cproc, srv_cluster_node_proc(f.cl, l));
+    int64_t lease = lease_grant(&c, 5);
+    tc_close(&c);
+    CHECK(lease > 0);
+    put_lease(&f, l, "ka", lease);
+    int fol = l == 1 ? 2 : 1;
+    CHECK(keep_alive_for(&f, fol, lease, 5, 3 * FL_S) > 0);
+    srv_cluster_kill(f.cl, l);
+    /* The follower keeps forwarding to whoever leads: no TTL passes without answer. */
+    int answers = keep_alive_for(&f, fol, lease, 5, 15 * FL_S);
+    CHECK(answers >= 5);
+    CHECK(key_exists(&f, fol, "ka"));
+    srv_cluster_restart(f.cl, l);
+    CHECK(wait_converged(&f, 5 * FL_S));
+    CHECK(key_exists(&f, l, "ka"));
+    teardown(&f);
+}
+
+static void test_keepalive_no_leader_times_out(void)
+{
+    struct fixture f;
+    struct srv_config cfg;
+    srv_config_default(&cfg);
+    setup(&f, 32, &cfg);
+    int l = wait_leader(&f, 3 * FL_S);
+    struct tclient c;
+    tc_open(&c, f.w, f.cproc, srv_cluster_node_proc(f.cl, l));
+    int64_t lease = lease_grant(&c, 30);
+    tc_close(&c);
+    int lone = l == 1 ? 2 : 1;
+    int procs[3], np = 0;
+    for (int i = 1; i <= 3; i++)
+        if (i != lone)
+            procs[np++] = srv_cluster_node_proc(f.cl, i);
+    int me = srv_cluster_node_proc(f.cl, lone);
+    net_partition(f.w, &me, 1, procs, (size_t)np, false);
+    sim_run_for(f.w, 3 * FL_S); /* it has given up on its leader */
+    struct tclient k;
+    tc_open(&k, f.w, f.cproc, me);
+    uint64_t stream = k.next_call++;
+    keepalive(&k, stream, lease);
+    Rpc__ServerMsg *m = tc_wait(&k, stream, 10 * FL_S);
+    CHECK(m && m->stream_end && m->error);
+    CHECK_EQ_STR(m && m->error ? m->error->message : "", "etcdserver: request timed out");
+    CHECK(m && m->error && m->error->code == RPC_CODE_UNAVAILABLE);
+    if (m)
+        rpc__server_msg__free_unpacked(m, NULL);
+    tc_close(&k);
+    net_heal(f.w);
+    teardown(&f);
+}
+
+static void test_watch_delay_failpoint(void)
+{
+    struct fixture f;
+    struct srv_config cfg;
+    srv_config_default(&cfg);
+    setup(&f, 33, &cfg);
+    int l = wait_leader(&f, 3 * FL_S);
+    struct tclient w;
+    tc_open(&w, f.w, f.cproc, srv_cluster_node_proc(f.cl, l));
+    uint64_t id = watch_open(&w, "k", "l");
+    struct flt_spec sp = {
+        .node = srv_cluster_node_proc(f.cl, l), .action = SIM_FAULT_DELAY, .delay_ms = 300};
+    CHECK_EQ_INT(flt_enable(f.w, "watch/before_send", &sp), FL_OK);
+    CHECK_EQ_INT(write_keys(&f, l, 0, 10), 10);
+    int64_t revs[64];
+    int n = take_events(&w, id, revs, 0, 64);
+    CHECK(n < 10); /* held while the failpoint delays every send */
+    flt_disable_all(f.w);
+    sim_run_for(f.w, FL_S);
+    n = take_events(&w, id, revs, n, 64);
+    CHECK_EQ_INT(n, 10);
+    int bad = 0;
+    for (int i = 0; i < n; i++)
+        bad += revs[i] != i + 2;
+    CHECK_EQ_INT(bad, 0);
+    CHECK(flt_fired(f.w, "watch/before_send") > 0);
+    tc_close(&w);
+    teardown(&f);
+}
+
+static void test_compact_event(void)
+{
+    struct fixture f;
+    struct srv_config cfg;
+    srv_config_default(&cfg);
+    setup(&f, 34, &cfg);
+    int l = wait_leader(&f, 3 * FL_S);
+    CHECK_EQ_INT(write_keys(&f, l, 0, 10), 10); /* revisions 2..11 */
+    struct ctl c = {0};
+    srv_cluster_compact(f.cl, 0, 7, ctl_done, &c);
+    CHECK(ctl_wait(&f, &c, 3 * FL_S) && c.code == 0);
+    sim_run_for(f.w, 500 * FL_MS);
+    int seen = 0;
+    for (int i = 0; i < n_evs; i++) {
+        if (strcmp(evs[i].kind, SRV_EV_COMPACT))
+            continue;
+        seen++;
+        CHECK_EQ_INT(evs[i].revision, 7);
+        CHECK_EQ_INT(evs[i].store_rev, 11);
+    }
+    CHECK_EQ_INT(seen, 3); /* every member applied it */
+    teardown(&f);
+}
+
+/* A follower with a watch is cut off for 3 s while the leader takes writes, then
+ * healed; returns how many revisions its watch delivered more than once. */
+static int isolated_watch_dups(bool bug)
+{
+    fl_bug_reset();
+    if (bug)
+        fl_bug_enable("mvcc.watch_old_after_partition");
+    struct fixture f;
+    struct srv_config cfg;
+    srv_config_default(&cfg);
+    setup(&f, 35, &cfg);
+    int l = wait_leader(&f, 3 * FL_S);
+    int fol = l == 1 ? 2 : 1;
+    struct tclient w;
+    tc_open(&w, f.w, f.cproc, srv_cluster_node_proc(f.cl, fol));
+    uint64_t id = watch_open(&w, "k", "l");
+    CHECK_EQ_INT(write_keys(&f, l, 0, 5), 5);
+    int procs[3], np = 0;
+    for (int i = 1; i <= 3; i++)
+        if (i != fol)
+            procs[np++] = srv_cluster_node_proc(f.cl, i);
+    int me = srv_cluster_node_proc(f.cl, fol);
+    net_partition(f.w, &me, 1, procs, (size_t)np, false);
+    CHECK_EQ_INT(write_keys(&f, l, 5, 5), 5);
+    sim_run_for(f.w, 3 * FL_S);
+    net_heal(f.w);
+    sim_run_for(f.w, 2 * FL_S);
+    int64_t revs[256];
+    int n = take_events(&w, id, revs, 0, 256);
+    int dups = 0;
+    for (int i = 1; i < n; i++)
+        dups += revs[i] <= revs[i - 1];
+    CHECK(n >= 10);
+    tc_close(&w);
+    teardown(&f);
+    fl_bug_reset();
+    return dups;
+}
+
+static void test_watch_old_after_partition(void)
+{
+    CHECK_EQ_INT(isolated_watch_dups(false), 0);
+    CHECK(isolated_watch_dups(true) > 0);
+}
+
+int main(void)
+{
+    fl_log_level = FL_LOG_WARN;
+    test_keepalive_across_leader_crash();
+    test_keepalive_no_leader_times_out();
+    test_watch_delay_failpoint();
+    test_compact_event();
+    test_watch_old_after_partition();
+    return fl_test_end();
+}
