@@ -31,7 +31,7 @@ function(fl_cscn_test name timeout)
 endfunction()
 
 foreach(s balancer-kill balancer-pause balancer-partition-8673 stream-stuck-8673
-          balancer-blacklist-5s connections)
+          balancer-blacklist-5s retry-at-most-once connections)
   foreach(seed 1 2 3)
     fl_cscn_test(scenario.client.${s}.seed${seed} 120
       0 expect ${FL_BIN} run ${CMAKE_SOURCE_DIR}/scenarios/seeds/${s}.lua --seed ${seed}
