@@ -379,7 +379,8 @@ struct srv_member *srv_cluster_member(struct srv_cluster *cl, int node)
 int srv_cluster_node_proc(const struct srv_cluster *cl, int node)
 {
     struct srv_slot *sl = srv_cl_slot_get(cl, node);
-    return sl ? sl->proc : -1;
+    /* A slot kept for a member add that is uncommitted or was refused is no node yet. */
+    return sl && (sl->member_id || sl->started) ? sl->proc : -1;
 }
 
 int srv_cluster_leader(const struct srv_cluster *cl)
