@@ -686,6 +686,13 @@ int run_nemesis(struct run_world *rw, unsigned kinds, int64_t every_ns, int64_t 
 {
     if (!kinds || every_ns <= 0)
         return FL_EINVAL;
+    if (rw->nem_undo_next && rw->nem_undo_kind) {
+        /* a nemesis replaced while its fault is in force: undo that fault first */
+        int64_t saved = rw->cur_ordinal;
+        rw->cur_ordinal = rw->nem_ordinal;
+        nemesis_undo(rw);
+        rw->cur_ordinal = saved;
+    }
     run_nemesis_stop(rw);
     int64_t saved;
     rw->nem_dry = !run_fault_begin(rw, &saved);
