@@ -6,7 +6,8 @@
 -- compacted; a read at a revision above the current one fails with etcd's text.
 -- Asserted on the values, revisions and errors read back, while a workload writes other
 -- keys, across a leader kill and a member restart (the revision never goes back, never
--- repeats), and by all four checkers.
+-- repeats; a watch on every key sees each revision from 2 to the last, none skipped),
+-- and by all four checkers.
 scenario {
   name = "revisions",
   description = "revisions, create/mod revision, version, generations, reads at a revision, txn as one revision",
@@ -30,6 +31,12 @@ end
 
 -- a watch on our own keys: each write shows as events at the revision we were told
 local w = c:watch("rev/", { prefix = true, prev_kv = true })
+-- a watch on every key from the first revision: each revision is one write transaction
+-- that changed something, so it sees every revision, none skipped
+local all = {}
+client(2):watch("\0", { range_end = "\0", start_rev = 1, callback = function(ev)
+  all[#all + 1] = ev.mod_revision
+end })
 
 -- first put: create == mod, version 1
 local p1 = newer(c:put("rev/a", "1"), "first put")
@@ -122,4 +129,16 @@ expect(g and g.kvs[1].version == 3 and g.kvs[1].create_revision == p3.revision
 local mid = c:get("rev/a", { revision = p4.revision })
 expect(mid and mid.value == "4", "the revision written under the new leader is readable", mid and mid.value)
 heal_all()
+local last = c:put("rev/end", "1")
 run(1*s)
+local holes, back, distinct = 0, 0, 1
+for i = 2, #all do
+  if all[i] < all[i - 1] then back = back + 1
+  elseif all[i] > all[i - 1] + 1 then holes = holes + 1 end
+  if all[i] ~= all[i - 1] and all[i] <= last.revision then distinct = distinct + 1 end
+end
+expect(last and all[1] == 2 and all[#all] >= last.revision and holes == 0 and back == 0
+       and distinct == last.revision - 1,
+       "revisions 2..last each carry at least one change: one revision per write transaction",
+       { first = all[1], last = all[#all], put = last and last.revision, distinct = distinct,
+         holes = holes, back = back })
