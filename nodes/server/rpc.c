@@ -344,7 +344,7 @@ void srv_rpc_handle(struct srv_member *m, struct srv_reply *reply, Rpc__ClientMs
         return;
     case RPC__CLIENT_MSG__REQ_LEASE_TTL:
         srv_admin_lease_ttl(m, reply, req);
-        break;
+        return;
     case RPC__CLIENT_MSG__REQ_MEMBER_LIST:
         srv_admin_member_list(m, reply, method);
         break;

@@ -365,17 +365,16 @@ void srv_rpc_fail_pending(struct srv_member *m)
     }
 }
 
-void srv_admin_lease_ttl(struct srv_member *m, const struct srv_reply *reply,
-                         const Rpc__ClientMsg *req)
+void srv_lease_ttl_reply(struct srv_member *m, const struct srv_reply *reply, int method,
+                         int64_t id, bool with_keys, int64_t remaining)
 {
     struct mvcc_lease_info li;
-    enum mvcc_err err =
-        mvcc_lease_ttl(m->kv, req->lease_ttl->id, srv_member_now(m), req->lease_ttl->keys, &li);
+    enum mvcc_err err = mvcc_lease_ttl(m->kv, id, srv_member_now(m), with_keys, &li);
     Rpc__LeaseTimeToLiveResponse r = RPC__LEASE_TIME_TO_LIVE_RESPONSE__INIT;
-    r.id = req->lease_ttl->id;
+    r.id = id;
     ProtobufCBinaryData *keys = NULL;
-    if (err == MVCC_OK) {
-        r.ttl = li.ttl_s;
+    if (err == MVCC_OK && remaining != -1) {
+        r.ttl = remaining < -1 ? li.ttl_s : remaining;
         r.grantedttl = li.granted_ttl_s;
         keys = fl_calloc(li.keys_len + 1, sizeof *keys);
         for (size_t i = 0; i < li.keys_len; i++) {
@@ -388,13 +387,26 @@ void srv_admin_lease_ttl(struct srv_member *m, const struct srv_reply *reply,
         r.ttl = -1; /* etcd answers TTL -1 for a lease that does not exist */
     }
     Rpc__ServerMsg msg = RPC__SERVER_MSG__INIT;
-    msg.method = req->method;
+    msg.method = method;
     msg.resp_case = RPC__SERVER_MSG__RESP_LEASE_TTL;
     msg.lease_ttl = &r;
     srv_reply_send(m, reply, &msg);
     free(keys);
     if (err == MVCC_OK)
         mvcc_lease_info_free(&li);
+}
+
+void srv_admin_lease_ttl(struct srv_member *m, const struct srv_reply *reply, Rpc__ClientMsg *req)
+{
+    if (raft_role(m->raft) != RAFT_LEADER) {
+        /* etcd: only the leader's lessor knows how long a lease has left; a follower
+         * forwards TimeToLive to it (and waits for a leader when there is none). */
+        struct srv_waiter *wt = srv_waiter_add(m, SRV_WAIT_RENEW, reply, req);
+        srv_keepalive_forward(m, wt);
+        return;
+    }
+    srv_lease_ttl_reply(m, reply, req->method, req->lease_ttl->id, req->lease_ttl->keys, -2);
+    rpc__client_msg__free_unpacked(req, NULL);
 }
 
 void srv_admin_alarm(struct srv_member *m, const struct srv_reply *reply, Rpc__ClientMsg *req)

@@ -249,14 +249,28 @@ void srv_keepalive_handle(struct srv_member *m, const struct srv_reply *reply, R
 
 #define RENEW_RESEND_NS (500 * FL_MS)
 
+/* A forwarded TimeToLive travels as a LeaseRenew with ttl = RENEW_TTL_QUERY: the
+ * leader answers the remaining TTL without renewing. */
+#define RENEW_TTL_QUERY (-1)
+
+static bool is_ttl_query(const struct srv_waiter *wt)
+{
+    return wt->req && wt->req->req_case == RPC__CLIENT_MSG__REQ_LEASE_TTL;
+}
+
 void srv_keepalive_forward(struct srv_member *m, struct srv_waiter *wt)
 {
     int64_t now = srv_member_now(m);
-    int64_t id = wt->req->lease_keepalive->id;
+    bool query = is_ttl_query(wt);
+    int64_t id = query ? wt->req->lease_ttl->id : wt->req->lease_keepalive->id;
     if (raft_role(m->raft) == RAFT_LEADER) {
-        int64_t ttl = 0;
-        enum mvcc_err err = mvcc_lease_renew(m->kv, id, now, &ttl);
-        ka_reply(m, wt->reply.sock, wt->reply.call_id, id, err == MVCC_OK ? ttl : 0);
+        if (query) {
+            srv_lease_ttl_reply(m, &wt->reply, wt->req->method, id, wt->req->lease_ttl->keys, -2);
+        } else {
+            int64_t ttl = 0;
+            enum mvcc_err err = mvcc_lease_renew(m->kv, id, now, &ttl);
+            ka_reply(m, wt->reply.sock, wt->reply.call_id, id, err == MVCC_OK ? ttl : 0);
+        }
         srv_waiter_done(m, wt);
         return;
     }
@@ -266,6 +280,7 @@ void srv_keepalive_forward(struct srv_member *m, struct srv_waiter *wt)
     Raftpb__LeaseRenew lr = RAFTPB__LEASE_RENEW__INIT;
     lr.req_id = wt->id;
     lr.lease_id = id;
+    lr.ttl = query ? RENEW_TTL_QUERY : 0;
     wt->fwd_to = leader;
     wt->fwd_ns = now;
     srv_peer_send_renew(m, leader, &lr);
@@ -273,6 +288,11 @@ void srv_keepalive_forward(struct srv_member *m, struct srv_waiter *wt)
 
 void srv_keepalive_timeout(struct srv_member *m, struct srv_waiter *wt)
 {
+    if (is_ttl_query(wt)) {
+        srv_reply_error(m, &wt->reply, wt->req->method, RPC_ERR_TIMEOUT);
+        srv_waiter_done(m, wt);
+        return;
+    }
     for (size_t i = 0; i < m->n_kas; i++) {
         struct srv_ka_stream *ka = &m->kas[i];
         if (ka->active && ka->sock == wt->reply.sock && ka->call_id == wt->reply.call_id)
@@ -295,6 +315,12 @@ void srv_rpc_on_renew(struct srv_member *m, uint64_t from, const Raftpb__LeaseRe
         ans.is_response = true;
         if (raft_role(m->raft) != RAFT_LEADER) {
             ans.not_leader = true;
+        } else if (lr->ttl == RENEW_TTL_QUERY) {
+            struct mvcc_lease_info li;
+            if (mvcc_lease_ttl(m->kv, lr->lease_id, srv_member_now(m), false, &li) == MVCC_OK) {
+                ans.ttl = li.ttl_s > 0 ? li.ttl_s : 0;
+                mvcc_lease_info_free(&li);
+            }
         } else {
             int64_t ttl = 0;
             if (mvcc_lease_renew(m->kv, lr->lease_id, srv_member_now(m), &ttl) == MVCC_OK)
@@ -311,7 +337,11 @@ void srv_rpc_on_renew(struct srv_member *m, uint64_t from, const Raftpb__LeaseRe
         srv_keepalive_forward(m, wt);
         return;
     }
-    ka_reply(m, wt->reply.sock, wt->reply.call_id, lr->lease_id, lr->ttl);
+    if (is_ttl_query(wt))
+        srv_lease_ttl_reply(m, &wt->reply, wt->req->method, lr->lease_id, wt->req->lease_ttl->keys,
+                            lr->ttl > 0 ? lr->ttl : -1);
+    else
+        ka_reply(m, wt->reply.sock, wt->reply.call_id, lr->lease_id, lr->ttl);
     srv_waiter_done(m, wt);
 }
 

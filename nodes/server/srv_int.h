@@ -230,11 +230,13 @@ void srv_fsync_ignore(struct sim_world *w, int proc, int err, void *ctx);
 int srv_peer_listen(struct srv_member *m);
 void srv_peer_send_msgs(struct srv_member *m, const struct raft_msg *msgs, size_t n);
 void srv_peer_send_renew(struct srv_member *m, uint64_t to, const Raftpb__LeaseRenew *lr);
-/* A keep-alive waiting on this follower: (re)forwards it to the current leader, or
- * renews it here when this member leads now (etcd's LeaseRenew loop on a follower). */
+/* A keep-alive (or a lease TimeToLive) waiting on this follower: (re)forwards it to
+ * the current leader, or answers it here when this member leads now (etcd's
+ * LeaseRenew / LeaseTimeToLive forwarding on a follower). */
 void srv_keepalive_forward(struct srv_member *m, struct srv_waiter *wt);
 /* A keep-alive whose leader never answered within the request timeout: the stream
- * ends with "etcdserver: request timed out" (the client re-opens it). */
+ * ends with "etcdserver: request timed out" (the client re-opens it); a TimeToLive
+ * fails with that text. */
 void srv_keepalive_timeout(struct srv_member *m, struct srv_waiter *wt);
 void srv_peers_close(struct srv_member *m);
 bool srv_peer_active(struct srv_member *m, uint64_t id);
@@ -287,8 +289,13 @@ void srv_admin_hash_kv(struct srv_member *m, const struct srv_reply *reply,
                        const Rpc__ClientMsg *req);
 void srv_admin_snapshot(struct srv_member *m, const struct srv_reply *reply, int method);
 void srv_admin_defrag(struct srv_member *m, const struct srv_reply *reply, int method);
-void srv_admin_lease_ttl(struct srv_member *m, const struct srv_reply *reply,
-                         const Rpc__ClientMsg *req);
+/* LeaseTimeToLive. Takes req (a follower forwards it to the leader, as etcd). */
+void srv_admin_lease_ttl(struct srv_member *m, const struct srv_reply *reply, Rpc__ClientMsg *req);
+/* Answers a TimeToLive for lease id from the local store; remaining: the leader's
+ * remaining TTL in seconds, -1 for a lease the leader no longer has, < -1 to use the
+ * local lessor's view. */
+void srv_lease_ttl_reply(struct srv_member *m, const struct srv_reply *reply, int method,
+                         int64_t id, bool with_keys, int64_t remaining);
 void srv_admin_alarm(struct srv_member *m, const struct srv_reply *reply,
                      Rpc__ClientMsg *req); /* takes ownership */
 

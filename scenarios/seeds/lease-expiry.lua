@@ -74,6 +74,15 @@ local g3 = c:lease_grant(TTL)
 local t3 = now()
 c:put("lease/c1", "z", { lease = g3.id })
 run(2 * s)
+-- every member answers the time left (a follower asks the leader, as etcd)
+local left = {}
+for i = 1, 3 do
+  local q = client(i):lease_ttl(g3.id)
+  left[#left + 1] = q and q.ttl or "error"
+end
+local ok_left = true
+for _, v in ipairs(left) do ok_left = ok_left and v ~= "error" and v >= TTL - 3 and v <= TTL - 1 end
+expect(ok_left, "two seconds after the grant every member reports 2 to 4 seconds left", left)
 local l = leader()
 local moved, merr = move_leader(others(l)[1])
 expect(moved, "leadership moves to another member", merr)

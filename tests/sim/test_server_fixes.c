@@ -1,7 +1,8 @@
 /*
  * test_server_fixes.c: member behaviours the MVCC scenarios rely on: a lease keep-alive
  * kept through a follower outlives a leader crash (the follower forwards it to the new
- * leader) and ends with "etcdserver: request timed out" when no leader answers; the
+ * leader) and ends with "etcdserver: request timed out" when no leader answers; a
+ * follower asks the leader how long a lease has left (LeaseTimeToLive); the
  * failpoint watch/before_send "delay" holds watch responses in the store and then sends
  * them all, in order; a compaction's node event carries its revision and the store
  * revision; mvcc.watch_old_after_partition makes an isolated follower resend old
@@ -201,6 +202,58 @@ static void test_keepalive_no_leader_times_out(void)
     teardown(&f);
 }
 
+static Rpc__ServerMsg *lease_ttl(struct tclient *c, int64_t lease)
+{
+    Rpc__ClientMsg msg = RPC__CLIENT_MSG__INIT;
+    Rpc__LeaseTimeToLiveRequest r = RPC__LEASE_TIME_TO_LIVE_REQUEST__INIT;
+    r.id = lease;
+    msg.method = RPC__METHOD__METHOD_LEASE_TTL;
+    msg.req_case = RPC__CLIENT_MSG__REQ_LEASE_TTL;
+    msg.lease_ttl = &r;
+    return tc_call(c, &msg, 10 * FL_S);
+}
+
+static void test_lease_ttl_from_follower(void)
+{
+    struct fixture f;
+    struct srv_config cfg;
+    srv_config_default(&cfg);
+    setup(&f, 36, &cfg);
+    int l = wait_leader(&f, 3 * FL_S);
+    struct tclient c;
+    tc_open(&c, f.w, f.cproc, srv_cluster_node_proc(f.cl, l));
+    int64_t lease = lease_grant(&c, 10);
+    tc_close(&c);
+    sim_run_for(f.w, 3 * FL_S);
+    int fol = l == 1 ? 2 : 1;
+    tc_open(&c, f.w, f.cproc, srv_cluster_node_proc(f.cl, fol));
+    Rpc__ServerMsg *m = lease_ttl(&c, lease);
+    /* The leader's lessor has 7 s left (rounded up); the follower asks it. */
+    CHECK(m && m->lease_ttl && m->lease_ttl->ttl >= 6 && m->lease_ttl->ttl <= 7);
+    CHECK(m && m->lease_ttl && m->lease_ttl->grantedttl == 10);
+    if (m)
+        rpc__server_msg__free_unpacked(m, NULL);
+    m = lease_ttl(&c, lease + 1);
+    CHECK(m && m->lease_ttl && m->lease_ttl->ttl == -1);
+    if (m)
+        rpc__server_msg__free_unpacked(m, NULL);
+    /* Cut off from the leader, the follower cannot know: the request times out. */
+    int procs[3], np = 0;
+    for (int i = 1; i <= 3; i++)
+        if (i != fol)
+            procs[np++] = srv_cluster_node_proc(f.cl, i);
+    int me = srv_cluster_node_proc(f.cl, fol);
+    net_partition(f.w, &me, 1, procs, (size_t)np, false);
+    sim_run_for(f.w, 3 * FL_S);
+    m = lease_ttl(&c, lease);
+    CHECK_EQ_STR(tc_err(m), "etcdserver: request timed out");
+    if (m)
+        rpc__server_msg__free_unpacked(m, NULL);
+    tc_close(&c);
+    net_heal(f.w);
+    teardown(&f);
+}
+
 static void test_watch_delay_failpoint(void)
 {
     struct fixture f;
@@ -305,6 +358,7 @@ int main(void)
     fl_log_level = FL_LOG_WARN;
     test_keepalive_across_leader_crash();
     test_keepalive_no_leader_times_out();
+    test_lease_ttl_from_follower();
     test_watch_delay_failpoint();
     test_compact_event();
     test_watch_old_after_partition();
