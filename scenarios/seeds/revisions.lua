@@ -69,6 +69,14 @@ local bc = c:get("rev/b", { range_end = "rev/d" })
 expect(bc and bc.count == 2 and bc.kvs[1].mod_revision == t.revision and bc.kvs[2].mod_revision == t.revision,
        "both keys of one txn carry the txn's single revision", bc and bc.kvs)
 
+-- compares on version and create revision read the same fields
+local tv = c:txn { compare = {{ key = "rev/a", target = "version", result = "=", version = 2 },
+                              { key = "rev/a", target = "create", result = "=", create_revision = p1.revision },
+                              { key = "rev/nope", target = "version", result = "=", version = 0 }},
+                   success = {{ get = { key = "rev/a" } }}, failure = {} }
+expect(tv and tv.succeeded and tv.revision >= t.revision,
+       "compares on version and create revision hold (a missing key has version 0)", tv and tv.succeeded)
+
 -- a failing compare runs the else branch and writes nothing
 local tf = c:txn { compare = {{ key = "rev/a", target = "value", result = "=", value = "nope" }},
                    success = {{ put = { key = "rev/a", value = "never" } }},
