@@ -73,6 +73,9 @@ void srv_cluster_kill(struct srv_cluster *cl, int node);
 void srv_cluster_restart(struct srv_cluster *cl, int node);
 void srv_cluster_pause(struct srv_cluster *cl, int node);
 void srv_cluster_resume(struct srv_cluster *cl, int node);
+/* etcd's --pre-vote is a per-member flag: the member on `node` runs with pre-vote `on`
+ * from its next start (restart) on, whatever the cluster config says. */
+void srv_cluster_set_prevote(struct srv_cluster *cl, int node, bool on);
 
 /* Membership (etcd Cluster API semantics and error texts). `via` is the slot the
  * request is sent to (0: the current leader, or slot 1 when none). */

@@ -7,6 +7,23 @@
 
 #include <inttypes.h>
 
+/* ---- per-member flags -------------------------------------------------------------- */
+
+void srv_cluster_set_prevote(struct srv_cluster *cl, int node, bool on)
+{
+    struct srv_slot *sl = srv_cl_slot_get(cl, node);
+    if (sl)
+        sl->prevote = on ? 1 : 2;
+}
+
+bool srv_cluster_member_prevote(struct srv_cluster *cl, int node)
+{
+    struct srv_slot *sl = srv_cl_slot_get(cl, node);
+    if (sl && sl->prevote)
+        return sl->prevote == 1;
+    return cl->cfg.prevote;
+}
+
 /* ---- control calls ---------------------------------------------------------------- */
 
 /* Runs on the member's process (so a paused member answers after resume). */

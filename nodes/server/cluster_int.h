@@ -23,6 +23,7 @@ struct srv_slot {
     bool removed;
     bool started;   /* has run a member at least once */
     bool restoring; /* restarted only to write a restored data dir */
+    int prevote;    /* this member's pre-vote at its next start: 0 the cluster's, 1 on, 2 off */
 };
 
 struct dir_entry {

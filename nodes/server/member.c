@@ -99,7 +99,7 @@ static struct srv_member *member_alloc(struct srv_cluster *cl, int node, int pro
     raft_config_default(&rc, id, sim_rng_u64(sim_proc_rng(m->w, proc)));
     rc.election_ticks = (uint32_t)FL_MAX(1, c->election_ms / c->heartbeat_ms);
     rc.heartbeat_ticks = 1;
-    rc.pre_vote = c->prevote;
+    rc.pre_vote = srv_cluster_member_prevote(cl, node);
     rc.check_quorum = c->check_quorum;
     rc.max_msg_bytes = c->max_msg_bytes;
     rc.max_inflight = (uint32_t)c->max_inflight_msgs;

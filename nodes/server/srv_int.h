@@ -328,6 +328,9 @@ bool srv_alarm_active(const struct srv_member *m, uint32_t type);
 
 /* ---- cluster.c ---- */
 struct sim_world *srv_cluster_world(struct srv_cluster *cl);
+/* Pre-vote for the member starting on node: srv_cluster_set_prevote's, else the
+ * cluster's (cluster_ctl.c). */
+bool srv_cluster_member_prevote(struct srv_cluster *cl, int node);
 /* proc of the process running member id, -1 when unknown. */
 int srv_cluster_dir_proc(struct srv_cluster *cl, uint64_t member_id);
 int srv_cluster_dir_node(struct srv_cluster *cl, uint64_t member_id);
