@@ -22,10 +22,11 @@
  * ---- What the recorder should write (ops.request / ops.response JSON) ----
  * Keys and values in JSON follow history.h: a JSON string when the bytes are UTF-8,
  * else {"hex":"..."}; null = absent. ops.kind is one of "get"/"range", "put",
- * "delete", "txn", "cas", "compact" (others, e.g. lease calls, are ignored).
+ * "delete", "txn", "cas", "compact", "lease_revoke" (other lease calls, defragment,
+ * status, member calls... are ignored).
  *   request  range:   {"key":K, "range_end":E?, "revision":R?, "limit":N?,
  *                      "serializable":true?}
- *            put:     {"key":K, "value":V, "prev_kv":true?}
+ *            put:     {"key":K, "value":V, "prev_kv":true?, "lease":N?}
  *            delete:  {"key":K, "range_end":E?, "prev_kv":true?}
  *            cas:     {"key":K, "expect":V|null, "value":V}   (compare value==expect,
  *                     expect null = "key absent", i.e. create_revision == 0)
@@ -44,6 +45,25 @@
  *            cas/txn: {"header":{"revision":R}, "succeeded":bool,
  *                      "responses":[{"range":{...}}|{"put":{...}}|{"delete":{...}}]}
  *            compact: {"header":{"revision":R}}
+ *
+ * ---- Writes no client asked for: lease ends (ops.kind "lease_revoke") ----
+ * When a lease ends, etcd deletes every key attached to it at one revision, through
+ * Raft. A client's LeaseRevoke is recorded as its call; a lease the leader expires
+ * (or any revoke the recorder learns of) as a system op, client_id 0:
+ *   kind      "lease_revoke" (also accepted: "lease_expire", "lease_expiry")
+ *   request   {"lease_id":N, "keys":[K...]?, "system":true?}
+ *             keys: the keys the lease still held, when the recorder knows them (the
+ *             leader's lessor does); absent: the checker derives them from the puts
+ *             that carried {"lease":N} (the key's last acknowledged write before the
+ *             revoke's revision was a put with that lease)
+ *   response  {"header":{"revision":R}}: R = the revision of the deletes (when the
+ *             lease held no key, the current revision; nothing is written)
+ *   call_ns   when the leader proposed it (client revoke: the call); return_ns when
+ *             the first member applied it (client: the answer); status "ok".
+ * The checkers model it as a txn of single-key deletes without recorded results
+ * (CHK_OPF_LEASE_END): applied, never judged. Compactions are ops of kind "compact"
+ * (request {"revision":R}, response header revision = the store's revision then),
+ * auto-compactions too (client_id 0).
  * The ops columns revision/succeeded/deleted/value/mod_rev/... are used when the JSON
  * lacks a field. status: "ok" = answered; "fail" = an error that surely means the
  * operation did not take effect (reads: any error); "unknown" = no answer or an
@@ -81,6 +101,10 @@ enum chk_cmp_result { CHK_CMP_EQ = 0, CHK_CMP_NE, CHK_CMP_GT, CHK_CMP_LT };
  * against the state at its own header revision, never against real time (etcd's
  * "serializable" validator); the search engine ignores it. */
 #define CHK_OPF_SERIALIZABLE 0x10
+/* A lease revoke or expiry (a txn of deletes of the keys the lease held, results not
+ * recorded). With no sub-operations given, chk_history_finish derives the deletes from
+ * the puts that carried chk_sub.lease == chk_op.lease (see the comment at the top). */
+#define CHK_OPF_LEASE_END 0x20
 
 struct chk_op {
     int64_t call_ns;
@@ -88,6 +112,7 @@ struct chk_op {
     int64_t rev;         /* response header revision, CHK_NO_REV when unknown */
     int64_t compact_rev; /* CHK_OP_COMPACT: the requested revision */
     int64_t op_id;       /* from the source (DB op_id, or a running number) */
+    int64_t lease;       /* CHK_OPF_LEASE_END: the lease id */
     int32_t client;
     uint32_t line;                 /* source line (jsonl/jepsen/kv), 0 when none */
     uint8_t kind;                  /* enum chk_op_kind */
@@ -118,6 +143,7 @@ struct chk_sub {
     int32_t key;
     int32_t range_end;           /* key id, CHK_RANGE_ONE or CHK_RANGE_ALL */
     int32_t value;               /* put/append argument */
+    int64_t lease;               /* put: the lease the key is attached to, 0 none */
     int64_t req_rev;             /* range at this revision; 0 = current */
     int64_t limit;               /* range limit, 0 = none */
     int64_t count;               /* result: range count or deleted count */

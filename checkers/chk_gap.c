@@ -32,6 +32,107 @@ static bool plain_twins(const struct chk_history *h, const struct chk_op *a, con
            x->range_end == y->range_end;
 }
 
+/* ---- what watch events show a revision did ------------------------------------ */
+
+static const struct chk_history *g_wev_h;
+
+static int wev_cmp(const void *a, const void *b)
+{
+    uint32_t ia = *(const uint32_t *)a, ib = *(const uint32_t *)b;
+    const struct chk_wevent *x = &g_wev_h->events[ia], *y = &g_wev_h->events[ib];
+    if (x->mod_rev != y->mod_rev)
+        return x->mod_rev < y->mod_rev ? -1 : 1;
+    uint32_t rx = g_wev_h->key_rank[x->key], ry = g_wev_h->key_rank[y->key];
+    if (rx != ry)
+        return rx < ry ? -1 : 1;
+    if (x->watch_id != y->watch_id)
+        return x->watch_id < y->watch_id ? -1 : 1;
+    return ia < ib ? -1 : ia > ib;
+}
+
+void chk__rv_wev_build(struct rv *r)
+{
+    const struct chk_history *h = r->h;
+    r->wev_count = 0;
+    if (r->no_watch || !h->event_count)
+        return;
+    r->wev = fl_malloc(h->event_count * sizeof(uint32_t));
+    for (uint32_t i = 0; i < h->event_count; i++) {
+        const struct chk_wevent *e = &h->events[i];
+        if (e->kind != CHK_EV_PROGRESS && e->key >= 0 && e->mod_rev >= 2 &&
+            e->mod_rev <= r->max_rev)
+            r->wev[r->wev_count++] = i;
+    }
+    g_wev_h = h;
+    if (r->wev_count)
+        qsort(r->wev, r->wev_count, sizeof(uint32_t), wev_cmp);
+    g_wev_h = NULL;
+}
+
+void chk__rv_wev_at(const struct rv *r, int64_t rev, uint32_t *lo, uint32_t *hi)
+{
+    const struct chk_history *h = r->h;
+    uint32_t a = 0, b = r->wev_count;
+    while (a < b) {
+        uint32_t mid = (a + b) / 2;
+        if (h->events[r->wev[mid]].mod_rev < rev)
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    *lo = a;
+    while (a < r->wev_count && h->events[r->wev[a]].mod_rev == rev)
+        a++;
+    *hi = a;
+}
+
+/* Could op (either branch) have made every watch event of revision rev? A revision
+ * whose events delete keys the op does not delete (a lease expiry) is not its. */
+static bool op_covers_events(const struct rv *r, const struct chk_op *op, int64_t rev)
+{
+    const struct chk_history *h = r->h;
+    uint32_t lo, hi;
+    chk__rv_wev_at(r, rev, &lo, &hi);
+    for (uint32_t x = lo; x < hi; x++) {
+        const struct chk_wevent *e = &h->events[r->wev[x]];
+        bool found = false;
+        for (uint32_t j = 0; j < (uint32_t)op->then_count + op->else_count && !found; j++) {
+            const struct chk_sub *s = &h->subs[op->sub_first + j];
+            if (e->kind == CHK_EV_DELETE)
+                found =
+                    s->kind == CHK_SUB_DELETE && chk_key_in_range(h, e->key, s->key, s->range_end);
+            else
+                found = (s->kind == CHK_SUB_PUT && s->key == e->key && s->value == e->value) ||
+                        (s->kind == CHK_SUB_APPEND && s->key == e->key);
+        }
+        if (!found)
+            return false;
+    }
+    return true;
+}
+
+uint32_t chk__rv_apply_watch_gap(struct rv *r, struct rv_replay *p, int64_t g)
+{
+    const struct chk_history *h = r->h;
+    uint32_t lo, hi;
+    chk__rv_wev_at(r, g, &lo, &hi);
+    for (uint32_t x = lo; x < hi; x++) {
+        const struct chk_wevent *e = &h->events[r->wev[x]];
+        struct chk_kent *ent = &p->st->ent[e->key];
+        if (e->kind == CHK_EV_DELETE) {
+            memset(ent, 0, sizeof(*ent));
+            ent->value = CHK_NIL;
+            continue;
+        }
+        bool was = ent->value != CHK_NIL;
+        ent->version = e->version != CHK_NO_REV ? e->version : was ? ent->version + 1 : 1;
+        ent->create_rev = e->create_rev != CHK_NO_REV ? e->create_rev : was ? ent->create_rev : g;
+        ent->mod_rev = g;
+        ent->value = e->value;
+    }
+    return hi - lo;
+}
+
 /* A key-value observed at mod revision rev: place an unknown op that wrote it. */
 static void rv_reveal(struct rv *r, int32_t key, int32_t value, int64_t rev)
 {
@@ -51,7 +152,8 @@ static void rv_reveal(struct rv *r, int32_t key, int32_t value, int64_t rev)
         const struct cand_ent *c = &r->cands[i];
         if (c->key != key || c->value != value)
             break;
-        if (r->role[c->op] != ROLE_CAND)
+        if (r->role[c->op] != ROLE_CAND ||
+            (r->wev_count && !op_covers_events(r, &r->h->ops[c->op], rev)))
             continue;
         if (pick == UINT32_MAX) {
             pick = c->op; /* the earliest called: it constrains real time least */
@@ -90,7 +192,8 @@ static void rv_reveal_create(struct rv *r, int32_t key, int64_t rev)
     uint32_t best = UINT32_MAX, n = 0;
     for (size_t i = lo; i < r->cand_count && r->cands[i].key == key; i++) {
         const struct cand_ent *c = &r->cands[i];
-        if (c->value == CHK_NIL || r->role[c->op] != ROLE_CAND)
+        if (c->value == CHK_NIL || r->role[c->op] != ROLE_CAND ||
+            (r->wev_count && !op_covers_events(r, &r->h->ops[c->op], rev)))
             continue;
         n++;
         if (c->call_ns >= best_call)
@@ -478,6 +581,60 @@ static bool unseen(const struct rv *r, int32_t k, int64_t g)
     return !(lo < r->obs_count && r->obs[lo].key == k && r->obs[lo].at < over);
 }
 
+/* Does a candidate's effect at g agree with the watch events of g: every event's key
+ * changed as the event says, and no key changed inside the range of a watch that
+ * delivered events of g without an event for it (etcd delivers a revision whole)? */
+static bool eff_fits_events(const struct rv *r, const struct rv_replay *p, const struct gap_eff *e,
+                            int64_t g)
+{
+    const struct chk_history *h = r->h;
+    uint32_t lo, hi;
+    chk__rv_wev_at(r, g, &lo, &hi);
+    for (uint32_t x = lo; x < hi; x++) {
+        const struct chk_wevent *ev = &h->events[r->wev[x]];
+        uint32_t i = 0;
+        while (i < e->n && e->key[i] != ev->key)
+            i++;
+        if (i == e->n)
+            return false;
+        const struct chk_kent *a = &p->st->ent[ev->key], *b = &e->after[i];
+        if (a->value == b->value && a->mod_rev == b->mod_rev)
+            return false; /* the op leaves the key as it was */
+        if ((ev->kind == CHK_EV_DELETE) != (b->value == CHK_NIL))
+            return false;
+        if (ev->kind == CHK_EV_PUT && b->value != ev->value)
+            return false;
+    }
+    for (uint32_t x = lo; x < hi; x++) {
+        const struct chk_wevent *ev = &h->events[r->wev[x]];
+        if (x > lo && h->events[r->wev[x - 1]].watch_id == ev->watch_id)
+            continue; /* cheap dedup for the common single-key case */
+        const struct chk_watch *w = NULL;
+        for (uint32_t wi = 0; wi < h->watch_count && !w; wi++)
+            w = h->watches[wi].watch_id == ev->watch_id ? &h->watches[wi] : NULL;
+        if (!w)
+            continue;
+        for (uint32_t i = 0; i < e->n; i++) {
+            int32_t k = e->key[i];
+            const struct chk_kent *a = &p->st->ent[k], *b = &e->after[i];
+            if (a->value == b->value && a->mod_rev == b->mod_rev)
+                continue;
+            bool del = b->value == CHK_NIL;
+            if ((del && (w->flags & CHK_WF_NODELETE)) || (!del && (w->flags & CHK_WF_NOPUT)) ||
+                !chk_key_in_range(h, k, w->key, w->range_end))
+                continue;
+            bool seen = false;
+            for (uint32_t y = lo; y < hi && !seen; y++) {
+                const struct chk_wevent *o = &h->events[r->wev[y]];
+                seen = o->watch_id == w->watch_id && o->key == k;
+            }
+            if (!seen)
+                return false;
+        }
+    }
+    return true;
+}
+
 /* Do two candidates' effects at g differ only in values nobody could see? Then the
  * choice between them changes nothing observable. */
 static bool same_effect(struct rv *r, struct rv_replay *p, int64_t g, const struct gap_eff *x,
@@ -543,6 +700,10 @@ void chk__rv_fill_gap(struct rv *r, struct rv_replay *p, int64_t g)
         }
         if (!e.wrote)
             continue;
+        if (r->wev_count && !eff_fits_events(r, p, &e, g)) {
+            r->watch_reveals++; /* a watch settled it: re-judged without watches */
+            continue;
+        }
         if (!r->obs_built)
             obs_build(r);
         int score = gap_effect_ok(r, p, &e, g);

@@ -396,6 +396,92 @@ static int finish_watches(struct chk_history *h, struct fl_buf *err)
     return FL_OK;
 }
 
+/* One acknowledged write of a key: which lease the key held after it. */
+struct lease_w {
+    int32_t key;
+    int64_t rev;
+    int64_t lease;
+};
+
+static int lease_w_cmp(const void *a, const void *b)
+{
+    const struct lease_w *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return (x->rev > y->rev) - (x->rev < y->rev);
+}
+
+/* The acknowledged single-key writes with revisions, by (key, revision). */
+static struct lease_w *lease_writes(const struct chk_history *h, uint32_t *count)
+{
+    struct lease_w *w = NULL;
+    uint32_t n = 0, cap = 0;
+    for (uint32_t i = 0; i < h->op_count; i++) {
+        const struct chk_op *op = &h->ops[i];
+        if (op->status != CHK_ST_OK || op->rev == CHK_NO_REV || op->kind != CHK_OP_TXN ||
+            (op->cmp_count && !(op->flags & CHK_OPF_SUCCEEDED_SET)))
+            continue;
+        bool succ = op->cmp_count == 0 || (op->flags & CHK_OPF_SUCCEEDED);
+        uint32_t first = op->sub_first + (succ ? 0 : op->then_count);
+        uint32_t cnt = succ ? op->then_count : op->else_count;
+        for (uint32_t j = 0; j < cnt; j++) {
+            const struct chk_sub *s = &h->subs[first + j];
+            if (s->kind == CHK_SUB_RANGE || s->range_end != CHK_RANGE_ONE)
+                continue;
+            GROW(w, n, cap);
+            w[n++] = (struct lease_w){s->key, op->rev, s->kind == CHK_SUB_PUT ? s->lease : 0};
+        }
+    }
+    if (n)
+        qsort(w, n, sizeof(*w), lease_w_cmp);
+    *count = n;
+    return w;
+}
+
+/* A lease end recorded without its keys: the keys whose last acknowledged write before
+ * its revision was a put with its lease. The deletes are appended at the end of subs
+ * (an op's slice need not follow the previous op's). */
+static void derive_lease_ends(struct chk_history *h)
+{
+    struct lease_w *w = NULL;
+    uint32_t n = 0;
+    bool built = false;
+    for (uint32_t i = 0; i < h->op_count; i++) {
+        struct chk_op *op = &h->ops[i];
+        if (!(op->flags & CHK_OPF_LEASE_END) || op->then_count || op->else_count || op->cmp_count ||
+            op->lease == 0)
+            continue;
+        if (!built) {
+            w = lease_writes(h, &n);
+            built = true;
+        }
+        int64_t before = op->rev == CHK_NO_REV ? INT64_MAX : op->rev;
+        op->sub_first = h->sub_count;
+        for (uint32_t a = 0; a < n;) {
+            uint32_t b = a;
+            int64_t lease = 0;
+            while (b < n && w[b].key == w[a].key) {
+                if (w[b].rev < before)
+                    lease = w[b].lease;
+                b++;
+            }
+            if (lease == op->lease) {
+                GROW(h->subs, h->sub_count, h->sub_cap);
+                struct chk_sub *s = &h->subs[h->sub_count++];
+                memset(s, 0, sizeof(*s));
+                s->kind = CHK_SUB_DELETE;
+                s->key = w[a].key;
+                s->range_end = CHK_RANGE_ONE;
+                s->value = CHK_NIL;
+                s->kv_first = h->kv_count;
+                op->then_count++;
+            }
+            a = b;
+        }
+    }
+    free(w);
+}
+
 int chk_history_finish(struct chk_history *h, struct fl_buf *err)
 {
     FL_ASSERT(!h->finished);
@@ -410,6 +496,7 @@ int chk_history_finish(struct chk_history *h, struct fl_buf *err)
     g_sort_keys = NULL;
     for (uint32_t r = 0; r < nk; r++)
         h->key_rank[h->key_order[r]] = r;
+    derive_lease_ends(h);
     h->has_revs = true;
     for (uint32_t i = 0; i < h->op_count; i++) {
         const struct chk_op *op = &h->ops[i];

@@ -74,6 +74,10 @@ struct rv {
     int64_t *gapcount;    /* unclaimed revisions <= r, when obs_build ran */
     struct rv_put *xputs; /* puts of ops placed into gaps after obs_build */
     uint32_t xput_count, xput_cap;
+    /* Watch put/delete events by (mod revision, key, watch): what a revision did to
+     * the watched keys (empty when no_watch). */
+    uint32_t *wev;
+    uint32_t wev_count;
 };
 
 struct cand_ent {
@@ -94,6 +98,14 @@ struct rv_replay {
 };
 
 int chk__rv_cand_cmp(const void *a, const void *b);
+/* Builds r->wev (nothing when r->no_watch). */
+void chk__rv_wev_build(struct rv *r);
+/* The slice of r->wev with mod revision rev: [*lo, *hi). */
+void chk__rv_wev_at(const struct rv *r, int64_t rev, uint32_t *lo, uint32_t *hi);
+/* A revision no op claims whose watch events show what it did (a lease expiry, a
+ * write from outside the history): applies the events to the state; returns how
+ * many were applied. */
+uint32_t chk__rv_apply_watch_gap(struct rv *r, struct rv_replay *p, int64_t g);
 /* Places unknown-outcome ops that reads and watch events reveal. */
 void chk__rv_reveal_all(struct rv *r);
 /* Fills gap revision g (see chk_gap.c). */

@@ -383,6 +383,8 @@ static void rv_replay(struct rv *r)
                 if (h->revisions_complete && !r->ambiguous && h->op_count)
                     phantom_revision(r, rev);
                 p.st->rev = rev;
+                if (chk__rv_apply_watch_gap(r, &p, rev))
+                    r->watch_reveals++; /* content from watch events: re-judged without */
                 if (changes.count == changes.cap) {
                     changes.cap = changes.cap ? changes.cap * 2 : 1024;
                     changes.v = fl_realloc(changes.v, changes.cap * sizeof(*changes.v));
@@ -730,9 +732,8 @@ static void rv_run(struct chk_history *h, struct chk_lin_result *out, bool no_wa
     for (uint32_t i = 0; i < h->op_count; i++)
         r.pos[i] = INT64_MIN;
     rv_classify(&r);
+    chk__rv_wev_build(&r);
     chk__rv_reveal_all(&r);
-    if (watch_reveals)
-        *watch_reveals = r.watch_reveals;
     for (uint32_t i = 0; i < h->op_count; i++) {
         if (r.role[i] == ROLE_WRITE)
             r.pos[i] = 2 * h->ops[i].rev;
@@ -746,6 +747,8 @@ static void rv_run(struct chk_history *h, struct chk_lin_result *out, bool no_wa
     }
     sort_ops(h, r.cand_ops, r.cand_op_count, by_call);
     rv_attempts(&r);
+    if (watch_reveals)
+        *watch_reveals = r.watch_reveals;
     for (uint32_t i = 0; i < r.viol_count; i++)
         json_decref(r.viol[i].state);
     free(r.role);
@@ -757,6 +760,7 @@ static void rv_run(struct chk_history *h, struct chk_lin_result *out, bool no_wa
     free(r.xputs);
     free(r.gapcount);
     free(r.cand_ops);
+    free(r.wev);
 }
 
 /*

@@ -259,8 +259,11 @@ static int add_sub(struct bctx *c, int kind, const json_t *rq, const json_t *rs,
     s->range_end = end;
     s->value = v;
     s->req_rev = kind == CHK_SUB_RANGE ? geti_or(rq, "revision", NULL, 0) : 0;
-    if (kind == CHK_SUB_PUT && geti_or(rq, "lease", NULL, 0) != 0)
-        c->h->revisions_complete = false;
+    if (kind == CHK_SUB_PUT) {
+        s->lease = geti_or(rq, "lease", NULL, 0);
+        if (s->lease != 0)
+            c->h->revisions_complete = false;
+    }
     s->limit = kind == CHK_SUB_RANGE ? geti_or(rq, "limit", NULL, 0) : 0;
     const json_t *pk = rq ? json_object_get(rq, "prev_kv") : NULL;
     if (pk && json_is_true(pk))
@@ -431,6 +434,47 @@ static int build_cas(struct bctx *c, const struct ld_op *o)
     return 0;
 }
 
+/* A lease revoke or expiry (checkers.h): a txn of single-key deletes, unjudged; the
+ * keys from request "keys", else derived by chk_history_finish. */
+static int build_lease_end(struct bctx *c, const struct ld_op *o)
+{
+    int64_t lease = 0;
+    if (!geti(o->req, "lease_id", &lease) && !geti(o->req, "ID", &lease) &&
+        !geti(o->req, "id", &lease) && !geti(o->req, "lease", &lease)) {
+        snprintf(c->err, c->err_size, "%s without \"lease_id\"", o->kind);
+        return -1;
+    }
+    struct chk_op *op = chk_history_op_add(c->h);
+    op->client = o->client;
+    op->call_ns = o->call_ns;
+    op->return_ns = o->return_ns;
+    op->status = (uint8_t)o->status;
+    op->rev = o->rev;
+    op->lease = lease;
+    op->flags |= CHK_OPF_LEASE_END;
+    const json_t *keys = o->req ? json_object_get(o->req, "keys") : NULL;
+    if (keys && !json_is_array(keys)) {
+        snprintf(c->err, c->err_size, "%s: \"keys\" is not an array", o->kind);
+        return -1;
+    }
+    size_t i;
+    const json_t *k;
+    json_array_foreach(keys, i, k)
+    {
+        bool is_null = false;
+        fl_buf_reset(&c->b);
+        if (ld_bytes(k, &c->b, &is_null) || is_null) {
+            snprintf(c->err, c->err_size, "%s: bad key in \"keys\"", o->kind);
+            return -1;
+        }
+        struct chk_sub *s = chk_history_sub_add(c->h, false);
+        s->kind = CHK_SUB_DELETE;
+        s->key = chk_history_key(c->h, c->b.data ? (const char *)c->b.data : "", c->b.len);
+    }
+    c->h->revisions_complete = false; /* expiries may be missing from the history */
+    return 0;
+}
+
 int ld_build_op(struct chk_history *h, const struct ld_op *o, char *err, size_t err_size)
 {
     struct bctx c = {h, {0}, err, err_size};
@@ -438,6 +482,18 @@ int ld_build_op(struct chk_history *h, const struct ld_op *o, char *err, size_t 
     int rc = 0;
     const char *k = o->kind ? o->kind : "";
     int sk = sub_kind(k);
+    if (!strcmp(k, "lease_revoke") || !strcmp(k, "lease_expire") || !strcmp(k, "lease_expiry") ||
+        !strcmp(k, "leaseRevoke")) {
+        int rc2 = build_lease_end(&c, o);
+        if (rc2 == 0) {
+            struct chk_op *op = &h->ops[h->op_count - 1];
+            op->op_id = o->op_id;
+            op->line = o->line;
+            op->err = (uint8_t)(o->status == CHK_ST_FAIL ? ld_error_kind(o->error) : CHK_ERR_NONE);
+        }
+        fl_buf_close(&c.b);
+        return rc2;
+    }
     bool is_txn = !strcmp(k, "txn"), is_cas = !strcmp(k, "cas"), is_compact = !strcmp(k, "compact");
     if (sk < 0 && !is_txn && !is_cas && !is_compact) {
         fl_buf_close(&c.b);
