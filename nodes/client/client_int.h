@@ -147,7 +147,8 @@ struct kvc_client {
     /* stats */
     struct kvc_stats st;
     int outstanding;
-    int64_t stall_start_ns;
+    int64_t stall_start_ns; /* start of the current busy span */
+    int64_t stall_acc_ns;   /* busy time of earlier spans since the last success */
     int64_t max_stall_ns;
     int64_t last_fault_pending; /* faults [0, fault_count) with failover still -1 */
 };

@@ -4,10 +4,11 @@
  * longest lag of a watch behind a revision the cluster had committed, failover
  * time after each fault, connections and retries.
  *
- * max_stall: a stall period starts when the client goes from no outstanding call
- * to one, restarts at every success, and ends (counted) at a success or when the
- * last outstanding call fails; so it is the longest time the client waited with
- * something outstanding and nothing succeeding.
+ * max_stall: the longest time the client spent with a call outstanding between two
+ * successes. Busy spans (from no outstanding call to one, until none again) add up
+ * across failures and the count restarts at every success; idle time between spans
+ * does not count. So a client whose calls keep timing out one after the other
+ * stalls for the whole run of timeouts, not for one timeout.
  *
  * watch stall: kvc_client_note_commit queues, per open watch, the committed
  * revisions that touch its range and that it has not reached yet, with their
@@ -24,6 +25,12 @@ void kvc_stats_op_start(struct kvc_client *c)
     c->outstanding++;
 }
 
+/* The stall so far: busy time since the last success (closed spans + the open one). */
+static int64_t kvc_stall_now(const struct kvc_client *c, int64_t now)
+{
+    return c->stall_acc_ns + (c->outstanding > 0 ? now - c->stall_start_ns : 0);
+}
+
 void kvc_stats_op_end(struct kvc_client *c, const struct kvc_result *r)
 {
     int64_t now = kvc_now(c);
@@ -38,14 +45,19 @@ void kvc_stats_op_end(struct kvc_client *c, const struct kvc_result *r)
     if (r->status == KVC_OK) {
         if (r->node)
             c->st.last_node = r->node;
-        c->max_stall_ns = FL_MAX(c->max_stall_ns, now - c->stall_start_ns);
+        c->max_stall_ns = FL_MAX(c->max_stall_ns, c->stall_acc_ns + now - c->stall_start_ns);
+        c->stall_acc_ns = 0;
         c->stall_start_ns = now;
         for (size_t i = 0; i < c->st.fault_count; i++) {
             if (c->st.failover_ms[i] < 0 && r->call_ns >= c->st.fault_ns[i])
                 c->st.failover_ms[i] = (now - c->st.fault_ns[i]) / FL_MS;
         }
     } else if (c->outstanding == 0) {
-        c->max_stall_ns = FL_MAX(c->max_stall_ns, now - c->stall_start_ns);
+        /* The busy span ends without a success: it counts, and the stall goes on
+         * into the next span (a run of failures is one stall; idle gaps do not
+         * count). */
+        c->stall_acc_ns += now - c->stall_start_ns;
+        c->max_stall_ns = FL_MAX(c->max_stall_ns, c->stall_acc_ns);
     }
 }
 
@@ -149,8 +161,7 @@ void kvc_client_finish(struct kvc_client *c)
     if (c->finished)
         return;
     c->finished = true;
-    if (c->outstanding > 0)
-        c->max_stall_ns = FL_MAX(c->max_stall_ns, kvc_now(c) - c->stall_start_ns);
+    c->max_stall_ns = FL_MAX(c->max_stall_ns, kvc_stall_now(c, kvc_now(c)));
     for (size_t i = 0; i < c->stream_count; i++) {
         struct kvc_stream *st = c->streams[i];
         if (st->kind == KVC_STREAM_WATCH)
@@ -162,8 +173,8 @@ void kvc_client_stats(const struct kvc_client *c, struct kvc_stats *out)
 {
     *out = c->st;
     int64_t stall = c->max_stall_ns;
-    if (!c->finished && c->outstanding > 0)
-        stall = FL_MAX(stall, kvc_now(c) - c->stall_start_ns);
+    if (!c->finished)
+        stall = FL_MAX(stall, kvc_stall_now(c, kvc_now(c)));
     out->max_stall_ms = stall / FL_MS;
     for (size_t i = 0; i < c->stream_count; i++) {
         const struct kvc_stream *st = c->streams[i];

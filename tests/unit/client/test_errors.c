@@ -224,6 +224,23 @@ static void test_stats(void)
     sim_run_for(w, 700 * FL_MS);
     kvc_client_stats(c, &st);
     CHECK_EQ_INT(st.max_stall_ms, 700);
+    /* It fails; after an idle gap the next call fails too, then one succeeds: one
+     * stall of 700 + 400 + 100 ms (the gap does not count). */
+    r = res(KVC_UNKNOWN, sim_now_ns(w) - 700 * FL_MS);
+    kvc_stats_op_end(c, &r);
+    sim_run_for(w, 2 * FL_S);
+    kvc_stats_op_start(c);
+    sim_run_for(w, 400 * FL_MS);
+    r = res(KVC_FAIL, sim_now_ns(w) - 400 * FL_MS);
+    kvc_stats_op_end(c, &r);
+    kvc_client_stats(c, &st);
+    CHECK_EQ_INT(st.max_stall_ms, 1100);
+    kvc_stats_op_start(c);
+    sim_run_for(w, 100 * FL_MS);
+    r = res(KVC_OK, sim_now_ns(w) - 100 * FL_MS);
+    kvc_stats_op_end(c, &r);
+    kvc_client_stats(c, &st);
+    CHECK_EQ_INT(st.max_stall_ms, 1200);
     /* Watch lag: a watch on "a" (it cannot open: nothing answers). */
     struct kvc_watch_req wr;
     memset(&wr, 0, sizeof(wr));
