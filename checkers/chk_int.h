@@ -58,6 +58,15 @@ struct chk_model {
      * what makes the search's cache effective. */
     bool plain_values;
     struct chk_append_memo *memo; /* may be NULL: append results, (prev, arg) -> value */
+    /* Revisions may come from writes outside the history (!revisions_complete, with
+     * check_revs): an acknowledged op whose header revision is above the state's makes
+     * the state's revision jump to it (revision rev-1 for a write), and the revisions
+     * jumped over take the content outside[] shows (changes by revision, from watch
+     * events; a revision without entries changes no modelled key). Engine 1 reasons
+     * the same way about a revision no op claims. */
+    bool revs_open;
+    const struct chk_change *outside;
+    uint32_t outside_count;
     struct chk_change_buf *changes;
     char *why;
     size_t why_size;
@@ -85,6 +94,10 @@ struct chk_step {
  */
 struct chk_step chk_model_step(const struct chk_model *m, struct chk_kstate *st,
                                const struct chk_op *op);
+
+/* The changes watch events show, one per (revision, key), by revision then key rank
+ * (the first event of a (revision, key) wins), for chk_model.outside. Owned. */
+struct chk_change *chk_outside_changes(const struct chk_history *h, uint32_t *count);
 
 /* Does the key lie in [key, range_end)? */
 bool chk_key_in_range(const struct chk_history *h, int32_t key, int32_t start, int32_t range_end);

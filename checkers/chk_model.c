@@ -424,12 +424,99 @@ static struct chk_step step_failed_read(const struct chk_model *m, struct chk_ks
     return r;
 }
 
+static const struct chk_history *g_out_h;
+
+static int outside_cmp(const void *a, const void *b)
+{
+    const struct chk_change *x = a, *y = b;
+    if (x->rev != y->rev)
+        return x->rev < y->rev ? -1 : 1;
+    uint32_t rx = g_out_h->key_rank[x->key], ry = g_out_h->key_rank[y->key];
+    if (rx != ry)
+        return rx < ry ? -1 : 1;
+    return (x->create_rev > y->create_rev) - (x->create_rev < y->create_rev);
+}
+
+struct chk_change *chk_outside_changes(const struct chk_history *h, uint32_t *count)
+{
+    struct chk_change *v = NULL;
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < h->event_count; i++) {
+        const struct chk_wevent *e = &h->events[i];
+        if (e->kind == CHK_EV_PROGRESS || e->key < 0 || e->mod_rev < 2)
+            continue;
+        if (!v)
+            v = fl_malloc(h->event_count * sizeof(*v));
+        /* create_rev holds the event index while sorting: the first event wins */
+        v[n++] = (struct chk_change){e->mod_rev,
+                                     e->key,
+                                     e->kind,
+                                     e->value,
+                                     CHK_NIL,
+                                     (int64_t)i,
+                                     e->version == CHK_NO_REV ? 0 : e->version};
+    }
+    g_out_h = h;
+    if (n)
+        qsort(v, n, sizeof(*v), outside_cmp);
+    g_out_h = NULL;
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (k && v[k - 1].rev == v[i].rev && v[k - 1].key == v[i].key)
+            continue;
+        const struct chk_wevent *e = &h->events[v[i].create_rev];
+        v[k] = v[i];
+        v[k].create_rev = e->create_rev == CHK_NO_REV ? 0 : e->create_rev;
+        k++;
+    }
+    *count = k;
+    return v;
+}
+
+/* The state jumps from its revision to `to` over revisions written outside the
+ * history, taking the content the outside changes show. */
+static void outside_jump(const struct chk_model *m, struct chk_kstate *st, int64_t to)
+{
+    uint32_t a = 0, b = m->outside_count;
+    while (a < b) {
+        uint32_t mid = (a + b) / 2;
+        if (m->outside[mid].rev <= st->rev)
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    for (; a < m->outside_count && m->outside[a].rev <= to; a++) {
+        const struct chk_change *c = &m->outside[a];
+        int32_t s = slot_of(m, c->key);
+        if (s < 0)
+            continue;
+        struct chk_kent *e = &st->ent[s];
+        if (c->kind == CHK_EV_DELETE) {
+            memset(e, 0, sizeof(*e));
+            e->value = CHK_NIL;
+            continue;
+        }
+        bool was = e->value != CHK_NIL;
+        e->version = c->version ? c->version : was ? e->version + 1 : 1;
+        e->create_rev = c->create_rev ? c->create_rev : was ? e->create_rev : c->rev;
+        e->mod_rev = c->rev;
+        e->value = c->value;
+    }
+    st->rev = to;
+}
+
 struct chk_step chk_model_step(const struct chk_model *m, struct chk_kstate *st,
                                const struct chk_op *op)
 {
     const struct chk_history *h = m->h;
-    if (op->kind == CHK_OP_COMPACT)
+    bool jump = m->revs_open && m->check_revs && op->status == CHK_ST_OK && op->rev != CHK_NO_REV;
+    if (jump && op->rev - 1 > st->rev)
+        outside_jump(m, st, op->rev - 1);
+    if (op->kind == CHK_OP_COMPACT) {
+        if (jump && op->rev > st->rev)
+            outside_jump(m, st, op->rev);
         return step_compact(m, st, op);
+    }
     if (op->status == CHK_ST_FAIL)
         return step_failed_read(m, st, op);
     struct chk_step r = {true, false};
@@ -445,8 +532,10 @@ struct chk_step chk_model_step(const struct chk_model *m, struct chk_kstate *st,
     }
     const struct chk_sub *subs = &h->subs[op->sub_first + (succ ? 0 : op->then_count)];
     uint32_t n = succ ? op->then_count : op->else_count;
-    int64_t new_rev = st->rev + 1;
     bool writes = branch_writes(m, st, subs, n);
+    if (jump && !writes && op->rev > st->rev)
+        outside_jump(m, st, op->rev);
+    int64_t new_rev = st->rev + 1;
     int64_t removed = 0;
     bool hist_read = false;
     for (uint32_t i = 0; i < n; i++) {

@@ -11,6 +11,10 @@
  * unknown outcome returns at +infinity: it may take effect at any point after its
  * call, or never (the search succeeds as soon as only such operations remain).
  *
+ * With revisions, a history that is not revisions_complete lets a header revision
+ * above the state's be explained by writes outside it (the state jumps there and takes
+ * what watch events show of the revisions jumped over), as engine 1 does.
+ *
  * When every operation touches one key and the history carries no revisions, the
  * history is split per key (P-compositionality: linearizable iff every per-key
  * sub-history is) and each key is searched alone.
@@ -687,8 +691,16 @@ int chk_lin_search(struct chk_history *h, const struct chk_limits *lim, struct c
     if (revs)
         single = false;
     int verdict = CHK_PASS;
+    struct chk_change *outside = NULL;
     if (!single) {
         struct srch *sr = srch_open(h, lim, ops, n, NULL, h->keys.count, revs);
+        if (revs && !h->revisions_complete) {
+            /* as engine 1: revisions no op explains were written outside the history,
+             * with the content watch events show */
+            sr->model.revs_open = true;
+            outside = chk_outside_changes(h, &sr->model.outside_count);
+            sr->model.outside = outside;
+        }
         verdict = srch_run(sr);
         out->steps += sr->steps;
         if (verdict == CHK_PASS)
@@ -767,6 +779,7 @@ int chk_lin_search(struct chk_history *h, const struct chk_limits *lim, struct c
         free(part);
         free(slot);
     }
+    free(outside);
     out->verdict = verdict;
     if (verdict == CHK_UNKNOWN)
         snprintf(out->reason, sizeof(out->reason),

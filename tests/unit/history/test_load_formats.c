@@ -231,7 +231,7 @@ static void test_watch_cannot_fail_lin(void)
 }
 
 /* A revision nothing explains: an outside writer by default, a violation when the
- * history is complete (where both engines then agree). */
+ * history is complete; both engines reason the same way on the same flag. */
 static void test_phantom_revision(void)
 {
     const char *a = PUT(
@@ -255,7 +255,7 @@ static void test_phantom_revision(void)
         chk_lin_result_close(&r);
         lim.engine = CHK_ENGINE_SEARCH;
         chk_lin_check(&h, &lim, &r);
-        CHECK_EQ_INT(r.verdict, CHK_FAIL);
+        CHECK_EQ_INT(r.verdict, complete ? CHK_FAIL : CHK_PASS);
         chk_lin_result_close(&r);
         chk_history_close(&h);
     }
