@@ -26,9 +26,7 @@ scenario {
                   "health_aware" },
     timeout_ms = 2000,
   },
-  -- linearizability is left out: an expired lease deletes its key through a
-  -- revocation no client recorded, which the checker's model does not know about.
-  checks = { "watch", "raft_safety", "converge" },
+  checks = { "linearizability", "watch", "raft_safety", "converge" },
 }
 
 local TTL = 10
@@ -48,6 +46,12 @@ expect(run_until(function() local l = leader(); return l ~= nil and l ~= 1 end, 
        "node 1 is a follower", leader())
 
 local writer = client(9)
+-- A watch on the leased keys shows each expiry as a delete event (and lets the
+-- checkers place the revocation in the history).
+local deleted = {}
+writer:watch("lease/", { prefix = true, callback = function(ev)
+  if ev.type == "delete" and not deleted[ev.key] then deleted[ev.key] = now() end
+end })
 local leases, kas = {}, {}
 for i = 1, 8 do
   local c = client(i)
@@ -115,7 +119,9 @@ expect(after[pb].keepalive_acks == before[pb].keepalive_acks and after[pb].strea
        "pinned_blacklist: the keep-alive stuck on node 1 gets no answer and no error",
        { acks = after[pb].keepalive_acks - before[pb].keepalive_acks,
          no_leader = after[pb].streams_no_leader })
-expect(gone_ms >= 0, "pinned_blacklist: its lease expires and its key vanishes", gone_ms)
+expect(gone_ms >= 0 and deleted["lease/2"] ~= nil and deleted["lease/2"] > t0,
+       "pinned_blacklist: its lease expires and its key vanishes (a delete event)",
+       { gone_ms = gone_ms, delete_event = deleted["lease/2"] and (deleted["lease/2"] - t0) // ms })
 expect(after[pb].keepalive_ended == 1 and before[pb].keepalive_last_ack_ms < t0 // ms
        and after[pb].keepalive_ended_ms - after[pb].keepalive_last_ack_ms >= TTL * 1000 - 50,
        "pinned_blacklist: the client held the lease alive a full TTL after its last answer, then gave up on its own deadline",
@@ -137,6 +143,11 @@ expect(kept[pbr] and after[pbr].keepalive_acks > before[pbr].keepalive_acks
 expect(after[pbr].watch_max_stall_ms < (PART - 3 * s) // ms,
        "pinned_blacklist + require_leader: the watch catches up during the partition",
        after[pbr].watch_max_stall_ms)
+for _, i in ipairs({ 4, 8 }) do
+  expect(kept[i] and deleted["lease/" .. i] == nil,
+         client(i):stats().balancer .. (i > 4 and " + require_leader" or "") .. ": its lease lives",
+         { kept = kept[i] })
+end
 expect(kept[ha] and after[ha].watch_max_stall_ms < 2000,
        "health_aware: lease kept, watch stall below two election timeouts",
        { kept = kept[ha], watch_max_stall_ms = after[ha].watch_max_stall_ms })
