@@ -108,6 +108,29 @@ static bool op_covers_events(const struct rv *r, const struct chk_op *op, int64_
         if (!found)
             return false;
     }
+    /* etcd delivers a revision whole: a key the op surely writes inside the range of a
+     * watch that delivered this revision must be among its events */
+    if (op->cmp_count)
+        return true; /* the branch is not known */
+    for (uint32_t x = lo; x < hi; x++) {
+        const struct chk_wevent *ev = &h->events[r->wev[x]];
+        const struct chk_watch *w = NULL;
+        for (uint32_t wi = 0; wi < h->watch_count && !w; wi++)
+            w = h->watches[wi].watch_id == ev->watch_id ? &h->watches[wi] : NULL;
+        for (uint32_t j = 0; w && j < op->then_count; j++) {
+            const struct chk_sub *s = &h->subs[op->sub_first + j];
+            if (s->kind != CHK_SUB_PUT || s->range_end != CHK_RANGE_ONE ||
+                (w->flags & CHK_WF_NOPUT) || !chk_key_in_range(h, s->key, w->key, w->range_end))
+                continue;
+            bool seen = false;
+            for (uint32_t y = lo; y < hi && !seen; y++) {
+                const struct chk_wevent *o = &h->events[r->wev[y]];
+                seen = o->watch_id == w->watch_id && o->key == s->key;
+            }
+            if (!seen)
+                return false;
+        }
+    }
     return true;
 }
 
