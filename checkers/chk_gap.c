@@ -175,7 +175,7 @@ static void rv_reveal(struct rv *r, int32_t key, int32_t value, int64_t rev)
         const struct cand_ent *c = &r->cands[i];
         if (c->key != key || c->value != value)
             break;
-        if (r->role[c->op] != ROLE_CAND ||
+        if (r->role[c->op] != ROLE_CAND || c->call_ns > r->retmin[rev] ||
             (r->wev_count && !op_covers_events(r, &r->h->ops[c->op], rev)))
             continue;
         if (pick == UINT32_MAX) {
@@ -215,7 +215,7 @@ static void rv_reveal_create(struct rv *r, int32_t key, int64_t rev)
     uint32_t best = UINT32_MAX, n = 0;
     for (size_t i = lo; i < r->cand_count && r->cands[i].key == key; i++) {
         const struct cand_ent *c = &r->cands[i];
-        if (c->value == CHK_NIL || r->role[c->op] != ROLE_CAND ||
+        if (c->value == CHK_NIL || r->role[c->op] != ROLE_CAND || c->call_ns > r->retmin[rev] ||
             (r->wev_count && !op_covers_events(r, &r->h->ops[c->op], rev)))
             continue;
         n++;

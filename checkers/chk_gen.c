@@ -35,6 +35,7 @@ struct gop {
     int64_t call, ret, rev;
     int status;
     int succeeded;
+    bool outside; /* made by something outside the history: not emitted */
     int64_t deleted;
     struct gkv res;          /* get result */
     uint32_t kv_first, kv_n; /* range result */
@@ -209,8 +210,14 @@ static void gen_ops(struct gen *g)
             last_ret[op->client] = op->ret;
         } else {
             op->status = CHK_ST_OK;
+            int64_t rev0 = g->rev;
             gen_exec(g, op, true);
             last_ret[op->client] = op->ret;
+            if (o->outside_pm && (op->kind == G_PUT || op->kind == G_DEL) && g->rev != rev0 &&
+                below(&g->r, 1000) < o->outside_pm) {
+                op->outside = true;
+                last_ret[op->client] = at; /* the client did not spend the time */
+            }
         }
     }
     free(last_ret);
@@ -235,6 +242,10 @@ static void gen_watches(struct gen *g)
         w->key = below(&g->r, 2) ? -1 : (int32_t)below(&g->r, o->keys);
         w->start_rev = 1 + (int64_t)below(&g->r, (uint32_t)FL_MAX(g->rev / 2, 1));
         w->prev_kv = below(&g->r, 2);
+        if (o->outside_pm && wi == 0) {
+            w->key = -1; /* outside writes are known from this watch */
+            w->start_rev = 1;
+        }
         int64_t last_rev = -1, since_progress = 0;
         for (uint32_t c = 0; c < g->nchg; c++) {
             const struct gkv *ch = &g->chg[c];
@@ -597,8 +608,10 @@ static void emit(struct gen *g, struct chk_history *h)
         int n = snprintf(b, sizeof(b), "k%03u", k);
         chk_history_key(h, b, (size_t)n);
     }
-    for (uint32_t i = 0; i < g->nops; i++)
-        emit_op(g, h, &g->ops[i]);
+    for (uint32_t i = 0; i < g->nops; i++) {
+        if (!g->ops[i].outside)
+            emit_op(g, h, &g->ops[i]);
+    }
     for (uint32_t wi = 0; wi < g->o->watches; wi++) {
         struct chk_watch *w = chk_history_watch_add(h);
         w->watch_id = wi + 1;
@@ -666,7 +679,8 @@ int chk_gen_history(const struct chk_gen_opts *o, int mutation, struct chk_histo
     else if (mutation > CHK_MUT_REORDER_WRITES && mutation < CHK_MUT_COUNT)
         rc = mut_watch(&g, mutation);
     if (!rc) {
-        h->revisions_complete = true; /* every write of the run is in the history */
+        /* every write of the run is in the history, unless some came from outside */
+        h->revisions_complete = o->outside_pm == 0;
         emit(&g, h);
         struct fl_buf err;
         fl_buf_init(&err);

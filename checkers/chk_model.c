@@ -505,13 +505,35 @@ static void outside_jump(const struct chk_model *m, struct chk_kstate *st, int64
     st->rev = to;
 }
 
+/* Does the recorded response say the op wrote nothing (a read, a delete of nothing)?
+ * Then it sits at its header revision, after an outside write of that revision. */
+static bool recorded_no_write(const struct chk_history *h, const struct chk_op *op)
+{
+    if (op->kind != CHK_OP_TXN)
+        return true;
+    if (!(op->flags & CHK_OPF_HAS_RESULT) ||
+        (op->cmp_count && !(op->flags & CHK_OPF_SUCCEEDED_SET)))
+        return false;
+    bool succ = op->cmp_count == 0 || (op->flags & CHK_OPF_SUCCEEDED);
+    const struct chk_sub *subs = &h->subs[op->sub_first + (succ ? 0 : op->then_count)];
+    uint32_t n = succ ? op->then_count : op->else_count;
+    for (uint32_t i = 0; i < n; i++) {
+        if (subs[i].kind == CHK_SUB_RANGE)
+            continue;
+        if (subs[i].kind != CHK_SUB_DELETE || !(subs[i].flags & CHK_SUBF_COUNT_SET) ||
+            subs[i].count != 0)
+            return false;
+    }
+    return true;
+}
+
 struct chk_step chk_model_step(const struct chk_model *m, struct chk_kstate *st,
                                const struct chk_op *op)
 {
     const struct chk_history *h = m->h;
     bool jump = m->revs_open && m->check_revs && op->status == CHK_ST_OK && op->rev != CHK_NO_REV;
-    if (jump && op->rev - 1 > st->rev)
-        outside_jump(m, st, op->rev - 1);
+    if (jump && op->rev - (recorded_no_write(h, op) ? 0 : 1) > st->rev)
+        outside_jump(m, st, op->rev - (recorded_no_write(h, op) ? 0 : 1));
     if (op->kind == CHK_OP_COMPACT) {
         if (jump && op->rev > st->rev)
             outside_jump(m, st, op->rev);

@@ -78,6 +78,9 @@ struct rv {
      * the watched keys (empty when no_watch). */
     uint32_t *wev;
     uint32_t wev_count;
+    /* per revision R: the earliest return of an acknowledged op ordered after write R
+     * (an op called later cannot have written R) */
+    int64_t *retmin;
 };
 
 struct cand_ent {

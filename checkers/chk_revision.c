@@ -714,6 +714,28 @@ static void rv_attempts(struct rv *r)
     free(claim0);
 }
 
+/* r->retmin: per revision R, the earliest return of an acknowledged op ordered after
+ * write R (reads at >= R, writes at > R). */
+static void rv_retmin(struct rv *r)
+{
+    const struct chk_history *h = r->h;
+    int64_t R = r->max_rev;
+    r->retmin = fl_malloc((size_t)(R + 2) * sizeof(int64_t));
+    for (int64_t x = 0; x <= R + 1; x++)
+        r->retmin[x] = CHK_NEVER;
+    for (uint32_t i = 0; i < h->op_count; i++) {
+        const struct chk_op *op = &h->ops[i];
+        if (op->flags & CHK_OPF_SERIALIZABLE || op->rev < 1 || op->rev > R)
+            continue;
+        if (r->role[i] == ROLE_READ)
+            r->retmin[op->rev] = FL_MIN(r->retmin[op->rev], op->return_ns);
+        else if (r->role[i] == ROLE_WRITE)
+            r->retmin[op->rev - 1] = FL_MIN(r->retmin[op->rev - 1], op->return_ns);
+    }
+    for (int64_t x = R; x-- > 0;)
+        r->retmin[x] = FL_MIN(r->retmin[x], r->retmin[x + 1]);
+}
+
 /* One run of the engine; no_watch: watch events reveal nothing. */
 static void rv_run(struct chk_history *h, struct chk_lin_result *out, bool no_watch,
                    uint32_t *watch_reveals)
@@ -732,6 +754,7 @@ static void rv_run(struct chk_history *h, struct chk_lin_result *out, bool no_wa
     for (uint32_t i = 0; i < h->op_count; i++)
         r.pos[i] = INT64_MIN;
     rv_classify(&r);
+    rv_retmin(&r);
     chk__rv_wev_build(&r);
     chk__rv_reveal_all(&r);
     for (uint32_t i = 0; i < h->op_count; i++) {
@@ -761,6 +784,7 @@ static void rv_run(struct chk_history *h, struct chk_lin_result *out, bool no_wa
     free(r.gapcount);
     free(r.cand_ops);
     free(r.wev);
+    free(r.retmin);
 }
 
 /*

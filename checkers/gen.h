@@ -48,6 +48,11 @@ struct chk_gen_opts {
     bool txn;            /* cas-style txns */
     bool deletes;        /* deletes and whole-range reads */
     uint32_t window;     /* max call/return distance from the effect time (< 10*clients) */
+    /* per mille of acknowledged single-key puts/deletes made by something outside the
+     * history (as a lease expiry is): applied, seen by the watches, not emitted as ops.
+     * Non-zero: watch 1 covers every key from revision 1 and revisions_complete is
+     * false. */
+    uint32_t outside_pm;
 };
 void chk_gen_opts_default(struct chk_gen_opts *o, uint64_t seed);
 

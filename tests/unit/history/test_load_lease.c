@@ -57,23 +57,25 @@ out:
 }
 
 #define PUTL(c, k, v, lease, call, ret, rev)                                                       \
-    "{\"client\":" #c ",\"op\":\"put\",\"key\":\"" k "\",\"value\":\"" v "\",\"lease\":" #lease  \
+    "{\"client\":" #c ",\"op\":\"put\",\"key\":\"" k "\",\"value\":\"" v "\",\"lease\":" #lease    \
     ",\"call\":" #call ",\"return\":" #ret ",\"status\":\"ok\",\"rev\":" #rev "}\n"
 #define GETNIL(c, k, call, ret, rev)                                                               \
-    "{\"client\":" #c ",\"op\":\"get\",\"key\":\"" k "\",\"value\":null,\"call\":" #call          \
+    "{\"client\":" #c ",\"op\":\"get\",\"key\":\"" k "\",\"value\":null,\"call\":" #call           \
     ",\"return\":" #ret ",\"status\":\"ok\",\"rev\":" #rev "}\n"
 #define GET(c, k, v, mod, call, ret, rev)                                                          \
-    "{\"client\":" #c ",\"op\":\"get\",\"key\":\"" k "\",\"value\":\"" v "\",\"mod_rev\":" #mod   \
+    "{\"client\":" #c ",\"op\":\"get\",\"key\":\"" k "\",\"value\":\"" v "\",\"mod_rev\":" #mod    \
     ",\"call\":" #call ",\"return\":" #ret ",\"status\":\"ok\",\"rev\":" #rev "}\n"
 
 /* A client revoke that names its keys deletes them at its revision. */
 static void test_revoke_with_keys(void)
 {
-    const char *base = PUTL(1, "k", "v", 7, 10, 20, 2) PUTL(1, "j", "w", 0, 21, 22, 3)
-        "{\"client\":1,\"op\":\"lease_revoke\",\"lease_id\":7,\"keys\":[\"k\"],"
-        "\"call\":30,\"return\":40,\"status\":\"ok\",\"rev\":4}\n";
+    const char *base = PUTL(1, "k", "v", 7, 10, 20, 2)
+        PUTL(1, "j", "w", 0, 21, 22,
+             3) "{\"client\":1,\"op\":\"lease_revoke\",\"lease_id\":7,\"keys\":[\"k\"],"
+                "\"call\":30,\"return\":40,\"status\":\"ok\",\"rev\":4}\n";
     char t[2048];
-    snprintf(t, sizeof(t), "%s%s%s", base, GETNIL(2, "k", 50, 60, 4), GET(2, "j", "w", 3, 50, 60, 4));
+    snprintf(t, sizeof(t), "%s%s%s", base, GETNIL(2, "k", 50, 60, 4),
+             GET(2, "j", "w", 3, 50, 60, 4));
     struct verdicts v = judge(t, -1);
     CHECK_EQ_INT(v.rev, CHK_PASS);
     CHECK_EQ_INT(v.search, CHK_PASS);
@@ -83,10 +85,11 @@ static void test_revoke_with_keys(void)
     CHECK_EQ_INT(v.rev, CHK_FAIL);
     CHECK_EQ_INT(v.search, CHK_FAIL);
     /* a revoke that failed deleted nothing */
-    const char *failed = PUTL(1, "k", "v", 7, 10, 20, 2)
-        "{\"client\":1,\"op\":\"lease_revoke\",\"lease_id\":7,\"keys\":[\"k\"],"
-        "\"call\":30,\"return\":40,\"status\":\"fail\",\"error\":\"etcdserver: requested lease "
-        "not found\"}\n" GET(2, "k", "v", 2, 50, 60, 2);
+    const char *failed = PUTL(
+        1, "k", "v", 7, 10, 20,
+        2) "{\"client\":1,\"op\":\"lease_revoke\",\"lease_id\":7,\"keys\":[\"k\"],"
+           "\"call\":30,\"return\":40,\"status\":\"fail\",\"error\":\"etcdserver: requested lease "
+           "not found\"}\n" GET(2, "k", "v", 2, 50, 60, 2);
     v = judge(failed, -1);
     CHECK_EQ_INT(v.rev, CHK_PASS);
     CHECK_EQ_INT(v.search, CHK_PASS);
@@ -97,9 +100,10 @@ static void test_revoke_with_keys(void)
 static void test_revoke_derived_keys(void)
 {
     const char *base = PUTL(1, "a", "1", 7, 10, 20, 2) PUTL(1, "b", "1", 7, 21, 22, 3)
-        PUTL(1, "b", "2", 0, 23, 24, 4) PUTL(1, "c", "1", 8, 25, 26, 5)
-        "{\"client\":0,\"op\":\"lease_revoke\",\"lease_id\":7,\"system\":true,"
-        "\"call\":30,\"return\":40,\"status\":\"ok\",\"rev\":6}\n";
+        PUTL(1, "b", "2", 0, 23, 24, 4)
+            PUTL(1, "c", "1", 8, 25, 26,
+                 5) "{\"client\":0,\"op\":\"lease_revoke\",\"lease_id\":7,\"system\":true,"
+                    "\"call\":30,\"return\":40,\"status\":\"ok\",\"rev\":6}\n";
     char t[2048];
     snprintf(t, sizeof(t), "%s%s%s%s", base, GETNIL(2, "a", 50, 60, 6),
              GET(2, "b", "2", 4, 50, 60, 6), GET(3, "c", "1", 5, 50, 60, 6));
@@ -130,9 +134,10 @@ static void test_revoke_derived_keys(void)
     CHECK_EQ_INT(v.rev, CHK_FAIL);
     CHECK_EQ_INT(v.search, CHK_FAIL);
     /* a revoke of a lease that holds no key writes nothing: revision unchanged */
-    const char *empty = PUTL(1, "a", "1", 0, 10, 20, 2)
-        "{\"client\":1,\"op\":\"lease_revoke\",\"lease_id\":9,\"call\":30,\"return\":40,"
-        "\"status\":\"ok\",\"rev\":2}\n" GET(2, "a", "1", 2, 50, 60, 2);
+    const char *empty =
+        PUTL(1, "a", "1", 0, 10, 20,
+             2) "{\"client\":1,\"op\":\"lease_revoke\",\"lease_id\":9,\"call\":30,\"return\":40,"
+                "\"status\":\"ok\",\"rev\":2}\n" GET(2, "a", "1", 2, 50, 60, 2);
     v = judge(empty, -1);
     CHECK_EQ_INT(v.rev, CHK_PASS);
     CHECK_EQ_INT(v.search, CHK_PASS);
@@ -181,22 +186,26 @@ static void test_expiry_from_watch(void)
  * events show a lease delete; the put of the watched value can. */
 static void test_unknown_not_at_lease_delete(void)
 {
-    const char *t = PUTL(1, "lease/a", "x", 7, 10, 20, 2)
-        "{\"client\":2,\"op\":\"put\",\"key\":\"key1\",\"value\":\"u\",\"call\":25,"
-        "\"return\":null,\"status\":\"unknown\"}\n" GETNIL(3, "lease/a", 70, 80, 3)
-            WATCH_LEASE EV_EXPIRY;
+    const char *t =
+        PUTL(1, "lease/a", "x", 7, 10, 20,
+             2) "{\"client\":2,\"op\":\"put\",\"key\":\"key1\",\"value\":\"u\",\"call\":25,"
+                "\"return\":null,\"status\":\"unknown\"}\n" GETNIL(3, "lease/a", 70, 80, 3)
+                    WATCH_LEASE EV_EXPIRY;
     struct verdicts v = judge(t, -1);
     CHECK_EQ_INT(v.rev, CHK_PASS);
     CHECK_EQ_INT(v.search, CHK_PASS);
     CHECK_EQ_INT(v.watch, CHK_PASS); /* no "event that no write made" at revision 3 */
     CHECK_EQ_INT(v.revealed, 0);
     /* the unknown put is what a watch on its key saw at revision 3: placed there */
-    const char *w = "{\"client\":2,\"op\":\"put\",\"key\":\"key1\",\"value\":\"u\",\"call\":25,"
-                    "\"return\":null,\"status\":\"unknown\"}\n" PUTL(1, "key2", "x", 0, 10, 20, 2)
-                        GET(3, "key1", "u", 3, 70, 80, 3)
-        "{\"type\":\"watch_open\",\"watch\":1,\"client\":4,\"key\":\"key1\",\"start_rev\":1}\n"
-        "{\"type\":\"watch_event\",\"watch\":1,\"response\":1,\"event\":\"put\",\"key\":\"key1\","
-        "\"value\":\"u\",\"mod_rev\":3,\"create_rev\":3,\"version\":1,\"t\":60}\n";
+    const char *w =
+        "{\"client\":2,\"op\":\"put\",\"key\":\"key1\",\"value\":\"u\",\"call\":25,"
+        "\"return\":null,\"status\":\"unknown\"}\n" PUTL(1, "key2", "x", 0, 10, 20, 2)
+            GET(3, "key1", "u", 3, 70, 80,
+                3) "{\"type\":\"watch_open\",\"watch\":1,\"client\":4,\"key\":\"key1\",\"start_"
+                   "rev\":1}\n"
+                   "{\"type\":\"watch_event\",\"watch\":1,\"response\":1,\"event\":\"put\",\"key\":"
+                   "\"key1\","
+                   "\"value\":\"u\",\"mod_rev\":3,\"create_rev\":3,\"version\":1,\"t\":60}\n";
     v = judge(w, -1);
     CHECK_EQ_INT(v.rev, CHK_PASS);
     CHECK_EQ_INT(v.search, CHK_PASS);
@@ -209,17 +218,21 @@ static void test_unknown_not_at_lease_delete(void)
 static void test_unknown_refused_by_atomic_revision(void)
 {
     const char *t =
-        PUTL(1, "b", "1", 7, 10, 20, 2) "{\"client\":2,\"op\":\"txn\",\"compare\":[],\"success\":["
-                                        "{\"delete\":{\"key\":\"b\"}},{\"put\":{\"key\":\"c\","
-                                        "\"value\":\"u\"}}],\"failure\":[],\"call\":25,"
-                                        "\"return\":null,\"status\":\"unknown\"}\n"
-        GETNIL(3, "b", 70, 80, 3)
-        "{\"type\":\"watch_open\",\"watch\":1,\"client\":4,\"key\":\"a\",\"range_end\":\"z\","
-        "\"start_rev\":1}\n"
-        "{\"type\":\"watch_event\",\"watch\":1,\"response\":1,\"event\":\"put\",\"key\":\"b\","
-        "\"value\":\"1\",\"mod_rev\":2,\"create_rev\":2,\"version\":1,\"t\":21}\n"
-        "{\"type\":\"watch_event\",\"watch\":1,\"response\":2,\"event\":\"delete\",\"key\":\"b\","
-        "\"mod_rev\":3,\"t\":60}\n";
+        PUTL(1, "b", "1", 7, 10, 20,
+             2) "{\"client\":2,\"op\":\"txn\",\"compare\":[],\"success\":["
+                "{\"delete\":{\"key\":\"b\"}},{\"put\":{\"key\":\"c\","
+                "\"value\":\"u\"}}],\"failure\":[],\"call\":25,"
+                "\"return\":null,\"status\":\"unknown\"}\n" GETNIL(
+                    3, "b", 70, 80,
+                    3) "{\"type\":\"watch_open\",\"watch\":1,\"client\":4,\"key\":\"a\",\"range_"
+                       "end\":\"z\","
+                       "\"start_rev\":1}\n"
+                       "{\"type\":\"watch_event\",\"watch\":1,\"response\":1,\"event\":\"put\","
+                       "\"key\":\"b\","
+                       "\"value\":\"1\",\"mod_rev\":2,\"create_rev\":2,\"version\":1,\"t\":21}\n"
+                       "{\"type\":\"watch_event\",\"watch\":1,\"response\":2,\"event\":\"delete\","
+                       "\"key\":\"b\","
+                       "\"mod_rev\":3,\"t\":60}\n";
     struct verdicts v = judge(t, -1);
     CHECK_EQ_INT(v.rev, CHK_PASS);
     CHECK_EQ_INT(v.search, CHK_PASS);
