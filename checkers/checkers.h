@@ -227,6 +227,11 @@ struct chk_history {
      * treats such a revision as written by something outside the history and lets the
      * reads judge. The loaders clear it when lease calls or leased puts appear. */
     bool revisions_complete;
+    /* Set by chk_history_finish: the history records compactions (some op of kind
+     * CHK_OP_COMPACT). Without any, a "required revision has been compacted" error
+     * cannot be refuted (auto-compaction, a compaction made by an operator) and is
+     * accepted; with them, it must be explained by one. */
+    bool compactions_known;
 };
 
 void chk_history_init(struct chk_history *h);

@@ -508,6 +508,8 @@ int chk_history_finish(struct chk_history *h, struct fl_buf *err)
         }
         if (op->status == CHK_ST_OK && op->rev == CHK_NO_REV)
             h->has_revs = false;
+        if (op->kind == CHK_OP_COMPACT)
+            h->compactions_known = true;
     }
     int rc = finish_watches(h, err);
     if (rc)

@@ -534,8 +534,9 @@ static void rv_failed(struct rv *r)
     const struct chk_history *h = r->h;
     for (uint32_t i = 0; i < h->op_count; i++) {
         const struct chk_op *op = &h->ops[i];
-        if (r->role[i] != ROLE_FAILED || op->err != CHK_ERR_COMPACTED || op->kind != CHK_OP_TXN)
-            continue;
+        if (r->role[i] != ROLE_FAILED || op->err != CHK_ERR_COMPACTED || op->kind != CHK_OP_TXN ||
+            !h->compactions_known)
+            continue; /* without recorded compactions the error cannot be refuted */
         for (uint32_t j = 0; j < op->then_count; j++) {
             const struct chk_sub *s = &h->subs[op->sub_first + j];
             if (s->kind != CHK_SUB_RANGE || s->req_rev <= 0)
