@@ -260,6 +260,33 @@ static void apply_conf_entry(struct srv_member *m, const struct raft_entry *e)
         srv_cluster_member_removed(m->cl, srv_cluster_dir_node(m->cl, cc.node_id));
 }
 
+/* A lease the leader found expired: its keys go at one revision; the node event
+ * names them so the history can record the deletes no client asked for. */
+static void apply_lease_expiry(struct srv_member *m, int64_t id)
+{
+    struct mvcc_lease_info li;
+    if (mvcc_lease_ttl(m->kv, id, srv_member_now(m), true, &li) != MVCC_OK)
+        return; /* revoked already (a client's revoke won the race) */
+    struct fl_buf kb;
+    fl_buf_init(&kb);
+    for (size_t i = 0; i < li.keys_len; i++)
+        fl_buf_append(&kb, li.keys[i], li.key_lens[i]);
+    struct srv_bytes *keys = fl_calloc(li.keys_len + 1, sizeof *keys);
+    size_t off = 0;
+    for (size_t i = 0; i < li.keys_len; i++) {
+        keys[i].p = kb.data + off;
+        keys[i].n = li.key_lens[i];
+        off += li.key_lens[i];
+    }
+    size_t n = li.keys_len;
+    mvcc_lease_info_free(&li);
+    int64_t hrev = 0;
+    if (mvcc_lease_revoke(m->kv, id, NULL, &hrev) == MVCC_OK)
+        srv_member_event_lease_end(m, id, hrev, keys, n);
+    free(keys);
+    fl_buf_close(&kb);
+}
+
 void srv_apply_entry(struct srv_member *m, const struct raft_entry *e)
 {
     if (e->type == RAFT_ENTRY_CONF_CHANGE) {
@@ -287,7 +314,7 @@ void srv_apply_entry(struct srv_member *m, const struct raft_entry *e)
         return;
     switch (ir->kind) {
     case RAFTPB__INTERNAL_KIND__INTERNAL_LEASE_REVOKE:
-        mvcc_lease_revoke(m->kv, ir->lease_id, NULL, NULL);
+        apply_lease_expiry(m, ir->lease_id);
         break;
     case RAFTPB__INTERNAL_KIND__INTERNAL_ALARM:
         alarm_set(m, ir->alarm_member, ir->alarm_type, ir->alarm_activate);

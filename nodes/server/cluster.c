@@ -83,17 +83,23 @@ void srv_cluster_emit(struct srv_cluster *cl, int node, uint64_t member_id, cons
 void srv_cluster_emit_rev(struct srv_cluster *cl, int node, uint64_t member_id, const char *kind,
                           uint64_t term, const char *detail, int64_t revision, int64_t store_rev)
 {
+    srv_cluster_emit_full(cl, &(struct srv_event){.node = node,
+                                                  .member_id = member_id,
+                                                  .kind = kind,
+                                                  .term = term,
+                                                  .detail = detail,
+                                                  .revision = revision,
+                                                  .store_rev = store_rev});
+}
+
+void srv_cluster_emit_full(struct srv_cluster *cl, struct srv_event *ev)
+{
     if (!cl->obs || cl->destroying)
         return;
-    struct srv_event ev = {.at_ns = sim_now_ns(cl->w),
-                           .node = node,
-                           .member_id = member_id,
-                           .kind = kind,
-                           .term = term,
-                           .detail = detail ? detail : "",
-                           .revision = revision,
-                           .store_rev = store_rev};
-    cl->obs(cl->obs_ud, &ev);
+    ev->at_ns = sim_now_ns(cl->w);
+    if (!ev->detail)
+        ev->detail = "";
+    cl->obs(cl->obs_ud, ev);
 }
 
 struct raft_safety *srv_cluster_safety(struct srv_cluster *cl, uint64_t cluster_id)

@@ -45,6 +45,25 @@ void srv_member_event(struct srv_member *m, const char *kind, const char *detail
     srv_cluster_emit(m->cl, m->node, m->id, kind, raft_term(m->raft), detail);
 }
 
+void srv_member_event_lease_end(struct srv_member *m, int64_t id, int64_t revision,
+                                const struct srv_bytes *keys, size_t n_keys)
+{
+    struct srv_cluster *cl = m->cl;
+    char d[96];
+    snprintf(d, sizeof d, "lease %" PRIx64 " expired: %zu keys deleted at revision %" PRId64,
+             (uint64_t)id, n_keys, revision);
+    srv_cluster_emit_full(cl, &(struct srv_event){.node = m->node,
+                                                  .member_id = m->id,
+                                                  .kind = SRV_EV_LEASE_END,
+                                                  .term = raft_term(m->raft),
+                                                  .detail = d,
+                                                  .revision = revision,
+                                                  .store_rev = revision,
+                                                  .lease_id = id,
+                                                  .keys = keys,
+                                                  .n_keys = n_keys});
+}
+
 void srv_member_event_compact(struct srv_member *m, int64_t revision, const char *detail)
 {
     srv_cluster_emit_rev(m->cl, m->node, m->id, SRV_EV_COMPACT, raft_term(m->raft), detail,

@@ -78,6 +78,13 @@ const char *srv_config_check(const struct srv_config *c);
 #define SRV_EV_PAUSE            "pause"
 #define SRV_EV_RESUME           "resume"
 #define SRV_EV_SAFETY           "raft_safety" /* the online checker found a violation */
+#define SRV_EV_LEASE_END        "lease_end"   /* a lease expired: its revoke was applied */
+
+/* Bytes borrowed for the duration of an observer callback. */
+struct srv_bytes {
+    const uint8_t *p;
+    size_t n;
+};
 
 struct srv_event {
     int64_t at_ns;      /* simulated time */
@@ -89,6 +96,12 @@ struct srv_event {
     int64_t revision;   /* SRV_EV_COMPACT: the revision compacted to; 0 for other kinds */
     int64_t store_rev;  /* SRV_EV_COMPACT: the member's current revision then (the
                            compaction response's header revision); 0 otherwise */
+    /* SRV_EV_LEASE_END (an expiry the leader proposed through Raft, applied on this
+     * member): the lease, the keys it held, in byte order, deleted at `revision`
+     * (when it held none: nothing written, revision = the current revision). */
+    int64_t lease_id;
+    const struct srv_bytes *keys;
+    size_t n_keys;
 };
 typedef void (*srv_observer_fn)(void *ud, const struct srv_event *ev);
 

@@ -196,6 +196,9 @@ void srv_member_process(struct srv_member *m);
 void srv_member_event(struct srv_member *m, const char *kind, const char *detail);
 /* SRV_EV_COMPACT with the compaction revision in the event's revision field. */
 void srv_member_event_compact(struct srv_member *m, int64_t revision, const char *detail);
+/* SRV_EV_LEASE_END: lease id ended; its keys were deleted at revision. */
+void srv_member_event_lease_end(struct srv_member *m, int64_t id, int64_t revision,
+                                const struct srv_bytes *keys, size_t n_keys);
 int64_t srv_member_now(const struct srv_member *m); /* the process's local clock */
 int64_t srv_member_request_timeout_ns(const struct srv_member *m);
 /* Writes the snapshot image of the current state (db image, no padding). */
@@ -342,6 +345,8 @@ void srv_cluster_emit(struct srv_cluster *cl, int node, uint64_t member_id, cons
                       uint64_t term, const char *detail);
 void srv_cluster_emit_rev(struct srv_cluster *cl, int node, uint64_t member_id, const char *kind,
                           uint64_t term, const char *detail, int64_t revision, int64_t store_rev);
+/* Emits ev (at_ns set here; a NULL detail becomes ""). */
+void srv_cluster_emit_full(struct srv_cluster *cl, struct srv_event *ev);
 /* Member add: the slot that will run the new member (node 0: a new slot), created
  * with its process when needed; remembers that member_id runs there. Returns the
  * node, or -1 when no slot can be made. */

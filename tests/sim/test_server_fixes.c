@@ -2,7 +2,8 @@
  * test_server_fixes.c: member behaviours the MVCC scenarios rely on: a lease keep-alive
  * kept through a follower outlives a leader crash (the follower forwards it to the new
  * leader) and ends with "etcdserver: request timed out" when no leader answers; a
- * follower asks the leader how long a lease has left (LeaseTimeToLive); the
+ * follower asks the leader how long a lease has left (LeaseTimeToLive); an expiry's
+ * node event names the lease, its keys and the revision of the deletes; the
  * failpoint watch/before_send "delay" holds watch responses in the store and then sends
  * them all, in order; a compaction's node event carries its revision and the store
  * revision; mvcc.watch_old_after_partition makes an isolated follower resend old
@@ -254,6 +255,35 @@ static void test_lease_ttl_from_follower(void)
     teardown(&f);
 }
 
+static void test_lease_end_event(void)
+{
+    struct fixture f;
+    struct srv_config cfg;
+    srv_config_default(&cfg);
+    setup(&f, 37, &cfg);
+    int l = wait_leader(&f, 3 * FL_S);
+    struct tclient c;
+    tc_open(&c, f.w, f.cproc, srv_cluster_node_proc(f.cl, l));
+    int64_t lease = lease_grant(&c, 2);
+    tc_close(&c);
+    put_lease(&f, l, "le/b", lease);
+    put_lease(&f, l, "le/a", lease); /* revisions 2, 3 */
+    sim_run_for(f.w, 6 * FL_S);
+    int seen = 0;
+    for (int i = 0; i < n_evs; i++) {
+        if (strcmp(evs[i].kind, SRV_EV_LEASE_END))
+            continue;
+        seen++;
+        CHECK_EQ_INT(evs[i].lease_id, lease);
+        CHECK_EQ_INT(evs[i].n_keys, 2);
+        CHECK_EQ_STR(evs[i].key0, "le/a");
+        CHECK_EQ_INT(evs[i].revision, 4);
+    }
+    CHECK_EQ_INT(seen, 3); /* every member applied the expiry */
+    CHECK(wait_converged(&f, 2 * FL_S));
+    teardown(&f);
+}
+
 static void test_watch_delay_failpoint(void)
 {
     struct fixture f;
@@ -359,6 +389,7 @@ int main(void)
     test_keepalive_across_leader_crash();
     test_keepalive_no_leader_times_out();
     test_lease_ttl_from_follower();
+    test_lease_end_event();
     test_watch_delay_failpoint();
     test_compact_event();
     test_watch_old_after_partition();

@@ -18,7 +18,9 @@ static struct {
     char kind[32];
     int node;
     char detail[160];
-    int64_t revision, store_rev;
+    int64_t revision, store_rev, lease_id;
+    size_t n_keys;
+    char key0[32]; /* the first key of a lease_end */
 } evs[EV_MAX];
 static int n_evs;
 
@@ -32,6 +34,12 @@ static inline void observer(void *ud, const struct srv_event *ev)
     evs[n_evs].node = ev->node;
     evs[n_evs].revision = ev->revision;
     evs[n_evs].store_rev = ev->store_rev;
+    evs[n_evs].lease_id = ev->lease_id;
+    evs[n_evs].n_keys = ev->n_keys;
+    evs[n_evs].key0[0] = 0;
+    if (ev->n_keys)
+        snprintf(evs[n_evs].key0, sizeof evs[n_evs].key0, "%.*s", (int)ev->keys[0].n,
+                 (const char *)ev->keys[0].p);
     n_evs++;
 }
 
