@@ -7,9 +7,9 @@
 -- (a follower keeps forwarding it to whoever leads). Asserted on observed data under a workload: the
 -- keys read back while the lease lives, the time the delete events arrive (never
 -- before the TTL since the grant or since the leader change), one revision for all
--- keys of a lease, TTL answers, revoke; plus all four checkers. (Deletions are
--- observed through the watch, not by reading the keys: the linearizability checker
--- does not model deletes that no client operation made.)
+-- keys of a lease, reads after the expiry, TTL answers (the time left, asked of every
+-- member), revoke; plus all four checkers (the watch events tell the checkers about
+-- the deletes no client operation made).
 scenario {
   name = "lease-expiry",
   description = "lease keep-alive, expiry through Raft, revoke, extension by a new leader",
@@ -50,6 +50,12 @@ expect(d1 and d3 and d1.at - stopped <= (TTL + 3) * s, "expiry follows the TTL c
        d1 and (d1.at - stopped) // ms)
 expect(d1 and d2 and d3 and d1.rev == d2.rev and d2.rev == d3.rev,
        "all keys of one lease go at one revision", { d1 and d1.rev, d2 and d2.rev, d3 and d3.rev })
+local gone = 0
+for i = 1, 3 do
+  local g = client(i):get("lease/a", { prefix = true })
+  if g and g.count == 0 then gone = gone + 1 end
+end
+expect(gone == 3, "the expired lease's keys are gone for every reader", gone)
 local tt = c:lease_ttl(g1.id)
 expect(tt and tt.ttl == -1, "the expired lease answers TTL -1", tt and tt.ttl)
 
@@ -95,9 +101,7 @@ expect(d and d.at - promoted >= (TTL - 1) * s, "the new leader gave it a full TT
        d and (d.at - promoted) // ms)
 
 -- 4. the keep-alive stream outlives a leader crash: the follower forwarding it (or the
--- client, reconnecting) reaches the new leader before the TTL runs out. Last, because
--- a crash leaves writes of unknown outcome, and the checkers could place one of them
--- at the revision of a later lease deletion (which no client operation made).
+-- client, reconnecting) reaches the new leader before the TTL runs out.
 local g4 = c:lease_grant(TTL)
 for i = 1, 2 do c:put("lease/d" .. i, "k", { lease = g4.id }) end
 local ka4 = c:lease_keepalive(g4.id)
