@@ -4,8 +4,9 @@
 -- member; a revoke deletes the keys at once; only the leader expires leases, and a new
 -- leader extends every lease by a full TTL (etcd's lessor promotion), so a lease never
 -- expires early because of a failover; a keep-alive stream outlives a leader crash
--- (a follower keeps forwarding it to whoever leads). Asserted on observed data under a workload: the
--- keys read back while the lease lives, the time the delete events arrive (never
+-- (a follower keeps forwarding it to whoever leads). Asserted on observed data under
+-- a workload: the keys read back while the lease lives, the time the delete events
+-- arrive (never
 -- before the TTL since the grant or since the leader change), one revision for all
 -- keys of a lease, reads after the expiry, TTL answers (the time left, asked of every
 -- member), revoke; plus all four checkers (the watch events tell the checkers about
