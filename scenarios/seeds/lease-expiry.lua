@@ -6,11 +6,10 @@
 -- expires early because of a failover; a keep-alive stream outlives a leader crash
 -- (a follower keeps forwarding it to whoever leads). Asserted on observed data under
 -- a workload: the keys read back while the lease lives, the time the delete events
--- arrive (never
--- before the TTL since the grant or since the leader change), one revision for all
--- keys of a lease, reads after the expiry, TTL answers (the time left, asked of every
--- member), revoke; plus all four checkers (the watch events tell the checkers about
--- the deletes no client operation made).
+-- arrive (never before the TTL since the grant or since the leader change), one
+-- revision for all keys of a lease, reads after the expiry, TTL answers (the time
+-- left, asked of every member), revoke; plus all four checkers (the watch events tell
+-- the checkers about the deletes no client operation made).
 scenario {
   name = "lease-expiry",
   description = "lease keep-alive, expiry through Raft, revoke, extension by a new leader",
