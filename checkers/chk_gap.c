@@ -170,7 +170,8 @@ static void rv_reveal(struct rv *r, int32_t key, int32_t value, int64_t rev)
         else
             hi = mid;
     }
-    uint32_t pick = UINT32_MAX;
+    uint32_t pick = UINT32_MAX, twin = UINT32_MAX;
+    bool ambiguous_here = false;
     for (size_t i = lo; i < r->cand_count; i++) {
         const struct cand_ent *c = &r->cands[i];
         if (c->key != key || c->value != value)
@@ -182,7 +183,14 @@ static void rv_reveal(struct rv *r, int32_t key, int32_t value, int64_t rev)
             pick = c->op; /* the earliest called: it constrains real time least */
             continue;
         }
-        if (!plain_twins(r->h, &r->h->ops[pick], &r->h->ops[c->op])) {
+        if (!ambiguous_here && plain_twins(r->h, &r->h->ops[pick], &r->h->ops[c->op])) {
+            /* interchangeable: the latest called one, leaving the earlier ones for
+             * revisions nobody claims before this one */
+            twin = c->op;
+            continue;
+        }
+        ambiguous_here = true;
+        {
             if (!r->ambiguous)
                 r->ambiguous_rev = rev;
             r->ambiguous = true; /* another op could have written it too: a guess */
@@ -190,6 +198,8 @@ static void rv_reveal(struct rv *r, int32_t key, int32_t value, int64_t rev)
     }
     if (pick == UINT32_MAX)
         return;
+    if (!ambiguous_here && twin != UINT32_MAX)
+        pick = twin;
     r->role[pick] = ROLE_PLACED;
     r->claim[rev] = (int32_t)pick;
     r->pos[pick] = 2 * rev; /* where it took effect */
@@ -277,6 +287,16 @@ void chk__rv_reveal_all(struct rv *r)
     }
 }
 
+/* Does only the "then" branch write (so an op that wrote took it)? */
+static bool writes_only_then(const struct chk_history *h, const struct chk_op *op)
+{
+    for (uint32_t j = 0; j < op->else_count; j++) {
+        if (h->subs[op->sub_first + op->then_count + j].kind != CHK_SUB_RANGE)
+            return false;
+    }
+    return true;
+}
+
 static int put_cmp(const void *a, const void *b)
 {
     const struct rv_put *x = a, *y = b;
@@ -302,8 +322,32 @@ static uint32_t puts_between(const struct rv *r, int32_t key, int64_t lo, int64_
         a++;
     }
     for (uint32_t i = 0; i < r->xput_count; i++) /* few: gap placements */
-        n += r->xputs[i].key == key && r->xputs[i].rev >= lo && r->xputs[i].rev <= hi;
+        n += r->xputs[i].key == key && !r->xputs[i].del && r->xputs[i].rev >= lo &&
+             r->xputs[i].rev <= hi;
     return n;
+}
+
+/* Is there a known delete of key in [lo, hi]? */
+static bool del_between(const struct rv *r, int32_t key, int64_t lo, int64_t hi)
+{
+    uint32_t a = 0, b = r->put_count;
+    while (a < b) {
+        uint32_t mid = (a + b) / 2;
+        if (r->puts[mid].key < key || (r->puts[mid].key == key && r->puts[mid].rev < lo))
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    for (; a < r->put_count && r->puts[a].key == key && r->puts[a].rev <= hi; a++) {
+        if (r->puts[a].del)
+            return true;
+    }
+    for (uint32_t i = 0; i < r->xput_count; i++) {
+        if (r->xputs[i].key == key && r->xputs[i].del && r->xputs[i].rev >= lo &&
+            r->xputs[i].rev <= hi)
+            return true;
+    }
+    return false;
 }
 
 static int obs_cmp(const void *a, const void *b)
@@ -393,6 +437,21 @@ static void obs_build(struct rv *r)
                     value = (int32_t)c->operand;
             } else {
                 const struct chk_sub *s = &h->subs[op->sub_first + j - op->cmp_count];
+                bool counted = s->kind == CHK_SUB_DELETE && (s->flags & CHK_SUBF_COUNT_SET) &&
+                               op->cmp_count == 0 && s->range_end == CHK_RANGE_ONE;
+                if (counted) {
+                    /* a single-key delete's count says whether the key was there */
+                    if (r->obs_count == cap) {
+                        cap = cap ? cap * 2 : 256;
+                        r->obs = fl_realloc(r->obs, cap * sizeof(*r->obs));
+                    }
+                    r->obs[r->obs_count++] =
+                        (struct rv_obs){s->key,     s->count > 0,
+                                        false,      at,
+                                        CHK_NO_REV, CHK_NO_REV,
+                                        CHK_NO_REV, s->count > 0 ? CHK_NOT_GIVEN : CHK_NIL};
+                    continue;
+                }
                 bool looks = (s->flags & CHK_SUBF_PREV_KV) ||
                              (s->kind == CHK_SUB_DELETE && (s->flags & CHK_SUBF_COUNT_SET));
                 if (s->kind == CHK_SUB_RANGE || r->role[i] != ROLE_WRITE ||
@@ -408,16 +467,48 @@ static void obs_build(struct rv *r)
                 key, true, value == CHK_NOT_GIVEN, at, CHK_NO_REV, CHK_NO_REV, CHK_NO_REV, value};
         }
     }
+    /* Watch events show the key just before their revision: a delete or an update
+     * found it there (with its prev value when asked for), a creation found it
+     * absent. They only guide placements; a verdict that rests on them is judged
+     * again without watches. */
+    for (uint32_t i = 0; i < h->event_count && !r->no_watch; i++) {
+        const struct chk_wevent *e = &h->events[i];
+        if (e->kind == CHK_EV_PROGRESS || e->key < 0 || e->mod_rev < 2 || e->mod_rev > r->max_rev)
+            continue;
+        struct rv_obs o = {e->key,     true,       false,      e->mod_rev - 1,
+                           CHK_NO_REV, CHK_NO_REV, CHK_NO_REV, CHK_NOT_GIVEN};
+        if (e->kind == CHK_EV_PUT) {
+            if (e->create_rev == CHK_NO_REV)
+                continue;
+            if (e->create_rev == e->mod_rev) {
+                o.present = false;
+                o.value = CHK_NIL;
+            } else if (e->version != CHK_NO_REV) {
+                o.create = e->create_rev;
+                o.version = e->version - 1;
+            }
+        }
+        if (o.present && e->prev_value != CHK_NOT_GIVEN && e->prev_value != CHK_NIL)
+            o.value = e->prev_value;
+        if (r->obs_count == cap) {
+            cap = cap ? cap * 2 : 256;
+            r->obs = fl_realloc(r->obs, cap * sizeof(*r->obs));
+        }
+        r->obs[r->obs_count++] = o;
+        r->watch_obs = true;
+    }
     if (r->obs_count)
         qsort(r->obs, r->obs_count, sizeof(*r->obs), obs_cmp);
     cap = 0;
     for (uint32_t i = 0; i < h->op_count; i++) {
         const struct chk_op *op = &h->ops[i];
-        bool placed = r->role[i] == ROLE_PLACED && op->cmp_count == 0;
+        /* a placed op wrote at its revision: its "then" branch when only that writes */
+        bool placed = r->role[i] == ROLE_PLACED && op->kind == CHK_OP_TXN &&
+                      (op->cmp_count == 0 || writes_only_then(h, op));
         if ((r->role[i] != ROLE_WRITE && !placed) || op->kind != CHK_OP_TXN)
             continue;
-        bool succ = op->cmp_count == 0 || (op->flags & CHK_OPF_SUCCEEDED);
-        if (op->cmp_count && !(op->flags & CHK_OPF_SUCCEEDED_SET))
+        bool succ = op->cmp_count == 0 || placed || (op->flags & CHK_OPF_SUCCEEDED);
+        if (op->cmp_count && !placed && !(op->flags & CHK_OPF_SUCCEEDED_SET))
             continue;
         int64_t at = placed ? r->pos[i] / 2 : op->rev;
         uint32_t first = op->sub_first + (succ ? 0 : op->then_count);
@@ -442,7 +533,48 @@ static void obs_build(struct rv *r)
  * read of k at or after g? */
 static int64_t next_put(const struct rv *r, int32_t key, int64_t g);
 
-static int obs_allows(struct rv *r, int32_t k, int64_t g, bool present, int32_t value)
+/* Could an unknown op other than self, still unplaced, give key k value v (CHK_NIL: a
+ * delete)? */
+static bool other_cand_writes(const struct rv *r, int32_t k, int32_t v, uint32_t self)
+{
+    if (r->cand_range && v == CHK_NIL)
+        return true;
+    uint32_t a = 0, b = r->cand_count;
+    while (a < b) {
+        uint32_t mid = (a + b) / 2;
+        if (r->cands[mid].key < k || (r->cands[mid].key == k && r->cands[mid].value < v))
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    for (; a < r->cand_count && r->cands[a].key == k && r->cands[a].value == v; a++) {
+        if (r->cands[a].op != self && r->role[r->cands[a].op] == ROLE_CAND)
+            return true;
+    }
+    return false;
+}
+
+/* Could an unknown op other than self, still unplaced, put key k (any value)? */
+static bool other_cand_puts(const struct rv *r, int32_t k, uint32_t self)
+{
+    uint32_t a = 0, b = r->cand_count;
+    while (a < b) {
+        uint32_t mid = (a + b) / 2;
+        if (r->cands[mid].key < k)
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    for (; a < r->cand_count && r->cands[a].key == k; a++) {
+        if (r->cands[a].value != CHK_NIL && r->cands[a].op != self &&
+            r->role[r->cands[a].op] == ROLE_CAND)
+            return true;
+    }
+    return false;
+}
+
+static int obs_allows(struct rv *r, int32_t k, int64_t g, bool present, int32_t value,
+                      uint32_t self, int64_t *deadline, bool *weak)
 {
     uint32_t lo = 0, hi = r->obs_count;
     while (lo < hi) {
@@ -463,24 +595,68 @@ static int obs_allows(struct rv *r, int32_t k, int64_t g, bool present, int32_t 
     int demanded = 1;
     if (o->value != CHK_NOT_GIVEN && next_put(r, k, g) > o->at && o->at <= r->max_rev) {
         bool mine = o->value == (present ? value : CHK_NIL);
-        if (!mine && r->gapcount[o->at] == r->gapcount[g])
+        /* someone must have changed it back in between: only a gap can, and only an
+         * unknown op that writes k can fill one */
+        if (!mine &&
+            (r->gapcount[o->at] == r->gapcount[g] || !other_cand_writes(r, k, o->value, self)))
             return 0;
-        if (mine)
+        if (!mine)
+            *weak = true; /* fits only if another unknown op undoes it */
+        if (mine) {
             demanded = 2; /* a later read saw exactly this: prefer it */
+            *deadline = FL_MIN(*deadline, o->at);
+        }
     }
     if (!o->present)
         return demanded;
-    if (!present)
-        return o->create == CHK_NO_REV || o->create >= g ? demanded : 0;
+    if (!present) {
+        /* present again later: a put of k must come in between */
+        if (puts_between(r, k, g + 1, o->at) == 0) {
+            if (!other_cand_puts(r, k, self))
+                return 0;
+            *weak = true;
+        }
+        if (o->create == CHK_NO_REV)
+            return demanded;
+        if (o->create < g)
+            return 0;
+        /* recreated later: a delete between g and the creation is needed */
+        if (o->create > g && !del_between(r, k, g, o->create - 1)) {
+            *deadline = FL_MIN(*deadline, o->create);
+            return 2;
+        }
+        return demanded;
+    }
     if (o->mod != CHK_NO_REV && o->mod < g)
         return 0;
-    /* the version counts the puts since creation: one more must fit */
+    /* created again after g: our put must have been deleted in between */
+    if (o->create != CHK_NO_REV && o->create > g && !del_between(r, k, g + 1, o->create - 1)) {
+        if (!other_cand_writes(r, k, CHK_NIL, self))
+            return 0;
+        *weak = true;
+    }
+    /* the version counts the puts since creation: one more must fit. An observation
+     * without it (a compare saw the value) does not end the look: the next ones that
+     * carry a version (a few) judge too, while the key was not deleted in between. */
+    for (uint32_t x = lo + 1; x < r->obs_count && x < lo + 16 && r->obs[x].key == k &&
+                              (o->create == CHK_NO_REV || o->version == CHK_NO_REV);
+         x++) {
+        const struct rv_obs *n = &r->obs[x];
+        if (n->touch)
+            continue;
+        if (!n->present)
+            break;
+        o = n;
+    }
     if (o->create != CHK_NO_REV && o->version != CHK_NO_REV && o->create <= g) {
         int64_t known = (int64_t)puts_between(r, k, o->create, o->at);
         if (known + 1 > o->version)
             return 0;
-        if (known < o->version)
+        if (known < o->version) {
+            /* due before the key's last change the observation shows */
+            *deadline = FL_MIN(*deadline, o->mod != CHK_NO_REV ? FL_MIN(o->mod, o->at) : o->at);
             return 2; /* a put of k is missing in [create, at]: this one may be it */
+        }
     }
     return demanded;
 }
@@ -556,21 +732,25 @@ static const struct chk_kent *eff_entry(const struct rv_replay *p, const struct 
     return &p->st->ent[k];
 }
 
-/* 0: the candidate's effect contradicts later reads; 1: it fits; 2: it fits and a
- * later read asks for it (a version count or the very value). */
-static int gap_effect_ok(struct rv *r, struct rv_replay *p, const struct gap_eff *e, int64_t g)
+/* 0: the candidate's effect contradicts later reads; 1: it fits only if another
+ * unknown op later undoes part of it; 2: it fits; 3: it fits and a later read asks
+ * for it (a version count, a deletion before a re-creation, the very value). */
+static int gap_effect_ok(struct rv *r, struct rv_replay *p, const struct gap_eff *e, int64_t g,
+                         uint32_t self, int64_t *deadline)
 {
     int best = 1;
+    bool weak = false;
+    *deadline = INT64_MAX;
     for (uint32_t x = 0; x < e->n; x++) {
         const struct chk_kent *a = &p->st->ent[e->key[x]], *b = &e->after[x];
         if (a->value == b->value && a->mod_rev == b->mod_rev)
             continue;
-        int v = obs_allows(r, e->key[x], g, b->value != CHK_NIL, b->value);
+        int v = obs_allows(r, e->key[x], g, b->value != CHK_NIL, b->value, self, deadline, &weak);
         if (!v)
             return 0;
         best = FL_MAX(best, v);
     }
-    return best;
+    return best == 2 ? 3 : weak ? 1 : 2;
 }
 
 /* First known write of key after rev g (INT64_MAX when none). */
@@ -686,15 +866,16 @@ static void place_gap(struct rv *r, int32_t found, int64_t g)
     r->pos[found] = 2 * g;
     r->out->revealed++;
     const struct chk_op *op = &h->ops[found];
-    for (uint32_t j = 0; j < op->then_count && op->cmp_count == 0; j++) {
+    bool then = op->cmp_count == 0 || writes_only_then(h, op);
+    for (uint32_t j = 0; j < op->then_count && then; j++) {
         const struct chk_sub *s = &h->subs[op->sub_first + j];
-        if (s->kind != CHK_SUB_PUT && s->kind != CHK_SUB_APPEND)
+        if (s->kind == CHK_SUB_RANGE || s->range_end != CHK_RANGE_ONE)
             continue;
         if (r->xput_count == r->xput_cap) {
             r->xput_cap = r->xput_cap ? r->xput_cap * 2 : 64;
             r->xputs = fl_realloc(r->xputs, r->xput_cap * sizeof(*r->xputs));
         }
-        r->xputs[r->xput_count++] = (struct rv_put){s->key, false, g};
+        r->xputs[r->xput_count++] = (struct rv_put){s->key, s->kind == CHK_SUB_DELETE, g};
     }
 }
 
@@ -707,6 +888,7 @@ void chk__rv_fill_gap(struct rv *r, struct rv_replay *p, int64_t g)
     struct chk_history *h = r->h;
     uint32_t viable[GAP_CHOICES_MAX];
     int vscore[GAP_CHOICES_MAX];
+    int64_t vdead[GAP_CHOICES_MAX];
     uint32_t nv = 0;
     bool same = true, excluded = false;
     struct gap_eff e, fe;
@@ -729,7 +911,8 @@ void chk__rv_fill_gap(struct rv *r, struct rv_replay *p, int64_t g)
         }
         if (!r->obs_built)
             obs_build(r);
-        int score = gap_effect_ok(r, p, &e, g);
+        int64_t dead;
+        int score = gap_effect_ok(r, p, &e, g, i, &dead);
         if (!score) {
             excluded = true;
             continue;
@@ -738,19 +921,27 @@ void chk__rv_fill_gap(struct rv *r, struct rv_replay *p, int64_t g)
             fe = e;
         else
             same = same && same_effect(r, p, g, &fe, &e);
-        if (nv < GAP_CHOICES_MAX) {
-            /* keep by (score desc, call asc): the preferred guess first */
-            uint32_t at = nv++;
-            while (at > 0 && vscore[at - 1] < score) {
-                viable[at] = viable[at - 1];
-                vscore[at] = vscore[at - 1];
-                at--;
-            }
-            viable[at] = i;
-            vscore[at] = score;
-        } else {
+        /* keep the best GAP_CHOICES_MAX by (score desc, deadline asc, call asc): the
+         * preferred guess first. The deadline is the revision of the read that asks
+         * for the effect: serving the demand that expires first (earliest deadline)
+         * is how a greedy matching of gaps to demands stays optimal. */
+        if (nv == GAP_CHOICES_MAX) {
             same = false;
+            if (vscore[nv - 1] > score || (vscore[nv - 1] == score && vdead[nv - 1] <= dead))
+                continue; /* worse than every kept one */
+            nv--;         /* the worst kept one makes room */
         }
+        uint32_t at = nv++;
+        while (at > 0 &&
+               (vscore[at - 1] < score || (vscore[at - 1] == score && vdead[at - 1] > dead))) {
+            viable[at] = viable[at - 1];
+            vscore[at] = vscore[at - 1];
+            vdead[at] = vdead[at - 1];
+            at--;
+        }
+        viable[at] = i;
+        vscore[at] = score;
+        vdead[at] = dead;
     }
     if (nv == 0)
         return;
@@ -762,7 +953,7 @@ void chk__rv_fill_gap(struct rv *r, struct rv_replay *p, int64_t g)
         r->dec_count[d] = nv;
         pick = d < r->nchoice ? FL_MIN(r->choice[d], nv - 1) : 0;
     }
-    if (!same || excluded || vscore[pick] == 2) {
+    if (!same || excluded || vscore[pick] != 2) {
         if (!r->ambiguous)
             r->ambiguous_rev = g;
         r->ambiguous = true;

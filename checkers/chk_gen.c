@@ -242,7 +242,7 @@ static void gen_watches(struct gen *g)
         w->key = below(&g->r, 2) ? -1 : (int32_t)below(&g->r, o->keys);
         w->start_rev = 1 + (int64_t)below(&g->r, (uint32_t)FL_MAX(g->rev / 2, 1));
         w->prev_kv = below(&g->r, 2);
-        if (o->outside_pm && wi == 0) {
+        if ((o->outside_pm || o->full_watch) && wi == 0) {
             w->key = -1; /* outside writes are known from this watch */
             w->start_rev = 1;
         }

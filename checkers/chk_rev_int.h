@@ -53,6 +53,8 @@ struct rv {
     struct cand_ent *cands;
     uint32_t cand_count;
     bool ambiguous;
+    bool cand_range; /* some unknown op writes a range (not in cands) */
+    bool watch_obs;  /* watch events guided gap placements */
     int64_t ambiguous_rev;
     bool no_watch;          /* watch events reveal nothing in this run */
     uint32_t watch_reveals; /* unknown ops placed by a watch event */

@@ -159,6 +159,8 @@ static void rv_classify(struct rv *r)
             continue;
         for (uint32_t j = 0; j < (uint32_t)op->then_count + op->else_count; j++) {
             const struct chk_sub *s = &h->subs[op->sub_first + j];
+            if (s->kind == CHK_SUB_DELETE && s->range_end != CHK_RANGE_ONE)
+                r->cand_range = true;
             if (s->kind == CHK_SUB_RANGE ||
                 (s->kind == CHK_SUB_DELETE && s->range_end != CHK_RANGE_ONE))
                 continue;
@@ -772,7 +774,7 @@ static void rv_run(struct chk_history *h, struct chk_lin_result *out, bool no_wa
     sort_ops(h, r.cand_ops, r.cand_op_count, by_call);
     rv_attempts(&r);
     if (watch_reveals)
-        *watch_reveals = r.watch_reveals;
+        *watch_reveals = r.watch_reveals + (r.watch_obs && r.out->verdict != CHK_PASS);
     for (uint32_t i = 0; i < r.viol_count; i++)
         json_decref(r.viol[i].state);
     free(r.role);

@@ -53,6 +53,7 @@ struct chk_gen_opts {
      * Non-zero: watch 1 covers every key from revision 1 and revisions_complete is
      * false. */
     uint32_t outside_pm;
+    bool full_watch; /* watch 1 covers every key from revision 1 (as with outside_pm) */
 };
 void chk_gen_opts_default(struct chk_gen_opts *o, uint64_t seed);
 
