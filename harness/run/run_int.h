@@ -116,6 +116,10 @@ struct run_world {
 
     struct run_call *calls; /* pending run_at callbacks (run_world.c) */
 
+    /* lease expiries recorded as system ops, one per (lease, revision) (run_record.c) */
+    int64_t (*lease_ends)[2];
+    size_t n_lease_ends, cap_lease_ends;
+
     /* the "lua" stream for math.random */
     struct sim_rng lua_rng;
     bool interrupted;
@@ -129,6 +133,9 @@ void run_target_nodes(char *out, size_t n, const int *a, int na);
 
 /* run_record.c */
 void run_observer_init(struct run_world *rw, struct kvc_observer *obs);
+/* A lease expiry the cluster applied (SRV_EV_LEASE_END from some member): the first
+ * report of each (lease, revision) becomes one system op (checkers.h). */
+void run_record_lease_end(struct run_world *rw, const struct srv_event *ev);
 
 /* run_workload.c */
 int run_workload_start(struct run_world *rw);

@@ -286,6 +286,63 @@ static void on_op_done(void *ud, const struct kvc_client *c, const struct kvc_re
     free(rs);
 }
 
+/* Lease expiries: etcd deletes a lease's keys through Raft when it expires, with no
+ * client call behind it. The history gets them as system ops (client 0, kind
+ * "lease_expire", request {"lease_id", "keys", "system"}, response header revision =
+ * the revision of the deletes), so the checkers know about those deletes. Every
+ * member reports the expiry when it applies it (and again after a restart replays
+ * its log); the first report is the one recorded, at its time (call = return: the
+ * moment the first member applied it). The clients' watch lag clocks learn of the
+ * revision too. */
+void run_record_lease_end(struct run_world *rw, const struct srv_event *ev)
+{
+    for (size_t i = 0; i < rw->n_lease_ends; i++)
+        if (rw->lease_ends[i][0] == ev->lease_id && rw->lease_ends[i][1] == ev->revision)
+            return;
+    if (rw->n_lease_ends == rw->cap_lease_ends) {
+        rw->cap_lease_ends = rw->cap_lease_ends ? rw->cap_lease_ends * 2 : 16;
+        rw->lease_ends = fl_realloc(rw->lease_ends, sizeof(*rw->lease_ends) * rw->cap_lease_ends);
+    }
+    rw->lease_ends[rw->n_lease_ends][0] = ev->lease_id;
+    rw->lease_ends[rw->n_lease_ends][1] = ev->revision;
+    rw->n_lease_ends++;
+    if (ev->n_keys && ev->revision > rw->last_commit_rev) {
+        rw->last_commit_rev = ev->revision;
+        for (int i = 0; i < rw->n_clients; i++)
+            if (rw->clients[i].c && !rw->clients[i].closed)
+                kvc_client_note_commit(rw->clients[i].c, ev->revision, (struct kvc_bytes){0},
+                                       ev->at_ns);
+    }
+    if (!rw->db)
+        return;
+    json_t *rq = json_object(), *keys = json_array();
+    json_object_set_new(rq, "lease_id", json_integer(ev->lease_id));
+    for (size_t i = 0; i < ev->n_keys; i++)
+        json_array_append_new(
+            keys,
+            hist_json_bytes(ev->keys[i].p ? ev->keys[i].p : (const uint8_t *)"", ev->keys[i].n));
+    json_object_set_new(rq, "keys", keys);
+    json_object_set_new(rq, "system", json_true());
+    json_t *rs = json_object(), *hdr = json_object();
+    json_object_set_new(hdr, "revision", json_integer(ev->revision));
+    json_object_set_new(rs, "header", hdr);
+    char *rq_text = dump(rq), *rs_text = dump(rs);
+    struct hist_op op;
+    hist_op_init(&op);
+    op.client_id = 0;
+    op.node_id = ev->node;
+    op.kind = "lease_expire";
+    op.request = rq_text;
+    op.response = rs_text;
+    op.call_ns = ev->at_ns;
+    op.return_ns = ev->at_ns;
+    op.status = HIST_STATUS_OK;
+    op.revision = ev->revision;
+    hist_op_add(rw->db, &op, NULL);
+    free(rq_text);
+    free(rs_text);
+}
+
 /* Watch ids are per client; the history needs them unique in the run. */
 static int64_t run_watch_id(const struct kvc_client *c, uint64_t id)
 {

@@ -92,3 +92,7 @@ fl_lua_test(cli.run.report_unwritable cli 120
 # error on this runtime (their own tests judge their verdicts).
 fl_lua_test(scenario.lua.bundled_run scenario 600
   ${FL_SCN}/bundled_run.sh ${FL_BIN} ${CMAKE_SOURCE_DIR} ${FL_TDB}/bundled)
+
+# A lease the cluster expires is recorded once as a system op (run driver).
+fl_lua_test(scenario.run.lease_expire_recorded scenario 120
+  python3 ${FL_SCN}/lease_expire_recorded.py ${FL_BIN} ${FL_SCN}/run/lease_expire.lua ${FL_TDB}/lease_expire.db)
