@@ -7,12 +7,28 @@
  *   lin_revision_ops_per_s  revision-order check of a generated 1,000,000-operation
  *                           history with watches (generation not timed)
  *   lin_revision_1m_ms, watch_check_1m_ms, lin_revision_1m_verdict
+ *   lin_revision_1m_cpu_ms, porcupine_corpus_cpu_ms   process CPU time of the same
+ *                           (the machine is shared: wall time includes waiting)
+ *   lin_unknown_1m_{watched,reads}_{verdict,ms,cpu_ms}  1,000,000 operations of
+ *                           which 0.5% have unknown outcome: "watched" has a watch on
+ *                           every key from revision 1 (events pin every revision),
+ *                           "reads" only the default watches (reads pin the rest)
  * Measured, never asserted.
  */
 #include "checkers/checkers.h"
 #include "checkers/gen.h"
 #include "harness/cli/bench.h"
 #include "harness/history/load.h"
+
+#include <time.h>
+
+/* Process CPU seconds (bench only). */
+static double cpu_now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
 
 static void bench_corpus(const char *dir, json_t *out)
 {
@@ -23,7 +39,7 @@ static void bench_corpus(const char *dir, json_t *out)
         return;
     char line[512];
     int files = 0, agree = 0;
-    double total_s = 0;
+    double total_s = 0, cpu_s = 0;
     while (fgets(line, sizeof(line), f)) {
         char file[256], expected[64];
         if (sscanf(line, "%255s %63s", file, expected) != 2 || !strcmp(expected, "none") ||
@@ -31,7 +47,7 @@ static void bench_corpus(const char *dir, json_t *out)
             continue;
         char path[1600];
         snprintf(path, sizeof(path), "%s/%s", dir, file);
-        double t0 = bench_now_s();
+        double t0 = bench_now_s(), c0 = cpu_now_s();
         struct chk_history h;
         chk_history_init(&h);
         struct fl_buf err;
@@ -46,6 +62,7 @@ static void bench_corpus(const char *dir, json_t *out)
         chk_history_close(&h);
         fl_buf_close(&err);
         total_s += bench_now_s() - t0;
+        cpu_s += cpu_now_s() - c0;
         files++;
         agree += (v == CHK_PASS && !strcmp(expected, "linearizable")) ||
                  (v == CHK_FAIL && !strcmp(expected, "not_linearizable"));
@@ -54,6 +71,7 @@ static void bench_corpus(const char *dir, json_t *out)
     if (!files)
         return;
     json_object_set_new(out, "porcupine_corpus_ms", json_real(total_s * 1000.0));
+    json_object_set_new(out, "porcupine_corpus_cpu_ms", json_real(cpu_s * 1000.0));
     json_object_set_new(out, "porcupine_corpus_files", json_integer(files));
     json_object_set_new(out, "porcupine_corpus_agree", json_integer(agree));
 }
@@ -77,19 +95,56 @@ static void bench_revision(json_t *out)
     }
     struct chk_limits lim = {0};
     lim.engine = CHK_ENGINE_REVISION;
-    double t0 = bench_now_s();
+    double t0 = bench_now_s(), c0 = cpu_now_s();
     struct chk_lin_result r;
     chk_lin_check(&h, &lim, &r);
-    double t1 = bench_now_s();
+    double t1 = bench_now_s(), c1 = cpu_now_s();
     struct chk_watch_result w;
     chk_watch_check(&h, &r, &w);
     double t2 = bench_now_s();
     json_object_set_new(out, "lin_revision_ops_per_s", json_real((double)h.op_count / (t1 - t0)));
     json_object_set_new(out, "lin_revision_1m_ms", json_real((t1 - t0) * 1000.0));
+    json_object_set_new(out, "lin_revision_1m_cpu_ms", json_real((c1 - c0) * 1000.0));
     json_object_set_new(out, "lin_revision_1m_verdict", json_string(chk_verdict_name(r.verdict)));
     json_object_set_new(out, "watch_check_1m_events", json_integer(h.event_count));
     json_object_set_new(out, "watch_check_1m_ms", json_real((t2 - t1) * 1000.0));
     chk_watch_result_close(&w);
+    chk_lin_result_close(&r);
+    chk_history_close(&h);
+}
+
+/* 1,000,000 operations, 0.5% of unknown outcome: engine 1 (auto choice; the search
+ * is not tried at this size). */
+static void bench_unknown(json_t *out, bool watched)
+{
+    struct chk_gen_opts o;
+    chk_gen_opts_default(&o, 20261129);
+    o.ops = 1000000;
+    o.clients = 8;
+    o.keys = 1000;
+    o.watches = 4;
+    o.unknown_pm = 5;
+    o.fail_pm = 5;
+    o.window = 40;
+    o.full_watch = watched;
+    struct chk_history h;
+    chk_history_init(&h);
+    if (chk_gen_history(&o, CHK_MUT_NONE, &h) != FL_OK) {
+        chk_history_close(&h);
+        return;
+    }
+    double t0 = bench_now_s(), c0 = cpu_now_s();
+    struct chk_lin_result r;
+    chk_lin_check(&h, NULL, &r);
+    double t1 = bench_now_s(), c1 = cpu_now_s();
+    char k[64];
+    const char *w = watched ? "watched" : "reads";
+    snprintf(k, sizeof(k), "lin_unknown_1m_%s_verdict", w);
+    json_object_set_new(out, k, json_string(chk_verdict_name(r.verdict)));
+    snprintf(k, sizeof(k), "lin_unknown_1m_%s_ms", w);
+    json_object_set_new(out, k, json_real((t1 - t0) * 1000.0));
+    snprintf(k, sizeof(k), "lin_unknown_1m_%s_cpu_ms", w);
+    json_object_set_new(out, k, json_real((c1 - c0) * 1000.0));
     chk_lin_result_close(&r);
     chk_history_close(&h);
 }
@@ -101,4 +156,6 @@ void bench_checkers(const struct bench_ctx *ctx, json_t *out)
     else
         json_object_set_new(out, "porcupine_corpus_ms", json_null());
     bench_revision(out);
+    bench_unknown(out, true);
+    bench_unknown(out, false);
 }
