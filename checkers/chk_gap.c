@@ -6,6 +6,15 @@
  * what later reads saw (value, version count, mod and create revisions). A choice
  * that is not forced is recorded as a decision the engine may retry differently, and
  * marks the replay as a guess (it can confirm linearizability, never refute it).
+ *
+ * Watch events bound both: an op is never placed at a revision whose watch events it
+ * cannot have made (a delete of a key it does not delete, a key it writes inside a
+ * watch that delivered that revision without it), nor at a revision that was over
+ * before it was called. A gap no op can fill was written outside the history (a lease
+ * expiry nobody recorded): it takes the content its watch events show. Gap choices
+ * rank candidates: demanded by a later observation (the value, a missing put in a
+ * version count, a delete before a re-creation), earliest deadline first; then those
+ * that fit; last those that fit only if another unknown op undoes them.
  */
 #include "checkers/chk_rev_int.h"
 

@@ -27,8 +27,11 @@
  * the key). A guess can only confirm: if the replay with it finds no violation, that
  * replay is a linearization; if it finds one, the verdict is CHK_UNKNOWN (and the
  * dispatcher may hand the history to the search). A gap with no candidate stays
- * content-unknown (reads judge what follows). Watch events only ever place unknown
- * ops; they never fail this check by themselves.
+ * content-unknown (reads judge what follows), unless watch events show what it did
+ * (a lease expiry: the deletes are applied). Watch events only ever place unknown ops
+ * and fill such gaps; they never fail this check by themselves (a verdict other than
+ * pass that used them is judged again without them). With revisions_complete a gap
+ * no op fills is a violation; the search engine reasons the same way on that flag.
  *
  * Serializable reads are judged against the state at their revision only, not
  * against real time (etcd's serializable validator).
