@@ -240,6 +240,17 @@ static void test_unknown_refused_by_atomic_revision(void)
     CHECK_EQ_INT(v.revealed, 0);
 }
 
+/* A watch event that no write made (a bogus delete at a revision nobody claims) never
+ * fails linearizability: both engines judge again without watch content. */
+static void test_bogus_watch_content(void)
+{
+    const char *t = PUTL(1, "lease/a", "x", 7, 10, 20, 2)
+        WATCH_LEASE EV_EXPIRY GET(2, "lease/a", "x", 2, 70, 80, 3);
+    struct verdicts v = judge(t, -1);
+    CHECK_EQ_INT(v.rev, CHK_PASS);
+    CHECK_EQ_INT(v.search, CHK_PASS);
+}
+
 static void test_bad_lease_revoke(void)
 {
     struct chk_history h;
@@ -262,6 +273,7 @@ int main(void)
     test_expiry_from_watch();
     test_unknown_not_at_lease_delete();
     test_unknown_refused_by_atomic_revision();
+    test_bogus_watch_content();
     test_bad_lease_revoke();
     return fl_test_end();
 }
