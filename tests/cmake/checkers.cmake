@@ -46,3 +46,11 @@ add_test(NAME cli.check.db_runs
          COMMAND sh ${chk_dir}/db_check.sh ${FL_BIN} ${CMAKE_SOURCE_DIR}/scenarios/smoke.lua
                  ${CMAKE_CURRENT_BINARY_DIR})
 set_tests_properties(cli.check.db_runs PROPERTIES LABELS cli TIMEOUT 120)
+# Writes no client asked for: a lease expiry only a watch saw (an unknown put is not
+# placed at its revision) and a client revoke whose keys come from the leased puts.
+chk_cli(lease_expiry 0 "verdict: pass" ${chk_data}/lease_expiry.jsonl)
+# (the search establishes no change log, so the watch verdict is unknown: exit 4)
+chk_cli(lease_expiry_search 4 "linearizability: pass \\(search engine"
+        ${chk_data}/lease_expiry.jsonl --engine search)
+chk_cli(bad_lease 2 "bad_lease.jsonl:2: lease_revoke: \"keys\" is not an array"
+        ${chk_data}/bad_lease.jsonl)
