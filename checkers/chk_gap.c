@@ -542,12 +542,13 @@ static void obs_build(struct rv *r)
  * read of k at or after g? */
 static int64_t next_put(const struct rv *r, int32_t key, int64_t g);
 
-/* Could an unknown op other than self, still unplaced, give key k value v (CHK_NIL: a
- * delete)? */
-static bool other_cand_writes(const struct rv *r, int32_t k, int32_t v, uint32_t self)
+/* Could an unknown op other than self, still unplaced and called in time to write
+ * before revision `by`, give key k value v (CHK_NIL: a delete)? */
+static bool other_cand_writes(const struct rv *r, int32_t k, int32_t v, uint32_t self, int64_t by)
 {
     if (r->cand_range && v == CHK_NIL)
         return true;
+    by = FL_MIN(FL_MAX(by, 0), r->max_rev + 1);
     uint32_t a = 0, b = r->cand_count;
     while (a < b) {
         uint32_t mid = (a + b) / 2;
@@ -557,15 +558,18 @@ static bool other_cand_writes(const struct rv *r, int32_t k, int32_t v, uint32_t
             b = mid;
     }
     for (; a < r->cand_count && r->cands[a].key == k && r->cands[a].value == v; a++) {
-        if (r->cands[a].op != self && r->role[r->cands[a].op] == ROLE_CAND)
+        if (r->cands[a].op != self && r->role[r->cands[a].op] == ROLE_CAND &&
+            r->cands[a].call_ns <= r->retmin[by])
             return true;
     }
     return false;
 }
 
-/* Could an unknown op other than self, still unplaced, put key k (any value)? */
-static bool other_cand_puts(const struct rv *r, int32_t k, uint32_t self)
+/* Could an unknown op other than self, still unplaced and called in time to write
+ * before revision `by`, put key k (any value)? */
+static bool other_cand_puts(const struct rv *r, int32_t k, uint32_t self, int64_t by)
 {
+    by = FL_MIN(FL_MAX(by, 0), r->max_rev + 1);
     uint32_t a = 0, b = r->cand_count;
     while (a < b) {
         uint32_t mid = (a + b) / 2;
@@ -576,7 +580,7 @@ static bool other_cand_puts(const struct rv *r, int32_t k, uint32_t self)
     }
     for (; a < r->cand_count && r->cands[a].key == k; a++) {
         if (r->cands[a].value != CHK_NIL && r->cands[a].op != self &&
-            r->role[r->cands[a].op] == ROLE_CAND)
+            r->role[r->cands[a].op] == ROLE_CAND && r->cands[a].call_ns <= r->retmin[by])
             return true;
     }
     return false;
@@ -606,8 +610,8 @@ static int obs_allows(struct rv *r, int32_t k, int64_t g, bool present, int32_t 
         bool mine = o->value == (present ? value : CHK_NIL);
         /* someone must have changed it back in between: only a gap can, and only an
          * unknown op that writes k can fill one */
-        if (!mine &&
-            (r->gapcount[o->at] == r->gapcount[g] || !other_cand_writes(r, k, o->value, self)))
+        if (!mine && (r->gapcount[o->at] == r->gapcount[g] ||
+                      !other_cand_writes(r, k, o->value, self, o->at)))
             return 0;
         if (!mine)
             *weak = true; /* fits only if another unknown op undoes it */
@@ -618,10 +622,18 @@ static int obs_allows(struct rv *r, int32_t k, int64_t g, bool present, int32_t 
     }
     if (!o->present)
         return demanded;
+    /* a compare that saw the value tells nothing of creation: look a little further */
+    uint32_t oi = lo;
+    while (o->create == CHK_NO_REV && oi + 1 < r->obs_count && oi < lo + 16 &&
+           r->obs[oi + 1].key == k && (r->obs[oi + 1].touch || r->obs[oi + 1].present)) {
+        oi++;
+        if (!r->obs[oi].touch)
+            o = &r->obs[oi];
+    }
     if (!present) {
         /* present again later: a put of k must come in between */
         if (puts_between(r, k, g + 1, o->at) == 0) {
-            if (!other_cand_puts(r, k, self))
+            if (!other_cand_puts(r, k, self, o->at))
                 return 0;
             *weak = true;
         }
@@ -640,7 +652,7 @@ static int obs_allows(struct rv *r, int32_t k, int64_t g, bool present, int32_t 
         return 0;
     /* created again after g: our put must have been deleted in between */
     if (o->create != CHK_NO_REV && o->create > g && !del_between(r, k, g + 1, o->create - 1)) {
-        if (!other_cand_writes(r, k, CHK_NIL, self))
+        if (!other_cand_writes(r, k, CHK_NIL, self, o->create - 1))
             return 0;
         *weak = true;
     }
