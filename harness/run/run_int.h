@@ -119,6 +119,9 @@ struct run_world {
     /* lease expiries recorded as system ops, one per (lease, revision) (run_record.c) */
     int64_t (*lease_ends)[2];
     size_t n_lease_ends, cap_lease_ends;
+    /* compactions recorded as system ops, one per revision (run_record.c) */
+    int64_t *compactions;
+    size_t n_compactions, cap_compactions;
 
     /* the "lua" stream for math.random */
     struct sim_rng lua_rng;
@@ -134,8 +137,12 @@ void run_target_nodes(char *out, size_t n, const int *a, int na);
 /* run_record.c */
 void run_observer_init(struct run_world *rw, struct kvc_observer *obs);
 /* A lease expiry the cluster applied (SRV_EV_LEASE_END from some member): the first
- * report of each (lease, revision) becomes one system op (checkers.h). */
+ * report of each (lease, revision) becomes one system op (checkers.h: kind
+ * "lease_revoke", client 0, request "system": true). */
 void run_record_lease_end(struct run_world *rw, const struct srv_event *ev);
+/* A compaction the cluster applied (SRV_EV_COMPACT: a scenario's compact(), the
+ * auto-compactor): the first report of each revision becomes one system op. */
+void run_record_compact(struct run_world *rw, const struct srv_event *ev);
 
 /* run_workload.c */
 int run_workload_start(struct run_world *rw);

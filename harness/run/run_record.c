@@ -288,7 +288,7 @@ static void on_op_done(void *ud, const struct kvc_client *c, const struct kvc_re
 
 /* Lease expiries: etcd deletes a lease's keys through Raft when it expires, with no
  * client call behind it. The history gets them as system ops (client 0, kind
- * "lease_expire", request {"lease_id", "keys", "system"}, response header revision =
+ * "lease_revoke", request {"lease_id", "keys", "system": true}, response header revision =
  * the revision of the deletes), so the checkers know about those deletes. Every
  * member reports the expiry when it applies it (and again after a restart replays
  * its log); the first report is the one recorded, at its time (call = return: the
@@ -331,13 +331,55 @@ void run_record_lease_end(struct run_world *rw, const struct srv_event *ev)
     hist_op_init(&op);
     op.client_id = 0;
     op.node_id = ev->node;
-    op.kind = "lease_expire";
+    op.kind = "lease_revoke"; /* checkers.h: a system revoke (client 0, "system") */
     op.request = rq_text;
     op.response = rs_text;
     op.call_ns = ev->at_ns;
     op.return_ns = ev->at_ns;
     op.status = HIST_STATUS_OK;
     op.revision = ev->revision;
+    hist_op_add(rw->db, &op, NULL);
+    free(rq_text);
+    free(rs_text);
+}
+
+/* Compactions: a scenario's compact() goes through the cluster's control path and
+ * auto-compaction through Raft, neither through a recorded client call, yet a client
+ * read below the compacted revision fails with "required revision has been
+ * compacted". The history gets each compaction once as a system op (client 0, kind
+ * "compact", request {"revision", "system"}, response header revision = the store's
+ * revision then), at the time the first member applied it, so the checkers can hold
+ * such errors against the compactions that explain them. */
+void run_record_compact(struct run_world *rw, const struct srv_event *ev)
+{
+    for (size_t i = 0; i < rw->n_compactions; i++)
+        if (rw->compactions[i] == ev->revision)
+            return;
+    if (rw->n_compactions == rw->cap_compactions) {
+        rw->cap_compactions = rw->cap_compactions ? rw->cap_compactions * 2 : 16;
+        rw->compactions =
+            fl_realloc(rw->compactions, sizeof(*rw->compactions) * rw->cap_compactions);
+    }
+    rw->compactions[rw->n_compactions++] = ev->revision;
+    if (!rw->db)
+        return;
+    json_t *rq = json_object(), *rs = json_object(), *hdr = json_object();
+    json_object_set_new(rq, "revision", json_integer(ev->revision));
+    json_object_set_new(rq, "system", json_true());
+    json_object_set_new(hdr, "revision", json_integer(ev->store_rev));
+    json_object_set_new(rs, "header", hdr);
+    char *rq_text = dump(rq), *rs_text = dump(rs);
+    struct hist_op op;
+    hist_op_init(&op);
+    op.client_id = 0;
+    op.node_id = ev->node;
+    op.kind = "compact";
+    op.request = rq_text;
+    op.response = rs_text;
+    op.call_ns = ev->at_ns;
+    op.return_ns = ev->at_ns;
+    op.status = HIST_STATUS_OK;
+    op.revision = ev->store_rev;
     hist_op_add(rw->db, &op, NULL);
     free(rq_text);
     free(rs_text);

@@ -123,6 +123,8 @@ static void on_node_event(void *ud, const struct srv_event *ev)
         hist_node_event_add(rw->db, ev->at_ns, ev->node, ev->kind, (int64_t)ev->term, ev->detail);
     if (!strcmp(ev->kind, SRV_EV_LEASE_END))
         run_record_lease_end(rw, ev);
+    else if (!strcmp(ev->kind, SRV_EV_COMPACT))
+        run_record_compact(rw, ev);
     if (!strcmp(ev->kind, SRV_EV_LEADER)) {
         json_t *l = json_object();
         json_object_set_new(l, "at_ms", json_integer(ev->at_ns / FL_MS));
@@ -306,6 +308,7 @@ void run_world_close(struct run_world *rw)
     json_decref(rw->extra);
     free(rw->skip);
     free(rw->lease_ends);
+    free(rw->compactions);
     free(rw->scenario);
     free(rw->db_path);
     free(rw->options_json);

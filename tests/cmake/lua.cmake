@@ -96,3 +96,6 @@ fl_lua_test(scenario.lua.bundled_run scenario 600
 # A lease the cluster expires is recorded once as a system op (run driver).
 fl_lua_test(scenario.run.lease_expire_recorded scenario 120
   python3 ${FL_SCN}/lease_expire_recorded.py ${FL_BIN} ${FL_SCN}/run/lease_expire.lua ${FL_TDB}/lease_expire.db)
+# A compaction made through the control path (compact()) is recorded once as a system op.
+fl_lua_test(scenario.run.compact_recorded scenario 120
+  sh -c "rm -f ${FL_TDB}/compact.db* && ${FL_BIN} run ${FL_SCN}/api_admin.lua --seed 1 --db ${FL_TDB}/compact.db >/dev/null 2>&1; test \"$(sqlite3 ${FL_TDB}/compact.db \"select count(*) from ops where kind = 'compact' and client_id = 0 and status = 'ok' and revision > 0\")\" = 1")

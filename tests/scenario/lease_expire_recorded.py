@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """lease_expire_recorded.py FAULTLINE SCENARIO DB: a lease the cluster expires is one
-system op in the history (client 0, kind lease_expire, its keys, the revision of the
+system op in the history (client 0, kind lease_revoke, its keys, the revision of the
 deletes, status ok), however many members apply it or replay it after a restart."""
 import json, os, re, sqlite3, subprocess, sys
 
@@ -16,11 +16,11 @@ if p.returncode != 0:
 m = re.search(r"delete revision\s+(\d+)", p.stderr)
 con = sqlite3.connect(db)
 rows = con.execute("SELECT client_id, kind, request, response, status, revision FROM ops "
-                   "WHERE kind = 'lease_expire' ORDER BY op_id").fetchall()
+                   "WHERE kind = 'lease_revoke' AND client_id = 0 ORDER BY op_id").fetchall()
 events = con.execute("SELECT count(*) FROM node_events WHERE kind = 'lease_end'").fetchone()[0]
 con.close()
 if len(rows) != 1:
-    errors.append("%d lease_expire ops, want 1" % len(rows))
+    errors.append("%d system lease_revoke ops, want 1" % len(rows))
 elif m:
     cid, kind, rq, rs, status, rev = rows[0]
     rq, rs = json.loads(rq), json.loads(rs)
@@ -36,5 +36,5 @@ if events < 4:
     errors.append("only %d lease_end node events (3 members + a replay expected)" % events)
 for e in errors:
     print("FAIL:", e)
-print("%d lease_end events, %d lease_expire ops" % (events, len(rows)))
+print("%d lease_end events, %d system lease_revoke ops" % (events, len(rows)))
 sys.exit(1 if errors else 0)
