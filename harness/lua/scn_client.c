@@ -461,11 +461,19 @@ static void keepalive_cb(void *ud, const struct kvc_result *r)
     (void)r; /* the observer records every answer */
 }
 
+/* client:lease_keepalive(id [, { require_leader = true }]) */
 static int m_lease_keepalive(lua_State *L)
 {
+    static const char *const known[] = {"require_leader", NULL};
     struct kvc_client *c = check_client(L, 1);
     lua_Integer id = luaL_checkinteger(L, 2);
-    uint64_t s = kvc_lease_keepalive(c, id, NULL, keepalive_cb, NULL);
+    struct kvc_call_opts o = {0};
+    if (!lua_isnoneornil(L, 3)) {
+        luaL_checktype(L, 3, LUA_TTABLE);
+        scn_check_options(L, 3, "lease_keepalive options", known);
+        o.require_leader = scn_field_bool(L, 3, "lease_keepalive options", "require_leader", 0);
+    }
+    uint64_t s = kvc_lease_keepalive(c, id, &o, keepalive_cb, NULL);
     lua_pushinteger(L, (lua_Integer)s);
     return 1;
 }
@@ -559,6 +567,8 @@ struct scn_watch {
     lua_Integer head, tail;
     int cb_ref; /* callback function or LUA_NOREF */
     bool canceled;
+    char cancel_reason[256];  /* the server's text ("" when none) */
+    int64_t compact_revision; /* canceled for compaction: the compacted revision */
     struct scn_co *waiter;
     int64_t wait_deadline_ns;
     struct scn_watch *next; /* every watch of the run, freed at the end */
@@ -626,6 +636,9 @@ static void watch_cb(void *ud, const struct kvc_watch_resp *r)
     }
     if (r->canceled) {
         w->canceled = true;
+        snprintf(w->cancel_reason, sizeof w->cancel_reason, "%s",
+                 r->cancel_reason ? r->cancel_reason : "");
+        w->compact_revision = r->compact_revision;
         if (w->waiter) {
             struct scn_co *co = w->waiter;
             w->waiter = NULL;
@@ -685,15 +698,29 @@ static int m_watch(lua_State *L)
     return 1;
 }
 
+/* next() without an event: nil, "timeout"; or nil, "canceled", the server's reason
+ * (e.g. etcd's "etcdserver: mvcc: required revision has been compacted"; "" when it
+ * gave none), the compacted revision (0 unless canceled for compaction). */
+static int push_no_event(lua_State *L, const struct scn_watch *w)
+{
+    lua_pushnil(L);
+    if (!w->canceled) {
+        lua_pushstring(L, "timeout");
+        return 2;
+    }
+    lua_pushstring(L, "canceled");
+    lua_pushstring(L, w->cancel_reason);
+    lua_pushinteger(L, (lua_Integer)w->compact_revision);
+    return 4;
+}
+
 static int k_next(lua_State *L, int status, lua_KContext nargs)
 {
     (void)status;
     if (lua_gettop(L) > (int)nargs)
         return 1; /* the event pushed by watch_deliver */
     struct scn_watch *w = check_watch(L, 1);
-    lua_pushnil(L);
-    lua_pushstring(L, w->canceled ? "canceled" : "timeout");
-    return 2;
+    return push_no_event(L, w);
 }
 
 static void watch_timeout(void *arg)
@@ -718,11 +745,8 @@ static int w_next(lua_State *L)
         lua_rawseti(L, -3, w->head);
         return 1;
     }
-    if (w->canceled) {
-        lua_pushnil(L);
-        lua_pushstring(L, "canceled");
-        return 2;
-    }
+    if (w->canceled)
+        return push_no_event(L, w);
     if (w->cb_ref != LUA_NOREF)
         return luaL_error(L, "next: this watch delivers to its callback");
     struct scn_co *co = scn_need_co(L, "next");

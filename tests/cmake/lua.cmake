@@ -99,3 +99,5 @@ fl_lua_test(scenario.run.lease_expire_recorded scenario 120
 # A compaction made through the control path (compact()) is recorded once as a system op.
 fl_lua_test(scenario.run.compact_recorded scenario 120
   sh -c "rm -f ${FL_TDB}/compact.db* && ${FL_BIN} run ${FL_SCN}/api_admin.lua --seed 1 --db ${FL_TDB}/compact.db >/dev/null 2>&1; test \"$(sqlite3 ${FL_TDB}/compact.db \"select count(*) from ops where kind = 'compact' and client_id = 0 and status = 'ok' and revision > 0\")\" = 1")
+fl_lua_test(cli.lua.keepalive_option cli 30
+  ${FL_CHK} 2 "errors/keepalive_opt.lua:2: unknown option 'bogus' in lease_keepalive options" ${FL_BIN} run ${E}/keepalive_opt.lua --db ${FL_TDB}/e.db)

@@ -24,6 +24,13 @@ run(1*s)
 local g = c:get("adm/5")
 local cp, cerr = compact(g and g.revision or 2)
 expect(cp or cerr ~= nil, "compact answers", cerr)
+if cp and g then
+  -- a watch from below the compacted revision is canceled with etcd's text
+  local w = c:watch("adm/", { prefix = true, start_rev = 1 })
+  local ev, why, reason, crev = w:next(2*s)
+  expect(ev == nil and why == "canceled" and reason:find("compacted") ~= nil and crev >= 1,
+         "watch:next tells why the watch was canceled", { why, reason, crev })
+end
 local df, derr = defrag(leader())
 expect(df or derr ~= nil, "defrag answers", derr)
 local snap, serr = snapshot_save(leader())
