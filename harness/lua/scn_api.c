@@ -21,6 +21,8 @@ const char *const scn_api_names[] = {
     "leader",
     "nodes",
     "others",
+    "status",
+    "node_events",
     /* node faults */
     "kill",
     "restart",

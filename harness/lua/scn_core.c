@@ -280,6 +280,7 @@ static void scn_init(struct scn *S, const struct scn_options *opts)
     scn_open_sched(S->L);
     scn_open_world(S->L);
     scn_open_client(S->L);
+    scn_open_observe(S->L);
     scn_open_shrink(S->L);
 }
 

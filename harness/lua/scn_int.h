@@ -140,5 +140,6 @@ int scn_l_sorted_pairs(lua_State *L);
 void scn_open_sched(lua_State *L);
 void scn_open_world(lua_State *L);
 void scn_open_client(lua_State *L);
+void scn_open_observe(lua_State *L); /* scn_observe.c: status, node_events */
 
 #endif

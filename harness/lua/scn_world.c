@@ -252,6 +252,15 @@ static int l_kill(lua_State *L)
 }
 static int l_restart(lua_State *L)
 {
+    static const char *const known[] = {"prevote", NULL};
+    if (!lua_isnoneornil(L, 2)) {
+        int id = scn_check_node(L, 1);
+        luaL_checktype(L, 2, LUA_TTABLE);
+        scn_check_options(L, 2, "restart options", known);
+        int pv = scn_field_bool(L, 2, "restart options", "prevote", -1);
+        if (pv >= 0)
+            run_set_prevote(scn_world(L), id, pv != 0);
+    }
     return node_call(L, run_restart);
 }
 static int l_pause(lua_State *L)
@@ -746,7 +755,8 @@ static int l_nemesis(lua_State *L)
         return luaL_error(L, "nemesis.every must be positive");
     struct run_world *rw = scn_world(L);
     /* shrink{ time_scale }: the nemesis' timeline shrinks with the script's */
-    every = FL_MAX(1, scn_scale_duration(scn_of(L), every));
+    every = scn_scale_duration(scn_of(L), every);
+    every = FL_MAX(1, every);
     duration = scn_scale_duration(scn_of(L), duration);
     run_nemesis(rw, kinds, every, duration);
     return 0;

@@ -128,6 +128,34 @@ int run_leader(struct run_world *rw);                       /* 0 when none is kn
 int run_nodes(struct run_world *rw, int *ids, int ids_max); /* members, ascending */
 bool run_node_exists(struct run_world *rw, int id);
 
+/* What a scenario may observe of a member now (run_observe.c). member_id/leader_id are
+ * the 64-bit etcd IDs (0: none known); leader_node is the slot of the leader this member
+ * knows (0: none). A killed member reports alive false and zero Raft figures. */
+struct run_node_status {
+    bool alive, paused, removed, learner, is_leader;
+    uint64_t member_id, leader_id, cluster_id;
+    int leader_node;
+    uint64_t term, last_index, commit, applied;
+    int64_t revision;
+    /* Simulated time a quorum was last known in contact: a leader's check-quorum view,
+     * a follower's last message from a leader; -1 never. */
+    int64_t leader_contact_ns;
+};
+int run_node_status(struct run_world *rw, int id, struct run_node_status *out); /* FL_ENOENT */
+/* Every node event so far (node_events rows: campaign, vote_rejected, leader, ...), in
+ * the order the cluster emitted them. Valid until the next event. */
+struct run_node_event {
+    int64_t at_ns;
+    int node;
+    uint64_t term;
+    char kind[24];
+    char detail[160];
+};
+const struct run_node_event *run_node_events(const struct run_world *rw, size_t *n);
+/* The member on slot id runs with pre-vote `on` from its next start (restart) on, as
+ * etcd's per-member --pre-vote flag. FL_ENOENT for an unknown id. */
+int run_set_prevote(struct run_world *rw, int id, bool on);
+
 /* --- faults (each recorded in `faults`) --------------------------------------------- */
 int run_kill(struct run_world *rw, int id);
 int run_restart(struct run_world *rw, int id);

@@ -123,6 +123,10 @@ struct run_world {
     int64_t *compactions;
     size_t n_compactions, cap_compactions;
 
+    /* node events kept for run_node_events (run_observe.c) */
+    struct run_node_event *events;
+    size_t n_events, cap_events;
+
     /* the "lua" stream for math.random */
     struct sim_rng lua_rng;
     bool interrupted;
@@ -133,6 +137,10 @@ double run_wall_now_s(void);                       /* monotonic wall seconds: wa
 int run_node_proc(struct run_world *rw, int node); /* -1 when unknown */
 void run_log_fault(struct run_world *rw, const char *kind, const char *target, json_t *detail);
 void run_target_nodes(char *out, size_t n, const int *a, int na);
+
+/* run_observe.c */
+void run_events_keep(struct run_world *rw, const struct srv_event *ev);
+void run_events_free(struct run_world *rw);
 
 /* run_record.c */
 void run_observer_init(struct run_world *rw, struct kvc_observer *obs);

@@ -119,6 +119,7 @@ bool run_world_is_setup(const struct run_world *rw)
 static void on_node_event(void *ud, const struct srv_event *ev)
 {
     struct run_world *rw = ud;
+    run_events_keep(rw, ev);
     if (rw->db)
         hist_node_event_add(rw->db, ev->at_ns, ev->node, ev->kind, (int64_t)ev->term, ev->detail);
     if (!strcmp(ev->kind, SRV_EV_LEASE_END))
@@ -294,6 +295,7 @@ void run_world_close(struct run_world *rw)
         srv_cluster_destroy(rw->cl);
     if (rw->w)
         sim_world_free(rw->w);
+    run_events_free(rw);
     while (rw->calls) {
         struct run_call *c = rw->calls;
         rw->calls = c->next;

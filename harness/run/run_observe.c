@@ -1,0 +1,75 @@
+/*
+ * run_observe.c: what a scenario may observe of the members besides the history — a
+ * member's Raft and MVCC state right now (run_node_status) and the node events seen so
+ * far (run_node_events), kept in memory in the order the cluster emitted them so that
+ * `expect` can be asserted on terms, elections, refused votes and snapshots (DESIGN §4).
+ */
+#include "harness/run/run_int.h"
+
+void run_events_keep(struct run_world *rw, const struct srv_event *ev)
+{
+    if (rw->n_events == rw->cap_events) {
+        size_t cap = rw->cap_events ? rw->cap_events * 2 : 256;
+        rw->events = fl_realloc(rw->events, cap * sizeof *rw->events);
+        rw->cap_events = cap;
+    }
+    struct run_node_event *e = &rw->events[rw->n_events++];
+    memset(e, 0, sizeof *e);
+    e->at_ns = ev->at_ns;
+    e->node = ev->node;
+    e->term = ev->term;
+    snprintf(e->kind, sizeof e->kind, "%s", ev->kind);
+    snprintf(e->detail, sizeof e->detail, "%s", ev->detail);
+}
+
+void run_events_free(struct run_world *rw)
+{
+    free(rw->events);
+    rw->events = NULL;
+    rw->n_events = rw->cap_events = 0;
+}
+
+const struct run_node_event *run_node_events(const struct run_world *rw, size_t *n)
+{
+    *n = rw->n_events;
+    return rw->events;
+}
+
+int run_node_status(struct run_world *rw, int id, struct run_node_status *out)
+{
+    memset(out, 0, sizeof *out);
+    int proc = run_node_proc(rw, id);
+    if (proc < 0)
+        return FL_ENOENT;
+    struct srv_member_status st;
+    srv_cluster_status(rw->cl, id, &st);
+    enum sim_proc_state ps = sim_proc_state(rw->w, proc);
+    out->alive = srv_cluster_is_alive(rw->cl, id) && ps != SIM_PROC_DOWN;
+    out->paused = ps == SIM_PROC_PAUSED;
+    out->removed = srv_cluster_is_removed(rw->cl, id);
+    out->learner = st.is_learner;
+    out->member_id = st.member_id;
+    out->leader_id = st.leader_id;
+    out->cluster_id = st.cluster_id;
+    out->is_leader = out->alive && st.leader_id && st.leader_id == st.member_id;
+    out->term = st.raft_term;
+    out->last_index = st.raft_index;
+    out->commit = st.commit_index;
+    out->applied = st.raft_applied;
+    out->revision = st.revision;
+    out->leader_contact_ns = out->alive ? st.last_quorum_contact_ns : -1;
+    int slots = srv_cluster_slots(rw->cl);
+    for (int i = 1; i <= slots && st.leader_id; i++)
+        if (srv_cluster_node_proc(rw->cl, i) >= 0 &&
+            srv_cluster_member_id(rw->cl, i) == st.leader_id)
+            out->leader_node = i;
+    return FL_OK;
+}
+
+int run_set_prevote(struct run_world *rw, int id, bool on)
+{
+    if (run_node_proc(rw, id) < 0)
+        return FL_ENOENT;
+    srv_cluster_set_prevote(rw->cl, id, on);
+    return FL_OK;
+}

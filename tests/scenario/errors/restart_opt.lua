@@ -1,0 +1,2 @@
+scenario { name = "restart-opt" }
+restart(1, { bogus = true })
