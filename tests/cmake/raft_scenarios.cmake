@@ -1,0 +1,53 @@
+# raft_scenarios.cmake: the Raft scenarios (owner: raft-scenarios).
+# Every scenario of scenarios/seeds/ listed below must pass (exit 0) for seeds 1..3;
+# every bug scenario of scenarios/bugs/ listed below must fail (exit 1: raft_safety,
+# linearizability or an expect on observed data) with its bug switch on and pass with it
+# off, seeds 1..3. Sweeps over seeds 1..20 are run by hand (faultline sweep).
+set(FL_RSCN_DB ${CMAKE_BINARY_DIR}/tests/raft_scenarios)
+file(MAKE_DIRECTORY ${FL_RSCN_DB})
+set(FL_RSCN_CLI ${CMAKE_SOURCE_DIR}/tests/scenario/expect_cli.sh)
+
+set(FL_RSCN_SEEDS rolling-replace election-fresh leader-down prevote-rejoin
+  replication-slow-follower log-retention member-add-snapshot member-add-twice
+  member-add-stall learner-avoids-stall learner-promote remove-leader remove-below-quorum
+  leader-transfer)
+set(FL_RSCN_BUGS vote-ignores-log=raft.vote_ignores_log commit-old-term=raft.commit_old_term
+  ack-before-fsync=raft.ack_before_fsync multiple-conf-changes=raft.multiple_conf_changes)
+
+foreach(name ${FL_RSCN_SEEDS})
+  foreach(seed 1 2 3)
+    add_test(NAME scenario.seeds.${name}.${seed}
+      COMMAND ${FL_RSCN_CLI} 0 - ${FL_BIN} run ${CMAKE_SOURCE_DIR}/scenarios/seeds/${name}.lua
+              --seed ${seed} --db ${FL_RSCN_DB}/${name}-${seed}.db)
+    set_tests_properties(scenario.seeds.${name}.${seed} PROPERTIES LABELS scenario TIMEOUT 120)
+  endforeach()
+endforeach()
+
+# Each entry: scenario-file-name=bug.name
+foreach(entry ${FL_RSCN_BUGS})
+  string(REPLACE "=" ";" parts ${entry})
+  list(GET parts 0 name)
+  list(GET parts 1 bug)
+  foreach(seed 1 2 3)
+    add_test(NAME scenario.bugs.${name}.on.${seed}
+      COMMAND ${FL_RSCN_CLI} 1 - ${FL_BIN} run ${CMAKE_SOURCE_DIR}/scenarios/bugs/${name}.lua
+              --seed ${seed} --bug ${bug} --db ${FL_RSCN_DB}/${name}-on-${seed}.db)
+    add_test(NAME scenario.bugs.${name}.off.${seed}
+      COMMAND ${FL_RSCN_CLI} 0 - ${FL_BIN} run ${CMAKE_SOURCE_DIR}/scenarios/bugs/${name}.lua
+              --seed ${seed} --db ${FL_RSCN_DB}/${name}-off-${seed}.db)
+    set_tests_properties(scenario.bugs.${name}.on.${seed} scenario.bugs.${name}.off.${seed}
+      PROPERTIES LABELS scenario TIMEOUT 120)
+  endforeach()
+endforeach()
+
+# The observation calls the scenarios above assert on: status(n), node_events{},
+# restart(n, { prevote }); and a bad restart option names itself.
+add_test(NAME scenario.lua.api_observe
+  COMMAND ${FL_RSCN_CLI} 0 - ${FL_BIN} run ${CMAKE_SOURCE_DIR}/tests/scenario/api_observe.lua
+          --seed 1 --db ${FL_RSCN_DB}/api_observe.db)
+add_test(NAME cli.lua.restart_option
+  COMMAND ${FL_RSCN_CLI} 2 "errors/restart_opt.lua:2: unknown option 'bogus' in restart options"
+          ${FL_BIN} run ${CMAKE_SOURCE_DIR}/tests/scenario/errors/restart_opt.lua
+          --db ${FL_RSCN_DB}/e.db)
+set_tests_properties(scenario.lua.api_observe PROPERTIES LABELS scenario TIMEOUT 60)
+set_tests_properties(cli.lua.restart_option PROPERTIES LABELS cli TIMEOUT 30)
