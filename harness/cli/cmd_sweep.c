@@ -92,6 +92,11 @@ static int parse_args(int argc, char **argv, struct sweep_args *a)
         } else if (!strcmp(s, "--help") || !strcmp(s, "-h")) {
             fputs(usage, stdout);
             return -1;
+        } else if (s[0] == '-' && s[1] == 'j' && s[2]) {
+            /* -jN, as make takes it, besides -j N */
+            int rc = parse_opt(a, "-j", s + 2);
+            if (rc)
+                return rc;
         } else if (s[0] == '-' && s[1]) {
             if (i + 1 >= argc)
                 return cli_usage_error("sweep: %s needs a value\n%s", s, usage);

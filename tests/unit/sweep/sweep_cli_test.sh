@@ -55,7 +55,9 @@ EOF
   ;;
 shard)
   for k in 1 2 3; do
-    "$BIN" sweep "$SCN" --seeds 1..10 --shard $k/3 -j 2 --db "$W/s$k.db" 2>"$W/err"
+    # shard 2 spells the worker count as make does (-j2)
+    if [ $k -eq 2 ]; then jobs="-j2"; else jobs="-j 2"; fi
+    "$BIN" sweep "$SCN" --seeds 1..10 --shard $k/3 $jobs --db "$W/s$k.db" 2>"$W/err"
     rc=$?
     [ $rc -eq 0 ] || [ $rc -eq 1 ] || fail "shard $k exit code $rc"
   done
