@@ -101,3 +101,7 @@ fl_lua_test(scenario.run.compact_recorded scenario 120
   sh -c "rm -f ${FL_TDB}/compact.db* && ${FL_BIN} run ${FL_SCN}/api_admin.lua --seed 1 --db ${FL_TDB}/compact.db >/dev/null 2>&1; test \"$(sqlite3 ${FL_TDB}/compact.db \"select count(*) from ops where kind = 'compact' and client_id = 0 and status = 'ok' and revision > 0\")\" = 1")
 fl_lua_test(cli.lua.keepalive_option cli 30
   ${FL_CHK} 2 "errors/keepalive_opt.lua:2: unknown option 'bogus' in lease_keepalive options" ${FL_BIN} run ${E}/keepalive_opt.lua --db ${FL_TDB}/e.db)
+# One checks row per checker (expect: one per claim), and the checkers' wall time is
+# recorded for the history-based ones.
+fl_lua_test(scenario.run.checks_rows scenario 120
+  sh -c "rm -f ${FL_TDB}/checks.db* && ${FL_BIN} run ${CMAKE_SOURCE_DIR}/scenarios/smoke.lua --seed 3 --db ${FL_TDB}/checks.db >/dev/null 2>&1; test \"$(sqlite3 ${FL_TDB}/checks.db \"select group_concat(checker || '=' || n, ',') from (select checker, count(*) n from checks where checker != 'expect' group by checker order by checker)\")\" = converge=1,linearizability=1,raft_safety=1,watch=1")
