@@ -11,7 +11,9 @@
  * cannot have made (a delete of a key it does not delete, a key it writes inside a
  * watch that delivered that revision without it), nor at a revision that was over
  * before it was called. A gap no op can fill was written outside the history (a lease
- * expiry nobody recorded): it takes the content its watch events show. Gap choices
+ * expiry nobody recorded): it takes the content its watch events show (unless that
+ * content is a put of a value a recorded op wrote and applied elsewhere: a duplicate
+ * application, which chk_dup.c fails). Gap choices
  * rank candidates: demanded by a later observation (the value, a missing put in a
  * version count, a delete before a re-creation), earliest deadline first; then those
  * that fit; last those that fit only if another unknown op undoes them.

@@ -107,6 +107,12 @@ int chk_lin_revision(struct chk_history *h, const struct chk_limits *lim,
                      struct chk_lin_result *out);
 int chk_lin_search(struct chk_history *h, const struct chk_limits *lim, struct chk_lin_result *out);
 
+/* A put's (key, value) shown applied at more distinct revisions (its response, watch
+ * events, read results) than recorded ok/unknown ops write it: a duplicate
+ * application. Sets out->verdict to CHK_FAIL, out->reason, and puts the violation
+ * first in out->detail; returns whether it found one (see chk_dup.c). */
+bool chk_dup_applications(const struct chk_history *h, struct chk_lin_result *out);
+
 /* JSON helpers for explanations. */
 json_t *chk_json_key(const struct chk_history *h, int32_t key);
 json_t *chk_json_value(const struct chk_history *h, int32_t value);

@@ -32,6 +32,9 @@
  * and fill such gaps; they never fail this check by themselves (a verdict other than
  * pass that used them is judged again without them). With revisions_complete a gap
  * no op fills is a violation; the search engine reasons the same way on that flag.
+ * One exception, guess-free and shared with the search (chk_dup.c): a put's value
+ * that a recorded op wrote, shown applied (by its response, a watch event or a read)
+ * at more revisions than ops write it, is a duplicate application and fails.
  *
  * Serializable reads are judged against the state at their revision only, not
  * against real time (etcd's serializable validator).
@@ -813,8 +816,10 @@ int chk_lin_revision(struct chk_history *h, const struct chk_limits *lim,
     }
     uint32_t watch_reveals = 0;
     rv_run(h, out, false, &watch_reveals);
-    if (out->verdict == CHK_PASS || watch_reveals == 0)
+    if (out->verdict == CHK_PASS || watch_reveals == 0) {
+        chk_dup_applications(h, out);
         return FL_OK;
+    }
     struct chk_lin_result alt;
     memset(&alt, 0, sizeof(alt));
     alt.engine = CHK_ENGINE_REVISION;
@@ -823,11 +828,13 @@ int chk_lin_revision(struct chk_history *h, const struct chk_limits *lim,
     if (alt.verdict != CHK_PASS) {
         out->steps = alt.steps;
         chk_lin_result_close(&alt);
+        chk_dup_applications(h, out);
         return FL_OK;
     }
     chk_lin_result_close(out);
     *out = alt;
     if (out->detail)
         json_object_set_new(out->detail, "watch_reveals_ignored", json_integer(watch_reveals));
+    chk_dup_applications(h, out);
     return FL_OK;
 }

@@ -664,6 +664,9 @@ int chk_lin_search(struct chk_history *h, const struct chk_limits *lim, struct c
 {
     FL_ASSERT(h->finished);
     out->engine = CHK_ENGINE_SEARCH;
+    /* a duplicate application (chk_dup.c) decides without a search */
+    if (chk_dup_applications(h, out))
+        return FL_OK;
     uint32_t *ops = fl_malloc((h->op_count + 1) * sizeof(uint32_t));
     int32_t *key_of = fl_malloc((h->op_count + 1) * sizeof(int32_t));
     uint32_t n = 0;

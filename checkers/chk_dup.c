@@ -1,0 +1,286 @@
+/*
+ * chk_dup.c: writes applied more often than they were made (at-most-once broken).
+ *
+ * A put's (key, value) that some recorded operation (ok or unknown outcome) writes
+ * identifies that operation's effect: whenever the history shows the pair applied at a
+ * revision (the op's own response revision, a watch event, a read result with that
+ * mod revision), one of the ops writing it took effect there. A correct cluster
+ * applies an op at most once, so the pair can be applied at no more distinct
+ * revisions than there are ops writing it; more is a duplicate application (a retried
+ * write applied twice), which no linearization explains. Such a revision is never a
+ * write from outside the history (only content no op wrote is: lease expiries,
+ * values nobody recorded). The rule needs no guess, so both engines apply it the
+ * same way (chk_lin_revision and chk_lin_search): the verdict is fail whatever the
+ * replay or search found. The watch checker is unaffected: the events faithfully
+ * reported both applications.
+ */
+#include "checkers/chk_int.h"
+
+/* A recorded op that may write (key, value). */
+struct dup_w {
+    int32_t key, value;
+    uint32_t op;
+};
+
+enum { DUP_RESPONSE = 0, DUP_WATCH, DUP_READ };
+
+/* (key, value) seen applied at rev; who: op index (response, read) or event index. */
+struct dup_a {
+    int32_t key, value;
+    int64_t rev;
+    uint8_t src;
+    uint32_t who;
+};
+
+static int dup_w_cmp(const void *a, const void *b)
+{
+    const struct dup_w *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    if (x->value != y->value)
+        return x->value < y->value ? -1 : 1;
+    return x->op < y->op ? -1 : x->op > y->op;
+}
+
+static int dup_a_cmp(const void *a, const void *b)
+{
+    const struct dup_a *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    if (x->value != y->value)
+        return x->value < y->value ? -1 : 1;
+    if (x->rev != y->rev)
+        return x->rev < y->rev ? -1 : 1;
+    if (x->src != y->src)
+        return x->src < y->src ? -1 : 1;
+    return x->who < y->who ? -1 : x->who > y->who;
+}
+
+#define DUP_GROW(v, n, cap)                                                                        \
+    do {                                                                                           \
+        if ((n) == (cap)) {                                                                        \
+            (cap) = (cap) ? (cap)*2 : 256;                                                         \
+            (v) = fl_realloc((v), (cap) * sizeof(*(v)));                                           \
+        }                                                                                          \
+    } while (0)
+
+/* The puts of ok and unknown ops (an ok op with a known branch: that branch only). */
+static struct dup_w *dup_writers(const struct chk_history *h, uint32_t *count)
+{
+    struct dup_w *w = NULL;
+    uint32_t n = 0, cap = 0;
+    for (uint32_t i = 0; i < h->op_count; i++) {
+        const struct chk_op *op = &h->ops[i];
+        if (op->status == CHK_ST_FAIL || op->kind != CHK_OP_TXN)
+            continue;
+        bool known =
+            op->status == CHK_ST_OK && (op->cmp_count == 0 || (op->flags & CHK_OPF_SUCCEEDED_SET));
+        bool succ = op->cmp_count == 0 || (op->flags & CHK_OPF_SUCCEEDED);
+        for (uint32_t j = 0; j < (uint32_t)op->then_count + op->else_count; j++) {
+            const struct chk_sub *s = &h->subs[op->sub_first + j];
+            if (s->kind != CHK_SUB_PUT || s->value < 0 || (known && (j < op->then_count) != succ))
+                continue;
+            DUP_GROW(w, n, cap);
+            w[n++] = (struct dup_w){s->key, s->value, i};
+        }
+    }
+    if (n)
+        qsort(w, n, sizeof(*w), dup_w_cmp);
+    *count = n;
+    return w;
+}
+
+/* Where the history shows a (key, value) applied: ok puts' response revisions, watch
+ * put events, and the key-values of ok ops' results. */
+static struct dup_a *dup_apps(const struct chk_history *h, uint32_t *count)
+{
+    struct dup_a *a = NULL;
+    uint32_t n = 0, cap = 0;
+    for (uint32_t i = 0; i < h->op_count; i++) {
+        const struct chk_op *op = &h->ops[i];
+        if (op->status != CHK_ST_OK || op->kind != CHK_OP_TXN)
+            continue;
+        bool known = op->cmp_count == 0 || (op->flags & CHK_OPF_SUCCEEDED_SET);
+        bool succ = op->cmp_count == 0 || (op->flags & CHK_OPF_SUCCEEDED);
+        for (uint32_t j = 0; j < (uint32_t)op->then_count + op->else_count; j++) {
+            const struct chk_sub *s = &h->subs[op->sub_first + j];
+            if (known && (j < op->then_count) == succ && s->kind == CHK_SUB_PUT && s->value >= 0 &&
+                op->rev >= 2) {
+                DUP_GROW(a, n, cap);
+                a[n++] = (struct dup_a){s->key, s->value, op->rev, DUP_RESPONSE, i};
+            }
+            for (uint32_t k = 0; k < s->kv_count; k++) {
+                const struct chk_kv *kv = &h->kvs[s->kv_first + k];
+                if (kv->value < 0 || kv->mod_rev == CHK_NO_REV || kv->mod_rev < 2)
+                    continue;
+                DUP_GROW(a, n, cap);
+                a[n++] = (struct dup_a){kv->key, kv->value, kv->mod_rev, DUP_READ, i};
+            }
+        }
+    }
+    for (uint32_t i = 0; i < h->event_count; i++) {
+        const struct chk_wevent *e = &h->events[i];
+        if (e->kind != CHK_EV_PUT || e->key < 0 || e->value < 0 || e->mod_rev < 2)
+            continue;
+        DUP_GROW(a, n, cap);
+        a[n++] = (struct dup_a){e->key, e->value, e->mod_rev, DUP_WATCH, i};
+    }
+    if (n)
+        qsort(a, n, sizeof(*a), dup_a_cmp);
+    *count = n;
+    return a;
+}
+
+static const char *const dup_src_names[] = {"its response", "a watch event", "a read"};
+static const char *const dup_src_json[] = {"response", "watch", "read"};
+
+static void dup_ms(struct fl_buf *b, int64_t ns)
+{
+    if (ns == CHK_NEVER)
+        fl_buf_printf(b, "never");
+    else
+        fl_buf_printf(b, "%lld.%03lld ms", (long long)(ns / 1000000),
+                      (long long)((ns % 1000000) / 1000));
+}
+
+/* The violation of one (key, value): its ops, its first `nrev` distinct applications
+ * (apps[first..], distinct revisions), into the reason and the JSON detail. */
+static json_t *dup_explain(const struct chk_history *h, const struct dup_w *w, uint32_t wn,
+                           const struct dup_a *ap, const uint32_t *at, uint32_t nrev,
+                           struct chk_lin_result *out)
+{
+    const struct chk_op *op = &h->ops[w[0].op];
+    struct fl_buf m, t;
+    fl_buf_init(&m);
+    fl_buf_init(&t);
+    chk_op_text(h, op, &t);
+    if (wn == 1) {
+        fl_buf_printf(&m, "op %lld (client %d, called at ", (long long)op->op_id, op->client);
+        dup_ms(&m, op->call_ns);
+        fl_buf_printf(&m, ", returned ");
+        dup_ms(&m, op->return_ns);
+        fl_buf_printf(&m, ", %s) wrote this value once, yet it was applied at revision",
+                      op->status == CHK_ST_OK ? "ok" : "outcome unknown");
+    } else {
+        fl_buf_printf(&m, "%u ops wrote this value, yet it was applied at revision", wn);
+    }
+    json_t *revs = json_array();
+    for (uint32_t i = 0; i < nrev; i++) {
+        const struct dup_a *a = &ap[at[i]];
+        fl_buf_printf(&m, "%s %lld (%s)",
+                      i == 0          ? ""
+                      : i + 1 == nrev ? " and"
+                                      : ",",
+                      (long long)a->rev, dup_src_names[a->src]);
+        json_t *r = json_object();
+        json_object_set_new(r, "revision", json_integer(a->rev));
+        json_object_set_new(r, "seen_by", json_string(dup_src_json[a->src]));
+        json_array_append_new(revs, r);
+    }
+    fl_buf_printf(&m, ": a write applies at most once");
+    int64_t rev = ap[at[nrev - 1]].rev;
+    snprintf(out->reason, sizeof(out->reason), "%s (client %d) at revision %lld: %s",
+             fl_buf_cstr(&t), op->client, (long long)rev, fl_buf_cstr(&m));
+    json_t *o = json_object();
+    json_object_set_new(o, "kind", json_string("duplicate_application"));
+    json_object_set_new(o, "revision", json_integer(rev));
+    json_object_set_new(o, "message", json_string(fl_buf_cstr(&m)));
+    json_t *ops = json_array();
+    for (uint32_t i = 0; i < wn && i < 4; i++)
+        json_array_append_new(ops, chk_json_op(h, &h->ops[w[i].op]));
+    json_object_set_new(o, "ops", ops);
+    json_object_set_new(o, "revisions", revs);
+    fl_buf_close(&m);
+    fl_buf_close(&t);
+    return o;
+}
+
+/* Puts the violation first in out->detail's violations (creating them if needed); the
+ * longest linearizable prefix ends before its revision (or an earlier violation). */
+static void dup_attach(const struct chk_history *h, struct chk_lin_result *out, json_t *v,
+                       uint32_t total, int64_t rev)
+{
+    if (!out->detail) {
+        out->detail = json_object();
+        json_object_set_new(out->detail, "engine",
+                            json_string(out->engine == CHK_ENGINE_SEARCH ? "search" : "revision"));
+    }
+    json_t *arr = json_object_get(out->detail, "violations");
+    if (!json_is_array(arr)) {
+        arr = json_array();
+        json_object_set_new(out->detail, "violations", arr);
+    }
+    json_array_insert_new(arr, 0, v);
+    json_t *cnt = json_object_get(out->detail, "violation_count");
+    json_int_t before =
+        json_is_integer(cnt) && out->verdict == CHK_FAIL ? json_integer_value(cnt) : 0;
+    json_object_set_new(out->detail, "violation_count", json_integer(before + total));
+    json_object_set_new(out->detail, "duplicate_applications", json_integer(total));
+    json_int_t prefix = 0;
+    for (uint32_t i = 0; i < h->op_count; i++)
+        prefix += h->ops[i].status == CHK_ST_OK && h->ops[i].rev >= 1 && h->ops[i].rev < rev;
+    json_t *had = json_object_get(out->detail, "prefix_length");
+    if (out->verdict != CHK_FAIL || !json_is_integer(had) || json_integer_value(had) > prefix) {
+        json_object_set_new(out->detail, "prefix_length", json_integer(prefix));
+        json_object_set_new(out->detail, "prefix_revision", json_integer(rev - 1));
+    }
+}
+
+bool chk_dup_applications(const struct chk_history *h, struct chk_lin_result *out)
+{
+    uint32_t wn = 0, an = 0;
+    struct dup_w *w = dup_writers(h, &wn);
+    struct dup_a *ap = wn ? dup_apps(h, &an) : NULL;
+    uint32_t total = 0, best_w = 0, best_wn = 0, best_nrev = 0;
+    uint32_t best_at[5];
+    int64_t best_rev = INT64_MAX;
+    for (uint32_t a = 0, wi = 0; a < an;) {
+        uint32_t b = a;
+        while (b < an && ap[b].key == ap[a].key && ap[b].value == ap[a].value)
+            b++;
+        struct dup_w probe = {ap[a].key, ap[a].value, 0};
+        while (wi < wn && dup_w_cmp(&w[wi], &probe) < 0)
+            wi++;
+        uint32_t ops = 0;
+        for (uint32_t x = wi; x < wn && w[x].key == probe.key && w[x].value == probe.value; x++)
+            ops += x == wi || w[x].op != w[x - 1].op;
+        /* distinct revisions, the first of each; more than ops is a duplicate */
+        uint32_t at[5], nrev = 0;
+        for (uint32_t x = a; x < b && ops; x++) {
+            if (x > a && ap[x].rev == ap[x - 1].rev)
+                continue;
+            if (nrev < 5)
+                at[nrev] = x;
+            if (++nrev == ops + 1)
+                break;
+        }
+        if (ops && nrev > ops) {
+            total++;
+            int64_t rev = ap[at[FL_MIN(nrev, 5) - 1]].rev;
+            if (rev < best_rev) {
+                best_rev = rev;
+                best_w = wi;
+                best_wn = ops;
+                best_nrev = FL_MIN(nrev, 5);
+                memcpy(best_at, at, sizeof(at));
+            }
+        }
+        a = b;
+    }
+    if (total) {
+        /* the writers of the chosen pair, one entry per op */
+        struct dup_w ws[4];
+        uint32_t k = 0;
+        for (uint32_t x = best_w;
+             x < wn && k < 4 && w[x].key == w[best_w].key && w[x].value == w[best_w].value; x++) {
+            if (x == best_w || w[x].op != w[x - 1].op)
+                ws[k++] = w[x];
+        }
+        json_t *v = dup_explain(h, ws, best_wn, ap, best_at, best_nrev, out);
+        dup_attach(h, out, v, total, best_rev);
+        out->verdict = CHK_FAIL;
+    }
+    free(w);
+    free(ap);
+    return total > 0;
+}
