@@ -4,9 +4,11 @@
 -- restore) is refused by the restored members ("etcdserver: cluster ID mismatch")
 -- instead of rejoining them. With the bug the restore keeps the old identities: the
 -- stale member is taken for a peer, its divergent log meets the restored one and the
--- cluster is corrupted. Asserts on the data read back from the restored cluster (the
--- backup's keys are there, later writes to the old cluster are not, new writes land and
--- read back) and lets raft_safety and converge judge the members. A restore rolls the
+-- cluster is corrupted. Asserts on the identities the restored members report
+-- (status: a new cluster ID, new member IDs) and on the data read back from the
+-- restored cluster (the backup's keys are there, later writes to the old cluster are
+-- not, new writes land and read back), and lets raft_safety and converge judge the
+-- members (with the bug, raft_safety stops the run as the stale member rejoins). A restore rolls the
 -- data and the revision back to the backup on purpose, so the client history across it
 -- is not one linearizable history: the linearizability checker is left out and the
 -- data read back after the restore is asserted instead.
@@ -37,10 +39,17 @@ for i = 31, 40 do c:put("restore/k" .. i, "lost" .. i) end
 
 -- restore the backup into the two other members, then the old member comes back
 local rest = others(stale)
+local old_cluster = status(rest[1]).cluster_id
+local old_ids = {}
+for _, n in ipairs(nodes()) do old_ids[status(n).member_id] = true end
 for _, n in ipairs(rest) do kill(n) end
 local ok, err = restore(snap, { nodes = rest })
 expect(ok, "the backup restores", err)
 run_until(function() return leader() ~= nil end, 10*s)
+local a, b = status(rest[1]), status(rest[2])
+expect(a.cluster_id ~= old_cluster and b.cluster_id == a.cluster_id and not old_ids[a.member_id]
+       and not old_ids[b.member_id], "the restored members report a new cluster ID and new member IDs",
+       { old = old_cluster, new = { a.cluster_id, b.cluster_id }, members = { a.member_id, b.member_id } })
 restart(stale)
 run(3*s)
 

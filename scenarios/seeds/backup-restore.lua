@@ -5,8 +5,9 @@
 -- after compaction + defragmentation; a restore builds a new cluster (new cluster ID,
 -- new member IDs) holding exactly the backup's data, so a member of the old cluster
 -- that comes back cannot join it and cannot corrupt it. Asserted on the refusal texts,
--- the backup sizes, and the data read back after each restore (the backup's keys, none
--- of the old cluster's later writes, new writes landing), under a workload; raft_safety
+-- the backup sizes, the identities each member reports (status), and the data read
+-- back after each restore (the backup's keys, none of the old cluster's later writes,
+-- new writes landing), under a workload; raft_safety
 -- and converge judge the members. A restore rolls data and revision back on purpose, so
 -- the client history across it is not one linearizable history: the linearizability
 -- checker is left out and the data read back is asserted instead.
@@ -66,6 +67,11 @@ run(2*s)
 kill(stale)
 expect(late > 0, "the old cluster took writes after the backup", late)
 
+-- identities before the restore
+local old_cluster = status(stale).cluster_id
+local old_ids = {}
+for _, n in ipairs(nodes()) do old_ids[status(n).member_id] = true end
+
 -- restore the backup into the other two members; the stale member comes back
 for _, n in ipairs(rest) do kill(n) end
 local r3, e3 = restore(after, { nodes = rest })
@@ -73,6 +79,20 @@ expect(r3, "the backup restores into a new cluster", e3)
 run_until(function() return leader() ~= nil end, 10*s)
 restart(stale)
 run(3*s)
+
+-- the restored members form a new cluster: a new cluster ID, new member IDs; the
+-- stale member keeps the old cluster's
+local function identities(tag, prev_cluster)
+  local a, b = status(rest[1]), status(rest[2])
+  expect(a.cluster_id == b.cluster_id and a.cluster_id ~= old_cluster and a.cluster_id ~= prev_cluster
+         and not old_ids[a.member_id] and not old_ids[b.member_id] and a.member_id ~= b.member_id
+         and status(stale).cluster_id == old_cluster,
+         tag .. ": new cluster ID and member IDs; the stale member keeps the old cluster ID",
+         { old = old_cluster, new = a.cluster_id, stale = status(stale).cluster_id,
+           members = { a.member_id, b.member_id } })
+  return a.cluster_id
+end
+local first_cluster = identities("restored backup", old_cluster)
 
 local function check(tag, want_value)
   local g = get("bk/", { prefix = true })
@@ -97,6 +117,7 @@ local r4, e4 = restore(raw, { nodes = rest, skip_hash_check = true })
 expect(r4, "a raw db copy restores with skip_hash_check", e4)
 run_until(function() return leader() ~= nil end, 10*s)
 run(2*s)
+identities("restored raw copy", first_cluster)
 local gone = get("bk/new", { prefix = true })
 expect(gone and gone.count == 0, "the raw copy predates the first restore's writes", gone and gone.count)
 check("restored raw copy", "r10-v")

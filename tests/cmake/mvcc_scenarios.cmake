@@ -7,7 +7,7 @@ file(MAKE_DIRECTORY ${FL_MSCN_DB})
 set(FL_MSCN_CLI ${CMAKE_SOURCE_DIR}/tests/scenario/expect_cli.sh)
 
 set(FL_MSCN_SEEDS revisions lease-expiry watch-leader-change nospace defrag backup-restore
-  auto-compaction-revision auto-compaction-periodic)
+  auto-compaction-revision auto-compaction-periodic compaction)
 set(FL_MSCN_BUGS stale-read=mvcc.stale_read revision-reset-on-restart=mvcc.revision_reset_on_restart
   watch-old-after-partition=mvcc.watch_old_after_partition
   progress-before-events=mvcc.progress_before_events
