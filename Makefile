@@ -3,6 +3,7 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
+CTEST_ARGS ?=
 
 .PHONY: all deps configure build run test asan clean
 
@@ -21,10 +22,11 @@ run: build
 	@./scripts/run-default.sh $(BUILD)
 
 test: build
-	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
 asan:
-	@$(MAKE) test BUILD=build-asan CMAKE_FLAGS="-DFL_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug"
+	@$(MAKE) test BUILD=build-asan CMAKE_FLAGS="-DFL_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug" \
+		CTEST_ARGS="$(CTEST_ARGS)"
 
 clean:
 	rm -rf $(BUILD) build-asan

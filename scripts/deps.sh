@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # deps.sh: install the Debian packages faultline builds against, when missing.
 # As root it runs apt-get; otherwise it prints the one line a user must run.
+# python3 and sqlite3 are for the test scripts; the harness itself needs neither.
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libuv1-dev libsqlite3-dev liblua5.4-dev
       libprotobuf-c-dev protobuf-c-compiler libfiu-dev libjansson-dev
-      libxxhash-dev libssl-dev sqlite3)
+      libxxhash-dev libssl-dev sqlite3 python3)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -62,7 +62,10 @@ fl_shrink_test(cli.lua.shrink_badopt cli 30
 # smaller file that still fails the same check (skipped while there are none).
 fl_shrink_test(scenario.shrink.bug_scenarios scenario 1800
   python3 ${FL_SCN}/shrink_bugs.py ${FL_BIN} ${CMAKE_SOURCE_DIR} ${FL_SDB}/bugs)
-set_tests_properties(scenario.shrink.bug_scenarios PROPERTIES SKIP_RETURN_CODE 77)
+# It shrinks a dozen scenarios (minutes under ASan): labelled slow so the sanitizer
+# pass of .ci/run can leave it out; the plain pass always runs it.
+set_tests_properties(scenario.shrink.bug_scenarios PROPERTIES SKIP_RETURN_CODE 77
+                     LABELS "scenario;slow")
 fl_shrink_test(cli.shrink.unwritable_output cli 30
   ${FL_CHK} 2 "cannot write '.*no-such-dir/x.lua.tmp'"
   ${FL_BIN} shrink ${FL_SHR}/leader_kept.lua --seed 1 -o ${FL_SDB}/no-such-dir/x.lua)
