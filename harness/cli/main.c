@@ -38,7 +38,7 @@ int main(int argc, char **argv)
         const char *name;
         int (*fn)(int, char **);
     } cmds[] = {
-        {"run", cmd_run},     {"sweep", cmd_sweep}, {"check", cmd_check}, {"report", cmd_report},
+        {"run", cmd_run},       {"sweep", cmd_sweep}, {"check", cmd_check}, {"report", cmd_report},
         {"shrink", cmd_shrink}, {"bench", cmd_bench}, {"list", cmd_list},
     };
     if (argc < 2)

@@ -9,8 +9,8 @@
 struct fl_assert_ctx fl_assert_ctx;
 int fl_log_level = FL_LOG_WARN;
 
-void fl_assert_fail(const char *cond, const char *file, int line, const char *func,
-                    const char *fmt, ...)
+void fl_assert_fail(const char *cond, const char *file, int line, const char *func, const char *fmt,
+                    ...)
 {
     fprintf(stderr, "faultline: assertion failed: %s\n  at %s:%d in %s()\n", cond, file, line,
             func);
@@ -36,20 +36,34 @@ void fl_assert_fail(const char *cond, const char *file, int line, const char *fu
 const char *fl_strerror(int err)
 {
     switch (err) {
-    case FL_OK: return "ok";
-    case FL_EINVAL: return "invalid argument";
-    case FL_ENOMEM: return "out of memory";
-    case FL_EIO: return "I/O error";
-    case FL_ENOENT: return "not found";
-    case FL_EEXIST: return "already exists";
-    case FL_EBUSY: return "busy";
-    case FL_ETIMEOUT: return "timed out";
-    case FL_EDOWN: return "peer down";
-    case FL_ECORRUPT: return "corrupt data";
-    case FL_ERANGE: return "out of range";
-    case FL_EFULL: return "full";
-    case FL_EUNSUP: return "not supported";
-    case FL_EINTERNAL: return "internal error";
+    case FL_OK:
+        return "ok";
+    case FL_EINVAL:
+        return "invalid argument";
+    case FL_ENOMEM:
+        return "out of memory";
+    case FL_EIO:
+        return "I/O error";
+    case FL_ENOENT:
+        return "not found";
+    case FL_EEXIST:
+        return "already exists";
+    case FL_EBUSY:
+        return "busy";
+    case FL_ETIMEOUT:
+        return "timed out";
+    case FL_EDOWN:
+        return "peer down";
+    case FL_ECORRUPT:
+        return "corrupt data";
+    case FL_ERANGE:
+        return "out of range";
+    case FL_EFULL:
+        return "full";
+    case FL_EUNSUP:
+        return "not supported";
+    case FL_EINTERNAL:
+        return "internal error";
     }
     return "unknown error";
 }

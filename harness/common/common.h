@@ -47,14 +47,14 @@ _Noreturn void fl_assert_fail(const char *cond, const char *file, int line, cons
 #define FL_UNREACHABLE() fl_assert_fail("unreachable", __FILE__, __LINE__, __func__, NULL)
 
 #define FL_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
-#define FL_MIN(a, b) ((a) < (b) ? (a) : (b))
-#define FL_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define FL_MIN(a, b)    ((a) < (b) ? (a) : (b))
+#define FL_MAX(a, b)    ((a) > (b) ? (a) : (b))
 
 /* Simulated time units, in nanoseconds. */
 #define FL_NS INT64_C(1)
 #define FL_US INT64_C(1000)
 #define FL_MS INT64_C(1000000)
-#define FL_S INT64_C(1000000000)
+#define FL_S  INT64_C(1000000000)
 
 /* Operating errors. Keep fl_strerror in step. */
 enum fl_err {

@@ -18,7 +18,7 @@ static int fl_test_passed, fl_test_failed;
             fl_test_passed++;                                                                      \
         } else {                                                                                   \
             fl_test_failed++;                                                                      \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);             \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);               \
         }                                                                                          \
     } while (0)
 #define CHECK_EQ_INT(a, b)                                                                         \
@@ -28,8 +28,8 @@ static int fl_test_passed, fl_test_failed;
             fl_test_passed++;                                                                      \
         } else {                                                                                   \
             fl_test_failed++;                                                                      \
-            fprintf(stderr, "%s:%d: CHECK failed: %s == %s (%lld vs %lld)\n", __FILE__,         \
-                    __LINE__, #a, #b, fl_a_, fl_b_);                                               \
+            fprintf(stderr, "%s:%d: CHECK failed: %s == %s (%lld vs %lld)\n", __FILE__, __LINE__,  \
+                    #a, #b, fl_a_, fl_b_);                                                         \
         }                                                                                          \
     } while (0)
 #define CHECK_EQ_STR(a, b)                                                                         \
@@ -39,7 +39,7 @@ static int fl_test_passed, fl_test_failed;
             fl_test_passed++;                                                                      \
         } else {                                                                                   \
             fl_test_failed++;                                                                      \
-            fprintf(stderr, "%s:%d: CHECK failed: %s == %s (\"%s\" vs \"%s\")\n", __FILE__,     \
+            fprintf(stderr, "%s:%d: CHECK failed: %s == %s (\"%s\" vs \"%s\")\n", __FILE__,        \
                     __LINE__, #a, #b, fl_a_ ? fl_a_ : "(null)", fl_b_ ? fl_b_ : "(null)");         \
         }                                                                                          \
     } while (0)
