@@ -52,6 +52,9 @@ fl_lua_test(cli.lua.unknown_bug cli 30
   ${FL_CHK} 2 "errors/badbug.lua:2: unknown bug 'no.such_bug'" ${FL_BIN} run ${E}/badbug.lua --db ${FL_TDB}/e.db)
 fl_lua_test(cli.lua.sandbox_io cli 30
   ${FL_CHK} 2 "errors/sandbox.lua:2: attempt to index a nil value \\(global 'io'\\)" ${FL_BIN} run ${E}/sandbox.lua --db ${FL_TDB}/e.db)
+# --unsafe-lua lifts the sandbox: the same script runs to its end.
+fl_lua_test(cli.lua.unsafe_lua cli 30
+  ${FL_CHK} 0 - ${FL_BIN} run ${E}/sandbox.lua --unsafe-lua --db ${FL_TDB}/u.db)
 fl_lua_test(cli.lua.unknown_bug_flag cli 30
   ${FL_CHK} 2 "unknown bug 'nope'" ${FL_BIN} run ${E}/syntax.lua --bug nope --db ${FL_TDB}/e.db)
 fl_lua_test(cli.lua.missing_file cli 30
