@@ -167,20 +167,27 @@ uint32_t chk__rv_apply_watch_gap(struct rv *r, struct rv_replay *p, int64_t g)
     return hi - lo;
 }
 
+/* The first candidate not ordered before probe (cands are sorted by chk__rv_cand_cmp). */
+static size_t cand_lower_bound(const struct rv *r, const struct cand_ent *probe)
+{
+    size_t lo = 0, hi = r->cand_count;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (chk__rv_cand_cmp(&r->cands[mid], probe) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* A key-value observed at mod revision rev: place an unknown op that wrote it. */
 static void rv_reveal(struct rv *r, int32_t key, int32_t value, int64_t rev)
 {
     if (rev < 2 || rev > r->max_rev || r->claim[rev] >= 0 || !r->cand_count)
         return;
     struct cand_ent probe = {key, value, INT64_MIN, 0};
-    size_t lo = 0, hi = r->cand_count;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (chk__rv_cand_cmp(&r->cands[mid], &probe) < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = cand_lower_bound(r, &probe);
     uint32_t pick = UINT32_MAX, twin = UINT32_MAX;
     bool ambiguous_here = false;
     for (size_t i = lo; i < r->cand_count; i++) {
@@ -224,14 +231,7 @@ static void rv_reveal_create(struct rv *r, int32_t key, int64_t rev)
     if (rev < 2 || rev > r->max_rev || r->claim[rev] >= 0 || !r->cand_count)
         return;
     struct cand_ent probe = {key, INT32_MIN, INT64_MIN, 0};
-    size_t lo = 0, hi = r->cand_count;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (chk__rv_cand_cmp(&r->cands[mid], &probe) < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = cand_lower_bound(r, &probe);
     int64_t best_call = INT64_MAX;
     uint32_t best = UINT32_MAX, n = 0;
     for (size_t i = lo; i < r->cand_count && r->cands[i].key == key; i++) {

@@ -397,10 +397,10 @@ void disk_wipe(struct sim_world *w, int proc)
 
 /* ---------------------------------------------------------------- reads -------*/
 
-int disk_read(struct sim_world *w, int proc, const char *name, uint64_t off, void *buf, size_t n,
-              size_t *got)
+/* What every read does first: the live disk, the file, the latent read error
+ * (disk/read_eio), the read counter. */
+static int read_open(struct sim_world *w, int proc, const char *name, struct disk_file **out)
 {
-    *got = 0;
     struct disk *d = disk_live(w, proc);
     if (!d)
         return FL_EDOWN;
@@ -411,6 +411,18 @@ int disk_read(struct sim_world *w, int proc, const char *name, uint64_t off, voi
     if (disk_fault(w, proc, "disk/read_eio", &hit) != SIM_FAULT_NONE)
         return sim_proc_alive(w, proc) ? FL_EIO : FL_EDOWN;
     d->st.reads++;
+    *out = f;
+    return FL_OK;
+}
+
+int disk_read(struct sim_world *w, int proc, const char *name, uint64_t off, void *buf, size_t n,
+              size_t *got)
+{
+    *got = 0;
+    struct disk_file *f;
+    int rc = read_open(w, proc, name, &f);
+    if (rc)
+        return rc;
     if (off >= f->data.len)
         return FL_OK;
     size_t k = (size_t)FL_MIN((uint64_t)n, f->data.len - off);
@@ -424,16 +436,10 @@ int disk_view(struct sim_world *w, int proc, const char *name, const uint8_t **p
 {
     *p = NULL;
     *len = 0;
-    struct disk *d = disk_live(w, proc);
-    if (!d)
-        return FL_EDOWN;
-    struct disk_file *f = file_find(d, name);
-    if (!f)
-        return FL_ENOENT;
-    struct sim_fault_hit hit;
-    if (disk_fault(w, proc, "disk/read_eio", &hit) != SIM_FAULT_NONE)
-        return sim_proc_alive(w, proc) ? FL_EIO : FL_EDOWN;
-    d->st.reads++;
+    struct disk_file *f;
+    int rc = read_open(w, proc, name, &f);
+    if (rc)
+        return rc;
     static const uint8_t empty[1];
     *p = f->data.len ? f->data.data : empty;
     *len = f->data.len;
