@@ -530,7 +530,9 @@ void kvc_reconcile(struct kvc_client *c)
 
 /* ---------------------------------------------------------------- unary calls - */
 
-/* Is an error a definite refusal (the write surely did not apply)? */
+/* Is an error a definite refusal (the write surely did not apply)? NOSPACE
+ * ("etcdserver: mvcc: database space exceeded", etcd-facts §B.3) is one: the quota
+ * check refuses before proposing, and the capped applier applies nothing. */
 static bool kvc_err_definite(int code, const char *text)
 {
     switch (code) {
@@ -544,8 +546,10 @@ static bool kvc_err_definite(int code, const char *text)
     case RPC_CODE_UNAUTHENTICATED:
     case RPC_CODE_DATA_LOSS:
         return true;
-    default:
-        return rpc_err_find(text) == RPC_ERR_TOO_MANY_REQUESTS;
+    default: {
+        enum rpc_err_id id = rpc_err_find(text);
+        return id == RPC_ERR_TOO_MANY_REQUESTS || id == RPC_ERR_NO_SPACE;
+    }
     }
 }
 
