@@ -25,8 +25,8 @@ void bench_checkers(const struct bench_ctx *ctx, json_t *out); /* lin_revision_o
 void bench_mvcc(const struct bench_ctx *ctx, json_t *out);     /* mvcc_puts_per_s, ... */
 void bench_cluster(const struct bench_ctx *ctx, json_t *out);  /* cluster_messages_per_s,
                                                                   idle_cluster_speedup,
-                                                                  raft_commits_per_s,
-                                                                  e2e_speedup,
+                                                                  raft_commits_per_s */
+void bench_e2e(const struct bench_ctx *ctx, json_t *out);      /* e2e_speedup,
                                                                   recorded_ops_per_s */
 void bench_sweep(const struct bench_ctx *ctx, json_t *out);    /* sweep_runs_per_s_j1/_j2 */
 

@@ -180,7 +180,37 @@ static void print_table(json_t *obj)
     }
 }
 
-static int parse_args(int argc, char **argv, bool *json, const char **corpus)
+/* The groups `--only` accepts, each one bench_*.c function (or this file's own). */
+static const char *const bench_groups[] = {"sim", "checkers", "mvcc",   "cluster",
+                                           "e2e", "sweep",    "history"};
+
+static bool group_known(const char *g, size_t n)
+{
+    for (size_t i = 0; i < FL_ARRAY_LEN(bench_groups); i++)
+        if (strlen(bench_groups[i]) == n && !strncmp(bench_groups[i], g, n))
+            return true;
+    return false;
+}
+
+/* True when `only` (a comma-separated group list, or NULL for all) names `group`. */
+static bool group_on(const char *only, const char *group)
+{
+    if (!only)
+        return true;
+    size_t gl = strlen(group);
+    for (const char *p = only; *p;) {
+        const char *e = strchr(p, ',');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        if (n == gl && !strncmp(p, group, n))
+            return true;
+        p += n + (e ? 1 : 0);
+    }
+    return false;
+}
+
+#define BENCH_USAGE "usage: faultline bench [--json] [--corpus DIR] [--only GROUP[,GROUP...]]"
+
+static int parse_args(int argc, char **argv, bool *json, const char **corpus, const char **only)
 {
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--json")) {
@@ -191,13 +221,31 @@ static int parse_args(int argc, char **argv, bool *json, const char **corpus)
             *corpus = argv[++i];
             if (!is_dir(*corpus))
                 return cli_usage_error("bench: corpus folder '%s' does not exist", *corpus);
+        } else if (!strcmp(argv[i], "--only")) {
+            if (i + 1 >= argc)
+                return cli_usage_error("bench: --only needs a group list (sim, checkers, "
+                                       "mvcc, cluster, e2e, sweep, history)");
+            *only = argv[++i];
+            for (const char *p = *only;;) {
+                const char *e = strchr(p, ',');
+                size_t n = e ? (size_t)(e - p) : strlen(p);
+                if (!group_known(p, n))
+                    return cli_usage_error("bench: unknown group '%.*s' in --only (known: "
+                                           "sim, checkers, mvcc, cluster, e2e, sweep, "
+                                           "history)",
+                                           (int)n, p);
+                if (!e)
+                    break;
+                p = e + 1;
+            }
         } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            printf("usage: faultline bench [--json] [--corpus DIR]\n");
+            printf(BENCH_USAGE
+                   "\n"
+                   "  --only  run only these figure groups (a profiling aid); other keys "
+                   "stay null\n");
             return -1;
         } else {
-            return cli_usage_error("bench: unknown option '%s' (usage: faultline bench "
-                                   "[--json] [--corpus DIR])",
-                                   argv[i]);
+            return cli_usage_error("bench: unknown option '%s' (" BENCH_USAGE ")", argv[i]);
         }
     }
     return FL_EXIT_PASS;
@@ -206,8 +254,8 @@ static int parse_args(int argc, char **argv, bool *json, const char **corpus)
 int cmd_bench(int argc, char **argv)
 {
     bool json = false;
-    const char *corpus_arg = NULL;
-    int rc = parse_args(argc, argv, &json, &corpus_arg);
+    const char *corpus_arg = NULL, *only = NULL;
+    int rc = parse_args(argc, argv, &json, &corpus_arg, &only);
     if (rc)
         return rc < 0 ? FL_EXIT_PASS : rc;
 
@@ -222,12 +270,20 @@ int cmd_bench(int argc, char **argv)
     json_t *out = json_object();
     for (size_t i = 0; i < FL_ARRAY_LEN(bench_keys); i++)
         json_object_set_new(out, bench_keys[i].key, json_null());
-    bench_sim(&ctx, out);
-    bench_checkers(&ctx, out);
-    bench_mvcc(&ctx, out);
-    bench_cluster(&ctx, out);
-    bench_sweep(&ctx, out);
-    bench_history(out);
+    if (group_on(only, "sim"))
+        bench_sim(&ctx, out);
+    if (group_on(only, "checkers"))
+        bench_checkers(&ctx, out);
+    if (group_on(only, "mvcc"))
+        bench_mvcc(&ctx, out);
+    if (group_on(only, "cluster"))
+        bench_cluster(&ctx, out);
+    if (group_on(only, "e2e"))
+        bench_e2e(&ctx, out);
+    if (group_on(only, "sweep"))
+        bench_sweep(&ctx, out);
+    if (group_on(only, "history"))
+        bench_history(out);
     struct rusage ru;
     if (getrusage(RUSAGE_SELF, &ru) == 0) /* ru_maxrss is in KiB on Linux */
         json_object_set_new(out, "peak_rss_mb", json_real((double)ru.ru_maxrss / 1024.0));

@@ -11,3 +11,8 @@ add_test(NAME cli.bench.corpus_needs_arg
   COMMAND sh -c "\"$0\" bench --corpus 2>/dev/null; test $? -eq 2" ${FL_BIN})
 set_tests_properties(cli.bench.bad_option cli.bench.missing_corpus cli.bench.corpus_needs_arg
   PROPERTIES LABELS cli TIMEOUT 30)
+add_test(NAME cli.bench.only_unknown_group
+  COMMAND sh -c "out=$(\"$0\" bench --only sim,bogus 2>&1); rc=$?; test $rc -eq 2 && echo \"$out\" | grep -q \"unknown group 'bogus'\"" ${FL_BIN})
+add_test(NAME cli.bench.only_history
+  COMMAND sh -c "out=$(\"$0\" bench --json --only history); test $? -eq 0 && echo \"$out\" | grep -q '\"history_rows_per_s\": [0-9]' && echo \"$out\" | grep -q '\"sim_events_per_s\": null'" ${FL_BIN})
+set_tests_properties(cli.bench.only_unknown_group cli.bench.only_history PROPERTIES LABELS cli)
