@@ -101,6 +101,10 @@ const char *fl_buf_cstr(struct fl_buf *b);
 
 /* CRC32C (Castagnoli), as used to frame every simulated message. */
 uint32_t fl_crc32c(uint32_t crc, const void *p, size_t n);
+/* The portable table version, and whether fl_crc32c uses the CPU's instruction
+ * (FL_CRC32C_SOFTWARE=1 in the environment forces the tables). Same results. */
+uint32_t fl_crc32c_sw(uint32_t crc, const void *p, size_t n);
+bool fl_crc32c_hw_available(void);
 
 /* The run digest: a 64-bit xxHash (XXH3) folded over the bytes fed to it. */
 struct fl_digest {

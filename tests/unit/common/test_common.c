@@ -12,6 +12,21 @@ int main(void)
     CHECK_EQ_INT(fl_crc32c(0, zeros, 32), 0x8A9136AAu);
     /* Incremental equals one-shot. */
     CHECK_EQ_INT(fl_crc32c(fl_crc32c(0, "1234", 4), "56789", 5), 0xE3069283u);
+    /* The table version gives the same values as the one fl_crc32c picked (the CPU
+     * instruction where there is one), at every length and alignment. */
+    CHECK_EQ_INT(fl_crc32c_sw(0, "123456789", 9), 0xE3069283u);
+    uint8_t buf[300];
+    uint64_t x = 0x9E3779B97F4A7C15u;
+    for (size_t i = 0; i < sizeof buf; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        buf[i] = (uint8_t)x;
+    }
+    for (size_t off = 0; off < 9; off++)
+        for (size_t n = 0; n + off <= sizeof buf; n += 7) {
+            CHECK_EQ_INT(fl_crc32c(0, buf + off, n), fl_crc32c_sw(0, buf + off, n));
+            CHECK_EQ_INT(fl_crc32c(0x12345678u, buf + off, n),
+                         fl_crc32c_sw(0x12345678u, buf + off, n));
+        }
 
     struct fl_buf b;
     fl_buf_init(&b);
