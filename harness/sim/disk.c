@@ -28,10 +28,15 @@ struct disk_file {
     size_t nundo, cap_undo;
 };
 
+/* The last unsynced write, for a torn write at a crash. Its bytes at or past the
+ * file's durable length stay in the file's buffer through a rollback (which only
+ * shortens the length), so only the part that overwrote durable bytes is copied
+ * (`below`); appends, the common case, copy nothing. */
 struct disk_last_write {
     struct disk_file *file; /* NULL when there is no unsynced last write */
     uint64_t off;
-    struct fl_buf bytes;
+    uint64_t len;
+    struct fl_buf below; /* the written bytes that lie below the durable length */
 };
 
 struct disk {
@@ -134,7 +139,7 @@ struct disk *disk__new(struct sim_world *w, int proc)
     struct disk *d = fl_calloc(1, sizeof(*d));
     d->proc = proc;
     d->fsync_latency_ns = FL_MS;
-    fl_buf_init(&d->last.bytes);
+    fl_buf_init(&d->last.below);
     struct fl_buf name;
     fl_buf_init(&name);
     fl_buf_printf(&name, "disk/%s", w->procs[proc].name);
@@ -157,7 +162,7 @@ void disk__free(struct disk *d)
         return;
     disk_clear(d);
     free(d->files);
-    fl_buf_close(&d->last.bytes);
+    fl_buf_close(&d->last.below);
     free(d);
 }
 
@@ -200,11 +205,13 @@ static void file_rollback(struct disk_file *f)
     f->data.len = (size_t)f->durable_len;
 }
 
-/* Writes the surviving leading sectors of the last unsynced write back. */
+/* Writes the surviving leading sectors of the last unsynced write back. Runs after
+ * the rollback: bytes below the durable length come from the saved copy, the rest
+ * are still in the buffer past its (rolled back) length. */
 static void tear_last_write(struct disk *d)
 {
     struct disk_file *f = d->last.file;
-    uint64_t off = d->last.off, len = d->last.bytes.len;
+    uint64_t off = d->last.off, len = d->last.len;
     if (len == 0)
         return;
     uint64_t first = off / DISK_SECTOR_BYTES;
@@ -215,15 +222,12 @@ static void tear_last_write(struct disk *d)
     if (end <= off)
         return;
     uint64_t keep = FL_MIN(end, off + len) - off;
-    if (off > f->data.len) {
-        size_t gap = (size_t)(off - f->data.len);
-        fl_buf_reserve(&f->data, gap);
-        memset(f->data.data + f->data.len, 0, gap);
-        f->data.len += gap;
-    }
-    if (off + keep > f->data.len)
-        fl_buf_reserve(&f->data, (size_t)(off + keep - f->data.len));
-    memcpy(f->data.data + off, d->last.bytes.data, (size_t)keep);
+    FL_ASSERT(off + keep <= f->data.cap);
+    if (off > f->data.len) /* the unsynced bytes before the write are lost: zeros */
+        memset(f->data.data + f->data.len, 0, (size_t)(off - f->data.len));
+    size_t saved = FL_MIN((size_t)keep, d->last.below.len);
+    if (saved)
+        memcpy(f->data.data + off, d->last.below.data, saved);
     if (off + keep > f->data.len)
         f->data.len = (size_t)(off + keep);
     f->durable_len = f->data.len;
@@ -263,6 +267,17 @@ static void save_undo(struct disk_file *f, uint64_t off, size_t n)
     f->undo[f->nundo++] = u;
 }
 
+static void last_write_set(struct disk *d, struct disk_file *f, uint64_t off, const void *p,
+                           size_t n)
+{
+    d->last.file = f;
+    d->last.off = off;
+    d->last.len = n;
+    fl_buf_reset(&d->last.below);
+    if (off < f->durable_len)
+        fl_buf_append(&d->last.below, p, (size_t)FL_MIN((uint64_t)n, f->durable_len - off));
+}
+
 static void file_write(struct disk *d, struct disk_file *f, uint64_t off, const void *p, size_t n)
 {
     save_undo(f, off, n);
@@ -278,10 +293,7 @@ static void file_write(struct disk *d, struct disk_file *f, uint64_t off, const 
         memcpy(f->data.data + off, p, n);
     if (off + n > f->data.len)
         f->data.len = (size_t)(off + n);
-    d->last.file = f;
-    d->last.off = off;
-    fl_buf_reset(&d->last.bytes);
-    fl_buf_append(&d->last.bytes, p, n);
+    last_write_set(d, f, off, p, n);
     d->st.writes++;
     d->st.write_bytes += n;
 }
@@ -296,6 +308,33 @@ int disk_write(struct sim_world *w, int proc, const char *name, uint64_t off, co
     if (disk_fault(w, proc, "disk/write_eio", &hit) != SIM_FAULT_NONE)
         return sim_proc_alive(w, proc) ? FL_EIO : FL_EDOWN;
     file_write(d, file_open(d, name, true), off, p, n);
+    return FL_OK;
+}
+
+int disk_write_file(struct sim_world *w, int proc, const char *name, struct fl_buf *content)
+{
+    struct disk *d = disk_live(w, proc);
+    if (!d) {
+        fl_buf_close(content);
+        return FL_EDOWN;
+    }
+    struct sim_fault_hit hit;
+    if (disk_fault(w, proc, "disk/write_eio", &hit) != SIM_FAULT_NONE) {
+        fl_buf_close(content);
+        return sim_proc_alive(w, proc) ? FL_EIO : FL_EDOWN;
+    }
+    struct disk_file *f = file_open(d, name, true);
+    if (f->data.len || f->durable_len || f->nundo) {
+        file_write(d, f, 0, content->data, content->len); /* not empty: a plain write */
+        fl_buf_close(content);
+        return FL_OK;
+    }
+    fl_buf_close(&f->data);
+    f->data = *content;
+    fl_buf_init(content);
+    last_write_set(d, f, 0, f->data.data, f->data.len);
+    d->st.writes++;
+    d->st.write_bytes += f->data.len;
     return FL_OK;
 }
 

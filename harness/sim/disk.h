@@ -35,6 +35,10 @@
 int disk_write(struct sim_world *w, int proc, const char *name, uint64_t off, const void *p,
                size_t n);
 int disk_append(struct sim_world *w, int proc, const char *name, const void *p, size_t n);
+/* Writes *content as the whole of file `name` (created if absent; when it is not
+ * empty this is disk_write at offset 0) without copying: the file takes the buffer
+ * and *content is left closed, whatever the result. Faults and stats as disk_write. */
+int disk_write_file(struct sim_world *w, int proc, const char *name, struct fl_buf *content);
 /* Copies up to n bytes from off into buf; *got = bytes copied (0 at or past the
  * end). FL_ENOENT, FL_EIO (failpoint), FL_EDOWN. */
 int disk_read(struct sim_world *w, int proc, const char *name, uint64_t off, void *buf, size_t n,

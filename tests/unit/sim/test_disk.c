@@ -193,6 +193,13 @@ struct model_file {
 };
 static struct model_file model[MODEL_FILES];
 
+/* The last unsynced write, for the torn-write variant (tear on at every crash). */
+static struct {
+    int file; /* -1: none */
+    size_t off, n;
+    uint8_t bytes[300];
+} model_last = {-1, 0, 0, {0}};
+
 static void model_fsync_done(struct sim_world *w, int proc, int err, void *ctx)
 {
     (void)w, (void)proc;
@@ -200,7 +207,51 @@ static void model_fsync_done(struct sim_world *w, int proc, int err, void *ctx)
     if (err == FL_OK) {
         memcpy(m->durable, m->data, m->len);
         m->dlen = m->len;
+        if (model_last.file >= 0 && &model[model_last.file] == m)
+            model_last.file = -1;
     }
+}
+
+static void model_last_set(int i, size_t off, const uint8_t *p, size_t n)
+{
+    model_last.file = i;
+    model_last.off = off;
+    model_last.n = n;
+    memcpy(model_last.bytes, p, n);
+}
+
+/* After a torn crash: file i must be its durable copy with some sector-aligned
+ * prefix of the last write laid over it (possibly none). Adopts what it found. */
+static bool model_tear_matches(struct sim_world *w, int p, int i)
+{
+    struct model_file *m = &model[i];
+    char name[8];
+    snprintf(name, sizeof name, "f%d", i);
+    const uint8_t *v;
+    size_t len;
+    if (disk_view(w, p, name, &v, &len) != FL_OK)
+        return false;
+    size_t off = model_last.off, n = model_last.n;
+    uint8_t want[MODEL_MAX];
+    for (size_t k = 0; n && off / DISK_SECTOR_BYTES + k <= (off + n - 1) / DISK_SECTOR_BYTES; k++) {
+        size_t end = (off / DISK_SECTOR_BYTES + k) * DISK_SECTOR_BYTES;
+        size_t keep = end <= off ? 0 : FL_MIN(end, off + n) - off;
+        size_t wl = m->dlen;
+        memcpy(want, m->durable, m->dlen);
+        if (keep) {
+            if (off > wl)
+                memset(want + wl, 0, off - wl);
+            memcpy(want + off, model_last.bytes, keep);
+            wl = FL_MAX(wl, off + keep);
+        }
+        if (len == wl && memcmp(v, want, len) == 0) {
+            memcpy(m->data, v, len);
+            memcpy(m->durable, v, len);
+            m->len = m->dlen = len;
+            return true;
+        }
+    }
+    return n == 0 && len == m->dlen && memcmp(v, m->durable, len) == 0;
 }
 
 static bool model_matches(struct sim_world *w, int p)
@@ -218,10 +269,13 @@ static bool model_matches(struct sim_world *w, int p)
     return true;
 }
 
-static void test_model(void)
+static void test_model(bool tear)
 {
     struct sim_world *w = sim_world_new(5);
     int p = sim_proc_add(w, "n0", NULL, NULL);
+    disk_set_tear(w, p, tear);
+    model_last.file = -1;
+    int tears_checked = 0;
     struct sim_rng *r = sim_rng(w, "model");
     memset(model, 0, sizeof model);
     char name[8];
@@ -244,7 +298,17 @@ static void test_model(void)
             size_t off = (size_t)sim_rng_below(r, m->len + 100);
             if (off + n > MODEL_MAX)
                 break;
-            disk_write(w, p, name, off, buf, n);
+            if (m->len == 0 && m->dlen == 0 && sim_rng_below(r, 2)) {
+                struct fl_buf fb; /* an empty file: written whole, without a copy */
+                fl_buf_init(&fb);
+                fl_buf_append(&fb, buf, n);
+                disk_write_file(w, p, name, &fb);
+                CHECK(fb.data == NULL);
+                off = 0;
+            } else {
+                disk_write(w, p, name, off, buf, n);
+            }
+            model_last_set(i, off, buf, n);
             if (off > m->len)
                 memset(m->data + m->len, 0, off - m->len);
             memcpy(m->data + off, buf, n);
@@ -255,12 +319,15 @@ static void test_model(void)
             if (m->len + n > MODEL_MAX)
                 break;
             disk_append(w, p, name, buf, n);
+            model_last_set(i, m->len, buf, n);
             memcpy(m->data + m->len, buf, n);
             m->len += n;
             break;
         case 3: {
             size_t len = (size_t)sim_rng_below(r, m->len + 1);
             disk_truncate(w, p, name, len);
+            if (model_last.file == i)
+                model_last.file = -1;
             m->len = len;
             m->dlen = FL_MIN(m->dlen, len);
             break;
@@ -275,9 +342,16 @@ static void test_model(void)
                 sim_proc_restart(w, p);
                 crashes++;
                 for (int k = 0; k < MODEL_FILES; k++) {
+                    if (tear && k == model_last.file) {
+                        bool ok = model_tear_matches(w, p, k);
+                        CHECK(ok);
+                        tears_checked += ok;
+                        continue;
+                    }
                     model[k].len = model[k].dlen;
                     memcpy(model[k].data, model[k].durable, model[k].dlen);
                 }
+                model_last.file = -1;
             }
             break;
         default:
@@ -288,6 +362,8 @@ static void test_model(void)
     }
     CHECK_EQ_INT(mismatches, 0);
     CHECK(crashes > 50);
+    if (tear)
+        CHECK(tears_checked > 20);
     sim_world_free(w);
 }
 
@@ -297,6 +373,7 @@ int main(void)
     test_fsync_latency();
     test_crash();
     test_torn();
-    test_model();
+    test_model(false);
+    test_model(true);
     return fl_test_end();
 }
