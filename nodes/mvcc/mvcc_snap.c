@@ -58,50 +58,75 @@ enum mvcc_err mvcc_hash_kv(struct mvcc_store *s, int64_t rev, struct mvcc_hashkv
 
 /* ---------------------------------------------------------------- encode */
 
-static void put_u64(struct fl_buf *b, uint64_t v)
+/* The encoder measures the image first and then writes it with one reservation:
+ * no buffer growth (each would copy everything written so far) and no call per
+ * field. */
+static uint8_t *put_u64(uint8_t *p, uint64_t v)
 {
-    uint8_t x[8];
     for (int i = 0; i < 8; i++)
-        x[i] = (uint8_t)(v >> (8 * i));
-    fl_buf_append(b, x, 8);
+        p[i] = (uint8_t)(v >> (8 * i));
+    return p + 8;
+}
+
+static uint8_t *put_raw(uint8_t *p, const void *src, size_t n)
+{
+    if (n)
+        memcpy(p, src, n);
+    return p + n;
+}
+
+static size_t encoded_size(const struct mvcc_store *s)
+{
+    size_t n = sizeof(snap_magic) + 6 * 8 + s->leases_len * 16 + 8 + 4;
+    for (size_t i = 0; i < s->keys_len; i++) {
+        const struct mvcc_key *k = s->keys[i];
+        n += 16 + k->key_len + k->revs_len * 48;
+        for (size_t j = 0; j < k->revs_len; j++)
+            n += k->revs[j].val_len;
+    }
+    return n;
 }
 
 void mvcc_snapshot_encode(struct mvcc_store *s, struct fl_buf *out)
 {
     FL_ASSERT(!s->in_write);
     mvcc__index_sort(s);
-    size_t start = out->len;
-    fl_buf_append(out, snap_magic, sizeof(snap_magic));
-    put_u64(out, (uint64_t)s->current_rev);
-    put_u64(out, (uint64_t)s->compact_rev);
-    put_u64(out, s->compacted_once);
-    put_u64(out, s->applied_index);
-    put_u64(out, (uint64_t)s->size_bytes);
-    put_u64(out, s->leases_len);
+    size_t size = encoded_size(s);
+    fl_buf_reserve(out, size);
+    uint8_t *const start = out->data + out->len, *p = start;
+    p = put_raw(p, snap_magic, sizeof(snap_magic));
+    p = put_u64(p, (uint64_t)s->current_rev);
+    p = put_u64(p, (uint64_t)s->compact_rev);
+    p = put_u64(p, s->compacted_once);
+    p = put_u64(p, s->applied_index);
+    p = put_u64(p, (uint64_t)s->size_bytes);
+    p = put_u64(p, s->leases_len);
     for (size_t i = 0; i < s->leases_len; i++) {
-        put_u64(out, (uint64_t)s->leases[i]->id);
-        put_u64(out, (uint64_t)s->leases[i]->ttl_s);
+        p = put_u64(p, (uint64_t)s->leases[i]->id);
+        p = put_u64(p, (uint64_t)s->leases[i]->ttl_s);
     }
-    put_u64(out, s->keys_len);
+    p = put_u64(p, s->keys_len);
     for (size_t i = 0; i < s->keys_len; i++) {
         const struct mvcc_key *k = s->keys[i];
-        put_u64(out, k->key_len);
-        fl_buf_append(out, k->key, k->key_len);
-        put_u64(out, k->revs_len);
+        p = put_u64(p, k->key_len);
+        p = put_raw(p, k->key, k->key_len);
+        p = put_u64(p, k->revs_len);
         for (size_t j = 0; j < k->revs_len; j++) {
             const struct mvcc_rev *r = &k->revs[j];
-            put_u64(out, (uint64_t)r->mod_rev);
-            put_u64(out, r->sub);
-            put_u64(out, (uint64_t)r->create_rev);
-            put_u64(out, (uint64_t)r->version);
-            put_u64(out, (uint64_t)r->lease);
-            put_u64(out, r->val_len);
-            fl_buf_append(out, r->val, r->val_len);
+            p = put_u64(p, (uint64_t)r->mod_rev);
+            p = put_u64(p, r->sub);
+            p = put_u64(p, (uint64_t)r->create_rev);
+            p = put_u64(p, (uint64_t)r->version);
+            p = put_u64(p, (uint64_t)r->lease);
+            p = put_u64(p, r->val_len);
+            p = put_raw(p, r->val, r->val_len);
         }
     }
-    uint32_t crc = fl_crc32c(0, out->data + start, out->len - start);
-    uint8_t c[4] = {(uint8_t)crc, (uint8_t)(crc >> 8), (uint8_t)(crc >> 16), (uint8_t)(crc >> 24)};
-    fl_buf_append(out, c, 4);
+    uint32_t crc = fl_crc32c(0, start, (size_t)(p - start));
+    for (int i = 0; i < 4; i++)
+        *p++ = (uint8_t)(crc >> (8 * i));
+    FL_ASSERT((size_t)(p - start) == size);
+    out->len += size;
 }
 
 /* ---------------------------------------------------------------- decode */

@@ -172,11 +172,37 @@ static int apply_client(struct srv_member *m, struct srv_arena *a, const Rpc__Cl
     }
 }
 
+/* Decodes a client entry (see SRV_ENTRY_CLIENT) into *cm, whose request member
+ * points into the apply arena. The proposing member already holds the decoded
+ * request (wt->req, which the entry was packed from) and uses it as it is. */
+static const Rpc__ClientMsg *client_entry_decode(struct srv_member *m, const uint8_t *p, size_t n,
+                                                 const struct srv_waiter *wt, Rpc__ClientMsg *cm)
+{
+    if (n < 2)
+        return NULL;
+    if (wt && wt->req && wt->req->method == p[0] && wt->req->req_case == p[1])
+        return wt->req;
+    rpc__client_msg__init(cm);
+    cm->method = (Rpc__Method)p[0];
+    cm->req_case = (Rpc__ClientMsg__ReqCase)p[1];
+    const ProtobufCFieldDescriptor *fd =
+        protobuf_c_message_descriptor_get_field(&rpc__client_msg__descriptor, p[1]);
+    if (!fd || fd->type != PROTOBUF_C_TYPE_MESSAGE || !fd->descriptor)
+        return NULL;
+    ProtobufCMessage *sub =
+        protobuf_c_message_unpack(fd->descriptor, &m->pb_apply.alloc, n - 2, p + 2);
+    if (!sub)
+        return NULL;
+    *(ProtobufCMessage **)((char *)cm + fd->offset) = sub;
+    return cm;
+}
+
 static void apply_client_entry(struct srv_member *m, const uint8_t *p, size_t n,
                                struct srv_waiter *wt)
 {
     srv_pb_arena_reset(&m->pb_apply);
-    Rpc__ClientMsg *cm = rpc__client_msg__unpack(&m->pb_apply.alloc, n, p);
+    Rpc__ClientMsg shell;
+    const Rpc__ClientMsg *cm = client_entry_decode(m, p, n, wt, &shell);
     if (!cm)
         return; /* a member never proposes garbage; nothing to apply */
     struct srv_arena a = {0};
@@ -304,7 +330,8 @@ void srv_apply_entry(struct srv_member *m, const struct raft_entry *e)
         struct srv_waiter *wt = origin == m->id ? srv_waiter_find(m, id) : NULL;
         if (wt && wt->kind != SRV_WAIT_PROPOSAL)
             wt = NULL;
-        apply_client_entry(m, e->data + SRV_ENTRY_CLIENT_HDR, e->len - SRV_ENTRY_CLIENT_HDR, wt);
+        apply_client_entry(m, e->data + SRV_ENTRY_CLIENT_HDR - 2,
+                           e->len - (SRV_ENTRY_CLIENT_HDR - 2), wt);
         return;
     }
     if (e->data[0] != SRV_ENTRY_INTERNAL)

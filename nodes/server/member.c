@@ -415,21 +415,22 @@ static void take_snapshot(struct srv_member *m, bool force)
         return;
     if (m->applied == 0)
         return;
-    struct fl_buf img;
-    fl_buf_init(&img);
-    srv_member_image(m, &img, 0);
     uint64_t term = raft_entry_term(m->raft, m->applied);
     if (term == 0 && m->applied == m->log.snap_index)
         term = m->log.snap_term;
+    /* The image goes straight into the snapshot file's buffer, which the disk takes. */
+    struct fl_buf f;
+    fl_buf_init(&f);
+    size_t off = srv_snap_file_begin(&f, m->applied, term, &m->applied_conf);
+    srv_member_image(m, &f, 0);
     bool compacted = false;
     if (m->applied > m->snap_index)
-        compacted = raft_compact(m->raft, m->applied, img.data, img.len) == FL_OK;
+        compacted = raft_compact(m->raft, m->applied, NULL, 0) == FL_OK; /* data: the file */
     if (!compacted && !force) {
-        fl_buf_close(&img);
+        fl_buf_close(&f);
         return;
     }
-    srv_snap_file_write(m->w, m->proc, m->applied, term, &m->applied_conf, img.data, img.len, true);
-    fl_buf_close(&img);
+    srv_snap_file_finish(m->w, m->proc, m->applied, &f, off, true);
     m->snap_index = m->applied;
     m->log.snap_index = m->applied;
     m->log.snap_term = term;
@@ -668,6 +669,8 @@ struct srv_member *srv_member_recover(struct srv_cluster *cl, int node, int proc
         ents[i].len = st.entries[i].len;
     }
     struct raft_hard_state hs = {st.term, st.vote, st.commit};
+    snap.data = NULL; /* the core keeps no copy: a leader reads the file to send it */
+    snap.len = 0;
     int err = raft_restore(m->raft, &hs, have_snap ? &snap : NULL, ents, st.n_entries);
     FL_ASSERTF(err == FL_OK, "member %d: raft_restore failed (%s)", node, fl_strerror(err));
     free(ents);

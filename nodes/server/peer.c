@@ -374,6 +374,19 @@ void srv_peer_send_msgs(struct srv_member *m, const struct raft_msg *msgs, size_
     for (size_t i = 0; i < n; i++) {
         msg_to_pb(&msgs[i], &pm[i], ents + eoff, eptrs + eoff, &snaps[i], &css[i]);
         eoff += msgs[i].entries_count;
+        /* The member's own snapshots live only in their files (see take_snapshot). */
+        const struct raft_snapshot *sn = msgs[i].snapshot;
+        if (sn && sn->len == 0 && sn->index > 0) {
+            const uint8_t *d;
+            size_t dl;
+            if (srv_snap_file_view(m->w, m->proc, sn->index, &d, &dl)) {
+                snaps[i].data.data = (uint8_t *)d;
+                snaps[i].data.len = dl;
+            } else {
+                done[i] = true; /* unreadable: the core probes again later */
+                raft_report_snapshot(m->raft, msgs[i].to, false);
+            }
+        }
     }
     /* One frame per destination, messages in their order. */
     for (size_t i = 0; i < n; i++) {

@@ -27,11 +27,12 @@
 #define SRV_EV_PEER_REFUSED "peer_refused"
 
 /* The data of a normal Raft entry starts with its format byte: a client request
- * ([u64 id][u64 origin] then the rpc.ClientMsg bytes) or a raftpb.InternalRequest.
- * An empty entry is a new leader's no-op. */
+ * ([u64 id][u64 origin][u8 method][u8 request case], then the bytes of the request
+ * message of that case of rpc.ClientMsg) or a raftpb.InternalRequest. An empty entry
+ * is a new leader's no-op. */
 #define SRV_ENTRY_CLIENT     0x01
 #define SRV_ENTRY_INTERNAL   0x02
-#define SRV_ENTRY_CLIENT_HDR 17
+#define SRV_ENTRY_CLIENT_HDR 19
 
 /* Where a response goes: a client connection (sock, call_id) or a control callback. */
 struct srv_reply {
@@ -220,13 +221,27 @@ void srv_wal_rotate(struct srv_member *m);
  * newest segment. A torn tail is cut off the file it was found in. */
 void srv_wal_replay_disk(struct sim_world *w, int proc, struct srv_wal_state *st, uint64_t *seq,
                          char *name, size_t name_cap);
-/* atomic: written under a temporary name, renamed once its fsync completed. */
+/* Writes snap/<index>.snap. atomic: through a temporary file renamed once its fsync
+ * completed (a crash before leaves the previous snapshot in force); otherwise in
+ * place (the restore tool, before the member starts). _begin puts the header into f
+ * and returns where the data starts; the caller appends the data; _finish fixes the
+ * lengths and CRC and hands the buffer to the disk without a copy (f is closed). */
+size_t srv_snap_file_begin(struct fl_buf *f, uint64_t index, uint64_t term,
+                           const struct raft_conf_state *conf);
+void srv_snap_file_finish(struct sim_world *w, int proc, uint64_t index, struct fl_buf *f,
+                          size_t data_off, bool atomic);
 void srv_snap_file_write(struct sim_world *w, int proc, uint64_t index, uint64_t term,
                          const struct raft_conf_state *conf, const uint8_t *data, size_t len,
                          bool atomic);
 /* The newest snapshot file that passes its CRC; *data malloc'd (caller frees). */
 bool srv_snap_file_read(struct sim_world *w, int proc, uint64_t *index, uint64_t *term,
                         struct raft_conf_state *conf, uint8_t **data, size_t *len);
+/* A zero-copy view of the data of snapshot file `index` (its final name, or the
+ * temporary one while its fsync is pending) when it passes its CRC; valid until the
+ * disk changes. The Raft core keeps no copy of the member's own snapshots: a leader
+ * reads the data from here when it sends one (as etcd reads its backend). */
+bool srv_snap_file_view(struct sim_world *w, int proc, uint64_t index, const uint8_t **data,
+                        size_t *len);
 void srv_fsync_ignore(struct sim_world *w, int proc, int err, void *ctx);
 
 /* ---- peer.c ---- */

@@ -152,26 +152,29 @@ static void on_snap_synced(struct sim_world *w, int proc, int err, void *ctx)
     free(sp);
 }
 
-/* Writes snap/<index>.snap. atomic: through a temporary file renamed once its fsync
- * completed (a crash before leaves the previous snapshot in force); otherwise in
- * place (the restore tool, before the member starts). */
-void srv_snap_file_write(struct sim_world *w, int proc, uint64_t index, uint64_t term,
-                         const struct raft_conf_state *conf, const uint8_t *data, size_t len,
-                         bool atomic)
+size_t srv_snap_file_begin(struct fl_buf *f, uint64_t index, uint64_t term,
+                           const struct raft_conf_state *conf)
 {
-    struct fl_buf f;
-    fl_buf_init(&f);
-    fl_buf_reserve(&f, 8 + 16 + 8 + 16 * RAFT_NODES_MAX + 4 + len);
-    srv_put_u32(&f, 0); /* payload length and CRC, fixed below */
-    srv_put_u32(&f, 0);
-    srv_put_u64(&f, index);
-    srv_put_u64(&f, term);
-    conf_put(&f, conf);
-    srv_put_bytes(&f, data, len);
-    uint32_t plen = (uint32_t)(f.len - 8), crc = fl_crc32c(0, f.data + 8, f.len - 8);
+    srv_put_u32(f, 0); /* payload length and CRC, fixed by _finish */
+    srv_put_u32(f, 0);
+    srv_put_u64(f, index);
+    srv_put_u64(f, term);
+    conf_put(f, conf);
+    srv_put_u32(f, 0); /* data length, fixed by _finish */
+    return f->len;
+}
+
+void srv_snap_file_finish(struct sim_world *w, int proc, uint64_t index, struct fl_buf *f,
+                          size_t data_off, bool atomic)
+{
+    size_t dlen = f->len - data_off;
+    FL_ASSERT(dlen <= UINT32_MAX);
+    for (int i = 0; i < 4; i++)
+        f->data[data_off - 4 + (size_t)i] = (uint8_t)(dlen >> (8 * i));
+    uint32_t plen = (uint32_t)(f->len - 8), crc = fl_crc32c(0, f->data + 8, f->len - 8);
     for (int i = 0; i < 4; i++) {
-        f.data[i] = (uint8_t)(plen >> (8 * i));
-        f.data[4 + i] = (uint8_t)(crc >> (8 * i));
+        f->data[i] = (uint8_t)(plen >> (8 * i));
+        f->data[4 + i] = (uint8_t)(crc >> (8 * i));
     }
     struct snap_pending *sp = fl_calloc(1, sizeof *sp);
     sp->proc = proc;
@@ -179,15 +182,50 @@ void srv_snap_file_write(struct sim_world *w, int proc, uint64_t index, uint64_t
     snprintf(sp->tmp, sizeof sp->tmp, "%s.tmp", sp->name);
     if (atomic) {
         disk_remove(w, proc, sp->tmp);
-        disk_write(w, proc, sp->tmp, 0, f.data, f.len);
+        disk_write_file(w, proc, sp->tmp, f);
         if (disk_fsync(w, proc, sp->tmp, on_snap_synced, sp) != FL_OK)
             free(sp);
     } else {
-        disk_write(w, proc, sp->name, 0, f.data, f.len);
+        disk_remove(w, proc, sp->name);
+        disk_write_file(w, proc, sp->name, f);
         disk_fsync(w, proc, sp->name, srv_fsync_ignore, NULL);
         free(sp);
     }
-    fl_buf_close(&f);
+    fl_buf_close(f);
+}
+
+void srv_snap_file_write(struct sim_world *w, int proc, uint64_t index, uint64_t term,
+                         const struct raft_conf_state *conf, const uint8_t *data, size_t len,
+                         bool atomic)
+{
+    struct fl_buf f;
+    fl_buf_init(&f);
+    fl_buf_reserve(&f, 8 + 16 + 8 + 16 * RAFT_NODES_MAX + 4 + len);
+    size_t off = srv_snap_file_begin(&f, index, term, conf);
+    fl_buf_append(&f, data, len);
+    srv_snap_file_finish(w, proc, index, &f, off, atomic);
+}
+
+/* Parses snapshot file bytes p[0..n): CRC, index, term, configuration and a view of
+ * the data inside p. False when it does not pass. */
+static bool snap_parse(const uint8_t *p, size_t n, uint64_t *index, uint64_t *term,
+                       struct raft_conf_state *conf, const uint8_t **data, size_t *len)
+{
+    if (n < 8)
+        return false;
+    struct srv_reader h = {p, n, 0, false};
+    uint32_t plen = srv_get_u32(&h), crc = srv_get_u32(&h);
+    if (n - 8 < plen || fl_crc32c(0, p + 8, plen) != crc)
+        return false;
+    struct srv_reader r = {p + 8, plen, 0, false};
+    *index = srv_get_u64(&r);
+    *term = srv_get_u64(&r);
+    if (!conf_get(&r, conf))
+        return false;
+    *len = srv_get_bytes(&r, data);
+    if (!*data)
+        *data = (const uint8_t *)"";
+    return !r.bad;
 }
 
 /* Reads the newest snapshot file that passes its CRC. Returns false when none.
@@ -199,30 +237,37 @@ bool srv_snap_file_read(struct sim_world *w, int proc, uint64_t *index, uint64_t
     bool found = false;
     disk_list(w, proc, "snap/", collect_name, &l);
     for (size_t k = l.n; k-- > 0 && !found;) {
-        const uint8_t *p;
+        const uint8_t *p, *d;
         size_t n;
         if (strstr(l.names[k], ".tmp"))
             continue; /* never renamed: its fsync did not complete */
-        if (disk_view(w, proc, l.names[k], &p, &n) != FL_OK || n < 8)
+        if (disk_view(w, proc, l.names[k], &p, &n) != FL_OK ||
+            !snap_parse(p, n, index, term, conf, &d, len))
             continue;
-        struct srv_reader h = {p, n, 0, false};
-        uint32_t plen = srv_get_u32(&h), crc = srv_get_u32(&h);
-        if (n - 8 < plen || fl_crc32c(0, p + 8, plen) != crc)
-            continue;
-        struct srv_reader r = {p + 8, plen, 0, false};
-        *index = srv_get_u64(&r);
-        *term = srv_get_u64(&r);
-        if (!conf_get(&r, conf))
-            continue;
-        const uint8_t *d;
-        *len = srv_get_bytes(&r, &d);
-        if (r.bad)
-            continue;
-        *data = fl_memdup(d ? d : (const uint8_t *)"", *len ? *len : 1);
+        *data = fl_memdup(d, *len ? *len : 1);
         found = true;
     }
     name_list_free(&l);
     return found;
+}
+
+bool srv_snap_file_view(struct sim_world *w, int proc, uint64_t index, const uint8_t **data,
+                        size_t *len)
+{
+    char name[48], tmp[56];
+    snprintf(name, sizeof name, "snap/%016" PRIx64 ".snap", index);
+    snprintf(tmp, sizeof tmp, "%s.tmp", name);
+    const char *names[2] = {name, tmp};
+    for (int i = 0; i < 2; i++) {
+        const uint8_t *p;
+        size_t n;
+        uint64_t fi, ft;
+        struct raft_conf_state conf;
+        if (disk_view(w, proc, names[i], &p, &n) == FL_OK &&
+            snap_parse(p, n, &fi, &ft, &conf, data, len) && fi == index)
+            return true;
+    }
+    return false;
 }
 
 void srv_wal_replay_disk(struct sim_world *w, int proc, struct srv_wal_state *st, uint64_t *seq,
