@@ -365,4 +365,25 @@ json_t *hist_json_bytes(const void *p, size_t n);
  * *is_null set for JSON null. FL_EINVAL for anything else. */
 int hist_json_bytes_get(const json_t *j, struct fl_buf *out, bool *is_null);
 
+/*
+ * JSON text written straight into a buffer, for the recorder's per-operation rows
+ * (building jansson values and dumping them costs more than the rest of recording).
+ * Each call appends exactly the bytes that json_dumps(v, JSON_COMPACT |
+ * JSON_ENSURE_ASCII) gives for the corresponding jansson value v, so a row's text,
+ * and the digest, do not depend on which of the two wrote it
+ * (tests/unit/history/test_json_text.c compares them on random input).
+ *   hist_jt_bytes  v = hist_json_bytes(p, n)
+ *   hist_jt_str    v = json_string(s): s must be valid UTF-8 (names, method texts)
+ *   hist_jt_int    v = json_integer(x)
+ *   hist_jt_key    the member name of an object: ',' unless first, then "name":
+ *                  (name plain ASCII: no quote, backslash or control character)
+ * The caller writes the braces and brackets. hist_jt_bytes returns true when the text
+ * it wrote holds a \u0000 escape (a NUL byte inside a string), which jansson's
+ * parser refuses by default.
+ */
+bool hist_jt_bytes(struct fl_buf *out, const void *p, size_t n);
+void hist_jt_str(struct fl_buf *out, const char *s);
+void hist_jt_int(struct fl_buf *out, int64_t x);
+void hist_jt_key(struct fl_buf *out, bool first, const char *name);
+
 #endif

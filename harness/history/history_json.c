@@ -3,6 +3,11 @@
  * ops.request/ops.response and other detail columns, so writers and readers agree:
  * valid UTF-8 (NUL bytes included, escaped as \u0000 by jansson) is a JSON string,
  * anything else {"hex":"<lowercase hex>"}; no bytes at all is null.
+ *
+ * The hist_jt_* writers produce the same JSON text without jansson values, byte for
+ * byte what json_dumps(JSON_COMPACT | JSON_ENSURE_ASCII) gives: the recorder writes
+ * one request and one response per operation, and building then dumping jansson
+ * values was most of what recording cost.
  */
 #include "harness/history/history.h"
 
@@ -68,4 +73,191 @@ int hist_json_bytes_get(const json_t *j, struct fl_buf *out, bool *is_null)
         fl_buf_append(out, &byte, 1);
     }
     return FL_OK;
+}
+
+/* ---- JSON text without jansson values (history.h: hist_jt_*) ------------------------- */
+
+/* Length of the valid UTF-8 sequence at p (at most n bytes) and its code point, 0 when
+ * the bytes there are not one: jansson's rules (utf8_check_first/utf8_check_full), no
+ * overlong forms, no surrogates, nothing above U+10FFFF. */
+static size_t utf8_seq(const uint8_t *p, size_t n, uint32_t *cp)
+{
+    uint8_t u = p[0];
+    size_t len;
+    uint32_t v;
+    if (u < 0x80) {
+        *cp = u;
+        return 1;
+    }
+    if (u >= 0xC2 && u <= 0xDF) {
+        len = 2;
+        v = u & 0x1F;
+    } else if (u >= 0xE0 && u <= 0xEF) {
+        len = 3;
+        v = u & 0x0F;
+    } else if (u >= 0xF0 && u <= 0xF4) {
+        len = 4;
+        v = u & 0x07;
+    } else {
+        return 0; /* continuation byte, 0xC0/0xC1, or above 0xF4 */
+    }
+    if (len > n)
+        return 0;
+    for (size_t i = 1; i < len; i++) {
+        if (p[i] < 0x80 || p[i] > 0xBF)
+            return 0;
+        v = (v << 6) | (p[i] & 0x3F);
+    }
+    if (v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF) || (len == 2 && v < 0x80) ||
+        (len == 3 && v < 0x800) || (len == 4 && v < 0x10000))
+        return 0;
+    *cp = v;
+    return len;
+}
+
+static bool utf8_valid(const uint8_t *p, size_t n)
+{
+    uint32_t cp;
+    for (size_t i = 0; i < n;) {
+        if (p[i] < 0x80) {
+            i++;
+            continue;
+        }
+        size_t l = utf8_seq(p + i, n - i, &cp);
+        if (!l)
+            return false;
+        i += l;
+    }
+    return true;
+}
+
+static const char hex_lower[] = "0123456789abcdef";
+static const char hex_upper[] = "0123456789ABCDEF";
+
+static void put_u16_escape(struct fl_buf *out, uint32_t v)
+{
+    char e[6] = {'\\',
+                 'u',
+                 hex_upper[(v >> 12) & 0xF],
+                 hex_upper[(v >> 8) & 0xF],
+                 hex_upper[(v >> 4) & 0xF],
+                 hex_upper[v & 0xF]};
+    fl_buf_append(out, e, sizeof e);
+}
+
+/* jansson's dump_string with JSON_ENSURE_ASCII over valid UTF-8: printable ASCII as
+ * is, the short escapes, other control characters and everything above 0x7F as
+ * \uXXXX (upper-case hex; a surrogate pair above the BMP). Returns true when a NUL
+ * was escaped. */
+static bool put_string(struct fl_buf *out, const uint8_t *p, size_t n)
+{
+    bool nul = false;
+    fl_buf_reserve(out, n + 2);
+    out->data[out->len++] = '"';
+    size_t run = 0; /* start of the bytes not yet copied */
+    for (size_t i = 0; i < n;) {
+        uint8_t c = p[i];
+        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+            i++;
+            continue;
+        }
+        fl_buf_append(out, p + run, i - run);
+        uint32_t cp;
+        size_t l = utf8_seq(p + i, n - i, &cp);
+        FL_ASSERT(l > 0); /* validated by the caller */
+        i += l;
+        run = i;
+        const char *esc = NULL;
+        switch (cp) {
+        case '\\':
+            esc = "\\\\";
+            break;
+        case '"':
+            esc = "\\\"";
+            break;
+        case '\b':
+            esc = "\\b";
+            break;
+        case '\f':
+            esc = "\\f";
+            break;
+        case '\n':
+            esc = "\\n";
+            break;
+        case '\r':
+            esc = "\\r";
+            break;
+        case '\t':
+            esc = "\\t";
+            break;
+        default:
+            break;
+        }
+        if (esc) {
+            fl_buf_append(out, esc, 2);
+        } else if (cp < 0x10000) {
+            nul |= cp == 0;
+            put_u16_escape(out, cp);
+        } else {
+            cp -= 0x10000;
+            put_u16_escape(out, 0xD800 | ((cp & 0xFFC00) >> 10));
+            put_u16_escape(out, 0xDC00 | (cp & 0x3FF));
+        }
+    }
+    fl_buf_append(out, p + run, n - run);
+    fl_buf_append(out, "\"", 1);
+    return nul;
+}
+
+bool hist_jt_bytes(struct fl_buf *out, const void *p, size_t n)
+{
+    if (!p) {
+        fl_buf_append(out, "null", 4);
+        return false;
+    }
+    const uint8_t *b = p;
+    if (utf8_valid(b, n))
+        return put_string(out, b, n);
+    fl_buf_reserve(out, 2 * n + 10);
+    fl_buf_append(out, "{\"hex\":\"", 8);
+    for (size_t i = 0; i < n; i++) {
+        out->data[out->len++] = hex_lower[b[i] >> 4];
+        out->data[out->len++] = hex_lower[b[i] & 0xF];
+    }
+    fl_buf_append(out, "\"}", 2);
+    return false;
+}
+
+void hist_jt_str(struct fl_buf *out, const char *s)
+{
+    size_t n = strlen(s);
+    FL_ASSERT(utf8_valid((const uint8_t *)s, n));
+    put_string(out, (const uint8_t *)s, n);
+}
+
+void hist_jt_int(struct fl_buf *out, int64_t x)
+{
+    char tmp[24];
+    size_t i = sizeof tmp;
+    uint64_t u = x < 0 ? (uint64_t)0 - (uint64_t)x : (uint64_t)x;
+    do {
+        tmp[--i] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (x < 0)
+        tmp[--i] = '-';
+    fl_buf_append(out, tmp + i, sizeof tmp - i);
+}
+
+void hist_jt_key(struct fl_buf *out, bool first, const char *name)
+{
+    size_t n = strlen(name);
+    fl_buf_reserve(out, n + 4);
+    if (!first)
+        out->data[out->len++] = ',';
+    out->data[out->len++] = '"';
+    memcpy(out->data + out->len, name, n);
+    out->len += n;
+    out->data[out->len++] = '"';
+    out->data[out->len++] = ':';
 }

@@ -116,6 +116,9 @@ struct run_world {
 
     struct run_call *calls; /* pending run_at callbacks (run_world.c) */
 
+    /* the request/response text of the op being recorded, reused (run_record.c) */
+    struct fl_buf rec_request, rec_response;
+
     /* lease expiries recorded as system ops, one per (lease, revision) (run_record.c) */
     int64_t (*lease_ends)[2];
     size_t n_lease_ends, cap_lease_ends;
@@ -144,6 +147,13 @@ void run_events_free(struct run_world *rw);
 
 /* run_record.c */
 void run_observer_init(struct run_world *rw, struct kvc_observer *obs);
+/* The JSON text of ops.request / ops.response for a client call (checkers.h shapes),
+ * appended to b: byte for byte what jansson's json_dumps(JSON_COMPACT |
+ * JSON_ENSURE_ASCII) gives for the same fields (tests/unit/run/test_record_text.c).
+ * Returns true when a NUL byte went into a JSON string. */
+bool run_request_text(struct fl_buf *b, const struct kvc_request *req);
+bool run_response_text(struct fl_buf *b, const struct kvc_request *req,
+                       const struct kvc_result *res);
 /* A lease expiry the cluster applied (SRV_EV_LEASE_END from some member): the first
  * report of each (lease, revision) becomes one system op (checkers.h: kind
  * "lease_revoke", client 0, request "system": true). */

@@ -10,46 +10,78 @@
  */
 #include "harness/run/run_int.h"
 
-static json_t *jbytes(struct kvc_bytes b)
+/* Bytes as history.h's convention has them (an absent pointer is the empty string).
+ * Returns true when a NUL byte went into a JSON string. */
+static bool jt_bytes(struct fl_buf *b, struct kvc_bytes v)
 {
-    return hist_json_bytes(b.p ? b.p : (const uint8_t *)"", b.n);
+    return hist_jt_bytes(b, v.p ? v.p : (const uint8_t *)"", v.n);
 }
 
-static json_t *kv_json(const struct kvc_kv *kv)
+#define JT_LIT(b, lit) fl_buf_append((b), (lit), sizeof(lit) - 1)
+
+static void jt_char(struct fl_buf *b, char c)
 {
-    json_t *j = json_object();
-    json_object_set_new(j, "key", jbytes(kv->key));
-    json_object_set_new(j, "value", jbytes(kv->value));
-    json_object_set_new(j, "create_revision", json_integer(kv->create_rev));
-    json_object_set_new(j, "mod_revision", json_integer(kv->mod_rev));
-    json_object_set_new(j, "version", json_integer(kv->version));
-    if (kv->lease)
-        json_object_set_new(j, "lease", json_integer(kv->lease));
-    return j;
+    fl_buf_append(b, &c, 1);
 }
 
-static json_t *op_request_json(const struct kvc_op *op)
+static bool kv_text(struct fl_buf *b, const struct kvc_kv *kv)
 {
-    json_t *j = json_object();
-    json_object_set_new(j, "key", jbytes(op->key));
-    if (op->kind != KVC_OP_PUT && op->range_end.n)
-        json_object_set_new(j, "range_end", jbytes(op->range_end));
+    jt_char(b, '{');
+    hist_jt_key(b, true, "key");
+    bool nul = jt_bytes(b, kv->key);
+    hist_jt_key(b, false, "value");
+    nul |= jt_bytes(b, kv->value);
+    hist_jt_key(b, false, "create_revision");
+    hist_jt_int(b, kv->create_rev);
+    hist_jt_key(b, false, "mod_revision");
+    hist_jt_int(b, kv->mod_rev);
+    hist_jt_key(b, false, "version");
+    hist_jt_int(b, kv->version);
+    if (kv->lease) {
+        hist_jt_key(b, false, "lease");
+        hist_jt_int(b, kv->lease);
+    }
+    jt_char(b, '}');
+    return nul;
+}
+
+static bool op_request_text(struct fl_buf *b, const struct kvc_op *op)
+{
+    jt_char(b, '{');
+    hist_jt_key(b, true, "key");
+    bool nul = jt_bytes(b, op->key);
+    if (op->kind != KVC_OP_PUT && op->range_end.n) {
+        hist_jt_key(b, false, "range_end");
+        nul |= jt_bytes(b, op->range_end);
+    }
     if (op->kind == KVC_OP_PUT) {
-        json_object_set_new(j, "value", jbytes(op->value));
-        if (op->lease)
-            json_object_set_new(j, "lease", json_integer(op->lease));
+        hist_jt_key(b, false, "value");
+        nul |= jt_bytes(b, op->value);
+        if (op->lease) {
+            hist_jt_key(b, false, "lease");
+            hist_jt_int(b, op->lease);
+        }
     }
     if (op->kind == KVC_OP_RANGE) {
-        if (op->revision)
-            json_object_set_new(j, "revision", json_integer(op->revision));
-        if (op->limit)
-            json_object_set_new(j, "limit", json_integer(op->limit));
-        if (op->serializable)
-            json_object_set_new(j, "serializable", json_true());
+        if (op->revision) {
+            hist_jt_key(b, false, "revision");
+            hist_jt_int(b, op->revision);
+        }
+        if (op->limit) {
+            hist_jt_key(b, false, "limit");
+            hist_jt_int(b, op->limit);
+        }
+        if (op->serializable) {
+            hist_jt_key(b, false, "serializable");
+            JT_LIT(b, "true");
+        }
     }
-    if (op->prev_kv && op->kind != KVC_OP_RANGE)
-        json_object_set_new(j, "prev_kv", json_true());
-    return j;
+    if (op->prev_kv && op->kind != KVC_OP_RANGE) {
+        hist_jt_key(b, false, "prev_kv");
+        JT_LIT(b, "true");
+    }
+    jt_char(b, '}');
+    return nul;
 }
 
 static const char *sub_name(enum kvc_op_kind k)
@@ -57,142 +89,199 @@ static const char *sub_name(enum kvc_op_kind k)
     return k == KVC_OP_RANGE ? "range" : k == KVC_OP_PUT ? "put" : "delete";
 }
 
-static json_t *sub_list_json(const struct kvc_op *ops, size_t n)
+static bool sub_list_text(struct fl_buf *b, const struct kvc_op *ops, size_t n)
 {
-    json_t *a = json_array();
+    bool nul = false;
+    jt_char(b, '[');
     for (size_t i = 0; i < n; i++) {
-        json_t *s = json_object();
-        json_object_set_new(s, sub_name(ops[i].kind), op_request_json(&ops[i]));
-        json_array_append_new(a, s);
+        if (i)
+            jt_char(b, ',');
+        jt_char(b, '{');
+        hist_jt_key(b, true, sub_name(ops[i].kind));
+        nul |= op_request_text(b, &ops[i]);
+        jt_char(b, '}');
     }
-    return a;
+    jt_char(b, ']');
+    return nul;
 }
 
-static json_t *cmp_json(const struct kvc_compare *c)
+static bool cmp_text(struct fl_buf *b, const struct kvc_compare *c)
 {
     static const char *targets[] = {"version", "create", "mod", "value", "lease"};
     static const char *results[] = {"=", ">", "<", "!="};
-    json_t *j = json_object();
-    json_object_set_new(j, "key", jbytes(c->key));
-    if (c->range_end.n)
-        json_object_set_new(j, "range_end", jbytes(c->range_end));
-    json_object_set_new(j, "target", json_string(targets[c->target]));
-    json_object_set_new(j, "result", json_string(results[c->result]));
+    jt_char(b, '{');
+    hist_jt_key(b, true, "key");
+    bool nul = jt_bytes(b, c->key);
+    if (c->range_end.n) {
+        hist_jt_key(b, false, "range_end");
+        nul |= jt_bytes(b, c->range_end);
+    }
+    hist_jt_key(b, false, "target");
+    hist_jt_str(b, targets[c->target]);
+    hist_jt_key(b, false, "result");
+    hist_jt_str(b, results[c->result]);
     switch (c->target) {
     case KVC_CMP_VALUE:
-        json_object_set_new(j, "value", jbytes(c->value));
+        hist_jt_key(b, false, "value");
+        nul |= jt_bytes(b, c->value);
         break;
     case KVC_CMP_VERSION:
-        json_object_set_new(j, "version", json_integer(c->number));
+        hist_jt_key(b, false, "version");
+        hist_jt_int(b, c->number);
         break;
     case KVC_CMP_CREATE:
-        json_object_set_new(j, "create_revision", json_integer(c->number));
+        hist_jt_key(b, false, "create_revision");
+        hist_jt_int(b, c->number);
         break;
     case KVC_CMP_MOD:
-        json_object_set_new(j, "mod_revision", json_integer(c->number));
+        hist_jt_key(b, false, "mod_revision");
+        hist_jt_int(b, c->number);
         break;
     case KVC_CMP_LEASE:
-        json_object_set_new(j, "lease", json_integer(c->number));
+        hist_jt_key(b, false, "lease");
+        hist_jt_int(b, c->number);
         break;
     }
-    return j;
+    jt_char(b, '}');
+    return nul;
 }
 
-static json_t *request_json(const struct kvc_request *req)
+bool run_request_text(struct fl_buf *b, const struct kvc_request *req)
 {
     switch (req->method) {
     case KVC_RANGE:
     case KVC_PUT:
     case KVC_DELETE:
-        return op_request_json(&req->op);
+        return op_request_text(b, &req->op);
     case KVC_TXN: {
-        json_t *j = json_object(), *cmps = json_array();
-        for (size_t i = 0; i < req->cmp_count; i++)
-            json_array_append_new(cmps, cmp_json(&req->cmps[i]));
-        json_object_set_new(j, "compare", cmps);
-        json_object_set_new(j, "success", sub_list_json(req->then_ops, req->then_count));
-        json_object_set_new(j, "failure", sub_list_json(req->else_ops, req->else_count));
-        return j;
+        bool nul = false;
+        JT_LIT(b, "{\"compare\":[");
+        for (size_t i = 0; i < req->cmp_count; i++) {
+            if (i)
+                jt_char(b, ',');
+            nul |= cmp_text(b, &req->cmps[i]);
+        }
+        jt_char(b, ']');
+        hist_jt_key(b, false, "success");
+        nul |= sub_list_text(b, req->then_ops, req->then_count);
+        hist_jt_key(b, false, "failure");
+        nul |= sub_list_text(b, req->else_ops, req->else_count);
+        jt_char(b, '}');
+        return nul;
     }
-    case KVC_COMPACT: {
-        json_t *j = json_object();
-        json_object_set_new(j, "revision", json_integer(req->revision));
-        return j;
-    }
-    default: {
-        json_t *j = json_object();
-        json_object_set_new(j, "method", json_string(kvc_method_name(req->method)));
-        if (req->lease_id)
-            json_object_set_new(j, "lease_id", json_integer(req->lease_id));
-        if (req->ttl_s)
-            json_object_set_new(j, "ttl", json_integer(req->ttl_s));
-        if (req->member_id)
-            json_object_set_new(j, "member_id", json_integer((json_int_t)req->member_id));
-        return j;
-    }
+    case KVC_COMPACT:
+        jt_char(b, '{');
+        hist_jt_key(b, true, "revision");
+        hist_jt_int(b, req->revision);
+        jt_char(b, '}');
+        return false;
+    default:
+        jt_char(b, '{');
+        hist_jt_key(b, true, "method");
+        hist_jt_str(b, kvc_method_name(req->method));
+        if (req->lease_id) {
+            hist_jt_key(b, false, "lease_id");
+            hist_jt_int(b, req->lease_id);
+        }
+        if (req->ttl_s) {
+            hist_jt_key(b, false, "ttl");
+            hist_jt_int(b, req->ttl_s);
+        }
+        if (req->member_id) {
+            hist_jt_key(b, false, "member_id");
+            hist_jt_int(b, (int64_t)req->member_id);
+        }
+        jt_char(b, '}');
+        return false;
     }
 }
 
-static json_t *op_result_json(const struct kvc_op_result *r)
+/* The members of an op result's object, after `first` (the caller writes the braces:
+ * a range/put/delete response merges them into the object that holds "header"). */
+static bool op_result_members(struct fl_buf *b, const struct kvc_op_result *r, bool first)
 {
-    json_t *j = json_object();
+    bool nul = false;
     if (r->kind == KVC_OP_RANGE) {
-        json_t *kvs = json_array();
-        for (size_t i = 0; i < r->kv_count; i++)
-            json_array_append_new(kvs, kv_json(&r->kvs[i]));
-        json_object_set_new(j, "kvs", kvs);
-        json_object_set_new(j, "count", json_integer(r->count));
+        hist_jt_key(b, first, "kvs");
+        jt_char(b, '[');
+        for (size_t i = 0; i < r->kv_count; i++) {
+            if (i)
+                jt_char(b, ',');
+            nul |= kv_text(b, &r->kvs[i]);
+        }
+        jt_char(b, ']');
+        hist_jt_key(b, false, "count");
+        hist_jt_int(b, r->count);
     } else if (r->kind == KVC_OP_PUT) {
-        if (r->has_prev_kv)
-            json_object_set_new(j, "prev_kv", kv_json(&r->prev_kv));
+        if (r->has_prev_kv) {
+            hist_jt_key(b, first, "prev_kv");
+            nul |= kv_text(b, &r->prev_kv);
+        }
     } else {
-        json_object_set_new(j, "deleted", json_integer(r->deleted));
+        hist_jt_key(b, first, "deleted");
+        hist_jt_int(b, r->deleted);
         if (r->prev_kv_count) {
-            json_t *p = json_array();
-            for (size_t i = 0; i < r->prev_kv_count; i++)
-                json_array_append_new(p, kv_json(&r->prev_kvs[i]));
-            json_object_set_new(j, "prev_kvs", p);
+            hist_jt_key(b, false, "prev_kvs");
+            jt_char(b, '[');
+            for (size_t i = 0; i < r->prev_kv_count; i++) {
+                if (i)
+                    jt_char(b, ',');
+                nul |= kv_text(b, &r->prev_kvs[i]);
+            }
+            jt_char(b, ']');
         }
     }
-    return j;
+    return nul;
 }
 
-static json_t *response_json(const struct kvc_request *req, const struct kvc_result *res)
+bool run_response_text(struct fl_buf *b, const struct kvc_request *req,
+                       const struct kvc_result *res)
 {
-    json_t *j = json_object(), *h = json_object();
-    json_object_set_new(h, "revision", json_integer(res->header.revision));
-    json_object_set_new(h, "raft_term", json_integer((json_int_t)res->header.raft_term));
-    json_object_set_new(j, "header", h);
+    bool nul = false;
+    JT_LIT(b, "{\"header\":{\"revision\":");
+    hist_jt_int(b, res->header.revision);
+    hist_jt_key(b, false, "raft_term");
+    hist_jt_int(b, (int64_t)res->header.raft_term);
+    jt_char(b, '}');
     switch (req->method) {
     case KVC_RANGE:
     case KVC_PUT:
-    case KVC_DELETE: {
-        json_t *o = op_result_json(&res->op);
-        json_object_update(j, o);
-        json_decref(o);
+    case KVC_DELETE:
+        nul = op_result_members(b, &res->op, false);
         break;
-    }
-    case KVC_TXN: {
-        json_object_set_new(j, "succeeded", json_boolean(res->succeeded));
-        json_t *a = json_array();
+    case KVC_TXN:
+        hist_jt_key(b, false, "succeeded");
+        if (res->succeeded)
+            JT_LIT(b, "true");
+        else
+            JT_LIT(b, "false");
+        hist_jt_key(b, false, "responses");
+        jt_char(b, '[');
         for (size_t i = 0; i < res->op_count; i++) {
-            json_t *s = json_object();
-            json_object_set_new(s, sub_name(res->ops[i].kind), op_result_json(&res->ops[i]));
-            json_array_append_new(a, s);
+            if (i)
+                jt_char(b, ',');
+            jt_char(b, '{');
+            hist_jt_key(b, true, sub_name(res->ops[i].kind));
+            jt_char(b, '{');
+            nul |= op_result_members(b, &res->ops[i], true);
+            jt_char(b, '}');
+            jt_char(b, '}');
         }
-        json_object_set_new(j, "responses", a);
+        jt_char(b, ']');
         break;
-    }
     case KVC_LEASE_GRANT:
     case KVC_LEASE_KEEPALIVE:
     case KVC_LEASE_TTL:
-        json_object_set_new(j, "lease_id", json_integer(res->lease_id));
-        json_object_set_new(j, "ttl", json_integer(res->ttl_s));
+        hist_jt_key(b, false, "lease_id");
+        hist_jt_int(b, res->lease_id);
+        hist_jt_key(b, false, "ttl");
+        hist_jt_int(b, res->ttl_s);
         break;
     default:
         break;
     }
-    return j;
+    jt_char(b, '}');
+    return nul;
 }
 
 static char *dump(json_t *j)
@@ -269,10 +358,14 @@ static void on_op_done(void *ud, const struct kvc_client *c, const struct kvc_re
             op.range_end_len = req->op.range_end.n;
         }
     }
-    char *rq = dump(request_json(req));
-    char *rs = res->status == KVC_OK ? dump(response_json(req, res)) : NULL;
-    op.request = rq;
-    op.response = rs;
+    fl_buf_reset(&rw->rec_request);
+    fl_buf_reset(&rw->rec_response);
+    run_request_text(&rw->rec_request, req);
+    op.request = fl_buf_cstr(&rw->rec_request);
+    if (res->status == KVC_OK) {
+        run_response_text(&rw->rec_response, req, res);
+        op.response = fl_buf_cstr(&rw->rec_response);
+    }
     op.call_ns = res->call_ns;
     op.return_ns = res->status == KVC_UNKNOWN && !res->answered ? HIST_NULL : res->return_ns;
     op.status = res->status == KVC_OK     ? HIST_STATUS_OK
@@ -282,8 +375,6 @@ static void on_op_done(void *ud, const struct kvc_client *c, const struct kvc_re
     op.revision = res->status == KVC_OK && res->header.revision ? res->header.revision : HIST_NULL;
     fill_columns(&op, req, res);
     hist_op_add(rw->db, &op, NULL);
-    free(rq);
-    free(rs);
 }
 
 /* Lease expiries: etcd deletes a lease's keys through Raft when it expires, with no

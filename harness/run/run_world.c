@@ -309,6 +309,8 @@ void run_world_close(struct run_world *rw)
     json_decref(rw->expects);
     json_decref(rw->extra);
     free(rw->skip);
+    fl_buf_close(&rw->rec_request);
+    fl_buf_close(&rw->rec_response);
     free(rw->lease_ends);
     free(rw->compactions);
     free(rw->scenario);
