@@ -83,6 +83,8 @@ static int apply_client(struct srv_member *m, struct srv_arena *a, const Rpc__Cl
         if ((*merr = mvcc_put(m->kv, &req, &res)) != MVCC_OK)
             return RPC_ERR_NONE;
         resp->resp_case = RPC__SERVER_MSG__RESP_PUT;
+        if (!a)
+            return RPC_ERR_NONE; /* nobody waits here: no response to build */
         resp->put = srv_put_resp_pb(a, &res);
         resp->header->revision = res.header_rev;
         return RPC_ERR_NONE;
@@ -94,7 +96,8 @@ static int apply_client(struct srv_member *m, struct srv_arena *a, const Rpc__Cl
             return RPC_ERR_NONE;
         k->has_del = true;
         resp->resp_case = RPC__SERVER_MSG__RESP_DELETE_RANGE;
-        resp->delete_range = srv_delete_resp_pb(a, &k->del);
+        if (a)
+            resp->delete_range = srv_delete_resp_pb(a, &k->del);
         resp->header->revision = k->del.header_rev;
         return RPC_ERR_NONE;
     }
@@ -214,7 +217,11 @@ static void apply_client_entry(struct srv_member *m, const uint8_t *p, size_t n,
     enum mvcc_err merr = MVCC_OK;
     struct apply_keep k;
     memset(&k, 0, sizeof k);
-    int r = apply_client(m, &a, cm, &resp, &merr, &k);
+    /* Only the proposer answers: the others build no response for puts and deletes
+     * (a txn converts its request in the arena, so it always gets one). */
+    bool hot = cm->req_case == RPC__CLIENT_MSG__REQ_PUT ||
+               cm->req_case == RPC__CLIENT_MSG__REQ_DELETE_RANGE;
+    int r = apply_client(m, wt || !hot ? &a : NULL, cm, &resp, &merr, &k);
     if (wt) {
         if (r != RPC_ERR_NONE)
             srv_reply_error(m, &wt->reply, cm->method, (enum rpc_err_id)r);

@@ -183,7 +183,7 @@ static void on_proc_kill(struct sim_world *w, int proc, void *ctx)
             /* its timer died with the process */
             sl->cl->ctl[i] = NULL;
             srv_cl_ctl_fail(c->done, c->ud, RPC_ERR_STOPPED);
-            rpc__client_msg__free_unpacked(c->req, NULL);
+            srv_pb_free_owned(c->req);
             free(c);
         }
     }
@@ -351,7 +351,7 @@ void srv_cluster_destroy(struct srv_cluster *cl)
     }
     for (int i = 0; i < cl->n_ctl; i++) {
         if (cl->ctl[i]) {
-            rpc__client_msg__free_unpacked(cl->ctl[i]->req, NULL);
+            srv_pb_free_owned(cl->ctl[i]->req);
             free(cl->ctl[i]);
         }
     }

@@ -37,7 +37,7 @@ static void ctl_run(struct sim_world *w, void *ctx)
     struct srv_slot *sl = srv_cl_slot_get(c->cl, c->node);
     if (!sl || !sl->m) {
         srv_cl_ctl_fail(c->done, c->ud, RPC_ERR_STOPPED);
-        rpc__client_msg__free_unpacked(c->req, NULL);
+        srv_pb_free_owned(c->req);
     } else {
         struct srv_reply reply = {0, c->req->call_id, c->done, c->ud};
         srv_rpc_handle(sl->m, &reply, c->req);
@@ -68,13 +68,13 @@ static void ctl_send(struct srv_cluster *cl, int node, const Rpc__ClientMsg *msg
     struct ctl_call *c = fl_calloc(1, sizeof *c);
     c->cl = cl;
     c->node = node;
-    c->req = rpc__client_msg__unpack(NULL, n, buf);
+    c->req = srv_pb_unpack_owned(&rpc__client_msg__descriptor, n, buf);
     c->done = done;
     c->ud = ud;
     free(buf);
     FL_ASSERT(c->req);
     if (!sim_timer_start(cl->w, sl->proc, 0, ctl_run, c)) {
-        rpc__client_msg__free_unpacked(c->req, NULL);
+        srv_pb_free_owned(c->req);
         free(c);
         srv_cl_ctl_fail(done, ud, RPC_ERR_STOPPED);
         return;

@@ -5,20 +5,16 @@
 
 void *srv_arena_alloc(struct srv_arena *a, size_t n)
 {
-    if (a->n == a->cap) {
-        a->cap = a->cap ? a->cap * 2 : 16;
-        a->ptrs = fl_realloc(a->ptrs, a->cap * sizeof *a->ptrs);
-    }
-    void *p = fl_calloc(1, n ? n : 1);
-    a->ptrs[a->n++] = p;
+    if (!a->pb.alloc.alloc)
+        srv_pb_arena_init(&a->pb);
+    void *p = a->pb.alloc.alloc(a->pb.alloc.allocator_data, n);
+    memset(p, 0, n);
     return p;
 }
 
 void srv_arena_free(struct srv_arena *a)
 {
-    for (size_t i = 0; i < a->n; i++)
-        free(a->ptrs[i]);
-    free(a->ptrs);
+    srv_pb_arena_close(&a->pb);
     memset(a, 0, sizeof *a);
 }
 

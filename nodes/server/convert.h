@@ -10,10 +10,11 @@
 
 #include "nodes/mvcc/mvcc.h"
 #include "nodes/proto/rpc.pb-c.h"
+#include "nodes/server/pbarena.h"
 
+/* A bump arena (zero-initialise it: `struct srv_arena a = {0};`). */
 struct srv_arena {
-    void **ptrs;
-    size_t n, cap;
+    struct srv_pb_arena pb;
 };
 void *srv_arena_alloc(struct srv_arena *a, size_t n); /* zeroed */
 void srv_arena_free(struct srv_arena *a);

@@ -164,7 +164,7 @@ void srv_member_free(struct srv_member *m)
     }
     for (size_t i = 0; i < m->n_waiters; i++)
         if (m->waiters[i].req)
-            rpc__client_msg__free_unpacked(m->waiters[i].req, NULL);
+            srv_pb_free_owned(m->waiters[i].req);
     free(m->waiters);
     free(m->peers);
     free(m->conns);

@@ -4,7 +4,10 @@
 #include "nodes/server/pbarena.h"
 #include "harness/common/common.h"
 
-#define BLOCK_BYTES (64u * 1024u)
+/* Blocks start small (most uses decode or build one small message) and double up to
+ * BLOCK_MAX; a reset keeps the largest, so a steady load settles on one block. */
+#define BLOCK_MIN (2u * 1024u)
+#define BLOCK_MAX (64u * 1024u)
 
 struct srv_pb_block {
     struct srv_pb_block *next;
@@ -14,7 +17,9 @@ struct srv_pb_block {
 
 static struct srv_pb_block *block_new(size_t need, struct srv_pb_block *next)
 {
-    size_t cap = need > BLOCK_BYTES ? need : BLOCK_BYTES;
+    size_t cap = next ? FL_MIN((size_t)BLOCK_MAX, next->cap * 2) : BLOCK_MIN;
+    if (cap < need)
+        cap = need;
     struct srv_pb_block *b = fl_malloc(sizeof *b + cap);
     b->next = next;
     b->cap = cap;
@@ -51,17 +56,22 @@ void srv_pb_arena_init(struct srv_pb_arena *a)
 
 void srv_pb_arena_reset(struct srv_pb_arena *a)
 {
-    struct srv_pb_block *b = a->head;
-    if (!b)
+    struct srv_pb_block *keep = a->head;
+    if (!keep)
         return;
-    /* keep the oldest block (the first one allocated), free the rest */
-    while (b->next) {
+    for (struct srv_pb_block *b = keep->next; b; b = b->next)
+        if (b->cap > keep->cap)
+            keep = b;
+    struct srv_pb_block *b = a->head;
+    while (b) {
         struct srv_pb_block *next = b->next;
-        free(b);
+        if (b != keep)
+            free(b);
         b = next;
     }
-    b->used = 0;
-    a->head = b;
+    keep->next = NULL;
+    keep->used = 0;
+    a->head = keep;
 }
 
 void srv_pb_arena_close(struct srv_pb_arena *a)
@@ -71,4 +81,34 @@ void srv_pb_arena_close(struct srv_pb_arena *a)
         free(a->head);
         a->head = next;
     }
+}
+
+/* An owned message: its arena's bookkeeping sits in the arena's first block, just
+ * before the message (protobuf-c allocates the top message first), so the message
+ * pointer alone finds and frees everything. */
+#define OWNED_HDR ((sizeof(struct srv_pb_arena) + 15u) & ~(size_t)15u)
+
+void *srv_pb_unpack_owned(const ProtobufCMessageDescriptor *d, size_t n, const uint8_t *p)
+{
+    struct srv_pb_arena a;
+    srv_pb_arena_init(&a);
+    a.head = block_new(OWNED_HDR + d->sizeof_message + 2 * n + 256, NULL);
+    struct srv_pb_arena *hdr = arena_alloc(&a, sizeof *hdr);
+    ProtobufCMessage *msg = protobuf_c_message_unpack(d, &a.alloc, n, p);
+    if (!msg) {
+        srv_pb_arena_close(&a);
+        return NULL;
+    }
+    FL_ASSERT((char *)msg == (char *)hdr + OWNED_HDR);
+    *hdr = a;
+    hdr->alloc.allocator_data = hdr;
+    return msg;
+}
+
+void srv_pb_free_owned(void *msg)
+{
+    if (!msg)
+        return;
+    struct srv_pb_arena a = *(struct srv_pb_arena *)((char *)msg - OWNED_HDR);
+    srv_pb_arena_close(&a);
 }

@@ -22,4 +22,10 @@ void srv_pb_arena_init(struct srv_pb_arena *a);
 void srv_pb_arena_reset(struct srv_pb_arena *a);
 void srv_pb_arena_close(struct srv_pb_arena *a);
 
+/* Decodes a message that lives until srv_pb_free_owned (one allocation in the usual
+ * case instead of one per field, and no walk of the message to free it). Never pass
+ * it to *_free_unpacked. NULL when the bytes do not decode. */
+void *srv_pb_unpack_owned(const ProtobufCMessageDescriptor *d, size_t n, const uint8_t *p);
+void srv_pb_free_owned(void *msg);
+
 #endif

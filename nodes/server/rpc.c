@@ -147,7 +147,7 @@ void srv_waiter_done(struct srv_member *m, struct srv_waiter *wt)
     (void)m;
     wt->dead = true;
     if (wt->req) {
-        rpc__client_msg__free_unpacked(wt->req, NULL);
+        srv_pb_free_owned(wt->req);
         wt->req = NULL;
     }
 }
@@ -253,7 +253,7 @@ void srv_rpc_write(struct srv_member *m, const struct srv_reply *reply, Rpc__Cli
     srv_member_process(m);
     return;
 out:
-    rpc__client_msg__free_unpacked(req, NULL);
+    srv_pb_free_owned(req);
 }
 
 /* ---- reads --------------------------------------------------------------------- */
@@ -287,7 +287,7 @@ static void handle_range(struct srv_member *m, const struct srv_reply *reply, Rp
 {
     if (req->range->serializable || FL_BUG(MVCC_STALE_READ)) {
         srv_rpc_serve_read(m, reply, req);
-        rpc__client_msg__free_unpacked(req, NULL);
+        srv_pb_free_owned(req);
         return;
     }
     struct srv_waiter *wt = srv_waiter_add(m, SRV_WAIT_READ, reply, req);
@@ -395,7 +395,7 @@ void srv_rpc_handle(struct srv_member *m, struct srv_reply *reply, Rpc__ClientMs
         break;
     }
 free_req:
-    rpc__client_msg__free_unpacked(req, NULL);
+    srv_pb_free_owned(req);
 }
 
 /* ---- connections --------------------------------------------------------------- */
@@ -420,7 +420,7 @@ static void defer_frame(struct srv_member *m, net_sock s, const uint8_t *p, size
 
 static void handle_frame(struct srv_member *m, net_sock s, const uint8_t *p, size_t n)
 {
-    Rpc__ClientMsg *req = rpc__client_msg__unpack(NULL, n, p);
+    Rpc__ClientMsg *req = srv_pb_unpack_owned(&rpc__client_msg__descriptor, n, p);
     if (!req)
         return;
     const struct srv_config *c = srv_member_config(m);
@@ -428,13 +428,13 @@ static void handle_frame(struct srv_member *m, net_sock s, const uint8_t *p, siz
         req->req_case != RPC__CLIENT_MSG__REQ_PING) {
         struct srv_reply r = {s, req->call_id, NULL, NULL};
         srv_reply_error(m, &r, req->method, RPC_ERR_REQUEST_TOO_LARGE);
-        rpc__client_msg__free_unpacked(req, NULL);
+        srv_pb_free_owned(req);
         return;
     }
     /* A defrag holds the backend: every call but pings and status waits for it. */
     if (blocked(m) && req->req_case != RPC__CLIENT_MSG__REQ_PING &&
         req->req_case != RPC__CLIENT_MSG__REQ_STATUS) {
-        rpc__client_msg__free_unpacked(req, NULL);
+        srv_pb_free_owned(req);
         defer_frame(m, s, p, n);
         return;
     }

@@ -166,7 +166,7 @@ void srv_admin_member(struct srv_member *m, const struct srv_reply *reply, Rpc__
     propose_conf(m, reply, req, &cc, node);
     return;
 free_req:
-    rpc__client_msg__free_unpacked(req, NULL);
+    srv_pb_free_owned(req);
 }
 
 void srv_admin_move_leader(struct srv_member *m, const struct srv_reply *reply, Rpc__ClientMsg *req)
@@ -198,7 +198,7 @@ void srv_admin_move_leader(struct srv_member *m, const struct srv_reply *reply, 
     srv_member_process(m);
     return;
 free_req:
-    rpc__client_msg__free_unpacked(req, NULL);
+    srv_pb_free_owned(req);
 }
 
 /* ---- maintenance --------------------------------------------------------------- */
@@ -406,7 +406,7 @@ void srv_admin_lease_ttl(struct srv_member *m, const struct srv_reply *reply, Rp
         return;
     }
     srv_lease_ttl_reply(m, reply, req->method, req->lease_ttl->id, req->lease_ttl->keys, -2);
-    rpc__client_msg__free_unpacked(req, NULL);
+    srv_pb_free_owned(req);
 }
 
 void srv_admin_alarm(struct srv_member *m, const struct srv_reply *reply, Rpc__ClientMsg *req)
@@ -428,7 +428,7 @@ void srv_admin_alarm(struct srv_member *m, const struct srv_reply *reply, Rpc__C
         msg.resp_case = RPC__SERVER_MSG__RESP_ALARM;
         msg.alarm = &r;
         srv_reply_send(m, reply, &msg);
-        rpc__client_msg__free_unpacked(req, NULL);
+        srv_pb_free_owned(req);
         return;
     }
     srv_rpc_write(m, reply, req); /* activate / deactivate go through Raft */

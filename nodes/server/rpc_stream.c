@@ -215,7 +215,7 @@ void srv_keepalive_handle(struct srv_member *m, const struct srv_reply *reply, R
     if (req->close_stream) {
         if (ka)
             ka->active = false;
-        rpc__client_msg__free_unpacked(req, NULL);
+        srv_pb_free_owned(req);
         return;
     }
     if (!ka) {
@@ -230,7 +230,7 @@ void srv_keepalive_handle(struct srv_member *m, const struct srv_reply *reply, R
         ka->active = true;
     }
     if (!req->lease_keepalive) {
-        rpc__client_msg__free_unpacked(req, NULL);
+        srv_pb_free_owned(req);
         return;
     }
     int64_t id = req->lease_keepalive->id;
@@ -238,7 +238,7 @@ void srv_keepalive_handle(struct srv_member *m, const struct srv_reply *reply, R
         int64_t ttl = 0;
         enum mvcc_err err = mvcc_lease_renew(m->kv, id, srv_member_now(m), &ttl);
         ka_reply(m, reply->sock, req->call_id, id, err == MVCC_OK ? ttl : 0);
-        rpc__client_msg__free_unpacked(req, NULL);
+        srv_pb_free_owned(req);
         return;
     }
     /* etcd (LeaseRenew on a follower): wait for a leader and forward to it, again and
