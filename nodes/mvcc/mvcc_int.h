@@ -25,9 +25,18 @@ struct mvcc_rev {
     int64_t create_rev; /* 0 for a tombstone */
     int64_t version;    /* 0 for a tombstone */
     int64_t lease;
-    uint8_t *val; /* owned; NULL when val_len == 0 */
+    uint8_t *val; /* in the key's value chunks; NULL when val_len == 0 */
     uint32_t val_len;
     uint32_t sub;
+};
+
+/* A key's values live in its own chunks: bump-allocated and never moved, so a value
+ * pointer stays valid until a compaction rebuilds them. A put costs no malloc, and a
+ * snapshot or hash reads each key's values from adjacent memory. */
+struct mvcc_vchunk {
+    struct mvcc_vchunk *next; /* older chunk */
+    uint32_t cap, used;
+    uint8_t data[];
 };
 
 struct mvcc_key {
@@ -37,8 +46,11 @@ struct mvcc_key {
     struct mvcc_rev *revs; /* owned, ascending mod_rev */
     size_t revs_len;
     size_t revs_cap;
-    int64_t lease;     /* lease the live key is attached to, 0 none */
-    size_t lease_slot; /* index in that lease's keys array */
+    struct mvcc_vchunk *vals; /* owned, newest first */
+    size_t vals_live;         /* bytes of the values its revisions hold */
+    size_t vals_alloc;        /* bytes of chunk space handed out */
+    int64_t lease;            /* lease the live key is attached to, 0 none */
+    size_t lease_slot;        /* index in that lease's keys array */
 };
 
 static inline bool mvcc__rev_is_tomb(const struct mvcc_rev *r)
@@ -128,6 +140,12 @@ size_t mvcc__index_lower(const struct mvcc_store *s, const uint8_t *k, size_t n)
 /* Drops keys without revisions from the index and frees them; rebuilds the table. */
 void mvcc__index_prune(struct mvcc_store *s);
 void mvcc__key_free(struct mvcc_key *k);
+/* Copies p[0..n) into k's value chunks (NULL when n is 0). */
+uint8_t *mvcc__val_store(struct mvcc_key *k, const void *p, size_t n);
+/* A revision of k stopped holding its value (the bytes stay until a rebuild). */
+void mvcc__val_drop(struct mvcc_key *k, const struct mvcc_rev *r);
+/* Rebuilds k's chunks from its revisions when most of their space is dead. */
+void mvcc__vals_maybe_rebuild(struct mvcc_key *k);
 int mvcc__bytes_cmp(const uint8_t *a, size_t an, const uint8_t *b, size_t bn);
 /* Does key k fall in [key, end) with etcd's conventions? */
 bool mvcc__in_range(const uint8_t *k, size_t kn, const uint8_t *key, size_t key_len,

@@ -98,7 +98,7 @@ static void write_put(struct mvcc_store *s, const struct mvcc_put_req *req,
         val_len = prev->val_len;
     }
     FL_ASSERT(val_len <= UINT32_MAX);
-    uint8_t *copy = val_len ? fl_memdup(val, val_len) : NULL;
+    uint8_t *copy = mvcc__val_store(k, val, val_len); /* chunks never move: prev stays */
     memset(out, 0, sizeof(*out));
     if (prev && req->prev_kv) {
         /* Fill before append_rev may move the revision array. */
@@ -410,12 +410,13 @@ static int64_t compact_key(struct mvcc_store *s, struct mvcc_key *k, int64_t rev
     int64_t freed = 0;
     for (size_t i = 0; i < drop; i++) {
         freed += mvcc__rev_cost(s, k, &k->revs[i]);
-        free(k->revs[i].val);
+        mvcc__val_drop(k, &k->revs[i]);
     }
     s->last_compact_removed += (int64_t)drop;
     if (drop) {
         memmove(k->revs, k->revs + drop, (k->revs_len - drop) * sizeof(*k->revs));
         k->revs_len -= drop;
+        mvcc__vals_maybe_rebuild(k);
     }
     return freed;
 }

@@ -210,7 +210,7 @@ static void read_revs(struct rd *r, struct mvcc_store *t, struct mvcc_key *k, si
             break;
         k->revs_len = j + 1;
         v->val_len = (uint32_t)vl;
-        v->val = vl ? fl_memdup(vp, vl) : NULL;
+        v->val = mvcc__val_store(k, vp, vl);
         bool tomb = v->version == 0;
         if (tomb && (v->create_rev || v->lease || vl))
             r->bad = true;
@@ -338,7 +338,7 @@ static void reset_revision_bug(struct mvcc_store *t)
         while (k->revs_len && k->revs[k->revs_len - 1].mod_rev > top) {
             struct mvcc_rev *r = &k->revs[--k->revs_len];
             t->live_bytes -= mvcc__rev_cost(t, k, r);
-            free(r->val);
+            mvcc__val_drop(k, r);
         }
         if (k->revs_len && !mvcc__rev_is_tomb(&k->revs[k->revs_len - 1])) {
             int64_t lease = k->revs[k->revs_len - 1].lease;

@@ -80,10 +80,63 @@ struct mvcc_store *mvcc_open(const struct mvcc_config *cfg)
     return s;
 }
 
+#define VCHUNK_MIN 192u
+#define VCHUNK_MAX 32768u
+
+static void vchunks_free(struct mvcc_vchunk *c)
+{
+    while (c) {
+        struct mvcc_vchunk *next = c->next;
+        free(c);
+        c = next;
+    }
+}
+
+uint8_t *mvcc__val_store(struct mvcc_key *k, const void *p, size_t n)
+{
+    if (n == 0)
+        return NULL;
+    FL_ASSERT(n <= UINT32_MAX);
+    struct mvcc_vchunk *c = k->vals;
+    if (!c || c->cap - c->used < n) {
+        size_t cap = c ? FL_MIN((size_t)c->cap * 2, (size_t)VCHUNK_MAX) : VCHUNK_MIN;
+        if (cap < n)
+            cap = n;
+        c = fl_malloc(sizeof(*c) + cap);
+        c->next = k->vals;
+        c->cap = (uint32_t)cap;
+        c->used = 0;
+        k->vals = c;
+    }
+    uint8_t *dst = c->data + c->used;
+    memcpy(dst, p, n);
+    c->used += (uint32_t)n;
+    k->vals_live += n;
+    k->vals_alloc += n;
+    return dst;
+}
+
+void mvcc__val_drop(struct mvcc_key *k, const struct mvcc_rev *r)
+{
+    FL_ASSERT(k->vals_live >= r->val_len);
+    k->vals_live -= r->val_len;
+}
+
+void mvcc__vals_maybe_rebuild(struct mvcc_key *k)
+{
+    if (k->vals_alloc <= 2 * k->vals_live + VCHUNK_MAX)
+        return;
+    struct mvcc_vchunk *old = k->vals;
+    k->vals = NULL;
+    k->vals_live = k->vals_alloc = 0;
+    for (size_t i = 0; i < k->revs_len; i++)
+        k->revs[i].val = mvcc__val_store(k, k->revs[i].val, k->revs[i].val_len);
+    vchunks_free(old);
+}
+
 void mvcc__key_free(struct mvcc_key *k)
 {
-    for (size_t i = 0; i < k->revs_len; i++)
-        free(k->revs[i].val);
+    vchunks_free(k->vals);
     free(k->revs);
     free(k->key);
     free(k);
