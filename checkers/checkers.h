@@ -283,6 +283,11 @@ struct chk_op *chk_history_append(struct chk_history *h, int32_t client, int32_t
  * after building and before checking.
  */
 int chk_history_finish(struct chk_history *h, struct fl_buf *err);
+/* Whether two histories hold the same content: interned bytes in id order, every
+ * array element field by field and the flags (the key ranks follow from the keys).
+ * On a difference, why names the first one. */
+bool chk_history_equal(const struct chk_history *a, const struct chk_history *b, char *why,
+                       size_t why_size);
 
 /* ---- checking ---------------------------------------------------------------- */
 

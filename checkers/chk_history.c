@@ -539,3 +539,101 @@ const char *chk_guarantee_name(int g)
     FL_ASSERT(g >= 0 && g < CHK_G_COUNT);
     return guarantee_names[g];
 }
+
+/* ---- equality ------------------------------------------------------------------- */
+
+static bool intern_equal(const struct chk_intern *a, const struct chk_intern *b)
+{
+    if (a->count != b->count)
+        return false;
+    for (uint32_t i = 0; i < a->count; i++) {
+        size_t na, nb;
+        const uint8_t *pa = chk_intern_bytes(a, (int32_t)i, &na);
+        const uint8_t *pb = chk_intern_bytes(b, (int32_t)i, &nb);
+        if (na != nb || memcmp(pa, pb, na))
+            return false;
+    }
+    return true;
+}
+
+#define NE(f) (x->f != y->f)
+
+static bool op_equal(const struct chk_op *x, const struct chk_op *y)
+{
+    return !(NE(call_ns) || NE(return_ns) || NE(rev) || NE(compact_rev) || NE(op_id) || NE(lease) ||
+             NE(client) || NE(line) || NE(kind) || NE(status) || NE(err) || NE(flags) ||
+             NE(cmp_first) || NE(cmp_count) || NE(sub_first) || NE(then_count) || NE(else_count));
+}
+
+static bool cmp_equal(const struct chk_cmp *x, const struct chk_cmp *y)
+{
+    return !(NE(key) || NE(target) || NE(result) || NE(operand));
+}
+
+static bool sub_equal(const struct chk_sub *x, const struct chk_sub *y)
+{
+    return !(NE(kind) || NE(flags) || NE(key) || NE(range_end) || NE(value) || NE(lease) ||
+             NE(req_rev) || NE(limit) || NE(count) || NE(kv_first) || NE(kv_count));
+}
+
+static bool kv_equal(const struct chk_kv *x, const struct chk_kv *y)
+{
+    return !(NE(key) || NE(value) || NE(create_rev) || NE(mod_rev) || NE(version));
+}
+
+static bool watch_equal(const struct chk_watch *x, const struct chk_watch *y)
+{
+    return !(NE(watch_id) || NE(client) || NE(key) || NE(range_end) || NE(flags) || NE(start_rev) ||
+             NE(opened_ns) || NE(closed_ns) || NE(ev_first) || NE(ev_count) || NE(line));
+}
+
+static bool event_equal(const struct chk_wevent *x, const struct chk_wevent *y)
+{
+    return !(NE(watch_id) || NE(seq) || NE(response) || NE(kind) || NE(key) || NE(value) ||
+             NE(prev_value) || NE(create_rev) || NE(mod_rev) || NE(version) || NE(t_ns) ||
+             NE(line));
+}
+
+#undef NE
+
+#define ARRAY_EQUAL(name, count, eq)                                                               \
+    do {                                                                                           \
+        if (a->count != b->count) {                                                                \
+            snprintf(why, why_size, "%s: %u vs %u", name, (unsigned)a->count, (unsigned)b->count); \
+            return false;                                                                          \
+        }                                                                                          \
+        for (uint32_t i_ = 0; i_ < a->count; i_++) {                                               \
+            if (!eq) {                                                                             \
+                snprintf(why, why_size, "%s[%u] differs", name, (unsigned)i_);                     \
+                return false;                                                                      \
+            }                                                                                      \
+        }                                                                                          \
+    } while (0)
+
+bool chk_history_equal(const struct chk_history *a, const struct chk_history *b, char *why,
+                       size_t why_size)
+{
+    snprintf(why, why_size, "equal");
+    if (!intern_equal(&a->keys, &b->keys)) {
+        snprintf(why, why_size, "keys differ");
+        return false;
+    }
+    if (!intern_equal(&a->values, &b->values)) {
+        snprintf(why, why_size, "values differ");
+        return false;
+    }
+    ARRAY_EQUAL("ops", op_count, op_equal(&a->ops[i_], &b->ops[i_]));
+    ARRAY_EQUAL("cmps", cmp_count, cmp_equal(&a->cmps[i_], &b->cmps[i_]));
+    ARRAY_EQUAL("subs", sub_count, sub_equal(&a->subs[i_], &b->subs[i_]));
+    ARRAY_EQUAL("kvs", kv_count, kv_equal(&a->kvs[i_], &b->kvs[i_]));
+    ARRAY_EQUAL("watches", watch_count, watch_equal(&a->watches[i_], &b->watches[i_]));
+    ARRAY_EQUAL("events", event_count, event_equal(&a->events[i_], &b->events[i_]));
+    if (a->finished != b->finished || a->has_revs != b->has_revs ||
+        a->empty_is_absent != b->empty_is_absent ||
+        a->revisions_complete != b->revisions_complete ||
+        a->compactions_known != b->compactions_known) {
+        snprintf(why, why_size, "flags differ");
+        return false;
+    }
+    return true;
+}

@@ -54,6 +54,21 @@ int hist_load_porcupine_kv_mem(const char *name, const char *text, size_t len,
 struct hist_db; /* history.h */
 /* Loads one run from an open database (the run driver's handle). */
 int hist_load_db(struct hist_db *db, int64_t run_id, struct chk_history *h, struct fl_buf *err);
+/*
+ * One ops row as the recorder hands it to hist_op_add (history.h), appended to h
+ * exactly as hist_load_db would load that row back from the database (the same JSON
+ * parsing, column filling and messages, name standing for the database path): the run
+ * driver keeps the history it records in memory and checks it without reading it
+ * back. Returns FL_OK, or FL_EINVAL with the loader's message in err. Call
+ * chk_history_finish (or hist_load_finish) after the last row.
+ */
+struct hist_op; /* history.h */
+int hist_load_op(struct chk_history *h, const char *name, int64_t op_id, const struct hist_op *op,
+                 struct fl_buf *err);
+/* The loaders' enum chk_err for an etcd error text (NULL or "": CHK_ERR_NONE). */
+int hist_load_error_kind(const char *error);
+/* chk_history_finish with the loaders' message format ("NAME:LINE: message"). */
+int hist_load_finish(const char *name, struct chk_history *h, struct fl_buf *err);
 /* Opens path read-only, loads, closes. */
 int hist_load_db_path(const char *path, int64_t run_id, struct chk_history *h, int64_t *run_id_out,
                       struct fl_buf *err);

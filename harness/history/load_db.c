@@ -40,23 +40,27 @@ static bool table_has(sqlite3 *db, const char *table, const char *col)
     return has;
 }
 
-static json_t *blob_json(sqlite3_stmt *st, int col)
+/* One ops row, whichever way it arrives: read back from the database (db_op) or
+ * handed over as the recorder wrote it (hist_load_op). Pointers NULL and integers
+ * HIST_NULL are SQL NULL; has[] says which added columns the table has. */
+struct ld_row {
+    int64_t op_id, client_id, call_ns, return_ns, revision;
+    const char *kind, *status, *error, *request, *response;
+    const void *key, *range_end, *value, *expect;
+    size_t key_len, range_end_len, value_len, expect_len;
+    int64_t ints[5]; /* mod_rev, create_rev, version, succeeded, deleted */
+    bool has[C_COUNT];
+};
+
+static json_t *blob_json(const void *p, size_t n)
 {
-    if (sqlite3_column_type(st, col) == SQLITE_NULL)
+    if (!p)
         return json_null();
-    const void *p = sqlite3_column_blob(st, col);
-    int n = sqlite3_column_bytes(st, col);
-    return chk_json_bytes(p ? p : (const void *)"", (size_t)n);
+    return chk_json_bytes(p, n);
 }
 
-static int64_t col_int(sqlite3_stmt *st, int col, int64_t dflt)
+static json_t *text_json(const char *t)
 {
-    return sqlite3_column_type(st, col) == SQLITE_NULL ? dflt : sqlite3_column_int64(st, col);
-}
-
-static json_t *text_json(sqlite3_stmt *st, int col)
-{
-    const char *t = (const char *)sqlite3_column_text(st, col);
     if (!t || !*t)
         return json_object();
     json_t *j = json_loads(t, 0, NULL);
@@ -75,22 +79,21 @@ static void set_missing(json_t *o, const char *k, json_t *v)
         json_decref(v);
 }
 
-/* Columns: 0 op_id 1 client_id 2 kind 3 key 4 range_end 5 request 6 call_ns 7 return_ns
- * 8 status 9 error 10 revision 11 response, then the extra columns in order. */
-static int db_op(struct dbl *l, sqlite3_stmt *st, int extra_at[C_COUNT])
+static int row_op(const char *name, struct chk_history *h, struct fl_buf *err,
+                  const struct ld_row *r)
 {
     struct ld_op d;
     memset(&d, 0, sizeof(d));
-    d.op_id = sqlite3_column_int64(st, 0);
-    d.client = (int32_t)col_int(st, 1, 0);
-    d.kind = (const char *)sqlite3_column_text(st, 2);
-    d.call_ns = col_int(st, 6, 0);
-    d.return_ns = col_int(st, 7, CHK_NEVER);
-    const char *status = (const char *)sqlite3_column_text(st, 8);
-    d.error = (const char *)sqlite3_column_text(st, 9);
-    d.rev = col_int(st, 10, CHK_NO_REV);
+    d.op_id = r->op_id;
+    d.client = (int32_t)(r->client_id == HIST_NULL ? 0 : r->client_id);
+    d.kind = r->kind;
+    d.call_ns = r->call_ns == HIST_NULL ? 0 : r->call_ns;
+    d.return_ns = r->return_ns == HIST_NULL ? CHK_NEVER : r->return_ns;
+    const char *status = r->status;
+    d.error = r->error;
+    d.rev = r->revision == HIST_NULL ? CHK_NO_REV : r->revision;
     if (!status || !d.kind) {
-        fl_buf_printf(l->err, "%s: op %lld: missing kind or status", l->name, (long long)d.op_id);
+        fl_buf_printf(err, "%s: op %lld: missing kind or status", name, (long long)d.op_id);
         return FL_EINVAL;
     }
     d.status = !strcmp(status, "ok")        ? CHK_ST_OK
@@ -98,44 +101,41 @@ static int db_op(struct dbl *l, sqlite3_stmt *st, int extra_at[C_COUNT])
                : !strcmp(status, "unknown") ? CHK_ST_UNKNOWN
                                             : -1;
     if (d.status < 0) {
-        fl_buf_printf(l->err, "%s: op %lld: unknown status \"%s\"", l->name, (long long)d.op_id,
-                      status);
+        fl_buf_printf(err, "%s: op %lld: unknown status \"%s\"", name, (long long)d.op_id, status);
         return FL_EINVAL;
     }
     if (d.return_ns != CHK_NEVER && d.return_ns < d.call_ns) {
-        fl_buf_printf(l->err, "%s: op %lld: return before call", l->name, (long long)d.op_id);
+        fl_buf_printf(err, "%s: op %lld: return before call", name, (long long)d.op_id);
         return FL_EINVAL;
     }
     if (d.status == CHK_ST_OK && d.return_ns == CHK_NEVER)
         d.status = CHK_ST_UNKNOWN;
     d.lenient = true;
-    d.req = text_json(st, 5);
-    d.resp = text_json(st, 11);
+    d.req = text_json(r->request);
+    d.resp = text_json(r->response);
     int rc = FL_OK;
     if (!d.req || !d.resp) {
-        fl_buf_printf(l->err, "%s: op %lld: request/response is not a JSON object", l->name,
+        fl_buf_printf(err, "%s: op %lld: request/response is not a JSON object", name,
                       (long long)d.op_id);
         rc = FL_EINVAL;
         goto out;
     }
-    set_missing(d.req, "key", blob_json(st, 3));
-    set_missing(d.req, "range_end", blob_json(st, 4));
+    set_missing(d.req, "key", blob_json(r->key, r->key_len));
+    set_missing(d.req, "range_end", blob_json(r->range_end, r->range_end_len));
     bool is_read = !strcmp(d.kind, "get") || !strcmp(d.kind, "range");
-    if (extra_at[C_VALUE] >= 0)
-        set_missing(is_read ? d.resp : d.req, "value", blob_json(st, extra_at[C_VALUE]));
-    if (extra_at[C_EXPECT] >= 0)
-        set_missing(d.req, "expect", blob_json(st, extra_at[C_EXPECT]));
+    if (r->has[C_VALUE])
+        set_missing(is_read ? d.resp : d.req, "value", blob_json(r->value, r->value_len));
+    if (r->has[C_EXPECT])
+        set_missing(d.req, "expect", blob_json(r->expect, r->expect_len));
     static const char *const resp_int[] = {"mod_rev", "create_rev", "version"};
     for (int i = 0; i < 3; i++) {
-        int c = extra_at[C_MOD + i];
-        if (c >= 0 && sqlite3_column_type(st, c) != SQLITE_NULL)
-            set_missing(d.resp, resp_int[i], json_integer(sqlite3_column_int64(st, c)));
+        if (r->has[C_MOD + i] && r->ints[i] != HIST_NULL)
+            set_missing(d.resp, resp_int[i], json_integer(r->ints[i]));
     }
-    if (extra_at[C_SUCC] >= 0 && sqlite3_column_type(st, extra_at[C_SUCC]) != SQLITE_NULL)
-        set_missing(d.resp, "succeeded",
-                    json_boolean(sqlite3_column_int64(st, extra_at[C_SUCC]) != 0));
-    if (extra_at[C_DELETED] >= 0 && sqlite3_column_type(st, extra_at[C_DELETED]) != SQLITE_NULL)
-        set_missing(d.resp, "deleted", json_integer(sqlite3_column_int64(st, extra_at[C_DELETED])));
+    if (r->has[C_SUCC] && r->ints[3] != HIST_NULL)
+        set_missing(d.resp, "succeeded", json_boolean(r->ints[3] != 0));
+    if (r->has[C_DELETED] && r->ints[4] != HIST_NULL)
+        set_missing(d.resp, "deleted", json_integer(r->ints[4]));
     if (d.rev == CHK_NO_REV) {
         json_t *hd = json_object_get(d.resp, "header");
         json_t *rv = hd ? json_object_get(hd, "revision") : json_object_get(d.resp, "revision");
@@ -143,14 +143,98 @@ static int db_op(struct dbl *l, sqlite3_stmt *st, int extra_at[C_COUNT])
             d.rev = json_integer_value(rv);
     }
     char msg[256];
-    if (ld_build_op(l->h, &d, msg, sizeof(msg)) < 0) {
-        fl_buf_printf(l->err, "%s: op %lld: %s", l->name, (long long)d.op_id, msg);
+    if (ld_build_op(h, &d, msg, sizeof(msg)) < 0) {
+        fl_buf_printf(err, "%s: op %lld: %s", name, (long long)d.op_id, msg);
         rc = FL_EINVAL;
     }
 out:
     json_decref(d.req);
     json_decref(d.resp);
     return rc;
+}
+
+static int64_t col_int(sqlite3_stmt *st, int col, int64_t dflt)
+{
+    return sqlite3_column_type(st, col) == SQLITE_NULL ? dflt : sqlite3_column_int64(st, col);
+}
+
+/* A BLOB column: NULL pointer for SQL NULL, else the bytes ("" when empty). */
+static const void *col_blob(sqlite3_stmt *st, int col, size_t *n)
+{
+    *n = 0;
+    if (col < 0 || sqlite3_column_type(st, col) == SQLITE_NULL)
+        return NULL;
+    const void *p = sqlite3_column_blob(st, col);
+    *n = (size_t)sqlite3_column_bytes(st, col);
+    return p ? p : (const void *)"";
+}
+
+/* Columns: 0 op_id 1 client_id 2 kind 3 key 4 range_end 5 request 6 call_ns 7 return_ns
+ * 8 status 9 error 10 revision 11 response, then the extra columns in order. */
+static int db_op(struct dbl *l, sqlite3_stmt *st, int extra_at[C_COUNT])
+{
+    struct ld_row r;
+    memset(&r, 0, sizeof r);
+    r.op_id = sqlite3_column_int64(st, 0);
+    r.client_id = col_int(st, 1, HIST_NULL);
+    r.kind = (const char *)sqlite3_column_text(st, 2);
+    r.key = col_blob(st, 3, &r.key_len);
+    r.range_end = col_blob(st, 4, &r.range_end_len);
+    r.request = (const char *)sqlite3_column_text(st, 5);
+    r.call_ns = col_int(st, 6, HIST_NULL);
+    r.return_ns = col_int(st, 7, HIST_NULL);
+    r.status = (const char *)sqlite3_column_text(st, 8);
+    r.error = (const char *)sqlite3_column_text(st, 9);
+    r.revision = col_int(st, 10, HIST_NULL);
+    r.response = (const char *)sqlite3_column_text(st, 11);
+    for (int i = 0; i < C_COUNT; i++)
+        r.has[i] = extra_at[i] >= 0;
+    r.value = col_blob(st, extra_at[C_VALUE], &r.value_len);
+    r.expect = col_blob(st, extra_at[C_EXPECT], &r.expect_len);
+    for (int i = 0; i < 5; i++)
+        r.ints[i] =
+            extra_at[C_MOD + i] >= 0 ? col_int(st, extra_at[C_MOD + i], HIST_NULL) : HIST_NULL;
+    return row_op(l->name, l->h, l->err, &r);
+}
+
+int hist_load_op(struct chk_history *h, const char *name, int64_t op_id, const struct hist_op *op,
+                 struct fl_buf *err)
+{
+    struct ld_row r;
+    memset(&r, 0, sizeof r);
+    r.op_id = op_id;
+    r.client_id = op->client_id;
+    r.kind = op->kind;
+    r.key = op->key;
+    r.key_len = op->key ? op->key_len : 0;
+    r.range_end = op->range_end;
+    r.range_end_len = op->range_end ? op->range_end_len : 0;
+    r.request = op->request;
+    r.call_ns = op->call_ns;
+    r.return_ns = op->return_ns;
+    r.status = hist_status_name(op->status);
+    r.error = op->error;
+    r.revision = op->revision;
+    r.response = op->response;
+    for (int i = 0; i < C_COUNT; i++)
+        r.has[i] = true;
+    r.value = op->value;
+    r.value_len = op->value ? op->value_len : 0;
+    r.expect = op->expect;
+    r.expect_len = op->expect ? op->expect_len : 0;
+    int64_t ints[5] = {op->mod_rev, op->create_rev, op->version, op->succeeded, op->deleted};
+    memcpy(r.ints, ints, sizeof ints);
+    return row_op(name, h, err, &r);
+}
+
+int hist_load_error_kind(const char *error)
+{
+    return ld_error_kind(error);
+}
+
+int hist_load_finish(const char *name, struct chk_history *h, struct fl_buf *err)
+{
+    return ld_finish(name, h, err);
 }
 
 static int db_ops(struct dbl *l, int64_t run_id)

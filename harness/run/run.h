@@ -38,6 +38,9 @@ struct run_options {
     const char *const *bugs; /* names passed with --bug, already validated */
     int bug_count;
     bool unsafe_lua; /* recorded in runs.options only */
+    /* Tests: compare the history kept in memory with the database's at the end, whatever
+     * its size (run_mirror.c does it anyway up to a few thousand operations). */
+    bool verify_history;
 };
 
 /* Cluster shape and knobs: scenario{ cluster = {...} }. Zero means "the default". */

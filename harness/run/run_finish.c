@@ -3,8 +3,10 @@
  * VOPR does: the workload and the nemesis stop; when `converge` is asked for, every
  * fault is healed and the world runs in 100 ms steps until every live member has the
  * same revision and KV hash, within a bound; outstanding calls drain; the clients
- * close (calls still pending are recorded as unknown); then the checkers read the
- * history back from SQLite and their verdicts go into `checks`. The digest folds the
+ * close (calls still pending are recorded as unknown); then the checkers judge the
+ * history, the one kept in memory as it was recorded (run_mirror.c: exactly what
+ * reading it back from SQLite gives, which it does when the mirror could not follow),
+ * and their verdicts go into `checks`. The digest folds the
  * simulator's event digest and the digest of every history row; it is computed after
  * the last row and stored with the verdict.
  */
@@ -111,7 +113,7 @@ static int kv_checks(struct run_world *rw, json_t *checks, int *worst)
     memset(&r, 0, sizeof r);
     hist_flush(rw->db);
     double t0 = run_wall_now_s(); /* checks.elapsed_ms only: never folded, never decides */
-    int rc = hist_load_db(rw->db, rw->run_id, &h, &err);
+    int rc = run_mirror_take(rw, &h, &err);
     if (!rc)
         rc = chk_check(&h, NULL, &r);
     int64_t elapsed_ms = (int64_t)((run_wall_now_s() - t0) * 1000.0);

@@ -52,6 +52,24 @@ struct run_client {
     bool closed;
 };
 
+/* run_mirror.c: the recorded history in memory (see there). */
+struct run_mirror_watch;
+struct run_mirror_event;
+struct run_mirror {
+    struct chk_history h;
+    bool on;             /* rows are mirrored (a database is recorded into) */
+    bool broken;         /* a row it cannot follow: the checkers load the database */
+    bool verify;         /* compare with the database at the end whatever the size */
+    int64_t last_op_id;  /* ops arrive in op_id order */
+    int64_t ops;         /* ops mirrored */
+    int64_t wev_seq;     /* watch events numbered as hist_watch_event_add does */
+    struct fl_buf bytes; /* keys and values of watches and events */
+    struct run_mirror_watch *watches;
+    size_t n_watches, cap_watches;
+    struct run_mirror_event *events;
+    size_t n_events, cap_events;
+};
+
 struct run_world {
     char *scenario;
     uint64_t seed;
@@ -116,6 +134,8 @@ struct run_world {
 
     struct run_call *calls; /* pending run_at callbacks (run_world.c) */
 
+    /* the history the checkers will judge, kept as it is recorded (run_mirror.c) */
+    struct run_mirror mirror;
     /* the request/response text of the op being recorded, reused (run_record.c) */
     struct fl_buf rec_request, rec_response;
 
@@ -152,6 +172,20 @@ void run_observer_init(struct run_world *rw, struct kvc_observer *obs);
  * JSON_ENSURE_ASCII) gives for the same fields (tests/unit/run/test_record_text.c).
  * Returns true when a NUL byte went into a JSON string. */
 bool run_request_text(struct fl_buf *b, const struct kvc_request *req);
+/* run_mirror.c: every row written into the database during the run is also handed to
+ * the mirror, right after hist_* wrote it (and not when that failed: then
+ * run_mirror_break). req/res: the client call behind an ops row, or NULL. nul: the
+ * row's JSON text holds a NUL escape. run_mirror_take moves the finished history into
+ * out (initialised) or, when the mirror could not follow, loads it from the database. */
+void run_mirror_init(struct run_world *rw);
+void run_mirror_close(struct run_world *rw);
+void run_mirror_break(struct run_world *rw);
+void run_mirror_op(struct run_world *rw, int64_t op_id, const struct hist_op *row,
+                   const struct kvc_request *req, const struct kvc_result *res, bool nul);
+void run_mirror_watch_open(struct run_world *rw, const struct hist_watch *w);
+void run_mirror_watch_close(struct run_world *rw, int64_t watch_id, int64_t closed_ns);
+void run_mirror_event(struct run_world *rw, const struct hist_watch_event *ev);
+int run_mirror_take(struct run_world *rw, struct chk_history *out, struct fl_buf *err);
 bool run_response_text(struct fl_buf *b, const struct kvc_request *req,
                        const struct kvc_result *res);
 /* A lease expiry the cluster applied (SRV_EV_LEASE_END from some member): the first

@@ -328,6 +328,17 @@ static bool is_write(const struct kvc_request *req)
     return req->method == KVC_PUT || req->method == KVC_DELETE || req->method == KVC_TXN;
 }
 
+/* Writes the row and hands it to the mirror (run_mirror.c). */
+static void mirror_op(struct run_world *rw, const struct hist_op *op, const struct kvc_request *req,
+                      const struct kvc_result *res, bool nul)
+{
+    int64_t op_id = 0;
+    if (hist_op_add(rw->db, op, &op_id) == FL_OK)
+        run_mirror_op(rw, op_id, op, req, res, nul);
+    else
+        run_mirror_break(rw);
+}
+
 static void on_op_done(void *ud, const struct kvc_client *c, const struct kvc_request *req,
                        const struct kvc_result *res)
 {
@@ -360,10 +371,10 @@ static void on_op_done(void *ud, const struct kvc_client *c, const struct kvc_re
     }
     fl_buf_reset(&rw->rec_request);
     fl_buf_reset(&rw->rec_response);
-    run_request_text(&rw->rec_request, req);
+    bool nul = run_request_text(&rw->rec_request, req);
     op.request = fl_buf_cstr(&rw->rec_request);
     if (res->status == KVC_OK) {
-        run_response_text(&rw->rec_response, req, res);
+        nul |= run_response_text(&rw->rec_response, req, res);
         op.response = fl_buf_cstr(&rw->rec_response);
     }
     op.call_ns = res->call_ns;
@@ -374,7 +385,7 @@ static void on_op_done(void *ud, const struct kvc_client *c, const struct kvc_re
     op.error = res->error && res->error[0] ? res->error : NULL;
     op.revision = res->status == KVC_OK && res->header.revision ? res->header.revision : HIST_NULL;
     fill_columns(&op, req, res);
-    hist_op_add(rw->db, &op, NULL);
+    mirror_op(rw, &op, req, res, nul);
 }
 
 /* Lease expiries: etcd deletes a lease's keys through Raft when it expires, with no
@@ -429,7 +440,7 @@ void run_record_lease_end(struct run_world *rw, const struct srv_event *ev)
     op.return_ns = ev->at_ns;
     op.status = HIST_STATUS_OK;
     op.revision = ev->revision;
-    hist_op_add(rw->db, &op, NULL);
+    mirror_op(rw, &op, NULL, NULL, false);
     free(rq_text);
     free(rs_text);
 }
@@ -471,7 +482,7 @@ void run_record_compact(struct run_world *rw, const struct srv_event *ev)
     op.return_ns = ev->at_ns;
     op.status = HIST_STATUS_OK;
     op.revision = ev->store_rev;
-    hist_op_add(rw->db, &op, NULL);
+    mirror_op(rw, &op, NULL, NULL, false);
     free(rq_text);
     free(rs_text);
 }
@@ -505,7 +516,18 @@ static void on_watch_open(void *ud, const struct kvc_client *c, uint64_t watch_i
     hw.filters = req->no_put      ? (req->no_delete ? "noput,nodelete" : "noput")
                  : req->no_delete ? "nodelete"
                                   : NULL;
-    hist_watch_open(rw->db, &hw);
+    if (hist_watch_open(rw->db, &hw) == FL_OK)
+        run_mirror_watch_open(rw, &hw);
+    else
+        run_mirror_break(rw);
+}
+
+static void watch_event_add(struct run_world *rw, const struct hist_watch_event *ev)
+{
+    if (hist_watch_event_add(rw->db, ev) == FL_OK)
+        run_mirror_event(rw, ev);
+    else
+        run_mirror_break(rw);
 }
 
 static void add_event(struct run_world *rw, int64_t wid, const struct kvc_watch_resp *r,
@@ -533,7 +555,7 @@ static void add_event(struct run_world *rw, int64_t wid, const struct kvc_watch_
     }
     ev.revision = r->header.revision;
     ev.delivered_ns = r->delivered_ns;
-    hist_watch_event_add(rw->db, &ev);
+    watch_event_add(rw, &ev);
 }
 
 static void on_watch_resp(void *ud, const struct kvc_client *c, const struct kvc_watch_resp *r)
@@ -553,7 +575,7 @@ static void on_watch_resp(void *ud, const struct kvc_client *c, const struct kvc
         ev.mod_rev = r->header.revision;
         ev.revision = r->header.revision;
         ev.delivered_ns = r->delivered_ns;
-        hist_watch_event_add(rw->db, &ev);
+        watch_event_add(rw, &ev);
     }
 }
 
@@ -561,8 +583,13 @@ static void on_watch_close(void *ud, const struct kvc_client *c, uint64_t watch_
                            int64_t closed_ns, const char *reason)
 {
     struct run_world *rw = ud;
-    if (rw->db)
-        hist_watch_close(rw->db, run_watch_id(c, watch_id), closed_ns, reason);
+    if (!rw->db)
+        return;
+    int64_t wid = run_watch_id(c, watch_id);
+    if (hist_watch_close(rw->db, wid, closed_ns, reason) == FL_OK)
+        run_mirror_watch_close(rw, wid, closed_ns);
+    else
+        run_mirror_break(rw);
 }
 
 void run_observer_init(struct run_world *rw, struct kvc_observer *obs)

@@ -95,6 +95,8 @@ int run_world_open(struct run_world **out, const struct run_options *opts, char 
             goto fail;
         }
     }
+    run_mirror_init(rw);
+    rw->mirror.verify = opts->verify_history;
     rw->w = sim_world_new(opts->seed);
     sim_set_scenario(rw->w, rw->scenario);
     sim_rng_derive(&rw->lua_rng, opts->seed, "lua");
@@ -274,6 +276,8 @@ int run_world_setup(struct run_world *rw, const struct run_cluster_config *clust
     rw->kcfg = *clients;
     rw->wcfg = *workload;
     rw->checks = checks;
+    if (!(checks & (RUN_CHECK_LINEARIZABILITY | RUN_CHECK_WATCH)))
+        rw->mirror.on = false; /* nothing will read the history back */
     int rc = setup_cluster(rw, cluster, err, err_len);
     if (!rc)
         rc = setup_clients(rw, clients, err, err_len);
@@ -309,6 +313,7 @@ void run_world_close(struct run_world *rw)
     json_decref(rw->expects);
     json_decref(rw->extra);
     free(rw->skip);
+    run_mirror_close(rw);
     fl_buf_close(&rw->rec_request);
     fl_buf_close(&rw->rec_response);
     free(rw->lease_ends);

@@ -1,0 +1,496 @@
+/*
+ * run_mirror.c: the history the checkers judge at the end of a run, kept in memory
+ * while the run records it, so the checkers need not read every row back from SQLite
+ * and parse its JSON again (that reload was half of what a recorded run cost).
+ *
+ * The mirror must be exactly what hist_load_db would load from the database: the same
+ * operations in op_id order, the same interned ids in the same first-seen order, the
+ * same watches (by watch_id) and events (by watch_id, seq), the same flags. Rows go in
+ * two ways:
+ *   - the workload's kinds (get/range, put, delete, txn) straight from the client's
+ *     request and result, following the loader's rules for the JSON the recorder
+ *     writes for them (load_op.c: add_sub, range_result, build_txn), without JSON;
+ *   - everything else (leases, compactions, members, system ops, odd shapes) through
+ *     hist_load_op, the loader's own code on the row's text.
+ * Watches and events are kept as rows and interned at the end, in the loader's order.
+ * Whatever the mirror cannot follow (a failed write, an op the loader would refuse,
+ * a NUL inside a JSON string) marks it broken, and the checkers then load the
+ * database as before. Histories of up to RUN_MIRROR_VERIFY_OPS operations (every
+ * scenario test) are also loaded from the database and compared, and a difference is
+ * a failed assertion: the two paths cannot drift apart unnoticed.
+ */
+#include "harness/run/run_int.h"
+
+#include "harness/history/load.h"
+
+#define RUN_MIRROR_VERIFY_OPS 3000
+
+struct run_mirror_watch {
+    int64_t watch_id, client_id, start_rev, opened_ns, closed_ns;
+    int64_t key_off, range_end_off; /* into bytes; -1: NULL */
+    size_t key_len, range_end_len;
+    uint8_t flags; /* CHK_WF_* */
+};
+
+struct run_mirror_event {
+    int64_t watch_id, seq, response_seq, create_rev, mod_rev, version, delivered_ns, revision;
+    int64_t prev_kv;
+    int64_t key_off, value_off, prev_off; /* into bytes; -1: NULL */
+    size_t key_len, value_len, prev_len;
+    int kind; /* enum chk_ev_kind */
+};
+
+void run_mirror_init(struct run_world *rw)
+{
+    struct run_mirror *m = &rw->mirror;
+    memset(m, 0, sizeof *m);
+    chk_history_init(&m->h);
+    fl_buf_init(&m->bytes);
+    m->on = rw->db != NULL;
+}
+
+void run_mirror_close(struct run_world *rw)
+{
+    struct run_mirror *m = &rw->mirror;
+    chk_history_close(&m->h);
+    fl_buf_close(&m->bytes);
+    free(m->watches);
+    free(m->events);
+    memset(m, 0, sizeof *m);
+}
+
+void run_mirror_break(struct run_world *rw)
+{
+    rw->mirror.broken = true;
+}
+
+static int64_t keep(struct run_mirror *m, const void *p, size_t n)
+{
+    if (!p)
+        return -1;
+    int64_t off = (int64_t)m->bytes.len;
+    fl_buf_append(&m->bytes, p, n);
+    return off;
+}
+
+static const void *kept(const struct run_mirror *m, int64_t off)
+{
+    return off < 0 ? NULL : m->bytes.data ? m->bytes.data + off : (const void *)"";
+}
+
+/* ---- operations: the fast path --------------------------------------------------- */
+
+static const void *bp(struct kvc_bytes b)
+{
+    return b.p ? (const void *)b.p : "";
+}
+
+static int sub_kind(enum kvc_op_kind k)
+{
+    return k == KVC_OP_RANGE ? CHK_SUB_RANGE : k == KVC_OP_PUT ? CHK_SUB_PUT : CHK_SUB_DELETE;
+}
+
+static void add_kv(struct chk_history *h, const struct kvc_kv *kv)
+{
+    int32_t key = chk_history_key(h, bp(kv->key), kv->key.n);
+    int32_t value = chk_history_value(h, bp(kv->value), kv->value.n);
+    struct chk_kv *k = chk_history_kv_add(h);
+    k->key = key;
+    k->value = value;
+    k->create_rev = kv->create_rev;
+    k->mod_rev = kv->mod_rev;
+    k->version = kv->version;
+}
+
+/* load_op.c add_sub for the request JSON of op and, when r is not NULL, the result
+ * JSON of r (whose kind is op's: checked by the caller). top: the call's own op, whose
+ * row also carries range_end in its column (a txn's put has none in its JSON). */
+static void add_sub(struct chk_history *h, const struct kvc_op *op, const struct kvc_op_result *r,
+                    bool else_branch, bool top)
+{
+    int kind = sub_kind(op->kind);
+    int32_t key = chk_history_key(h, bp(op->key), op->key.n);
+    int32_t end = CHK_RANGE_ONE;
+    if (op->range_end.n && (top || op->kind != KVC_OP_PUT))
+        end = op->range_end.n == 1 && op->range_end.p[0] == 0
+                  ? CHK_RANGE_ALL
+                  : chk_history_key(h, op->range_end.p, op->range_end.n);
+    int32_t value =
+        kind == CHK_SUB_PUT ? chk_history_value(h, bp(op->value), op->value.n) : CHK_NIL;
+    struct chk_sub *s = chk_history_sub_add(h, else_branch);
+    s->kind = (uint8_t)kind;
+    s->key = key;
+    s->range_end = end;
+    s->value = value;
+    s->req_rev = kind == CHK_SUB_RANGE ? op->revision : 0;
+    if (kind == CHK_SUB_PUT) {
+        s->lease = op->lease;
+        if (s->lease != 0)
+            h->revisions_complete = false;
+    }
+    s->limit = kind == CHK_SUB_RANGE ? op->limit : 0;
+    if (op->prev_kv && kind != CHK_SUB_RANGE)
+        s->flags |= CHK_SUBF_PREV_KV;
+    if (!r)
+        return;
+    uint32_t si = h->sub_count - 1;
+    s->flags |= CHK_SUBF_RESULT_SET;
+    if (kind == CHK_SUB_RANGE) {
+        s->flags |= CHK_SUBF_KVS_SET;
+        for (size_t i = 0; i < r->kv_count; i++)
+            add_kv(h, &r->kvs[i]);
+        s = &h->subs[si];
+        s->count = r->count;
+        s->flags |= CHK_SUBF_COUNT_SET;
+    } else if (kind == CHK_SUB_DELETE) {
+        s->count = r->deleted;
+        s->flags |= CHK_SUBF_COUNT_SET;
+        if (r->prev_kv_count && (s->flags & CHK_SUBF_PREV_KV)) {
+            s->flags |= CHK_SUBF_KVS_SET;
+            for (size_t i = 0; i < r->prev_kv_count; i++)
+                add_kv(h, &r->prev_kvs[i]);
+        }
+    } else if (s->flags & CHK_SUBF_PREV_KV) {
+        s->flags |= CHK_SUBF_KVS_SET;
+        if (r->has_prev_kv)
+            add_kv(h, &r->prev_kv);
+    }
+}
+
+static enum kvc_op_kind method_kind(enum kvc_method m)
+{
+    return m == KVC_RANGE ? KVC_OP_RANGE : m == KVC_PUT ? KVC_OP_PUT : KVC_OP_DELETE;
+}
+
+/* Whether the fast path gives what the loader would: a workload kind whose JSON has
+ * the shapes add_sub/build_txn read, with results of the kinds asked for. */
+static bool fast_ok(const struct kvc_request *req, const struct kvc_result *res, bool ok)
+{
+    switch (req->method) {
+    case KVC_RANGE:
+    case KVC_PUT:
+    case KVC_DELETE:
+        return req->op.kind == method_kind(req->method) && (!ok || res->op.kind == req->op.kind);
+    case KVC_TXN:
+        for (size_t i = 0; i < req->cmp_count; i++)
+            if (req->cmps[i].target == KVC_CMP_LEASE || (unsigned)req->cmps[i].target > 4 ||
+                (unsigned)req->cmps[i].result > 3)
+                return false; /* the loader refuses a lease compare: let it say so */
+        if (ok) {
+            const struct kvc_op *taken = res->succeeded ? req->then_ops : req->else_ops;
+            size_t n = res->succeeded ? req->then_count : req->else_count;
+            for (size_t i = 0; i < n && i < res->op_count; i++)
+                if (res->ops[i].kind != taken[i].kind)
+                    return false;
+        }
+        return true;
+    default:
+        return false;
+    }
+}
+
+static void add_cmp(struct chk_history *h, const struct kvc_compare *c)
+{
+    static const uint8_t targets[] = {[KVC_CMP_VERSION] = CHK_CMP_VERSION,
+                                      [KVC_CMP_CREATE] = CHK_CMP_CREATE,
+                                      [KVC_CMP_MOD] = CHK_CMP_MOD,
+                                      [KVC_CMP_VALUE] = CHK_CMP_VALUE};
+    static const uint8_t results[] = {[KVC_CMP_EQUAL] = CHK_CMP_EQ,
+                                      [KVC_CMP_GREATER] = CHK_CMP_GT,
+                                      [KVC_CMP_LESS] = CHK_CMP_LT,
+                                      [KVC_CMP_NOT_EQUAL] = CHK_CMP_NE};
+    int32_t key = chk_history_key(h, bp(c->key), c->key.n);
+    int64_t operand = c->number;
+    if (c->target == KVC_CMP_VALUE)
+        operand = chk_history_value(h, bp(c->value), c->value.n);
+    struct chk_cmp *cmp = chk_history_cmp_add(h);
+    cmp->key = key;
+    cmp->target = targets[c->target];
+    cmp->result = results[c->result];
+    cmp->operand = operand;
+}
+
+/* load_op.c build_txn. */
+static void add_txn(struct chk_history *h, const struct kvc_request *req,
+                    const struct kvc_result *res, bool ok)
+{
+    for (size_t i = 0; i < req->cmp_count; i++)
+        add_cmp(h, &req->cmps[i]);
+    if (ok) {
+        struct chk_op *op = &h->ops[h->op_count - 1];
+        op->flags |= CHK_OPF_SUCCEEDED_SET;
+        if (res->succeeded)
+            op->flags |= CHK_OPF_SUCCEEDED;
+    }
+    for (int b = 0; b < 2; b++) {
+        const struct kvc_op *list = b ? req->else_ops : req->then_ops;
+        size_t n = b ? req->else_count : req->then_count;
+        bool taken = ok && (b == 0) == res->succeeded;
+        for (size_t i = 0; i < n; i++)
+            add_sub(h, &list[i], taken && i < res->op_count ? &res->ops[i] : NULL, b == 1, false);
+    }
+}
+
+/* The row as on_op_done gave it to hist_op_add, into the mirror (ld_build_op). */
+static void fast_op(struct run_world *rw, int64_t op_id, const struct hist_op *row,
+                    const struct kvc_request *req, const struct kvc_result *res)
+{
+    struct chk_history *h = &rw->mirror.h;
+    int64_t call_ns = row->call_ns == HIST_NULL ? 0 : row->call_ns;
+    int64_t return_ns = row->return_ns == HIST_NULL ? CHK_NEVER : row->return_ns;
+    int status = row->status == HIST_STATUS_OK     ? CHK_ST_OK
+                 : row->status == HIST_STATUS_FAIL ? CHK_ST_FAIL
+                                                   : CHK_ST_UNKNOWN;
+    if (status == CHK_ST_OK && return_ns == CHK_NEVER)
+        status = CHK_ST_UNKNOWN;
+    int64_t rev = row->revision == HIST_NULL ? CHK_NO_REV : row->revision;
+    if (rev == CHK_NO_REV && status == CHK_ST_OK)
+        rev = res->header.revision; /* the response's header.revision */
+    bool ok = status == CHK_ST_OK;
+    struct chk_op *op = chk_history_op_add(h);
+    op->client = (int32_t)(row->client_id == HIST_NULL ? 0 : row->client_id);
+    op->call_ns = call_ns;
+    op->return_ns = return_ns;
+    op->status = (uint8_t)status;
+    op->rev = rev;
+    if (ok)
+        op->flags |= CHK_OPF_HAS_RESULT;
+    if (req->method == KVC_TXN)
+        add_txn(h, req, res, ok);
+    else
+        add_sub(h, &req->op, ok ? &res->op : NULL, false, true);
+    op = &h->ops[h->op_count - 1];
+    if (req->method == KVC_RANGE && req->op.serializable)
+        op->flags |= CHK_OPF_SERIALIZABLE;
+    op->op_id = op_id;
+    op->line = 0;
+    op->err = (uint8_t)(status == CHK_ST_FAIL ? hist_load_error_kind(row->error) : CHK_ERR_NONE);
+}
+
+void run_mirror_op(struct run_world *rw, int64_t op_id, const struct hist_op *row,
+                   const struct kvc_request *req, const struct kvc_result *res, bool nul)
+{
+    struct run_mirror *m = &rw->mirror;
+    if (!m->on || m->broken)
+        return;
+    if (op_id <= m->last_op_id) { /* the loader reads ops in op_id order */
+        m->broken = true;
+        return;
+    }
+    m->last_op_id = op_id;
+    m->ops++;
+    bool ok = row->status == HIST_STATUS_OK && row->return_ns != HIST_NULL;
+    bool in_order =
+        row->return_ns == HIST_NULL || row->call_ns == HIST_NULL || row->return_ns >= row->call_ns;
+    if (req && res && !nul && in_order && row->kind && fast_ok(req, res, ok)) {
+        fast_op(rw, op_id, row, req, res);
+        return;
+    }
+    struct fl_buf err;
+    fl_buf_init(&err);
+    if (hist_load_op(&m->h, hist_path(rw->db), op_id, row, &err) != FL_OK)
+        m->broken = true; /* the database load will report it */
+    fl_buf_close(&err);
+}
+
+/* ---- watches ------------------------------------------------------------------------ */
+
+void run_mirror_watch_open(struct run_world *rw, const struct hist_watch *w)
+{
+    struct run_mirror *m = &rw->mirror;
+    if (!m->on || m->broken)
+        return;
+    if (m->n_watches == m->cap_watches) {
+        m->cap_watches = m->cap_watches ? 2 * m->cap_watches : 16;
+        m->watches = fl_realloc(m->watches, m->cap_watches * sizeof *m->watches);
+    }
+    struct run_mirror_watch *x = &m->watches[m->n_watches++];
+    memset(x, 0, sizeof *x);
+    x->watch_id = w->watch_id;
+    x->client_id = w->client_id;
+    x->start_rev = w->start_rev;
+    x->opened_ns = w->opened_ns;
+    x->closed_ns = w->closed_ns;
+    x->key_off = keep(m, w->key, w->key_len);
+    x->key_len = w->key ? w->key_len : 0;
+    x->range_end_off = keep(m, w->range_end, w->range_end_len);
+    x->range_end_len = w->range_end ? w->range_end_len : 0;
+    if (w->prev_kv == 1)
+        x->flags |= CHK_WF_PREV_KV;
+    if (w->progress_notify == 1)
+        x->flags |= CHK_WF_PROGRESS_NOTIFY;
+    if (w->filters && strstr(w->filters, "noput"))
+        x->flags |= CHK_WF_NOPUT;
+    if (w->filters && strstr(w->filters, "nodelete"))
+        x->flags |= CHK_WF_NODELETE;
+}
+
+void run_mirror_watch_close(struct run_world *rw, int64_t watch_id, int64_t closed_ns)
+{
+    struct run_mirror *m = &rw->mirror;
+    if (!m->on || m->broken)
+        return;
+    for (size_t i = m->n_watches; i-- > 0;) {
+        if (m->watches[i].watch_id == watch_id) {
+            m->watches[i].closed_ns = closed_ns;
+            return;
+        }
+    }
+    m->broken = true;
+}
+
+void run_mirror_event(struct run_world *rw, const struct hist_watch_event *ev)
+{
+    struct run_mirror *m = &rw->mirror;
+    if (!m->on || m->broken)
+        return;
+    int kind = !ev->kind                       ? -1
+               : !strcmp(ev->kind, "put")      ? CHK_EV_PUT
+               : !strcmp(ev->kind, "delete")   ? CHK_EV_DELETE
+               : !strcmp(ev->kind, "progress") ? CHK_EV_PROGRESS
+                                               : -1;
+    if (kind < 0 || ev->seq != HIST_NULL) {
+        m->broken = true;
+        return;
+    }
+    if (m->n_events == m->cap_events) {
+        m->cap_events = m->cap_events ? 2 * m->cap_events : 64;
+        m->events = fl_realloc(m->events, m->cap_events * sizeof *m->events);
+    }
+    struct run_mirror_event *x = &m->events[m->n_events++];
+    memset(x, 0, sizeof *x);
+    x->watch_id = ev->watch_id;
+    x->seq = ++m->wev_seq; /* hist_watch_event_add numbers them 1, 2, ... in the run */
+    x->response_seq = ev->response_seq;
+    x->kind = kind;
+    x->create_rev = ev->create_rev;
+    x->mod_rev = ev->mod_rev;
+    x->version = ev->version;
+    x->delivered_ns = ev->delivered_ns;
+    x->revision = ev->revision;
+    x->prev_kv = ev->prev_kv;
+    x->key_off = keep(m, ev->key, ev->key_len);
+    x->key_len = ev->key ? ev->key_len : 0;
+    x->value_off = keep(m, ev->value, ev->value_len);
+    x->value_len = ev->value ? ev->value_len : 0;
+    x->prev_off = keep(m, ev->prev_value, ev->prev_value_len);
+    x->prev_len = ev->prev_value ? ev->prev_value_len : 0;
+}
+
+/* ---- the end: the loader's watch part, finish --------------------------------------- */
+
+static int64_t or (int64_t v, int64_t dflt)
+{
+    return v == HIST_NULL ? dflt : v;
+}
+
+static int32_t blob_key(struct run_mirror *m, int64_t off, size_t n, bool range_end)
+{
+    const uint8_t *p = kept(m, off);
+    if (!p)
+        return range_end ? CHK_RANGE_ONE : chk_history_key(&m->h, "", 0);
+    if (range_end && n == 1 && p[0] == 0)
+        return CHK_RANGE_ALL;
+    return chk_history_key(&m->h, p, n);
+}
+
+static int32_t blob_value(struct run_mirror *m, int64_t off, size_t n)
+{
+    const void *p = kept(m, off);
+    return p ? chk_history_value(&m->h, p, n) : CHK_NIL;
+}
+
+static int watch_cmp(const void *a, const void *b)
+{
+    const struct run_mirror_watch *x = a, *y = b;
+    return (x->watch_id > y->watch_id) - (x->watch_id < y->watch_id);
+}
+
+static int event_cmp(const void *a, const void *b)
+{
+    const struct run_mirror_event *x = a, *y = b;
+    if (x->watch_id != y->watch_id)
+        return (x->watch_id > y->watch_id) - (x->watch_id < y->watch_id);
+    return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* load_db.c db_watches over the kept rows: watches by watch_id, then events by
+ * (watch_id, seq), interning in that order. */
+static void add_watches(struct run_mirror *m)
+{
+    qsort(m->watches, m->n_watches, sizeof *m->watches, watch_cmp);
+    for (size_t i = 0; i < m->n_watches; i++) {
+        const struct run_mirror_watch *x = &m->watches[i];
+        int32_t key = blob_key(m, x->key_off, x->key_len, false);
+        int32_t end = blob_key(m, x->range_end_off, x->range_end_len, true);
+        struct chk_watch *w = chk_history_watch_add(&m->h);
+        w->watch_id = x->watch_id;
+        w->client = (int32_t) or (x->client_id, 0);
+        w->key = key;
+        w->range_end = end;
+        w->start_rev = or (x->start_rev, 0);
+        w->opened_ns = or (x->opened_ns, 0);
+        w->closed_ns = or (x->closed_ns, CHK_NEVER);
+        w->flags = x->flags;
+    }
+    qsort(m->events, m->n_events, sizeof *m->events, event_cmp);
+    for (size_t i = 0; i < m->n_events; i++) {
+        const struct run_mirror_event *x = &m->events[i];
+        if (x->kind == CHK_EV_PROGRESS) {
+            struct chk_wevent *e = chk_history_event_add(&m->h);
+            e->watch_id = x->watch_id;
+            e->seq = x->seq;
+            e->response = or (x->response_seq, x->seq);
+            e->kind = (uint8_t)x->kind;
+            e->t_ns = or (x->delivered_ns, 0);
+            e->mod_rev = or (x->revision, or (x->mod_rev, 0));
+            continue;
+        }
+        int32_t key = blob_key(m, x->key_off, x->key_len, false);
+        int32_t value = x->kind == CHK_EV_PUT ? blob_value(m, x->value_off, x->value_len) : CHK_NIL;
+        int32_t prev =
+            or (x->prev_kv, 0) == 1 ? blob_value(m, x->prev_off, x->prev_len) : CHK_NOT_GIVEN;
+        struct chk_wevent *e = chk_history_event_add(&m->h);
+        e->watch_id = x->watch_id;
+        e->seq = x->seq;
+        e->response = or (x->response_seq, x->seq);
+        e->kind = (uint8_t)x->kind;
+        e->t_ns = or (x->delivered_ns, 0);
+        e->key = key;
+        e->value = value;
+        e->create_rev = or (x->create_rev, CHK_NO_REV);
+        e->mod_rev = or (x->mod_rev, 0);
+        e->version = or (x->version, CHK_NO_REV);
+        e->prev_value = prev;
+    }
+}
+
+int run_mirror_take(struct run_world *rw, struct chk_history *out, struct fl_buf *err)
+{
+    struct run_mirror *m = &rw->mirror;
+    if (!m->on || m->broken)
+        return hist_load_db(rw->db, rw->run_id, out, err);
+    add_watches(m);
+    int rc = hist_load_finish(hist_path(rw->db), &m->h, err);
+    if (rc) {
+        fl_buf_reset(err); /* let the database load say it, as before */
+        return hist_load_db(rw->db, rw->run_id, out, err);
+    }
+    if (m->ops <= RUN_MIRROR_VERIFY_OPS || m->verify) {
+        struct chk_history db;
+        struct fl_buf e2;
+        chk_history_init(&db);
+        fl_buf_init(&e2);
+        int drc = hist_load_db(rw->db, rw->run_id, &db, &e2);
+        char why[128];
+        FL_ASSERTF(drc == FL_OK && chk_history_equal(&m->h, &db, why, sizeof why),
+                   "run: the in-memory history differs from the database's (%s; %s)",
+                   drc ? fl_buf_cstr(&e2) : why, hist_path(rw->db));
+        chk_history_close(&db);
+        fl_buf_close(&e2);
+    }
+    *out = m->h; /* moved: the mirror is done */
+    chk_history_init(&m->h);
+    m->on = false;
+    return FL_OK;
+}
