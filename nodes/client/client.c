@@ -387,10 +387,16 @@ static void kvc_conn_on_message(struct sim_world *w, net_sock s, const uint8_t *
     (void)w;
     if (s != cn->sock || cn->state != LB_CONN_READY)
         return;
-    Rpc__ServerMsg *m = rpc__server_msg__unpack(NULL, n, p);
+    /* Decoded into the client's arena: nothing of the frame outlives this handler (a
+     * handler that issues calls may see another frame handled inside it, hence the
+     * depth). */
+    c->arena_depth++;
+    Rpc__ServerMsg *m = rpc__server_msg__unpack(&c->arena.alloc, n, p);
     if (m == NULL) {
         fl_log(FL_LOG_WARN, "client %d: undecodable frame from node %d", c->cfg.id,
                c->eps[cn->idx].node);
+        if (--c->arena_depth == 0)
+            kvc_arena_reset(&c->arena);
         return;
     }
     if (m->resp_case == RPC__SERVER_MSG__RESP_PONG) {
@@ -406,7 +412,8 @@ static void kvc_conn_on_message(struct sim_world *w, net_sock s, const uint8_t *
         if (call && call->state == KVC_CALL_INFLIGHT && call->ep == (int)cn->idx)
             kvc_call_on_response(call, m);
     }
-    rpc__server_msg__free_unpacked(m, NULL);
+    if (--c->arena_depth == 0)
+        kvc_arena_reset(&c->arena);
 }
 
 /* ---------------------------------------------------------------- reconcile --- */
@@ -886,6 +893,7 @@ int kvc_client_new(struct sim_world *w, const struct kvc_config *cfg, struct kvc
         return FL_EINVAL;
     }
     struct kvc_client *c = fl_calloc(1, sizeof(*c));
+    kvc_arena_init(&c->arena);
     c->w = w;
     c->cfg = *cfg;
     memcpy(c->eps, cfg->endpoints, cfg->endpoint_count * sizeof(*c->eps));
@@ -980,5 +988,6 @@ void kvc_client_free(struct kvc_client *c)
     sim_proc_set_ctx(c->w, c->proc, NULL);
     free(c->calls);
     free(c->streams);
+    kvc_arena_close(&c->arena);
     free(c);
 }

@@ -125,6 +125,16 @@ struct kvc_stream {
     kvc_done_fn *kfn;
 };
 
+/* client_arena.c: bump allocation for decoding one server frame (see there). */
+struct kvc_arena_block;
+struct kvc_arena {
+    ProtobufCAllocator alloc; /* pass &arena.alloc to *_unpack; never *_free_unpacked */
+    struct kvc_arena_block *head;
+};
+void kvc_arena_init(struct kvc_arena *a);
+void kvc_arena_reset(struct kvc_arena *a); /* frees every allocation, keeps one block */
+void kvc_arena_close(struct kvc_arena *a);
+
 struct kvc_client {
     struct sim_world *w;
     struct kvc_config cfg;
@@ -135,6 +145,9 @@ struct kvc_client {
     uint64_t next_id;
     struct kvc_call **calls;
     size_t call_count, call_cap;
+    /* the frame being handled is decoded here; reset when the outermost handler ends */
+    struct kvc_arena arena;
+    int arena_depth;
     struct kvc_stream **streams;
     size_t stream_count, stream_cap;
     sim_handle lb_timer;
