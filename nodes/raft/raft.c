@@ -683,6 +683,13 @@ uint64_t raft_entry_term(const struct raft *r, uint64_t index)
     return raft__term_at(r, index);
 }
 
+const struct raft_entry *raft_entry_get(const struct raft *r, uint64_t index)
+{
+    if (index <= r->log.base_index || index > r->log.base_index + r->log.count)
+        return NULL;
+    return raft__entry_at(r, index);
+}
+
 bool raft_check_invariants(const struct raft *r)
 {
     const struct raft__log *l = &r->log;

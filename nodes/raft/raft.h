@@ -394,6 +394,9 @@ uint64_t raft_first_index(const struct raft *r);
 const struct raft_conf_state *raft_conf(const struct raft *r);
 /* The term of entry index, 0 when unknown (compacted or beyond the end). */
 uint64_t raft_entry_term(const struct raft *r, uint64_t index);
+/* The entry at index while the log holds it (NULL when compacted away or beyond the
+ * last index); valid until the next call that changes the log. */
+const struct raft_entry *raft_entry_get(const struct raft *r, uint64_t index);
 
 enum raft_progress_state { RAFT_PR_PROBE, RAFT_PR_REPLICATE, RAFT_PR_SNAPSHOT };
 

@@ -105,6 +105,7 @@ static struct srv_member *member_alloc(struct srv_cluster *cl, int node, int pro
     srv_pb_arena_init(&m->pb_peer);
     srv_pb_arena_init(&m->pb_apply);
     srv_wal_state_init(&m->log);
+    m->log.no_data = true;
     raft_ready_init(&m->rd);
 
     mvcc_config_default(&m->kv_cfg);
@@ -678,6 +679,7 @@ struct srv_member *srv_member_recover(struct srv_cluster *cl, int node, int proc
 
     srv_wal_state_close(&m->log);
     m->log = st; /* the mirror is what the disk holds */
+    srv_wal_state_drop_data(&m->log);
     m->wal_seq = seq;
     snprintf(m->wal_name, sizeof m->wal_name, "%s", name);
     m->term = st.term;

@@ -64,9 +64,21 @@ void srv_wal_rotate(struct srv_member *m)
     if (m->log.snap_index)
         srv_wal_put_snapshot(&b, m->log.snap_index, m->log.snap_term, false);
     srv_wal_put_hardstate(&b, m->log.term, m->log.vote, m->log.commit);
+    /* The mirror keeps no bytes (see srv_wal_state.no_data): they come from the Raft
+     * log, where an entry with the same index and term is the same entry. Should the
+     * log no longer hold one as persisted, this rotation waits for the next one. */
     for (size_t i = 0; i < m->log.n_entries; i++) {
         const struct srv_wal_entry *e = &m->log.entries[i];
-        srv_wal_put_entry(&b, e->term, e->index, e->type, e->data, e->len);
+        const void *data = e->data;
+        if (!data && e->len) {
+            const struct raft_entry *re = raft_entry_get(m->raft, e->index);
+            if (!re || re->term != e->term || re->len != e->len) {
+                fl_buf_close(&b);
+                return;
+            }
+            data = re->data;
+        }
+        srv_wal_put_entry(&b, e->term, e->index, e->type, data, e->len);
     }
     m->wal_seq++;
     srv_wal_segment_name(m->wal_name, sizeof m->wal_name, m->wal_seq);

@@ -135,6 +135,15 @@ void srv_wal_state_init(struct srv_wal_state *st)
     memset(st, 0, sizeof *st);
 }
 
+void srv_wal_state_drop_data(struct srv_wal_state *st)
+{
+    for (size_t i = 0; i < st->n_entries; i++) {
+        free(st->entries[i].data);
+        st->entries[i].data = NULL;
+    }
+    st->no_data = true;
+}
+
 static void wal_drop_from(struct srv_wal_state *st, size_t pos)
 {
     for (size_t i = pos; i < st->n_entries; i++)
@@ -196,7 +205,7 @@ void srv_wal_state_append(struct srv_wal_state *st, uint64_t term, uint64_t inde
     e->index = index;
     e->type = type;
     e->len = len;
-    e->data = len ? fl_memdup(data, len) : NULL;
+    e->data = len && !st->no_data ? fl_memdup(data, len) : NULL;
 }
 
 static bool wal_apply(struct srv_wal_state *st, uint8_t type, struct srv_reader *r)

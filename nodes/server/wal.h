@@ -42,6 +42,8 @@ struct srv_wal_state {
     size_t valid_bytes; /* bytes of the last replayed buffer that held whole records */
     bool torn;          /* the last replayed buffer ended in a bad or short record */
     int records;        /* records replayed in total */
+    bool no_data;       /* entries keep index, term, type and length only: the live
+                           mirror of a member, whose Raft log holds the bytes */
 };
 
 void srv_wal_put_meta(struct fl_buf *b, uint64_t member_id, uint64_t cluster_id);
@@ -52,6 +54,8 @@ void srv_wal_put_entry(struct fl_buf *b, uint64_t term, uint64_t index, uint32_t
 void srv_wal_put_snapshot(struct fl_buf *b, uint64_t index, uint64_t term, bool reset);
 
 void srv_wal_state_init(struct srv_wal_state *st);
+/* Frees every entry's bytes and keeps none from now on (see no_data). */
+void srv_wal_state_drop_data(struct srv_wal_state *st);
 void srv_wal_state_close(struct srv_wal_state *st);
 /* Replays the records of one file into st. Never fails: a bad record ends the replay
  * of this buffer (st->torn, st->valid_bytes say where). Returns records replayed. */
