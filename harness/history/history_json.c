@@ -209,6 +209,27 @@ static bool put_string(struct fl_buf *out, const uint8_t *p, size_t n)
     return nul;
 }
 
+/* Length of the leading run of bytes that go into a JSON string as they are
+ * (printable ASCII but '"' and '\\'), eight at a time: a word has none of the others
+ * when no byte has the high bit, none is below 0x20 and none equals '"' or '\\'
+ * (the exact has-zero-byte / has-less-than tests). */
+static size_t plain_prefix(const uint8_t *p, size_t n)
+{
+    const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
+        uint64_t bad = (w | ((w - ones * 0x20) & ~w) | ((q - ones) & ~q) | ((b - ones) & ~b));
+        if (bad & highs)
+            break;
+    }
+    while (i < n && p[i] >= 0x20 && p[i] < 0x80 && p[i] != '"' && p[i] != '\\')
+        i++;
+    return i;
+}
+
 bool hist_jt_bytes(struct fl_buf *out, const void *p, size_t n)
 {
     if (!p) {
@@ -216,7 +237,16 @@ bool hist_jt_bytes(struct fl_buf *out, const void *p, size_t n)
         return false;
     }
     const uint8_t *b = p;
-    if (utf8_valid(b, n))
+    size_t plain = plain_prefix(b, n);
+    if (plain == n) { /* the usual key or value: copied as it is */
+        fl_buf_reserve(out, n + 2);
+        out->data[out->len++] = '"';
+        memcpy(out->data + out->len, b, n);
+        out->len += n;
+        out->data[out->len++] = '"';
+        return false;
+    }
+    if (utf8_valid(b + plain, n - plain))
         return put_string(out, b, n);
     fl_buf_reserve(out, 2 * n + 10);
     fl_buf_append(out, "{\"hex\":\"", 8);

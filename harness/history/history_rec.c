@@ -40,8 +40,9 @@ void hist__bind_blob(sqlite3_stmt *st, int col, const void *p, size_t n)
 }
 
 /* The row's digest bytes are gathered in db->dig and handed to the digest in one
- * update per row (hist__dig_end): the same bytes as folding field by field, since the
- * hash is streaming, at a fraction of the per-call cost. */
+ * update per row (hist__dig_end), long fields apart (dig_bytes): the same bytes as
+ * folding field by field, since the hash is streaming, at a fraction of the per-call
+ * cost. */
 static void dig_u64(struct hist_db *db, uint64_t v)
 {
     uint8_t b[8];
@@ -61,6 +62,20 @@ void hist__dig_i64(struct hist_db *db, int64_t v)
         dig_u64(db, (uint64_t)v);
 }
 
+/* Bytes of a field: gathered, or when long (a range response's JSON) handed over
+ * where they are after what was gathered, without a copy: the same byte stream. */
+static void dig_bytes(struct hist_db *db, const void *p, size_t n)
+{
+    if (n < 512) {
+        fl_buf_append(&db->dig, p, n);
+        return;
+    }
+    if (db->dig.len)
+        fl_digest_update(db->digest, db->dig.data, db->dig.len);
+    fl_buf_reset(&db->dig);
+    fl_digest_update(db->digest, p, n);
+}
+
 void hist__dig_str(struct hist_db *db, const char *s)
 {
     if (!db->digest)
@@ -71,7 +86,7 @@ void hist__dig_str(struct hist_db *db, const char *s)
     }
     size_t n = strlen(s);
     dig_u64(db, n);
-    fl_buf_append(&db->dig, s, n);
+    dig_bytes(db, s, n);
 }
 
 void hist__dig_blob(struct hist_db *db, const void *p, size_t n)
@@ -83,7 +98,7 @@ void hist__dig_blob(struct hist_db *db, const void *p, size_t n)
         return;
     }
     dig_u64(db, n);
-    fl_buf_append(&db->dig, p, n);
+    dig_bytes(db, p, n);
 }
 
 void hist__dig_end(struct hist_db *db)

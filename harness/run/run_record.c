@@ -26,19 +26,18 @@ static void jt_char(struct fl_buf *b, char c)
 
 static bool kv_text(struct fl_buf *b, const struct kvc_kv *kv)
 {
-    jt_char(b, '{');
-    hist_jt_key(b, true, "key");
+    JT_LIT(b, "{\"key\":");
     bool nul = jt_bytes(b, kv->key);
-    hist_jt_key(b, false, "value");
+    JT_LIT(b, ",\"value\":");
     nul |= jt_bytes(b, kv->value);
-    hist_jt_key(b, false, "create_revision");
+    JT_LIT(b, ",\"create_revision\":");
     hist_jt_int(b, kv->create_rev);
-    hist_jt_key(b, false, "mod_revision");
+    JT_LIT(b, ",\"mod_revision\":");
     hist_jt_int(b, kv->mod_rev);
-    hist_jt_key(b, false, "version");
+    JT_LIT(b, ",\"version\":");
     hist_jt_int(b, kv->version);
     if (kv->lease) {
-        hist_jt_key(b, false, "lease");
+        JT_LIT(b, ",\"lease\":");
         hist_jt_int(b, kv->lease);
     }
     jt_char(b, '}');
