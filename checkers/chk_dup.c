@@ -90,6 +90,56 @@ static struct dup_w *dup_writers(const struct chk_history *h, uint32_t *count)
     return w;
 }
 
+static uint64_t dup_mix(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9u;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebu;
+    return x ^ (x >> 31);
+}
+
+/* Keeps one application per (key, value, rev), the least in dup_a_cmp order (least
+ * src, then who): the checker only ever looks at the first application of each
+ * revision of a pair, so the rest are dead weight for the sort (a range read shows
+ * the same pairs again and again). Returns the new count; the order is arbitrary
+ * until the caller sorts. The hash table is for lookup only. */
+static uint32_t dup_compact(struct dup_a *a, uint32_t n)
+{
+    if (n < 2)
+        return n;
+    uint32_t cap = 16;
+    while (cap < 2 * n)
+        cap <<= 1;
+    uint32_t *slot = fl_calloc(cap, sizeof(*slot)); /* index + 1, 0 empty */
+    uint32_t m = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const struct dup_a x = a[i];
+        uint64_t hv = dup_mix(((uint64_t)(uint32_t)x.key << 32 | (uint32_t)x.value) ^
+                              dup_mix((uint64_t)x.rev));
+        uint32_t s = (uint32_t)hv & (cap - 1);
+        bool seen = false;
+        while (slot[s]) {
+            struct dup_a *y = &a[slot[s] - 1];
+            if (y->key == x.key && y->value == x.value && y->rev == x.rev) {
+                if (x.src < y->src || (x.src == y->src && x.who < y->who)) {
+                    y->src = x.src;
+                    y->who = x.who;
+                }
+                seen = true;
+                break;
+            }
+            s = (s + 1) & (cap - 1);
+        }
+        if (!seen) {
+            a[m++] = x;
+            slot[s] = m;
+        }
+    }
+    free(slot);
+    return m;
+}
+
 /* Where the history shows a (key, value) applied: ok puts' response revisions, watch
  * put events, and the key-values of ok ops' results. */
 static struct dup_a *dup_apps(const struct chk_history *h, uint32_t *count)
@@ -125,6 +175,7 @@ static struct dup_a *dup_apps(const struct chk_history *h, uint32_t *count)
         DUP_GROW(a, n, cap);
         a[n++] = (struct dup_a){e->key, e->value, e->mod_rev, DUP_WATCH, i};
     }
+    n = dup_compact(a, n);
     if (n)
         qsort(a, n, sizeof(*a), dup_a_cmp);
     *count = n;
