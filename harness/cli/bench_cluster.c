@@ -20,6 +20,7 @@
 #include "harness/common/common.h"
 #include "harness/run/run.h"
 #include "harness/sim/sim.h"
+#include "nodes/proto/codec.h"
 #include "nodes/proto/rpc.pb-c.h"
 #include "nodes/server/cluster.h"
 #include "nodes/server/pbarena.h"
@@ -37,6 +38,7 @@ struct load_conn {
     int64_t done_ok;
     int64_t done_err;
     struct srv_pb_arena pb; /* responses are decoded here, dropped at once */
+    struct fl_buf out;
     uint8_t frame[256];
 };
 
@@ -61,9 +63,11 @@ static size_t make_put(struct load_conn *c, uint8_t *out, size_t cap)
     msg.method = RPC__METHOD__METHOD_PUT;
     msg.req_case = RPC__CLIENT_MSG__REQ_PUT;
     msg.put = &put;
-    size_t n = rpc__client_msg__get_packed_size(&msg);
+    struct fl_buf *b = &c->out;
+    fl_buf_reset(b);
+    size_t n = rpc_client_msg_encode(&msg, b);
     FL_ASSERT(n <= cap);
-    rpc__client_msg__pack(&msg, out);
+    memcpy(out, b->data, n);
     return n;
 }
 
@@ -79,7 +83,7 @@ static void load_on_message(struct sim_world *w, net_sock s, const uint8_t *p, s
     (void)s;
     struct load_conn *c = ctx;
     srv_pb_arena_reset(&c->pb);
-    Rpc__ServerMsg *m = rpc__server_msg__unpack(&c->pb.alloc, n, p);
+    Rpc__ServerMsg *m = rpc_server_msg_decode(&c->pb.alloc, n, p);
     if (m && !m->error)
         c->done_ok++;
     else
@@ -168,6 +172,7 @@ static void bench_saturation(json_t *out)
         conns[i].next_call = 1;
         conns[i].seq = (uint64_t)i + 1;
         srv_pb_arena_init(&conns[i].pb);
+        fl_buf_init(&conns[i].out);
         conns[i].sock = net_connect(w, proc, lproc, SRV_CLIENT_PORT, &ops, &conns[i]);
         for (int k = 0; k < LOAD_WINDOW; k++)
             load_send(&conns[i]);
@@ -204,8 +209,10 @@ done:
     srv_cluster_destroy(cl);
     sim_world_free(w);
     for (int i = 0; i < LOAD_CONNS; i++)
-        if (conns[i].w)
+        if (conns[i].w) {
             srv_pb_arena_close(&conns[i].pb);
+            fl_buf_close(&conns[i].out);
+        }
 }
 
 void bench_e2e(const struct bench_ctx *ctx, json_t *out)

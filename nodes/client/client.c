@@ -14,6 +14,7 @@
  *
  * Every completion reports to the observer first, then to the caller's callback.
  */
+#include "nodes/proto/codec.h"
 #include "nodes/client/client_int.h"
 
 #include "nodes/server/server.h"
@@ -391,7 +392,7 @@ static void kvc_conn_on_message(struct sim_world *w, net_sock s, const uint8_t *
      * handler that issues calls may see another frame handled inside it, hence the
      * depth). */
     c->arena_depth++;
-    Rpc__ServerMsg *m = rpc__server_msg__unpack(&c->arena.alloc, n, p);
+    Rpc__ServerMsg *m = rpc_server_msg_decode(&c->arena.alloc, n, p);
     if (m == NULL) {
         fl_log(FL_LOG_WARN, "client %d: undecodable frame from node %d", c->cfg.id,
                c->eps[cn->idx].node);

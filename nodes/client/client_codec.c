@@ -6,6 +6,7 @@
  * length of one callback. protobuf-c types never leave nodes/client.
  */
 #include "nodes/client/client_int.h"
+#include "nodes/proto/codec.h"
 
 void *kvc_scratch_alloc(struct kvc_scratch *s, size_t size)
 {
@@ -392,12 +393,10 @@ static void kvc_pb_body(Rpc__ClientMsg *m, const struct kvc_request *req, struct
 
 uint8_t *kvc_encode_msg(const Rpc__ClientMsg *m, size_t *len)
 {
-    size_t n = rpc__client_msg__get_packed_size(m);
-    uint8_t *buf = fl_malloc(n ? n : 1);
-    size_t w = rpc__client_msg__pack(m, buf);
-    FL_ASSERT(w == n);
-    *len = n;
-    return buf;
+    struct fl_buf b; /* the wire form: nodes/proto/codec.h */
+    fl_buf_init(&b);
+    *len = rpc_client_msg_encode(m, &b);
+    return b.data ? b.data : fl_malloc(1);
 }
 
 uint8_t *kvc_encode_request(const struct kvc_request *req, uint64_t call_id, bool require_leader,

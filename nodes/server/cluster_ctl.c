@@ -3,6 +3,7 @@
  * client would send, answered through a callback), restore into a new cluster
  * identity, and the end-of-run convergence check.
  */
+#include "nodes/proto/codec.h"
 #include "nodes/server/cluster_int.h"
 
 #include <inttypes.h>
@@ -62,16 +63,16 @@ static void ctl_send(struct srv_cluster *cl, int node, const Rpc__ClientMsg *msg
         srv_cl_ctl_fail(done, ud, RPC_ERR_STOPPED);
         return;
     }
-    size_t n = rpc__client_msg__get_packed_size(msg);
-    uint8_t *buf = fl_malloc(n + 1);
-    rpc__client_msg__pack(msg, buf);
+    struct fl_buf buf; /* through the wire form: the member gets its own copy */
+    fl_buf_init(&buf);
+    size_t n = rpc_client_msg_encode(msg, &buf);
     struct ctl_call *c = fl_calloc(1, sizeof *c);
     c->cl = cl;
     c->node = node;
-    c->req = srv_pb_unpack_owned(&rpc__client_msg__descriptor, n, buf);
+    c->req = srv_req_decode(n, buf.data);
     c->done = done;
     c->ud = ud;
-    free(buf);
+    fl_buf_close(&buf);
     FL_ASSERT(c->req);
     if (!sim_timer_start(cl->w, sl->proc, 0, ctl_run, c)) {
         srv_pb_free_owned(c->req);

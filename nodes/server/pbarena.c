@@ -88,13 +88,13 @@ void srv_pb_arena_close(struct srv_pb_arena *a)
  * pointer alone finds and frees everything. */
 #define OWNED_HDR ((sizeof(struct srv_pb_arena) + 15u) & ~(size_t)15u)
 
-void *srv_pb_unpack_owned(const ProtobufCMessageDescriptor *d, size_t n, const uint8_t *p)
+void *srv_pb_decode_owned(srv_pb_decode_fn *decode, size_t msg_size, size_t n, const uint8_t *p)
 {
     struct srv_pb_arena a;
     srv_pb_arena_init(&a);
-    a.head = block_new(OWNED_HDR + d->sizeof_message + 2 * n + 256, NULL);
+    a.head = block_new(OWNED_HDR + msg_size + 2 * n + 256, NULL);
     struct srv_pb_arena *hdr = arena_alloc(&a, sizeof *hdr);
-    ProtobufCMessage *msg = protobuf_c_message_unpack(d, &a.alloc, n, p);
+    void *msg = decode(&a.alloc, n, p);
     if (!msg) {
         srv_pb_arena_close(&a);
         return NULL;

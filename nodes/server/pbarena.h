@@ -23,9 +23,11 @@ void srv_pb_arena_reset(struct srv_pb_arena *a);
 void srv_pb_arena_close(struct srv_pb_arena *a);
 
 /* Decodes a message that lives until srv_pb_free_owned (one allocation in the usual
- * case instead of one per field, and no walk of the message to free it). Never pass
- * it to *_free_unpacked. NULL when the bytes do not decode. */
-void *srv_pb_unpack_owned(const ProtobufCMessageDescriptor *d, size_t n, const uint8_t *p);
+ * case instead of one per field, and no walk of the message to free it): decode
+ * must allocate the top message (msg_size bytes) first from the allocator it gets.
+ * Never pass the result to *_free_unpacked. NULL when the bytes do not decode. */
+typedef void *srv_pb_decode_fn(ProtobufCAllocator *a, size_t n, const uint8_t *p);
+void *srv_pb_decode_owned(srv_pb_decode_fn *decode, size_t msg_size, size_t n, const uint8_t *p);
 void srv_pb_free_owned(void *msg);
 
 #endif

@@ -12,6 +12,7 @@
  * never serves stale data) — unless FL_BUG(MVCC_STALE_READ). Writes are proposed as
  * Raft entries and answered when applied (apply.c). Errors carry the exact etcd text
  * and gRPC code (nodes/proto/errors.h). */
+#include "nodes/proto/codec.h"
 #include "nodes/server/convert.h"
 #include "nodes/server/srv_int.h"
 
@@ -72,10 +73,8 @@ void srv_reply_send(struct srv_member *m, const struct srv_reply *reply, Rpc__Se
         reply_to_result(msg, &res);
         reply->done(reply->ud, &st, &res);
     } else if (reply->sock) {
-        size_t n = rpc__server_msg__get_packed_size(msg);
         fl_buf_reset(&m->scratch);
-        fl_buf_reserve(&m->scratch, n + 1);
-        rpc__server_msg__pack(msg, m->scratch.data);
+        size_t n = rpc_server_msg_encode(msg, &m->scratch);
         net_send(m->w, reply->sock, m->scratch.data, n);
     }
     if (msg->header == &hdr)
@@ -418,9 +417,19 @@ static void defer_frame(struct srv_member *m, net_sock s, const uint8_t *p, size
     m->n_deferred++;
 }
 
+static void *req_decode(ProtobufCAllocator *a, size_t n, const uint8_t *p)
+{
+    return rpc_client_msg_decode(a, n, p);
+}
+
+Rpc__ClientMsg *srv_req_decode(size_t n, const uint8_t *p)
+{
+    return srv_pb_decode_owned(req_decode, sizeof(Rpc__ClientMsg), n, p);
+}
+
 static void handle_frame(struct srv_member *m, net_sock s, const uint8_t *p, size_t n)
 {
-    Rpc__ClientMsg *req = srv_pb_unpack_owned(&rpc__client_msg__descriptor, n, p);
+    Rpc__ClientMsg *req = srv_req_decode(n, p);
     if (!req)
         return;
     const struct srv_config *c = srv_member_config(m);

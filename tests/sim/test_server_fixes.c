@@ -72,11 +72,11 @@ static void keepalive(struct tclient *c, uint64_t stream, int64_t lease)
     msg.req_case = RPC__CLIENT_MSG__REQ_LEASE_KEEPALIVE;
     msg.lease_keepalive = &r;
     msg.call_id = stream;
-    size_t n = rpc__client_msg__get_packed_size(&msg);
-    uint8_t *buf = malloc(n + 1);
-    rpc__client_msg__pack(&msg, buf);
-    net_send(c->w, c->sock, buf, n);
-    free(buf);
+    struct fl_buf b;
+    fl_buf_init(&b);
+    size_t n = rpc_client_msg_encode(&msg, &b);
+    net_send(c->w, c->sock, b.data, n);
+    fl_buf_close(&b);
 }
 
 /* Keeps `lease` alive through `node` like clientv3: the next request TTL/3 after

@@ -87,11 +87,11 @@ static void test_watch_across_leader_change(void)
     msg.req_case = RPC__CLIENT_MSG__REQ_WATCH;
     msg.watch = &wr;
     msg.call_id = id;
-    size_t plen = rpc__client_msg__get_packed_size(&msg);
-    uint8_t *pbuf = malloc(plen + 1);
-    rpc__client_msg__pack(&msg, pbuf);
-    net_send(f.w, w.sock, pbuf, plen);
-    free(pbuf);
+    struct fl_buf pb;
+    fl_buf_init(&pb);
+    size_t plen = rpc_client_msg_encode(&msg, &pb);
+    net_send(f.w, w.sock, pb.data, plen);
+    fl_buf_close(&pb);
     Rpc__ServerMsg *p = tc_wait(&w, id, FL_S);
     CHECK(p && p->resp_case == RPC__SERVER_MSG__RESP_WATCH && p->watch->n_events == 0 &&
           p->header->revision == 21);
@@ -206,11 +206,11 @@ static void keepalive(struct tclient *c, uint64_t stream, int64_t lease)
     msg.req_case = RPC__CLIENT_MSG__REQ_LEASE_KEEPALIVE;
     msg.lease_keepalive = &r;
     msg.call_id = stream;
-    size_t n = rpc__client_msg__get_packed_size(&msg);
-    uint8_t *buf = malloc(n + 1);
-    rpc__client_msg__pack(&msg, buf);
-    net_send(c->w, c->sock, buf, n);
-    free(buf);
+    struct fl_buf b;
+    fl_buf_init(&b);
+    size_t n = rpc_client_msg_encode(&msg, &b);
+    net_send(c->w, c->sock, b.data, n);
+    fl_buf_close(&b);
 }
 
 static bool key_exists(struct fixture *f, int node, const char *k)

@@ -6,6 +6,7 @@
 #ifndef FL_TEST_TCLIENT_H
 #define FL_TEST_TCLIENT_H
 
+#include "nodes/proto/codec.h"
 #include "harness/sim/sim.h"
 #include "nodes/proto/rpc.pb-c.h"
 #include "nodes/server/cluster.h"
@@ -27,7 +28,7 @@ static void tc_on_message(struct sim_world *w, net_sock s, const uint8_t *p, siz
     (void)w;
     (void)s;
     struct tclient *c = ctx;
-    Rpc__ServerMsg *m = rpc__server_msg__unpack(NULL, n, p);
+    Rpc__ServerMsg *m = rpc_server_msg_decode(NULL, n, p);
     if (m && c->qn < TC_QUEUE_MAX)
         c->q[c->qn++] = m;
     else if (m)
@@ -79,11 +80,11 @@ static inline Rpc__ServerMsg *tc_take(struct tclient *c, uint64_t call_id)
 static inline uint64_t tc_send(struct tclient *c, Rpc__ClientMsg *msg)
 {
     msg->call_id = c->next_call++;
-    size_t n = rpc__client_msg__get_packed_size(msg);
-    uint8_t *buf = malloc(n + 1);
-    rpc__client_msg__pack(msg, buf);
-    net_send(c->w, c->sock, buf, n);
-    free(buf);
+    struct fl_buf b;
+    fl_buf_init(&b);
+    size_t n = rpc_client_msg_encode(msg, &b);
+    net_send(c->w, c->sock, b.data, n);
+    fl_buf_close(&b);
     return msg->call_id;
 }
 

@@ -1,0 +1,167 @@
+/*
+ * codec.c: ClientMsg / ServerMsg <-> ClientFrame / ServerFrame (see codec.h).
+ *
+ * The oneof member is found through the message descriptor (its field number is the
+ * case value), so one generic path serves every request and response type.
+ */
+#include "nodes/proto/codec.h"
+
+/* The oneof member of m in use: its descriptor, or NULL (case 0 or not a message). */
+static const ProtobufCFieldDescriptor *oneof_field(const ProtobufCMessageDescriptor *d,
+                                                   uint32_t number)
+{
+    if (number == 0)
+        return NULL;
+    const ProtobufCFieldDescriptor *fd = protobuf_c_message_descriptor_get_field(d, number);
+    if (!fd || fd->type != PROTOBUF_C_TYPE_MESSAGE || !(fd->flags & PROTOBUF_C_FIELD_FLAG_ONEOF))
+        return NULL;
+    return fd;
+}
+
+static ProtobufCMessage **member_at(void *msg, const ProtobufCFieldDescriptor *fd)
+{
+    return (ProtobufCMessage **)((char *)msg + fd->offset);
+}
+
+/* Packs the body into a stack buffer when it fits (the common case), else the heap. */
+#define BODY_STACK 512
+
+static size_t frame_pack(const ProtobufCMessage *frame, struct fl_buf *out)
+{
+    size_t n = protobuf_c_message_get_packed_size(frame);
+    fl_buf_reserve(out, n);
+    size_t w = protobuf_c_message_pack(frame, out->data + out->len);
+    FL_ASSERT(w == n);
+    out->len += n;
+    return n;
+}
+
+static uint8_t *body_pack(const ProtobufCMessage *sub, uint8_t *stack, size_t *len)
+{
+    if (!sub) {
+        *len = 0;
+        return stack;
+    }
+    size_t n = protobuf_c_message_get_packed_size(sub);
+    uint8_t *b = n <= BODY_STACK ? stack : fl_malloc(n);
+    size_t w = protobuf_c_message_pack(sub, b);
+    FL_ASSERT(w == n);
+    *len = n;
+    return b;
+}
+
+size_t rpc_client_msg_encode(const Rpc__ClientMsg *m, struct fl_buf *out)
+{
+    Rpc__ClientFrame f = RPC__CLIENT_FRAME__INIT;
+    f.call_id = m->call_id;
+    f.method = m->method;
+    f.require_leader = m->require_leader;
+    f.close_stream = m->close_stream;
+    f.client_id = m->client_id;
+    const ProtobufCFieldDescriptor *fd = oneof_field(&rpc__client_msg__descriptor, m->req_case);
+    const ProtobufCMessage *sub = fd ? *member_at((void *)m, fd) : NULL;
+    uint8_t stack[BODY_STACK];
+    size_t bl;
+    uint8_t *b = body_pack(sub, stack, &bl);
+    f.req = fd ? (uint32_t)m->req_case : 0;
+    f.body.data = b;
+    f.body.len = bl;
+    size_t n = frame_pack(&f.base, out);
+    if (b != stack)
+        free(b);
+    return n;
+}
+
+size_t rpc_server_msg_encode(const Rpc__ServerMsg *m, struct fl_buf *out)
+{
+    Rpc__ServerFrame f = RPC__SERVER_FRAME__INIT;
+    f.call_id = m->call_id;
+    f.method = m->method;
+    f.header = m->header;
+    f.error = m->error;
+    f.stream_end = m->stream_end;
+    const ProtobufCFieldDescriptor *fd = oneof_field(&rpc__server_msg__descriptor, m->resp_case);
+    const ProtobufCMessage *sub = fd ? *member_at((void *)m, fd) : NULL;
+    uint8_t stack[BODY_STACK];
+    size_t bl;
+    uint8_t *b = body_pack(sub, stack, &bl);
+    f.resp = fd ? (uint32_t)m->resp_case : 0;
+    f.body.data = b;
+    f.body.len = bl;
+    size_t n = frame_pack(&f.base, out);
+    if (b != stack)
+        free(b);
+    return n;
+}
+
+static void *pb_alloc(ProtobufCAllocator *a, size_t n)
+{
+    return a ? a->alloc(a->allocator_data, n) : fl_malloc(n);
+}
+
+/* Unpacks the body named by number into the oneof member of msg. */
+static bool body_unpack(ProtobufCAllocator *a, const ProtobufCMessageDescriptor *d, void *msg,
+                        uint32_t number, const ProtobufCBinaryData *body, uint32_t *case_out)
+{
+    if (number == 0)
+        return body->len == 0;
+    const ProtobufCFieldDescriptor *fd = oneof_field(d, number);
+    if (!fd)
+        return false;
+    ProtobufCMessage *sub = protobuf_c_message_unpack(fd->descriptor, a, body->len, body->data);
+    if (!sub)
+        return false;
+    *member_at(msg, fd) = sub;
+    *case_out = number;
+    return true;
+}
+
+Rpc__ClientMsg *rpc_client_msg_decode(ProtobufCAllocator *a, size_t n, const uint8_t *p)
+{
+    Rpc__ClientMsg *m = pb_alloc(a, sizeof *m); /* first: see codec.h */
+    rpc__client_msg__init(m);
+    Rpc__ClientFrame *f = rpc__client_frame__unpack(a, n, p);
+    uint32_t c = 0;
+    bool ok = f && body_unpack(a, &rpc__client_msg__descriptor, m, f->req, &f->body, &c);
+    if (ok) {
+        m->call_id = f->call_id;
+        m->method = f->method;
+        m->require_leader = f->require_leader;
+        m->close_stream = f->close_stream;
+        m->client_id = f->client_id;
+        m->req_case = (Rpc__ClientMsg__ReqCase)c;
+    }
+    if (f)
+        rpc__client_frame__free_unpacked(f, a);
+    if (!ok) {
+        rpc__client_msg__free_unpacked(m, a);
+        return NULL;
+    }
+    return m;
+}
+
+Rpc__ServerMsg *rpc_server_msg_decode(ProtobufCAllocator *a, size_t n, const uint8_t *p)
+{
+    Rpc__ServerMsg *m = pb_alloc(a, sizeof *m); /* first: see codec.h */
+    rpc__server_msg__init(m);
+    Rpc__ServerFrame *f = rpc__server_frame__unpack(a, n, p);
+    uint32_t c = 0;
+    bool ok = f && body_unpack(a, &rpc__server_msg__descriptor, m, f->resp, &f->body, &c);
+    if (ok) {
+        m->call_id = f->call_id;
+        m->method = f->method;
+        m->header = f->header; /* moved: the frame no longer owns them */
+        m->error = f->error;
+        m->stream_end = f->stream_end;
+        m->resp_case = (Rpc__ServerMsg__RespCase)c;
+        f->header = NULL;
+        f->error = NULL;
+    }
+    if (f)
+        rpc__server_frame__free_unpacked(f, a);
+    if (!ok) {
+        rpc__server_msg__free_unpacked(m, a);
+        return NULL;
+    }
+    return m;
+}
