@@ -77,7 +77,13 @@ size_t rpc_server_msg_encode(const Rpc__ServerMsg *m, struct fl_buf *out)
     Rpc__ServerFrame f = RPC__SERVER_FRAME__INIT;
     f.call_id = m->call_id;
     f.method = m->method;
-    f.header = m->header;
+    if (m->header) { /* flattened: one message fewer to size, pack and unpack */
+        f.has_header = true;
+        f.cluster_id = m->header->cluster_id;
+        f.member_id = m->header->member_id;
+        f.revision = m->header->revision;
+        f.raft_term = m->header->raft_term;
+    }
     f.error = m->error;
     f.stream_end = m->stream_end;
     const ProtobufCFieldDescriptor *fd = oneof_field(&rpc__server_msg__descriptor, m->resp_case);
@@ -97,6 +103,25 @@ size_t rpc_server_msg_encode(const Rpc__ServerMsg *m, struct fl_buf *out)
 static void *pb_alloc(ProtobufCAllocator *a, size_t n)
 {
     return a ? a->alloc(a->allocator_data, n) : fl_malloc(n);
+}
+
+/* Frees a decoded frame that owns nothing but itself and its body bytes (what every
+ * frame is once its error, if any, moved out) without protobuf-c's walk over its
+ * fields; one with unknown fields takes the general path. */
+static void frame_free(ProtobufCAllocator *a, ProtobufCMessage *f, void *body, size_t unknown)
+{
+    if (unknown) {
+        protobuf_c_message_free_unpacked(f, a);
+        return;
+    }
+    if (a) {
+        if (body)
+            a->free(a->allocator_data, body);
+        a->free(a->allocator_data, f);
+    } else {
+        free(body);
+        free(f);
+    }
 }
 
 /* Unpacks the body named by number into the oneof member of msg. */
@@ -132,7 +157,7 @@ Rpc__ClientMsg *rpc_client_msg_decode(ProtobufCAllocator *a, size_t n, const uin
         m->req_case = (Rpc__ClientMsg__ReqCase)c;
     }
     if (f)
-        rpc__client_frame__free_unpacked(f, a);
+        frame_free(a, &f->base, f->body.data, f->base.n_unknown_fields);
     if (!ok) {
         rpc__client_msg__free_unpacked(m, a);
         return NULL;
@@ -147,18 +172,26 @@ Rpc__ServerMsg *rpc_server_msg_decode(ProtobufCAllocator *a, size_t n, const uin
     Rpc__ServerFrame *f = rpc__server_frame__unpack(a, n, p);
     uint32_t c = 0;
     bool ok = f && body_unpack(a, &rpc__server_msg__descriptor, m, f->resp, &f->body, &c);
+    if (ok && f->has_header) {
+        m->header = pb_alloc(a, sizeof *m->header);
+        rpc__response_header__init(m->header);
+        m->header->cluster_id = f->cluster_id;
+        m->header->member_id = f->member_id;
+        m->header->revision = f->revision;
+        m->header->raft_term = f->raft_term;
+    }
     if (ok) {
         m->call_id = f->call_id;
         m->method = f->method;
-        m->header = f->header; /* moved: the frame no longer owns them */
-        m->error = f->error;
+        m->error = f->error; /* moved: the frame no longer owns it */
         m->stream_end = f->stream_end;
         m->resp_case = (Rpc__ServerMsg__RespCase)c;
-        f->header = NULL;
         f->error = NULL;
     }
-    if (f)
+    if (f && f->error)
         rpc__server_frame__free_unpacked(f, a);
+    else if (f)
+        frame_free(a, &f->base, f->body.data, f->base.n_unknown_fields);
     if (!ok) {
         rpc__server_msg__free_unpacked(m, a);
         return NULL;
