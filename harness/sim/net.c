@@ -524,6 +524,17 @@ void net__proc_added(struct sim_world *w, int proc)
 void net__proc_killed(struct sim_world *w, int proc)
 {
     struct net_state *n = w->net;
+    /* What the dead machine had sent but a partition, clog or hold kept at its links
+     * never left it (unacknowledged segments it would have retransmitted): lost.
+     * Frames already on the wire (past the link) still arrive. */
+    for (int to = 0; to < n->dim; to++) {
+        struct net_linkst *l = net__link_at(w, proc, to);
+        for (size_t k = 0; k < l->nq; k++) {
+            waiting_adjust(w, l->q[k], -1);
+            drop_frame(w, l->q[k]);
+        }
+        l->nq = 0;
+    }
     for (uint32_t i = 0; i < n->nconns; i++) {
         struct net_conn *c = &n->conns[i];
         if (!c->used)

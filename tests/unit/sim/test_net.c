@@ -400,6 +400,37 @@ static void test_pause_kill(void)
     sim_world_free(w);
 }
 
+/* A killed process loses what a partition or hold kept at its links (it never left
+ * the machine); frames sent by others and held the same way still arrive. */
+static void test_kill_drops_held(void)
+{
+    struct sim_world *w = setup(8, FL_MS, 0);
+    net_sock s = net_connect(w, 0, 1, PORT, &sops, &eps[0]);
+    sim_run_for(w, 10 * FL_MS);
+    CHECK(net_sock_open(w, s));
+    int a[] = {0}, b[] = {1};
+    net_partition(w, a, 1, b, 1, false);
+    for (uint32_t i = 0; i < 5; i++) {
+        send_u32(w, s, i);           /* 0 -> 1: held */
+        send_u32(w, eps[1].sock, i); /* 1 -> 0: held */
+    }
+    sim_run_for(w, 100 * FL_MS);
+    CHECK_EQ_INT(eps[1].nmsgs, 0);
+    CHECK_EQ_INT(eps[0].nmsgs, 0);
+    struct net_stats before;
+    net_stats_get(w, 0, &before);
+    sim_proc_kill(w, 0);
+    struct net_stats after;
+    net_stats_get(w, 0, &after);
+    CHECK_EQ_INT(after.dropped_msgs - before.dropped_msgs, 5);
+    net_heal(w);
+    sim_run_for(w, 100 * FL_MS);
+    CHECK_EQ_INT(eps[1].nmsgs, 0);  /* the dead sender's frames are gone */
+    CHECK_EQ_INT(eps[1].closes, 1); /* and the peer hears the reset */
+    CHECK_EQ_INT(eps[0].nmsgs, 0);  /* nothing reaches the dead process */
+    sim_world_free(w);
+}
+
 static void resume_p1(struct sim_world *w, void *ctx)
 {
     (void)ctx;
@@ -538,6 +569,7 @@ int main(void)
     test_partitions();
     test_hold_clog();
     test_pause_kill();
+    test_kill_drops_held();
     test_resume_instant();
     test_overflow();
     test_determinism();
