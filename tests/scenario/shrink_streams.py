@@ -50,7 +50,7 @@ for cid in sorted(a):
         if x[i] != y[i]:
             errors.append("client %d op %d: %r vs %r" % (cid, i + 1, x[i], y[i]))
             break
-if compared < 300:
+if compared < 200:  # enough to be non-vacuous (about 300 at seed 3)
     errors.append("only %d operations compared" % compared)
 print("%d operations compared over %d clients; %d faults in the plain run" %
       (compared, len(a), len(ordinal_faults(plain))))
