@@ -48,8 +48,15 @@ bool srv_peer_active(struct srv_member *m, uint64_t id)
 
 /* ---- conversions ---------------------------------------------------------------- */
 
-static void msg_to_pb(const struct raft_msg *in, Raftpb__Message *out, Raftpb__Entry *ents,
-                      Raftpb__Entry **eptrs, Raftpb__Snapshot *snap, Raftpb__ConfState *cs)
+/* Scratch arrays for the entries of the messages of one ready. */
+struct ent_arrays {
+    uint64_t *index, *term;
+    uint32_t *type;
+    ProtobufCBinaryData *data;
+};
+
+static void msg_to_pb(const struct raft_msg *in, Raftpb__Message *out, struct ent_arrays *ea,
+                      size_t off, Raftpb__Snapshot *snap, Raftpb__ConfState *cs)
 {
     raftpb__message__init(out);
     out->type = (uint32_t)in->type;
@@ -63,17 +70,19 @@ static void msg_to_pb(const struct raft_msg *in, Raftpb__Message *out, Raftpb__E
     out->reject = in->reject;
     out->reject_hint = in->reject_hint;
     out->hint_term = in->hint_term;
-    for (size_t i = 0; i < in->entries_count; i++) {
-        raftpb__entry__init(&ents[i]);
-        ents[i].index = in->entries[i].index;
-        ents[i].term = in->entries[i].term;
-        ents[i].type = (uint32_t)in->entries[i].type;
-        ents[i].data.data = (uint8_t *)in->entries[i].data;
-        ents[i].data.len = in->entries[i].len;
-        eptrs[i] = &ents[i];
+    size_t n = in->entries_count;
+    for (size_t i = 0; i < n; i++) {
+        ea->index[off + i] = in->entries[i].index;
+        ea->term[off + i] = in->entries[i].term;
+        ea->type[off + i] = (uint32_t)in->entries[i].type;
+        ea->data[off + i].data = (uint8_t *)in->entries[i].data;
+        ea->data[off + i].len = in->entries[i].len;
     }
-    out->n_entries = in->entries_count;
-    out->entries = eptrs;
+    out->n_entry_index = out->n_entry_term = out->n_entry_type = out->n_entry_data = n;
+    out->entry_index = ea->index + off;
+    out->entry_term = ea->term + off;
+    out->entry_type = ea->type + off;
+    out->entry_data = ea->data + off;
     if (in->snapshot) {
         raftpb__snapshot__init(snap);
         raftpb__conf_state__init(cs);
@@ -90,7 +99,7 @@ static void msg_to_pb(const struct raft_msg *in, Raftpb__Message *out, Raftpb__E
     }
 }
 
-/* Fills a raft_msg from a decoded message; entries go into ents (cap n_entries). */
+/* Fills a raft_msg from a decoded message; entries go into ents (cap: the entry count). */
 static bool msg_from_pb(const Raftpb__Message *in, struct raft_msg *out, struct raft_entry *ents,
                         struct raft_snapshot *snap)
 {
@@ -108,15 +117,18 @@ static bool msg_from_pb(const Raftpb__Message *in, struct raft_msg *out, struct 
     out->reject = in->reject;
     out->reject_hint = in->reject_hint;
     out->hint_term = in->hint_term;
-    for (size_t i = 0; i < in->n_entries; i++) {
-        ents[i].index = in->entries[i]->index;
-        ents[i].term = in->entries[i]->term;
-        ents[i].type = (enum raft_entry_type)in->entries[i]->type;
-        ents[i].data = in->entries[i]->data.data;
-        ents[i].len = in->entries[i]->data.len;
+    size_t n = in->n_entry_index;
+    if (in->n_entry_term != n || in->n_entry_type != n || in->n_entry_data != n)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        ents[i].index = in->entry_index[i];
+        ents[i].term = in->entry_term[i];
+        ents[i].type = (enum raft_entry_type)in->entry_type[i];
+        ents[i].data = in->entry_data[i].data;
+        ents[i].len = in->entry_data[i].len;
     }
     out->entries = ents;
-    out->entries_count = in->n_entries;
+    out->entries_count = n;
     if (in->snapshot) {
         memset(snap, 0, sizeof *snap);
         snap->index = in->snapshot->index;
@@ -160,7 +172,7 @@ static void step_frame(struct srv_member *m, const Raftpb__PeerFrame *f)
 {
     size_t cap = 0;
     for (size_t i = 0; i < f->n_msgs; i++)
-        cap = FL_MAX(cap, f->msgs[i]->n_entries);
+        cap = FL_MAX(cap, f->msgs[i]->n_entry_index);
     struct raft_entry ents_s[64];
     struct raft_entry *ents = cap <= 64 ? ents_s : fl_calloc(cap, sizeof *ents);
     struct raft_snapshot snap;
@@ -356,7 +368,9 @@ void srv_peer_send_msgs(struct srv_member *m, const struct raft_msg *msgs, size_
     Raftpb__Message pm_s[SEND_STACK_MSGS], *pptr_s[SEND_STACK_MSGS];
     Raftpb__Snapshot snaps_s[SEND_STACK_MSGS];
     Raftpb__ConfState css_s[SEND_STACK_MSGS];
-    Raftpb__Entry ents_s[SEND_STACK_ENTS], *eptrs_s[SEND_STACK_ENTS];
+    uint64_t eidx_s[SEND_STACK_ENTS], eterm_s[SEND_STACK_ENTS];
+    uint32_t etype_s[SEND_STACK_ENTS];
+    ProtobufCBinaryData edata_s[SEND_STACK_ENTS];
     size_t total_ents = 0;
     for (size_t i = 0; i < n; i++)
         total_ents += msgs[i].entries_count;
@@ -366,13 +380,18 @@ void srv_peer_send_msgs(struct srv_member *m, const struct raft_msg *msgs, size_
     Raftpb__Message **pptr = big_m ? fl_calloc(n, sizeof *pptr) : pptr_s;
     Raftpb__Snapshot *snaps = big_m ? fl_calloc(n, sizeof *snaps) : snaps_s;
     Raftpb__ConfState *css = big_m ? fl_calloc(n, sizeof *css) : css_s;
-    Raftpb__Entry *ents = big_e ? fl_calloc(total_ents, sizeof *ents) : ents_s;
-    Raftpb__Entry **eptrs = big_e ? fl_calloc(total_ents, sizeof *eptrs) : eptrs_s;
+    struct ent_arrays ea = {eidx_s, eterm_s, etype_s, edata_s};
+    if (big_e) {
+        ea.index = fl_calloc(total_ents, sizeof *ea.index);
+        ea.term = fl_calloc(total_ents, sizeof *ea.term);
+        ea.type = fl_calloc(total_ents, sizeof *ea.type);
+        ea.data = fl_calloc(total_ents, sizeof *ea.data);
+    }
     if (!big_m)
         memset(done, 0, n * sizeof *done);
     size_t eoff = 0;
     for (size_t i = 0; i < n; i++) {
-        msg_to_pb(&msgs[i], &pm[i], ents + eoff, eptrs + eoff, &snaps[i], &css[i]);
+        msg_to_pb(&msgs[i], &pm[i], &ea, eoff, &snaps[i], &css[i]);
         eoff += msgs[i].entries_count;
         /* The member's own snapshots live only in their files (see take_snapshot). */
         const struct raft_snapshot *sn = msgs[i].snapshot;
@@ -419,8 +438,10 @@ void srv_peer_send_msgs(struct srv_member *m, const struct raft_msg *msgs, size_
         free(css);
     }
     if (big_e) {
-        free(ents);
-        free(eptrs);
+        free(ea.index);
+        free(ea.term);
+        free(ea.type);
+        free(ea.data);
     }
 }
 
