@@ -418,7 +418,8 @@ static int event_cmp(const void *a, const void *b)
  * (watch_id, seq), interning in that order. */
 static void add_watches(struct run_mirror *m)
 {
-    qsort(m->watches, m->n_watches, sizeof *m->watches, watch_cmp);
+    if (m->n_watches)
+        qsort(m->watches, m->n_watches, sizeof *m->watches, watch_cmp);
     for (size_t i = 0; i < m->n_watches; i++) {
         const struct run_mirror_watch *x = &m->watches[i];
         int32_t key = blob_key(m, x->key_off, x->key_len, false);
@@ -433,7 +434,8 @@ static void add_watches(struct run_mirror *m)
         w->closed_ns = or (x->closed_ns, CHK_NEVER);
         w->flags = x->flags;
     }
-    qsort(m->events, m->n_events, sizeof *m->events, event_cmp);
+    if (m->n_events)
+        qsort(m->events, m->n_events, sizeof *m->events, event_cmp);
     for (size_t i = 0; i < m->n_events; i++) {
         const struct run_mirror_event *x = &m->events[i];
         if (x->kind == CHK_EV_PROGRESS) {
