@@ -58,7 +58,18 @@ struct raft__conf_rec {
 
 /* The in-memory log: entries base_index+1 .. base_index+count, each entry's data
  * owned (malloc'd). base_term is the term of entry base_index (0 for index 0). */
+/* Entry bytes live in chunks filled in log order and freed whole once compaction
+ * passes the highest index they hold: no malloc and free per entry. Truncated
+ * entries leave dead bytes behind until then. */
+struct raft__chunk {
+    struct raft__chunk *next; /* newer */
+    uint64_t max_index;       /* highest index whose bytes are here */
+    size_t cap, used;
+    uint8_t data[];
+};
+
 struct raft__log {
+    struct raft__chunk *chunk_head, *chunk_tail; /* oldest, newest */
     struct raft_entry *ents;
     size_t count, cap;
     uint64_t base_index;

@@ -2,7 +2,8 @@
  * raft_log.c: the in-memory Raft log and the configuration stack.
  *
  * The log is an array of entries after a base (index, term) left by the last
- * compaction or snapshot install. Each entry owns a malloc'd copy of its data.
+ * compaction or snapshot install. Entry data is copied into the log's chunks (see
+ * struct raft__chunk).
  *
  * Membership (DESIGN §3.4, Raft thesis §4.1): a conf entry is in force as soon as it
  * is appended. For each conf entry in the log we keep the configuration that results
@@ -57,6 +58,45 @@ uint64_t raft__last_conf_index(const struct raft *r)
     return r->log.confs_count ? r->log.confs[r->log.confs_count - 1].index : 0;
 }
 
+#define RAFT_CHUNK_BYTES ((size_t)64 * 1024)
+
+static const uint8_t *chunk_copy(struct raft__log *l, uint64_t index, const void *data, size_t len)
+{
+    struct raft__chunk *c = l->chunk_tail;
+    if (!c || c->cap - c->used < len) {
+        size_t cap = FL_MAX(RAFT_CHUNK_BYTES, len);
+        c = fl_malloc(sizeof(*c) + cap);
+        c->next = NULL;
+        c->max_index = 0;
+        c->cap = cap;
+        c->used = 0;
+        if (l->chunk_tail)
+            l->chunk_tail->next = c;
+        else
+            l->chunk_head = c;
+        l->chunk_tail = c;
+    }
+    uint8_t *d = c->data + c->used;
+    memcpy(d, data, len);
+    c->used += (len + 7) & ~(size_t)7;
+    if (c->used > c->cap)
+        c->used = c->cap;
+    c->max_index = FL_MAX(c->max_index, index);
+    return d;
+}
+
+/* Frees the chunks whose every entry is at or below upto (all of them: UINT64_MAX). */
+static void chunks_free_upto(struct raft__log *l, uint64_t upto)
+{
+    while (l->chunk_head && l->chunk_head->max_index <= upto) {
+        struct raft__chunk *c = l->chunk_head;
+        l->chunk_head = c->next;
+        if (l->chunk_tail == c)
+            l->chunk_tail = NULL;
+        free(c);
+    }
+}
+
 static void conf_push(struct raft *r, uint64_t index, const struct raft_conf_state *conf)
 {
     struct raft__log *l = &r->log;
@@ -85,7 +125,7 @@ void raft__log_append(struct raft *r, uint64_t term, enum raft_entry_type type, 
     e->term = term;
     e->type = type;
     e->len = len;
-    e->data = len ? fl_memdup(data, len) : NULL;
+    e->data = len ? chunk_copy(l, e->index, data, len) : NULL;
     if (type != RAFT_ENTRY_CONF_CHANGE)
         return;
     struct raft_conf_change cc;
@@ -112,9 +152,7 @@ void raft__log_truncate(struct raft *r, uint64_t from)
     FL_ASSERT(from > l->base_index && from <= raft__last_index(r));
     FL_ASSERT(from > r->commit); /* callers refuse to overwrite committed entries */
     size_t keep = (size_t)(from - l->base_index - 1);
-    for (size_t i = keep; i < l->count; i++)
-        free((void *)l->ents[i].data);
-    l->count = keep;
+    l->count = keep; /* their bytes stay in the chunks until compaction passes them */
     if (l->stable >= from)
         l->stable = from - 1;
     if (r->ready_out && from < r->ready_trunc_min)
@@ -141,8 +179,7 @@ void raft__log_compact(struct raft *r, uint64_t upto)
     size_t drop = (size_t)(upto - l->base_index);
     uint64_t new_term = l->ents[drop - 1].term;
     l->base_conf = *raft__conf_at(r, upto);
-    for (size_t i = 0; i < drop; i++)
-        free((void *)l->ents[i].data);
+    chunks_free_upto(l, upto);
     memmove(l->ents, l->ents + drop, (l->count - drop) * sizeof(l->ents[0]));
     l->count -= drop;
     l->base_index = upto;
@@ -163,8 +200,7 @@ void raft__log_reset(struct raft *r, uint64_t index, uint64_t term,
                      const struct raft_conf_state *conf)
 {
     struct raft__log *l = &r->log;
-    for (size_t i = 0; i < l->count; i++)
-        free((void *)l->ents[i].data);
+    chunks_free_upto(l, UINT64_MAX);
     l->count = 0;
     l->base_index = index;
     l->base_term = term;
@@ -178,8 +214,7 @@ void raft__log_reset(struct raft *r, uint64_t index, uint64_t term,
 
 void raft__log_close(struct raft__log *l)
 {
-    for (size_t i = 0; i < l->count; i++)
-        free((void *)l->ents[i].data);
+    chunks_free_upto(l, UINT64_MAX);
     free(l->ents);
     free(l->confs);
     memset(l, 0, sizeof(*l));
