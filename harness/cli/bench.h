@@ -23,8 +23,8 @@ void bench_sim(const struct bench_ctx *ctx, json_t *out);      /* sim_events_per
 void bench_checkers(const struct bench_ctx *ctx, json_t *out); /* lin_revision_ops_per_s,
                                                                   porcupine_corpus_ms */
 void bench_mvcc(const struct bench_ctx *ctx, json_t *out);     /* mvcc_puts_per_s, ... */
+void bench_idle(const struct bench_ctx *ctx, json_t *out);     /* idle_cluster_speedup */
 void bench_cluster(const struct bench_ctx *ctx, json_t *out);  /* cluster_messages_per_s,
-                                                                  idle_cluster_speedup,
                                                                   raft_commits_per_s */
 void bench_e2e(const struct bench_ctx *ctx, json_t *out);      /* e2e_speedup,
                                                                   recorded_ops_per_s */

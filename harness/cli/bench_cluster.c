@@ -124,8 +124,9 @@ static int wait_for_leader(struct sim_world *w, struct srv_cluster *cl)
     return 0;
 }
 
-static void bench_idle(json_t *out)
+void bench_idle(const struct bench_ctx *ctx, json_t *out)
 {
+    (void)ctx;
     struct sim_world *w = sim_world_new(1);
     struct srv_cluster *cl = bench_cluster_new(w);
     if (!cl || !wait_for_leader(w, cl))
@@ -230,6 +231,5 @@ void bench_e2e(const struct bench_ctx *ctx, json_t *out)
 void bench_cluster(const struct bench_ctx *ctx, json_t *out)
 {
     (void)ctx;
-    bench_idle(out);
     bench_saturation(out);
 }

@@ -181,8 +181,8 @@ static void print_table(json_t *obj)
 }
 
 /* The groups `--only` accepts, each one bench_*.c function (or this file's own). */
-static const char *const bench_groups[] = {"sim", "checkers", "mvcc",   "cluster",
-                                           "e2e", "sweep",    "history"};
+static const char *const bench_groups[] = {"sim",     "checkers", "mvcc",  "idle",
+                                           "cluster", "e2e",      "sweep", "history"};
 
 static bool group_known(const char *g, size_t n)
 {
@@ -224,14 +224,14 @@ static int parse_args(int argc, char **argv, bool *json, const char **corpus, co
         } else if (!strcmp(argv[i], "--only")) {
             if (i + 1 >= argc)
                 return cli_usage_error("bench: --only needs a group list (sim, checkers, "
-                                       "mvcc, cluster, e2e, sweep, history)");
+                                       "mvcc, idle, cluster, e2e, sweep, history)");
             *only = argv[++i];
             for (const char *p = *only;;) {
                 const char *e = strchr(p, ',');
                 size_t n = e ? (size_t)(e - p) : strlen(p);
                 if (!group_known(p, n))
                     return cli_usage_error("bench: unknown group '%.*s' in --only (known: "
-                                           "sim, checkers, mvcc, cluster, e2e, sweep, "
+                                           "sim, checkers, mvcc, idle, cluster, e2e, sweep, "
                                            "history)",
                                            (int)n, p);
                 if (!e)
@@ -276,6 +276,8 @@ int cmd_bench(int argc, char **argv)
         bench_checkers(&ctx, out);
     if (group_on(only, "mvcc"))
         bench_mvcc(&ctx, out);
+    if (group_on(only, "idle"))
+        bench_idle(&ctx, out);
     if (group_on(only, "cluster"))
         bench_cluster(&ctx, out);
     if (group_on(only, "e2e"))

@@ -586,11 +586,11 @@ static void wal_start_fresh(struct srv_member *m)
     srv_wal_segment_name(m->wal_name, sizeof m->wal_name, m->wal_seq);
     struct fl_buf b;
     fl_buf_init(&b);
+    fl_buf_reserve(&b, SRV_WAL_SEGMENT_BYTES);
     srv_wal_put_meta(&b, m->id, m->cluster_id);
     m->log.member_id = m->id;
     m->log.cluster_id = m->cluster_id;
-    disk_write(m->w, m->proc, m->wal_name, 0, b.data, b.len);
-    fl_buf_close(&b);
+    disk_write_file(m->w, m->proc, m->wal_name, &b);
 }
 
 struct srv_member *srv_member_boot(struct srv_cluster *cl, int node, int proc, uint64_t id,

@@ -60,6 +60,7 @@ void srv_wal_rotate(struct srv_member *m)
 {
     struct fl_buf b;
     fl_buf_init(&b);
+    fl_buf_reserve(&b, SRV_WAL_SEGMENT_BYTES);
     srv_wal_put_meta(&b, m->id, m->cluster_id);
     if (m->log.snap_index)
         srv_wal_put_snapshot(&b, m->log.snap_index, m->log.snap_term, false);
@@ -82,12 +83,11 @@ void srv_wal_rotate(struct srv_member *m)
     }
     m->wal_seq++;
     srv_wal_segment_name(m->wal_name, sizeof m->wal_name, m->wal_seq);
-    disk_write(m->w, m->proc, m->wal_name, 0, b.data, b.len);
+    disk_write_file(m->w, m->proc, m->wal_name, &b); /* takes b, capacity and all */
     struct rotate_done *rd = fl_calloc(1, sizeof *rd);
     snprintf(rd->name, sizeof rd->name, "%s", m->wal_name);
     if (disk_fsync(m->w, m->proc, m->wal_name, on_rotate_synced, rd) != FL_OK)
         free(rd);
-    fl_buf_close(&b);
 }
 
 /* ---- snapshot files ----------------------------------------------------------- */

@@ -17,6 +17,10 @@
 
 #include "harness/common/common.h"
 
+/* etcd preallocates each WAL segment file to 64 MiB (SegmentSizeBytes); a new
+ * segment's buffer is reserved at that size, so appends never move it. */
+#define SRV_WAL_SEGMENT_BYTES ((size_t)64 << 20)
+
 enum srv_wal_type {
     SRV_WAL_META = 1,      /* member_id, cluster_id */
     SRV_WAL_HARDSTATE = 2, /* term, vote, commit */
