@@ -63,8 +63,12 @@ enum mvcc_err mvcc_hash_kv(struct mvcc_store *s, int64_t rev, struct mvcc_hashkv
  * field. */
 static uint8_t *put_u64(uint8_t *p, uint64_t v)
 {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(p, &v, 8); /* the format is little-endian: one store */
+#else
     for (int i = 0; i < 8; i++)
         p[i] = (uint8_t)(v >> (8 * i));
+#endif
     return p + 8;
 }
 
