@@ -16,3 +16,8 @@ add_test(NAME cli.bench.only_unknown_group
 add_test(NAME cli.bench.only_history
   COMMAND sh -c "out=$(\"$0\" bench --json --only history); test $? -eq 0 && echo \"$out\" | grep -q '\"history_rows_per_s\": [0-9]' && echo \"$out\" | grep -q '\"sim_events_per_s\": null'" ${FL_BIN})
 set_tests_properties(cli.bench.only_unknown_group cli.bench.only_history PROPERTIES LABELS cli)
+# The saturated cluster workload is deterministic: a fixed simulated length commits
+# the same number of entries on every run (the figure itself is wall time, untested).
+add_test(NAME cli.bench.cluster_fixed_work
+  COMMAND sh -c "a=$(FL_BENCH_SIM_MS=200 \"$0\" bench --json --only cluster | grep cluster_saturation_commits); b=$(FL_BENCH_SIM_MS=200 \"$0\" bench --json --only cluster | grep cluster_saturation_commits); echo \"$a / $b\"; test -n \"$a\" && test \"$a\" = \"$b\" && ! echo \"$a\" | grep -q ': 0,'" ${FL_BIN})
+set_tests_properties(cli.bench.cluster_fixed_work PROPERTIES LABELS cli TIMEOUT 120)
