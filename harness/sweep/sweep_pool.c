@@ -424,6 +424,21 @@ static int make_tmpdir(struct pool *p, char *err, size_t err_len)
     const char *slash = strrchr(db, '/');
     struct fl_buf t;
     fl_buf_init(&t);
+    /* The per-job databases live only until they are merged: in memory (tmpfs) when
+     * the machine has one, so neither the workers' fsyncs nor the parent's reads and
+     * unlinks touch a disk; else beside the sweep's database. */
+    struct stat st;
+    if (stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) && access("/dev/shm", W_OK) == 0) {
+        fl_buf_printf(&t, "/dev/shm/faultline-sweep.XXXXXX");
+        char *shm = fl_strdup(fl_buf_cstr(&t));
+        if (mkdtemp(shm)) {
+            fl_buf_close(&t);
+            p->tmpdir = shm;
+            return FL_OK;
+        }
+        free(shm);
+        fl_buf_reset(&t);
+    }
     if (slash)
         fl_buf_printf(&t, "%.*s/.%s.sweep.XXXXXX", (int)(slash - db), db, slash + 1);
     else
