@@ -1,7 +1,6 @@
 /*
  * main.c: the faultline binary's entry point; it only dispatches to a subcommand.
  */
-#include <malloc.h>
 #include "harness/cli/cli.h"
 #include "harness/common/common.h"
 
@@ -42,11 +41,6 @@ int main(int argc, char **argv)
         {"run", cmd_run},       {"sweep", cmd_sweep}, {"check", cmd_check}, {"report", cmd_report},
         {"shrink", cmd_shrink}, {"bench", cmd_bench}, {"list", cmd_list},
     };
-    /* Snapshots and history batches are large short-lived buffers: served from the
-     * heap rather than fresh mmaps, their pages are reused instead of faulted in and
-     * zeroed every time (which took a seventh of a saturated cluster's time). */
-    mallopt(M_MMAP_THRESHOLD, 512 << 20);
-    mallopt(M_TRIM_THRESHOLD, 1024 << 20);
     if (argc < 2)
         return fputs(usage, stderr), FL_EXIT_USAGE;
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {

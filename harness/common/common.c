@@ -2,6 +2,7 @@
  * common.c: assertion handler, error strings, checked allocation, byte buffers,
  * logging. See common.h.
  */
+#include <malloc.h>
 #include "harness/common/common.h"
 
 #include <stdarg.h>
@@ -173,4 +174,14 @@ void fl_log(int level, const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
+}
+
+void fl_heap_keep_big_buffers(void)
+{
+    static bool done;
+    if (done)
+        return;
+    done = true;
+    mallopt(M_MMAP_THRESHOLD, 512 << 20);
+    mallopt(M_TRIM_THRESHOLD, 1024 << 20);
 }

@@ -100,6 +100,11 @@ void fl_buf_reset(struct fl_buf *b); /* len = 0, keeps memory */
 const char *fl_buf_cstr(struct fl_buf *b);
 
 /* CRC32C (Castagnoli), as used to frame every simulated message. */
+/* Tells malloc to serve large buffers from the heap and keep freed memory (once per
+ * process; a cluster calls it): snapshots and WAL segments are large and short-lived,
+ * and fresh mappings for each were faulted in and zeroed every time (a seventh of a
+ * saturated cluster's time). Processes that never run a cluster keep the defaults. */
+void fl_heap_keep_big_buffers(void);
 uint32_t fl_crc32c(uint32_t crc, const void *p, size_t n);
 /* The portable table version, and whether fl_crc32c uses the CPU's instruction
  * (FL_CRC32C_SOFTWARE=1 in the environment forces the tables). Same results. */

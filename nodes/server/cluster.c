@@ -307,6 +307,7 @@ void srv_cluster_member_removed(struct srv_cluster *cl, int node)
 int srv_cluster_create(struct sim_world *w, const struct srv_config *cfg, srv_observer_fn obs,
                        void *obs_ud, struct srv_cluster **out, const char **err)
 {
+    fl_heap_keep_big_buffers();
     *out = NULL;
     const char *bad = srv_config_check(cfg);
     if (bad) {
