@@ -86,6 +86,7 @@
 #include <jansson.h>
 
 #define HIST_SCHEMA_VERSION     1
+#define HIST_APPLICATION_ID     0x464c5448 /* "FLTH" */
 #define HIST_BATCH_ROWS_DEFAULT 4096
 /* A batch is committed at the latest this many wall milliseconds after it began (at
  * the next row written): commit timing never changes content or digests. */
@@ -98,8 +99,12 @@ struct hist_db; /* opaque */
 /* ---- opening and closing ------------------------------------------------------- */
 
 enum hist_open_flags {
-    HIST_OPEN_WRITE = 0,   /* create if missing, create the schema, refuse read-only */
-    HIST_OPEN_READONLY = 1 /* must exist and carry the faultline schema */
+    HIST_OPEN_WRITE = 0,    /* create if missing, create the schema, refuse read-only */
+    HIST_OPEN_READONLY = 1, /* must exist and carry the faultline schema */
+    /* With HIST_OPEN_WRITE, for a new database that receives whole runs copied in
+     * (a sweep's): 4 KiB pages instead of 64 KiB, so each copied run rewrites only
+     * the pages it touched. */
+    HIST_OPEN_MERGE_TARGET = 2
 };
 
 /*

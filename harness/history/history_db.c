@@ -18,7 +18,6 @@
 #include <unistd.h>
 
 /* 'FLTH': marks a database as a faultline history. */
-#define HIST_APPLICATION_ID 0x464c5448
 
 static const char schema_sql[] =
     "CREATE TABLE IF NOT EXISTS runs(run_id INTEGER PRIMARY KEY, scenario TEXT,"
@@ -241,10 +240,10 @@ static int setup_write(struct hist_db *db)
     if (sqlite3_db_readonly(db->db, "main") == 1)
         return hist__fail(db, FL_EIO, "file is read-only");
     int rc = exec(db, "PRAGMA busy_timeout = 60000");
-    /* Large pages measured fastest for the append-mostly ops table (only takes
-     * effect on a new database). */
+    /* Large pages measured fastest for the append-mostly ops table; a merge target
+     * takes small ones (only takes effect on a new database). */
     if (!rc)
-        rc = exec(db, "PRAGMA page_size = 65536");
+        rc = exec(db, db->merge_target ? "PRAGMA page_size = 4096" : "PRAGMA page_size = 65536");
     if (!rc)
         rc = exec(db, "PRAGMA journal_mode = WAL");
     if (!rc)
@@ -321,6 +320,7 @@ int hist_open(const char *path, int flags, struct hist_db **out, char *err, size
     struct hist_db *db = fl_calloc(1, sizeof *db);
     db->path = fl_strdup(path);
     db->readonly = (flags & HIST_OPEN_READONLY) != 0;
+    db->merge_target = (flags & HIST_OPEN_MERGE_TARGET) != 0;
     db->batch_rows = HIST_BATCH_ROWS_DEFAULT;
     fl_buf_init(&db->dig);
     int rc = precheck_path(db, flags);

@@ -30,8 +30,9 @@ struct hist_db {
     sqlite3 *db;
     char *path;
     bool readonly;
-    int err;          /* sticky write error, FL_OK when none */
-    char errmsg[512]; /* last message, "" when none */
+    bool merge_target; /* HIST_OPEN_MERGE_TARGET */
+    int err;           /* sticky write error, FL_OK when none */
+    char errmsg[512];  /* last message, "" when none */
     int batch_rows;
     int pending_rows;    /* rows written in the open transaction */
     int64_t tx_start_ms; /* monotonic wall time the transaction began */

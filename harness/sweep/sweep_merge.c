@@ -16,6 +16,8 @@
 #include "harness/history/history.h"
 
 #include <sqlite3.h>
+#include <unistd.h>
+#include <errno.h>
 
 static const char *const tables[] = {"ops",    "watches",     "watch_events",
                                      "faults", "node_events", "checks"};
@@ -24,6 +26,40 @@ static int sql_fail(sqlite3 *s, const char *what, const char *src, char *err, si
 {
     snprintf(err, err_len, "merging '%s': %s: %s", src, what, sqlite3_errmsg(s));
     return FL_EIO;
+}
+
+static int64_t src_pragma(sqlite3 *s, const char *sql, bool *ok)
+{
+    sqlite3_stmt *st = NULL;
+    int64_t v = 0;
+    *ok = sqlite3_prepare_v2(s, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW;
+    if (*ok)
+        v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+/* The attached src is a faultline history of a schema this build reads: what
+ * hist_open checks, without opening the file a second time. */
+static int src_identity(sqlite3 *s, const char *src, char *err, size_t err_len)
+{
+    bool ok1, ok2;
+    int64_t app = src_pragma(s, "PRAGMA src.application_id", &ok1);
+    int64_t ver = src_pragma(s, "PRAGMA src.user_version", &ok2);
+    if (!ok1 || !ok2)
+        return sql_fail(s, "reading its identity", src, err, err_len);
+    if (app != HIST_APPLICATION_ID) {
+        snprintf(err, err_len, "merging '%s': not a faultline history (application_id %lld)", src,
+                 (long long)app);
+        return FL_EINVAL;
+    }
+    if (ver > HIST_SCHEMA_VERSION) {
+        snprintf(err, err_len,
+                 "merging '%s': schema version %lld is newer than this faultline's %d", src,
+                 (long long)ver, HIST_SCHEMA_VERSION);
+        return FL_EINVAL;
+    }
+    return FL_OK;
 }
 
 /* "a, b, c": columns of table in both main and src, except run_id. */
@@ -49,6 +85,52 @@ static int common_columns(sqlite3 *s, const char *table, struct fl_buf *cols)
     return rc == SQLITE_DONE ? FL_OK : FL_EIO;
 }
 
+/* The column lists of the last merge, reused while the same connection merges
+ * databases of the same schema (every job of a sweep): seven catalogue joins fewer
+ * per run. The key is the src tables' CREATE statements. */
+static struct {
+    sqlite3 *conn;
+    char *schema;
+    struct fl_buf cols[1 + FL_ARRAY_LEN(tables)]; /* runs, then tables[] */
+    bool valid;
+} col_cache;
+
+static char *src_schema(sqlite3 *s)
+{
+    sqlite3_stmt *st = NULL;
+    char *out = NULL;
+    if (sqlite3_prepare_v2(s,
+                           "SELECT group_concat(sql, ';') FROM (SELECT sql FROM src.sqlite_master "
+                           "WHERE type = 'table' ORDER BY name)",
+                           -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+        out = fl_strdup((const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    return out;
+}
+
+/* Fills col_cache for this connection and src (FL_OK), recomputing when either
+ * changed. */
+static int columns_for(sqlite3 *s)
+{
+    char *schema = src_schema(s);
+    if (!schema)
+        return FL_EIO;
+    if (col_cache.valid && col_cache.conn == s && !strcmp(col_cache.schema, schema)) {
+        free(schema);
+        return FL_OK;
+    }
+    free(col_cache.schema);
+    col_cache.schema = schema;
+    col_cache.conn = s;
+    col_cache.valid = false;
+    for (size_t t = 0; t <= FL_ARRAY_LEN(tables); t++)
+        if (common_columns(s, t ? tables[t - 1] : "runs", &col_cache.cols[t]))
+            return FL_EIO;
+    col_cache.valid = true;
+    return FL_OK;
+}
+
 static int exec_bind2(sqlite3 *s, const char *sql, int64_t a, int64_t b)
 {
     sqlite3_stmt *st = NULL;
@@ -63,11 +145,9 @@ static int exec_bind2(sqlite3 *s, const char *sql, int64_t a, int64_t b)
 }
 
 /* Copies run old_id of src into main; *new_id receives its id there. */
-static int copy_run(sqlite3 *s, int64_t old_id, int64_t *new_id, struct fl_buf *cols,
-                    struct fl_buf *sql)
+static int copy_run(sqlite3 *s, int64_t old_id, int64_t *new_id, struct fl_buf *sql)
 {
-    if (common_columns(s, "runs", cols))
-        return FL_EIO;
+    struct fl_buf *cols = &col_cache.cols[0];
     fl_buf_reset(sql);
     fl_buf_printf(sql, "INSERT INTO main.runs(%s) SELECT %s FROM src.runs WHERE run_id = ?1",
                   fl_buf_cstr(cols), fl_buf_cstr(cols));
@@ -82,8 +162,7 @@ static int copy_run(sqlite3 *s, int64_t old_id, int64_t *new_id, struct fl_buf *
         return FL_EIO;
     *new_id = sqlite3_last_insert_rowid(s);
     for (size_t t = 0; t < FL_ARRAY_LEN(tables); t++) {
-        if (common_columns(s, tables[t], cols))
-            return FL_EIO;
+        cols = &col_cache.cols[1 + t];
         if (!cols->len)
             continue; /* the table is missing in src */
         fl_buf_reset(sql);
@@ -100,14 +179,17 @@ static int copy_run(sqlite3 *s, int64_t old_id, int64_t *new_id, struct fl_buf *
 static int merge_runs(sqlite3 *s, const char *src, int64_t *first_id, int *count, char *err,
                       size_t err_len)
 {
-    struct fl_buf cols, sql;
-    fl_buf_init(&cols);
+    struct fl_buf sql;
     fl_buf_init(&sql);
     sqlite3_stmt *ids = NULL;
     int rc = FL_OK, n = 0;
     if (sqlite3_exec(s, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
         rc = sql_fail(s, "begin", src, err, err_len);
         goto out;
+    }
+    if (columns_for(s)) {
+        rc = sql_fail(s, "read its columns", src, err, err_len);
+        goto rollback;
     }
     if (sqlite3_prepare_v2(s, "SELECT run_id FROM src.runs ORDER BY run_id", -1, &ids, NULL) !=
         SQLITE_OK) {
@@ -117,7 +199,7 @@ static int merge_runs(sqlite3 *s, const char *src, int64_t *first_id, int *count
     int step;
     while ((step = sqlite3_step(ids)) == SQLITE_ROW) {
         int64_t new_id = 0;
-        if (copy_run(s, sqlite3_column_int64(ids, 0), &new_id, &cols, &sql)) {
+        if (copy_run(s, sqlite3_column_int64(ids, 0), &new_id, &sql)) {
             rc = sql_fail(s, "copy run", src, err, err_len);
             goto rollback;
         }
@@ -141,7 +223,6 @@ rollback:
     sqlite3_finalize(ids);
     sqlite3_exec(s, "ROLLBACK", NULL, NULL, NULL);
 out:
-    fl_buf_close(&cols);
     fl_buf_close(&sql);
     return rc;
 }
@@ -153,12 +234,11 @@ int sweep_db_merge_into(struct hist_db *db, const char *src, int64_t *first_id, 
         *first_id = 0;
     if (count)
         *count = 0;
-    /* Validate src through the history module (schema, application id). */
-    struct hist_db *probe = NULL;
-    int rc = hist_open(src, HIST_OPEN_READONLY, &probe, err, err_len);
-    if (rc)
-        return rc;
-    hist_close(probe);
+    int rc;
+    if (access(src, R_OK) != 0) { /* ATTACH would create it */
+        snprintf(err, err_len, "merging '%s': %s", src, strerror(errno));
+        return errno == ENOENT ? FL_ENOENT : FL_EIO;
+    }
     if ((rc = hist_flush(db))) {
         snprintf(err, err_len, "%s", hist_errmsg(db));
         return rc;
@@ -168,7 +248,9 @@ int sweep_db_merge_into(struct hist_db *db, const char *src, int64_t *first_id, 
     if (sqlite3_exec(s, attach, NULL, NULL, NULL) != SQLITE_OK) {
         rc = sql_fail(s, "attach", src, err, err_len);
     } else {
-        rc = merge_runs(s, src, first_id, count, err, err_len);
+        rc = src_identity(s, src, err, err_len);
+        if (!rc)
+            rc = merge_runs(s, src, first_id, count, err, err_len);
         sqlite3_exec(s, "DETACH DATABASE src", NULL, NULL, NULL);
     }
     sqlite3_free(attach);

@@ -582,7 +582,7 @@ int sweep_run(const struct sweep_options *o, struct sweep_report *rep, char *err
     memset(&p, 0, sizeof p);
     p.o = o;
     /* The sweep's database must be writable before any worker starts. */
-    int rc = hist_open(o->db_path, HIST_OPEN_WRITE, &p.db, err, err_len);
+    int rc = hist_open(o->db_path, HIST_OPEN_WRITE | HIST_OPEN_MERGE_TARGET, &p.db, err, err_len);
     if (rc)
         return rc;
     if ((rc = make_tmpdir(&p, err, err_len))) {

@@ -4,6 +4,7 @@
  * counts), and the merge of per-worker databases (fresh run_ids in source order, every
  * table's rows following their run, error rows for runs that left none).
  */
+#include <sqlite3.h>
 #include "fl_test.h"
 
 #include "harness/history/history.h"
@@ -163,6 +164,17 @@ static void test_merge(const char *dir)
     char missing[600];
     snprintf(missing, sizeof missing, "%s/none.db", dir);
     CHECK(sweep_db_merge(dst, missing, NULL, NULL, err, sizeof err) != FL_OK);
+    CHECK(access(missing, F_OK) != 0); /* and it was not created */
+    /* another application's database is refused by name */
+    char foreign[600];
+    snprintf(foreign, sizeof foreign, "%s/foreign.db", dir);
+    sqlite3 *f = NULL;
+    CHECK(sqlite3_open(foreign, &f) == SQLITE_OK);
+    CHECK(sqlite3_exec(f, "PRAGMA application_id = 7; CREATE TABLE runs(x)", NULL, NULL, NULL) ==
+          SQLITE_OK);
+    sqlite3_close(f);
+    CHECK_EQ_INT(sweep_db_merge(dst, foreign, NULL, NULL, err, sizeof err), FL_EINVAL);
+    CHECK(strstr(err, "not a faultline history (application_id 7)") != NULL);
 
     struct hist_db *db = NULL;
     CHECK(hist_open(dst, HIST_OPEN_READONLY, &db, err, sizeof err) == FL_OK);
