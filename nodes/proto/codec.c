@@ -50,6 +50,26 @@ static uint8_t *body_pack(const ProtobufCMessage *sub, uint8_t *stack, size_t *l
     return b;
 }
 
+/* The part both encoders share: packs msg's oneof member in use (case_value of
+ * descriptor d) as the frame's body, names it in *case_out, and appends the frame. */
+static size_t frame_with_body(ProtobufCMessage *frame, const ProtobufCMessageDescriptor *d,
+                              const void *msg, uint32_t case_value, uint32_t *case_out,
+                              ProtobufCBinaryData *body, struct fl_buf *out)
+{
+    const ProtobufCFieldDescriptor *fd = oneof_field(d, case_value);
+    const ProtobufCMessage *sub = fd ? *member_at((void *)msg, fd) : NULL;
+    uint8_t stack[BODY_STACK];
+    size_t bl;
+    uint8_t *b = body_pack(sub, stack, &bl);
+    *case_out = fd ? case_value : 0;
+    body->data = b;
+    body->len = bl;
+    size_t n = frame_pack(frame, out);
+    if (b != stack)
+        free(b);
+    return n;
+}
+
 size_t rpc_client_msg_encode(const Rpc__ClientMsg *m, struct fl_buf *out)
 {
     Rpc__ClientFrame f = RPC__CLIENT_FRAME__INIT;
@@ -58,18 +78,8 @@ size_t rpc_client_msg_encode(const Rpc__ClientMsg *m, struct fl_buf *out)
     f.require_leader = m->require_leader;
     f.close_stream = m->close_stream;
     f.client_id = m->client_id;
-    const ProtobufCFieldDescriptor *fd = oneof_field(&rpc__client_msg__descriptor, m->req_case);
-    const ProtobufCMessage *sub = fd ? *member_at((void *)m, fd) : NULL;
-    uint8_t stack[BODY_STACK];
-    size_t bl;
-    uint8_t *b = body_pack(sub, stack, &bl);
-    f.req = fd ? (uint32_t)m->req_case : 0;
-    f.body.data = b;
-    f.body.len = bl;
-    size_t n = frame_pack(&f.base, out);
-    if (b != stack)
-        free(b);
-    return n;
+    return frame_with_body(&f.base, &rpc__client_msg__descriptor, m, m->req_case, &f.req, &f.body,
+                           out);
 }
 
 size_t rpc_server_msg_encode(const Rpc__ServerMsg *m, struct fl_buf *out)
@@ -86,18 +96,8 @@ size_t rpc_server_msg_encode(const Rpc__ServerMsg *m, struct fl_buf *out)
     }
     f.error = m->error;
     f.stream_end = m->stream_end;
-    const ProtobufCFieldDescriptor *fd = oneof_field(&rpc__server_msg__descriptor, m->resp_case);
-    const ProtobufCMessage *sub = fd ? *member_at((void *)m, fd) : NULL;
-    uint8_t stack[BODY_STACK];
-    size_t bl;
-    uint8_t *b = body_pack(sub, stack, &bl);
-    f.resp = fd ? (uint32_t)m->resp_case : 0;
-    f.body.data = b;
-    f.body.len = bl;
-    size_t n = frame_pack(&f.base, out);
-    if (b != stack)
-        free(b);
-    return n;
+    return frame_with_body(&f.base, &rpc__server_msg__descriptor, m, m->resp_case, &f.resp, &f.body,
+                           out);
 }
 
 static void *pb_alloc(ProtobufCAllocator *a, size_t n)
