@@ -64,13 +64,14 @@ void run_mirror_break(struct run_world *rw)
     rw->mirror.broken = true;
 }
 
-static int64_t keep(struct run_mirror *m, const void *p, size_t n)
+/* Copies p[0..n) into the mirror's bytes: *off where it went (-1 for NULL), *len its
+ * length (0 for NULL). */
+static void keep(struct run_mirror *m, const void *p, size_t n, int64_t *off, size_t *len)
 {
-    if (!p)
-        return -1;
-    int64_t off = (int64_t)m->bytes.len;
-    fl_buf_append(&m->bytes, p, n);
-    return off;
+    *off = p ? (int64_t)m->bytes.len : -1;
+    *len = p ? n : 0;
+    if (p)
+        fl_buf_append(&m->bytes, p, n);
 }
 
 static const void *kept(const struct run_mirror *m, int64_t off)
@@ -311,10 +312,8 @@ void run_mirror_watch_open(struct run_world *rw, const struct hist_watch *w)
     x->start_rev = w->start_rev;
     x->opened_ns = w->opened_ns;
     x->closed_ns = w->closed_ns;
-    x->key_off = keep(m, w->key, w->key_len);
-    x->key_len = w->key ? w->key_len : 0;
-    x->range_end_off = keep(m, w->range_end, w->range_end_len);
-    x->range_end_len = w->range_end ? w->range_end_len : 0;
+    keep(m, w->key, w->key_len, &x->key_off, &x->key_len);
+    keep(m, w->range_end, w->range_end_len, &x->range_end_off, &x->range_end_len);
     if (w->prev_kv == 1)
         x->flags |= CHK_WF_PREV_KV;
     if (w->progress_notify == 1)
@@ -369,12 +368,9 @@ void run_mirror_event(struct run_world *rw, const struct hist_watch_event *ev)
     x->delivered_ns = ev->delivered_ns;
     x->revision = ev->revision;
     x->prev_kv = ev->prev_kv;
-    x->key_off = keep(m, ev->key, ev->key_len);
-    x->key_len = ev->key ? ev->key_len : 0;
-    x->value_off = keep(m, ev->value, ev->value_len);
-    x->value_len = ev->value ? ev->value_len : 0;
-    x->prev_off = keep(m, ev->prev_value, ev->prev_value_len);
-    x->prev_len = ev->prev_value ? ev->prev_value_len : 0;
+    keep(m, ev->key, ev->key_len, &x->key_off, &x->key_len);
+    keep(m, ev->value, ev->value_len, &x->value_off, &x->value_len);
+    keep(m, ev->prev_value, ev->prev_value_len, &x->prev_off, &x->prev_len);
 }
 
 /* ---- the end: the loader's watch part, finish --------------------------------------- */
