@@ -85,8 +85,13 @@
 
 #include <jansson.h>
 
-#define HIST_SCHEMA_VERSION     1
-#define HIST_APPLICATION_ID     0x464c5448 /* "FLTH" */
+#define HIST_SCHEMA_VERSION 1
+#define HIST_APPLICATION_ID 0x464c5448 /* "FLTH" */
+
+/* Whether a database with these PRAGMA application_id and user_version values is a
+ * faultline history this build reads: FL_OK, or FL_EINVAL with the reason in why
+ * ("not a faultline history (application_id 7)", "schema version 3 is newer..."). */
+int hist_identity_check(int64_t application_id, int64_t user_version, char *why, size_t why_len);
 #define HIST_BATCH_ROWS_DEFAULT 4096
 /* A batch is committed at the latest this many wall milliseconds after it began (at
  * the next row written): commit timing never changes content or digests. */

@@ -205,12 +205,24 @@ static int check_identity(struct hist_db *db, bool *fresh)
     if (rc)
         return rc;
     *fresh = app == 0 && tables == 0;
-    if (app != HIST_APPLICATION_ID && !*fresh)
-        return hist__fail(db, FL_EINVAL, "not a faultline history (application_id %lld)",
-                          (long long)app);
-    if (ver > HIST_SCHEMA_VERSION)
-        return hist__fail(db, FL_EINVAL, "schema version %lld is newer than this faultline's %d",
-                          (long long)ver, HIST_SCHEMA_VERSION);
+    char why[128];
+    if ((rc = hist_identity_check(*fresh ? HIST_APPLICATION_ID : app, ver, why, sizeof why)))
+        return hist__fail(db, rc, "%s", why);
+    return FL_OK;
+}
+
+int hist_identity_check(int64_t application_id, int64_t user_version, char *why, size_t why_len)
+{
+    if (application_id != HIST_APPLICATION_ID) {
+        snprintf(why, why_len, "not a faultline history (application_id %lld)",
+                 (long long)application_id);
+        return FL_EINVAL;
+    }
+    if (user_version > HIST_SCHEMA_VERSION) {
+        snprintf(why, why_len, "schema version %lld is newer than this faultline's %d",
+                 (long long)user_version, HIST_SCHEMA_VERSION);
+        return FL_EINVAL;
+    }
     return FL_OK;
 }
 

@@ -48,18 +48,11 @@ static int src_identity(sqlite3 *s, const char *src, char *err, size_t err_len)
     int64_t ver = src_pragma(s, "PRAGMA src.user_version", &ok2);
     if (!ok1 || !ok2)
         return sql_fail(s, "reading its identity", src, err, err_len);
-    if (app != HIST_APPLICATION_ID) {
-        snprintf(err, err_len, "merging '%s': not a faultline history (application_id %lld)", src,
-                 (long long)app);
-        return FL_EINVAL;
-    }
-    if (ver > HIST_SCHEMA_VERSION) {
-        snprintf(err, err_len,
-                 "merging '%s': schema version %lld is newer than this faultline's %d", src,
-                 (long long)ver, HIST_SCHEMA_VERSION);
-        return FL_EINVAL;
-    }
-    return FL_OK;
+    char why[128];
+    int rc = hist_identity_check(app, ver, why, sizeof why);
+    if (rc)
+        snprintf(err, err_len, "merging '%s': %s", src, why);
+    return rc;
 }
 
 /* "a, b, c": columns of table in both main and src, except run_id. */
