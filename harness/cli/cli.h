@@ -22,6 +22,7 @@ int cmd_report(int argc, char **argv);
 int cmd_shrink(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_list(int argc, char **argv);
+int cmd_hunt(int argc, char **argv);
 
 /* Prints "faultline: MSG" to stderr and returns FL_EXIT_USAGE. */
 int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

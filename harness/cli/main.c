@@ -18,6 +18,7 @@ static const char usage[] =
     "  shrink SCENARIO.lua --seed N [--bug NAME]... [-o FILE]\n"
     "  bench [--json] [--corpus DIR]\n"
     "  list bugs|failpoints|scenarios|balancers|api\n"
+    "  hunt [SCENARIO.lua] [--seeds A..B] [--bug NAME]... [--own] [-j N] [--json]\n"
     "\n"
     "exit codes: 0 pass, 1 violation, 2 bad input, 3 internal error, 4 unknown\n";
 
@@ -39,7 +40,7 @@ int main(int argc, char **argv)
         int (*fn)(int, char **);
     } cmds[] = {
         {"run", cmd_run},       {"sweep", cmd_sweep}, {"check", cmd_check}, {"report", cmd_report},
-        {"shrink", cmd_shrink}, {"bench", cmd_bench}, {"list", cmd_list},
+        {"shrink", cmd_shrink}, {"bench", cmd_bench}, {"list", cmd_list},   {"hunt", cmd_hunt},
     };
     if (argc < 2)
         return fputs(usage, stderr), FL_EXIT_USAGE;
