@@ -899,6 +899,8 @@ int kvc_client_new(struct sim_world *w, const struct kvc_config *cfg, struct kvc
     c->cfg = *cfg;
     memcpy(c->eps, cfg->endpoints, cfg->endpoint_count * sizeof(*c->eps));
     c->cfg.endpoints = c->eps;
+    if (cfg->balancer == LB_PINNED_RANDOM)
+        c->cfg.keepalive_time_ms = 0; /* clientv3 on grpc 1.0 sent no keepalive pings */
     char name[48];
     snprintf(name, sizeof(name), "client/%d", cfg->id);
     struct sim_proc_ops ops = {NULL, NULL};

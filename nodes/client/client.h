@@ -305,7 +305,8 @@ struct kvc_config {
     enum lb_kind balancer;        /* [round_robin] */
     int64_t timeout_ms;           /* per-call timeout [2000] */
     int64_t dial_timeout_ms;      /* [5000]; pinned_blacklist's unhealthy wait */
-    int64_t keepalive_time_ms;    /* ping interval while calls are active [2000]; 0 off */
+    int64_t keepalive_time_ms;    /* ping interval while calls are active [2000]; 0 off;
+                                   * pinned_random never pings (grpc 1.0 had no keepalive) */
     int64_t keepalive_timeout_ms; /* pong wait before the connection is dead [6000] */
     int max_unary_retries;        /* attempts of a repeatable call [100] */
     int64_t backoff_wait_ms;      /* [25] */

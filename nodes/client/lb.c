@@ -11,7 +11,9 @@
 
 static const struct lb_policy_desc lb_policies[LB_KIND_COUNT] = {
     {LB_PINNED_RANDOM, "pinned_random", "clientv3-grpc1.0 (etcd 3.1)",
-     "connects to every endpoint, pins one, on an error pins another ready one at random"},
+     "connects to every endpoint, pins one, pins another ready one at random only when the "
+     "connection fails or a call is answered Unavailable; no keepalive pings, a timeout does "
+     "not move it"},
     {LB_PINNED_BLACKLIST, "pinned_blacklist", "clientv3-grpc1.7 (etcd 3.2/3.3)",
      "one connection to the first endpoint that answers; failed endpoints unhealthy for the "
      "dial timeout (5 s); a keepalive failure switches"},
@@ -225,6 +227,12 @@ void lb_on_fail(struct lb *lb, size_t i, enum lb_fail why, int64_t now_ns)
     }
     switch (lb->cfg.kind) {
     case LB_PINNED_RANDOM:
+        /* grpc 1.0 knew nothing of member health: it moved only when the transport told
+         * it so (the connection failed or closed, or a call came back Unavailable). A
+         * call that times out on a paused or partitioned member leaves it pinned, which
+         * is how that client got stuck (etcd#8673's starting point). */
+        if (why == LB_FAIL_TIMEOUT)
+            break;
         if ((int)i == lb->pinned && !FL_BUG(CLIENT_NO_FAILOVER))
             lb_repin_random(lb, i);
         break;

@@ -7,7 +7,11 @@
  * so tests drive each policy step by step (tests/unit/client/test_lb.c).
  *
  *   pinned_random    clientv3 on grpc 1.0 (etcd 3.1): connects to every endpoint,
- *                    pins one, and on an error picks another ready one at random.
+ *                    pins one, and picks another ready one at random only when the
+ *                    transport fails (connection refused, broken or closed, or a call
+ *                    answered Unavailable); it sends no keepalive pings and a call that
+ *                    times out does not move it, so it stays stuck on a paused or
+ *                    partitioned member.
  *   pinned_blacklist clientv3 on grpc 1.7 (etcd 3.2/3.3 health balancer): one
  *                    connection; races every healthy endpoint and pins the first
  *                    that answers; a failed endpoint is unhealthy for a fixed wait

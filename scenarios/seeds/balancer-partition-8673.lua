@@ -7,6 +7,8 @@
 -- policies pin node 1 (grpc 1.0 and 1.7 pin the first endpoint that answers); node 1
 -- is then made a follower and isolated for 10 s.
 -- Asserted on the observed per-client figures of the partition window:
+--   * pinned_random (grpc 1.0: no keepalive, a timeout does not move it) stalls for
+--     the whole partition: no success, no switch, a stall of nearly the partition;
 --   * pinned_blacklist's unary calls time out before its error handler moves on
 --     (a stall of at least the request timeout, at least one call lost);
 --   * the watch-only pinned_blacklist client receives nothing while the majority
@@ -75,6 +77,10 @@ expect(client(2):stats().pinned_node == target and client(5):stats().pinned_node
 local before = {}
 for i = 1, 5 do before[i] = client(i):stats() end
 isolate(target)
+-- pinned_random's successes from 200 ms on (an answer already on its way at the cut
+-- still arrives).
+local pr_ok0
+spawn(function() sleep(200 * ms); pr_ok0 = client(1):stats().ok end)
 run(PART)
 local after = {}
 for i = 1, 5 do after[i] = client(i):stats() end
@@ -86,7 +92,7 @@ local function window(i)
   local lost = (a.fail - b.fail) + (a.unknown - b.unknown)
   return { ok = ok, lost = lost, availability = ok / math.max(1, ok + lost),
            max_stall_ms = a.max_stall_ms, watch_max_stall_ms = a.watch_max_stall_ms,
-           retries_to_bad = a.retries_to_bad - b.retries_to_bad, switches = a.switches,
+           retries_to_bad = a.retries_to_bad - b.retries_to_bad, switches = a.switches - b.switches,
            connections_opened = a.connections_opened }
 end
 local w = {}
@@ -97,7 +103,9 @@ for i = 1, 5 do
         "retries_to_bad", w[i].retries_to_bad)
 end
 
-local pb, rr, ha, pbw = w[2], w[3], w[4], w[5]
+local pr, pb, rr, ha, pbw = w[1], w[2], w[3], w[4], w[5]
+expect(after[1].ok == pr_ok0 and pr.switches == 0 and pr.max_stall_ms >= (PART - TIMEOUT) // ms,
+       "pinned_random: stuck on the cut-off member for the whole partition", pr)
 expect(pb.lost >= 1 and pb.max_stall_ms >= 1900,
        "pinned_blacklist: a unary call times out before the balancer moves on", pb)
 -- (the majority's first commit may wait for a client's timeout: the floor allows it)

@@ -57,6 +57,15 @@ static void test_pinned_random(void)
         lb_on_ready(&lb, 2, 30);
         CHECK_EQ_INT(lb.pinned, 1);
         CHECK_EQ_INT(lb_pick(&lb, 40, -1), 1);
+        /* grpc 1.0 knew nothing of health: calls timing out on the pinned member (paused,
+         * or cut off from its peers) leave it pinned. */
+        uint64_t switches = lb.switches;
+        lb_on_fail(&lb, 1, LB_FAIL_TIMEOUT, 45);
+        lb_on_fail(&lb, 1, LB_FAIL_TIMEOUT, 46);
+        CHECK_EQ_INT(lb.pinned, 1);
+        CHECK_EQ_INT(lb_pick(&lb, 47, -1), 1);
+        CHECK(lb.switches == switches);
+        /* A call answered Unavailable is the transport's word: it moves. */
         lb_on_fail(&lb, 1, LB_FAIL_UNAVAILABLE, 50);
         int p = lb.pinned;
         CHECK(p == 0 || p == 2);
