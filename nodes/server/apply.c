@@ -254,7 +254,8 @@ static void apply_conf_entry(struct srv_member *m, const struct raft_entry *e)
         /* etcd: the operator starts the new member once member add returned, i.e.
          * once the change is applied; it cannot help commit its own addition. */
         if (cc.type == RAFT_CC_ADD_VOTER || cc.type == RAFT_CC_ADD_LEARNER)
-            srv_cluster_start_joiner(m->cl, (int)mi->node, cc.node_id, m->cluster_id);
+            srv_cluster_start_joiner(m->cl, (int)mi->node, cc.node_id, m->cluster_id,
+                                     !mi->no_start);
     }
     if (wt) {
         Rpc__ServerMsg resp = RPC__SERVER_MSG__INIT;

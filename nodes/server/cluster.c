@@ -151,6 +151,15 @@ int srv_cluster_dir_node(struct srv_cluster *cl, uint64_t member_id)
     return -1;
 }
 
+bool srv_cluster_member_started(struct srv_cluster *cl, uint64_t member_id)
+{
+    int node = srv_cluster_dir_node(cl, member_id);
+    if (node <= 0 || node > cl->n_slots)
+        return false;
+    const struct srv_slot *sl = &cl->slots[node];
+    return sl->started && sl->member_id == member_id;
+}
+
 int srv_cluster_dir_proc(struct srv_cluster *cl, uint64_t member_id)
 {
     int node = srv_cluster_dir_node(cl, member_id);
@@ -265,8 +274,20 @@ int srv_cluster_dir_register(struct srv_cluster *cl, int node, uint64_t member_i
     return node;
 }
 
+/* Starts a joiner whose identity is on its slot: an empty disk, a fresh process. */
+static void joiner_start(struct srv_slot *sl)
+{
+    struct srv_cluster *cl = sl->cl;
+    disk_wipe(cl->w, sl->proc);
+    if (sim_proc_state(cl->w, sl->proc) == SIM_PROC_DOWN)
+        sim_proc_restart(cl->w, sl->proc);
+    else
+        srv_cl_slot_start(sl);
+    srv_cluster_emit(cl, sl->node, sl->member_id, SRV_EV_RESTART, 0, "joined as a new member");
+}
+
 void srv_cluster_start_joiner(struct srv_cluster *cl, int node, uint64_t member_id,
-                              uint64_t cluster_id)
+                              uint64_t cluster_id, bool start)
 {
     if (node <= 0 || node > cl->n_slots)
         return;
@@ -276,12 +297,26 @@ void srv_cluster_start_joiner(struct srv_cluster *cl, int node, uint64_t member_
     sl->member_id = member_id;
     sl->cluster_id = cluster_id;
     sl->founding = false;
-    disk_wipe(cl->w, sl->proc);
-    if (sim_proc_state(cl->w, sl->proc) == SIM_PROC_DOWN)
-        sim_proc_restart(cl->w, sl->proc);
-    else
-        srv_cl_slot_start(sl);
-    srv_cluster_emit(cl, node, member_id, SRV_EV_RESTART, 0, "joined as a new member");
+    sl->awaiting_start = !start;
+    if (start)
+        joiner_start(sl);
+}
+
+int srv_cluster_member_start(struct srv_cluster *cl, int node)
+{
+    struct srv_slot *sl = srv_cl_slot_get(cl, node);
+    if (!sl || !sl->awaiting_start)
+        return FL_ENOENT;
+    FL_ASSERT(!sl->m && !sl->started && sl->member_id != 0);
+    sl->awaiting_start = false;
+    joiner_start(sl);
+    return FL_OK;
+}
+
+bool srv_cluster_awaits_start(const struct srv_cluster *cl, int node)
+{
+    const struct srv_slot *sl = srv_cl_slot_get(cl, node);
+    return sl && sl->awaiting_start;
 }
 
 static void kill_removed(struct sim_world *w, void *ctx)

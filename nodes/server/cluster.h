@@ -79,6 +79,16 @@ void srv_cluster_set_prevote(struct srv_cluster *cl, int node, bool on);
 
 /* Membership (etcd Cluster API semantics and error texts). `via` is the slot the
  * request is sent to (0: the current leader, or slot 1 when none). */
+/* A member add whose new member is not started (member_add{start = false}): it is in the
+ * configuration, counts as never started for the strict reconfiguration check, and
+ * runs only once srv_cluster_member_start starts it. */
+void srv_cluster_member_add_unstarted(struct srv_cluster *cl, int via, bool learner,
+                                      srv_done_fn done, void *ud);
+/* Starts a member added with start = false: FL_OK, or FL_ENOENT when node holds no
+ * member waiting to be started. */
+int srv_cluster_member_start(struct srv_cluster *cl, int node);
+/* Does node hold a member added with start = false that was not started yet? */
+bool srv_cluster_awaits_start(const struct srv_cluster *cl, int node);
 void srv_cluster_member_add(struct srv_cluster *cl, int via, bool learner, srv_done_fn done,
                             void *ud);
 void srv_cluster_member_remove(struct srv_cluster *cl, int via, int node, srv_done_fn done,

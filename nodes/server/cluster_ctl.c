@@ -93,16 +93,29 @@ static void ctl_send(struct srv_cluster *cl, int node, const Rpc__ClientMsg *msg
     cl->ctl[k] = c;
 }
 
-void srv_cluster_member_add(struct srv_cluster *cl, int via, bool learner, srv_done_fn done,
-                            void *ud)
+static void member_add(struct srv_cluster *cl, int via, bool learner, bool start, srv_done_fn done,
+                       void *ud)
 {
     Rpc__ClientMsg msg = RPC__CLIENT_MSG__INIT;
     Rpc__MemberAddRequest r = RPC__MEMBER_ADD_REQUEST__INIT;
     r.islearner = learner;
+    r.no_start = !start;
     msg.method = RPC__METHOD__METHOD_MEMBER_ADD;
     msg.req_case = RPC__CLIENT_MSG__REQ_MEMBER_ADD;
     msg.member_add = &r;
     ctl_send(cl, route(cl, via), &msg, done, ud);
+}
+
+void srv_cluster_member_add(struct srv_cluster *cl, int via, bool learner, srv_done_fn done,
+                            void *ud)
+{
+    member_add(cl, via, learner, true, done, ud);
+}
+
+void srv_cluster_member_add_unstarted(struct srv_cluster *cl, int via, bool learner,
+                                      srv_done_fn done, void *ud)
+{
+    member_add(cl, via, learner, false, done, ud);
 }
 
 void srv_cluster_member_remove(struct srv_cluster *cl, int via, int node, srv_done_fn done,

@@ -21,9 +21,10 @@ struct srv_slot {
     struct srv_member *m; /* NULL while the process is down */
     bool founding;        /* boots by bootstrap when its disk is empty */
     bool removed;
-    bool started;   /* has run a member at least once */
-    bool restoring; /* restarted only to write a restored data dir */
-    int prevote;    /* this member's pre-vote at its next start: 0 the cluster's, 1 on, 2 off */
+    bool started;        /* has run a member at least once */
+    bool awaiting_start; /* added with start = false, not started yet */
+    bool restoring;      /* restarted only to write a restored data dir */
+    int prevote; /* this member's pre-vote at its next start: 0 the cluster's, 1 on, 2 off */
 };
 
 struct dir_entry {
