@@ -1,9 +1,13 @@
 /*
- * peer.c: the peer transport of a member (etcd's rafthttp streams, simulated). Each
- * member opens one connection to each peer it sends to and accepts one from each peer
- * that sends to it; a frame is a raftpb.PeerFrame holding the messages of one ready
- * for that peer. A broken connection is reported to Raft (unreachable, failed
- * snapshot) and re-opened on the next send. Every frame carries the sender's cluster
+ * peer.c: the peer transport of a member (etcd's rafthttp streams, simulated). As
+ * rafthttp does, each member keeps one connection to every other member of its
+ * configuration from the start, redials one that failed every 100 ms, and sends an
+ * empty frame (a link heartbeat) on one that carried nothing for a third of the read
+ * timeout, so an idle stream stays up and "connected since" means what etcd's
+ * ActiveSince means (the strict reconfiguration check reads it). It accepts one
+ * connection from each peer; a frame is a raftpb.PeerFrame holding the messages of
+ * one ready for that peer. A broken connection is reported to Raft (unreachable,
+ * failed snapshot) and re-opened on the next send or dial. Every frame carries the sender's cluster
  * ID; a frame from another cluster is refused and answered with a refusal, which the
  * sender reports as a node event ("etcdserver: cluster ID mismatch").
  *
@@ -43,6 +47,16 @@ bool srv_peer_active(struct srv_member *m, uint64_t id)
         if (m->peers[i].id == id)
             return m->peers[i].out && m->peers[i].connected_since_ns >= 0 &&
                    net_sock_open(m->w, m->peers[i].out);
+    return false;
+}
+
+bool srv_peer_connected_since(struct srv_member *m, uint64_t id, int64_t since_ns)
+{
+    if (!srv_peer_active(m, id))
+        return false;
+    for (size_t i = 0; i < m->n_peers; i++)
+        if (m->peers[i].id == id)
+            return m->peers[i].connected_since_ns < since_ns;
     return false;
 }
 
@@ -326,6 +340,7 @@ static void send_frame(struct srv_member *m, uint64_t to, Raftpb__PeerFrame *f)
     net_sock s = peer_sock(m, to);
     if (!s)
         return;
+    peer_get(m, to)->last_sent_ns = sim_now_ns(m->w);
     if (fault == SIM_FAULT_DELAY && hit.delay_ns > 0) {
         f->cluster_id = m->cluster_id;
         f->from_member = m->id;
@@ -454,9 +469,40 @@ void srv_peer_send_renew(struct srv_member *m, uint64_t to, const Raftpb__LeaseR
     send_frame(m, to, &f);
 }
 
+/* Dials every other member of the configuration that has no stream, at most every
+ * SRV_PEER_DIAL_RETRY_NS (rafthttp's streamReader retries every 100 ms). */
+static void peers_dial(struct srv_member *m, int64_t now)
+{
+    const struct raft_conf_state *c = raft_conf(m->raft);
+    for (uint32_t k = 0; k < c->voters_count + c->learners_count; k++) {
+        uint64_t id = k < c->voters_count ? c->voters[k] : c->learners[k - c->voters_count];
+        if (id == m->id)
+            continue;
+        struct srv_peer *p = peer_get(m, id);
+        if (!p->out && (p->attempt_ns == 0 || now - p->attempt_ns >= SRV_PEER_DIAL_RETRY_NS))
+            peer_sock(m, id);
+    }
+}
+
+/* An empty frame on each open stream that carried nothing for a while (rafthttp's
+ * linkHeartbeatMessage), so the peer's read timeout does not close an idle stream. */
+static void peers_link_heartbeat(struct srv_member *m, int64_t now)
+{
+    for (size_t i = 0; i < m->n_peers; i++) {
+        struct srv_peer *p = &m->peers[i];
+        if (!p->out || p->connected_since_ns < 0 ||
+            now - FL_MAX(p->last_sent_ns, p->connected_since_ns) < SRV_PEER_LINK_HEARTBEAT_NS)
+            continue;
+        Raftpb__PeerFrame f = RAFTPB__PEER_FRAME__INIT;
+        send_frame(m, p->id, &f);
+    }
+}
+
 void srv_peers_tick(struct srv_member *m)
 {
     int64_t now = sim_now_ns(m->w);
+    peers_dial(m, now);
+    peers_link_heartbeat(m, now);
     for (size_t i = 0; i < m->n_peers; i++) {
         struct srv_peer *p = &m->peers[i];
         if (!p->out)

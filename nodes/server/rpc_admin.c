@@ -13,17 +13,64 @@
 
 /* ---- cluster API --------------------------------------------------------------- */
 
+/* etcd's HealthInterval: for the strict reconfiguration check a peer counts as
+ * connected only when its stream has been up for at least this long. */
+#define HEALTH_INTERVAL_NS (5 * FL_S)
+
+/* The members etcd counts as started (membership.Member.IsStarted: it published its
+ * attributes once, i.e. it has run at least once). This member always has. */
 static void started_members(struct srv_member *m, uint64_t *out, size_t *n)
 {
-    const struct raft_conf_state *c = raft_conf(m->raft);
+    const struct raft_conf_state *c = &m->applied_conf;
     *n = 0;
     out[(*n)++] = m->id;
     for (uint32_t i = 0; i < c->voters_count; i++)
-        if (c->voters[i] != m->id && srv_peer_active(m, c->voters[i]))
+        if (c->voters[i] != m->id && srv_cluster_member_started(m->cl, c->voters[i]))
             out[(*n)++] = c->voters[i];
     for (uint32_t i = 0; i < c->learners_count; i++)
-        if (c->learners[i] != m->id && srv_peer_active(m, c->learners[i]))
+        if (c->learners[i] != m->id && srv_cluster_member_started(m->cl, c->learners[i]))
             out[(*n)++] = c->learners[i];
+}
+
+/* etcd's numConnectedSince over the voters: this member, plus every voter whose
+ * stream has been up since before now - HealthInterval. */
+static uint32_t voters_connected(struct srv_member *m, const struct raft_conf_state *c)
+{
+    int64_t since = sim_now_ns(m->w) - HEALTH_INTERVAL_NS;
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < c->voters_count; i++)
+        if (c->voters[i] == m->id || srv_peer_connected_since(m, c->voters[i], since))
+            k++;
+    FL_ASSERT(k <= c->voters_count);
+    return k;
+}
+
+/*
+ * The connectivity half of etcd's strict reconfiguration check (v3.4 mayAddMember /
+ * mayRemoveMember), made after the started-members half: an add (voter or learner)
+ * needs every voter connected for the last HealthInterval; a voter's removal must
+ * leave a quorum of the remaining voters connected, except that a member whose
+ * stream is down may always be removed (it is not part of the active quorum).
+ * Promotion has no such check. Returns true when the change may go ahead; false is
+ * answered `etcdserver: unhealthy cluster`.
+ */
+static bool reconfig_healthy(struct srv_member *m, const struct raft_conf_state *c,
+                             const struct raft_conf_change *cc)
+{
+    switch (cc->type) {
+    case RAFT_CC_ADD_VOTER:
+    case RAFT_CC_ADD_LEARNER:
+        return voters_connected(m, c) == c->voters_count;
+    case RAFT_CC_REMOVE:
+        if (!raft_conf_is_voter(c, cc->node_id))
+            return true;
+        if (cc->node_id != m->id && !srv_peer_active(m, cc->node_id))
+            return true;
+        return voters_connected(m, c) - 1 >= 1 + (c->voters_count - 1) / 2;
+    case RAFT_CC_PROMOTE:
+        return true;
+    }
+    FL_UNREACHABLE();
 }
 
 /* The slot for a new member: the lowest one that never ran a member and on which no
@@ -82,6 +129,7 @@ static void propose_conf(struct srv_member *m, const struct srv_reply *reply, Rp
     mi.is_learner = cc->type == RAFT_CC_ADD_LEARNER;
     mi.req_id = wt->id;
     mi.origin = m->id;
+    mi.no_start = req->req_case == RPC__CLIENT_MSG__REQ_MEMBER_ADD && req->member_add->no_start;
     size_t n = raftpb__member_info__get_packed_size(&mi);
     uint8_t *buf = fl_malloc(n + 1);
     raftpb__member_info__pack(&mi, buf);
@@ -157,8 +205,15 @@ void srv_admin_member(struct srv_member *m, const struct srv_reply *reply, Rpc__
             goto free_req;
         }
     }
-    if (c->strict_reconfig_check && !raft_conf_change_quorum_ok(conf, &cc, started, n_started)) {
+    /* etcd makes both halves of the check on its membership, which changes when a
+     * configuration entry is applied (not when appended, as Raft's does here). */
+    if (c->strict_reconfig_check &&
+        !raft_conf_change_quorum_ok(&m->applied_conf, &cc, started, n_started)) {
         srv_reply_error(m, reply, req->method, RPC_ERR_NOT_ENOUGH_STARTED);
+        goto free_req;
+    }
+    if (c->strict_reconfig_check && !reconfig_healthy(m, &m->applied_conf, &cc)) {
+        srv_reply_error(m, reply, req->method, RPC_ERR_UNHEALTHY);
         goto free_req;
     }
     if (cc.type == RAFT_CC_REMOVE)

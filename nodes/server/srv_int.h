@@ -70,6 +70,7 @@ struct srv_peer {
     int64_t connected_since_ns; /* -1 while not open */
     int64_t attempt_ns;         /* when out was opened */
     int64_t last_heard_ns;      /* last frame received from this peer (any connection) */
+    int64_t last_sent_ns;       /* last frame sent on out (link heartbeats included) */
 };
 
 /* One accepted client connection. */
@@ -258,11 +259,19 @@ void srv_keepalive_forward(struct srv_member *m, struct srv_waiter *wt);
 void srv_keepalive_timeout(struct srv_member *m, struct srv_waiter *wt);
 void srv_peers_close(struct srv_member *m);
 bool srv_peer_active(struct srv_member *m, uint64_t id);
-/* Closes outgoing connections to peers not heard from for SRV_PEER_READ_TIMEOUT_NS
- * (etcd's ConnReadTimeout): frames stuck behind a partition are dropped as a real
- * stream's would be, and Raft learns the peer is unreachable. */
+/* etcd's isConnectedSince: the stream to peer id has been up without a break since
+ * before since_ns (rafthttp's ActiveSince). */
+bool srv_peer_connected_since(struct srv_member *m, uint64_t id, int64_t since_ns);
+/* Keeps rafthttp's streams: a connection to every other member of the configuration,
+ * redialled SRV_PEER_DIAL_RETRY_NS after a failure, with an empty frame (a link
+ * heartbeat) when nothing else was sent for SRV_PEER_LINK_HEARTBEAT_NS; closes
+ * outgoing connections to peers not heard from for SRV_PEER_READ_TIMEOUT_NS (etcd's
+ * ConnReadTimeout): frames stuck behind a partition are dropped as a real stream's
+ * would be, and Raft learns the peer is unreachable. */
 void srv_peers_tick(struct srv_member *m);
-#define SRV_PEER_READ_TIMEOUT_NS (5 * FL_S)
+#define SRV_PEER_READ_TIMEOUT_NS   (5 * FL_S)
+#define SRV_PEER_LINK_HEARTBEAT_NS (SRV_PEER_READ_TIMEOUT_NS / 3)
+#define SRV_PEER_DIAL_RETRY_NS     (100 * FL_MS)
 
 /* ---- rpc.c ---- */
 int srv_rpc_listen(struct srv_member *m);
@@ -354,6 +363,9 @@ bool srv_cluster_member_prevote(struct srv_cluster *cl, int node);
 /* proc of the process running member id, -1 when unknown. */
 int srv_cluster_dir_proc(struct srv_cluster *cl, uint64_t member_id);
 int srv_cluster_dir_node(struct srv_cluster *cl, uint64_t member_id);
+/* Has member_id ever run (etcd: published its attributes, IsStarted)? A member that was
+ * added but never started, or an unknown id, has not. */
+bool srv_cluster_member_started(struct srv_cluster *cl, uint64_t member_id);
 /* The online checker for a cluster ID (created on first use). */
 struct raft_safety *srv_cluster_safety(struct srv_cluster *cl, uint64_t cluster_id);
 /* A member fed its checker and it failed: record and stop the world. */
@@ -368,9 +380,10 @@ void srv_cluster_emit_full(struct srv_cluster *cl, struct srv_event *ev);
  * with its process when needed; remembers that member_id runs there. Returns the
  * node, or -1 when no slot can be made. */
 int srv_cluster_dir_register(struct srv_cluster *cl, int node, uint64_t member_id);
-/* The proposer applied a member add: start the new member on its slot (idempotent). */
+/* The proposer applied a member add: the new member's identity goes to its slot and,
+ * unless the add asked not to (start false), the member starts there (idempotent). */
 void srv_cluster_start_joiner(struct srv_cluster *cl, int node, uint64_t member_id,
-                              uint64_t cluster_id);
+                              uint64_t cluster_id, bool start);
 /* The member applied its own removal: the cluster stops its process. */
 void srv_cluster_member_removed(struct srv_cluster *cl, int node);
 uint64_t srv_cluster_rand(struct srv_cluster *cl); /* the "server/ids" stream */

@@ -21,7 +21,8 @@ scenario {
 }
 
 expect(run_until(function() return leader() ~= nil end, 10*s), "a leader is elected", leader())
-run(1*s)
+-- etcd's strict reconfiguration check wants every voter connected for 5 s first
+run(5*s)
 local l = leader()
 local rest = others(l)
 local f = rest[1]

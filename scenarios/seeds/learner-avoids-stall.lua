@@ -18,6 +18,9 @@ scenario {
 }
 
 expect(run_until(function() return leader() ~= nil end, 10*s), "a leader is elected", leader())
+-- etcd's strict reconfiguration check refuses a change ("etcdserver: unhealthy
+-- cluster") until the leader has been connected to every voter for 5 s.
+run(5*s)
 run(2*s)
 local l = leader()
 local slow = others(l)[1]
@@ -37,6 +40,9 @@ end)
 -- add a learner, wait until it has caught up, promote it (retrying while etcd says it
 -- is not in sync yet); the fourth starts with a slow disk for its first 2 s
 local function grow(tag, slow_disk)
+  -- the strict reconfiguration check wants every voter (the one promoted last
+  -- included) connected to the leader for 5 s
+  run(5*s)
   local n, err = member_add{ learner = true }
   expect(n ~= nil, tag .. ": the member is added as a learner", err)
   if not n then return nil end

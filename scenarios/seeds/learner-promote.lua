@@ -20,6 +20,9 @@ scenario {
 
 local NOT_READY = "etcdserver: can only promote a learner member which is in sync with leader"
 expect(run_until(function() return leader() ~= nil end, 10*s), "a leader is elected", leader())
+-- etcd's strict reconfiguration check refuses a change ("etcdserver: unhealthy
+-- cluster") until the leader has been connected to every voter for 5 s.
+run(5*s)
 local c = client(3)
 for i = 1, 300 do c:put("hist/" .. i, "v" .. i) end
 local l = leader()

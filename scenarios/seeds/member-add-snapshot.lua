@@ -18,6 +18,9 @@ scenario {
 }
 
 expect(run_until(function() return leader() ~= nil end, 10*s), "a leader is elected", leader())
+-- etcd's strict reconfiguration check refuses a change ("etcdserver: unhealthy
+-- cluster") until the leader has been connected to every voter for 5 s.
+run(5*s)
 local c = client(3)
 for i = 1, 400 do c:put("hist/" .. i, "v" .. i) end
 local l = leader()

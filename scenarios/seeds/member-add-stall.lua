@@ -20,6 +20,9 @@ scenario {
 }
 
 expect(run_until(function() return leader() ~= nil end, 10*s), "a leader is elected", leader())
+-- etcd's strict reconfiguration check refuses a change ("etcdserver: unhealthy
+-- cluster") until the leader has been connected to every voter for 5 s.
+run(5*s)
 run(2*s)
 local l = leader()
 local slow = others(l)[1]
@@ -58,6 +61,9 @@ expect(n4 ~= nil, "the fourth member is added", e4)
 if not n4 then return end
 -- the fourth is still catching up: its disk takes 6 s per write
 failpoint("raft/before_save", { node = n4, action = "delay", delay_ms = 6000 })
+-- etcd takes the next change only once the leader has been connected to the fourth
+-- for 5 s: it is (the connection is up), though its disk keeps it far behind.
+run(5500*ms)
 pause(slow) -- one more member stops answering (a long stall of its process)
 local n5, e5
 local t_add = now()

@@ -17,6 +17,9 @@ scenario {
 }
 
 expect(run_until(function() return leader() ~= nil end, 10*s), "a leader is elected", leader())
+-- etcd's strict reconfiguration check refuses a change ("etcdserver: unhealthy
+-- cluster") until the leader has been connected to every voter for 5 s.
+run(5*s)
 run(1*s)
 local l = leader()
 for _, n in ipairs(others(l)) do

@@ -21,6 +21,9 @@ scenario {
 
 local SLOW_MS = 500
 expect(run_until(function() return leader() ~= nil end, 10*s), "a leader is elected", leader())
+-- etcd's strict reconfiguration check refuses a change ("etcdserver: unhealthy
+-- cluster") until the leader has been connected to every voter for 5 s.
+run(5*s)
 
 local acked, stop = {}, false
 spawn(function()

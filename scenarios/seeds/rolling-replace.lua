@@ -19,6 +19,9 @@ scenario {
 }
 
 expect(run_until(function() return leader() ~= nil end, 10*s), "a leader is elected", leader())
+-- etcd's strict reconfiguration check refuses a change ("etcdserver: unhealthy
+-- cluster") until the leader has been connected to every voter for 5 s.
+run(5*s)
 local original = {}
 for _, n in ipairs(nodes()) do original[status(n).member_id] = n end
 
@@ -56,7 +59,9 @@ for _, old in ipairs({ 1, 2, 3 }) do
     return promoted
   end, 30*s, 200*ms)
   expect(promoted, "the new member " .. n .. " is promoted once caught up", perr)
-  run(1*s)
+  -- the next removal waits until the leader has been connected to the new voter for
+  -- 5 s (etcd's strict reconfiguration check: "etcdserver: unhealthy cluster" before)
+  run(5500*ms)
 end
 stop = true
 run(1*s)

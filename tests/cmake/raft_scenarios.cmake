@@ -10,7 +10,7 @@ set(FL_RSCN_CLI ${CMAKE_SOURCE_DIR}/tests/scenario/expect_cli.sh)
 set(FL_RSCN_SEEDS rolling-replace election-fresh leader-down prevote-rejoin
   replication-slow-follower log-retention member-add-snapshot member-add-twice
   member-add-stall learner-avoids-stall learner-promote remove-leader remove-below-quorum
-  leader-transfer)
+  leader-transfer reconfig-unhealthy)
 set(FL_RSCN_BUGS vote-ignores-log=raft.vote_ignores_log commit-old-term=raft.commit_old_term
   ack-before-fsync=raft.ack_before_fsync multiple-conf-changes=raft.multiple_conf_changes)
 

@@ -4,6 +4,7 @@ scenario { name = "api-admin", description = "membership and maintenance",
            workload = { rate = 20, keys = 4 },
            checks = { "linearizability", "raft_safety" } }
 run_until(function() return leader() ~= nil end, 10*s)
+run(5*s) -- etcd's strict reconfiguration check: every voter connected for 5 s first
 local c = client(1)
 for i = 1, 5 do c:put("adm/" .. i, tostring(i)) end
 local id, err = member_add { learner = true }

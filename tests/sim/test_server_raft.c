@@ -20,6 +20,7 @@ static void test_remove_leader(void)
     int l = wait_leader(&f, 3 * FL_S);
     CHECK(l > 0);
     CHECK_EQ_INT(write_keys(&f, l, 0, 10), 10);
+    sim_run_for(f.w, 5 * FL_S); /* the strict reconfiguration check's HealthInterval */
     struct ctl rm = {0};
     srv_cluster_member_remove(f.cl, l, l, ctl_done, &rm);
     CHECK(ctl_wait(&f, &rm, 3 * FL_S));
@@ -69,6 +70,8 @@ static void test_one_conf_change_at_a_time(void)
     srv_config_default(&cfg);
     setup(&f, 33, &cfg);
     int l = wait_leader(&f, 3 * FL_S);
+    sim_run_for(f.w, 5 * FL_S); /* the strict reconfiguration check's HealthInterval */
+    l = wait_leader(&f, 3 * FL_S);
     /* Cut the leader from its followers so its configuration entry cannot commit. */
     int lp = srv_cluster_node_proc(f.cl, l), others[2], n = 0;
     for (int i = 1; i <= 3; i++)
