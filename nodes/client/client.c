@@ -990,7 +990,7 @@ void kvc_client_free(struct kvc_client *c)
     kvc_client_close(c);
     sim_proc_set_ctx(c->w, c->proc, NULL);
     free(c->calls);
-    free(c->streams);
+    kvc_streams_free_index(c);
     kvc_arena_close(&c->arena);
     free(c);
 }

@@ -423,6 +423,10 @@ struct kvc_stats {
     int64_t failover_ms[KVC_FAULTS_MAX]; /* first success after the fault; -1: none */
 };
 void kvc_client_stats(const struct kvc_client *c, struct kvc_stats *out);
+/* How many streams the stream bookkeeping (dispatch, lookups, connection loss) has
+ * examined so far: a measure of work for tests (it grows linearly with the number
+ * of streams and messages), never part of a summary or a digest. */
+uint64_t kvc_client_stream_steps(const struct kvc_client *c);
 /* The DESIGN §3.9 object: {"id","balancer","ok","fail","unknown","availability",
  * "max_stall_ms","watch_max_stall_ms","connections_opened","retries"} plus
  * the other counters above under their field names, and "failover":[{"fault_ns",

@@ -94,6 +94,40 @@ struct kvc_wpending {
     int64_t rev, at_ns;
 };
 
+/* client_index.c: an unordered intrusive set of streams (a state queue). */
+struct kvc_slist {
+    struct kvc_stream *head;
+    size_t len;
+};
+void kvc_slist_add(struct kvc_slist *l, struct kvc_stream *st);
+void kvc_slist_unlink(struct kvc_stream *st); /* from whichever set holds it; none: no-op */
+
+/* A growable array of stream pointers, for acting on a set in id order. */
+struct kvc_svec {
+    struct kvc_stream **p;
+    size_t len, cap;
+};
+void kvc_svec_push_list(struct kvc_svec *v, const struct kvc_slist *l);
+void kvc_svec_sort(struct kvc_svec *v); /* by id, ascending */
+
+/* client_index.c: id -> stream, for lookups only (never iterated). Key 0 is never
+ * stored. */
+struct kvc_idmap {
+    uint64_t *keys;
+    struct kvc_stream **vals;
+    size_t cap, len;
+};
+void kvc_idmap_put(struct kvc_idmap *m, uint64_t key, struct kvc_stream *st);
+struct kvc_stream *kvc_idmap_get(const struct kvc_idmap *m, uint64_t key);
+void kvc_idmap_del(struct kvc_idmap *m, uint64_t key);
+void kvc_idmap_free(struct kvc_idmap *m);
+
+/* The waiting streams pinned to one member (kvc_call_opts.node). */
+struct kvc_wbucket {
+    int node;
+    struct kvc_slist l;
+};
+
 struct kvc_stream {
     struct kvc_client *c;
     enum kvc_stream_kind kind;
@@ -123,6 +157,11 @@ struct kvc_stream {
     int64_t lease_id;
     int64_t ttl_s;
     kvc_done_fn *kfn;
+    /* index links (client_index.c): every stream in id order, and the state queue
+     * it is in (WAIT: a wait set; OPEN: its endpoint's open set; else none) */
+    struct kvc_stream *all_prev, *all_next;
+    struct kvc_stream *q_prev, *q_next;
+    struct kvc_slist *q_list;
 };
 
 /* client_arena.c: bump allocation for decoding one server frame (see there). */
@@ -148,8 +187,17 @@ struct kvc_client {
     /* the frame being handled is decoded here; reset when the outermost handler ends */
     struct kvc_arena arena;
     int arena_depth;
-    struct kvc_stream **streams;
-    size_t stream_count, stream_cap;
+    /* streams: all of them in id (= creation) order; by API id and by wire id; the
+     * waiting ones (balancer-routed, and per pinned member); the open ones per
+     * endpoint (balancer-routed / pinned). See client_stream.c. */
+    struct kvc_stream *streams_head, *streams_tail;
+    size_t stream_count;
+    struct kvc_idmap streams_by_id, streams_by_wire;
+    struct kvc_slist wait_lb;
+    struct kvc_wbucket **wait_node;
+    size_t wait_node_count;
+    struct kvc_slist open_lb[LB_ENDPOINTS_MAX], open_node[LB_ENDPOINTS_MAX];
+    uint64_t stream_steps; /* streams examined by the bookkeeping (kvc_client_stream_steps) */
     sim_handle lb_timer;
     int64_t lb_timer_at;
     bool reconciling;
@@ -188,6 +236,7 @@ bool kvc_stream_on_msg(struct kvc_client *c, size_t i, const Rpc__ServerMsg *m);
 void kvc_streams_conn_lost(struct kvc_client *c, size_t i);
 void kvc_streams_close_all(struct kvc_client *c);
 void kvc_stream_free(struct kvc_stream *st);
+void kvc_streams_free_index(struct kvc_client *c); /* after kvc_streams_close_all */
 
 /* stats */
 void kvc_stats_op_start(struct kvc_client *c);

@@ -114,8 +114,7 @@ static void kvc_pend_push(struct kvc_stream *st, int64_t rev, int64_t at_ns)
 
 void kvc_client_note_commit(struct kvc_client *c, int64_t rev, struct kvc_bytes key, int64_t at_ns)
 {
-    for (size_t i = 0; i < c->stream_count; i++) {
-        struct kvc_stream *st = c->streams[i];
+    for (struct kvc_stream *st = c->streams_head; st; st = st->all_next) {
         if (st->kind != KVC_STREAM_WATCH || st->state == KVC_ST_DONE)
             continue;
         if (rev <= st->reached_rev)
@@ -162,8 +161,7 @@ void kvc_client_finish(struct kvc_client *c)
         return;
     c->finished = true;
     c->max_stall_ns = FL_MAX(c->max_stall_ns, kvc_stall_now(c, kvc_now(c)));
-    for (size_t i = 0; i < c->stream_count; i++) {
-        struct kvc_stream *st = c->streams[i];
+    for (struct kvc_stream *st = c->streams_head; st; st = st->all_next) {
         if (st->kind == KVC_STREAM_WATCH)
             kvc_stats_watch_close(c, st);
     }
@@ -176,8 +174,7 @@ void kvc_client_stats(const struct kvc_client *c, struct kvc_stats *out)
     if (!c->finished)
         stall = FL_MAX(stall, kvc_stall_now(c, kvc_now(c)));
     out->max_stall_ms = stall / FL_MS;
-    for (size_t i = 0; i < c->stream_count; i++) {
-        const struct kvc_stream *st = c->streams[i];
+    for (const struct kvc_stream *st = c->streams_head; st; st = st->all_next) {
         if (st->kind == KVC_STREAM_WATCH)
             out->watch_max_stall_ms =
                 FL_MAX(out->watch_max_stall_ms, kvc_watch_lag_now(c, st) / FL_MS);

@@ -18,44 +18,103 @@
 
 #define KVC_REASON_CLIENT "canceled by client"
 
+/* ---------------------------------------------------------------- index ------- */
+
+/* The bookkeeping keeps every operation linear in the streams it acts on: lookups go
+ * through id maps, and a reconcile visits only the streams that can act (waiting ones
+ * whose route is ready, open ones on an endpoint the balancer leaves), in id order,
+ * which is the order in which the former single array was scanned. */
+
 static void kvc_streams_push(struct kvc_client *c, struct kvc_stream *st)
 {
-    if (c->stream_count == c->stream_cap) {
-        c->stream_cap = c->stream_cap ? c->stream_cap * 2 : 8;
-        c->streams = fl_realloc(c->streams, c->stream_cap * sizeof(*c->streams));
-    }
-    c->streams[c->stream_count++] = st;
+    FL_ASSERT(c->streams_tail == NULL || c->streams_tail->id < st->id);
+    st->all_prev = c->streams_tail;
+    st->all_next = NULL;
+    if (c->streams_tail)
+        c->streams_tail->all_next = st;
+    else
+        c->streams_head = st;
+    c->streams_tail = st;
+    c->stream_count++;
+    kvc_idmap_put(&c->streams_by_id, st->id, st);
 }
 
 static void kvc_streams_remove(struct kvc_client *c, struct kvc_stream *st)
 {
-    for (size_t i = 0; i < c->stream_count; i++) {
-        if (c->streams[i] == st) {
-            memmove(&c->streams[i], &c->streams[i + 1],
-                    (c->stream_count - i - 1) * sizeof(*c->streams));
-            c->stream_count--;
-            return;
-        }
-    }
-    FL_UNREACHABLE();
+    FL_ASSERT(c->stream_count > 0 && kvc_idmap_get(&c->streams_by_id, st->id) == st);
+    kvc_slist_unlink(st);
+    if (st->all_prev)
+        st->all_prev->all_next = st->all_next;
+    else
+        c->streams_head = st->all_next;
+    if (st->all_next)
+        st->all_next->all_prev = st->all_prev;
+    else
+        c->streams_tail = st->all_prev;
+    c->stream_count--;
+    kvc_idmap_del(&c->streams_by_id, st->id);
 }
 
 static struct kvc_stream *kvc_stream_find(struct kvc_client *c, uint64_t id)
 {
-    for (size_t i = 0; i < c->stream_count; i++) {
-        if (c->streams[i]->id == id)
-            return c->streams[i];
-    }
-    return NULL;
+    c->stream_steps++;
+    return kvc_idmap_get(&c->streams_by_id, id);
 }
 
-static uint64_t *kvc_stream_ids(struct kvc_client *c, size_t *n)
+static struct kvc_wbucket *kvc_wait_bucket(struct kvc_client *c, int node)
 {
-    *n = c->stream_count;
-    uint64_t *ids = fl_malloc((c->stream_count + 1) * sizeof(*ids));
-    for (size_t i = 0; i < c->stream_count; i++)
-        ids[i] = c->streams[i]->id;
-    return ids;
+    for (size_t i = 0; i < c->wait_node_count; i++) {
+        if (c->wait_node[i]->node == node)
+            return c->wait_node[i];
+    }
+    c->wait_node = fl_realloc(c->wait_node, (c->wait_node_count + 1) * sizeof(*c->wait_node));
+    struct kvc_wbucket *b = fl_calloc(1, sizeof(*b));
+    b->node = node;
+    c->wait_node[c->wait_node_count++] = b;
+    return b;
+}
+
+/* Every change of a stream's state or endpoint goes through here, so the state
+ * queues always hold exactly the WAIT streams and the OPEN streams per endpoint. */
+static void kvc_stream_set_state(struct kvc_stream *st, enum kvc_stream_state state)
+{
+    struct kvc_client *c = st->c;
+    kvc_slist_unlink(st);
+    st->state = state;
+    if (state == KVC_ST_WAIT) {
+        kvc_slist_add(st->opts.node != 0 ? &kvc_wait_bucket(c, st->opts.node)->l : &c->wait_lb, st);
+    } else if (state == KVC_ST_OPEN) {
+        FL_ASSERT(st->ep >= 0 && (size_t)st->ep < LB_ENDPOINTS_MAX);
+        kvc_slist_add(st->opts.node != 0 ? &c->open_node[st->ep] : &c->open_lb[st->ep], st);
+    }
+}
+
+/* The wire id of the stream's incarnation (0: none), kept in the wire map. */
+static void kvc_stream_set_wire(struct kvc_stream *st, uint64_t wire)
+{
+    struct kvc_client *c = st->c;
+    if (st->wire != 0)
+        kvc_idmap_del(&c->streams_by_wire, st->wire);
+    st->wire = wire;
+    if (wire != 0)
+        kvc_idmap_put(&c->streams_by_wire, wire, st);
+}
+
+uint64_t kvc_client_stream_steps(const struct kvc_client *c)
+{
+    return c->stream_steps;
+}
+
+void kvc_streams_free_index(struct kvc_client *c)
+{
+    FL_ASSERT(c->stream_count == 0);
+    kvc_idmap_free(&c->streams_by_id);
+    kvc_idmap_free(&c->streams_by_wire);
+    for (size_t i = 0; i < c->wait_node_count; i++)
+        free(c->wait_node[i]);
+    free(c->wait_node);
+    c->wait_node = NULL;
+    c->wait_node_count = 0;
 }
 
 void kvc_stream_free(struct kvc_stream *st)
@@ -107,8 +166,9 @@ static void kvc_stream_detach(struct kvc_stream *st)
         kvc_conn_stream_detach(st->c, (size_t)st->ep);
         st->last_ep = st->ep;
     }
+    kvc_slist_unlink(st); /* off its endpoint's open set before the endpoint changes */
     st->ep = -1;
-    st->wire = 0;
+    kvc_stream_set_wire(st, 0);
 }
 
 /* Ends a stream for good: final callback, observer, free. */
@@ -118,7 +178,7 @@ static void kvc_stream_end(struct kvc_stream *st, int code, const char *reason, 
     kvc_stream_send_close(st);
     kvc_stream_detach(st);
     kvc_stream_cancel_timers(st);
-    st->state = KVC_ST_DONE;
+    kvc_stream_set_state(st, KVC_ST_DONE);
     kvc_streams_remove(c, st);
     int64_t now = kvc_now(c);
     if (st->kind == KVC_STREAM_WATCH) {
@@ -167,7 +227,7 @@ static void kvc_stream_retry_fire(struct sim_world *w, void *ctx)
     struct kvc_stream *st = ctx;
     (void)w;
     st->retry_timer = 0;
-    st->state = KVC_ST_WAIT;
+    kvc_stream_set_state(st, KVC_ST_WAIT);
     kvc_reconcile(st->c);
 }
 
@@ -179,7 +239,7 @@ static void kvc_stream_resume(struct kvc_stream *st)
     kvc_stream_detach(st);
     sim_cancel(c->w, st->tick_timer);
     st->tick_timer = 0;
-    st->state = KVC_ST_RETRY;
+    kvc_stream_set_state(st, KVC_ST_RETRY);
     st->reconnects++;
     c->st.stream_reconnects++;
     int64_t wait;
@@ -261,28 +321,57 @@ static void kvc_keepalive_tick(struct sim_world *w, void *ctx)
 static void kvc_stream_open(struct kvc_stream *st, size_t i)
 {
     struct kvc_client *c = st->c;
-    st->wire = kvc_new_id(c);
+    kvc_stream_set_wire(st, kvc_new_id(c));
     bool ok =
         st->kind == KVC_STREAM_WATCH ? kvc_watch_send_create(st, i) : kvc_keepalive_send(st, i);
     if (!ok) {
-        st->wire = 0;
+        kvc_stream_set_wire(st, 0);
         return;
     }
-    st->state = KVC_ST_OPEN;
     st->ep = (int)i;
+    kvc_stream_set_state(st, KVC_ST_OPEN);
     c->st.last_stream_node = c->eps[i].node;
     kvc_conn_stream_attach(c, i);
+}
+
+/* Collects the streams a dispatch may act on: open balancer-routed streams on an
+ * endpoint the balancer leaves, balancer-routed waiting streams when the balancer has
+ * an endpoint, pinned waiting streams whose member's connection is ready. The
+ * stream-by-stream rules would leave every other stream as it is: none of the actions
+ * (sending, resuming) changes a connection's state or what lb_should_leave answers,
+ * and lb_pick answers -1 whatever `avoid` is and without changing the balancer. So
+ * whether the balancer has an endpoint is asked of a copy of it, whose draws and
+ * cursor are thrown away; the real picks are made stream by stream, in id order. */
+static void kvc_dispatch_collect(struct kvc_client *c, int64_t now, struct kvc_svec *v)
+{
+    for (size_t e = 0; e < c->lb.n; e++) {
+        if (c->open_lb[e].len > 0 && lb_should_leave(&c->lb, e, now))
+            kvc_svec_push_list(v, &c->open_lb[e]);
+    }
+    if (c->wait_lb.len > 0) {
+        struct lb probe = c->lb;
+        if (lb_pick(&probe, now, -1) >= 0)
+            kvc_svec_push_list(v, &c->wait_lb);
+    }
+    for (size_t k = 0; k < c->wait_node_count; k++) {
+        const struct kvc_wbucket *b = c->wait_node[k];
+        int i = b->l.len > 0 ? kvc_endpoint_index(c, b->node) : -1;
+        if (i >= 0 && c->conns[i].state == LB_CONN_READY)
+            kvc_svec_push_list(v, &b->l);
+    }
 }
 
 void kvc_streams_dispatch(struct kvc_client *c)
 {
     int64_t now = kvc_now(c);
-    size_t n;
-    uint64_t *ids = kvc_stream_ids(c, &n);
-    for (size_t k = 0; k < n; k++) {
-        struct kvc_stream *st = kvc_stream_find(c, ids[k]);
-        if (st == NULL)
-            continue;
+    struct kvc_svec v = {0};
+    kvc_dispatch_collect(c, now, &v);
+    kvc_svec_sort(&v);
+    c->stream_steps += v.len;
+    /* The stream-by-stream rules, for the collected streams in id order. Nothing
+     * below ends (frees) a stream. */
+    for (size_t k = 0; k < v.len; k++) {
+        struct kvc_stream *st = v.p[k];
         if (st->state == KVC_ST_OPEN && st->opts.node == 0 &&
             lb_should_leave(&c->lb, (size_t)st->ep, now)) {
             kvc_stream_send_close(st);
@@ -302,7 +391,7 @@ void kvc_streams_dispatch(struct kvc_client *c)
         if (i >= 0)
             kvc_stream_open(st, (size_t)i);
     }
-    free(ids);
+    free(v.p);
 }
 
 /* ---------------------------------------------------------------- messages ---- */
@@ -474,37 +563,38 @@ static void kvc_keepalive_on_msg(struct kvc_stream *st, const Rpc__ServerMsg *m)
 
 bool kvc_stream_on_msg(struct kvc_client *c, size_t i, const Rpc__ServerMsg *m)
 {
-    for (size_t k = 0; k < c->stream_count; k++) {
-        struct kvc_stream *st = c->streams[k];
-        if (st->wire != m->call_id || st->wire == 0)
-            continue;
-        if (st->state != KVC_ST_OPEN || st->ep != (int)i)
-            return true; /* a late frame of an abandoned incarnation */
-        if (st->kind == KVC_STREAM_WATCH)
-            kvc_watch_on_msg(st, m);
-        else
-            kvc_keepalive_on_msg(st, m);
-        return true;
-    }
-    return false;
+    c->stream_steps++;
+    struct kvc_stream *st = kvc_idmap_get(&c->streams_by_wire, m->call_id);
+    if (st == NULL)
+        return false;
+    if (st->state != KVC_ST_OPEN || st->ep != (int)i)
+        return true; /* a late frame of an abandoned incarnation */
+    if (st->kind == KVC_STREAM_WATCH)
+        kvc_watch_on_msg(st, m);
+    else
+        kvc_keepalive_on_msg(st, m);
+    return true;
 }
 
 void kvc_streams_conn_lost(struct kvc_client *c, size_t i)
 {
-    size_t n;
-    uint64_t *ids = kvc_stream_ids(c, &n);
-    for (size_t k = 0; k < n; k++) {
-        struct kvc_stream *st = kvc_stream_find(c, ids[k]);
-        if (st && st->state == KVC_ST_OPEN && st->ep == (int)i)
+    struct kvc_svec v = {0};
+    kvc_svec_push_list(&v, &c->open_lb[i]);
+    kvc_svec_push_list(&v, &c->open_node[i]);
+    kvc_svec_sort(&v);
+    c->stream_steps += v.len;
+    for (size_t k = 0; k < v.len; k++) {
+        struct kvc_stream *st = v.p[k];
+        if (st->state == KVC_ST_OPEN && st->ep == (int)i)
             kvc_stream_resume(st);
     }
-    free(ids);
+    free(v.p);
 }
 
 void kvc_streams_close_all(struct kvc_client *c)
 {
-    while (c->stream_count > 0)
-        kvc_stream_end(c->streams[0], RPC_CODE_CANCELED, rpc_err_text(RPC_ERR_CLIENT_CLOSED), 0);
+    while (c->streams_head != NULL)
+        kvc_stream_end(c->streams_head, RPC_CODE_CANCELED, rpc_err_text(RPC_ERR_CLIENT_CLOSED), 0);
 }
 
 /* ---------------------------------------------------------------- API --------- */
@@ -514,7 +604,7 @@ static void kvc_stream_start_fire(struct sim_world *w, void *ctx)
     struct kvc_stream *st = ctx;
     (void)w;
     st->retry_timer = 0;
-    st->state = KVC_ST_WAIT;
+    kvc_stream_set_state(st, KVC_ST_WAIT);
     kvc_reconcile(st->c);
 }
 

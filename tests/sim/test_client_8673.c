@@ -195,7 +195,7 @@ static uint64_t run_once(uint64_t seed, bool report)
     for (int t = 0; t < 40 && !placed; t++) {
         uint64_t id = kvc_watch(cs[4], &w5, NULL, on_watch, NULL);
         sim_run_for(w, 50 * FL_MS);
-        placed = cs[4]->stream_count == 1 && cs[4]->streams[0]->ep == victim - 1;
+        placed = cs[4]->stream_count == 1 && cs[4]->streams_head->ep == victim - 1;
         if (!placed)
             kvc_watch_cancel(cs[4], id);
     }

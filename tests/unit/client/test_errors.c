@@ -248,7 +248,7 @@ static void test_stats(void)
     wr.key.n = 1;
     wr.start_rev = 5;
     kvc_watch(c, &wr, NULL, NULL, NULL);
-    struct kvc_stream *ws = c->streams[0];
+    struct kvc_stream *ws = c->streams_head;
     struct kvc_bytes ka = {(const uint8_t *)"a", 1}, kb = {(const uint8_t *)"b", 1};
     kvc_client_note_commit(c, 4, ka, sim_now_ns(w)); /* before start_rev: not owed */
     kvc_client_note_commit(c, 5, kb, sim_now_ns(w)); /* other key */
