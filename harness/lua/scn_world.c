@@ -751,12 +751,15 @@ static int l_nemesis(lua_State *L)
         return luaL_error(L, "nemesis.kinds: empty");
     int64_t every = scn_field_duration(L, 1, "nemesis", "every", 2 * FL_S);
     int64_t duration = scn_field_duration(L, 1, "nemesis", "duration", 0);
-    if (every <= 0)
-        return luaL_error(L, "nemesis.every must be positive");
+    /* A tick more often than every millisecond applies a fault per event of the
+     * simulation: simulated time barely moves and the run never ends (found by
+     * fuzz/fuzz_lua.c: every = 1.5). */
+    if (every < FL_MS)
+        return luaL_error(L, "nemesis.every must be at least 1 ms");
     struct run_world *rw = scn_world(L);
     /* shrink{ time_scale }: the nemesis' timeline shrinks with the script's */
     every = scn_scale_duration(scn_of(L), every);
-    every = FL_MAX(1, every);
+    every = FL_MAX(FL_MS, every);
     duration = scn_scale_duration(scn_of(L), duration);
     run_nemesis(rw, kinds, every, duration);
     return 0;
