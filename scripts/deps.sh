@@ -6,6 +6,11 @@ set -euo pipefail
 pkgs=(build-essential cmake pkg-config libuv1-dev libsqlite3-dev liblua5.4-dev
       libprotobuf-c-dev protobuf-c-compiler libfiu-dev libjansson-dev
       libxxhash-dev libssl-dev sqlite3 python3)
+# `make fuzz` (FL_DEPS_FUZZ=1) also needs clang and its libFuzzer/sanitizer runtimes;
+# the normal build does not.
+if [ "${FL_DEPS_FUZZ:-0}" = 1 ]; then
+    pkgs+=(clang-14 libclang-rt-14-dev)
+fi
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

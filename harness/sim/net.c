@@ -677,6 +677,8 @@ int net_send(struct sim_world *w, net_sock s, const void *p, size_t n)
     int from = e->proc, to = c->end[1 - side].proc;
     if (!sim_proc_alive(w, from))
         return FL_EDOWN;
+    if (w->net->tap)
+        w->net->tap(w->net->tap_ctx, from, to, c->port, p, n);
     struct net_frame *f = frame_new(FR_DATA, from, to, p, n);
     struct net_stats *st = &w->net->stats[from];
     st->sent_msgs++;
@@ -691,6 +693,12 @@ int net_send(struct sim_world *w, net_sock s, const void *p, size_t n)
         corrupt_frame(w, f);
     conn_emit(w, idx, side, f);
     return FL_OK;
+}
+
+void net_set_tap(struct sim_world *w, net_tap_fn *fn, void *ctx)
+{
+    w->net->tap = fn;
+    w->net->tap_ctx = ctx;
 }
 
 void net_close(struct sim_world *w, net_sock s)

@@ -89,6 +89,12 @@ int net_sock_bind(struct sim_world *w, net_sock s, const struct net_sock_ops *op
 /* Sends a copy of p[0..n). FL_OK when the frame left (it may still be lost);
  * FL_EDOWN when the socket is closed or the peer is known gone. */
 int net_send(struct sim_world *w, net_sock s, const void *p, size_t n);
+/* A tap sees every connection frame a live process sends (its bytes, before any
+ * fault acts on them), for tools that collect real frames (fuzz/seed_frame.c). It
+ * must not act on the world: it only observes, so it cannot change a run. NULL
+ * removes it. */
+typedef void net_tap_fn(void *ctx, int from, int to, int port, const uint8_t *p, size_t n);
+void net_set_tap(struct sim_world *w, net_tap_fn *fn, void *ctx);
 /* Closes this end (no callback to the caller); idempotent. */
 void net_close(struct sim_world *w, net_sock s);
 bool net_sock_open(const struct sim_world *w, net_sock s); /* established, not closed */

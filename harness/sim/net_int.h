@@ -74,6 +74,8 @@ struct net_state {
     struct net_binding *binds;
     size_t nbinds, cap_binds;
     struct net_stats *stats; /* per proc */
+    net_tap_fn *tap;         /* net_set_tap; NULL: none */
+    void *tap_ctx;
     struct sim_rng *rng;
 };
 
