@@ -50,6 +50,7 @@ static struct net_frame *frame_new(int type, int from, int to, const void *p, si
 {
     struct net_frame *f = fl_malloc(sizeof(*f) + len);
     memset(f, 0, sizeof(*f));
+    f->state = FS_NEW;
     f->type = (uint8_t)type;
     f->from = from;
     f->to = to;
@@ -63,9 +64,51 @@ static struct net_frame *frame_new(int type, int from, int to, const void *p, si
     return f;
 }
 
+/* Moves f from one of the states in `from` (a bit set of 1 << FS_x - FS_NEW) to
+ * `to`; anything else is a frame seen twice (a double delivery or a stale pointer). */
+#define FS_BIT(s) (1u << ((s)-FS_NEW))
+static void frame_step(struct net_frame *f, unsigned from, int to)
+{
+    FL_ASSERTF(f->state >= FS_NEW && f->state <= FS_DONE && (FS_BIT(f->state) & from),
+               "simulator frame in state %d cannot go to %d (type %d, %d->%d, %zu bytes): a "
+               "frame delivered or dropped twice",
+               f->state, to, f->type, f->from, f->to, f->len);
+    f->state = (uint8_t)to;
+}
+
+/* The end of a frame's life: delivered or dropped, from any live state. */
+static void frame_release(struct net_frame *f)
+{
+    frame_step(f,
+               FS_BIT(FS_NEW) | FS_BIT(FS_WIRE) | FS_BIT(FS_LINK) | FS_BIT(FS_ARRIVED) |
+                   FS_BIT(FS_PROC),
+               FS_DONE);
+    free(f);
+}
+
+/* The drop function of a frame's pending event (a discarded event, a dead process):
+ * the frame is on the wire or handed to its process. */
 static void frame_free(void *ctx)
 {
-    free(ctx);
+    struct net_frame *f = ctx;
+    frame_step(f, FS_BIT(FS_WIRE) | FS_BIT(FS_PROC), FS_PROC);
+    frame_release(f);
+}
+
+/* Hands an arrived frame to its receiving process (fn runs there, now or later). */
+static void frame_to_proc(struct sim_world *w, int proc, uint32_t kind, uint64_t tag,
+                          sim_event_fn *fn, struct net_frame *f)
+{
+    frame_step(f, FS_BIT(FS_ARRIVED), FS_PROC);
+    sim__run_in_proc(w, proc, kind, f->from, f->to, tag, fn, frame_free, f);
+}
+
+/* The callback of a handed frame runs: once. */
+static struct net_frame *frame_in_proc(void *ctx)
+{
+    struct net_frame *f = ctx;
+    frame_step(f, FS_BIT(FS_PROC), FS_PROC);
+    return f;
 }
 
 static int64_t draw_latency(struct sim_world *w, const struct net_linkst *l)
@@ -88,7 +131,7 @@ static void count_drop(struct sim_world *w, const struct net_frame *f)
 static void drop_frame(struct sim_world *w, struct net_frame *f)
 {
     count_drop(w, f);
-    free(f);
+    frame_release(f);
 }
 
 /* Flips one bit chosen by the net stream; the receiver's CRC check catches it. */
@@ -122,6 +165,7 @@ static void conn_emit(struct sim_world *w, uint32_t idx, int side, struct net_fr
     if (at < e->last_arrival_ns)
         at = e->last_arrival_ns;
     e->last_arrival_ns = at;
+    frame_step(f, FS_BIT(FS_NEW), FS_WIRE);
     sim__schedule(w, at, -1, SIM_EV_NET, f->from, f->to, f->tag, frame_arrive, frame_free, f);
 }
 
@@ -154,7 +198,7 @@ static void conn_maybe_free(struct sim_world *w, uint32_t idx)
 
 static void close_cb(struct sim_world *w, void *ctx)
 {
-    struct net_frame *f = ctx;
+    struct net_frame *f = frame_in_proc(ctx);
     struct net_conn *c = conn_get(w, f->conn_idx, f->conn_gen);
     if (c && c->end[f->to_side].state != END_CLOSED) {
         struct net_end *e = &c->end[f->to_side];
@@ -166,7 +210,7 @@ static void close_cb(struct sim_world *w, void *ctx)
         if (ops.on_close)
             ops.on_close(w, s, f->reason, uctx);
     }
-    free(f);
+    frame_release(f);
 }
 
 /* The end to_side of the frame's connection learns the peer is gone. */
@@ -175,13 +219,13 @@ static void end_peer_gone(struct sim_world *w, struct net_frame *f, int reason)
     struct net_conn *c = &w->net->conns[f->conn_idx];
     struct net_end *e = &c->end[f->to_side];
     if (e->state != END_CONNECTING && e->state != END_OPEN) {
-        free(f);
+        frame_release(f);
         return;
     }
     e->state = END_PEER_GONE;
     f->reason = (uint8_t)reason;
-    sim__run_in_proc(w, e->proc, SIM_EV_NET_CTL, f->from, f->to, (uint64_t)reason, close_cb,
-                     frame_free, f);
+    frame_step(f, FS_BIT(FS_WIRE) | FS_BIT(FS_ARRIVED), FS_ARRIVED); /* WIRE: link overflow */
+    frame_to_proc(w, e->proc, SIM_EV_NET_CTL, (uint64_t)reason, close_cb, f);
 }
 
 /* A lost or corrupt frame: the receiver is told at once, the sender by a reset. */
@@ -198,7 +242,7 @@ static void conn_break(struct sim_world *w, struct net_frame *f)
 
 static void data_cb(struct sim_world *w, void *ctx)
 {
-    struct net_frame *f = ctx;
+    struct net_frame *f = frame_in_proc(ctx);
     struct net_conn *c = conn_get(w, f->conn_idx, f->conn_gen);
     if (!c || c->end[f->to_side].state == END_CLOSED) {
         drop_frame(w, f);
@@ -215,7 +259,7 @@ static void data_cb(struct sim_world *w, void *ctx)
     st->delivered_bytes += f->len;
     net_sock s = sock_make(c, f->conn_idx, f->to_side);
     e->ops.on_message(w, s, f->data, f->len, e->ctx);
-    free(f);
+    frame_release(f);
 }
 
 static void on_data(struct sim_world *w, struct net_frame *f)
@@ -234,7 +278,7 @@ static void on_data(struct sim_world *w, struct net_frame *f)
         conn_break(w, f);
         return;
     }
-    sim__run_in_proc(w, f->to, SIM_EV_NET, f->from, f->to, f->tag, data_cb, frame_free, f);
+    frame_to_proc(w, f->to, SIM_EV_NET, f->tag, data_cb, f);
 }
 
 static struct net_listener *listener_find(const struct sim_world *w, int proc, int port)
@@ -248,17 +292,17 @@ static struct net_listener *listener_find(const struct sim_world *w, int proc, i
 
 static void accept_cb(struct sim_world *w, void *ctx)
 {
-    struct net_frame *f = ctx;
+    struct net_frame *f = frame_in_proc(ctx);
     struct net_conn *c = conn_get(w, f->conn_idx, f->conn_gen);
     if (!c || c->end[1].state == END_CLOSED) {
-        free(f);
+        frame_release(f);
         return;
     }
     net_sock s = sock_make(c, f->conn_idx, 1);
     struct net_listener *l = listener_find(w, f->to, f->port);
     if (!l) {
         net_close(w, s); /* stopped listening meanwhile */
-        free(f);
+        frame_release(f);
         return;
     }
     l->fn(w, s, f->from, l->ctx);
@@ -266,31 +310,31 @@ static void accept_cb(struct sim_world *w, void *ctx)
     FL_ASSERTF(!c || c->end[1].bound || c->end[1].state == END_CLOSED,
                "accept callback of %s neither bound nor closed the socket",
                sim_proc_name(w, f->to));
-    free(f);
+    frame_release(f);
 }
 
 static void on_syn(struct sim_world *w, struct net_frame *f)
 {
     struct net_conn *c = conn_get(w, f->conn_idx, f->conn_gen);
     if (!c) {
-        free(f);
+        frame_release(f);
         return;
     }
     if (!sim_proc_alive(w, f->to) || !listener_find(w, f->to, f->port)) {
         ctl_send(w, f->conn_idx, 1, FR_RST, NET_CLOSE_REFUSED);
-        free(f);
+        frame_release(f);
         return;
     }
     struct net_end *e = &c->end[1];
     e->state = END_OPEN;
     e->bound = false;
     ctl_send(w, f->conn_idx, 1, FR_SYNACK, 0);
-    sim__run_in_proc(w, f->to, SIM_EV_NET_CTL, f->from, f->to, f->tag, accept_cb, frame_free, f);
+    frame_to_proc(w, f->to, SIM_EV_NET_CTL, f->tag, accept_cb, f);
 }
 
 static void open_cb(struct sim_world *w, void *ctx)
 {
-    struct net_frame *f = ctx;
+    struct net_frame *f = frame_in_proc(ctx);
     struct net_conn *c = conn_get(w, f->conn_idx, f->conn_gen);
     if (c && c->end[0].state != END_CLOSED) {
         struct net_end *e = &c->end[0];
@@ -298,24 +342,24 @@ static void open_cb(struct sim_world *w, void *ctx)
         if (e->ops.on_open)
             e->ops.on_open(w, sock_make(c, f->conn_idx, 0), e->ctx);
     }
-    free(f);
+    frame_release(f);
 }
 
 static void on_synack(struct sim_world *w, struct net_frame *f)
 {
     struct net_conn *c = conn_get(w, f->conn_idx, f->conn_gen);
     if (!c || c->end[0].state != END_CONNECTING) {
-        free(f);
+        frame_release(f);
         return;
     }
     c->end[0].state = END_OPEN;
-    sim__run_in_proc(w, f->to, SIM_EV_NET_CTL, f->from, f->to, f->tag, open_cb, frame_free, f);
+    frame_to_proc(w, f->to, SIM_EV_NET_CTL, f->tag, open_cb, f);
 }
 
 static void on_close_frame(struct sim_world *w, struct net_frame *f)
 {
     if (!conn_get(w, f->conn_idx, f->conn_gen)) {
-        free(f);
+        frame_release(f);
         return;
     }
     end_peer_gone(w, f, f->reason);
@@ -332,7 +376,7 @@ static struct net_binding *binding_find(const struct sim_world *w, int proc, int
 
 static void dgram_cb(struct sim_world *w, void *ctx)
 {
-    struct net_frame *f = ctx;
+    struct net_frame *f = frame_in_proc(ctx);
     struct net_binding *b = binding_find(w, f->to, f->port);
     if (!b) {
         drop_frame(w, f);
@@ -342,7 +386,7 @@ static void dgram_cb(struct sim_world *w, void *ctx)
     st->delivered_msgs++;
     st->delivered_bytes += f->len;
     b->fn(w, f->from, f->to, f->data, f->len, b->ctx);
-    free(f);
+    frame_release(f);
 }
 
 static void on_dgram(struct sim_world *w, struct net_frame *f)
@@ -351,11 +395,12 @@ static void on_dgram(struct sim_world *w, struct net_frame *f)
         drop_frame(w, f);
         return;
     }
-    sim__run_in_proc(w, f->to, SIM_EV_NET, f->from, f->to, f->tag, dgram_cb, frame_free, f);
+    frame_to_proc(w, f->to, SIM_EV_NET, f->tag, dgram_cb, f);
 }
 
 static void frame_deliver(struct sim_world *w, struct net_frame *f)
 {
+    frame_step(f, FS_BIT(FS_WIRE) | FS_BIT(FS_LINK), FS_ARRIVED);
     switch (f->type) {
     case FR_DATA:
         on_data(w, f);
@@ -427,6 +472,7 @@ static void link_enqueue(struct sim_world *w, struct net_linkst *l, struct net_f
         l->cap = l->cap ? l->cap * 2 : 16;
         l->q = fl_realloc(l->q, l->cap * sizeof(*l->q));
     }
+    frame_step(f, FS_BIT(FS_WIRE), FS_LINK);
     l->q[l->nq++] = f;
     waiting_adjust(w, f, 1);
 }
@@ -434,6 +480,7 @@ static void link_enqueue(struct sim_world *w, struct net_linkst *l, struct net_f
 static void frame_arrive(struct sim_world *w, void *ctx)
 {
     struct net_frame *f = ctx;
+    frame_step(f, FS_BIT(FS_WIRE), FS_WIRE); /* arrives once */
     struct net_linkst *l = net__link_at(w, f->from, f->to);
     if (net__link_open(l) && l->nq == 0) {
         frame_deliver(w, f);
@@ -489,7 +536,7 @@ void net__free(struct sim_world *w)
     for (int i = 0; i < n->dim * n->dim; i++) {
         struct net_linkst *l = &n->links[i];
         for (size_t k = 0; k < l->nq; k++)
-            free(l->q[k]);
+            frame_release(l->q[k]);
         free(l->q);
     }
     free(n->links);
@@ -785,6 +832,7 @@ int net_dgram_send(struct sim_world *w, int from, int to, int port, const void *
             sim_fault_check(w, from, "net/corrupt", &hit))
             corrupt_frame(w, f);
         int64_t at = w->now_ns + draw_latency(w, l);
+        frame_step(f, FS_BIT(FS_NEW), FS_WIRE);
         sim__schedule(w, at, -1, SIM_EV_NET, from, to, f->tag, frame_arrive, frame_free, f);
     }
     return FL_OK;

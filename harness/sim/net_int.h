@@ -13,7 +13,15 @@ enum { END_NONE = 0, END_CONNECTING, END_OPEN, END_PEER_GONE, END_CLOSED };
 
 #define CONN_NONE UINT32_MAX
 
+/* Where a frame is in its life (net.c checks every step; the frame pool question of
+ * issue 12): created, on the wire (its arrival event pending), waiting in a link's
+ * queue, arrived (being routed), handed to the receiving process (its callback
+ * pending, maybe deferred while the process is paused), done (freed). A frame is
+ * delivered or dropped exactly once: any other step is an assertion. */
+enum { FS_NEW = 0x51, FS_WIRE, FS_LINK, FS_ARRIVED, FS_PROC, FS_DONE };
+
 struct net_frame {
+    uint8_t state; /* FS_* */
     uint8_t type;
     uint8_t to_side;
     uint8_t reason;
