@@ -104,9 +104,11 @@ int main(void)
     uint64_t after_open = kvc_client_stream_steps(c);
     printf("steps after opening %d watches: %llu\n", WATCHES, (unsigned long long)after_open);
 
-    for (int i = 0; i < WRITES; i++)
-        kvc_put(c, key_of(kb, sizeof(kb), i * (WATCHES / WRITES)), key_of(kb, sizeof(kb), i), 0,
+    for (int i = 0; i < WRITES; i++) {
+        char vb[32]; /* its own buffer: argument evaluation order is unspecified */
+        kvc_put(c, key_of(kb, sizeof(kb), i * (WATCHES / WRITES)), key_of(vb, sizeof(vb), i), 0,
                 NULL, on_put, NULL);
+    }
     sim_run_for(w, 1 * FL_S);
     CHECK_EQ_INT(puts_done, WRITES);
     for (int i = 0; i < WRITES; i++)
