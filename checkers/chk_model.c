@@ -193,7 +193,7 @@ static bool sub_range(const struct chk_model *m, struct chk_kstate *st, const st
     }
     struct range_it it;
     range_begin(&it, m, st, s->key, s->range_end);
-    const struct chk_kv *kvs = &m->h->kvs[s->kv_first];
+    const struct chk_kv *kvs = m->h->kvs ? &m->h->kvs[s->kv_first] : NULL; /* not NULL + 0 */
     int64_t count = 0;
     struct chk_kent *e;
     int32_t k;
@@ -290,7 +290,7 @@ static bool sub_put(const struct chk_model *m, struct chk_kstate *st, const stru
     struct chk_kent *e = &st->ent[slot];
     bool ok = true;
     if (judge && (s->flags & CHK_SUBF_KVS_SET)) {
-        const struct chk_kv *kvs = &m->h->kvs[s->kv_first];
+        const struct chk_kv *kvs = m->h->kvs ? &m->h->kvs[s->kv_first] : NULL; /* not NULL + 0 */
         if (e->value == CHK_NIL ? s->kv_count != 0
                                 : (s->kv_count != 1 || !kv_matches(m, &kvs[0], s->key, e))) {
             why(m, "put's prev_kv differs from the state");
@@ -324,7 +324,7 @@ static bool sub_delete(const struct chk_model *m, struct chk_kstate *st, const s
 {
     struct range_it it;
     range_begin(&it, m, st, s->key, s->range_end);
-    const struct chk_kv *kvs = &m->h->kvs[s->kv_first];
+    const struct chk_kv *kvs = m->h->kvs ? &m->h->kvs[s->kv_first] : NULL; /* not NULL + 0 */
     bool check_kvs = judge && (s->flags & CHK_SUBF_KVS_SET);
     bool ok = true;
     int64_t n = 0;

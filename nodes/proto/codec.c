@@ -29,6 +29,8 @@ static ProtobufCMessage **member_at(void *msg, const ProtobufCFieldDescriptor *f
 static size_t frame_pack(const ProtobufCMessage *frame, struct fl_buf *out)
 {
     size_t n = protobuf_c_message_get_packed_size(frame);
+    if (n == 0)
+        return 0; /* an empty frame: out may have no buffer (NULL + 0 is undefined) */
     fl_buf_reserve(out, n);
     size_t w = protobuf_c_message_pack(frame, out->data + out->len);
     FL_ASSERT(w == n);
