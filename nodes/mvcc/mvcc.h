@@ -365,6 +365,7 @@ struct mvcc_autocompact {
     int64_t next_sample_ns;         /* PERIODIC */
     int64_t next_compact_ns;        /* both modes */
     int64_t last_target_rev;        /* last revision handed out */
+    bool paused;                    /* not the leader: ticks pass, nothing is compacted */
     struct mvcc_ac_sample *samples; /* owned ring, oldest first */
     size_t samples_len;
     size_t samples_cap;
@@ -376,6 +377,13 @@ struct mvcc_autocompact {
 void mvcc_autocompact_init(struct mvcc_autocompact *ac, enum mvcc_autocompact_mode mode,
                            int64_t retention, int64_t now_ns);
 void mvcc_autocompact_close(struct mvcc_autocompact *ac);
+/* etcd's compactor runs from the member's start and is only paused while the member
+ * is not the leader (Pause/Resume on every leadership change): its timer keeps its
+ * phase, so a leader elected at 960 s compacts at the 1200 s tick, not 300 s after
+ * its election. A policy starts paused. While paused a step hands out nothing and
+ * moves no target; PERIODIC keeps sampling, and a compaction that fell due waits for
+ * the next sample tick (etcd's retry interval) after the resume. */
+void mvcc_autocompact_pause(struct mvcc_autocompact *ac, bool paused);
 /* When the policy next needs mvcc_autocompact_step; INT64_MAX when OFF. */
 int64_t mvcc_autocompact_next_ns(const struct mvcc_autocompact *ac);
 /* Call at (or after) mvcc_autocompact_next_ns with the current revision. Returns

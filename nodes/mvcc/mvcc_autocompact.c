@@ -24,6 +24,7 @@ void mvcc_autocompact_init(struct mvcc_autocompact *ac, enum mvcc_autocompact_mo
     ac->mode = retention > 0 ? mode : MVCC_AUTOCOMPACT_OFF;
     ac->retention = retention;
     ac->start_ns = now_ns;
+    ac->paused = true;
     ac->next_sample_ns = INT64_MAX;
     ac->next_compact_ns = INT64_MAX;
     if (ac->mode == MVCC_AUTOCOMPACT_REVISION) {
@@ -40,6 +41,11 @@ void mvcc_autocompact_close(struct mvcc_autocompact *ac)
     free(ac->samples);
     ac->samples = NULL;
     ac->samples_len = ac->samples_cap = 0;
+}
+
+void mvcc_autocompact_pause(struct mvcc_autocompact *ac, bool paused)
+{
+    ac->paused = paused;
 }
 
 int64_t mvcc_autocompact_next_ns(const struct mvcc_autocompact *ac)
@@ -78,6 +84,10 @@ static int64_t periodic_step(struct mvcc_autocompact *ac, int64_t now_ns, int64_
     }
     if (now_ns < ac->next_compact_ns)
         return 0;
+    if (ac->paused) {
+        ac->next_compact_ns = ac->next_sample_ns; /* checked again at the next tick */
+        return 0;
+    }
     ac->next_compact_ns = now_ns + period;
     int64_t target = 0;
     for (size_t i = 0; i < ac->samples_len; i++)
@@ -98,7 +108,11 @@ int64_t mvcc_autocompact_step(struct mvcc_autocompact *ac, int64_t now_ns, int64
     case MVCC_AUTOCOMPACT_REVISION: {
         if (now_ns < ac->next_compact_ns)
             return 0;
+        /* etcd's revision compactor ticks every 5 minutes from its start (each
+         * interval measured from the end of the last) whether paused or not. */
         ac->next_compact_ns = now_ns + MVCC_AUTOCOMPACT_REVISION_INTERVAL_NS;
+        if (ac->paused)
+            return 0;
         int64_t target = current_rev - ac->retention;
         if (target <= 0 || target == ac->last_target_rev)
             return 0;

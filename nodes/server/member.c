@@ -463,15 +463,11 @@ static void handle_soft_state(struct srv_member *m, const struct raft_ready *rd)
         safety_check(m, raft_safety_leader(m->safety, m->id, raft_term(m->raft)));
         const struct srv_config *c = srv_member_config(m);
         mvcc_lease_promote(m->kv, srv_member_now(m), c->election_ms * FL_MS);
-        mvcc_autocompact_close(&m->ac);
-        enum mvcc_autocompact_mode acm =
-            c->auto_compaction_mode == SRV_AUTOCOMPACT_REVISION   ? MVCC_AUTOCOMPACT_REVISION
-            : c->auto_compaction_mode == SRV_AUTOCOMPACT_PERIODIC ? MVCC_AUTOCOMPACT_PERIODIC
-                                                                  : MVCC_AUTOCOMPACT_OFF;
-        mvcc_autocompact_init(&m->ac, acm, c->auto_compaction_retention, sim_now_ns(m->w));
+        mvcc_autocompact_pause(&m->ac, false); /* etcd: compactor.Resume() */
     } else if (rd->role != RAFT_LEADER && was_leader) {
         safety_check(m, raft_safety_not_leader(m->safety, m->id));
         mvcc_lease_demote(m->kv);
+        mvcc_autocompact_pause(&m->ac, true); /* etcd: compactor.Pause() */
     }
     if (m->leader != RAFT_NONE)
         m->last_leader_contact_ns = srv_member_now(m);

@@ -661,18 +661,24 @@ static void tick_leader(struct srv_member *m, int64_t now)
         ir.lease_id = ids[i];
         srv_propose(m, &ir);
     }
-    /* Auto compaction: the policy math is mvcc's; the leader proposes. */
+}
+
+/* Auto compaction on every member: the policy math is mvcc's and keeps its phase from
+ * the member's start; it is paused except on the leader, which proposes. */
+static void tick_autocompact(struct srv_member *m)
+{
     int64_t wnow = sim_now_ns(m->w);
-    if (wnow >= mvcc_autocompact_next_ns(&m->ac)) {
-        int64_t rev = mvcc_autocompact_step(&m->ac, wnow, mvcc_current_rev(m->kv));
-        if (rev > 0 && rev > mvcc_compact_rev(m->kv)) {
-            Raftpb__InternalRequest ir = RAFTPB__INTERNAL_REQUEST__INIT;
-            ir.kind = RAFTPB__INTERNAL_KIND__INTERNAL_COMPACT;
-            ir.revision = rev;
-            if (srv_propose(m, &ir) != FL_OK)
-                mvcc_autocompact_failed(&m->ac, wnow);
-        }
-    }
+    if (wnow < mvcc_autocompact_next_ns(&m->ac))
+        return;
+    int64_t rev = mvcc_autocompact_step(&m->ac, wnow, mvcc_current_rev(m->kv));
+    if (rev <= 0 || rev <= mvcc_compact_rev(m->kv))
+        return;
+    FL_ASSERT(m->role == RAFT_LEADER);
+    Raftpb__InternalRequest ir = RAFTPB__INTERNAL_REQUEST__INIT;
+    ir.kind = RAFTPB__INTERNAL_KIND__INTERNAL_COMPACT;
+    ir.revision = rev;
+    if (srv_propose(m, &ir) != FL_OK)
+        mvcc_autocompact_failed(&m->ac, wnow);
 }
 
 void srv_rpc_tick(struct srv_member *m)
@@ -682,6 +688,7 @@ void srv_rpc_tick(struct srv_member *m)
     tick_waiters(m, now);
     tick_streams(m);
     tick_leader(m, now);
+    tick_autocompact(m);
     if (!blocked(m)) {
         mvcc_watch_sync(m->kv);
         if (c->progress_notify_ms > 0 &&

@@ -74,5 +74,24 @@ for k = 4, 5 do
   expect(gap and gap >= PERIOD - 2*s and gap <= PERIOD + 2*s, "compactions come 5 minutes apart",
          gap and gap // ms)
 end
+-- A new leader keeps its own compactor's phase: etcd runs the compactor from the
+-- member's start and only pauses it while the member is not the leader. The leader
+-- dies 40 s into the sixth period; its successor (started with the cluster, at 0)
+-- compacts at the sixth tick, not 5 minutes after its election.
+run_until(function() return now() >= t0 + 5 * PERIOD + 40*s end, PERIOD)
+local old = leader()
+kill(old)
+expect(run_until(function() local l = leader(); return l ~= nil and l ~= old end, 10*s),
+       "a new leader is elected", leader())
+local elected = now()
+write_500()
+local target = cur - 1000
+local moved = run_until(function() return compacted(target - 1) end, 6 * PERIOD + 20*s - now(), 1*s)
+local tick = now()
+print("new leader elected at", elected // ms, "ms; compacted at", tick // ms, "ms")
+expect(moved and tick <= t0 + 6 * PERIOD + 2*s and tick < elected + PERIOD - 10*s,
+       "the new leader compacts at the compactor's own 5-minute tick, not 5 minutes after its election",
+       { elected_ms = elected // ms, compacted_ms = tick // ms })
+restart(old)
 heal_all()
 run(1*s)

@@ -145,6 +145,7 @@ static void test_autocompact_revision(void)
     struct mvcc_autocompact ac;
     int64_t t0 = 7 * FL_S;
     mvcc_autocompact_init(&ac, MVCC_AUTOCOMPACT_REVISION, 1000, t0);
+    mvcc_autocompact_pause(&ac, false); /* the leader's */
     CHECK_EQ_INT(mvcc_autocompact_next_ns(&ac), t0 + 5 * 60 * FL_S);
     int64_t rev = 1, compacted = 0, compactions = 0;
     int64_t got[8] = {0};
@@ -180,6 +181,7 @@ static void test_autocompact_periodic(void)
     struct mvcc_autocompact ac;
     int64_t h = 3600 * FL_S;
     mvcc_autocompact_init(&ac, MVCC_AUTOCOMPACT_PERIODIC, 8 * h, 0);
+    mvcc_autocompact_pause(&ac, false);
     int64_t targets[32], at[32];
     int n = 0;
     int64_t now = 0;
@@ -205,6 +207,7 @@ static void test_autocompact_periodic(void)
 
     /* retention 30 min: every 30 min, to the revision of 30 min earlier */
     mvcc_autocompact_init(&ac, MVCC_AUTOCOMPACT_PERIODIC, 30 * 60 * FL_S, 0);
+    mvcc_autocompact_pause(&ac, false);
     n = 0;
     now = 0;
     while (now <= 2 * h && n < 32) {
@@ -229,6 +232,48 @@ static void test_autocompact_periodic(void)
     mvcc_autocompact_init(&ac, MVCC_AUTOCOMPACT_PERIODIC, 0, 0);
     CHECK(ac.mode == MVCC_AUTOCOMPACT_OFF);
     CHECK(mvcc_autocompact_next_ns(&ac) == INT64_MAX);
+    mvcc_autocompact_close(&ac);
+}
+
+/* etcd's compactor keeps its phase from the member's start and is only paused while
+ * the member is not the leader: a member that starts at 0 and becomes leader at 960 s
+ * compacts at the 1200 s tick (not at 1260 s), and nothing happens while paused. */
+static void test_autocompact_paused(void)
+{
+    struct mvcc_autocompact ac;
+    mvcc_autocompact_init(&ac, MVCC_AUTOCOMPACT_REVISION, 100, 0);
+    int64_t rev = 1000;
+    /* followers: ticks at 300, 600, 900 s hand out nothing and move no target */
+    for (int k = 1; k <= 3; k++) {
+        CHECK_EQ_INT(mvcc_autocompact_next_ns(&ac), k * 300 * FL_S);
+        CHECK_EQ_INT(mvcc_autocompact_step(&ac, k * 300 * FL_S, rev), 0);
+    }
+    mvcc_autocompact_pause(&ac, false); /* elected at 960 s */
+    CHECK_EQ_INT(mvcc_autocompact_next_ns(&ac), 1200 * FL_S);
+    CHECK_EQ_INT(mvcc_autocompact_step(&ac, 1200 * FL_S, rev), rev - 100);
+    /* paused again: the next tick passes without a compaction, the one after it
+     * (leader again) compacts to the then current revision */
+    mvcc_autocompact_pause(&ac, true);
+    CHECK_EQ_INT(mvcc_autocompact_step(&ac, 1500 * FL_S, rev + 50), 0);
+    mvcc_autocompact_pause(&ac, false);
+    CHECK_EQ_INT(mvcc_autocompact_next_ns(&ac), 1800 * FL_S);
+    CHECK_EQ_INT(mvcc_autocompact_step(&ac, 1800 * FL_S, rev + 60), rev - 40);
+    mvcc_autocompact_close(&ac);
+
+    /* PERIODIC (retention 1 h, samples every 6 min): sampling goes on while paused; a
+     * compaction that fell due while paused comes at the first tick after the resume,
+     * to the revision sampled one retention before. */
+    int64_t h = 3600 * FL_S;
+    mvcc_autocompact_init(&ac, MVCC_AUTOCOMPACT_PERIODIC, h, 0);
+    int64_t now = 0;
+    while (now < 90 * 60 * FL_S) {
+        now = mvcc_autocompact_next_ns(&ac);
+        CHECK_EQ_INT(mvcc_autocompact_step(&ac, now, 1 + now / (60 * FL_S)), 0);
+    }
+    mvcc_autocompact_pause(&ac, false);
+    now = mvcc_autocompact_next_ns(&ac);
+    CHECK_EQ_INT(now, 96 * 60 * FL_S);
+    CHECK_EQ_INT(mvcc_autocompact_step(&ac, now, 1 + 96), 1 + 36);
     mvcc_autocompact_close(&ac);
 }
 
@@ -278,5 +323,6 @@ int main(void)
     test_hash();
     test_autocompact_revision();
     test_autocompact_periodic();
+    test_autocompact_paused();
     return fl_test_end();
 }
