@@ -14,8 +14,12 @@
  * is never the bottleneck, and a process killed at any point (SIGKILL, abort of
  * an FL_ASSERT, SIGINT) leaves a database that opens and passes
  * `PRAGMA integrity_check`, with every committed batch present. The runs row is
- * inserted and committed by hist_run_begin with verdict 'error', so a run that
- * never reaches hist_run_end stays marked 'error'.
+ * inserted and committed by hist_run_begin with verdict 'running', and finalised by
+ * hist_run_end only once every batch of the run has committed: a run that never
+ * reaches hist_run_end stays 'running', and a run one of whose writes failed (a full
+ * disk, an I/O error) ends 'error' whatever verdict the caller asked for, with the
+ * failure in runs.reason. Readers (`faultline check`) refuse 'running' and 'error'
+ * runs: their histories are incomplete.
  *
  * The digest (DESIGN §2): every row written for the current run is also folded
  * into the struct fl_digest given to hist_run_begin (one tag per table, then every
@@ -49,6 +53,17 @@
  *   faults       seq INTEGER       insertion order in the run (ties of at_ns)
  *   node_events  seq INTEGER       insertion order in the run (ties of at_ns)
  *   checks       seq INTEGER       insertion order in the run
+ *   runs         reason TEXT       why the run ended 'error' or 'unknown' (NULL otherwise)
+ *                seed_text TEXT    the seed in decimal, 0..18446744073709551615
+ *   runs.seed is the seed's 64-bit pattern as a signed INTEGER (SQLite has no unsigned
+ *   integers): seeds of 2^63 and above read as seed - 2^64 there, and faultline reads
+ *   them back as the unsigned value (hist_run_get); seed_text has the exact decimal
+ *   for other tools. Databases without seed_text or reason load as before, and gain
+ *   the columns when opened for writing.
+ * A damaged database (SQLITE_CORRUPT/NOTADB, or PRAGMA quick_check failing on open
+ * for files up to HIST_QUICK_CHECK_BYTES_MAX) is refused with FL_ECORRUPT and a message
+ * saying it is corrupt. Read-only opens of a WAL database in a read-only folder read
+ * the main file alone (immutable) when its write-ahead log is empty.
  * PRAGMA user_version is HIST_SCHEMA_VERSION and PRAGMA application_id is 'FLTH'; a
  * newer database, or a non-empty SQLite file without that id, is refused. New
  * databases use 64 KiB pages (measured fastest for recording).
@@ -93,6 +108,9 @@
  * ("not a faultline history (application_id 7)", "schema version 3 is newer..."). */
 int hist_identity_check(int64_t application_id, int64_t user_version, char *why, size_t why_len);
 #define HIST_BATCH_ROWS_DEFAULT 4096
+/* hist_open runs PRAGMA quick_check on existing files up to this size (larger ones
+ * rely on every query's SQLITE_CORRUPT check). */
+#define HIST_QUICK_CHECK_BYTES_MAX (64LL << 20)
 /* A batch is committed at the latest this many wall milliseconds after it began (at
  * the next row written): commit timing never changes content or digests. */
 #define HIST_BATCH_WALL_MS 200
@@ -124,7 +142,7 @@ enum hist_open_flags {
 int hist_open(const char *path, int flags, struct hist_db **out, char *err, size_t err_size);
 
 /* Commits what is pending (the current run stays as it is: a run without
- * hist_run_end remains 'error'), finalizes statements and closes. NULL is fine.
+ * hist_run_end remains 'running'), finalizes statements and closes. NULL is fine.
  * Returns the sticky error, if any. */
 int hist_close(struct hist_db *db);
 
@@ -144,7 +162,7 @@ int hist_flush(struct hist_db *db);
 
 /*
  * Inserts a runs row (scenario, seed, options JSON text or NULL, started_at = now in
- * UTC "YYYY-MM-DDTHH:MM:SSZ", verdict 'error') and commits it at once, then makes it
+ * UTC "YYYY-MM-DDTHH:MM:SSZ", verdict 'running') and commits it at once, then makes it
  * the current run. digest (may be NULL: no folding) is borrowed until hist_run_end;
  * every later row of the run is folded into it. seed is stored as the signed 64-bit
  * pattern of the uint64 (read back with hist_run_get as uint64). *run_id_out (may be
@@ -162,12 +180,18 @@ int hist_run_attach(struct hist_db *db, int64_t run_id, struct fl_digest *digest
 /*
  * Finishes the current run: commits pending rows and stores sim_end_ns, wall_ms,
  * digest (16 lowercase hex digits, or NULL) and verdict, one of "pass", "fail",
- * "unknown", "error" (anything else is FL_EINVAL). Compute the digest text after the
- * last row is recorded (checks included). The handle then has no current run. On a
- * sticky error the row is still updated if SQLite allows, and the error returned.
+ * "unknown", "error" (anything else is FL_EINVAL), with the reason given to
+ * hist_run_reason (if any). Compute the digest text after the last row is recorded
+ * (checks included). The handle then has no current run. The verdict is written only
+ * after the run's last batch committed; on a sticky error, or when that commit fails,
+ * the row gets verdict 'error' with the error as its reason instead (if SQLite still
+ * allows a write; else it stays 'running'), and the error is returned.
  */
 int hist_run_end(struct hist_db *db, int64_t sim_end_ns, int64_t wall_ms, const char *digest,
                  const char *verdict);
+/* The reason hist_run_end stores with the current run (copied; NULL clears), e.g. the
+ * script error of an 'error' run. A write error of the run takes precedence. */
+void hist_run_reason(struct hist_db *db, const char *reason);
 
 /* The current run_id, or 0 when none. */
 int64_t hist_run_current(const struct hist_db *db);
@@ -308,7 +332,8 @@ struct hist_run_row {
     int64_t sim_end_ns; /* HIST_NULL while unfinished */
     int64_t wall_ms;    /* HIST_NULL while unfinished */
     char *digest;       /* may be NULL */
-    char *verdict;
+    char *verdict;      /* "running" while unfinished */
+    char *reason;       /* why 'error'/'unknown'; NULL when none or an older database */
 };
 void hist_run_row_free(struct hist_run_row *r);
 
@@ -358,6 +383,11 @@ int hist_node_events_each(struct hist_db *db, int64_t run_id,
                           int (*fn)(void *arg, const struct hist_node_event *e), void *arg);
 int hist_checks_each(struct hist_db *db, int64_t run_id,
                      int (*fn)(void *arg, const struct hist_check *c), void *arg);
+
+/* The seed in JSON: a number up to INT64_MAX, above it the decimal string (jansson's
+ * integers are signed); hist_seed_from_json reads either back. New reference. */
+json_t *hist_seed_json(uint64_t seed);
+bool hist_seed_from_json(const json_t *j, uint64_t *out);
 
 /* The underlying connection, for other files of this module (the loaders) that need a
  * query the reader above lacks; they keep every ORDER BY rule. Borrowed. */

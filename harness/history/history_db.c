@@ -22,7 +22,7 @@
 static const char schema_sql[] =
     "CREATE TABLE IF NOT EXISTS runs(run_id INTEGER PRIMARY KEY, scenario TEXT,"
     " seed INTEGER, options TEXT, started_at TEXT, sim_end_ns INTEGER, wall_ms INTEGER,"
-    " digest TEXT, verdict TEXT);"
+    " digest TEXT, verdict TEXT, reason TEXT, seed_text TEXT);"
     "CREATE TABLE IF NOT EXISTS ops(run_id INTEGER NOT NULL, op_id INTEGER NOT NULL,"
     " client_id INTEGER, node_id INTEGER, kind TEXT, key BLOB, range_end BLOB,"
     " request TEXT, call_ns INTEGER, return_ns INTEGER, status TEXT, error TEXT,"
@@ -55,10 +55,10 @@ static const char *const stmt_sql[HIST_ST_COUNT] = {
      * of failing with a stale snapshot. */
     [HIST_ST_BEGIN] = "BEGIN IMMEDIATE",
     [HIST_ST_COMMIT] = "COMMIT",
-    [HIST_ST_RUN_INSERT] = "INSERT INTO runs(scenario, seed, options, started_at, verdict)"
-                           " VALUES(?1, ?2, ?3, ?4, 'error')",
+    [HIST_ST_RUN_INSERT] = "INSERT INTO runs(scenario, seed, options, started_at, verdict,"
+                           " seed_text) VALUES(?1, ?2, ?3, ?4, 'running', ?5)",
     [HIST_ST_RUN_END] = "UPDATE runs SET sim_end_ns = ?2, wall_ms = ?3, digest = ?4,"
-                        " verdict = ?5 WHERE run_id = ?1",
+                        " verdict = ?5, reason = ?6 WHERE run_id = ?1",
     [HIST_ST_OP] = "INSERT INTO ops(run_id, op_id, client_id, node_id, kind, key, range_end,"
                    " request, call_ns, return_ns, status, error, revision, response, value,"
                    " expect, mod_rev, create_rev, version, succeeded, deleted) VALUES(?1, ?2,"
@@ -167,10 +167,14 @@ static int exec(struct hist_db *db, const char *sql)
     int rc = sqlite3_exec(db->db, sql, NULL, NULL, &msg);
     if (rc != SQLITE_OK) {
         int code = hist__code(rc);
-        hist__fail(db, code == FL_ECORRUPT ? FL_EINVAL : code, "%s",
-                   msg ? msg : sqlite3_errmsg(db->db));
+        if (code == FL_ECORRUPT) {
+            char why[384];
+            code = hist__corrupt_why(db->path, msg ? msg : sqlite3_errstr(rc), why, sizeof why);
+            hist__fail(db, code, "%s", why);
+        } else
+            hist__fail(db, code, "%s", msg ? msg : sqlite3_errmsg(db->db));
         sqlite3_free(msg);
-        return code == FL_ECORRUPT ? FL_EINVAL : code;
+        return code;
     }
     return FL_OK;
 }
@@ -186,10 +190,15 @@ static int pragma_int(struct hist_db *db, const char *sql, int64_t *out)
         sqlite3_finalize(st);
         return FL_OK;
     }
-    int code = rc == SQLITE_NOTADB || rc == SQLITE_CORRUPT ? FL_EINVAL : hist__code(rc);
-    hist__fail(db, code ? code : FL_EIO, "%s", sqlite3_errmsg(db->db));
+    int code = hist__code(rc) ? hist__code(rc) : FL_EIO;
+    char why[384];
+    if (code == FL_ECORRUPT) {
+        code = hist__corrupt_why(db->path, sqlite3_errmsg(db->db), why, sizeof why);
+        hist__fail(db, code, "%s", why);
+    } else
+        hist__fail(db, code, "%s", sqlite3_errmsg(db->db));
     sqlite3_finalize(st);
-    return code ? code : FL_EIO;
+    return code;
 }
 
 /* Refuses a database that is not ours: another application's, a newer schema, or a
@@ -226,6 +235,23 @@ int hist_identity_check(int64_t application_id, int64_t user_version, char *why,
     return FL_OK;
 }
 
+/* Columns added after the first schema, for a database written by an older faultline
+ * (DESIGN §3.6: columns may be added, none renamed). */
+static int add_columns(struct hist_db *db)
+{
+    static const char *const cols[][2] = {{"reason", "TEXT"}, {"seed_text", "TEXT"}};
+    for (size_t i = 0; i < FL_ARRAY_LEN(cols); i++) {
+        if (hist__has_column(db->db, "runs", cols[i][0]))
+            continue;
+        char sql[128];
+        snprintf(sql, sizeof sql, "ALTER TABLE runs ADD COLUMN %s %s", cols[i][0], cols[i][1]);
+        int rc = exec(db, sql);
+        if (rc)
+            return rc;
+    }
+    return FL_OK;
+}
+
 static int create_schema(struct hist_db *db)
 {
     int rc = exec(db, "BEGIN IMMEDIATE");
@@ -235,6 +261,8 @@ static int create_schema(struct hist_db *db)
     rc = check_identity(db, &fresh);
     if (!rc)
         rc = exec(db, schema_sql);
+    if (!rc)
+        rc = add_columns(db);
     if (!rc) {
         char sql[128];
         snprintf(sql, sizeof sql, "PRAGMA application_id = %d; PRAGMA user_version = %d",
@@ -247,6 +275,17 @@ static int create_schema(struct hist_db *db)
     return rc;
 }
 
+/* A damaged database is refused before anything is written into it. A merge target
+ * (a sweep's) is created fresh. */
+static int integrity(struct hist_db *db)
+{
+    if (db->merge_target)
+        return FL_OK;
+    char why[384];
+    int rc = hist__quick_check(db->db, db->path, why, sizeof why);
+    return rc ? hist__fail(db, rc, "%s", why) : FL_OK;
+}
+
 static int setup_write(struct hist_db *db)
 {
     if (sqlite3_db_readonly(db->db, "main") == 1)
@@ -256,6 +295,8 @@ static int setup_write(struct hist_db *db)
      * takes small ones (only takes effect on a new database). */
     if (!rc)
         rc = exec(db, db->merge_target ? "PRAGMA page_size = 4096" : "PRAGMA page_size = 65536");
+    if (!rc)
+        rc = integrity(db);
     if (!rc)
         rc = exec(db, "PRAGMA journal_mode = WAL");
     if (!rc)
@@ -277,6 +318,8 @@ static int setup_read(struct hist_db *db)
     int rc = exec(db, "PRAGMA busy_timeout = 60000");
     if (!rc)
         rc = check_identity(db, &fresh);
+    if (!rc && !fresh)
+        rc = integrity(db);
     if (!rc && fresh)
         rc = hist__fail(db, FL_EINVAL, "empty database, no faultline history in it");
     return rc;
@@ -336,10 +379,13 @@ int hist_open(const char *path, int flags, struct hist_db **out, char *err, size
     db->batch_rows = HIST_BATCH_ROWS_DEFAULT;
     fl_buf_init(&db->dig);
     int rc = precheck_path(db, flags);
-    if (!rc) {
-        int oflags =
-            db->readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
-        int src = sqlite3_open_v2(path, &db->db, oflags, NULL);
+    if (!rc && db->readonly) {
+        char why[384];
+        rc = hist__open_ro(path, &db->db, why, sizeof why);
+        if (rc)
+            hist__fail(db, rc, "%s", why);
+    } else if (!rc) {
+        int src = sqlite3_open_v2(path, &db->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
         if (src != SQLITE_OK)
             rc = hist__fail(db, FL_EIO, "cannot open: %s",
                             db->db ? sqlite3_errmsg(db->db) : sqlite3_errstr(src));
@@ -472,6 +518,12 @@ static void run_reset(struct hist_db *db, int64_t run_id, struct fl_digest *dige
     db->op_id_max = 0;
     db->wev_seq = 0;
     db->fault_seq = db->node_seq = db->check_seq = 0;
+    db->reason[0] = '\0';
+}
+
+void hist_run_reason(struct hist_db *db, const char *reason)
+{
+    snprintf(db->reason, sizeof db->reason, "%s", reason ? reason : "");
 }
 
 int hist_run_begin(struct hist_db *db, const char *scenario, uint64_t seed,
@@ -488,10 +540,13 @@ int hist_run_begin(struct hist_db *db, const char *scenario, uint64_t seed,
     if (rc)
         return rc;
     sqlite3_stmt *st = db->st[HIST_ST_RUN_INSERT];
+    char seed_text[24];
+    snprintf(seed_text, sizeof seed_text, "%llu", (unsigned long long)seed);
     hist__bind_text(st, 1, scenario);
-    sqlite3_bind_int64(st, 2, (int64_t)seed);
+    sqlite3_bind_int64(st, 2, (int64_t)seed); /* the 64-bit pattern: see history.h */
     hist__bind_text(st, 3, options_json);
     hist__bind_text(st, 4, started);
+    hist__bind_text(st, 5, seed_text);
     rc = step_done(db, st, "runs");
     if (!rc)
         rc = hist_flush(db); /* the 'error' row must survive whatever comes next */
@@ -569,17 +624,10 @@ static bool digest_ok(const char *d)
     return n == 16;
 }
 
-int hist_run_end(struct hist_db *db, int64_t sim_end_ns, int64_t wall_ms, const char *digest,
-                 const char *verdict)
+/* One UPDATE of the runs row in its own transaction (no rows of the run are pending). */
+static int write_end(struct hist_db *db, int64_t sim_end_ns, int64_t wall_ms, const char *digest,
+                     const char *verdict, const char *reason)
 {
-    FL_ASSERT(db->run_id > 0);
-    if (!verdict_ok(verdict))
-        return hist__fail(db, FL_EINVAL, "bad verdict '%s'", verdict ? verdict : "(null)");
-    if (!digest_ok(digest))
-        return hist__fail(db, FL_EINVAL, "bad digest '%s' (want 16 lowercase hex digits)", digest);
-    int sticky = db->err;
-    /* Even after a failed batch, try to leave the run row right. */
-    db->err = FL_OK;
     int rc = hist__tx(db);
     if (!rc) {
         sqlite3_stmt *st = db->st[HIST_ST_RUN_END];
@@ -588,13 +636,43 @@ int hist_run_end(struct hist_db *db, int64_t sim_end_ns, int64_t wall_ms, const 
         hist__bind_i64(st, 3, wall_ms);
         hist__bind_text(st, 4, digest);
         hist__bind_text(st, 5, verdict);
+        hist__bind_text(st, 6, reason && reason[0] ? reason : NULL);
         rc = step_done(db, st, "runs");
     }
     int frc = hist_flush(db);
+    return rc ? rc : frc;
+}
+
+int hist_run_end(struct hist_db *db, int64_t sim_end_ns, int64_t wall_ms, const char *digest,
+                 const char *verdict)
+{
+    FL_ASSERT(db->run_id > 0);
+    if (!verdict_ok(verdict))
+        return hist__fail(db, FL_EINVAL, "bad verdict '%s'", verdict ? verdict : "(null)");
+    if (!digest_ok(digest))
+        return hist__fail(db, FL_EINVAL, "bad digest '%s' (want 16 lowercase hex digits)", digest);
+    /* Every row of the run first: the verdict is written only over a complete history. */
+    int rc = db->err ? db->err : hist_flush(db);
+    if (!rc) {
+        rc = write_end(db, sim_end_ns, wall_ms, digest, verdict, db->reason);
+        run_reset(db, 0, NULL);
+        return rc;
+    }
+    /* A write of the run failed: whatever the caller concluded, the history is
+     * incomplete. Try to say so in the row (a full disk may refuse even that, and the
+     * row then stays 'running'). */
+    char reason[sizeof db->errmsg + 64];
+    snprintf(reason, sizeof reason, "a write to the history failed: %s", db->errmsg);
+    int sticky = rc;
+    sqlite3_exec(db->db, "ROLLBACK", NULL, NULL, NULL);
+    db->in_tx = false;
+    db->err = FL_OK;
+    if (write_end(db, sim_end_ns, wall_ms, digest, "error", reason))
+        fl_log(FL_LOG_ERROR, "%s (the run stays 'running')", db->errmsg);
+    db->err = sticky;
+    snprintf(db->errmsg, sizeof db->errmsg, "%.*s", (int)sizeof db->errmsg - 1, reason);
     run_reset(db, 0, NULL);
-    if (sticky)
-        db->err = sticky;
-    return sticky ? sticky : rc ? rc : frc;
+    return sticky;
 }
 
 int64_t hist_run_current(const struct hist_db *db)

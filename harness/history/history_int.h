@@ -43,6 +43,7 @@ struct hist_db {
     int64_t op_id_max;        /* per current run: for op_id assignment */
     int64_t wev_seq;          /* last assigned watch-event seq */
     int64_t fault_seq, node_seq, check_seq;
+    char reason[512]; /* why the current run ends 'error' (hist_run_set_error), "" */
     sqlite3_stmt *st[HIST_ST_COUNT];
 };
 
@@ -54,6 +55,22 @@ int hist__fail_sticky(struct hist_db *db, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Maps an SQLite result code to an enum fl_err. */
 int hist__code(int rc);
+
+/* history_ro.c: whether table has column col. */
+bool hist__has_column(sqlite3 *db, const char *table, const char *col);
+/* Whether an SQLite result code says the file is damaged or not a database. */
+bool hist__is_corrupt(int rc);
+/* The message for an SQLITE_CORRUPT/NOTADB on path: FL_EINVAL "not a SQLite database
+ * (detail)" for a file without SQLite's header, else FL_ECORRUPT "the database is
+ * corrupt (detail)". */
+int hist__corrupt_why(const char *path, const char *detail, char *why, size_t why_len);
+/* Opens path read-only (falling back to immutable=1 for a WAL database in a read-only
+ * folder whose log is empty); FL_OK with *out open, else an fl_err code, *out NULL and
+ * the reason in why ("the database is corrupt (...)", "cannot read: ..."). */
+int hist__open_ro(const char *path, sqlite3 **out, char *why, size_t why_len);
+/* PRAGMA quick_check when path is at most HIST_QUICK_CHECK_BYTES_MAX bytes: FL_OK, or
+ * FL_ECORRUPT with the first problem in why. */
+int hist__quick_check(sqlite3 *db, const char *path, char *why, size_t why_len);
 
 /* Opens a transaction if none is open. */
 int hist__tx(struct hist_db *db);

@@ -11,6 +11,8 @@
  */
 #include "harness/history/history.h"
 
+#include <errno.h>
+
 json_t *hist_json_bytes(const void *p, size_t n)
 {
     if (!p)
@@ -290,4 +292,33 @@ void hist_jt_key(struct fl_buf *out, bool first, const char *name)
     out->len += n;
     out->data[out->len++] = '"';
     out->data[out->len++] = ':';
+}
+
+/* ---- seeds ---------------------------------------------------------------------- */
+
+json_t *hist_seed_json(uint64_t seed)
+{
+    if (seed <= (uint64_t)INT64_MAX)
+        return json_integer((json_int_t)seed);
+    char s[24];
+    snprintf(s, sizeof s, "%llu", (unsigned long long)seed);
+    return json_string(s);
+}
+
+bool hist_seed_from_json(const json_t *j, uint64_t *out)
+{
+    if (json_is_integer(j) && json_integer_value(j) >= 0) {
+        *out = (uint64_t)json_integer_value(j);
+        return true;
+    }
+    const char *s = json_string_value(j);
+    if (!s || *s < '0' || *s > '9')
+        return false;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end)
+        return false;
+    *out = v;
+    return true;
 }

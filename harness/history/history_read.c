@@ -9,6 +9,8 @@
  */
 #include "harness/history/history_int.h"
 
+#include <errno.h>
+
 int64_t hist__col_i64(sqlite3_stmt *st, int col)
 {
     if (sqlite3_column_type(st, col) == SQLITE_NULL)
@@ -67,6 +69,7 @@ void hist_run_row_free(struct hist_run_row *r)
     free(r->started_at);
     free(r->digest);
     free(r->verdict);
+    free(r->reason);
     memset(r, 0, sizeof *r);
 }
 
@@ -121,17 +124,33 @@ int hist_run_get(struct hist_db *db, int64_t run_id, struct hist_run_row *out)
 {
     sqlite3_stmt *st = NULL;
     memset(out, 0, sizeof *out);
-    int rc = prepare(db,
-                     "SELECT run_id, scenario, seed, options, started_at, sim_end_ns, wall_ms,"
-                     " digest, verdict FROM runs WHERE run_id = ?1",
-                     run_id, &st);
+    /* reason and seed_text were added later: an older database has neither. */
+    char sql[256];
+    snprintf(sql, sizeof sql,
+             "SELECT run_id, scenario, seed, options, started_at, sim_end_ns, wall_ms,"
+             " digest, verdict, %s, %s FROM runs WHERE run_id = ?1",
+             hist__has_column(db->db, "runs", "reason") ? "reason" : "NULL",
+             hist__has_column(db->db, "runs", "seed_text") ? "seed_text" : "NULL");
+    int rc = prepare(db, sql, run_id, &st);
     if (rc)
         return rc;
     rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
         out->run_id = sqlite3_column_int64(st, 0);
         out->scenario = dup_or_null(hist__col_text(st, 1));
+        /* The signed pattern reads back as the unsigned seed; seed_text when present
+         * and well-formed says the same in decimal (and wins if an outside tool
+         * rewrote the INTEGER). */
         out->seed = (uint64_t)sqlite3_column_int64(st, 2);
+        const char *stext = hist__col_text(st, 10);
+        if (stext && *stext >= '0' && *stext <= '9') {
+            char *end;
+            errno = 0;
+            unsigned long long v = strtoull(stext, &end, 10);
+            if (!errno && !*end)
+                out->seed = v;
+        }
+        out->reason = dup_or_null(hist__col_text(st, 9));
         out->options = dup_or_null(hist__col_text(st, 3));
         out->started_at = dup_or_null(hist__col_text(st, 4));
         out->sim_end_ns = hist__col_i64(st, 5);

@@ -8,7 +8,7 @@
  * ORDER BY (DESIGN §6). Reads go through this module's own SQLite connection
  * (hist_sqlite), so nothing outside harness/history touches SQLite.
  */
-#include "harness/history/history.h"
+#include "harness/history/history_int.h"
 #include "harness/history/load_int.h"
 
 #include <sqlite3.h>
@@ -21,6 +21,8 @@ struct dbl {
     struct fl_buf *err;
     struct fl_buf b;
     bool has_col[8];
+    int64_t run_id;
+    char where[96]; /* the row being read, for messages: "ops row 3 (op_id 7)" */
 };
 
 enum { C_VALUE, C_EXPECT, C_MOD, C_CREATE, C_VERSION, C_SUCC, C_DELETED, C_COUNT };
@@ -63,7 +65,7 @@ static json_t *text_json(const char *t)
 {
     if (!t || !*t)
         return json_object();
-    json_t *j = json_loads(t, 0, NULL);
+    json_t *j = json_loads(t, JSON_ALLOW_NUL, NULL);
     if (!j || !json_is_object(j)) {
         json_decref(j);
         return NULL;
@@ -79,7 +81,8 @@ static void set_missing(json_t *o, const char *k, json_t *v)
         json_decref(v);
 }
 
-static int row_op(const char *name, struct chk_history *h, struct fl_buf *err,
+/* where names the row in messages: "run 1, ops row 7 (op_id 7)" or "op 7". */
+static int row_op(const char *name, const char *where, struct chk_history *h, struct fl_buf *err,
                   const struct ld_row *r)
 {
     struct ld_op d;
@@ -93,7 +96,7 @@ static int row_op(const char *name, struct chk_history *h, struct fl_buf *err,
     d.error = r->error;
     d.rev = r->revision == HIST_NULL ? CHK_NO_REV : r->revision;
     if (!status || !d.kind) {
-        fl_buf_printf(err, "%s: op %lld: missing kind or status", name, (long long)d.op_id);
+        fl_buf_printf(err, "%s: %s: missing kind or status", name, where);
         return FL_EINVAL;
     }
     d.status = !strcmp(status, "ok")        ? CHK_ST_OK
@@ -101,22 +104,37 @@ static int row_op(const char *name, struct chk_history *h, struct fl_buf *err,
                : !strcmp(status, "unknown") ? CHK_ST_UNKNOWN
                                             : -1;
     if (d.status < 0) {
-        fl_buf_printf(err, "%s: op %lld: unknown status \"%s\"", name, (long long)d.op_id, status);
+        fl_buf_printf(err, "%s: %s: unknown status \"%s\"", name, where, status);
         return FL_EINVAL;
     }
     if (d.return_ns != CHK_NEVER && d.return_ns < d.call_ns) {
-        fl_buf_printf(err, "%s: op %lld: return before call", name, (long long)d.op_id);
+        fl_buf_printf(err, "%s: %s: return before call", name, where);
+        return FL_EINVAL;
+    }
+    const char *bad = r->call_ns < 0 && r->call_ns != HIST_NULL       ? "call_ns"
+                      : r->return_ns < 0 && r->return_ns != HIST_NULL ? "return_ns"
+                      : r->revision < 0 && r->revision != HIST_NULL   ? "revision"
+                      : r->client_id != HIST_NULL && (r->client_id < 0 || r->client_id > INT32_MAX)
+                          ? "client_id"
+                          : NULL;
+    for (int i = 0; !bad && i < 5; i++)
+        if (r->has[C_MOD + i] && r->ints[i] != HIST_NULL &&
+            (r->ints[i] < 0 || (i == 3 && r->ints[i] > 1)))
+            bad = extra_cols[C_MOD + i];
+    if (bad) {
+        fl_buf_printf(err, "%s: %s: %s out of range", name, where, bad);
         return FL_EINVAL;
     }
     if (d.status == CHK_ST_OK && d.return_ns == CHK_NEVER)
         d.status = CHK_ST_UNKNOWN;
-    d.lenient = true;
+    /* Kinds the checkers do not model (leases, members, maintenance) are skipped by
+     * ld_build_op; a kind nobody knows is refused, never silently dropped. */
+    d.lenient = false;
     d.req = text_json(r->request);
     d.resp = text_json(r->response);
     int rc = FL_OK;
     if (!d.req || !d.resp) {
-        fl_buf_printf(err, "%s: op %lld: request/response is not a JSON object", name,
-                      (long long)d.op_id);
+        fl_buf_printf(err, "%s: %s: request/response is not a JSON object", name, where);
         rc = FL_EINVAL;
         goto out;
     }
@@ -144,7 +162,7 @@ static int row_op(const char *name, struct chk_history *h, struct fl_buf *err,
     }
     char msg[256];
     if (ld_build_op(h, &d, msg, sizeof(msg)) < 0) {
-        fl_buf_printf(err, "%s: op %lld: %s", name, (long long)d.op_id, msg);
+        fl_buf_printf(err, "%s: %s: %s", name, where, msg);
         rc = FL_EINVAL;
     }
 out:
@@ -153,48 +171,142 @@ out:
     return rc;
 }
 
-static int64_t col_int(sqlite3_stmt *st, int col, int64_t dflt)
+/* ---- column validation: types and ranges, with the row named --------------------- */
+
+static const char *type_name(int t)
 {
-    return sqlite3_column_type(st, col) == SQLITE_NULL ? dflt : sqlite3_column_int64(st, col);
+    return t == SQLITE_INTEGER ? "an integer"
+           : t == SQLITE_FLOAT ? "a real number"
+           : t == SQLITE_TEXT  ? "text"
+           : t == SQLITE_BLOB  ? "a blob"
+                               : "NULL";
 }
 
-/* A BLOB column: NULL pointer for SQL NULL, else the bytes ("" when empty). */
-static const void *col_blob(sqlite3_stmt *st, int col, size_t *n)
+static int bad_col(struct dbl *l, sqlite3_stmt *st, int col, const char *what, const char *want)
 {
+    int t = sqlite3_column_type(st, col);
+    fl_buf_printf(l->err, "%s: run %lld, %s: %s is %s", l->name, (long long)l->run_id, l->where,
+                  sqlite3_column_name(st, col), type_name(t));
+    if (t == SQLITE_TEXT || t == SQLITE_FLOAT || t == SQLITE_INTEGER) {
+        const char *v = (const char *)sqlite3_column_text(st, col);
+        fl_buf_printf(l->err, " (");
+        for (int i = 0; v && v[i] && i < 40; i++)
+            fl_buf_printf(l->err,
+                          (unsigned char)v[i] < 0x20 || (unsigned char)v[i] >= 0x7f ? "\\x%02x"
+                                                                                    : "%c",
+                          (unsigned char)v[i]);
+        fl_buf_printf(l->err, ")");
+    }
+    fl_buf_printf(l->err, ", %s%s", what ? what : "", want);
+    return FL_EINVAL;
+}
+
+/* INTEGER flags for vint. */
+enum { V_NULL = 1, V_NONNEG = 2, V_BOOL = 4, V_I32 = 8 };
+
+/* An INTEGER column (or NULL with V_NULL, read as HIST_NULL) into *out, in range. */
+static int vint(struct dbl *l, sqlite3_stmt *st, int col, unsigned f, int64_t *out)
+{
+    int t = sqlite3_column_type(st, col);
+    *out = HIST_NULL;
+    if (t == SQLITE_NULL && (f & V_NULL))
+        return FL_OK;
+    if (t != SQLITE_INTEGER)
+        return bad_col(l, st, col, NULL,
+                       (f & V_NULL) ? "want an integer or NULL" : "want an integer");
+    int64_t v = sqlite3_column_int64(st, col);
+    if (((f & V_NONNEG) && v < 0) || ((f & V_BOOL) && v != 0 && v != 1) ||
+        ((f & V_I32) && (v < 0 || v > INT32_MAX)))
+        return bad_col(l, st, col, "out of range: ",
+                       (f & V_BOOL)  ? "want 0 or 1"
+                       : (f & V_I32) ? "want 0..2147483647"
+                                     : "want a value >= 0");
+    *out = v;
+    return FL_OK;
+}
+
+/* A TEXT column (or NULL) into *out. */
+static int vtext(struct dbl *l, sqlite3_stmt *st, int col, const char **out)
+{
+    int t = sqlite3_column_type(st, col);
+    *out = NULL;
+    if (t == SQLITE_NULL)
+        return FL_OK;
+    if (t != SQLITE_TEXT)
+        return bad_col(l, st, col, NULL, "want text or NULL");
+    *out = (const char *)sqlite3_column_text(st, col);
+    return FL_OK;
+}
+
+/* A BLOB column (TEXT is taken as its bytes) or NULL: NULL pointer for SQL NULL, else the
+ * bytes ("" when empty). col < 0: the table has no such column. */
+static int vblob(struct dbl *l, sqlite3_stmt *st, int col, const void **p, size_t *n)
+{
+    *p = NULL;
     *n = 0;
-    if (col < 0 || sqlite3_column_type(st, col) == SQLITE_NULL)
-        return NULL;
-    const void *p = sqlite3_column_blob(st, col);
+    if (col < 0)
+        return FL_OK;
+    int t = sqlite3_column_type(st, col);
+    if (t == SQLITE_NULL)
+        return FL_OK;
+    if (t != SQLITE_BLOB && t != SQLITE_TEXT)
+        return bad_col(l, st, col, NULL, "want bytes (a blob) or NULL");
+    const void *v = sqlite3_column_blob(st, col);
     *n = (size_t)sqlite3_column_bytes(st, col);
-    return p ? p : (const void *)"";
+    *p = v ? v : (const void *)"";
+    return FL_OK;
 }
 
 /* Columns: 0 op_id 1 client_id 2 kind 3 key 4 range_end 5 request 6 call_ns 7 return_ns
  * 8 status 9 error 10 revision 11 response, then the extra columns in order. */
-static int db_op(struct dbl *l, sqlite3_stmt *st, int extra_at[C_COUNT])
+static int db_op(struct dbl *l, sqlite3_stmt *st, int extra_at[C_COUNT], int64_t row)
 {
     struct ld_row r;
     memset(&r, 0, sizeof r);
-    r.op_id = sqlite3_column_int64(st, 0);
-    r.client_id = col_int(st, 1, HIST_NULL);
-    r.kind = (const char *)sqlite3_column_text(st, 2);
-    r.key = col_blob(st, 3, &r.key_len);
-    r.range_end = col_blob(st, 4, &r.range_end_len);
-    r.request = (const char *)sqlite3_column_text(st, 5);
-    r.call_ns = col_int(st, 6, HIST_NULL);
-    r.return_ns = col_int(st, 7, HIST_NULL);
-    r.status = (const char *)sqlite3_column_text(st, 8);
-    r.error = (const char *)sqlite3_column_text(st, 9);
-    r.revision = col_int(st, 10, HIST_NULL);
-    r.response = (const char *)sqlite3_column_text(st, 11);
+    snprintf(l->where, sizeof l->where, "ops row %lld", (long long)row);
+    int rc = vint(l, st, 0, 0, &r.op_id);
+    if (rc)
+        return rc;
+    snprintf(l->where, sizeof l->where, "ops row %lld (op_id %lld)", (long long)row,
+             (long long)r.op_id);
+    rc = vint(l, st, 1, V_NULL | V_I32, &r.client_id);
+    if (!rc)
+        rc = vtext(l, st, 2, &r.kind);
+    if (!rc)
+        rc = vblob(l, st, 3, &r.key, &r.key_len);
+    if (!rc)
+        rc = vblob(l, st, 4, &r.range_end, &r.range_end_len);
+    if (!rc)
+        rc = vtext(l, st, 5, &r.request);
+    if (!rc)
+        rc = vint(l, st, 6, V_NONNEG, &r.call_ns);
+    if (!rc)
+        rc = vint(l, st, 7, V_NULL | V_NONNEG, &r.return_ns);
+    if (!rc)
+        rc = vtext(l, st, 8, &r.status);
+    if (!rc)
+        rc = vtext(l, st, 9, &r.error);
+    if (!rc)
+        rc = vint(l, st, 10, V_NULL | V_NONNEG, &r.revision);
+    if (!rc)
+        rc = vtext(l, st, 11, &r.response);
     for (int i = 0; i < C_COUNT; i++)
         r.has[i] = extra_at[i] >= 0;
-    r.value = col_blob(st, extra_at[C_VALUE], &r.value_len);
-    r.expect = col_blob(st, extra_at[C_EXPECT], &r.expect_len);
-    for (int i = 0; i < 5; i++)
-        r.ints[i] =
-            extra_at[C_MOD + i] >= 0 ? col_int(st, extra_at[C_MOD + i], HIST_NULL) : HIST_NULL;
-    return row_op(l->name, l->h, l->err, &r);
+    if (!rc)
+        rc = vblob(l, st, extra_at[C_VALUE], &r.value, &r.value_len);
+    if (!rc)
+        rc = vblob(l, st, extra_at[C_EXPECT], &r.expect, &r.expect_len);
+    for (int i = 0; !rc && i < 5; i++) {
+        r.ints[i] = HIST_NULL;
+        if (extra_at[C_MOD + i] >= 0)
+            rc =
+                vint(l, st, extra_at[C_MOD + i], V_NULL | (i == 3 ? V_BOOL : V_NONNEG), &r.ints[i]);
+    }
+    if (rc)
+        return rc;
+    char where[128];
+    snprintf(where, sizeof where, "run %lld, %s", (long long)l->run_id, l->where);
+    return row_op(l->name, where, l->h, l->err, &r);
 }
 
 int hist_load_op(struct chk_history *h, const char *name, int64_t op_id, const struct hist_op *op,
@@ -224,7 +336,9 @@ int hist_load_op(struct chk_history *h, const char *name, int64_t op_id, const s
     r.expect_len = op->expect ? op->expect_len : 0;
     int64_t ints[5] = {op->mod_rev, op->create_rev, op->version, op->succeeded, op->deleted};
     memcpy(r.ints, ints, sizeof ints);
-    return row_op(name, h, err, &r);
+    char where[48];
+    snprintf(where, sizeof where, "op %lld", (long long)op_id);
+    return row_op(name, where, h, err, &r);
 }
 
 int hist_load_error_kind(const char *error)
@@ -235,6 +349,19 @@ int hist_load_error_kind(const char *error)
 int hist_load_finish(const char *name, struct chk_history *h, struct fl_buf *err)
 {
     return ld_finish(name, h, err);
+}
+
+/* A query that stopped early: a damaged database says so (FL_ECORRUPT). */
+static int read_fail(struct dbl *l, const char *table, int rc)
+{
+    if (hist__is_corrupt(rc)) {
+        char why[384];
+        int code = hist__corrupt_why(l->name, sqlite3_errmsg(l->db), why, sizeof why);
+        fl_buf_printf(l->err, "%s: reading %s: %s", l->name, table, why);
+        return code;
+    }
+    fl_buf_printf(l->err, "%s: reading %s: %s", l->name, table, sqlite3_errmsg(l->db));
+    return FL_EIO;
 }
 
 static int db_ops(struct dbl *l, int64_t run_id)
@@ -262,35 +389,186 @@ static int db_ops(struct dbl *l, int64_t run_id)
         return FL_EINVAL;
     }
     sqlite3_bind_int64(st, 1, run_id);
-    int s;
+    int s = SQLITE_DONE;
+    int64_t row = 0;
     while (!rc && (s = sqlite3_step(st)) == SQLITE_ROW)
-        rc = db_op(l, st, extra_at);
-    if (!rc && s != SQLITE_DONE) {
-        fl_buf_printf(l->err, "%s: reading ops: %s", l->name, sqlite3_errmsg(l->db));
-        rc = FL_EIO;
-    }
+        rc = db_op(l, st, extra_at, ++row);
+    if (!rc && s != SQLITE_DONE)
+        rc = read_fail(l, "ops", s);
     sqlite3_finalize(st);
     fl_buf_close(&sql);
     return rc;
 }
 
-static int32_t blob_key(struct dbl *l, sqlite3_stmt *st, int col, bool range_end)
+static int32_t blob_key(struct dbl *l, const void *p, size_t n, bool range_end)
 {
-    if (sqlite3_column_type(st, col) == SQLITE_NULL)
+    if (!p)
         return range_end ? CHK_RANGE_ONE : chk_history_key(l->h, "", 0);
-    const void *p = sqlite3_column_blob(st, col);
-    int n = sqlite3_column_bytes(st, col);
     if (range_end && n == 1 && ((const uint8_t *)p)[0] == 0)
         return CHK_RANGE_ALL;
-    return chk_history_key(l->h, p ? p : (const void *)"", (size_t)n);
+    return chk_history_key(l->h, p, n);
 }
 
-static int32_t blob_value(struct dbl *l, sqlite3_stmt *st, int col)
+static int32_t blob_value(struct dbl *l, const void *p, size_t n)
 {
-    if (sqlite3_column_type(st, col) == SQLITE_NULL)
-        return CHK_NIL;
-    const void *p = sqlite3_column_blob(st, col);
-    return chk_history_value(l->h, p ? p : (const void *)"", (size_t)sqlite3_column_bytes(st, col));
+    return p ? chk_history_value(l->h, p, n) : CHK_NIL;
+}
+
+/* Columns: 0 watch_id 1 client_id 2 key 3 range_end 4 start_rev 5 opened_ns 6 closed_ns
+ * 7 prev_kv 8 progress_notify 9 filters. */
+static int db_watch(struct dbl *l, sqlite3_stmt *st, int64_t row, int64_t *last_id)
+{
+    int64_t id, client, start, opened, closed, pk, pn;
+    const void *key, *end;
+    size_t key_len, end_len;
+    const char *filters;
+    snprintf(l->where, sizeof l->where, "watches row %lld", (long long)row);
+    int rc = vint(l, st, 0, 0, &id);
+    if (rc)
+        return rc;
+    snprintf(l->where, sizeof l->where, "watches row %lld (watch_id %lld)", (long long)row,
+             (long long)id);
+    if (row > 1 && id == *last_id) {
+        fl_buf_printf(l->err, "%s: run %lld, %s: watch %lld opened twice", l->name,
+                      (long long)l->run_id, l->where, (long long)id);
+        return FL_EINVAL;
+    }
+    *last_id = id;
+    rc = vint(l, st, 1, V_NULL | V_I32, &client);
+    if (!rc)
+        rc = vblob(l, st, 2, &key, &key_len);
+    if (!rc)
+        rc = vblob(l, st, 3, &end, &end_len);
+    if (!rc)
+        rc = vint(l, st, 4, V_NULL | V_NONNEG, &start);
+    if (!rc)
+        rc = vint(l, st, 5, V_NULL | V_NONNEG, &opened);
+    if (!rc)
+        rc = vint(l, st, 6, V_NULL | V_NONNEG, &closed);
+    if (!rc)
+        rc = vint(l, st, 7, V_NULL | V_BOOL, &pk);
+    if (!rc)
+        rc = vint(l, st, 8, V_NULL | V_BOOL, &pn);
+    if (!rc)
+        rc = vtext(l, st, 9, &filters);
+    if (rc)
+        return rc;
+    if (closed != HIST_NULL && opened != HIST_NULL && closed < opened) {
+        fl_buf_printf(l->err, "%s: run %lld, %s: closed (%lld) before it was opened (%lld)",
+                      l->name, (long long)l->run_id, l->where, (long long)closed,
+                      (long long)opened);
+        return FL_EINVAL;
+    }
+    int32_t k = blob_key(l, key, key_len, false);
+    int32_t e = blob_key(l, end, end_len, true);
+    struct chk_watch *w = chk_history_watch_add(l->h);
+    w->watch_id = id;
+    w->client = (int32_t)(client == HIST_NULL ? 0 : client);
+    w->key = k;
+    w->range_end = e;
+    w->start_rev = start == HIST_NULL ? 0 : start;
+    w->opened_ns = opened == HIST_NULL ? 0 : opened;
+    w->closed_ns = closed == HIST_NULL ? CHK_NEVER : closed;
+    if (pk == 1)
+        w->flags |= CHK_WF_PREV_KV;
+    if (pn == 1)
+        w->flags |= CHK_WF_PROGRESS_NOTIFY;
+    if (filters && strstr(filters, "noput"))
+        w->flags |= CHK_WF_NOPUT;
+    if (filters && strstr(filters, "nodelete"))
+        w->flags |= CHK_WF_NODELETE;
+    return FL_OK;
+}
+
+static int event_kind(const char *kind)
+{
+    return !kind                       ? -1
+           : !strcmp(kind, "put")      ? CHK_EV_PUT
+           : !strcmp(kind, "delete")   ? CHK_EV_DELETE
+           : !strcmp(kind, "progress") ? CHK_EV_PROGRESS
+                                       : -1;
+}
+
+/* Whether watch id was loaded (watches are in watch_id order). */
+static bool watch_known(const struct chk_history *h, int64_t id)
+{
+    uint32_t lo = 0, hi = h->watch_count;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (h->watches[mid].watch_id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < h->watch_count && h->watches[lo].watch_id == id;
+}
+
+/* Columns: 0 watch_id 1 seq 2 response_seq 3 kind 4 key 5 value 6 create_rev 7 mod_rev
+ * 8 version 9 prev_value 10 delivered_ns 11 prev_kv (or NULL) 12 revision (or NULL). */
+static int db_event(struct dbl *l, sqlite3_stmt *st, int64_t row, bool epk)
+{
+    int64_t wid, seq, resp, cr, mr, ver, t, pk, rev;
+    const void *key, *val, *prev;
+    size_t key_len, val_len, prev_len;
+    const char *kind;
+    snprintf(l->where, sizeof l->where, "watch_events row %lld", (long long)row);
+    int rc = vint(l, st, 0, 0, &wid);
+    if (!rc)
+        rc = vint(l, st, 1, V_NONNEG, &seq);
+    if (rc)
+        return rc;
+    snprintf(l->where, sizeof l->where, "watch_events row %lld (watch %lld, seq %lld)",
+             (long long)row, (long long)wid, (long long)seq);
+    rc = vint(l, st, 2, V_NULL | V_NONNEG, &resp);
+    if (!rc)
+        rc = vtext(l, st, 3, &kind);
+    if (!rc)
+        rc = vblob(l, st, 4, &key, &key_len);
+    if (!rc)
+        rc = vblob(l, st, 5, &val, &val_len);
+    int cols[] = {6, 7, 8, 10, 12};
+    int64_t *outs[] = {&cr, &mr, &ver, &t, &rev};
+    for (int i = 0; !rc && i < 5; i++)
+        rc = vint(l, st, cols[i], V_NULL | V_NONNEG, outs[i]);
+    if (!rc)
+        rc = vblob(l, st, 9, &prev, &prev_len);
+    if (!rc)
+        rc = vint(l, st, 11, V_NULL | V_BOOL, &pk);
+    if (rc)
+        return rc;
+    int k = event_kind(kind);
+    if (k < 0) {
+        fl_buf_printf(l->err, "%s: run %lld, %s: unknown event kind \"%s\"", l->name,
+                      (long long)l->run_id, l->where, kind ? kind : "NULL");
+        return FL_EINVAL;
+    }
+    if (!watch_known(l->h, wid)) {
+        fl_buf_printf(l->err, "%s: run %lld, %s: event of watch %lld that was never opened",
+                      l->name, (long long)l->run_id, l->where, (long long)wid);
+        return FL_EINVAL;
+    }
+    struct chk_wevent *e = chk_history_event_add(l->h);
+    e->watch_id = wid;
+    e->seq = seq;
+    e->response = resp == HIST_NULL ? seq : resp;
+    e->kind = (uint8_t)k;
+    e->t_ns = t == HIST_NULL ? 0 : t;
+    if (k == CHK_EV_PROGRESS) {
+        e->mod_rev = rev != HIST_NULL ? rev : mr != HIST_NULL ? mr : 0;
+        return FL_OK;
+    }
+    int32_t ki = blob_key(l, key, key_len, false);
+    int32_t vi = k == CHK_EV_PUT ? blob_value(l, val, val_len) : CHK_NIL;
+    bool given = epk ? pk == 1 : prev != NULL;
+    int32_t pi = given ? blob_value(l, prev, prev_len) : CHK_NOT_GIVEN;
+    e = &l->h->events[l->h->event_count - 1];
+    e->key = ki;
+    e->value = vi;
+    e->create_rev = cr == HIST_NULL ? CHK_NO_REV : cr;
+    e->mod_rev = mr == HIST_NULL ? 0 : mr;
+    e->version = ver == HIST_NULL ? CHK_NO_REV : ver;
+    e->prev_value = pi;
+    return FL_OK;
 }
 
 static int db_watches(struct dbl *l, int64_t run_id)
@@ -307,26 +585,15 @@ static int db_watches(struct dbl *l, int64_t run_id)
     if (sqlite3_prepare_v2(l->db, sql, -1, &st, NULL) != SQLITE_OK)
         return FL_OK; /* no watches table: no watches */
     sqlite3_bind_int64(st, 1, run_id);
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        struct chk_watch *w = chk_history_watch_add(l->h);
-        w->watch_id = sqlite3_column_int64(st, 0);
-        w->client = (int32_t)col_int(st, 1, 0);
-        w->key = blob_key(l, st, 2, false);
-        w->range_end = blob_key(l, st, 3, true);
-        w->start_rev = col_int(st, 4, 0);
-        w->opened_ns = col_int(st, 5, 0);
-        w->closed_ns = col_int(st, 6, CHK_NEVER);
-        if (col_int(st, 7, 0) == 1)
-            w->flags |= CHK_WF_PREV_KV;
-        if (col_int(st, 8, 0) == 1)
-            w->flags |= CHK_WF_PROGRESS_NOTIFY;
-        const char *filters = (const char *)sqlite3_column_text(st, 9);
-        if (filters && strstr(filters, "noput"))
-            w->flags |= CHK_WF_NOPUT;
-        if (filters && strstr(filters, "nodelete"))
-            w->flags |= CHK_WF_NODELETE;
-    }
+    int rc = FL_OK, s = SQLITE_DONE;
+    int64_t row = 0, last = 0;
+    while (!rc && (s = sqlite3_step(st)) == SQLITE_ROW)
+        rc = db_watch(l, st, ++row, &last);
+    if (!rc && s != SQLITE_DONE)
+        rc = read_fail(l, "watches", s);
     sqlite3_finalize(st);
+    if (rc)
+        return rc;
     bool epk = table_has(l->db, "watch_events", "prev_kv");
     bool erev = table_has(l->db, "watch_events", "revision");
     snprintf(sql, sizeof(sql),
@@ -337,38 +604,11 @@ static int db_watches(struct dbl *l, int64_t run_id)
     if (sqlite3_prepare_v2(l->db, sql, -1, &st, NULL) != SQLITE_OK)
         return FL_OK;
     sqlite3_bind_int64(st, 1, run_id);
-    int rc = FL_OK;
-    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
-        const char *kind = (const char *)sqlite3_column_text(st, 3);
-        int k = !kind                       ? -1
-                : !strcmp(kind, "put")      ? CHK_EV_PUT
-                : !strcmp(kind, "delete")   ? CHK_EV_DELETE
-                : !strcmp(kind, "progress") ? CHK_EV_PROGRESS
-                                            : -1;
-        if (k < 0) {
-            fl_buf_printf(l->err, "%s: watch %lld: unknown event kind \"%s\"", l->name,
-                          (long long)sqlite3_column_int64(st, 0), kind ? kind : "NULL");
-            rc = FL_EINVAL;
-            break;
-        }
-        struct chk_wevent *e = chk_history_event_add(l->h);
-        e->watch_id = sqlite3_column_int64(st, 0);
-        e->seq = col_int(st, 1, 0);
-        e->response = col_int(st, 2, e->seq);
-        e->kind = (uint8_t)k;
-        e->t_ns = col_int(st, 10, 0);
-        if (k == CHK_EV_PROGRESS) {
-            e->mod_rev = col_int(st, 12, col_int(st, 7, 0));
-            continue;
-        }
-        e->key = blob_key(l, st, 4, false);
-        e->value = k == CHK_EV_PUT ? blob_value(l, st, 5) : CHK_NIL;
-        e->create_rev = col_int(st, 6, CHK_NO_REV);
-        e->mod_rev = col_int(st, 7, 0);
-        e->version = col_int(st, 8, CHK_NO_REV);
-        bool given = epk ? col_int(st, 11, 0) == 1 : sqlite3_column_type(st, 9) != SQLITE_NULL;
-        e->prev_value = given ? blob_value(l, st, 9) : CHK_NOT_GIVEN;
-    }
+    row = 0;
+    while (!rc && (s = sqlite3_step(st)) == SQLITE_ROW)
+        rc = db_event(l, st, ++row, epk);
+    if (!rc && s != SQLITE_DONE)
+        rc = read_fail(l, "watch_events", s);
     sqlite3_finalize(st);
     return rc;
 }
@@ -385,7 +625,8 @@ static int pick_run(struct dbl *l, int64_t run_id, int64_t *out)
     bool found = false;
     struct fl_buf ids;
     fl_buf_init(&ids);
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    int s;
+    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t id = sqlite3_column_int64(st, 0);
         if (n < 20)
             fl_buf_printf(&ids, "%s%lld", n ? ", " : "", (long long)id);
@@ -395,7 +636,9 @@ static int pick_run(struct dbl *l, int64_t run_id, int64_t *out)
     }
     sqlite3_finalize(st);
     int rc = FL_OK;
-    if (run_id > 0 && !found) {
+    if (s != SQLITE_DONE) {
+        rc = read_fail(l, "runs", s);
+    } else if (run_id > 0 && !found) {
         fl_buf_printf(l->err, "%s: no run %lld (runs: %s)", l->name, (long long)run_id,
                       n ? fl_buf_cstr(&ids) : "none");
         rc = FL_EINVAL;
@@ -416,13 +659,14 @@ static int pick_run(struct dbl *l, int64_t run_id, int64_t *out)
 static int load_sqlite(sqlite3 *db, const char *name, int64_t run_id, struct chk_history *h,
                        int64_t *run_id_out, struct fl_buf *err)
 {
-    struct dbl l = {db, name, h, err, {0}, {0}};
-    int64_t rid;
+    struct dbl l = {db, name, h, err, {0}, {0}, 0, ""};
+    int64_t rid = 0;
     int rc = pick_run(&l, run_id, &rid);
     if (rc)
         return rc;
     if (run_id_out)
         *run_id_out = rid;
+    l.run_id = rid;
     rc = db_ops(&l, rid);
     if (!rc)
         rc = db_watches(&l, rid);
@@ -436,10 +680,35 @@ int hist_load_db(struct hist_db *db, int64_t run_id, struct chk_history *h, stru
     return load_sqlite(hist_sqlite(db), hist_path(db), run_id, h, NULL, err);
 }
 
+/* A run that did not finish, or ended 'error', has an incomplete history: judging it
+ * would pass over what is missing. */
+static int run_finished(struct hist_db *db, const char *path, int64_t run_id, struct fl_buf *err)
+{
+    struct hist_run_row row;
+    int rc = hist_run_get(db, run_id, &row);
+    if (rc) {
+        fl_buf_printf(err, "%s", hist_errmsg(db));
+        return rc == FL_ENOENT ? FL_EINVAL : rc;
+    }
+    const char *v = row.verdict ? row.verdict : "NULL";
+    if (!strcmp(v, "running"))
+        fl_buf_printf(err,
+                      "%s: run %lld never finished (verdict 'running': the process was killed "
+                      "or a write failed before the run ended): its history is incomplete",
+                      path, (long long)run_id);
+    else if (!strcmp(v, "error"))
+        fl_buf_printf(err, "%s: run %lld ended in error (%s): its history is incomplete", path,
+                      (long long)run_id, row.reason ? row.reason : "no reason recorded");
+    else if (strcmp(v, "pass") && strcmp(v, "fail") && strcmp(v, "unknown"))
+        fl_buf_printf(err, "%s: run %lld has an unknown verdict '%s'", path, (long long)run_id, v);
+    rc = err->len ? FL_EINVAL : FL_OK;
+    hist_run_row_free(&row);
+    return rc;
+}
+
 int hist_load_db_path(const char *path, int64_t run_id, struct chk_history *h, int64_t *run_id_out,
                       struct fl_buf *err)
 {
-    sqlite3 *db = NULL;
     char *data;
     size_t len;
     int rc = ld_read_file(path, &data, &len, err); /* existence, regular file */
@@ -451,14 +720,20 @@ int hist_load_db_path(const char *path, int64_t run_id, struct chk_history *h, i
         fl_buf_printf(err, "%s: not a SQLite database", path);
         return FL_EINVAL;
     }
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        fl_buf_printf(err, "%s: cannot open: %s", path, db ? sqlite3_errmsg(db) : "?");
-        sqlite3_close(db);
-        return FL_EIO;
+    struct hist_db *db = NULL;
+    char why[640];
+    rc = hist_open(path, HIST_OPEN_READONLY, &db, why, sizeof why);
+    if (rc) {
+        fl_buf_printf(err, "%s", why);
+        return rc == FL_ENOENT ? FL_EIO : rc;
     }
-    sqlite3_busy_timeout(db, 2000);
-    rc = load_sqlite(db, path, run_id, h, run_id_out, err);
-    sqlite3_close(db);
+    int64_t rid = 0;
+    rc = load_sqlite(hist_sqlite(db), path, run_id, h, &rid, err);
+    if (!rc)
+        rc = run_finished(db, path, rid, err);
+    if (!rc && run_id_out)
+        *run_id_out = rid;
+    hist_close(db);
     return rc;
 }
 

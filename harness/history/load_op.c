@@ -562,6 +562,8 @@ int ld_finish(const char *name, struct chk_history *h, struct fl_buf *err)
         int used = 0;
         if (sscanf(m, "line %u: %n", &line, &used) == 1 && used > 0 && line > 0)
             fl_buf_printf(err, "%s:%u: %s", name, line, m + used);
+        else if (used > 0) /* line 0: no source line (a database row names itself) */
+            fl_buf_printf(err, "%s: %s", name, m + used);
         else
             fl_buf_printf(err, "%s: %s", name, m);
     }

@@ -355,9 +355,10 @@ int scn_run(const struct scn_options *opts, struct scn_result *res)
         snprintf(res->error, sizeof res->error, "%s", S->error);
         res->exit_code = 2;
     } else if (rc) {
-        snprintf(res->error, sizeof res->error, "internal error finishing the run: %s",
-                 fl_strerror(rc));
-        res->exit_code = 3;
+        snprintf(res->error, sizeof res->error, "%s%s",
+                 res->run.error[0] ? "" : "internal error finishing the run: ",
+                 res->run.error[0] ? res->run.error : fl_strerror(rc));
+        res->exit_code = res->run.exit_code ? res->run.exit_code : 3;
     } else {
         res->exit_code = res->run.exit_code;
         if (res->run.verdict == RUN_ERROR)

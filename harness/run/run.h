@@ -275,6 +275,10 @@ struct run_result {
     int exit_code;   /* DESIGN §3.9 */
     json_t *summary; /* the --json object; owned by the result */
     int64_t run_id;  /* in the database; 0 without one */
+    /* Why the run itself failed (its history could not be written, read back or
+     * verified), "" otherwise; run_world_finish then returns FL_EIO and exit_code is 2
+     * for a corrupt database, else 3. */
+    char error[640];
 };
 /* Ends the run. script_error non-NULL: the scenario failed (verdict 'error', exit 2) and
  * the checkers still run over what was recorded. Fills res; the caller closes it. */

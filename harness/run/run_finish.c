@@ -103,6 +103,61 @@ static void drain_and_close(struct run_world *rw, json_t *clients)
     }
 }
 
+/* The run cannot vouch for its history (a write failed, it could not be read back or
+ * verified): it ends 'error' with this reason. The first one counts. */
+static void run_fatal(struct run_world *rw, int code, const char *reason)
+{
+    if (rw->fatal_code)
+        return;
+    rw->fatal_code = code;
+    snprintf(rw->fatal, sizeof rw->fatal, "%s", reason);
+}
+
+/* An asked-for checker that could not judge: 'unknown' with the reason, never absent. */
+static void unknown_check(struct run_world *rw, json_t *checks, const char *name, const char *why)
+{
+    json_t *d = json_object();
+    json_object_set_new(d, "reason", json_string(why));
+    add_check(rw, checks, name, CHK_UNKNOWN, d);
+}
+
+static const struct {
+    const char *name;
+    unsigned bit;
+} kv_parts[] = {{"linearizability", RUN_CHECK_LINEARIZABILITY}, {"watch", RUN_CHECK_WATCH}};
+
+static void kv_unknown(struct run_world *rw, json_t *checks, int *worst, const char *why)
+{
+    for (size_t i = 0; i < FL_ARRAY_LEN(kv_parts); i++)
+        if (rw->checks & kv_parts[i].bit)
+            unknown_check(rw, checks, kv_parts[i].name, why);
+    *worst = FL_MAX(*worst, 1); /* 0 pass, 1 unknown, 2 fail (not CHK_* values) */
+}
+
+/* The verdicts of a checked history into checks (and the checks table). */
+static void kv_store(struct run_world *rw, json_t *checks, int *worst, const struct chk_history *h,
+                     const struct chk_result *r, int64_t elapsed_ms)
+{
+    hist_checks_store(rw->db, h, r, elapsed_ms);
+    json_t *all = chk_result_json(h, r);
+    for (size_t i = 0; i < FL_ARRAY_LEN(kv_parts); i++) {
+        if (!(rw->checks & kv_parts[i].bit))
+            continue;
+        json_t *o = json_object_get(all, kv_parts[i].name);
+        int v = i == 0 ? r->lin.verdict : r->watch.verdict;
+        *worst = FL_MAX(*worst, v == CHK_FAIL ? 2 : v == CHK_UNKNOWN ? 1 : 0);
+        o = o ? json_incref(o) : json_object();
+        /* Nothing to judge is a pass that says so (the note is the summary's only: the
+         * checks row, and the digest, stay as they were). */
+        if (i == 0 && h->op_count == 0)
+            json_object_set_new(o, "note", json_string("no operations to judge"));
+        if (i == 1 && h->watch_count == 0)
+            json_object_set_new(o, "note", json_string("no watches to judge"));
+        json_object_set_new(checks, kv_parts[i].name, o);
+    }
+    json_decref(all);
+}
+
 static int kv_checks(struct run_world *rw, json_t *checks, int *worst)
 {
     struct chk_history h;
@@ -111,40 +166,59 @@ static int kv_checks(struct run_world *rw, json_t *checks, int *worst)
     chk_history_init(&h);
     fl_buf_init(&err);
     memset(&r, 0, sizeof r);
-    hist_flush(rw->db);
+    int rc = hist_flush(rw->db);
+    if (rc) {
+        fl_buf_printf(&err, "a write to the history failed: %s", hist_errmsg(rw->db));
+        run_fatal(rw, rc, fl_buf_cstr(&err));
+        fl_buf_reset(&err);
+        fl_buf_printf(&err, "not judged: the history is incomplete (%s)", rw->fatal);
+        kv_unknown(rw, checks, worst, fl_buf_cstr(&err));
+        goto out;
+    }
     double t0 = run_wall_now_s(); /* checks.elapsed_ms only: never folded, never decides */
-    int rc = run_mirror_take(rw, &h, &err);
+    rc = run_mirror_take(rw, &h, &err);
+    if (rc == FL_ECORRUPT || rc == FL_EINTERNAL) {
+        run_fatal(rw, rc, fl_buf_cstr(&err));
+        kv_unknown(rw, checks, worst, rw->fatal);
+        goto out;
+    }
     if (!rc)
         rc = chk_check(&h, NULL, &r);
     int64_t elapsed_ms = (int64_t)((run_wall_now_s() - t0) * 1000.0);
     if (rc) {
-        json_t *d = json_object();
-        json_object_set_new(d, "reason",
-                            json_string(err.len ? fl_buf_cstr(&err) : fl_strerror(rc)));
-        add_check(rw, checks, "linearizability", CHK_UNKNOWN, d);
-        *worst = FL_MAX(*worst, 1); /* 0 pass, 1 unknown, 2 fail (not CHK_* values) */
+        kv_unknown(rw, checks, worst, err.len ? fl_buf_cstr(&err) : fl_strerror(rc));
         goto out;
     }
-    hist_checks_store(rw->db, &h, &r, elapsed_ms);
-    json_t *all = chk_result_json(&h, &r);
-    static const struct {
-        const char *name;
-        unsigned bit;
-    } parts[] = {{"linearizability", RUN_CHECK_LINEARIZABILITY}, {"watch", RUN_CHECK_WATCH}};
-    for (size_t i = 0; i < FL_ARRAY_LEN(parts); i++) {
-        if (!(rw->checks & parts[i].bit))
-            continue;
-        json_t *o = json_object_get(all, parts[i].name);
-        int v = i == 0 ? r.lin.verdict : r.watch.verdict;
-        *worst = FL_MAX(*worst, v == CHK_FAIL ? 2 : v == CHK_UNKNOWN ? 1 : 0);
-        json_object_set(checks, parts[i].name, o ? o : json_object());
-    }
-    json_decref(all);
+    kv_store(rw, checks, worst, &h, &r, elapsed_ms);
     chk_result_close(&r);
 out:
     chk_history_close(&h);
     fl_buf_close(&err);
     return FL_OK;
+}
+
+/* Every checker the scenario asked for appears in the summary: one the run never got
+ * to (a script error, an interrupt before the end) is 'unknown' with the reason. */
+static void asked_unjudged(struct run_world *rw, json_t *checks, const char *script_error,
+                           int *worst)
+{
+    static const struct {
+        const char *name;
+        unsigned bit;
+    } all[] = {{"linearizability", RUN_CHECK_LINEARIZABILITY},
+               {"watch", RUN_CHECK_WATCH},
+               {"raft_safety", RUN_CHECK_RAFT_SAFETY},
+               {"converge", RUN_CHECK_CONVERGE}};
+    const char *why = script_error      ? "not judged: the scenario failed before the end"
+                      : rw->interrupted ? "not judged: the run was interrupted"
+                      : !rw->db         ? "not judged: the run keeps no history"
+                                        : "not judged";
+    for (size_t i = 0; i < FL_ARRAY_LEN(all); i++) {
+        if ((rw->checks & all[i].bit) && !json_object_get(checks, all[i].name)) {
+            unknown_check(rw, checks, all[i].name, why);
+            *worst = FL_MAX(*worst, 1);
+        }
+    }
 }
 
 /* worst: 0 pass, 1 unknown, 2 fail */
@@ -176,7 +250,7 @@ static json_t *summary(struct run_world *rw, const struct run_result *res, json_
 {
     json_t *s = json_object(), *ops = json_object();
     json_object_set_new(s, "scenario", json_string(rw->scenario));
-    json_object_set_new(s, "seed", json_integer((json_int_t)rw->seed));
+    json_object_set_new(s, "seed", hist_seed_json(rw->seed));
     json_object_set_new(s, "digest", json_string(res->digest));
     json_object_set_new(s, "verdict", json_string(run_verdict_name(res->verdict)));
     json_object_set_new(s, "sim_ms", json_integer(sim_now_ns(rw->w) / FL_MS));
@@ -206,7 +280,41 @@ static json_t *summary(struct run_world *rw, const struct run_result *res, json_
         json_object_update_missing(s, rw->extra);
     if (script_error)
         json_object_set_new(s, "error", json_string(script_error));
+    else if (rw->fatal_code)
+        json_object_set_new(s, "error", json_string(rw->fatal));
     return s;
+}
+
+/* The verdict and exit code (DESIGN §3.9) from the worst check and how the run ended. */
+static void decide(struct run_world *rw, const char *script_error, int worst,
+                   struct run_result *res)
+{
+    bool interrupted = rw->interrupted;
+    if (script_error || interrupted || rw->fatal_code)
+        res->verdict = RUN_ERROR;
+    else
+        res->verdict = worst == 2 ? RUN_FAIL : worst == 1 ? RUN_UNKNOWN : RUN_PASS;
+    res->exit_code = res->verdict == RUN_PASS      ? 0
+                     : res->verdict == RUN_FAIL    ? 1
+                     : res->verdict == RUN_UNKNOWN ? 4
+                     : rw->fatal_code              ? (rw->fatal_code == FL_ECORRUPT ? 2 : 3)
+                     : interrupted                 ? 3
+                                                   : 2;
+    if (rw->fatal_code)
+        snprintf(res->error, sizeof res->error, "%s", rw->fatal);
+}
+
+/* runs.reason for an 'error' run (a write error of the run takes precedence). */
+static void set_reason(struct run_world *rw, const char *script_error)
+{
+    if (!rw->db)
+        return;
+    if (rw->fatal_code)
+        hist_run_reason(rw->db, rw->fatal);
+    else if (script_error)
+        hist_run_reason(rw->db, script_error);
+    else if (rw->interrupted)
+        hist_run_reason(rw->db, "interrupted (SIGINT or SIGTERM)");
 }
 
 int run_world_finish(struct run_world *rw, const char *script_error, struct run_result *res)
@@ -223,16 +331,8 @@ int run_world_finish(struct run_world *rw, const char *script_error, struct run_
     }
     int judged = judge(rw, checks); /* once: FL_MAX evaluates its arguments twice */
     worst = FL_MAX(worst, judged);
-    bool interrupted = rw->interrupted;
-    if (script_error || interrupted)
-        res->verdict = RUN_ERROR;
-    else
-        res->verdict = worst == 2 ? RUN_FAIL : worst == 1 ? RUN_UNKNOWN : RUN_PASS;
-    res->exit_code = res->verdict == RUN_PASS      ? 0
-                     : res->verdict == RUN_FAIL    ? 1
-                     : res->verdict == RUN_UNKNOWN ? 4
-                     : interrupted                 ? 3
-                                                   : 2;
+    asked_unjudged(rw, checks, script_error, &worst);
+    decide(rw, script_error, worst, res);
     struct fl_digest d;
     fl_digest_init(&d);
     fl_digest_u64(&d, sim_digest_value(rw->w));
@@ -242,14 +342,21 @@ int run_world_finish(struct run_world *rw, const char *script_error, struct run_
     int64_t wall_ms = (int64_t)((run_wall_now_s() - rw->wall_start_s) * 1000.0);
     int rc = FL_OK;
     if (rw->db) {
+        set_reason(rw, script_error);
         rc = hist_run_end(rw->db, sim_now_ns(rw->w), wall_ms, res->digest,
                           run_verdict_name(res->verdict));
-        if (rc)
+        if (rc) {
+            /* The row says 'error' (or, if even that write failed, 'running'): so must
+             * the summary and the exit code. */
             fl_log(FL_LOG_ERROR, "%s", hist_errmsg(rw->db));
+            if (!rw->fatal_code)
+                run_fatal(rw, rc, hist_errmsg(rw->db));
+            decide(rw, script_error, worst, res);
+        }
     }
     res->run_id = rw->run_id;
     res->summary = summary(rw, res, checks, clients, script_error, wall_ms);
-    return rc ? FL_EIO : FL_OK;
+    return rw->fatal_code ? FL_EIO : FL_OK;
 }
 
 void run_result_close(struct run_result *res)

@@ -153,6 +153,11 @@ struct run_world {
     /* the "lua" stream for math.random */
     struct sim_rng lua_rng;
     bool interrupted;
+    /* run_finish.c: an error of the run itself (the history could not be written or
+     * verified): the run ends 'error' with this reason, exit 2 (fatal_code FL_ECORRUPT)
+     * or 3. "" when none. */
+    int fatal_code;
+    char fatal[640];
 };
 
 /* run_world.c */
@@ -185,6 +190,9 @@ void run_mirror_op(struct run_world *rw, int64_t op_id, const struct hist_op *ro
 void run_mirror_watch_open(struct run_world *rw, const struct hist_watch *w);
 void run_mirror_watch_close(struct run_world *rw, int64_t watch_id, int64_t closed_ns);
 void run_mirror_event(struct run_world *rw, const struct hist_watch_event *ev);
+/* Returns FL_OK, FL_EINVAL/FL_EIO (the loader's message in err: the checkers give
+ * 'unknown'), or FL_ECORRUPT / FL_EINTERNAL: the history could not be verified, an
+ * error of the whole run (run_finish.c). */
 int run_mirror_take(struct run_world *rw, struct chk_history *out, struct fl_buf *err);
 bool run_response_text(struct fl_buf *b, const struct kvc_request *req,
                        const struct kvc_result *res);

@@ -17,7 +17,9 @@
  * a NUL inside a JSON string) marks it broken, and the checkers then load the
  * database as before. Histories of up to RUN_MIRROR_VERIFY_OPS operations (every
  * scenario test) are also loaded from the database and compared, and a difference is
- * a failed assertion: the two paths cannot drift apart unnoticed.
+ * an internal error of the run (exit 3, the run recorded 'error' with the reason,
+ * never an abort that leaves its row unfinished): the two paths cannot drift apart
+ * unnoticed. A database that cannot be read back (damaged) is FL_ECORRUPT.
  */
 #include "harness/run/run_int.h"
 
@@ -463,6 +465,34 @@ static void add_watches(struct run_mirror *m)
     }
 }
 
+/* The mirror against a fresh load of the database. A database that cannot be read
+ * back (damaged under the run: FL_ECORRUPT) or a difference between the two (a bug of
+ * ours: FL_EINTERNAL) is an error of the run with the reason in err, never an abort
+ * that would leave the run's row unfinished. */
+static int verify(struct run_world *rw, struct fl_buf *err)
+{
+    struct run_mirror *m = &rw->mirror;
+    struct chk_history db;
+    struct fl_buf e2;
+    chk_history_init(&db);
+    fl_buf_init(&e2);
+    int rc = hist_load_db(rw->db, rw->run_id, &db, &e2);
+    char why[128];
+    if (rc) {
+        fl_buf_printf(err, "the history database cannot be read back: %s", fl_buf_cstr(&e2));
+        rc = rc == FL_ECORRUPT ? FL_ECORRUPT : FL_EINTERNAL;
+    } else if (!chk_history_equal(&m->h, &db, why, sizeof why)) {
+        fl_buf_printf(err,
+                      "internal error: the in-memory history differs from the database's "
+                      "(%s; %s)",
+                      why, hist_path(rw->db));
+        rc = FL_EINTERNAL;
+    }
+    chk_history_close(&db);
+    fl_buf_close(&e2);
+    return rc;
+}
+
 int run_mirror_take(struct run_world *rw, struct chk_history *out, struct fl_buf *err)
 {
     struct run_mirror *m = &rw->mirror;
@@ -475,17 +505,9 @@ int run_mirror_take(struct run_world *rw, struct chk_history *out, struct fl_buf
         return hist_load_db(rw->db, rw->run_id, out, err);
     }
     if (m->ops <= RUN_MIRROR_VERIFY_OPS || m->verify) {
-        struct chk_history db;
-        struct fl_buf e2;
-        chk_history_init(&db);
-        fl_buf_init(&e2);
-        int drc = hist_load_db(rw->db, rw->run_id, &db, &e2);
-        char why[128];
-        FL_ASSERTF(drc == FL_OK && chk_history_equal(&m->h, &db, why, sizeof why),
-                   "run: the in-memory history differs from the database's (%s; %s)",
-                   drc ? fl_buf_cstr(&e2) : why, hist_path(rw->db));
-        chk_history_close(&db);
-        fl_buf_close(&e2);
+        int vrc = verify(rw, err);
+        if (vrc)
+            return vrc;
     }
     *out = m->h; /* moved: the mirror is done */
     chk_history_init(&m->h);
