@@ -106,13 +106,8 @@ int cmd_check(int argc, char **argv)
     struct fl_buf err;
     fl_buf_init(&err);
     int fmt = a.fmt;
-    if (fmt == HIST_FMT_AUTO && hist_format_sniff(a.path, &fmt, &err)) {
-        fprintf(stderr, "faultline: %s\n", fl_buf_cstr(&err));
-        ex = FL_EXIT_USAGE;
-        goto out;
-    }
     int64_t run_id = 0;
-    if (hist_load(a.path, fmt, a.run_id, &h, &run_id, &err)) {
+    if (hist_load_fmt(a.path, &fmt, a.run_id, &h, &run_id, &err)) {
         fprintf(stderr, "faultline: %s\n", fl_buf_cstr(&err));
         ex = FL_EXIT_USAGE;
         goto out;

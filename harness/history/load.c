@@ -11,6 +11,7 @@
 #include "harness/history/load_int.h"
 
 #include <ctype.h>
+#include <sys/stat.h>
 
 static const char *const fmt_names[] = {"auto", "db", "jsonl", "jepsen", "porcupine-kv"};
 
@@ -30,22 +31,25 @@ const char *hist_format_name(int fmt)
     return fmt >= 0 && fmt < (int)FL_ARRAY_LEN(fmt_names) ? fmt_names[fmt] : "?";
 }
 
-int hist_format_sniff(const char *path, int *fmt_out, struct fl_buf *err)
+/* A UTF-8 byte order mark at the start of a text history is skipped. */
+static size_t bom_len(const char *data, size_t len)
 {
-    char *data;
-    size_t len;
-    int rc = ld_read_file(path, &data, &len, err);
-    if (rc)
-        return rc;
-    rc = FL_OK;
-    size_t i = 0;
+    return len >= 3 && !memcmp(data, "\xEF\xBB\xBF", 3) ? 3 : 0;
+}
+
+/* The format of data[0..len) (the whole file, or at least its first bytes). */
+static int sniff_buf(const char *path, const char *data, size_t len, int *fmt_out,
+                     struct fl_buf *err)
+{
+    size_t i = bom_len(data, len);
     while (i < len && isspace((unsigned char)data[i]))
         i++;
     if (len >= 16 && !memcmp(data, "SQLite format 3", 16))
         *fmt_out = HIST_FMT_DB;
-    else if (i == len)
-        *fmt_out = HIST_FMT_JSONL; /* empty: an empty history in any format */
-    else if (!strncmp(data + i, "INFO", 4) || strstr(data + i, "jepsen.util"))
+    else if (i == len) {
+        fl_buf_printf(err, "%s: no operations (the history is empty)", path);
+        return FL_EINVAL;
+    } else if (!strncmp(data + i, "INFO", 4) || memmem(data + i, len - i, "jepsen.util", 11))
         *fmt_out = HIST_FMT_JEPSEN;
     else if (data[i] == '{' && !strncmp(data + i, "{:process", 9))
         *fmt_out = HIST_FMT_PORCUPINE_KV;
@@ -53,35 +57,93 @@ int hist_format_sniff(const char *path, int *fmt_out, struct fl_buf *err)
         *fmt_out = HIST_FMT_JSONL;
     else {
         fl_buf_printf(err, "%s:1: not a history (no format matches; use --format)", path);
+        return FL_EINVAL;
+    }
+    return FL_OK;
+}
+
+/* Whether path is a regular file starting with SQLite's header (read without loading
+ * the whole database). */
+static bool is_sqlite_file(const char *path)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
+        return false;
+    FILE *f = fopen(path, "rb");
+    char h[16];
+    bool ok = f && fread(h, 1, sizeof h, f) == sizeof h && !memcmp(h, "SQLite format 3", 16);
+    if (f)
+        fclose(f);
+    return ok;
+}
+
+int hist_format_sniff(const char *path, int *fmt_out, struct fl_buf *err)
+{
+    if (is_sqlite_file(path)) {
+        *fmt_out = HIST_FMT_DB;
+        return FL_OK;
+    }
+    char *data;
+    size_t len;
+    int rc = ld_read_file(path, &data, &len, err);
+    if (rc)
+        return rc;
+    rc = sniff_buf(path, data, len, fmt_out, err);
+    free(data);
+    return rc;
+}
+
+static int load_text(const char *path, int fmt, const char *data, size_t len, struct chk_history *h,
+                     struct fl_buf *err)
+{
+    size_t b = bom_len(data, len);
+    switch (fmt) {
+    case HIST_FMT_JSONL:
+        return hist_load_jsonl_mem(path, data + b, len - b, h, err);
+    case HIST_FMT_JEPSEN:
+        return hist_load_jepsen_mem(path, data + b, len - b, h, err);
+    case HIST_FMT_PORCUPINE_KV:
+        return hist_load_porcupine_kv_mem(path, data + b, len - b, h, err);
+    case HIST_FMT_DB:
+        fl_buf_printf(err, "%s: a history database must be a regular file", path);
+        return FL_EINVAL;
+    default:
+        fl_buf_printf(err, "%s: unknown format", path);
+        return FL_EINVAL;
+    }
+}
+
+int hist_load_fmt(const char *path, int *fmt, int64_t run_id, struct chk_history *h,
+                  int64_t *run_id_out, struct fl_buf *err)
+{
+    if (run_id_out)
+        *run_id_out = 0;
+    int rc;
+    if (*fmt == HIST_FMT_DB || (*fmt == HIST_FMT_AUTO && is_sqlite_file(path))) {
+        *fmt = HIST_FMT_DB;
+        rc = hist_load_db_path(path, run_id, h, run_id_out, err);
+    } else {
+        /* Read once: a pipe cannot be read twice (sniffing, then loading). */
+        char *data;
+        size_t len;
+        rc = ld_read_file(path, &data, &len, err);
+        if (!rc && *fmt == HIST_FMT_AUTO)
+            rc = sniff_buf(path, data, len, fmt, err);
+        if (!rc)
+            rc = load_text(path, *fmt, data, len, h, err);
+        free(data);
+    }
+    if (!rc && h->op_count == 0 && h->watch_count == 0 && h->event_count == 0) {
+        fl_buf_printf(err, "%s: no operations (nothing to check)", path);
         rc = FL_EINVAL;
     }
-    free(data);
     return rc;
 }
 
 int hist_load(const char *path, int fmt, int64_t run_id, struct chk_history *h, int64_t *run_id_out,
               struct fl_buf *err)
 {
-    if (run_id_out)
-        *run_id_out = 0;
-    if (fmt == HIST_FMT_AUTO) {
-        int rc = hist_format_sniff(path, &fmt, err);
-        if (rc)
-            return rc;
-    }
-    switch (fmt) {
-    case HIST_FMT_DB:
-        return hist_load_db_path(path, run_id, h, run_id_out, err);
-    case HIST_FMT_JSONL:
-        return hist_load_jsonl(path, h, err);
-    case HIST_FMT_JEPSEN:
-        return hist_load_jepsen(path, h, err);
-    case HIST_FMT_PORCUPINE_KV:
-        return hist_load_porcupine_kv(path, h, err);
-    default:
-        fl_buf_printf(err, "%s: unknown format", path);
-        return FL_EINVAL;
-    }
+    return hist_load_fmt(path, &fmt, run_id, h, run_id_out, err);
 }
 
 typedef int (*mem_loader)(const char *, const char *, size_t, struct chk_history *,
@@ -94,7 +156,8 @@ static int load_file(const char *path, mem_loader fn, struct chk_history *h, str
     int rc = ld_read_file(path, &data, &len, err);
     if (rc)
         return rc;
-    rc = fn(path, data, len, h, err);
+    size_t b = bom_len(data, len);
+    rc = fn(path, data + b, len - b, h, err);
     free(data);
     return rc;
 }

@@ -28,7 +28,8 @@ enum hist_format {
 bool hist_format_parse(const char *s, int *out);
 const char *hist_format_name(int fmt);
 /* Sniffs the file's first bytes: SQLite header, '{' + ":process" (kv), '{' (jsonl),
- * "INFO" (jepsen). FL_EINVAL with a message when nothing fits. */
+ * "INFO" (jepsen), after a UTF-8 BOM and white space. FL_EINVAL with a message when
+ * nothing fits or the file is empty ("no operations"). */
 int hist_format_sniff(const char *path, int *fmt_out, struct fl_buf *err);
 
 /*
@@ -39,6 +40,13 @@ int hist_format_sniff(const char *path, int *fmt_out, struct fl_buf *err);
  */
 int hist_load(const char *path, int fmt, int64_t run_id, struct chk_history *h, int64_t *run_id_out,
               struct fl_buf *err);
+/* hist_load that reads the file once (a pipe or /proc file works: sizes the OS reports
+ * are not trusted) and says which format it found (*fmt in: the asked one or
+ * HIST_FMT_AUTO; out: the one loaded). A UTF-8 BOM at the start of a text history is
+ * skipped. A history with no operation, watch or watch event (an empty or
+ * whitespace-only file, an empty run) is FL_EINVAL "FILE: no operations ...". */
+int hist_load_fmt(const char *path, int *fmt, int64_t run_id, struct chk_history *h,
+                  int64_t *run_id_out, struct fl_buf *err);
 
 int hist_load_jsonl(const char *path, struct chk_history *h, struct fl_buf *err);
 int hist_load_jepsen(const char *path, struct chk_history *h, struct fl_buf *err);

@@ -9,6 +9,11 @@
  * "type" defaults to "op"; unknown fields are ignored; the operation fields are the
  * request/response shapes of checkers/checkers.h, flat on the line. Errors name
  * FILE:LINE.
+ *
+ * Strict where a loose history would be judged wrongly: an op "id" given twice, a
+ * watch closed twice, a watch event after its watch's close (in the file or in time),
+ * negative times, revisions or ids are errors. Strings may hold any byte, NUL
+ * included (\u0000); bytes that are not UTF-8 go as {"hex":"..."}.
  */
 #include "harness/history/load_int.h"
 
@@ -27,8 +32,44 @@ static int64_t int_or(const json_t *o, const char *name, int64_t dflt)
     return int_field(o, name, &v) ? v : dflt;
 }
 
+/* The first of the named integer fields of o (NULL-terminated list) that is negative,
+ * or NULL. Times, revisions, ids and counts are never negative. */
+static const char *negative_field(const json_t *o, const char *const *names)
+{
+    for (; *names; names++) {
+        int64_t v;
+        if (int_field(o, *names, &v) && v < 0)
+            return *names;
+    }
+    return NULL;
+}
+
+/* What the loader remembers across lines (state the checkers' structures lack). */
+struct jl_id {
+    int64_t id;
+    uint32_t line;
+};
+
+struct jl_state {
+    struct jl_id *ids; /* explicit op ids */
+    size_t n_ids, cap_ids;
+    struct jl_watch {
+        int64_t id, closed_t;
+        uint32_t closed_line;
+    } * w; /* by open order */
+    size_t n_w, cap_w;
+};
+
+static struct jl_watch *jl_watch_find(struct jl_state *st, int64_t id)
+{
+    for (size_t i = st->n_w; i-- > 0;)
+        if (st->w[i].id == id)
+            return &st->w[i];
+    return NULL;
+}
+
 static int jl_op(struct chk_history *h, json_t *o, uint32_t line, int64_t op_no, char *msg,
-                 size_t msg_size)
+                 size_t msg_size, struct jl_state *js)
 {
     struct ld_op d;
     memset(&d, 0, sizeof(d));
@@ -37,7 +78,19 @@ static int jl_op(struct chk_history *h, json_t *o, uint32_t line, int64_t op_no,
         snprintf(msg, msg_size, "operation without \"op\"");
         return -1;
     }
-    d.client = (int32_t)int_or(o, "client", 0);
+    static const char *const nonneg[] = {"client",   "id",      "call",       "return",  "rev",
+                                         "revision", "mod_rev", "create_rev", "version", NULL};
+    const char *neg = negative_field(o, nonneg);
+    if (neg) {
+        snprintf(msg, msg_size, "\"%s\" is negative", neg);
+        return -1;
+    }
+    int64_t client = int_or(o, "client", 0);
+    if (client > INT32_MAX) {
+        snprintf(msg, msg_size, "\"client\" out of range");
+        return -1;
+    }
+    d.client = (int32_t)client;
     d.op_id = int_or(o, "id", op_no);
     d.line = line;
     if (!int_field(o, "call", &d.call_ns)) {
@@ -82,6 +135,14 @@ static int jl_op(struct chk_history *h, json_t *o, uint32_t line, int64_t op_no,
     d.req = o;
     d.resp = o;
     int rc = ld_build_op(h, &d, msg, msg_size);
+    if (rc >= 0 && json_object_get(o, "id")) {
+        if (js->n_ids == js->cap_ids) {
+            js->cap_ids = js->cap_ids ? 2 * js->cap_ids : 64;
+            js->ids = fl_realloc(js->ids, js->cap_ids * sizeof *js->ids);
+        }
+        js->ids[js->n_ids].id = d.op_id;
+        js->ids[js->n_ids++].line = line;
+    }
     return rc < 0 ? -1 : 0;
 }
 
@@ -105,11 +166,17 @@ static int jl_key(struct chk_history *h, json_t *o, const char *name, int32_t *o
 }
 
 static int jl_watch_open(struct chk_history *h, json_t *o, uint32_t line, char *msg,
-                         size_t msg_size, struct fl_buf *b)
+                         size_t msg_size, struct fl_buf *b, struct jl_state *st)
 {
     int64_t id;
     if (!int_field(o, "watch", &id)) {
         snprintf(msg, msg_size, "watch_open without an integer \"watch\"");
+        return -1;
+    }
+    static const char *const nonneg[] = {"watch", "client", "start_rev", "t", NULL};
+    const char *neg = negative_field(o, nonneg);
+    if (neg) {
+        snprintf(msg, msg_size, "\"%s\" is negative", neg);
         return -1;
     }
     int32_t key, end;
@@ -134,6 +201,11 @@ static int jl_watch_open(struct chk_history *h, json_t *o, uint32_t line, char *
         w->flags |= CHK_WF_NOPUT;
     if (filters && strstr(filters, "nodelete"))
         w->flags |= CHK_WF_NODELETE;
+    if (st->n_w == st->cap_w) {
+        st->cap_w = st->cap_w ? 2 * st->cap_w : 16;
+        st->w = fl_realloc(st->w, st->cap_w * sizeof *st->w);
+    }
+    st->w[st->n_w++] = (struct jl_watch){id, CHK_NEVER, 0};
     return 0;
 }
 
@@ -153,8 +225,15 @@ static int jl_value(struct chk_history *h, json_t *o, const char *name, int32_t 
 }
 
 static int jl_watch_event(struct chk_history *h, json_t *o, uint32_t line, char *msg,
-                          size_t msg_size, struct fl_buf *b)
+                          size_t msg_size, struct fl_buf *b, struct jl_state *st)
 {
+    static const char *const nonneg[] = {"watch",   "response", "rev", "mod_rev", "create_rev",
+                                         "version", "t",        "seq", NULL};
+    const char *neg = negative_field(o, nonneg);
+    if (neg) {
+        snprintf(msg, msg_size, "\"%s\" is negative", neg);
+        return -1;
+    }
     int64_t id;
     const char *ev = json_string_value(json_object_get(o, "event"));
     if (!int_field(o, "watch", &id) || !ev) {
@@ -167,6 +246,12 @@ static int jl_watch_event(struct chk_history *h, json_t *o, uint32_t line, char 
                                          : -1;
     if (kind < 0) {
         snprintf(msg, msg_size, "unknown watch event \"%s\"", ev);
+        return -1;
+    }
+    const struct jl_watch *jw = jl_watch_find(st, id);
+    if (jw && jw->closed_line) {
+        snprintf(msg, msg_size, "event of watch %lld after its close at line %u", (long long)id,
+                 jw->closed_line);
         return -1;
     }
     int32_t key = 0, value = CHK_NIL, prev = CHK_NOT_GIVEN;
@@ -205,8 +290,51 @@ static int jl_watch_event(struct chk_history *h, json_t *o, uint32_t line, char 
     return 0;
 }
 
+static int jl_watch_close(struct chk_history *h, json_t *o, uint32_t line, char *msg,
+                          size_t msg_size, struct jl_state *st)
+{
+    int64_t id = int_or(o, "watch", -1), t = int_or(o, "t", 0);
+    if (t < 0) {
+        snprintf(msg, msg_size, "\"t\" is negative");
+        return -1;
+    }
+    struct jl_watch *jw = jl_watch_find(st, id);
+    if (!jw) {
+        snprintf(msg, msg_size, "watch_close of watch %lld that was never opened", (long long)id);
+        return -1;
+    }
+    if (jw->closed_line) {
+        snprintf(msg, msg_size, "watch %lld closed twice (first at line %u)", (long long)id,
+                 jw->closed_line);
+        return -1;
+    }
+    for (uint32_t i = 0; i < h->watch_count; i++) {
+        if (h->watches[i].watch_id != id)
+            continue;
+        if (t < h->watches[i].opened_ns) {
+            snprintf(msg, msg_size, "watch %lld closed (t %lld) before it was opened (t %lld)",
+                     (long long)id, (long long)t, (long long)h->watches[i].opened_ns);
+            return -1;
+        }
+        /* Events already read must not be later than the close. */
+        for (uint32_t e = 0; e < h->event_count; e++) {
+            if (h->events[e].watch_id == id && h->events[e].t_ns > t) {
+                snprintf(msg, msg_size,
+                         "watch %lld closed (t %lld) before its event at line %u (t %lld)",
+                         (long long)id, (long long)t, h->events[e].line,
+                         (long long)h->events[e].t_ns);
+                return -1;
+            }
+        }
+        h->watches[i].closed_ns = t;
+    }
+    jw->closed_t = t;
+    jw->closed_line = line;
+    return 0;
+}
+
 static int jl_line(struct chk_history *h, json_t *o, uint32_t line, int64_t *op_no, char *msg,
-                   size_t msg_size, struct fl_buf *b)
+                   size_t msg_size, struct fl_buf *b, struct jl_state *st)
 {
     if (!json_is_object(o)) {
         snprintf(msg, msg_size, "not a JSON object");
@@ -214,24 +342,39 @@ static int jl_line(struct chk_history *h, json_t *o, uint32_t line, int64_t *op_
     }
     const char *type = json_string_value(json_object_get(o, "type"));
     if (!type || !strcmp(type, "op"))
-        return jl_op(h, o, line, ++*op_no, msg, msg_size);
+        return jl_op(h, o, line, ++*op_no, msg, msg_size, st);
     if (!strcmp(type, "watch_open"))
-        return jl_watch_open(h, o, line, msg, msg_size, b);
+        return jl_watch_open(h, o, line, msg, msg_size, b, st);
     if (!strcmp(type, "watch_event"))
-        return jl_watch_event(h, o, line, msg, msg_size, b);
-    if (!strcmp(type, "watch_close")) {
-        int64_t id = int_or(o, "watch", -1);
-        for (uint32_t i = 0; i < h->watch_count; i++) {
-            if (h->watches[i].watch_id == id) {
-                h->watches[i].closed_ns = int_or(o, "t", 0);
-                return 0;
-            }
-        }
-        snprintf(msg, msg_size, "watch_close of watch %lld that was never opened", (long long)id);
-        return -1;
-    }
+        return jl_watch_event(h, o, line, msg, msg_size, b, st);
+    if (!strcmp(type, "watch_close"))
+        return jl_watch_close(h, o, line, msg, msg_size, st);
     snprintf(msg, msg_size, "unknown type \"%s\"", type);
     return -1;
+}
+
+static int id_cmp(const void *a, const void *b)
+{
+    const struct jl_id *x = a, *y = b;
+    if (x->id != y->id)
+        return x->id < y->id ? -1 : 1;
+    return (x->line > y->line) - (x->line < y->line);
+}
+
+/* An op id given twice: the later line is the error. */
+static int dup_ids(const char *name, struct jl_state *st, struct fl_buf *err)
+{
+    if (st->n_ids < 2)
+        return FL_OK;
+    qsort(st->ids, st->n_ids, sizeof *st->ids, id_cmp);
+    for (size_t i = 1; i < st->n_ids; i++) {
+        if (st->ids[i].id == st->ids[i - 1].id) {
+            fl_buf_printf(err, "%s:%u: op id %lld repeats the op at line %u", name, st->ids[i].line,
+                          (long long)st->ids[i].id, st->ids[i - 1].line);
+            return FL_EINVAL;
+        }
+    }
+    return FL_OK;
 }
 
 int hist_load_jsonl_mem(const char *name, const char *text, size_t len, struct chk_history *h,
@@ -241,6 +384,8 @@ int hist_load_jsonl_mem(const char *name, const char *text, size_t len, struct c
     uint32_t line = 0;
     int64_t op_no = 0;
     char msg[256];
+    struct jl_state st;
+    memset(&st, 0, sizeof st);
     struct fl_buf b;
     fl_buf_init(&b);
     int rc = FL_OK;
@@ -253,11 +398,11 @@ int hist_load_jsonl_mem(const char *name, const char *text, size_t len, struct c
             q++;
         if (q < le) {
             json_error_t je;
-            json_t *o = json_loadb(q, (size_t)(le - q), 0, &je);
+            json_t *o = json_loadb(q, (size_t)(le - q), JSON_ALLOW_NUL, &je);
             if (!o) {
                 fl_buf_printf(err, "%s:%u: malformed JSON: %s", name, line, je.text);
                 rc = FL_EINVAL;
-            } else if (jl_line(h, o, line, &op_no, msg, sizeof(msg), &b)) {
+            } else if (jl_line(h, o, line, &op_no, msg, sizeof(msg), &b, &st)) {
                 fl_buf_printf(err, "%s:%u: %s", name, line, msg);
                 rc = FL_EINVAL;
             }
@@ -266,6 +411,10 @@ int hist_load_jsonl_mem(const char *name, const char *text, size_t len, struct c
         p = nl ? nl + 1 : end;
     }
     fl_buf_close(&b);
+    if (!rc)
+        rc = dup_ids(name, &st, err);
+    free(st.ids);
+    free(st.w);
     if (!rc)
         rc = ld_finish(name, h, err);
     return rc;

@@ -7,6 +7,7 @@
  */
 #include "harness/history/load_int.h"
 
+#include <errno.h>
 #include <sys/stat.h>
 
 int ld_bytes(const json_t *j, struct fl_buf *out, bool *is_null)
@@ -67,18 +68,25 @@ int ld_read_file(const char *path, char **data, size_t *len, struct fl_buf *err)
         fl_buf_printf(err, "%s: no such file", path);
         return FL_ENOENT;
     }
-    if (!S_ISREG(sb.st_mode)) {
-        fl_buf_printf(err, "%s: not a regular file", path);
+    if (S_ISDIR(sb.st_mode)) {
+        fl_buf_printf(err, "%s: not a regular file (a directory)", path);
         return FL_EINVAL;
     }
     FILE *f = fopen(path, "rb");
     if (!f) {
-        fl_buf_printf(err, "%s: cannot be read", path);
+        fl_buf_printf(err, "%s: cannot be read (%s)", path, strerror(errno));
         return FL_EIO;
     }
-    size_t cap = (size_t)sb.st_size + 1;
+    /* Read to the end whatever size the OS reports: /proc files say 0, pipes have none. */
+    size_t cap = S_ISREG(sb.st_mode) && sb.st_size > 0 ? (size_t)sb.st_size + 1 : 65536, n = 0;
     char *buf = fl_malloc(cap);
-    size_t n = fread(buf, 1, cap - 1, f);
+    for (;;) {
+        n += fread(buf + n, 1, cap - 1 - n, f);
+        if (n < cap - 1 || feof(f) || ferror(f))
+            break;
+        cap *= 2;
+        buf = fl_realloc(buf, cap);
+    }
     bool bad = ferror(f);
     fclose(f);
     if (bad) {
@@ -177,12 +185,20 @@ static int add_kv(struct bctx *c, const json_t *kvj)
     bool present;
     if (get_value(c, kvj, "value", &v, &present))
         return -1;
+    int64_t cr = geti_or(kvj, "create_revision", "create_rev", CHK_NO_REV);
+    int64_t mr = geti_or(kvj, "mod_revision", "mod_rev", CHK_NO_REV);
+    int64_t ver = geti_or(kvj, "version", NULL, CHK_NO_REV);
+    if ((cr < 0 && cr != CHK_NO_REV) || (mr < 0 && mr != CHK_NO_REV) ||
+        (ver < 0 && ver != CHK_NO_REV)) {
+        snprintf(c->err, c->err_size, "negative revision or version in a key-value");
+        return -1;
+    }
     struct chk_kv *kv = chk_history_kv_add(c->h);
     kv->key = key;
     kv->value = v;
-    kv->create_rev = geti_or(kvj, "create_revision", "create_rev", CHK_NO_REV);
-    kv->mod_rev = geti_or(kvj, "mod_revision", "mod_rev", CHK_NO_REV);
-    kv->version = geti_or(kvj, "version", NULL, CHK_NO_REV);
+    kv->create_rev = cr;
+    kv->mod_rev = mr;
+    kv->version = ver;
     return 0;
 }
 
