@@ -107,6 +107,18 @@ static void json_inline(struct fl_buf *o, const json_t *j)
         rpt_html_escape(o, json_string_value(j), json_string_length(j));
         return;
     }
+    /* Bytes that are not UTF-8 ({"hex":...}, history.h): shown with \xNN escapes. */
+    if (json_is_object(j) && json_object_size(j) == 1 && json_object_get(j, "hex")) {
+        struct fl_buf b;
+        bool is_null;
+        fl_buf_init(&b);
+        if (hist_json_bytes_get(j, &b, &is_null) == FL_OK) {
+            rpt_html_escape(o, b.data ? (const char *)b.data : "", b.len);
+            fl_buf_close(&b);
+            return;
+        }
+        fl_buf_close(&b);
+    }
     char *s = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY);
     rpt_html_escape_str(o, s ? s : "null");
     free(s);

@@ -192,7 +192,7 @@ json_t *rpt_summary_json(const struct rpt_run *r)
 {
     json_t *s = json_object(), *ops = json_object();
     json_object_set_new(s, "scenario", json_string(r->row.scenario ? r->row.scenario : ""));
-    json_object_set_new(s, "seed", json_integer((json_int_t)r->row.seed));
+    json_object_set_new(s, "seed", hist_seed_json(r->row.seed));
     json_object_set_new(s, "digest", r->row.digest ? json_string(r->row.digest) : json_null());
     json_object_set_new(s, "verdict", json_string(r->row.verdict ? r->row.verdict : "error"));
     json_object_set_new(s, "sim_ms",
@@ -231,6 +231,8 @@ json_t *rpt_summary_json(const struct rpt_run *r)
     json_object_set_new(s, "clients", rpt_clients_from_ops(r));
     json_object_set_new(s, "run_id", json_integer(r->row.run_id));
     json_object_set_new(s, "replay", json_string(r->replay ? r->replay : ""));
+    if (r->row.reason)
+        json_object_set_new(s, "reason", json_string(r->row.reason));
     if (r->first_violation[0])
         json_object_set_new(s, "first_violation", json_string(r->first_violation));
     return s;
@@ -243,8 +245,16 @@ static void check_reason(const struct rpt_check *c, struct fl_buf *b)
     const char *s;
     fl_buf_printf(b, "%s: ", c->checker);
     if (!strcmp(c->checker, "expect")) {
-        s = json_string_value(json_object_get(d, "message"));
-        fl_buf_printf(b, "%s", s ? s : "(no message)");
+        /* Bytes: valid UTF-8 as is, anything else as \xNN (the message is stored as a
+         * string or {"hex":...}). */
+        struct fl_buf m;
+        bool is_null = false;
+        fl_buf_init(&m);
+        if (hist_json_bytes_get(json_object_get(d, "message"), &m, &is_null) == FL_OK && !is_null)
+            rpt_bytes_text(b, m.data ? (const char *)m.data : "", m.len);
+        else
+            fl_buf_printf(b, "(no message)");
+        fl_buf_close(&m);
         json_t *line = json_object_get(d, "line");
         if (json_is_integer(line) && json_integer_value(line) > 0)
             fl_buf_printf(b, " (line %lld)", (long long)json_integer_value(line));
@@ -306,7 +316,11 @@ void rpt_first_violation_of(const struct rpt_run *r, char *out, size_t out_len)
             return;
         }
     }
-    if (r->row.verdict && strcmp(r->row.verdict, "pass") != 0)
-        snprintf(out, out_len, "run: verdict %s (%s)", r->row.verdict,
-                 r->row.sim_end_ns == HIST_NULL ? "the run never finished" : "no check failed");
+    if (r->row.verdict && strcmp(r->row.verdict, "pass") != 0) {
+        const char *why = r->row.reason                        ? r->row.reason
+                          : !strcmp(r->row.verdict, "running") ? "the run never finished"
+                          : r->row.sim_end_ns == HIST_NULL     ? "the run never finished"
+                                                               : "no check failed";
+        snprintf(out, out_len, "run: verdict %s (%s)", r->row.verdict, why);
+    }
 }

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 int rpt_dir_make(const char *dir, char *err, size_t err_len)
 {
@@ -25,21 +26,48 @@ int rpt_dir_make(const char *dir, char *err, size_t err_len)
     return FL_OK;
 }
 
+/* Writes b into dir/name without ever following what is already there: the bytes go
+ * into a new temporary file of dir (mkstemp: O_EXCL, so not through a planted symlink)
+ * that is then renamed over dir/name (rename replaces a symlink, never its target). */
 int rpt_file_write(const char *dir, const char *name, struct fl_buf *b, char *err, size_t err_len)
 {
-    struct fl_buf path;
+    struct fl_buf path, tmp;
     fl_buf_init(&path);
+    fl_buf_init(&tmp);
     fl_buf_printf(&path, "%s/%s", dir, name);
+    fl_buf_printf(&tmp, "%s/.%s.XXXXXX", dir, name);
     int rc = FL_OK;
-    FILE *f = fopen(fl_buf_cstr(&path), "wb");
-    if (!f || (b->len && fwrite(b->data, 1, b->len, f) != b->len) || fflush(f) != 0) {
+    char *tp = (char *)fl_buf_cstr(&tmp);
+    int fd = mkstemp(tp);
+    if (fd < 0) {
         snprintf(err, err_len, "report file '%s': %s", fl_buf_cstr(&path), strerror(errno));
         rc = FL_EIO;
+        goto out;
     }
-    if (f && fclose(f) != 0 && rc == FL_OK) {
-        snprintf(err, err_len, "report file '%s': %s", fl_buf_cstr(&path), strerror(errno));
+    mode_t mask = umask(0); /* mkstemp's 0600, widened to what a plain create would give */
+    umask(mask);
+    size_t off = 0;
+    while (!rc && off < b->len) {
+        ssize_t w = write(fd, b->data + off, b->len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            rc = FL_EIO;
+        else
+            off += (size_t)w;
+    }
+    if (!rc && fchmod(fd, 0666 & ~mask) != 0)
         rc = FL_EIO;
+    if (close(fd) != 0 && !rc)
+        rc = FL_EIO;
+    if (!rc && rename(tp, fl_buf_cstr(&path)) != 0)
+        rc = FL_EIO;
+    if (rc) {
+        snprintf(err, err_len, "report file '%s': %s", fl_buf_cstr(&path), strerror(errno));
+        unlink(tp);
     }
+out:
+    fl_buf_close(&tmp);
     fl_buf_close(&path);
     return rc;
 }

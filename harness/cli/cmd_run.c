@@ -115,10 +115,10 @@ static void print_replay(const struct run_args *a, int code)
 static void print_human(const json_t *s)
 {
     json_t *ops = json_object_get(s, "ops"), *checks = json_object_get(s, "checks");
-    fprintf(stdout, "%s seed %" JSON_INTEGER_FORMAT ": %s\n",
-            json_string_value(json_object_get(s, "scenario")),
-            json_integer_value(json_object_get(s, "seed")),
-            json_string_value(json_object_get(s, "verdict")));
+    uint64_t seed = 0;
+    hist_seed_from_json(json_object_get(s, "seed"), &seed); /* unsigned 64-bit */
+    fprintf(stdout, "%s seed %llu: %s\n", json_string_value(json_object_get(s, "scenario")),
+            (unsigned long long)seed, json_string_value(json_object_get(s, "verdict")));
     fprintf(stdout,
             "  simulated %" JSON_INTEGER_FORMAT " ms in %" JSON_INTEGER_FORMAT
             " ms; ops %" JSON_INTEGER_FORMAT " (ok %" JSON_INTEGER_FORMAT
@@ -173,7 +173,7 @@ int cmd_run(int argc, char **argv)
         if (a.json) {
             s = json_object();
             json_object_set_new(s, "scenario", json_string(a.scenario));
-            json_object_set_new(s, "seed", json_integer((json_int_t)a.seed));
+            json_object_set_new(s, "seed", hist_seed_json(a.seed));
             json_object_set_new(s, "digest", json_null());
             json_object_set_new(s, "verdict", json_string("error"));
             json_object_set_new(s, "error", json_string(res.error));

@@ -14,6 +14,7 @@
  * the smallest failing run found so far.
  */
 #include "harness/cli/cli.h"
+#include "harness/history/history.h"
 #include "harness/common/bugs.h"
 #include "harness/common/common.h"
 #include "harness/lua/scn.h"
@@ -130,7 +131,7 @@ static void print_json(const struct shrink_args *a, const struct scn_shrink_resu
 {
     json_t *o = json_object();
     json_object_set_new(o, "scenario", json_string(a->scenario));
-    json_object_set_new(o, "seed", json_integer((json_int_t)a->seed));
+    json_object_set_new(o, "seed", hist_seed_json(a->seed));
     json_object_set_new(o, "exit_code", json_integer(res->exit_code));
     json_object_set_new(o, "check", res->check[0] ? json_string(res->check) : json_null());
     json_object_set_new(o, "out", res->exit_code == 0 ? json_string(res->out_path) : json_null());

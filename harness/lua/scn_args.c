@@ -5,6 +5,7 @@
  * keys to name an unknown option, and sorts them first so the message does not depend
  * on Lua's per-process string hash (DESIGN §6).
  */
+#include "harness/history/history.h"
 #include "harness/lua/scn_int.h"
 
 #include <math.h>
@@ -194,19 +195,33 @@ const char *scn_field_str(lua_State *L, int idx, const char *what, const char *k
 
 /* --- JSON of observed values --------------------------------------------------------- */
 
+/* Strings are bytes, kept faithfully: valid UTF-8 as a JSON string (NUL as \u0000),
+ * anything else as {"hex":"..."}, the history's convention (history.h). */
 static void json_str(struct fl_buf *out, const char *s, size_t n)
 {
-    fl_buf_append(out, "\"", 1);
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == '"' || c == '\\')
-            fl_buf_printf(out, "\\%c", c);
-        else if (c < 0x20 || c >= 0x7f)
-            fl_buf_printf(out, "\\u%04x", c);
-        else
-            fl_buf_append(out, &s[i], 1);
+    hist_jt_bytes(out, s, n);
+}
+
+/* An object key must be a string: invalid UTF-8 bytes show as \xNN there. */
+static void json_key(struct fl_buf *out, const char *s, size_t n)
+{
+    struct fl_buf t;
+    fl_buf_init(&t);
+    hist_jt_bytes(&t, s, n);
+    if (t.len && t.data[0] == '"') {
+        fl_buf_append(out, t.data, t.len);
+    } else {
+        fl_buf_reset(&t);
+        for (size_t i = 0; i < n; i++) {
+            unsigned char c = (unsigned char)s[i];
+            if (c >= 0x20 && c < 0x7f)
+                fl_buf_append(&t, &s[i], 1);
+            else
+                fl_buf_printf(&t, "\\x%02x", c);
+        }
+        hist_jt_str(out, fl_buf_cstr(&t));
     }
-    fl_buf_append(out, "\"", 1);
+    fl_buf_close(&t);
 }
 
 static void to_json(lua_State *L, int idx, struct fl_buf *out, int depth)
@@ -277,7 +292,7 @@ static void to_json(lua_State *L, int idx, struct fl_buf *out, int depth)
         size_t kn;
         lua_pushvalue(L, -2);
         const char *ks = luaL_tolstring(L, -1, &kn);
-        json_str(out, ks, kn);
+        json_key(out, ks, kn);
         lua_pop(L, 2);
         fl_buf_append(out, ":", 1);
         to_json(L, -1, out, depth + 1);

@@ -704,7 +704,8 @@ static int l_expect(lua_State *L)
 {
     luaL_checkany(L, 1);
     bool ok = lua_toboolean(L, 1);
-    const char *msg = luaL_optstring(L, 2, "expectation");
+    size_t msg_len;
+    const char *msg = luaL_optlstring(L, 2, "expectation", &msg_len);
     struct run_world *rw = scn_world(L);
     struct fl_buf obs;
     fl_buf_init(&obs);
@@ -713,7 +714,7 @@ static int l_expect(lua_State *L)
     else
         scn_to_json(L, 1, &obs);
     int line = scn_current_line(L, 1);
-    run_expect(rw, ok, msg, fl_buf_cstr(&obs), line);
+    run_expect(rw, ok, msg, msg_len, fl_buf_cstr(&obs), line);
     if (!ok)
         fprintf(stderr, "%s:%d: expect failed: %s (observed %s)\n", scn_of(L)->opts->path, line,
                 msg, fl_buf_cstr(&obs));

@@ -261,9 +261,11 @@ void run_summary_set(struct run_world *rw, const char *key, json_t *value);
 
 /* --- the expect checker ------------------------------------------------------------- */
 /* Records one claim of the scenario: checker 'expect', detail = {"message", "observed",
- * "at_ns", "line"}. observed_json may be NULL. A false claim fails the run. */
-void run_expect(struct run_world *rw, bool ok, const char *message, const char *observed_json,
-                int line);
+ * "at_ns", "line"}. message is message_len bytes, kept faithfully: a JSON string when
+ * valid UTF-8, else {"hex":"..."} (history.h's convention for bytes). observed_json may
+ * be NULL. A false claim fails the run. */
+void run_expect(struct run_world *rw, bool ok, const char *message, size_t message_len,
+                const char *observed_json, int line);
 
 /* --- the end ------------------------------------------------------------------------ */
 enum run_verdict { RUN_PASS, RUN_FAIL, RUN_UNKNOWN, RUN_ERROR };

@@ -32,12 +32,14 @@ const char *run_verdict_name(enum run_verdict v)
     return "error";
 }
 
-void run_expect(struct run_world *rw, bool ok, const char *message, const char *observed_json,
-                int line)
+void run_expect(struct run_world *rw, bool ok, const char *message, size_t message_len,
+                const char *observed_json, int line)
 {
-    json_t *observed = observed_json ? json_loads(observed_json, JSON_DECODE_ANY, NULL) : NULL;
+    json_t *observed =
+        observed_json ? json_loads(observed_json, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL) : NULL;
     json_t *d = json_object();
-    json_object_set_new(d, "message", json_string(message ? message : ""));
+    json_object_set_new(d, "message",
+                        hist_json_bytes(message ? message : "", message ? message_len : 0));
     json_object_set_new(d, "observed", observed ? observed : json_null());
     json_object_set_new(d, "at_ns", json_integer(sim_now_ns(rw->w)));
     json_object_set_new(d, "line", json_integer(line));
