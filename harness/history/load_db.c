@@ -728,9 +728,16 @@ int hist_load_db_path(const char *path, int64_t run_id, struct chk_history *h, i
         return rc == FL_ENOENT ? FL_EIO : rc;
     }
     int64_t rid = 0;
-    rc = load_sqlite(hist_sqlite(db), path, run_id, h, &rid, err);
-    if (!rc)
-        rc = run_finished(db, path, rid, err);
+    struct fl_buf lerr;
+    fl_buf_init(&lerr);
+    rc = load_sqlite(hist_sqlite(db), path, run_id, h, &rid, &lerr);
+    /* An unfinished or failed run is refused first: its reason explains the rest. */
+    int frc = rid ? run_finished(db, path, rid, err) : FL_OK;
+    if (frc)
+        rc = frc;
+    else if (rc)
+        fl_buf_append(err, lerr.data, lerr.len);
+    fl_buf_close(&lerr);
     if (!rc && run_id_out)
         *run_id_out = rid;
     hist_close(db);
