@@ -1,6 +1,6 @@
 /*
  * test_interrupt.c: a run that never reaches hist_run_end leaves a database that opens,
- * passes PRAGMA integrity_check and shows the run as 'error'. A forked child records
+ * passes PRAGMA integrity_check and shows the run as 'running'. A forked child records
  * ops in small batches and is then stopped: by SIGKILL, by SIGINT with no handler, by
  * an FL_ASSERT abort (a crash of the simulated world), by SIGINT with
  * hist_sigint_install (the run loop sees hist_interrupted, flushes and ends the run as
