@@ -22,7 +22,9 @@ struct dbl {
     struct fl_buf b;
     bool has_col[8];
     int64_t run_id;
-    char where[96]; /* the row being read, for messages: "ops row 3 (op_id 7)" */
+    /* The row being read, formatted only for a message: "ops row 3 (op_id 7)". */
+    const char *table;
+    int64_t row, id, seq; /* id/seq HIST_NULL until read */
 };
 
 enum { C_VALUE, C_EXPECT, C_MOD, C_CREATE, C_VERSION, C_SUCC, C_DELETED, C_COUNT };
@@ -81,10 +83,23 @@ static void set_missing(json_t *o, const char *k, json_t *v)
         json_decref(v);
 }
 
-/* where names the row in messages: "run 1, ops row 7 (op_id 7)" or "op 7". */
-static int row_op(const char *name, const char *where, struct chk_history *h, struct fl_buf *err,
+static const char *where(const struct dbl *l, char *buf, size_t n);
+
+/* The row for a message: the database's, or the recorder's op id. */
+static const char *row_where(const struct dbl *l, const struct ld_row *r, char *buf, size_t n)
+{
+    if (l)
+        return where(l, buf, n);
+    snprintf(buf, n, "op %lld", (long long)r->op_id);
+    return buf;
+}
+
+/* l: the database row being read (messages name it "run 1, ops row 7 (op_id 7)"), or
+ * NULL for a row handed over by the recorder ("op 7"). */
+static int row_op(const char *name, const struct dbl *l, struct chk_history *h, struct fl_buf *err,
                   const struct ld_row *r)
 {
+    char wbuf[128];
     struct ld_op d;
     memset(&d, 0, sizeof(d));
     d.op_id = r->op_id;
@@ -96,7 +111,8 @@ static int row_op(const char *name, const char *where, struct chk_history *h, st
     d.error = r->error;
     d.rev = r->revision == HIST_NULL ? CHK_NO_REV : r->revision;
     if (!status || !d.kind) {
-        fl_buf_printf(err, "%s: %s: missing kind or status", name, where);
+        fl_buf_printf(err, "%s: %s: missing kind or status", name,
+                      row_where(l, r, wbuf, sizeof wbuf));
         return FL_EINVAL;
     }
     d.status = !strcmp(status, "ok")        ? CHK_ST_OK
@@ -104,11 +120,12 @@ static int row_op(const char *name, const char *where, struct chk_history *h, st
                : !strcmp(status, "unknown") ? CHK_ST_UNKNOWN
                                             : -1;
     if (d.status < 0) {
-        fl_buf_printf(err, "%s: %s: unknown status \"%s\"", name, where, status);
+        fl_buf_printf(err, "%s: %s: unknown status \"%s\"", name,
+                      row_where(l, r, wbuf, sizeof wbuf), status);
         return FL_EINVAL;
     }
     if (d.return_ns != CHK_NEVER && d.return_ns < d.call_ns) {
-        fl_buf_printf(err, "%s: %s: return before call", name, where);
+        fl_buf_printf(err, "%s: %s: return before call", name, row_where(l, r, wbuf, sizeof wbuf));
         return FL_EINVAL;
     }
     const char *bad = r->call_ns < 0 && r->call_ns != HIST_NULL       ? "call_ns"
@@ -122,7 +139,8 @@ static int row_op(const char *name, const char *where, struct chk_history *h, st
             (r->ints[i] < 0 || (i == 3 && r->ints[i] > 1)))
             bad = extra_cols[C_MOD + i];
     if (bad) {
-        fl_buf_printf(err, "%s: %s: %s out of range", name, where, bad);
+        fl_buf_printf(err, "%s: %s: %s out of range", name, row_where(l, r, wbuf, sizeof wbuf),
+                      bad);
         return FL_EINVAL;
     }
     if (d.status == CHK_ST_OK && d.return_ns == CHK_NEVER)
@@ -134,7 +152,8 @@ static int row_op(const char *name, const char *where, struct chk_history *h, st
     d.resp = text_json(r->response);
     int rc = FL_OK;
     if (!d.req || !d.resp) {
-        fl_buf_printf(err, "%s: %s: request/response is not a JSON object", name, where);
+        fl_buf_printf(err, "%s: %s: request/response is not a JSON object", name,
+                      row_where(l, r, wbuf, sizeof wbuf));
         rc = FL_EINVAL;
         goto out;
     }
@@ -162,7 +181,7 @@ static int row_op(const char *name, const char *where, struct chk_history *h, st
     }
     char msg[256];
     if (ld_build_op(h, &d, msg, sizeof(msg)) < 0) {
-        fl_buf_printf(err, "%s: %s: %s", name, where, msg);
+        fl_buf_printf(err, "%s: %s: %s", name, row_where(l, r, wbuf, sizeof wbuf), msg);
         rc = FL_EINVAL;
     }
 out:
@@ -172,6 +191,29 @@ out:
 }
 
 /* ---- column validation: types and ranges, with the row named --------------------- */
+
+/* "run 1, ops row 3 (op_id 7)" into buf. */
+static const char *where(const struct dbl *l, char *buf, size_t n)
+{
+    int k = snprintf(buf, n, "run %lld, %s row %lld", (long long)l->run_id, l->table,
+                     (long long)l->row);
+    if (k < 0 || (size_t)k >= n || l->id == HIST_NULL)
+        return buf;
+    if (l->seq != HIST_NULL)
+        snprintf(buf + k, n - (size_t)k, " (watch %lld, seq %lld)", (long long)l->id,
+                 (long long)l->seq);
+    else
+        snprintf(buf + k, n - (size_t)k, " (%s %lld)",
+                 !strcmp(l->table, "ops") ? "op_id" : "watch_id", (long long)l->id);
+    return buf;
+}
+
+static void at_row(struct dbl *l, const char *table, int64_t row)
+{
+    l->table = table;
+    l->row = row;
+    l->id = l->seq = HIST_NULL;
+}
 
 static const char *type_name(int t)
 {
@@ -185,7 +227,8 @@ static const char *type_name(int t)
 static int bad_col(struct dbl *l, sqlite3_stmt *st, int col, const char *what, const char *want)
 {
     int t = sqlite3_column_type(st, col);
-    fl_buf_printf(l->err, "%s: run %lld, %s: %s is %s", l->name, (long long)l->run_id, l->where,
+    char w[128];
+    fl_buf_printf(l->err, "%s: %s: %s is %s", l->name, where(l, w, sizeof w),
                   sqlite3_column_name(st, col), type_name(t));
     if (t == SQLITE_TEXT || t == SQLITE_FLOAT || t == SQLITE_INTEGER) {
         const char *v = (const char *)sqlite3_column_text(st, col);
@@ -263,12 +306,11 @@ static int db_op(struct dbl *l, sqlite3_stmt *st, int extra_at[C_COUNT], int64_t
 {
     struct ld_row r;
     memset(&r, 0, sizeof r);
-    snprintf(l->where, sizeof l->where, "ops row %lld", (long long)row);
+    at_row(l, "ops", row);
     int rc = vint(l, st, 0, 0, &r.op_id);
     if (rc)
         return rc;
-    snprintf(l->where, sizeof l->where, "ops row %lld (op_id %lld)", (long long)row,
-             (long long)r.op_id);
+    l->id = r.op_id;
     rc = vint(l, st, 1, V_NULL | V_I32, &r.client_id);
     if (!rc)
         rc = vtext(l, st, 2, &r.kind);
@@ -304,9 +346,7 @@ static int db_op(struct dbl *l, sqlite3_stmt *st, int extra_at[C_COUNT], int64_t
     }
     if (rc)
         return rc;
-    char where[128];
-    snprintf(where, sizeof where, "run %lld, %s", (long long)l->run_id, l->where);
-    return row_op(l->name, where, l->h, l->err, &r);
+    return row_op(l->name, l, l->h, l->err, &r);
 }
 
 int hist_load_op(struct chk_history *h, const char *name, int64_t op_id, const struct hist_op *op,
@@ -336,9 +376,7 @@ int hist_load_op(struct chk_history *h, const char *name, int64_t op_id, const s
     r.expect_len = op->expect ? op->expect_len : 0;
     int64_t ints[5] = {op->mod_rev, op->create_rev, op->version, op->succeeded, op->deleted};
     memcpy(r.ints, ints, sizeof ints);
-    char where[48];
-    snprintf(where, sizeof where, "op %lld", (long long)op_id);
-    return row_op(name, where, h, err, &r);
+    return row_op(name, NULL, h, err, &r);
 }
 
 int hist_load_error_kind(const char *error)
@@ -418,19 +456,19 @@ static int32_t blob_value(struct dbl *l, const void *p, size_t n)
  * 7 prev_kv 8 progress_notify 9 filters. */
 static int db_watch(struct dbl *l, sqlite3_stmt *st, int64_t row, int64_t *last_id)
 {
+    char wb[128];
     int64_t id, client, start, opened, closed, pk, pn;
     const void *key, *end;
     size_t key_len, end_len;
     const char *filters;
-    snprintf(l->where, sizeof l->where, "watches row %lld", (long long)row);
+    at_row(l, "watches", row);
     int rc = vint(l, st, 0, 0, &id);
     if (rc)
         return rc;
-    snprintf(l->where, sizeof l->where, "watches row %lld (watch_id %lld)", (long long)row,
-             (long long)id);
+    l->id = id;
     if (row > 1 && id == *last_id) {
-        fl_buf_printf(l->err, "%s: run %lld, %s: watch %lld opened twice", l->name,
-                      (long long)l->run_id, l->where, (long long)id);
+        fl_buf_printf(l->err, "%s: %s: watch %lld opened twice", l->name, where(l, wb, sizeof wb),
+                      (long long)id);
         return FL_EINVAL;
     }
     *last_id = id;
@@ -454,9 +492,8 @@ static int db_watch(struct dbl *l, sqlite3_stmt *st, int64_t row, int64_t *last_
     if (rc)
         return rc;
     if (closed != HIST_NULL && opened != HIST_NULL && closed < opened) {
-        fl_buf_printf(l->err, "%s: run %lld, %s: closed (%lld) before it was opened (%lld)",
-                      l->name, (long long)l->run_id, l->where, (long long)closed,
-                      (long long)opened);
+        fl_buf_printf(l->err, "%s: %s: closed (%lld) before it was opened (%lld)", l->name,
+                      where(l, wb, sizeof wb), (long long)closed, (long long)opened);
         return FL_EINVAL;
     }
     int32_t k = blob_key(l, key, key_len, false);
@@ -507,18 +544,19 @@ static bool watch_known(const struct chk_history *h, int64_t id)
  * 8 version 9 prev_value 10 delivered_ns 11 prev_kv (or NULL) 12 revision (or NULL). */
 static int db_event(struct dbl *l, sqlite3_stmt *st, int64_t row, bool epk)
 {
+    char w[128];
     int64_t wid, seq, resp, cr, mr, ver, t, pk, rev;
     const void *key, *val, *prev;
     size_t key_len, val_len, prev_len;
     const char *kind;
-    snprintf(l->where, sizeof l->where, "watch_events row %lld", (long long)row);
+    at_row(l, "watch_events", row);
     int rc = vint(l, st, 0, 0, &wid);
     if (!rc)
         rc = vint(l, st, 1, V_NONNEG, &seq);
     if (rc)
         return rc;
-    snprintf(l->where, sizeof l->where, "watch_events row %lld (watch %lld, seq %lld)",
-             (long long)row, (long long)wid, (long long)seq);
+    l->id = wid;
+    l->seq = seq;
     rc = vint(l, st, 2, V_NULL | V_NONNEG, &resp);
     if (!rc)
         rc = vtext(l, st, 3, &kind);
@@ -538,13 +576,13 @@ static int db_event(struct dbl *l, sqlite3_stmt *st, int64_t row, bool epk)
         return rc;
     int k = event_kind(kind);
     if (k < 0) {
-        fl_buf_printf(l->err, "%s: run %lld, %s: unknown event kind \"%s\"", l->name,
-                      (long long)l->run_id, l->where, kind ? kind : "NULL");
+        fl_buf_printf(l->err, "%s: %s: unknown event kind \"%s\"", l->name, where(l, w, sizeof w),
+                      kind ? kind : "NULL");
         return FL_EINVAL;
     }
     if (!watch_known(l->h, wid)) {
-        fl_buf_printf(l->err, "%s: run %lld, %s: event of watch %lld that was never opened",
-                      l->name, (long long)l->run_id, l->where, (long long)wid);
+        fl_buf_printf(l->err, "%s: %s: event of watch %lld that was never opened", l->name,
+                      where(l, w, sizeof w), (long long)wid);
         return FL_EINVAL;
     }
     struct chk_wevent *e = chk_history_event_add(l->h);
@@ -659,7 +697,7 @@ static int pick_run(struct dbl *l, int64_t run_id, int64_t *out)
 static int load_sqlite(sqlite3 *db, const char *name, int64_t run_id, struct chk_history *h,
                        int64_t *run_id_out, struct fl_buf *err)
 {
-    struct dbl l = {db, name, h, err, {0}, {0}, 0, ""};
+    struct dbl l = {db, name, h, err, {0}, {0}, 0, "", 0, HIST_NULL, HIST_NULL};
     int64_t rid = 0;
     int rc = pick_run(&l, run_id, &rid);
     if (rc)
