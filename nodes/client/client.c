@@ -575,6 +575,7 @@ static void kvc_call_free(struct kvc_call *call)
 {
     free(call->wire);
     free(call->req_block);
+    free(call->last_err);
     fl_buf_close(&call->snap);
     free(call);
 }
@@ -677,6 +678,8 @@ static void kvc_call_attempt_failed(struct kvc_call *call, int code, const char 
     if (FL_BUG(CLIENT_RETRY_SENT_WRITES) && call->mutating && code == RPC_CODE_UNAVAILABLE)
         retry = true;
     if (retry && call->attempts < c->cfg.max_unary_retries && now < call->deadline_ns) {
+        free(call->last_err);
+        call->last_err = fl_strdup(text);
         kvc_call_retry_later(call);
         return;
     }
@@ -766,8 +769,15 @@ static void kvc_deadline_fire(struct sim_world *w, void *ctx)
     if (call->state == KVC_CALL_INFLIGHT)
         lb_on_fail(&c->lb, (size_t)call->ep, LB_FAIL_TIMEOUT, kvc_now(c));
     enum kvc_status st = call->mutating && call->sent ? KVC_UNKNOWN : KVC_FAIL;
-    kvc_call_complete(call, st, RPC_CODE_DEADLINE_EXCEEDED, rpc_err_text(RPC_ERR_CLIENT_DEADLINE),
-                      NULL);
+    /* clientv3 returns the bare context error; the last error a retry swallowed is
+     * what explains it ("no leader" behind a call pinned to a leaderless member). */
+    struct fl_buf text;
+    fl_buf_init(&text);
+    fl_buf_printf(&text, "%s", rpc_err_text(RPC_ERR_CLIENT_DEADLINE));
+    if (call->last_err)
+        fl_buf_printf(&text, " (last: %s)", call->last_err);
+    kvc_call_complete(call, st, RPC_CODE_DEADLINE_EXCEEDED, fl_buf_cstr(&text), NULL);
+    fl_buf_close(&text);
     kvc_reconcile(c);
 }
 

@@ -84,6 +84,7 @@ struct kvc_call {
     enum kvc_call_state state;
     sim_handle deadline_timer, backoff_timer, attempt_timer;
     struct fl_buf snap; /* SNAPSHOT chunks */
+    char *last_err;     /* owned: the error of the last attempt that was retried, or NULL */
 };
 
 /* ---- streams (client_stream.c) ---- */
