@@ -1,6 +1,7 @@
 /*
  * cmd_run.c: `faultline run SCENARIO.lua [--seed N] [--db FILE] [--report DIR] [--json]
- * [--bug NAME]... [--unsafe-lua]` (DESIGN §3.9). Runs one scenario through harness/lua
+ * [--bug NAME]... [--timeout SECONDS] [--lua-mem-mb N] [--unsafe-lua]` (DESIGN §3.9,
+ * §9). Runs one scenario through harness/lua
  * and prints the result: with --json exactly one JSON object on stdout whatever the
  * verdict, otherwise a short human summary ending with "digest: <16 hex>"; messages and
  * the replay command of a failing run go to stderr. Exit codes: 0 pass, 1 violation,
@@ -10,6 +11,13 @@
  * junit.xml, summary.md) from the database once the run is committed. The exit code
  * stays the run's, except that a report that cannot be written turns a passing run's
  * 0 into 2 (a message names the problem on stderr): CI must not miss a lost report.
+ *
+ * --timeout bounds the whole run in wall-clock time (default 600 s): harness/lua stops
+ * the script (a count hook) or the simulation (between events) at the deadline and the
+ * run ends 'error', exit 3. Should the process still be running a few seconds later
+ * (stuck inside one C call: a pathological string pattern, a checker), a watchdog
+ * (SIGALRM) prints why and exits 3; the database then keeps the run as unfinished,
+ * every committed batch intact. --lua-mem-mb bounds the Lua state (default 1024).
  */
 #include "harness/cli/cli.h"
 #include "harness/common/bugs.h"
@@ -21,8 +29,32 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
+#include <signal.h>
+#include <sys/time.h>
+#include <unistd.h>
 
 #define RUN_BUGS_MAX 64
+/* The watchdog fires this long after the deadline the script and the driver keep. */
+#define RUN_WATCHDOG_GRACE_S 5.0
+#define RUN_LUA_MEM_MB_MAX   (1 << 20) /* 1 TiB: beyond it the figure is a typo */
+
+static const char usage[] =
+    "usage: faultline run SCENARIO.lua [--seed N] [--db FILE] [--report DIR] [--json]\n"
+    "       [--bug NAME]... [--timeout SECONDS] [--lua-mem-mb N] [--unsafe-lua]\n"
+    "\n"
+    "  --seed N          master seed, 0..18446744073709551615 (default 1)\n"
+    "  --db FILE         history database (default faultline.db; runs accumulate)\n"
+    "  --report DIR      write the HTML/JSON/JUnit/Markdown report into DIR\n"
+    "  --json            print exactly one JSON summary object on stdout\n"
+    "  --bug NAME        turn on a bug switch (faultline list bugs); repeatable\n"
+    "  --timeout S       wall-clock limit of the whole run in seconds (default 600);\n"
+    "                    past it the run ends 'error' with exit code 3\n"
+    "  --lua-mem-mb N    memory limit of the scenario's Lua state in MiB (default 1024);\n"
+    "                    reaching it is a script error (exit 2)\n"
+    "  --unsafe-lua      open Lua's standard libraries (runs may not replay)\n"
+    "\n"
+    "exit codes: 0 pass, 1 violation, 2 bad input or script error, 3 internal error,\n"
+    "timeout or interrupted, 4 unknown\n";
 
 struct run_args {
     const char *scenario;
@@ -31,6 +63,9 @@ struct run_args {
     const char *report;
     bool json;
     bool unsafe_lua;
+    bool help;
+    double timeout_s;
+    uint64_t lua_mem_mb;
     const char *bugs[RUN_BUGS_MAX];
     int bug_count;
 };
@@ -53,6 +88,8 @@ static int parse_args(int argc, char **argv, struct run_args *a)
     memset(a, 0, sizeof *a);
     a->seed = 1;
     a->db = "faultline.db";
+    a->timeout_s = SCN_TIMEOUT_S_DEFAULT;
+    a->lua_mem_mb = SCN_LUA_MEM_MB_DEFAULT;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
         bool has_val = i + 1 < argc;
@@ -76,12 +113,31 @@ static int parse_args(int argc, char **argv, struct run_args *a)
             if (a->bug_count == RUN_BUGS_MAX)
                 return cli_usage_error("run: too many --bug options");
             a->bugs[a->bug_count++] = b;
+        } else if (!strcmp(o, "--timeout")) {
+            char *end = NULL;
+            const char *v = has_val ? argv[++i] : "";
+            errno = 0;
+            double t = strtod(v, &end);
+            if (!has_val || errno || end == v || *end || !(t > 0) || t > 1e6)
+                return cli_usage_error("run: --timeout '%s': expected seconds > 0 (at most "
+                                       "1000000)",
+                                       v);
+            a->timeout_s = t;
+        } else if (!strcmp(o, "--lua-mem-mb")) {
+            const char *v = has_val ? argv[++i] : "";
+            if (!has_val || !parse_u64(v, &a->lua_mem_mb) || a->lua_mem_mb < 1 ||
+                a->lua_mem_mb > RUN_LUA_MEM_MB_MAX)
+                return cli_usage_error("run: --lua-mem-mb '%s': expected MiB, 1..%d", v,
+                                       RUN_LUA_MEM_MB_MAX);
+        } else if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
+            a->help = true;
+            return 0;
         } else if (!strcmp(o, "--json")) {
             a->json = true;
         } else if (!strcmp(o, "--unsafe-lua")) {
             a->unsafe_lua = true;
         } else if (o[0] == '-' && o[1]) {
-            return cli_usage_error("run: unknown option '%s'", o);
+            return cli_usage_error("run: unknown option '%s'\n%s", o, usage);
         } else if (!a->scenario) {
             a->scenario = o;
         } else {
@@ -90,9 +146,52 @@ static int parse_args(int argc, char **argv, struct run_args *a)
         }
     }
     if (!a->scenario)
-        return cli_usage_error("run: missing scenario (usage: faultline run SCENARIO.lua "
-                               "[--seed N] [--db FILE] [--report DIR] [--json] [--bug NAME]...)");
+        return cli_usage_error("run: missing scenario\n%s", usage);
     return 0;
+}
+
+/* --- the watchdog ---------------------------------------------------------------------- */
+
+static char watchdog_msg[640];
+static size_t watchdog_len;
+
+static void watchdog_fire(int sig)
+{
+    (void)sig;
+    /* async-signal-safe: write and _exit only */
+    ssize_t w = write(STDERR_FILENO, watchdog_msg, watchdog_len);
+    (void)w;
+    _exit(FL_EXIT_INTERNAL);
+}
+
+/* Arms a one-shot SIGALRM RUN_WATCHDOG_GRACE_S after the deadline: the last resort for
+ * a process stuck where neither the Lua hook nor the driver gets control. */
+static void watchdog_arm(const struct run_args *a)
+{
+    int n = snprintf(watchdog_msg, sizeof watchdog_msg,
+                     "faultline: %s: timeout: the run took more than %g s of wall-clock time "
+                     "(--timeout) and did not stop; ended by the watchdog\n",
+                     a->scenario, a->timeout_s);
+    watchdog_len = n < 0 ? 0 : FL_MIN((size_t)n, sizeof watchdog_msg - 1);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = watchdog_fire;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGALRM, &sa, NULL);
+    double t = a->timeout_s + RUN_WATCHDOG_GRACE_S;
+    struct itimerval it;
+    memset(&it, 0, sizeof it);
+    it.it_value.tv_sec = (time_t)t;
+    it.it_value.tv_usec = (suseconds_t)((t - (double)(time_t)t) * 1e6);
+    setitimer(ITIMER_REAL, &it, NULL);
+}
+
+static void watchdog_disarm(void)
+{
+    struct itimerval it;
+    memset(&it, 0, sizeof it);
+    setitimer(ITIMER_REAL, &it, NULL);
 }
 
 /* The replay command; for a violation (exit 1) also the command that shrinks it. */
@@ -103,6 +202,8 @@ static void print_replay(const struct run_args *a, int code)
         fprintf(stderr, " --bug %s", a->bugs[i]);
     if (a->unsafe_lua)
         fprintf(stderr, " --unsafe-lua");
+    if (a->lua_mem_mb != SCN_LUA_MEM_MB_DEFAULT)
+        fprintf(stderr, " --lua-mem-mb %" PRIu64, a->lua_mem_mb);
     fputc('\n', stderr);
     if (code != 1 || a->unsafe_lua)
         return;
@@ -156,15 +257,23 @@ int cmd_run(int argc, char **argv)
     int rc = parse_args(argc, argv, &a);
     if (rc)
         return rc;
+    if (a.help) {
+        fputs(usage, stdout);
+        return FL_EXIT_PASS;
+    }
     hist_sigint_install();
     struct scn_options o = {.path = a.scenario,
                             .seed = a.seed,
                             .db_path = a.db,
                             .bugs = a.bugs,
                             .bug_count = a.bug_count,
-                            .unsafe_lua = a.unsafe_lua};
+                            .unsafe_lua = a.unsafe_lua,
+                            .timeout_s = a.timeout_s,
+                            .lua_mem_bytes = (size_t)a.lua_mem_mb << 20};
     struct scn_result res;
+    watchdog_arm(&a);
     int code = scn_run(&o, &res);
+    watchdog_disarm();
     json_t *s = res.run.summary;
     if (res.error[0])
         fprintf(stderr, "%s%s\n", s ? "" : "faultline: ", res.error);

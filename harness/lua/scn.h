@@ -7,7 +7,8 @@
  * there is documented with an example in scenarios/README.md. A script error, a bad
  * argument, an unknown node id or option, or a call that must block made outside a
  * coroutine stops the run with "SCENARIO:LINE: message" and exit code 2; the database
- * still records the run, as 'error'.
+ * still records the run, as 'error'. A run past its --timeout ends the same way with
+ * exit code 3; one whose Lua state reaches --lua-mem-mb with exit code 2.
  */
 #ifndef FL_SCN_H
 #define FL_SCN_H
@@ -21,7 +22,19 @@ struct scn_options {
     const char *const *bugs; /* --bug names (validated by the caller) */
     int bug_count;
     bool unsafe_lua; /* lifts the sandbox: standard libraries, native pairs */
+    /* Wall-clock limit of the whole run (--timeout); <= 0: none. Past it the script is
+     * stopped (at its next Lua instructions, or between two simulator events), the run
+     * ends 'error' with the reason and exit code 3. */
+    double timeout_s;
+    /* Bytes the Lua state may hold (--lua-mem-mb); 0: none. Reaching it is a script
+     * error (exit 2). What counts is the sizes Lua asks its allocator for, the same in
+     * every build, so the limit cannot move a digest. */
+    size_t lua_mem_bytes;
 };
+
+#define SCN_TIMEOUT_S_DEFAULT  600.0
+#define SCN_LUA_MEM_MB_DEFAULT 1024
+#define SCN_DESCRIBE_TIMEOUT_S 10.0 /* `faultline list scenarios` reads each file */
 
 struct scn_result {
     struct run_result run; /* verdict, digest, summary (NULL when the run never started) */

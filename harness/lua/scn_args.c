@@ -17,27 +17,42 @@ static int64_t to_duration(lua_State *L, int idx, const char *what)
     if (isint) {
         if (i < 0)
             luaL_error(L, "%s: a duration must not be negative (got %I)", what, (lua_Integer)i);
+        if (i > SCN_TIME_MAX)
+            luaL_error(L, "%s: duration out of range (%I ns; at most 2^62 ns, about 146 years)",
+                       what, (lua_Integer)i);
         return (int64_t)i;
     }
     if (lua_type(L, idx) != LUA_TNUMBER)
         luaL_error(L, "%s: a duration (number of nanoseconds, e.g. 2*s) expected, got %s", what,
                    luaL_typename(L, idx));
     lua_Number d = lua_tonumber(L, idx);
-    if (!(d >= 0) || d > 9.2e18)
-        luaL_error(L, "%s: duration out of range", what);
+    if (d != d)
+        luaL_error(L, "%s: a duration expected, got nan", what);
+    if (d < 0)
+        luaL_error(L, "%s: a duration must not be negative (got %f)", what, (double)d);
+    if (d > (lua_Number)SCN_TIME_MAX)
+        luaL_error(L, "%s: duration out of range (%f ns; at most 2^62 ns, about 146 years)", what,
+                   (double)d);
     return (int64_t)floor(d); /* e.g. 1.5*ms; exact for any literal a script writes */
+}
+
+/* "bad argument #idx to 'NAME'" for messages that luaL_argerror cannot build (it takes
+ * the name from the call, which a continuation no longer has). */
+static void arg_what(lua_State *L, int idx, char *what, size_t n)
+{
+    lua_Debug ar;
+    const char *name = "?";
+    if (lua_getstack(L, 0, &ar) && lua_getinfo(L, "n", &ar) && ar.name)
+        name = ar.name;
+    snprintf(what, n, "bad argument #%d to '%s'", idx, name);
 }
 
 int64_t scn_check_duration(lua_State *L, int idx)
 {
     if (lua_type(L, idx) != LUA_TNUMBER)
         luaL_typeerror(L, idx, "duration (e.g. 2*s)");
-    lua_Debug ar;
-    const char *name = "?";
-    if (lua_getstack(L, 0, &ar) && lua_getinfo(L, "n", &ar) && ar.name)
-        name = ar.name;
     char what[96];
-    snprintf(what, sizeof what, "bad argument #%d to '%s'", idx, name);
+    arg_what(L, idx, what, sizeof what);
     return to_duration(L, idx, what);
 }
 
@@ -46,25 +61,73 @@ int64_t scn_opt_duration(lua_State *L, int idx, int64_t def)
     return lua_isnoneornil(L, idx) ? def : scn_check_duration(L, idx);
 }
 
-int scn_check_node(lua_State *L, int idx)
+int64_t scn_deadline(lua_State *L, const char *name, int64_t d)
 {
+    FL_ASSERT(d >= 0);
+    int64_t now = run_now_ns(scn_world(L));
+    if (now > SCN_TIME_MAX || d > SCN_TIME_MAX - now)
+        luaL_error(L,
+                   "%s: %I ns from now (%I ns) is past the end of simulated time (2^62 ns, "
+                   "about 146 years)",
+                   name, (lua_Integer)d, (lua_Integer)now);
+    return now + d;
+}
+
+/* Pushes "nodes are: 1, 2, 3". */
+static void push_node_list(lua_State *L, struct run_world *rw)
+{
+    int ids[64];
+    int n = run_nodes(rw, ids, 64);
+    struct fl_buf b;
+    fl_buf_init(&b);
+    for (int i = 0; i < n; i++)
+        fl_buf_printf(&b, "%s%d", i ? ", " : "", ids[i]);
+    lua_pushfstring(L, "nodes are: %s", n ? fl_buf_cstr(&b) : "none");
+    fl_buf_close(&b);
+}
+
+/* Checks the value at idx as a node id; on failure pushes what is wrong (without the
+ * position) and returns 0. A number that is not an integer, one beyond any slot and an
+ * id no member has are told apart: "node id expected" is only for other types. */
+static int node_or_why(lua_State *L, int idx)
+{
+    idx = lua_absindex(L, idx);
+    if (lua_type(L, idx) != LUA_TNUMBER) {
+        lua_pushfstring(L, "node id expected, got %s", luaL_typename(L, idx));
+        return 0;
+    }
+    struct run_world *rw = scn_world(L);
     int isint;
     lua_Integer id = lua_tointegerx(L, idx, &isint);
-    if (!isint || lua_type(L, idx) != LUA_TNUMBER)
-        luaL_typeerror(L, idx, "node id");
-    struct run_world *rw = scn_world(L);
+    if (!isint) {
+        lua_Number d = lua_tonumber(L, idx);
+        if (d == floor(d)) { /* integral but beyond 64 bits (e.g. 2^63) */
+            push_node_list(L, rw);
+            lua_pushfstring(L, "node id %f out of range (%s)", (double)d, lua_tostring(L, -1));
+            lua_remove(L, -2);
+        } else {
+            lua_pushfstring(L, "node id must be an integer, got %f", (double)d);
+        }
+        return 0;
+    }
     if (id < 1 || id > INT32_MAX || !run_node_exists(rw, (int)id)) {
-        int ids[64];
-        int n = run_nodes(rw, ids, 64);
-        struct fl_buf b;
-        fl_buf_init(&b);
-        for (int i = 0; i < n; i++)
-            fl_buf_printf(&b, "%s%d", i ? ", " : "", ids[i]);
-        lua_pushfstring(L, "unknown node id %I (nodes are: %s)", (lua_Integer)id, fl_buf_cstr(&b));
-        fl_buf_close(&b);
-        luaL_argerror(L, idx, lua_tostring(L, -1));
+        push_node_list(L, rw);
+        if (id < 1 || id > INT32_MAX)
+            lua_pushfstring(L, "node id %I out of range (%s)", id, lua_tostring(L, -1));
+        else
+            lua_pushfstring(L, "unknown node id %I (%s)", id, lua_tostring(L, -1));
+        lua_remove(L, -2);
+        return 0;
     }
     return (int)id;
+}
+
+int scn_check_node(lua_State *L, int idx)
+{
+    int id = node_or_why(L, idx);
+    if (!id)
+        luaL_argerror(L, idx, lua_tostring(L, -1));
+    return id;
 }
 
 int scn_check_nodes(lua_State *L, int idx, int *out, int max)
@@ -77,55 +140,94 @@ int scn_check_nodes(lua_State *L, int idx, int *out, int max)
     if (lua_type(L, idx) != LUA_TTABLE)
         luaL_typeerror(L, idx, "node id or list of node ids");
     lua_Integer n = luaL_len(L, idx);
-    if (n > max)
-        luaL_argerror(L, idx, "too many nodes");
+    /* Every element is checked (and duplicates refused) before the count: a list longer
+     * than the cluster is a list with a mistake in it, and the message names it. */
+    int k = 0;
     for (lua_Integer i = 1; i <= n; i++) {
         lua_geti(L, idx, i);
-        int isint;
-        lua_Integer id = lua_tointegerx(L, -1, &isint);
-        if (!isint || id < 1 || id > INT32_MAX || !run_node_exists(scn_world(L), (int)id)) {
-            lua_pushfstring(L, "unknown node id %s at position %I", luaL_tolstring(L, -1, NULL), i);
+        int id = node_or_why(L, -1);
+        if (!id) {
+            lua_pushfstring(L, "%s at position %I", lua_tostring(L, -1), i);
             luaL_argerror(L, idx, lua_tostring(L, -1));
         }
-        out[i - 1] = (int)id;
+        for (int j = 0; j < k; j++)
+            if (out[j] == id)
+                luaL_argerror(L, idx,
+                              lua_pushfstring(L, "node %d is listed twice (positions %d and %I)",
+                                              id, j + 1, i));
+        if (k == max) /* only reachable with more members than max: a runtime limit */
+            luaL_argerror(L, idx, lua_pushfstring(L, "more than %d nodes", max));
+        out[k++] = id;
         lua_pop(L, 1);
     }
-    return (int)n;
+    return k;
 }
 
-static int cmp_str(const void *a, const void *b)
+/* Rank of a key type for a deterministic "which key is wrong" (DESIGN §6): the table
+ * walk below meets keys in hash order, so it keeps the least key by this rank (and by
+ * bytes among strings) instead of the first one it meets. */
+static int key_type_rank(int t)
 {
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
+    switch (t) {
+    case LUA_TNUMBER:
+        return 0;
+    case LUA_TBOOLEAN:
+        return 1;
+    case LUA_TTABLE:
+        return 2;
+    case LUA_TFUNCTION:
+        return 3;
+    case LUA_TUSERDATA:
+    case LUA_TLIGHTUSERDATA:
+        return 4;
+    default:
+        return 5;
+    }
+}
+
+static bool bytes_less(const char *a, size_t la, const char *b, size_t lb)
+{
+    int c = memcmp(a, b, FL_MIN(la, lb));
+    return c < 0 || (c == 0 && la < lb);
 }
 
 void scn_check_options(lua_State *L, int idx, const char *what, const char *const known[])
 {
     idx = lua_absindex(L, idx);
     luaL_checktype(L, idx, LUA_TTABLE);
-    const char *bad[64];
-    int nbad = 0;
+    const char *bad = NULL; /* the least unknown name; stays referenced by the table */
+    size_t bad_len = 0;
+    int nonstr = -1; /* the least rank of a key that is not a string */
     lua_pushnil(L);
     while (lua_next(L, idx)) {
         lua_pop(L, 1);
         if (lua_type(L, -1) != LUA_TSTRING) {
-            luaL_error(L, "%s: option names must be strings (got a %s key)", what,
-                       luaL_typename(L, -1));
+            int r = key_type_rank(lua_type(L, -1));
+            nonstr = nonstr < 0 || r < nonstr ? r : nonstr;
+            continue;
         }
-        const char *k = lua_tostring(L, -1);
+        size_t len;
+        const char *k = lua_tolstring(L, -1, &len);
         bool ok = false;
-        for (int i = 0; known[i]; i++)
-            ok = ok || !strcmp(known[i], k);
-        if (!ok && nbad < 64)
-            bad[nbad++] = k; /* the key string stays referenced by the table */
+        for (int i = 0; known[i] && !ok; i++)
+            ok = strlen(known[i]) == len && !memcmp(known[i], k, len);
+        if (!ok && (!bad || bytes_less(k, len, bad, bad_len))) {
+            bad = k;
+            bad_len = len;
+        }
     }
-    if (!nbad)
+    if (nonstr >= 0) {
+        static const char *const names[] = {"number",   "boolean",  "table",
+                                            "function", "userdata", "thread"};
+        luaL_error(L, "%s: option names must be strings (got a %s key)", what, names[nonstr]);
+    }
+    if (!bad)
         return;
-    qsort(bad, (size_t)nbad, sizeof bad[0], cmp_str);
     struct fl_buf b;
     fl_buf_init(&b);
     for (int i = 0; known[i]; i++)
         fl_buf_printf(&b, "%s%s", i ? ", " : "", known[i]);
-    lua_pushfstring(L, "unknown option '%s' in %s (known: %s)", bad[0], what, fl_buf_cstr(&b));
+    lua_pushfstring(L, "unknown option '%s' in %s (known: %s)", bad, what, fl_buf_cstr(&b));
     fl_buf_close(&b);
     luaL_where(L, 1);
     lua_insert(L, -2);
@@ -141,9 +243,15 @@ int64_t scn_field_int(lua_State *L, int idx, const char *what, const char *key, 
     if (t != LUA_TNIL) {
         int isint;
         lua_Integer i = lua_tointegerx(L, -1, &isint);
-        if (t != LUA_TNUMBER || !isint)
-            luaL_error(L, "%s.%s: an integer expected, got %s", what, key,
-                       t == LUA_TNUMBER ? "a fraction" : lua_typename(L, t));
+        if (t != LUA_TNUMBER)
+            luaL_error(L, "%s.%s: an integer expected, got %s", what, key, lua_typename(L, t));
+        if (!isint) {
+            lua_Number d = lua_tonumber(L, -1);
+            if (d == floor(d)) /* integral, but beyond 64 bits (e.g. 2^63) */
+                luaL_error(L, "%s.%s: %f is out of range [%I, %I]", what, key, (double)d,
+                           (lua_Integer)min, (lua_Integer)max);
+            luaL_error(L, "%s.%s: an integer expected, got %f", what, key, (double)d);
+        }
         if (i < min || i > max)
             luaL_error(L, "%s.%s: %I is out of range [%I, %I]", what, key, i, (lua_Integer)min,
                        (lua_Integer)max);

@@ -157,10 +157,16 @@ static void push_result(lua_State *L, const struct kvc_result *r)
 static void op_cb(void *ud, const struct kvc_result *r)
 {
     struct scn_co *co = ud;
-    if (co->S->stopping || co->done)
+    struct scn *S = co->S;
+    if (S->stopping || co->done)
         return;
+    /* Called from the client, not from Lua: nothing may raise here (a memory error would
+     * unwind through the client's code), so the memory limit waits for the script. */
+    bool enforce = S->mem_enforce;
+    S->mem_enforce = false;
     lua_checkstack(co->th, 8);
     push_result(co->th, r);
+    S->mem_enforce = enforce;
     scn_co_wake(co);
 }
 
@@ -175,10 +181,10 @@ static int start_call(lua_State *L, const char *name, struct kvc_client *c,
                       const struct kvc_request *req, const struct kvc_call_opts *o)
 {
     struct scn_co *co = scn_need_co(L, name);
+    int nargs = lua_gettop(L); /* before anything the callback pushes */
+    scn_wait_begin(co);
     kvc_call(c, req, o, op_cb, co);
-    co->waiting = true;
-    int nargs = lua_gettop(L);
-    return lua_yieldk(L, 0, nargs, k_op);
+    return scn_wait_end(L, nargs, k_op);
 }
 
 /* --- request arguments ---------------------------------------------------------------- */
@@ -202,21 +208,43 @@ static struct kvc_bytes field_bytes(lua_State *L, int idx, const char *what, con
     return (struct kvc_bytes){(const uint8_t *)s, n};
 }
 
-/* The end of the prefix range of key: key with its last byte incremented (etcd's
- * GetPrefixRangeEnd); "\0" (every key) when there is none. Stored in buf. */
-static struct kvc_bytes prefix_end(struct kvc_bytes key, uint8_t *buf, size_t cap)
+/* The end of the prefix range of key (etcd's GetPrefixRangeEnd): key up to its last
+ * byte below 0xff, that byte incremented; "\0" (every key) when there is none. The
+ * bytes are a new Lua string, of any length, that keeps them alive for the call: left
+ * on top of the stack when anchor is 0, else appended to the table at anchor. */
+static struct kvc_bytes prefix_end(lua_State *L, int anchor, struct kvc_bytes key)
 {
-    size_t n = FL_MIN(key.n, cap);
-    memcpy(buf, key.p, n);
-    while (n > 0) {
-        if (buf[n - 1] < 0xff) {
-            buf[n - 1]++;
-            return (struct kvc_bytes){buf, n};
-        }
+    size_t n = key.n;
+    while (n > 0 && key.p[n - 1] == 0xff)
         n--;
+    luaL_checkstack(L, 4, "prefix");
+    if (n == 0) {
+        lua_pushlstring(L, "", 1);
+    } else {
+        luaL_Buffer b;
+        char *p = luaL_buffinitsize(L, &b, n);
+        memcpy(p, key.p, n);
+        p[n - 1] = (char)((uint8_t)p[n - 1] + 1);
+        luaL_pushresultsize(&b, n);
     }
-    buf[0] = 0;
-    return (struct kvc_bytes){buf, 1};
+    size_t len;
+    const char *s = lua_tolstring(L, -1, &len);
+    if (anchor)
+        lua_rawseti(L, anchor, (lua_Integer)lua_rawlen(L, anchor) + 1);
+    return (struct kvc_bytes){(const uint8_t *)s, len};
+}
+
+/* A `timeout` option: a duration whose deadline stays within simulated time; in ms for
+ * the client (at least 1), 0 when absent. */
+static int64_t field_timeout_ms(lua_State *L, int idx, const char *what)
+{
+    int64_t t = scn_field_duration(L, idx, what, "timeout", 0);
+    if (!t)
+        return 0;
+    char w[96];
+    snprintf(w, sizeof w, "%s.timeout", what);
+    scn_deadline(L, w, t);
+    return FL_MAX(1, t / FL_MS);
 }
 
 static const char *const op_opts[] = {"range_end",      "prefix",  "revision", "limit",
@@ -225,7 +253,7 @@ static const char *const op_opts[] = {"range_end",      "prefix",  "revision", "
 
 /* Reads the options table at idx (may be none) into op and call options. */
 static void read_op_opts(lua_State *L, int idx, const char *what, struct kvc_op *op,
-                         struct kvc_call_opts *o, uint8_t *pbuf, size_t pcap)
+                         struct kvc_call_opts *o)
 {
     if (lua_isnoneornil(L, idx))
         return;
@@ -233,14 +261,13 @@ static void read_op_opts(lua_State *L, int idx, const char *what, struct kvc_op 
     scn_check_options(L, idx, what, op_opts);
     op->range_end = field_bytes(L, idx, what, "range_end");
     if (scn_field_bool(L, idx, what, "prefix", 0))
-        op->range_end = prefix_end(op->key, pbuf, pcap);
+        op->range_end = prefix_end(L, 0, op->key); /* stays on top: balanced below */
     op->revision = scn_field_int(L, idx, what, "revision", 0, 0, INT64_MAX);
     op->limit = scn_field_int(L, idx, what, "limit", 0, 0, INT64_MAX);
     op->serializable = scn_field_bool(L, idx, what, "serializable", 0);
     op->prev_kv = scn_field_bool(L, idx, what, "prev_kv", 0);
     op->lease = scn_field_int(L, idx, what, "lease", 0, 0, INT64_MAX);
-    int64_t t = scn_field_duration(L, idx, what, "timeout", 0);
-    o->timeout_ms = t ? FL_MAX(1, t / FL_MS) : 0;
+    o->timeout_ms = field_timeout_ms(L, idx, what);
     o->require_leader = scn_field_bool(L, idx, what, "require_leader", 0);
     if (lua_getfield(L, idx, "node") != LUA_TNIL)
         o->node = scn_check_node(L, lua_gettop(L));
@@ -252,11 +279,10 @@ static int m_put(lua_State *L)
     struct kvc_client *c = check_client(L, 1);
     struct kvc_request req = {.method = KVC_PUT};
     struct kvc_call_opts o = {0};
-    uint8_t pbuf[256];
     req.op.kind = KVC_OP_PUT;
     req.op.key = check_bytes(L, 2);
     req.op.value = check_bytes(L, 3);
-    read_op_opts(L, 4, "put options", &req.op, &o, pbuf, sizeof pbuf);
+    read_op_opts(L, 4, "put options", &req.op, &o);
     req.op.range_end = (struct kvc_bytes){NULL, 0};
     return start_call(L, "put", c, &req, &o);
 }
@@ -266,10 +292,9 @@ static int m_get(lua_State *L)
     struct kvc_client *c = check_client(L, 1);
     struct kvc_request req = {.method = KVC_RANGE};
     struct kvc_call_opts o = {0};
-    uint8_t pbuf[256];
     req.op.kind = KVC_OP_RANGE;
     req.op.key = check_bytes(L, 2);
-    read_op_opts(L, 3, "get options", &req.op, &o, pbuf, sizeof pbuf);
+    read_op_opts(L, 3, "get options", &req.op, &o);
     return start_call(L, "get", c, &req, &o);
 }
 
@@ -278,10 +303,9 @@ static int m_delete(lua_State *L)
     struct kvc_client *c = check_client(L, 1);
     struct kvc_request req = {.method = KVC_DELETE};
     struct kvc_call_opts o = {0};
-    uint8_t pbuf[256];
     req.op.kind = KVC_OP_DELETE;
     req.op.key = check_bytes(L, 2);
-    read_op_opts(L, 3, "delete options", &req.op, &o, pbuf, sizeof pbuf);
+    read_op_opts(L, 3, "delete options", &req.op, &o);
     return start_call(L, "delete", c, &req, &o);
 }
 
@@ -325,7 +349,7 @@ static void read_cmp(lua_State *L, int idx, struct kvc_compare *cmp)
 
 /* One sub-operation: {put={key=,value=,...}} | {get={key=,...}} | {delete={key=,...}}.
  * The strings stay referenced by the argument table, which is on the stack. */
-static void read_sub(lua_State *L, int idx, struct kvc_op *op, uint8_t *pbuf, size_t pcap)
+static void read_sub(lua_State *L, int idx, struct kvc_op *op, int anchor)
 {
     static const char *const kinds[] = {"get", "put", "delete", NULL};
     static const char *const known[] = {"key",   "value",    "range_end", "prefix",       "prev_kv",
@@ -356,7 +380,7 @@ static void read_sub(lua_State *L, int idx, struct kvc_op *op, uint8_t *pbuf, si
         } else {
             op->range_end = field_bytes(L, t, what, "range_end");
             if (scn_field_bool(L, t, what, "prefix", 0))
-                op->range_end = prefix_end(op->key, pbuf, pcap);
+                op->range_end = prefix_end(L, anchor, op->key);
         }
         op->prev_kv = scn_field_bool(L, t, what, "prev_kv", 0);
         op->revision = scn_field_int(L, t, what, "revision", 0, 0, INT64_MAX);
@@ -368,8 +392,7 @@ static void read_sub(lua_State *L, int idx, struct kvc_op *op, uint8_t *pbuf, si
         luaL_error(L, "txn operation: exactly one of get, put, delete expected");
 }
 
-static int read_sub_list(lua_State *L, int idx, const char *key, struct kvc_op *ops,
-                         uint8_t (*pbuf)[64])
+static int read_sub_list(lua_State *L, int idx, const char *key, struct kvc_op *ops, int anchor)
 {
     int n = 0;
     if (lua_getfield(L, idx, key) != LUA_TNIL) {
@@ -380,7 +403,7 @@ static int read_sub_list(lua_State *L, int idx, const char *key, struct kvc_op *
             luaL_error(L, "txn.%s: at most %d operations", key, TXN_MAX);
         for (lua_Integer i = 1; i <= len; i++) {
             lua_geti(L, t, i);
-            read_sub(L, lua_gettop(L), &ops[n], pbuf[n], 64);
+            read_sub(L, lua_gettop(L), &ops[n], anchor);
             n++;
             lua_pop(L, 1);
         }
@@ -397,7 +420,8 @@ static int m_txn(lua_State *L)
     scn_check_options(L, 2, "txn", known);
     struct kvc_compare cmps[TXN_MAX];
     struct kvc_op then_ops[TXN_MAX], else_ops[TXN_MAX];
-    uint8_t pbuf[TXN_MAX][64];
+    lua_settop(L, 2);
+    lua_newtable(L); /* 3: keeps the prefix range ends alive for the call */
     memset(cmps, 0, sizeof cmps);
     memset(then_ops, 0, sizeof then_ops);
     memset(else_ops, 0, sizeof else_ops);
@@ -415,11 +439,10 @@ static int m_txn(lua_State *L)
         }
     }
     lua_pop(L, 1);
-    int nt = read_sub_list(L, 2, "success", then_ops, pbuf);
-    int ne = read_sub_list(L, 2, "failure", else_ops, pbuf + nt);
+    int nt = read_sub_list(L, 2, "success", then_ops, 3);
+    int ne = read_sub_list(L, 2, "failure", else_ops, 3);
     struct kvc_call_opts o = {0};
-    int64_t t = scn_field_duration(L, 2, "txn", "timeout", 0);
-    o.timeout_ms = t ? FL_MAX(1, t / FL_MS) : 0;
+    o.timeout_ms = field_timeout_ms(L, 2, "txn");
     struct kvc_request req = {.method = KVC_TXN,
                               .cmps = cmps,
                               .cmp_count = (size_t)nc,
@@ -567,7 +590,7 @@ struct scn_watch {
     lua_Integer head, tail;
     int cb_ref; /* callback function or LUA_NOREF */
     bool canceled;
-    char cancel_reason[256];  /* the server's text ("" when none) */
+    char *cancel_reason;      /* the server's text (NULL: none yet); owned */
     int64_t compact_revision; /* canceled for compaction: the compacted revision */
     struct scn_co *waiter;
     int64_t wait_deadline_ns;
@@ -629,15 +652,19 @@ static void watch_cb(void *ud, const struct kvc_watch_resp *r)
     if (S->stopping)
         return;
     lua_State *L = S->L;
+    /* From the client, not from Lua: nothing may raise (see op_cb). */
+    bool enforce = S->mem_enforce;
+    S->mem_enforce = false;
     lua_checkstack(L, 8);
     for (size_t i = 0; i < r->event_count; i++) {
         push_event(L, r, &r->events[i]);
         watch_deliver(w, L);
     }
+    S->mem_enforce = enforce;
     if (r->canceled) {
         w->canceled = true;
-        snprintf(w->cancel_reason, sizeof w->cancel_reason, "%s",
-                 r->cancel_reason ? r->cancel_reason : "");
+        free(w->cancel_reason);
+        w->cancel_reason = fl_strdup(r->cancel_reason ? r->cancel_reason : "");
         w->compact_revision = r->compact_revision;
         if (w->waiter) {
             struct scn_co *co = w->waiter;
@@ -647,9 +674,13 @@ static void watch_cb(void *ud, const struct kvc_watch_resp *r)
     }
 }
 
+/* The watch at idx. Its record lives until the Lua state closes; the guard keeps a
+ * finalizer run by lua_close (--unsafe-lua) from reaching a freed one. */
 static struct scn_watch *check_watch(lua_State *L, int idx)
 {
-    return *(struct scn_watch **)luaL_checkudata(L, idx, WATCH_MT);
+    struct scn_watch *w = *(struct scn_watch **)luaL_checkudata(L, idx, WATCH_MT);
+    scn_guard_api(L);
+    return w;
 }
 
 static int m_watch(lua_State *L)
@@ -660,7 +691,6 @@ static int m_watch(lua_State *L)
     struct kvc_client *c = check_client(L, 1);
     struct kvc_watch_req req = {0};
     struct kvc_call_opts o = {0};
-    uint8_t pbuf[256];
     req.key = check_bytes(L, 2);
     int cb_ref = LUA_NOREF;
     if (!lua_isnoneornil(L, 3)) {
@@ -669,7 +699,7 @@ static int m_watch(lua_State *L)
         scn_check_options(L, 3, w, known);
         req.range_end = field_bytes(L, 3, w, "range_end");
         if (scn_field_bool(L, 3, w, "prefix", 0))
-            req.range_end = prefix_end(req.key, pbuf, sizeof pbuf);
+            req.range_end = prefix_end(L, 0, req.key); /* stays on top: balanced below */
         req.start_rev = scn_field_int(L, 3, w, "start_rev", 0, 0, INT64_MAX);
         req.prev_kv = scn_field_bool(L, 3, w, "prev_kv", 0);
         req.progress_notify = scn_field_bool(L, 3, w, "progress_notify", 0);
@@ -709,7 +739,7 @@ static int push_no_event(lua_State *L, const struct scn_watch *w)
         return 2;
     }
     lua_pushstring(L, "canceled");
-    lua_pushstring(L, w->cancel_reason);
+    lua_pushstring(L, w->cancel_reason ? w->cancel_reason : "");
     lua_pushinteger(L, (lua_Integer)w->compact_revision);
     return 4;
 }
@@ -753,11 +783,12 @@ static int w_next(lua_State *L)
     if (w->waiter)
         return luaL_error(L, "next: another coroutine is already waiting on this watch");
     struct run_world *rw = scn_world(L);
+    int64_t deadline = scn_deadline(L, "next", timeout);
     w->waiter = co;
-    w->wait_deadline_ns = run_now_ns(rw) + timeout;
-    run_at(rw, w->wait_deadline_ns, watch_timeout, w);
-    co->waiting = true;
-    return lua_yieldk(L, 0, 2, k_next);
+    w->wait_deadline_ns = deadline;
+    scn_wait_begin(co);
+    run_at(rw, deadline, watch_timeout, w);
+    return scn_wait_end(L, 2, k_next);
 }
 
 /* for ev in w:events(timeout) do ... end: stops at the first timeout or cancel. */
@@ -802,6 +833,7 @@ static void free_watches(void)
     while (all_watches) {
         struct scn_watch *w = all_watches;
         all_watches = w->next;
+        free(w->cancel_reason);
         free(w);
     }
 }
@@ -844,10 +876,12 @@ void scn_open_client(lua_State *L)
     lua_setfield(L, -2, "__tostring");
     luaL_newlib(L, client_methods);
     lua_setfield(L, -2, "__index");
+    scn_protect_metatable(L, -1);
     lua_pop(L, 1);
     luaL_newmetatable(L, WATCH_MT);
     luaL_newlib(L, watch_methods);
     lua_setfield(L, -2, "__index");
+    scn_protect_metatable(L, -1);
     lua_pop(L, 1);
     /* A sentinel whose __gc frees the watch records when the state closes. */
     lua_newuserdatauv(L, 1, 0);

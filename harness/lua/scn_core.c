@@ -74,7 +74,31 @@ void scn_co_wake(struct scn_co *co)
         return;
     FL_ASSERT(co->waiting);
     co->waiting = false;
+    if (co->starting) {
+        co->woke_early = true; /* scn_wait_end hands it to the continuation */
+        return;
+    }
     ready_push(S, co->id);
+}
+
+void scn_wait_begin(struct scn_co *co)
+{
+    FL_ASSERT(co->id > 0 && !co->waiting && !co->starting);
+    co->waiting = true;
+    co->starting = true;
+    co->woke_early = false;
+}
+
+int scn_wait_end(lua_State *L, lua_KContext ctx, lua_KFunction k)
+{
+    struct scn_co *co = scn_co_of(L);
+    FL_ASSERT(co->starting);
+    co->starting = false;
+    if (co->woke_early) {
+        co->woke_early = false;
+        return k(L, LUA_OK, ctx);
+    }
+    return lua_yieldk(L, 0, ctx, k);
 }
 
 struct scn_co *scn_need_co(lua_State *L, const char *name)
@@ -98,11 +122,11 @@ static void wake_timer(void *arg)
 int scn_sleep_k(lua_State *L, int64_t delay_ns, lua_KContext ctx, lua_KFunction k)
 {
     struct scn_co *co = scn_co_of(L);
-    FL_ASSERT(co->id > 0 && !co->waiting);
     struct run_world *rw = co->S->rw;
-    run_at(rw, run_now_ns(rw) + delay_ns, wake_timer, co);
-    co->waiting = true;
-    return lua_yieldk(L, 0, ctx, k);
+    int64_t at = scn_deadline(L, "sleep", delay_ns);
+    scn_wait_begin(co);
+    run_at(rw, at, wake_timer, co);
+    return scn_wait_end(L, ctx, k);
 }
 
 _Noreturn void scn_describe_stop(lua_State *L)
@@ -115,6 +139,7 @@ _Noreturn void scn_describe_stop(lua_State *L)
 struct run_world *scn_world(lua_State *L)
 {
     struct scn *S = scn_of(L);
+    scn_guard_api(L);
     if (S->describe_only)
         scn_describe_stop(L);
     if (!run_world_is_setup(S->rw)) {
@@ -146,22 +171,66 @@ static void fix_chunk_prefix(struct scn *S, const char *msg, char *out, size_t n
     snprintf(out, n, "%s", msg);
 }
 
+static int tostring_fn(lua_State *L)
+{
+    luaL_tolstring(L, 1, NULL);
+    return 1;
+}
+
+/* The text of the error object on top of th, into buf. A __tostring is script code: it
+ * runs protected, in the main state (th may be a dead coroutine), and an error it raises
+ * becomes part of the message instead of a Lua panic. */
+static void error_text(struct scn *S, lua_State *th, char *buf, size_t n)
+{
+    int t = lua_type(th, -1);
+    if (t == LUA_TSTRING || t == LUA_TNUMBER) {
+        snprintf(buf, n, "%s", lua_tostring(th, -1));
+        return;
+    }
+    if (luaL_getmetafield(th, -1, "__tostring") == LUA_TNIL) {
+        snprintf(buf, n, "(error object is a %s value)", luaL_typename(th, -1));
+        return;
+    }
+    lua_pop(th, 1);
+    lua_State *L = S->L;
+    lua_pushvalue(th, -1);
+    lua_xmove(th, L, 1);
+    lua_pushcfunction(L, tostring_fn);
+    lua_insert(L, -2);
+    S->mem_enforce = true;
+    int st = lua_pcall(L, 1, 1, 0);
+    S->mem_enforce = false;
+    if (st == LUA_OK)
+        snprintf(buf, n, "%s", lua_tostring(L, -1));
+    else if (lua_type(L, -1) == LUA_TSTRING)
+        snprintf(buf, n, "(error object is a %s value whose __tostring failed: %s)",
+                 luaL_typename(th, -1), lua_tostring(L, -1));
+    else
+        snprintf(buf, n, "(error object is a %s value whose __tostring failed)",
+                 luaL_typename(th, -1));
+    lua_pop(L, 1);
+}
+
+/* S->error = text; a text too long for it ends in "..." (never cut silently). */
+static void set_error(struct scn *S, const char *text)
+{
+    size_t n = strlen(text);
+    if (n < sizeof S->error) {
+        memcpy(S->error, text, n + 1);
+        return;
+    }
+    memcpy(S->error, text, sizeof S->error - 4);
+    memcpy(S->error + sizeof S->error - 4, "...", 4);
+}
+
 static void fail_from(struct scn *S, lua_State *th)
 {
     if (S->failed)
         return;
     S->failed = true;
-    char buf[sizeof S->error];
-    const char *msg = NULL;
-    if (lua_type(th, -1) == LUA_TSTRING || lua_type(th, -1) == LUA_TNUMBER)
-        msg = lua_tostring(th, -1);
-    else if (luaL_callmeta(th, -1, "__tostring") && lua_type(th, -1) == LUA_TSTRING)
-        msg = lua_tostring(th, -1);
-    if (!msg) {
-        snprintf(buf, sizeof buf, "(error object is a %s value)", luaL_typename(th, -1));
-        msg = buf;
-    }
-    char fixed[sizeof S->error];
+    char msg[4 * sizeof S->error]; /* longer than S->error: set_error marks the cut */
+    error_text(S, th, msg, sizeof msg);
+    char fixed[4 * sizeof S->error];
     fix_chunk_prefix(S, msg, fixed, sizeof fixed);
     size_t plen = strlen(S->opts->path);
     if (strncmp(fixed, S->opts->path, plen) || fixed[plen] != ':') {
@@ -170,10 +239,10 @@ static void fail_from(struct scn *S, lua_State *th)
         struct fl_buf b;
         fl_buf_init(&b);
         fl_buf_printf(&b, "%s:%d: %s", S->opts->path, line, fixed);
-        snprintf(S->error, sizeof S->error, "%.*s", (int)(sizeof S->error - 1), fl_buf_cstr(&b));
+        set_error(S, fl_buf_cstr(&b));
         fl_buf_close(&b);
     } else {
-        snprintf(S->error, sizeof S->error, "%s", fixed);
+        set_error(S, fixed);
     }
 }
 
@@ -189,10 +258,14 @@ static void resume(struct scn *S, struct scn_co *co)
     int nargs = lua_gettop(co->th);
     if (lua_status(co->th) != LUA_YIELD)
         nargs -= 1;
+    S->mem_enforce = true;
     int st = lua_resume(co->th, S->L, nargs, &nres);
+    S->mem_enforce = false;
+    if (st == LUA_ERRMEM)
+        scn_guard_memory_msg(S, co->th);
     if (st == LUA_YIELD) {
         lua_pop(co->th, nres);
-        if (!co->waiting) {
+        if (!co->waiting && S->stop == SCN_STOP_NONE) {
             lua_pushliteral(co->th, "a coroutine yielded outside the scenario API "
                                     "(coroutine.yield is not a way to wait; use sleep)");
             fail_from(S, co->th);
@@ -200,7 +273,9 @@ static void resume(struct scn *S, struct scn_co *co)
         return;
     }
     co->done = true;
-    if (st != LUA_OK)
+    if (S->stop != SCN_STOP_NONE)
+        ; /* the stop's own message (scn_guard.c), whatever the coroutine raised */
+    else if (st != LUA_OK)
         fail_from(S, co->th);
     else if (co->id == 1)
         S->main_done = true;
@@ -223,7 +298,9 @@ static bool cut_now(struct scn *S)
 
 static void drive(struct scn *S)
 {
-    while (!S->main_done && !S->failed) {
+    while (!S->main_done && !S->failed && S->stop == SCN_STOP_NONE) {
+        if ((++S->poll_tick & 63) == 0 && scn_guard_poll(S, S->cos[0]->th))
+            break;
         if (S->ready_len > 0) {
             struct scn_co *co = S->cos[ready_pop(S) - 1];
             resume(S, co);
@@ -242,6 +319,19 @@ static void drive(struct scn *S)
         }
     }
     S->stopping = true;
+}
+
+/* A scenario stopped by a bound (scn_guard.c): a timeout or a memory error is the
+ * run's error with that message; an interrupt is the world's, as when it comes between
+ * two events (run_world_stopped records it). */
+static void end_stopped(struct scn *S)
+{
+    if (S->stop == SCN_STOP_TIMEOUT || S->stop == SCN_STOP_MEMORY) {
+        S->failed = true;
+        snprintf(S->error, sizeof S->error, "%s", S->stop_msg);
+    } else if (S->stop == SCN_STOP_INTERRUPT) {
+        run_world_stopped(S->rw);
+    }
 }
 
 /* --- state --------------------------------------------------------------------------- */
@@ -271,11 +361,13 @@ static void scn_init(struct scn *S, const struct scn_options *opts)
     S->time_scale_pct = 100;
     S->ov_clients = S->ov_keys = S->ov_rate = S->ov_watchers = S->ov_nodes = -1;
     snprintf(S->chunkname, sizeof S->chunkname, "@%s", opts->path);
-    S->L = luaL_newstate();
-    FL_ASSERT(S->L != NULL);
+    S->mem_limit = opts->lua_mem_bytes;
+    S->deadline_s = opts->timeout_s > 0 ? scn_mono_s() + opts->timeout_s : 0;
+    S->L = scn_guard_newstate(S);
     S->root.th = S->L;
     *(struct scn_co **)lua_getextraspace(S->L) = &S->root;
     scn_open_sandbox(S->L, opts->unsafe_lua);
+    scn_guard_open(S->L);
     set_time_constants(S->L);
     scn_open_sched(S->L);
     scn_open_world(S->L);
@@ -286,8 +378,11 @@ static void scn_init(struct scn *S, const struct scn_options *opts)
 
 static void scn_close(struct scn *S)
 {
+    /* The world is closed (or never was): finalizers that lua_close runs get an error
+     * from any API call (scn_guard_api); ours never act on the world. */
+    S->closed = true;
     if (S->L)
-        lua_close(S->L); /* __gc of our userdata never acts on the world */
+        lua_close(S->L);
     for (int i = 0; i < S->n_cos; i++) {
         if (S->cos[i]->result_free && S->cos[i]->result)
             S->cos[i]->result_free(S->cos[i]->result);
@@ -307,7 +402,16 @@ static bool load_script(struct scn *S)
         return false;
     }
     fclose(f);
-    if (luaL_loadfilex(S->L, S->opts->path, "t") != LUA_OK) {
+    S->mem_enforce = true;
+    int st = luaL_loadfilex(S->L, S->opts->path, "t");
+    S->mem_enforce = false;
+    if (st == LUA_ERRMEM) {
+        scn_guard_memory_msg(S, S->L);
+        snprintf(S->error, sizeof S->error, "%s", S->stop_msg);
+        lua_pop(S->L, 1);
+        return false;
+    }
+    if (st != LUA_OK) {
         S->failed = false;
         fail_from(S, S->L);
         lua_pop(S->L, 1);
@@ -344,16 +448,20 @@ int scn_run(const struct scn_options *opts, struct scn_result *res)
     struct scn *S = fl_calloc(1, sizeof *S);
     scn_init(S, opts);
     S->rw = rw;
-    if (load_script(S)) {
+    bool loaded = load_script(S);
+    if (loaded) {
         scn_co_start(S, S->L, 0);
         drive(S);
     }
     S->stopping = true;
+    if (!loaded && S->stop == SCN_STOP_MEMORY)
+        S->failed = true;
+    end_stopped(S);
     run_summary_set(rw, "script_end_ms", json_integer(run_now_ns(rw) / FL_MS));
     rc = run_world_finish(rw, S->failed ? S->error : NULL, &res->run);
     if (S->failed) {
         snprintf(res->error, sizeof res->error, "%s", S->error);
-        res->exit_code = 2;
+        res->exit_code = S->stop == SCN_STOP_TIMEOUT ? 3 : 2;
     } else if (rc) {
         snprintf(res->error, sizeof res->error, "%s%s",
                  res->run.error[0] ? "" : "internal error finishing the run: ",
@@ -378,7 +486,10 @@ void scn_result_close(struct scn_result *res)
 
 int scn_describe(const char *path, char *name, size_t name_len, char *desc, size_t desc_len)
 {
-    struct scn_options opts = {.path = path};
+    /* A file that loops or grows before its scenario{} must not hang `list scenarios`. */
+    struct scn_options opts = {.path = path,
+                               .timeout_s = SCN_DESCRIBE_TIMEOUT_S,
+                               .lua_mem_bytes = (size_t)SCN_LUA_MEM_MB_DEFAULT << 20};
     name[0] = desc[0] = '\0';
     struct scn *S = fl_calloc(1, sizeof *S);
     scn_init(S, &opts);
@@ -389,7 +500,17 @@ int scn_describe(const char *path, char *name, size_t name_len, char *desc, size
         rc = FL_EINVAL;
         goto out;
     }
-    if (lua_pcall(S->L, 0, 0, 0) != LUA_OK && lua_touserdata(S->L, -1) != &describe_sentinel) {
+    S->mem_enforce = true;
+    int st = lua_pcall(S->L, 0, 0, 0);
+    S->mem_enforce = false;
+    if (st == LUA_ERRMEM)
+        scn_guard_memory_msg(S, S->L);
+    if (S->stop != SCN_STOP_NONE) {
+        snprintf(desc, desc_len, "%s", S->stop_msg);
+        rc = FL_EINVAL;
+        goto out;
+    }
+    if (st != LUA_OK && lua_touserdata(S->L, -1) != &describe_sentinel) {
         fail_from(S, S->L);
         snprintf(desc, desc_len, "%s", S->error);
         rc = FL_EINVAL;

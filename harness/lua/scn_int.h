@@ -16,6 +16,14 @@
 
 struct scn;
 
+/* Why a scenario stops before its end, whatever the script does (scn_guard.c). */
+enum scn_stop {
+    SCN_STOP_NONE = 0,
+    SCN_STOP_TIMEOUT,   /* --timeout passed: exit 3, verdict 'error' with the reason */
+    SCN_STOP_INTERRUPT, /* SIGINT/SIGTERM: exit 3, 'error' (as before) */
+    SCN_STOP_MEMORY,    /* --lua-mem-mb reached: a script error, exit 2 */
+};
+
 /* One coroutine of the scenario (the main chunk, a spawn, a watch callback). */
 struct scn_co {
     struct scn *S;
@@ -23,6 +31,11 @@ struct scn_co {
     int ref;      /* registry reference keeping th alive; LUA_NOREF when done */
     int id;       /* 0 = root (the main state, not a coroutine), 1 = the main chunk */
     bool waiting; /* blocked until a timer or an operation wakes it */
+    /* Between scn_wait_begin and scn_wait_end: a wake-up in that window is an operation
+     * that completed at once (inside the call that started it); it is handed straight
+     * to the continuation instead of the ready list (scn_co_wake). */
+    bool starting;
+    bool woke_early;
     bool done;
     /* Result of the operation it waits for, handed to the continuation. */
     void *result;
@@ -56,6 +69,24 @@ struct scn {
     bool failed;
     char error[1024];
 
+    /* Bounds (scn_guard.c): the Lua state's memory, the wall-clock deadline and SIGINT. */
+    size_t mem_used, mem_limit; /* bytes Lua asked for; limit 0: none */
+    bool mem_enforce;           /* the limit applies (Lua code runs protected) */
+    double deadline_s;          /* scn_mono_s() deadline; 0: none */
+    enum scn_stop stop;         /* why the scenario must stop at once */
+    char stop_msg[512];         /* "SCENARIO:LINE: ..." for SCN_STOP_TIMEOUT / _MEMORY */
+    unsigned poll_tick;         /* drive() polls the clock every few turns */
+    /* The world is closed (or closing): every API call raises (a finalizer run by
+     * lua_close must not reach it). */
+    bool closed;
+    /* next(): the sorted keys of the tables traversed last (scn_sandbox.c), most recent
+     * first; the references are in the registry. */
+    struct scn_next_slot {
+        int t_ref, keys_ref; /* the table and its sorted key array */
+        lua_Integer n, pos;  /* keys, and where the last call stopped (1-based) */
+    } next_slots[8];
+    int n_next_slots;
+
     /* shrink{} (scn_shrink.c) */
     bool shrink_called;
     int64_t end_at_ns;  /* 0: none */
@@ -79,6 +110,12 @@ static inline struct scn *scn_of(lua_State *L)
 /* scn_core.c */
 struct scn_co *scn_co_start(struct scn *S, lua_State *L, int nargs); /* function + args on L */
 void scn_co_wake(struct scn_co *co);
+/* Blocking calls: scn_wait_begin marks the calling coroutine waiting before the
+ * operation that will wake it is started; scn_wait_end then yields to k, or, when the
+ * operation already completed during the start (a control call refused at once),
+ * calls k directly: the documented result (nil, message) instead of a stray yield. */
+void scn_wait_begin(struct scn_co *co);
+int scn_wait_end(lua_State *L, lua_KContext ctx, lua_KFunction k);
 /* Raises "NAME must be called from the scenario or a spawned coroutine" unless L can
  * block; returns its coroutine. */
 struct scn_co *scn_need_co(lua_State *L, const char *name);
@@ -91,8 +128,15 @@ int scn_sleep_k(lua_State *L, int64_t delay_ns, lua_KContext ctx, lua_KFunction 
 _Noreturn void scn_describe_stop(lua_State *L);
 
 /* scn_args.c: argument and option checking. */
+/* Durations and simulated times a script gives are at most SCN_TIME_MAX ns (2^62, about
+ * 146 years), and a deadline (now + a duration) must stay within it too, so that no
+ * sum of times the runtime or the world computes can overflow. */
+#define SCN_TIME_MAX ((int64_t)1 << 62)
 int64_t scn_check_duration(lua_State *L, int idx);
 int64_t scn_opt_duration(lua_State *L, int idx, int64_t def);
+/* now + d for a deadline; raises "NAME: ... past the end of simulated time" when it
+ * would pass SCN_TIME_MAX. */
+int64_t scn_deadline(lua_State *L, const char *name, int64_t d);
 int scn_check_node(lua_State *L, int idx);
 /* Nodes from a number or an array of numbers; returns how many (<= max). */
 int scn_check_nodes(lua_State *L, int idx, int *out, int max);
@@ -135,6 +179,24 @@ double scn_mono_s(void); /* monotonic wall seconds: the replay bound only */
 /* scn_sandbox.c */
 void scn_open_sandbox(lua_State *L, bool unsafe);
 int scn_l_sorted_pairs(lua_State *L);
+
+/* scn_guard.c: the bounds of a run (DESIGN §9): the Lua state's allocator with its
+ * memory limit, the count hook that enforces the wall-clock timeout and SIGINT, the
+ * panic handler, and the refusal of API calls the world cannot take (after the run,
+ * from a finalizer). */
+lua_State *scn_guard_newstate(struct scn *S);
+/* Replaces pcall and xpcall by ones that cannot catch a memory error or a stop. */
+void scn_guard_open(lua_State *L);
+/* Polls the deadline and SIGINT (for the driver between events); true when the
+ * scenario must stop (S->stop says why). */
+bool scn_guard_poll(struct scn *S, lua_State *L);
+/* Raises unless the world may be used now: not after the run, not from a finalizer. */
+void scn_guard_api(lua_State *L);
+/* The message of a memory error raised in th, with the limit and the line. */
+void scn_guard_memory_msg(struct scn *S, lua_State *th);
+/* Sets __metatable on the metatable at idx: getmetatable() of the runtime's userdata
+ * gives false, so a script cannot reach (or call) their __gc or change their methods. */
+void scn_protect_metatable(lua_State *L, int idx);
 
 /* API registration. */
 void scn_open_sched(lua_State *L);

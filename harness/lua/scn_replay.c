@@ -46,7 +46,10 @@ static _Noreturn void child_main(const struct scn_replay *rp, const char *path, 
                              .seed = rp->seed,
                              .db_path = rp->db_path,
                              .bugs = rp->bugs,
-                             .bug_count = rp->bug_count};
+                             .bug_count = rp->bug_count,
+                             /* the wall-clock bound is the parent's (it kills a hung
+                              * child); memory is bounded here as in `faultline run` */
+                             .lua_mem_bytes = (size_t)SCN_LUA_MEM_MB_DEFAULT << 20};
     struct scn_result r;
     int code = scn_run(&so, &r);
     json_t *o = json_object();

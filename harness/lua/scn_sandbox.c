@@ -9,8 +9,11 @@
  *   - dofile, loadfile and collectgarbage are gone; load accepts text chunks only;
  *     string.dump is gone (no bytecode in or out);
  *   - math.random / math.randomseed draw from the run's "lua" RNG stream;
- *   - pairs iterates in sorted key order (Lua's string hash is seeded per process, so
- *     native order changes from run to run); sorted_pairs is the explicit name;
+ *   - pairs and next iterate in sorted key order (Lua's string hash is seeded per
+ *     process, so native order changes from run to run); sorted_pairs is the explicit
+ *     name; a table with a table (function, ...) as a key cannot be iterated;
+ *   - setmetatable refuses __gc and __mode: no finalizers, no weak tables (what they do
+ *     depends on when the collector runs);
  *   - table.sort is a stable merge sort (Lua's quicksort picks pivots from the clock);
  *   - tostring of a table or function without __tostring and string.format("%p")
  *     never show an address; print writes to stderr (stdout belongs to --json).
@@ -173,41 +176,59 @@ static int l_sort(lua_State *L)
     return 0;
 }
 
-/* sorted_pairs(t): the keys of t collected, sorted by key_less, iterated in order.
- * Keys that are not numbers, strings or booleans are refused (no order exists). */
-static int sorted_next(lua_State *L)
+/* Keys that have no order (tables, functions, userdata, threads as keys): named by a
+ * fixed preference, so that the message does not depend on which one the hash walk
+ * meets first. */
+static int unordered_rank(int t)
 {
-    /* upvalue 1: sorted key array; upvalue 2: position */
-    lua_Integer pos = lua_tointeger(L, lua_upvalueindex(2)) + 1;
-    if (lua_geti(L, lua_upvalueindex(1), pos) == LUA_TNIL)
+    switch (t) {
+    case LUA_TTABLE:
+        return 0;
+    case LUA_TFUNCTION:
         return 1;
-    lua_pushinteger(L, pos);
-    lua_replace(L, lua_upvalueindex(2));
-    lua_pushvalue(L, -1);
-    lua_gettable(L, 1);
-    return 2;
+    case LUA_TUSERDATA:
+    case LUA_TLIGHTUSERDATA:
+        return 2;
+    default:
+        return 3;
+    }
 }
 
-int scn_l_sorted_pairs(lua_State *L)
+static _Noreturn void unordered_error(lua_State *L, const char *fname, int rank)
 {
-    luaL_checktype(L, 1, LUA_TTABLE);
-    lua_settop(L, 1);
-    lua_newtable(L); /* 2: keys */
+    static const char *const names[] = {"table", "function", "userdata", "thread"};
+    luaL_error(L,
+               "%s: the table has a %s as a key, and such keys have no deterministic order "
+               "(use numbers, strings or booleans as keys)",
+               fname, names[rank]);
+    FL_UNREACHABLE();
+}
+
+/* Pushes an array of the keys of the table at t, sorted by key_less; returns how many.
+ * Raises (naming fname) when a key has no order. */
+static lua_Integer push_sorted_keys(lua_State *L, int t, const char *fname)
+{
+    t = lua_absindex(L, t);
+    luaL_checkstack(L, 8, "sorted keys");
+    lua_newtable(L);
+    int keys = lua_gettop(L);
     lua_Integer n = 0;
+    int bad = -1;
     lua_pushnil(L);
-    while (lua_next(L, 1)) {
+    while (lua_next(L, t)) {
         lua_pop(L, 1);
-        if (key_rank(L, -1) < 0)
-            return luaL_error(L,
-                              "sorted_pairs: a %s key has no order (use numbers, strings "
-                              "or booleans as keys)",
-                              luaL_typename(L, -1));
+        if (key_rank(L, -1) < 0) {
+            int r = unordered_rank(lua_type(L, -1));
+            bad = bad < 0 || r < bad ? r : bad;
+            continue;
+        }
         lua_pushvalue(L, -1);
-        lua_seti(L, 2, ++n);
+        lua_seti(L, keys, ++n);
     }
-    /* Sort the keys with key_less (insertion into a merge sort via a comparator-free
-     * path: keys may mix types, so sort here by rank explicitly). */
-    lua_createtable(L, (int)FL_MIN(n, INT32_MAX), 0); /* 3: scratch */
+    if (bad >= 0)
+        unordered_error(L, fname, bad);
+    lua_createtable(L, (int)FL_MIN(n, INT32_MAX), 0); /* scratch of the merge sort */
+    int tmp = lua_gettop(L);
     for (lua_Integer width = 1; width < n; width *= 2) {
         for (lua_Integer lo = 1; lo <= n; lo += 2 * width) {
             lua_Integer mid = FL_MIN(lo + width, n + 1), hi = FL_MIN(lo + 2 * width, n + 1);
@@ -215,26 +236,236 @@ int scn_l_sorted_pairs(lua_State *L)
             while (i < mid || j < hi) {
                 bool right = i >= mid;
                 if (i < mid && j < hi) {
-                    lua_geti(L, 2, j);
-                    lua_geti(L, 2, i);
+                    lua_rawgeti(L, keys, j);
+                    lua_rawgeti(L, keys, i);
                     right = key_less(L, -2, -1);
                     lua_pop(L, 2);
                 }
-                lua_geti(L, 2, right ? j++ : i++);
-                lua_seti(L, 3, k++);
+                lua_rawgeti(L, keys, right ? j++ : i++);
+                lua_rawseti(L, tmp, k++);
             }
             for (k = lo; k < hi; k++) {
-                lua_geti(L, 3, k);
-                lua_seti(L, 2, k);
+                lua_rawgeti(L, tmp, k);
+                lua_rawseti(L, keys, k);
             }
         }
     }
     lua_pop(L, 1);
+    return n;
+}
+
+/* sorted_pairs(t) and the sandbox's pairs: the keys of t collected when the loop starts,
+ * sorted by key_less, and visited in that order. A key whose value became nil during
+ * the loop is skipped (as next does); keys added during the loop are not visited. */
+static int sorted_next(lua_State *L)
+{
+    /* upvalue 1: sorted key array; upvalue 2: position */
+    for (;;) {
+        lua_Integer pos = lua_tointeger(L, lua_upvalueindex(2)) + 1;
+        if (lua_rawgeti(L, lua_upvalueindex(1), pos) == LUA_TNIL)
+            return 1;
+        lua_pushinteger(L, pos);
+        lua_replace(L, lua_upvalueindex(2));
+        lua_pushvalue(L, -1);
+        if (lua_rawget(L, 1) != LUA_TNIL)
+            return 2;
+        lua_pop(L, 2);
+    }
+}
+
+int scn_l_sorted_pairs(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_settop(L, 1);
+    push_sorted_keys(L, 1, "pairs");
     lua_pushinteger(L, 0);
     lua_pushcclosure(L, sorted_next, 2);
     lua_pushvalue(L, 1);
     lua_pushnil(L);
     return 3;
+}
+
+/* --- next ------------------------------------------------------------------------------ */
+
+/* The sandbox's next(t, k): the key after k in the order of sorted_pairs (the least key
+ * when k is nil), skipping keys whose value is nil, and its value. Lua's own next walks
+ * the hash part, whose order follows the per-process string hash seed.
+ *
+ * A traversal would cost a sort per step; so the sorted keys of the last few tables
+ * traversed are kept (most recent first, the oldest dropped: which one is kept depends
+ * only on the calls the script made), with where the last step stopped, and a step
+ * that continues a kept traversal costs O(1). When k is not among the kept keys (a key
+ * added since, or no traversal kept), the keys are collected and sorted again and the
+ * step goes on from the least key greater than k. next(t) alone is a linear scan for
+ * the least key, so `next(t) == nil` stays cheap. */
+
+static void slot_drop(lua_State *L, struct scn *S, int i)
+{
+    luaL_unref(L, LUA_REGISTRYINDEX, S->next_slots[i].t_ref);
+    luaL_unref(L, LUA_REGISTRYINDEX, S->next_slots[i].keys_ref);
+    memmove(&S->next_slots[i], &S->next_slots[i + 1],
+            sizeof S->next_slots[0] * (size_t)(S->n_next_slots - i - 1));
+    S->n_next_slots--;
+}
+
+/* The slot of the table at index 1, moved to the front; -1 when none. */
+static int slot_find(lua_State *L, struct scn *S)
+{
+    for (int i = 0; i < S->n_next_slots; i++) {
+        lua_rawgeti(L, LUA_REGISTRYINDEX, S->next_slots[i].t_ref);
+        bool same = lua_rawequal(L, -1, 1);
+        lua_pop(L, 1);
+        if (same) {
+            struct scn_next_slot keep = S->next_slots[i];
+            memmove(&S->next_slots[1], &S->next_slots[0], sizeof keep * (size_t)i);
+            S->next_slots[0] = keep;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* Sorts the keys of the table at index 1 into a new front slot (dropping its old one
+ * and, when full, the oldest). */
+static void slot_build(lua_State *L, struct scn *S)
+{
+    if (slot_find(L, S) == 0)
+        slot_drop(L, S, 0);
+    if (S->n_next_slots == (int)FL_ARRAY_LEN(S->next_slots))
+        slot_drop(L, S, S->n_next_slots - 1);
+    lua_Integer n = push_sorted_keys(L, 1, "next");
+    struct scn_next_slot sl = {.n = n, .pos = 0};
+    sl.keys_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    lua_pushvalue(L, 1);
+    sl.t_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    memmove(&S->next_slots[1], &S->next_slots[0], sizeof sl * (size_t)S->n_next_slots);
+    S->next_slots[0] = sl;
+    S->n_next_slots++;
+}
+
+/* In the front slot's keys (pushed at keys), the number of keys <= the key at index 2;
+ * *found when one of them is that key. */
+static lua_Integer slot_rank(lua_State *L, struct scn *S, int keys, bool *found)
+{
+    struct scn_next_slot *sl = &S->next_slots[0];
+    *found = false;
+    if (sl->pos >= 1 && sl->pos <= sl->n) { /* the usual case: the step after the last */
+        lua_rawgeti(L, keys, sl->pos);
+        *found = lua_rawequal(L, -1, 2);
+        lua_pop(L, 1);
+        if (*found)
+            return sl->pos;
+    }
+    lua_Integer lo = 0, hi = sl->n; /* keys[1..lo] <= k < keys[hi+1..n] */
+    while (lo < hi) {
+        lua_Integer mid = lo + (hi - lo + 1) / 2;
+        lua_rawgeti(L, keys, mid);
+        bool greater = key_less(L, 2, -1);
+        lua_pop(L, 1);
+        if (greater)
+            hi = mid - 1;
+        else
+            lo = mid;
+    }
+    if (lo > 0) {
+        lua_rawgeti(L, keys, lo);
+        *found = lua_rawequal(L, -1, 2);
+        lua_pop(L, 1);
+    }
+    return lo;
+}
+
+static int next_first(lua_State *L)
+{
+    int bad = -1;
+    bool have = false;
+    lua_pushnil(L); /* 3: the least key so far */
+    lua_pushnil(L);
+    while (lua_next(L, 1)) {
+        lua_pop(L, 1);
+        if (key_rank(L, -1) < 0) {
+            int r = unordered_rank(lua_type(L, -1));
+            bad = bad < 0 || r < bad ? r : bad;
+        } else if (!have || key_less(L, -1, 3)) {
+            lua_pushvalue(L, -1);
+            lua_replace(L, 3);
+            have = true;
+        }
+    }
+    if (bad >= 0)
+        unordered_error(L, "next", bad);
+    if (!have)
+        return 1; /* nil: empty */
+    lua_pushvalue(L, 3);
+    lua_rawget(L, 1);
+    return 2;
+}
+
+static int l_next(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    lua_settop(L, 2);
+    if (lua_isnil(L, 2))
+        return next_first(L);
+    if (key_rank(L, 2) < 0)
+        return luaL_error(L, "invalid key to 'next'"); /* such keys are never iterated */
+    struct scn *S = scn_of(L);
+    bool found = false;
+    lua_Integer rank = 0;
+    if (slot_find(L, S) == 0) {
+        lua_rawgeti(L, LUA_REGISTRYINDEX, S->next_slots[0].keys_ref);
+        rank = slot_rank(L, S, 3, &found);
+        if (!found)
+            lua_pop(L, 1);
+    }
+    if (!found) { /* no kept traversal has k: the keys as they are now */
+        slot_build(L, S);
+        lua_rawgeti(L, LUA_REGISTRYINDEX, S->next_slots[0].keys_ref);
+        rank = slot_rank(L, S, 3, &found);
+    }
+    struct scn_next_slot *sl = &S->next_slots[0];
+    for (lua_Integer i = rank + 1; i <= sl->n; i++) {
+        lua_rawgeti(L, 3, i);
+        lua_pushvalue(L, -1);
+        if (lua_rawget(L, 1) != LUA_TNIL) {
+            sl->pos = i;
+            return 2;
+        }
+        lua_pop(L, 2);
+    }
+    slot_drop(L, S, 0); /* the traversal is over */
+    lua_pushnil(L);
+    return 1;
+}
+
+/* --- setmetatable ------------------------------------------------------------------------ */
+
+/* setmetatable(t, mt) without finalizers or weak tables: when the collector runs a
+ * __gc, and what it removes from a weak table, depends on memory use and collection
+ * timing, which the string hash seed and the build can move; a scenario's outcome must
+ * not. (A __gc added to mt later is never called: Lua marks an object for
+ * finalization only when its metatable has __gc at setmetatable time.) */
+static int l_setmetatable(lua_State *L)
+{
+    if (lua_type(L, 2) == LUA_TTABLE) {
+        lua_pushliteral(L, "__gc");
+        if (lua_rawget(L, 2) != LUA_TNIL)
+            return luaL_error(L, "setmetatable: finalizers (__gc) are not available in "
+                                 "scenarios: when the garbage collector runs them is not "
+                                 "deterministic");
+        lua_pop(L, 1);
+        lua_pushliteral(L, "__mode");
+        if (lua_rawget(L, 2) != LUA_TNIL)
+            return luaL_error(L, "setmetatable: weak tables (__mode) are not available in "
+                                 "scenarios: what the garbage collector removes from them, "
+                                 "and when, is not deterministic");
+        lua_pop(L, 1);
+    }
+    lua_settop(L, 2);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, 2, 1);
+    return 1;
 }
 
 /* --- replacements for address-revealing functions ------------------------------------ */
@@ -389,6 +620,11 @@ void scn_open_sandbox(lua_State *L, bool unsafe)
         lua_setfield(L, g, "load");
         lua_pushcfunction(L, scn_l_sorted_pairs);
         lua_setfield(L, g, "pairs");
+        lua_pushcfunction(L, l_next);
+        lua_setfield(L, g, "next");
+        lua_getfield(L, g, "setmetatable");
+        lua_pushcclosure(L, l_setmetatable, 1);
+        lua_setfield(L, g, "setmetatable");
         lua_pushcfunction(L, l_tostring);
         lua_setfield(L, g, "tostring");
         lua_getglobal(L, LUA_STRLIBNAME);

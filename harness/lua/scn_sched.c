@@ -21,7 +21,9 @@ static int block_for(lua_State *L, const char *name)
     int64_t d = scn_check_duration(L, 1);
     scn_world(L);
     scn_need_co(L, name);
-    return scn_sleep_k(L, scn_scale_duration(scn_of(L), d), 0, after_sleep);
+    d = scn_scale_duration(scn_of(L), d);
+    scn_deadline(L, name, d);
+    return scn_sleep_k(L, d, 0, after_sleep);
 }
 
 static int l_run(lua_State *L)
@@ -67,10 +69,11 @@ static int l_run_until(lua_State *L)
     int64_t limit = scn_check_duration(L, 2);
     int64_t poll = scn_opt_duration(L, 3, 10 * FL_MS);
     luaL_argcheck(L, poll > 0, 3, "poll interval must be positive");
-    struct run_world *rw = scn_world(L);
+    scn_world(L);
     scn_need_co(L, "run_until");
+    int64_t deadline = scn_deadline(L, "run_until", scn_scale_duration(scn_of(L), limit));
     lua_settop(L, 1);
-    lua_pushinteger(L, run_now_ns(rw) + scn_scale_duration(scn_of(L), limit));
+    lua_pushinteger(L, deadline);
     lua_pushinteger(L, poll);
     return until_check(L, LUA_OK, 0);
 }

@@ -71,6 +71,7 @@ static int l_shrink(lua_State *L)
                                         "clients",     "keys",   "rate",       "watchers",
                                         "nodes",       NULL};
     struct scn *S = scn_of(L);
+    scn_guard_api(L);
     luaL_checktype(L, 1, LUA_TTABLE);
     lua_settop(L, 1);
     scn_check_options(L, 1, "shrink", known);
@@ -124,8 +125,11 @@ int64_t scn_scale_duration(struct scn *S, int64_t d)
     if (S->time_scale_pct == 100 || !S->rw || run_now_ns(S->rw) < S->scale_from_ns)
         return d;
     int64_t pct = S->time_scale_pct;
-    /* d * pct / 100 without overflow for any duration a script can write */
-    return d / 100 * pct + d % 100 * pct / 100;
+    /* d * pct / 100 without overflow; past SCN_TIME_MAX it stays just past it, so that the
+     * deadline check (scn_deadline) refuses it */
+    if (d / 100 > SCN_TIME_MAX / pct)
+        return SCN_TIME_MAX + 1;
+    return FL_MIN(d / 100 * pct + d % 100 * pct / 100, SCN_TIME_MAX + 1);
 }
 
 void scn_open_shrink(lua_State *L)

@@ -159,6 +159,7 @@ static int l_scenario(lua_State *L)
     static const char *const known[] = {"name",     "description", "cluster", "clients",
                                         "workload", "checks",      NULL};
     struct scn *S = scn_of(L);
+    scn_guard_api(L);
     luaL_checktype(L, 1, LUA_TTABLE);
     lua_settop(L, 1);
     scn_check_options(L, 1, "scenario", known);
@@ -426,7 +427,7 @@ static int l_bug(lua_State *L)
 
 struct ctl_res {
     int code;
-    char text[256];
+    char *text; /* etcd's message; owned */
     int node;
     int64_t revision;
     uint8_t *data;
@@ -436,6 +437,7 @@ struct ctl_res {
 static void ctl_res_free(void *p)
 {
     struct ctl_res *r = p;
+    free(r->text);
     free(r->data);
     free(r);
 }
@@ -447,7 +449,8 @@ static void ctl_cb(void *arg, const struct run_ctl_result *r)
     if (co->S->stopping || !c)
         return;
     c->code = r->code;
-    snprintf(c->text, sizeof c->text, "%s", r->text ? r->text : "");
+    free(c->text);
+    c->text = fl_strdup(r->text ? r->text : "");
     c->node = r->node;
     c->revision = r->revision;
     if (r->data && r->len) {
@@ -457,14 +460,17 @@ static void ctl_cb(void *arg, const struct run_ctl_result *r)
     scn_co_wake(co);
 }
 
-/* Prepares the calling coroutine to wait for a control call; returns it. */
+/* Prepares the calling coroutine to wait for a control call; returns it. Every check
+ * that may raise comes before: from here to scn_wait_end nothing may. The cluster may
+ * answer at once (a dead member, a refused change): ctl_cb then runs inside the call
+ * and scn_wait_end hands the result to the continuation without yielding. */
 static struct scn_co *ctl_begin(lua_State *L, const char *name)
 {
     struct scn_co *co = scn_need_co(L, name);
     FL_ASSERT(!co->result);
     co->result = fl_calloc(1, sizeof(struct ctl_res));
     co->result_free = ctl_res_free;
-    co->waiting = true;
+    scn_wait_begin(co);
     return co;
 }
 
@@ -484,7 +490,7 @@ static int ctl_finish(lua_State *L, int (*push)(lua_State *, struct ctl_res *))
     int n;
     if (r->code) {
         lua_pushnil(L);
-        lua_pushstring(L, r->text[0] ? r->text : "failed");
+        lua_pushstring(L, r->text && r->text[0] ? r->text : "failed");
         n = 2;
     } else {
         n = push(L, r);
@@ -532,7 +538,7 @@ static int l_member_add(lua_State *L)
     struct run_world *rw = scn_world(L);
     struct scn_co *co = ctl_begin(L, "member_add");
     run_member_add(rw, learner, ctl_cb, co);
-    return lua_yieldk(L, 0, 0, k_node);
+    return scn_wait_end(L, 0, k_node);
 }
 
 static int node_ctl(lua_State *L, const char *name,
@@ -542,7 +548,7 @@ static int node_ctl(lua_State *L, const char *name,
     struct run_world *rw = scn_world(L);
     struct scn_co *co = ctl_begin(L, name);
     fn(rw, id, ctl_cb, co);
-    return lua_yieldk(L, 0, 0, k_bool);
+    return scn_wait_end(L, 0, k_bool);
 }
 
 static int l_member_promote(lua_State *L)
@@ -569,7 +575,7 @@ static int l_compact(lua_State *L)
     struct run_world *rw = scn_world(L);
     struct scn_co *co = ctl_begin(L, "compact");
     run_compact(rw, rev, ctl_cb, co);
-    return lua_yieldk(L, 0, 0, k_bool);
+    return scn_wait_end(L, 0, k_bool);
 }
 
 static int l_alarm_disarm(lua_State *L)
@@ -577,7 +583,7 @@ static int l_alarm_disarm(lua_State *L)
     struct run_world *rw = scn_world(L);
     struct scn_co *co = ctl_begin(L, "alarm_disarm");
     run_alarm_disarm(rw, ctl_cb, co);
-    return lua_yieldk(L, 0, 0, k_bool);
+    return scn_wait_end(L, 0, k_bool);
 }
 
 /* --- snapshots (backups) ------------------------------------------------------------ */
@@ -587,8 +593,19 @@ static int l_alarm_disarm(lua_State *L)
 struct scn_snap {
     uint8_t *data;
     size_t len;
-    bool raw; /* a copy of the db file, without integrity hash */
+    bool raw;   /* a copy of the db file, without integrity hash */
+    bool freed; /* its __gc ran (only the collector can call it: the metatable is
+                 * protected; a finalizer of another object may still hold it) */
 };
+
+/* The snapshot at idx; raises when it was freed. */
+static struct scn_snap *check_snap(lua_State *L, int idx)
+{
+    struct scn_snap *s = luaL_checkudata(L, idx, SNAP_MT);
+    if (s->freed)
+        luaL_error(L, "this snapshot was freed (garbage collected)");
+    return s;
+}
 
 static struct scn_snap *push_snap(lua_State *L, uint8_t *data, size_t len, bool raw)
 {
@@ -596,6 +613,7 @@ static struct scn_snap *push_snap(lua_State *L, uint8_t *data, size_t len, bool 
     s->data = data;
     s->len = len;
     s->raw = raw;
+    s->freed = false;
     luaL_setmetatable(L, SNAP_MT);
     return s;
 }
@@ -620,7 +638,7 @@ static int l_snapshot_save(lua_State *L)
     struct run_world *rw = scn_world(L);
     struct scn_co *co = ctl_begin(L, "snapshot_save");
     run_snapshot_save(rw, id, ctl_cb, co);
-    return lua_yieldk(L, 0, 0, k_snapshot);
+    return scn_wait_end(L, 0, k_snapshot);
 }
 
 static int l_copy_db(lua_State *L)
@@ -642,12 +660,14 @@ static int snap_gc(lua_State *L)
     struct scn_snap *s = luaL_checkudata(L, 1, SNAP_MT);
     free(s->data);
     s->data = NULL;
+    s->len = 0;
+    s->freed = true;
     return 0;
 }
 
 static int snap_size(lua_State *L)
 {
-    struct scn_snap *s = luaL_checkudata(L, 1, SNAP_MT);
+    struct scn_snap *s = check_snap(L, 1);
     lua_pushinteger(L, (lua_Integer)s->len);
     return 1;
 }
@@ -655,14 +675,17 @@ static int snap_size(lua_State *L)
 static int snap_tostring(lua_State *L)
 {
     struct scn_snap *s = luaL_checkudata(L, 1, SNAP_MT);
-    lua_pushfstring(L, "<snapshot %I bytes%s>", (lua_Integer)s->len, s->raw ? ", raw" : "");
+    if (s->freed)
+        lua_pushliteral(L, "<snapshot (freed)>");
+    else
+        lua_pushfstring(L, "<snapshot %I bytes%s>", (lua_Integer)s->len, s->raw ? ", raw" : "");
     return 1;
 }
 
 /* snap:corrupt([offset]): flips one byte (default: the middle) of a copy. */
 static int snap_corrupt(lua_State *L)
 {
-    struct scn_snap *s = luaL_checkudata(L, 1, SNAP_MT);
+    struct scn_snap *s = check_snap(L, 1);
     lua_Integer off = luaL_optinteger(L, 2, (lua_Integer)s->len / 2);
     luaL_argcheck(L, off >= 0 && (size_t)off < s->len, 2, "offset outside the snapshot");
     uint8_t *copy = fl_memdup(s->data, s->len);
@@ -674,7 +697,7 @@ static int snap_corrupt(lua_State *L)
 static int l_restore(lua_State *L)
 {
     static const char *const known[] = {"nodes", "skip_hash_check", NULL};
-    struct scn_snap *s = luaL_checkudata(L, 1, SNAP_MT);
+    struct scn_snap *s = check_snap(L, 1);
     struct run_world *rw = scn_world(L);
     int nodes[MAX_NODES], n;
     bool skip = false;
@@ -762,6 +785,10 @@ static int l_nemesis(lua_State *L)
     every = scn_scale_duration(scn_of(L), every);
     every = FL_MAX(FL_MS, every);
     duration = scn_scale_duration(scn_of(L), duration);
+    /* a tick comes every/2 .. 3*every/2 after the last one */
+    scn_deadline(L, "nemesis.every", every + every / 2);
+    if (duration)
+        scn_deadline(L, "nemesis.duration", duration);
     run_nemesis(rw, kinds, every, duration);
     return 0;
 }
@@ -816,5 +843,6 @@ void scn_open_world(lua_State *L)
     lua_setfield(L, -2, "__len");
     luaL_newlib(L, snap_methods);
     lua_setfield(L, -2, "__index");
+    scn_protect_metatable(L, -1);
     lua_pop(L, 1);
 }

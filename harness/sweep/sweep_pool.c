@@ -301,11 +301,13 @@ static void on_exit_cb(uv_process_t *proc, int64_t status, int sig)
     uv_timer_start(&s->timer, on_timer, SWEEP_GRACE_MS, 0);
 }
 
-static void build_args(const struct pool *p, const struct job *j, char **argv, char *seed)
+static void build_args(const struct pool *p, const struct job *j, char **argv, char *seed,
+                       char *timeout)
 {
     const struct sweep_options *o = p->o;
     int k = 0;
     snprintf(seed, 24, "%llu", (unsigned long long)j->seed);
+    snprintf(timeout, 32, "%.17g", o->timeout_s);
     argv[k++] = (char *)o->worker;
     argv[k++] = "run";
     argv[k++] = (char *)o->scenarios[j->scenario];
@@ -314,6 +316,10 @@ static void build_args(const struct pool *p, const struct job *j, char **argv, c
     argv[k++] = "--json";
     argv[k++] = "--db";
     argv[k++] = j->db;
+    if (o->timeout_s > 0) { /* the worker ends its own run in time, recorded as 'error' */
+        argv[k++] = "--timeout";
+        argv[k++] = timeout;
+    }
     for (int i = 0; i < o->bug_count; i++) {
         argv[k++] = "--bug";
         argv[k++] = (char *)o->bugs[i];
@@ -338,9 +344,9 @@ static void start_job(struct pool *p, struct slot *s, struct job *j)
     uv_timer_init(&p->loop, &s->timer);
     s->out.data = s->err.data = s->timer.data = s->proc.data = s;
     s->open = 3;
-    char seed[24];
-    char **argv = fl_calloc(10 + 2 * (size_t)p->o->bug_count, sizeof *argv);
-    build_args(p, j, argv, seed);
+    char seed[24], timeout[32];
+    char **argv = fl_calloc(12 + 2 * (size_t)p->o->bug_count, sizeof *argv);
+    build_args(p, j, argv, seed, timeout);
     uv_stdio_container_t stdio[3];
     stdio[0].flags = UV_IGNORE;
     stdio[1].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
