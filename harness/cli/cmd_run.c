@@ -13,11 +13,9 @@
  * 0 into 2 (a message names the problem on stderr): CI must not miss a lost report.
  *
  * --timeout bounds the whole run in wall-clock time (default 600 s): harness/lua stops
- * the script (a count hook) or the simulation (between events) at the deadline and the
- * run ends 'error', exit 3. Should the process still be running a few seconds later
- * (stuck inside one C call: a pathological string pattern, a checker), a watchdog
- * (SIGALRM) prints why and exits 3; the database then keeps the run as unfinished,
- * every committed batch intact. --lua-mem-mb bounds the Lua state (default 1024).
+ * the script or the simulation at the deadline and the run ends 'error', exit 3; a
+ * process stuck past it in one C call is ended by its watchdog (scn_guard.c).
+ * --lua-mem-mb bounds the scenario's Lua state (default 1024).
  */
 #include "harness/cli/cli.h"
 #include "harness/common/bugs.h"
@@ -29,14 +27,9 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
-#include <signal.h>
-#include <sys/time.h>
-#include <unistd.h>
 
-#define RUN_BUGS_MAX 64
-/* The watchdog fires this long after the deadline the script and the driver keep. */
-#define RUN_WATCHDOG_GRACE_S 5.0
-#define RUN_LUA_MEM_MB_MAX   (1 << 20) /* 1 TiB: beyond it the figure is a typo */
+#define RUN_BUGS_MAX       64
+#define RUN_LUA_MEM_MB_MAX (1 << 20) /* 1 TiB: beyond it the figure is a typo */
 
 static const char usage[] =
     "usage: faultline run SCENARIO.lua [--seed N] [--db FILE] [--report DIR] [--json]\n"
@@ -150,50 +143,6 @@ static int parse_args(int argc, char **argv, struct run_args *a)
     return 0;
 }
 
-/* --- the watchdog ---------------------------------------------------------------------- */
-
-static char watchdog_msg[640];
-static size_t watchdog_len;
-
-static void watchdog_fire(int sig)
-{
-    (void)sig;
-    /* async-signal-safe: write and _exit only */
-    ssize_t w = write(STDERR_FILENO, watchdog_msg, watchdog_len);
-    (void)w;
-    _exit(FL_EXIT_INTERNAL);
-}
-
-/* Arms a one-shot SIGALRM RUN_WATCHDOG_GRACE_S after the deadline: the last resort for
- * a process stuck where neither the Lua hook nor the driver gets control. */
-static void watchdog_arm(const struct run_args *a)
-{
-    int n = snprintf(watchdog_msg, sizeof watchdog_msg,
-                     "faultline: %s: timeout: the run took more than %g s of wall-clock time "
-                     "(--timeout) and did not stop; ended by the watchdog\n",
-                     a->scenario, a->timeout_s);
-    watchdog_len = n < 0 ? 0 : FL_MIN((size_t)n, sizeof watchdog_msg - 1);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = watchdog_fire;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESTART;
-    sigaction(SIGALRM, &sa, NULL);
-    double t = a->timeout_s + RUN_WATCHDOG_GRACE_S;
-    struct itimerval it;
-    memset(&it, 0, sizeof it);
-    it.it_value.tv_sec = (time_t)t;
-    it.it_value.tv_usec = (suseconds_t)((t - (double)(time_t)t) * 1e6);
-    setitimer(ITIMER_REAL, &it, NULL);
-}
-
-static void watchdog_disarm(void)
-{
-    struct itimerval it;
-    memset(&it, 0, sizeof it);
-    setitimer(ITIMER_REAL, &it, NULL);
-}
-
 /* The replay command; for a violation (exit 1) also the command that shrinks it. */
 static void print_replay(const struct run_args *a, int code)
 {
@@ -271,9 +220,7 @@ int cmd_run(int argc, char **argv)
                             .timeout_s = a.timeout_s,
                             .lua_mem_bytes = (size_t)a.lua_mem_mb << 20};
     struct scn_result res;
-    watchdog_arm(&a);
     int code = scn_run(&o, &res);
-    watchdog_disarm();
     json_t *s = res.run.summary;
     if (res.error[0])
         fprintf(stderr, "%s%s\n", s ? "" : "faultline: ", res.error);

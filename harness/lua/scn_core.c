@@ -197,9 +197,12 @@ static void error_text(struct scn *S, lua_State *th, char *buf, size_t n)
     lua_xmove(th, L, 1);
     lua_pushcfunction(L, tostring_fn);
     lua_insert(L, -2);
+    lua_State *was = S->running;
+    scn_guard_enter(S, L);
     S->mem_enforce = true;
     int st = lua_pcall(L, 1, 1, 0);
     S->mem_enforce = false;
+    S->running = was;
     if (st == LUA_OK)
         snprintf(buf, n, "%s", lua_tostring(L, -1));
     else if (lua_type(L, -1) == LUA_TSTRING)
@@ -258,9 +261,11 @@ static void resume(struct scn *S, struct scn_co *co)
     int nargs = lua_gettop(co->th);
     if (lua_status(co->th) != LUA_YIELD)
         nargs -= 1;
+    scn_guard_enter(S, co->th);
     S->mem_enforce = true;
     int st = lua_resume(co->th, S->L, nargs, &nres);
     S->mem_enforce = false;
+    S->running = NULL;
     if (st == LUA_ERRMEM)
         scn_guard_memory_msg(S, co->th);
     if (st == LUA_YIELD) {
@@ -299,7 +304,7 @@ static bool cut_now(struct scn *S)
 static void drive(struct scn *S)
 {
     while (!S->main_done && !S->failed && S->stop == SCN_STOP_NONE) {
-        if ((++S->poll_tick & 63) == 0 && scn_guard_poll(S, S->cos[0]->th))
+        if (((++S->poll_tick & 63) == 0 || scn_guard_due()) && scn_guard_poll(S, S->cos[0]->th))
             break;
         if (S->ready_len > 0) {
             struct scn_co *co = S->cos[ready_pop(S) - 1];
@@ -448,6 +453,7 @@ int scn_run(const struct scn_options *opts, struct scn_result *res)
     struct scn *S = fl_calloc(1, sizeof *S);
     scn_init(S, opts);
     S->rw = rw;
+    scn_guard_begin(S);
     bool loaded = load_script(S);
     if (loaded) {
         scn_co_start(S, S->L, 0);
@@ -474,8 +480,10 @@ int scn_run(const struct scn_options *opts, struct scn_result *res)
     }
     /* The world first: nothing it still holds may call back into the scenario. */
     run_world_close(rw);
+    scn_guard_detach(S);
     scn_close(S);
     free(S);
+    scn_guard_end(opts->timeout_s > 0); /* the watchdog covered lua_close too */
     return res->exit_code;
 }
 
@@ -494,15 +502,18 @@ int scn_describe(const char *path, char *name, size_t name_len, char *desc, size
     struct scn *S = fl_calloc(1, sizeof *S);
     scn_init(S, &opts);
     S->describe_only = true;
+    scn_guard_begin(S);
     int rc = 0;
     if (!load_script(S)) {
         snprintf(desc, desc_len, "%s", S->error);
         rc = FL_EINVAL;
         goto out;
     }
+    scn_guard_enter(S, S->L);
     S->mem_enforce = true;
     int st = lua_pcall(S->L, 0, 0, 0);
     S->mem_enforce = false;
+    S->running = NULL;
     if (st == LUA_ERRMEM)
         scn_guard_memory_msg(S, S->L);
     if (S->stop != SCN_STOP_NONE) {
@@ -519,7 +530,9 @@ int scn_describe(const char *path, char *name, size_t name_len, char *desc, size
     snprintf(name, name_len, "%s", S->name);
     snprintf(desc, desc_len, "%s", S->description);
 out:
+    scn_guard_detach(S);
     scn_close(S);
     free(S);
+    scn_guard_end(true);
     return rc;
 }

@@ -9,13 +9,19 @@
  *     pcall/xpcall and ends the run as a script error (exit 2, FILE:LINE). Outside
  *     protected Lua code (results pushed by a simulator callback) nothing is refused:
  *     an error there would have no handler.
- *   - Time: a count hook, inherited by every coroutine, polls the wall clock and the
- *     SIGINT flag every HOOK_COUNT instructions, and the driver polls them between
- *     simulator events. Past the deadline the scenario is stopped: the hook raises an
- *     error that pcall cannot keep (the sandbox's pcall re-raises it, and the hook
- *     fires again at the next instruction), so `while true do end` ends anywhere.
- *     The hook only reads a clock and a flag: a run that ends in time does exactly
- *     what it would do without it, so digests do not move.
+ *   - Time: no hook runs while all is well (a count hook makes Lua trace every
+ *     instruction, which halved the speed of Lua loops). A one-shot SIGALRM at the
+ *     --timeout deadline, and SIGINT/SIGTERM (chained to the handler that was
+ *     installed), set a count hook on the coroutine that is running (lua_sethook is
+ *     made to be called from a signal handler; the driver sets it on the next one it
+ *     resumes if a signal came in between). The hook reads the clock and the SIGINT
+ *     flag; if the scenario must stop it raises an error that pcall cannot keep (the
+ *     sandbox's pcall re-raises it, and the hook fires again at the next
+ *     instruction), so `while true do end` ends anywhere. The driver polls the same
+ *     between simulator events. A run that ends in time never sees the hook, so
+ *     digests do not move. 5 s after the deadline a second SIGALRM ends a process
+ *     stuck where neither gets control (inside one C call: a pathological string
+ *     pattern, a finalizer with --unsafe-lua, a checker): it prints why and exits 3.
  *   - A Lua panic (an error outside any protected call: a bug of ours) prints what
  *     happened and exits 3 instead of aborting.
  *   - The world is reachable only while the run lasts and never from a finalizer:
@@ -29,11 +35,20 @@
 
 #include "harness/history/history.h"
 
+#include <signal.h>
+#include <sys/time.h>
 #include <unistd.h>
 
-/* Instructions between two polls: about 10-50 us of Lua, so SIGINT and the deadline
- * are seen at once while the clock is read rarely enough not to show. */
-#define HOOK_COUNT 1000
+#define WATCHDOG_GRACE_S 5.0
+
+/* Signal handlers see the run through these (one run at a time per process). */
+static struct scn *volatile guard_run;
+static volatile sig_atomic_t guard_signalled; /* a signal asked for a poll */
+static volatile sig_atomic_t guard_alarms;    /* SIGALRMs so far: deadline, watchdog */
+static char guard_watchdog_msg[640];
+static size_t guard_watchdog_len;
+static struct sigaction guard_old_int, guard_old_term, guard_old_alrm;
+static bool guard_installed;
 
 static void *guard_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
@@ -79,9 +94,125 @@ static void guard_hook(lua_State *L, lua_Debug *ar)
 {
     (void)ar;
     struct scn *S = scn_of(L);
-    if (S->stop == SCN_STOP_NONE && !scn_guard_poll(S, L))
+    if (S->stop == SCN_STOP_NONE && !scn_guard_poll(S, L)) {
+        lua_sethook(L, NULL, 0, 0); /* not due (yet): back to full speed */
         return;
+    }
     raise_stop(L, S);
+}
+
+/* --- signals ---------------------------------------------------------------------------- */
+
+/* From a signal handler: the running coroutine stops at its next instruction to poll. */
+static void arm_running(void)
+{
+    guard_signalled = 1;
+    struct scn *S = guard_run;
+    lua_State *L = S ? S->running : NULL;
+    if (L)
+        lua_sethook(L, guard_hook, LUA_MASKCOUNT, 1);
+}
+
+static void set_alarm(double s)
+{
+    struct itimerval it;
+    memset(&it, 0, sizeof it);
+    it.it_value.tv_sec = (time_t)s;
+    it.it_value.tv_usec = (suseconds_t)((s - (double)(time_t)s) * 1e6);
+    if (s > 0 && !it.it_value.tv_sec && !it.it_value.tv_usec)
+        it.it_value.tv_usec = 1;
+    setitimer(ITIMER_REAL, &it, NULL);
+}
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+    if (guard_alarms++ == 0) { /* the deadline */
+        arm_running();
+        set_alarm(WATCHDOG_GRACE_S);
+        return;
+    }
+    /* the watchdog: write and _exit only (async-signal-safe) */
+    ssize_t w = write(STDERR_FILENO, guard_watchdog_msg, guard_watchdog_len);
+    (void)w;
+    _exit(3);
+}
+
+static void on_interrupt(int sig)
+{
+    const struct sigaction *old = sig == SIGINT ? &guard_old_int : &guard_old_term;
+    if (old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN && old->sa_handler)
+        old->sa_handler(sig); /* hist's: sets the flag (a second one ends the process) */
+    arm_running();
+}
+
+void scn_guard_begin(struct scn *S)
+{
+    FL_ASSERT(!guard_installed);
+    guard_run = S;
+    guard_signalled = 0;
+    guard_alarms = 0;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    /* SIGINT/SIGTERM: only chained when someone handles them (faultline run does);
+     * else they end the process as they would have. */
+    sigaction(SIGINT, NULL, &guard_old_int);
+    sigaction(SIGTERM, NULL, &guard_old_term);
+    sa.sa_handler = on_interrupt;
+    if (guard_old_int.sa_handler != SIG_DFL && guard_old_int.sa_handler != SIG_IGN)
+        sigaction(SIGINT, &sa, NULL);
+    if (guard_old_term.sa_handler != SIG_DFL && guard_old_term.sa_handler != SIG_IGN)
+        sigaction(SIGTERM, &sa, NULL);
+    if (S->opts->timeout_s > 0) {
+        int n = snprintf(guard_watchdog_msg, sizeof guard_watchdog_msg,
+                         "faultline: %s: timeout: the run took more than %g s of wall-clock "
+                         "time (--timeout) and did not stop; ended by the watchdog\n",
+                         S->opts->path, S->opts->timeout_s);
+        guard_watchdog_len = n < 0 ? 0 : FL_MIN((size_t)n, sizeof guard_watchdog_msg - 1);
+        sa.sa_handler = on_alarm;
+        sigaction(SIGALRM, &sa, &guard_old_alrm);
+        set_alarm(S->opts->timeout_s);
+    }
+    guard_installed = true;
+}
+
+void scn_guard_detach(struct scn *S)
+{
+    FL_ASSERT(guard_run == S);
+    S->running = NULL;
+    guard_run = NULL;
+}
+
+void scn_guard_end(bool had_timeout)
+{
+    FL_ASSERT(guard_installed);
+    guard_run = NULL;
+    if (had_timeout) {
+        set_alarm(0);
+        sigaction(SIGALRM, &guard_old_alrm, NULL);
+    }
+    struct sigaction cur;
+    sigaction(SIGINT, NULL, &cur);
+    if (cur.sa_handler == on_interrupt)
+        sigaction(SIGINT, &guard_old_int, NULL);
+    sigaction(SIGTERM, NULL, &cur);
+    if (cur.sa_handler == on_interrupt)
+        sigaction(SIGTERM, &guard_old_term, NULL);
+    guard_installed = false;
+}
+
+bool scn_guard_due(void)
+{
+    return guard_signalled != 0;
+}
+
+void scn_guard_enter(struct scn *S, lua_State *L)
+{
+    S->running = L;
+    if (guard_signalled || S->stop != SCN_STOP_NONE)
+        lua_sethook(L, guard_hook, LUA_MASKCOUNT, 1);
 }
 
 bool scn_guard_poll(struct scn *S, lua_State *L)
@@ -93,7 +224,7 @@ bool scn_guard_poll(struct scn *S, lua_State *L)
         snprintf(S->stop_msg, sizeof S->stop_msg, "%s: interrupted", S->opts->path);
         return true;
     }
-    if (S->deadline_s > 0 && scn_mono_s() >= S->deadline_s) {
+    if (S->deadline_s > 0 && (guard_alarms > 0 || scn_mono_s() >= S->deadline_s)) {
         S->stop = SCN_STOP_TIMEOUT;
         snprintf(S->stop_msg, sizeof S->stop_msg,
                  "%s:%d: timeout: the run took more than %g s of wall-clock time (--timeout)",
@@ -192,8 +323,6 @@ lua_State *scn_guard_newstate(struct scn *S)
     lua_State *L = lua_newstate(guard_alloc, S);
     FL_ASSERT(L != NULL);
     lua_atpanic(L, guard_panic);
-    /* Threads created later copy the hook of the state that creates them. */
-    lua_sethook(L, guard_hook, LUA_MASKCOUNT, HOOK_COUNT);
     return L;
 }
 

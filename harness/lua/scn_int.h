@@ -70,12 +70,13 @@ struct scn {
     char error[1024];
 
     /* Bounds (scn_guard.c): the Lua state's memory, the wall-clock deadline and SIGINT. */
-    size_t mem_used, mem_limit; /* bytes Lua asked for; limit 0: none */
-    bool mem_enforce;           /* the limit applies (Lua code runs protected) */
-    double deadline_s;          /* scn_mono_s() deadline; 0: none */
-    enum scn_stop stop;         /* why the scenario must stop at once */
-    char stop_msg[512];         /* "SCENARIO:LINE: ..." for SCN_STOP_TIMEOUT / _MEMORY */
-    unsigned poll_tick;         /* drive() polls the clock every few turns */
+    size_t mem_used, mem_limit;  /* bytes Lua asked for; limit 0: none */
+    bool mem_enforce;            /* the limit applies (Lua code runs protected) */
+    double deadline_s;           /* scn_mono_s() deadline; 0: none */
+    enum scn_stop stop;          /* why the scenario must stop at once */
+    char stop_msg[512];          /* "SCENARIO:LINE: ..." for SCN_STOP_TIMEOUT / _MEMORY */
+    unsigned poll_tick;          /* drive() polls the clock every few turns */
+    lua_State *volatile running; /* the Lua thread running now (signal handlers arm it) */
     /* The world is closed (or closing): every API call raises (a finalizer run by
      * lua_close must not reach it). */
     bool closed;
@@ -190,6 +191,18 @@ void scn_guard_open(lua_State *L);
 /* Polls the deadline and SIGINT (for the driver between events); true when the
  * scenario must stop (S->stop says why). */
 bool scn_guard_poll(struct scn *S, lua_State *L);
+/* Around a run (or a describe): begin installs the signal handlers and, with a
+ * timeout, the deadline alarm and the watchdog; detach (before S is freed) stops the
+ * handlers from touching S; end (after) restores the handlers and disarms the alarm
+ * (had_timeout: opts->timeout_s > 0). One at a time per process. */
+void scn_guard_begin(struct scn *S);
+void scn_guard_detach(struct scn *S);
+void scn_guard_end(bool had_timeout);
+/* Before Lua code runs on L (a resume, a protected call): L is the thread a signal
+ * arms; if one came already, L gets the hook at once. Set S->running to NULL after. */
+void scn_guard_enter(struct scn *S, lua_State *L);
+/* True once a signal (the deadline, SIGINT) asked the driver to poll. */
+bool scn_guard_due(void);
 /* Raises unless the world may be used now: not after the run, not from a finalizer. */
 void scn_guard_api(lua_State *L);
 /* The message of a memory error raised in th, with the limit and the line. */
