@@ -141,9 +141,15 @@ static void on_alarm(int sig)
 static void on_interrupt(int sig)
 {
     const struct sigaction *old = sig == SIGINT ? &guard_old_int : &guard_old_term;
-    if (old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN && old->sa_handler)
-        old->sa_handler(sig); /* hist's: sets the flag (a second one ends the process) */
+    old->sa_handler(sig); /* hist's: sets the flag (a second one ends the process) */
     arm_running();
+}
+
+/* A handler on_interrupt can call first: a plain one (faultline run's sets a flag). */
+static bool chainable(const struct sigaction *old)
+{
+    return !(old->sa_flags & SA_SIGINFO) && old->sa_handler != SIG_DFL &&
+           old->sa_handler != SIG_IGN;
 }
 
 void scn_guard_begin(struct scn *S)
@@ -161,9 +167,9 @@ void scn_guard_begin(struct scn *S)
     sigaction(SIGINT, NULL, &guard_old_int);
     sigaction(SIGTERM, NULL, &guard_old_term);
     sa.sa_handler = on_interrupt;
-    if (guard_old_int.sa_handler != SIG_DFL && guard_old_int.sa_handler != SIG_IGN)
+    if (chainable(&guard_old_int))
         sigaction(SIGINT, &sa, NULL);
-    if (guard_old_term.sa_handler != SIG_DFL && guard_old_term.sa_handler != SIG_IGN)
+    if (chainable(&guard_old_term))
         sigaction(SIGTERM, &sa, NULL);
     if (S->opts->timeout_s > 0) {
         int n = snprintf(guard_watchdog_msg, sizeof guard_watchdog_msg,

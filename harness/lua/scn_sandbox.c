@@ -447,7 +447,10 @@ static int l_next(lua_State *L)
  * finalization only when its metatable has __gc at setmetatable time.) */
 static int l_setmetatable(lua_State *L)
 {
-    if (lua_type(L, 2) == LUA_TTABLE) {
+    int t = lua_type(L, 2);
+    luaL_checktype(L, 1, LUA_TTABLE);
+    luaL_argexpected(L, t == LUA_TNIL || t == LUA_TTABLE, 2, "nil or table");
+    if (t == LUA_TTABLE) {
         lua_pushliteral(L, "__gc");
         if (lua_rawget(L, 2) != LUA_TNIL)
             return luaL_error(L, "setmetatable: finalizers (__gc) are not available in "
@@ -461,10 +464,11 @@ static int l_setmetatable(lua_State *L)
                                  "and when, is not deterministic");
         lua_pop(L, 1);
     }
+    /* the rest is Lua's own setmetatable (lbaselib.c) */
+    if (luaL_getmetafield(L, 1, "__metatable") != LUA_TNIL)
+        return luaL_error(L, "cannot change a protected metatable");
     lua_settop(L, 2);
-    lua_pushvalue(L, lua_upvalueindex(1));
-    lua_insert(L, 1);
-    lua_call(L, 2, 1);
+    lua_setmetatable(L, 1);
     return 1;
 }
 
@@ -622,8 +626,7 @@ void scn_open_sandbox(lua_State *L, bool unsafe)
         lua_setfield(L, g, "pairs");
         lua_pushcfunction(L, l_next);
         lua_setfield(L, g, "next");
-        lua_getfield(L, g, "setmetatable");
-        lua_pushcclosure(L, l_setmetatable, 1);
+        lua_pushcfunction(L, l_setmetatable);
         lua_setfield(L, g, "setmetatable");
         lua_pushcfunction(L, l_tostring);
         lua_setfield(L, g, "tostring");
