@@ -8,6 +8,7 @@
  * HTML and XML escapers leave backslashes alone so that text is not escaped twice.
  */
 #include "reports/rpt_int.h"
+#include "harness/common/text.h"
 
 /* Length of the valid UTF-8 sequence at p (1..4), or 0 when the bytes there are not
  * one (overlong forms, surrogates and code points past U+10FFFF are refused). */
@@ -156,25 +157,11 @@ const char *rpt_fmt_ns(int64_t ns, char *buf, size_t n)
     return buf;
 }
 
-/* Appends s to out quoted for a POSIX shell when it holds anything unusual. */
+/* Appends s to out as one POSIX shell word (harness/common/text.h): quoted when it
+ * holds anything unusual, control bytes produced by printf so none reach a terminal. */
 static void shell_word(struct fl_buf *out, const char *s)
 {
-    bool plain = *s != '\0';
-    for (const char *p = s; *p; p++)
-        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%", *p))
-            plain = false;
-    if (plain) {
-        fl_buf_append(out, s, strlen(s));
-        return;
-    }
-    fl_buf_append(out, "'", 1);
-    for (const char *p = s; *p; p++) {
-        if (*p == '\'')
-            fl_buf_append(out, "'\\''", 4);
-        else
-            fl_buf_append(out, p, 1);
-    }
-    fl_buf_append(out, "'", 1);
+    fl_shell_word(out, s);
 }
 
 char *rpt_replay_command(const char *scenario, uint64_t seed, const char *options_json)

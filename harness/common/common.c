@@ -4,6 +4,7 @@
  */
 #include <malloc.h>
 #include "harness/common/common.h"
+#include "harness/common/text.h"
 
 #include <stdarg.h>
 
@@ -23,13 +24,18 @@ void fl_assert_fail(const char *cond, const char *file, int line, const char *fu
         fputc('\n', stderr);
         va_end(ap);
     }
-    fprintf(stderr, "  seed=%llu sim_time_ns=%lld event=%llu%s%s\n",
+    fprintf(stderr, "  seed=%llu sim_time_ns=%lld event=%llu%s",
             (unsigned long long)fl_assert_ctx.seed, (long long)fl_assert_ctx.now_ns,
-            (unsigned long long)fl_assert_ctx.event_no, fl_assert_ctx.scenario ? " scenario=" : "",
-            fl_assert_ctx.scenario ? fl_assert_ctx.scenario : "");
+            (unsigned long long)fl_assert_ctx.event_no, fl_assert_ctx.scenario ? " scenario=" : "");
     if (fl_assert_ctx.scenario)
-        fprintf(stderr, "  replay: faultline run %s --seed %llu\n", fl_assert_ctx.scenario,
-                (unsigned long long)fl_assert_ctx.seed);
+        fl_shell_word_write(stderr, fl_assert_ctx.scenario);
+    fputc('\n', stderr);
+    if (fl_assert_ctx.scenario) {
+        /* shell-quoted, no allocation (this may be an out-of-memory abort) */
+        fputs("  replay: faultline run ", stderr);
+        fl_shell_word_write(stderr, fl_assert_ctx.scenario);
+        fprintf(stderr, " --seed %llu\n", (unsigned long long)fl_assert_ctx.seed);
+    }
     fflush(stderr);
     abort();
 }
