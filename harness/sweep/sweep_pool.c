@@ -1,23 +1,33 @@
 /*
  * sweep_pool.c: the libuv worker pool of `faultline sweep`. One job is one (scenario,
- * seed); up to opts->jobs workers run at once, each a child process started with
- * uv_spawn in its own process group (so a timeout or a second Ctrl-C can kill
- * everything it started) and recording into its own database in a temporary folder
- * beside the sweep's database. The worker's stdout (the --json summary) and stderr
- * (kept for the error message) come back over pipes.
+ * seed); up to opts->jobs workers run at once, each a child process started by
+ * sweep_spawn (sweep_spawn.c) in its own session and process group (so a timeout or a
+ * second Ctrl-C can kill everything it started), with a parent-death signal so that
+ * it cannot outlive a sweep that is killed outright, and recording into its own
+ * database in the sweep's work folder (sweep_workdir.c). The worker's stdout (the
+ * --json summary) and stderr (kept for the error message) come back over pipes; its
+ * exit is seen through SIGCHLD.
  *
  * A job ends when its process has exited and both pipes are closed; a worker that
  * exits while something it started still holds a pipe gets a short grace period, then
  * the pipes are closed anyway. A job that outlives opts->timeout_s is killed
- * (SIGKILL to its group) and recorded as 'error'. SIGINT/SIGTERM stop the launching,
- * pass SIGINT on to the running workers (which end their runs cleanly) and the sweep
- * finishes with what it has; a second signal kills the workers.
+ * (SIGKILL to its group) and recorded as 'error'. SIGINT/SIGTERM/SIGHUP stop the
+ * launching, pass SIGINT on to the running workers (which end their runs cleanly) and
+ * the sweep finishes with what it has; a second signal kills the workers.
  *
- * After the loop, the per-job databases are merged into opts->db_path in job order, so
- * run_ids follow (scenario, seed) order whatever order the workers finished in.
+ * Resources: the pool is no bigger than the descriptor limit allows (the soft limit
+ * is raised towards the hard one first; what is left is said on stderr), and a worker
+ * that cannot be started for want of processes or descriptors while others run waits
+ * for one of them to end instead of failing its seed. A summary too large to keep
+ * (a run with 100,000 expects prints megabytes) is not an error: the verdict and the
+ * digest are then read from the worker's database, which holds everything.
+ *
+ * Finished jobs are merged into opts->db_path in job order, so run_ids follow
+ * (scenario, seed) order whatever order the workers finished in.
  */
-#include "harness/sweep/sweep.h"
+#include "harness/sweep/sweep_int.h"
 
+#include "harness/common/text.h"
 #include "harness/history/history.h"
 #include "reports/report.h"
 
@@ -25,11 +35,12 @@
 #include <jansson.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <uv.h>
 
 #define SWEEP_GRACE_MS    2000
-#define SWEEP_OUT_MAX     (8 << 20) /* stdout kept at most (the JSON summary) */
+#define SWEEP_OUT_MAX     (1 << 20) /* stdout kept at most (the JSON summary) */
 #define SWEEP_ERR_KEEP    4096      /* tail of stderr kept for messages */
 #define SWEEP_PROGRESS_MS 500
 
@@ -47,15 +58,17 @@ struct pool;
 struct slot {
     struct pool *p;
     struct job *job;
-    uv_process_t proc;
+    pid_t pid; /* the worker, leader of its process group; 0 when none started */
     uv_pipe_t out, err;
     uv_timer_t timer;
-    int open; /* handles not yet closed: proc, out, err */
+    int open; /* pipes not yet closed */
     bool exited, timed_out, timer_closing;
+    bool out_truncated; /* stdout passed SWEEP_OUT_MAX: the rest was read and dropped */
     int64_t exit_status;
     int term_signal;
     char *spawn_error;
     struct fl_buf out_buf, err_buf;
+    size_t out_bytes; /* all of stdout, kept or not */
     double start_s;
     char rbuf[65536];
 };
@@ -63,18 +76,20 @@ struct slot {
 struct pool {
     const struct sweep_options *o;
     uv_loop_t loop;
-    uv_signal_t sig_int, sig_term;
+    uv_signal_t sig_int, sig_term, sig_hup, sig_chld;
     uv_timer_t progress;
     struct job *jobs;
     size_t n_jobs, next, done;
     struct slot *slots;
     int running;
+    int jobs_max; /* workers at once: opts->jobs, or fewer when resources are short */
     bool stopping, interrupted, closing;
     int signals;
     int pass, fail, unknown, error;
     double start_s, last_plain_s;
     size_t last_plain_done;
     char *tmpdir;
+    int lock_fd;        /* the work folder's owner lock, held for the whole sweep */
     struct hist_db *db; /* the sweep's database, open for the whole sweep */
     size_t merged;      /* jobs[0..merged) are in it */
 };
@@ -134,50 +149,100 @@ static json_t *parse_summary(const struct fl_buf *b)
     return j;
 }
 
+static enum sweep_verdict verdict_of(const char *v)
+{
+    return !v                      ? SWEEP_ERROR
+           : !strcmp(v, "pass")    ? SWEEP_PASS
+           : !strcmp(v, "fail")    ? SWEEP_FAIL
+           : !strcmp(v, "unknown") ? SWEEP_UNKNOWN
+                                   : SWEEP_ERROR;
+}
+
+/* The exit code `faultline run` gives each verdict (cli.h). */
+static int64_t exit_code_of(enum sweep_verdict v)
+{
+    return v == SWEEP_PASS ? 0 : v == SWEEP_FAIL ? 1 : v == SWEEP_UNKNOWN ? 4 : 3;
+}
+
+/* The worker's stdout was too large to keep: its verdict and digest come from the
+ * database it wrote (which has everything), checked against its exit code. */
+static void result_from_db(struct slot *s, struct sweep_result *r, struct fl_buf *why)
+{
+    struct hist_db *db = NULL;
+    struct hist_run_row row;
+    memset(&row, 0, sizeof row);
+    char err[512] = "";
+    int64_t id = 0;
+    if (hist_open(s->job->db, HIST_OPEN_READONLY, &db, err, sizeof err) ||
+        hist_run_latest(db, &id) || id <= 0 || hist_run_get(db, id, &row)) {
+        fl_buf_printf(why,
+                      "its summary (%zu bytes) was too large to keep and its database has no "
+                      "run%s%s",
+                      s->out_bytes, err[0] ? ": " : "", err);
+    } else {
+        enum sweep_verdict v = verdict_of(row.verdict);
+        if (v != SWEEP_ERROR && exit_code_of(v) == s->exit_status) {
+            r->verdict = v;
+            r->digest = row.digest ? fl_strdup(row.digest) : NULL;
+        } else {
+            fl_buf_printf(why, "worker exited with code %lld and its database says '%s'",
+                          (long long)s->exit_status, row.verdict ? row.verdict : "");
+        }
+    }
+    hist_run_row_free(&row);
+    hist_close(db);
+}
+
+/* No summary: the last line of stderr usually says why. */
+static void no_summary(struct slot *s, struct fl_buf *why)
+{
+    const char *t = fl_buf_cstr(&s->err_buf);
+    size_t n = strlen(t);
+    while (n && (t[n - 1] == '\n' || t[n - 1] == '\r'))
+        n--;
+    size_t b = n;
+    while (b && t[b - 1] != '\n')
+        b--;
+    fl_buf_printf(why, "no JSON summary from worker (exit code %lld)%s%.*s",
+                  (long long)s->exit_status, n > b ? ": " : "", (int)(n - b), t + b);
+}
+
 static void classify(struct slot *s)
 {
     struct job *j = s->job;
     struct sweep_result *r = &j->res;
-    char why[512] = "";
-    json_t *sum = parse_summary(&s->out_buf);
+    struct fl_buf why;
+    fl_buf_init(&why);
+    json_t *sum = s->out_truncated ? NULL : parse_summary(&s->out_buf);
     const char *v = json_string_value(json_object_get(sum, "verdict"));
     const char *dg = json_string_value(json_object_get(sum, "digest"));
     r->verdict = SWEEP_ERROR;
     if (s->spawn_error) {
-        snprintf(why, sizeof why, "cannot start worker: %s", s->spawn_error);
+        fl_buf_printf(&why, "cannot start worker: %s", s->spawn_error);
     } else if (s->timed_out) {
-        snprintf(why, sizeof why, "timeout: no result after %.0f s (worker killed)",
-                 s->p->o->timeout_s);
+        fl_buf_printf(&why, "timeout: no result after %.0f s (worker killed)", s->p->o->timeout_s);
     } else if (s->term_signal) {
-        snprintf(why, sizeof why, "worker killed by signal %d (%s)", s->term_signal,
-                 strsignal(s->term_signal));
+        fl_buf_printf(&why, "worker killed by signal %d (%s)", s->term_signal,
+                      strsignal(s->term_signal));
+    } else if (s->out_truncated) {
+        result_from_db(s, r, &why);
     } else if (v) {
-        r->verdict = !strcmp(v, "pass")      ? SWEEP_PASS
-                     : !strcmp(v, "fail")    ? SWEEP_FAIL
-                     : !strcmp(v, "unknown") ? SWEEP_UNKNOWN
-                                             : SWEEP_ERROR;
+        r->verdict = verdict_of(v);
         const char *e = json_string_value(json_object_get(sum, "error"));
         if (r->verdict == SWEEP_ERROR)
-            snprintf(why, sizeof why, "%s",
-                     e                   ? e
-                     : s->p->interrupted ? "interrupted: the sweep passed SIGINT on to the worker"
-                                         : "run ended in error");
+            fl_buf_printf(&why, "%s",
+                          e                   ? e
+                          : s->p->interrupted ? "interrupted: the sweep passed SIGINT on to the "
+                                                "worker"
+                                              : "run ended in error");
     } else {
-        /* No summary: the last line of stderr usually says why. */
-        const char *t = fl_buf_cstr(&s->err_buf);
-        size_t n = strlen(t);
-        while (n && (t[n - 1] == '\n' || t[n - 1] == '\r'))
-            n--;
-        size_t b = n;
-        while (b && t[b - 1] != '\n')
-            b--;
-        snprintf(why, sizeof why, "no JSON summary from worker (exit code %lld)%s%.*s",
-                 (long long)s->exit_status, n > b ? ": " : "", (int)(n - b), t + b);
+        no_summary(s, &why);
     }
-    if (dg)
+    if (dg && !r->digest)
         r->digest = fl_strdup(dg);
-    if (why[0])
-        r->error = fl_strdup(why);
+    if (why.len)
+        r->error = fl_strdup(fl_buf_cstr(&why));
+    fl_buf_close(&why);
     json_decref(sum);
 }
 
@@ -205,11 +270,15 @@ static void job_done(struct slot *s)
         p->stopping = true;
     if (s->spawn_error) /* every other seed would fail the same way */
         p->stopping = true;
-    if (p->o->progress && j->res.verdict != SWEEP_PASS && p->o->progress_out)
+    if (p->o->progress && j->res.verdict != SWEEP_PASS && p->o->progress_out) {
+        /* the reason may be a script's error text: no raw control bytes */
+        char *scn = fl_term_dup(p->o->scenarios[j->scenario]), *e = fl_term_dup(j->res.error);
         fprintf(p->o->progress_out, "%ssweep: %s seed %llu: %s%s%s\n",
-                p->o->progress == 2 ? "\r\033[K" : "", p->o->scenarios[j->scenario],
-                (unsigned long long)j->seed, sweep_verdict_name(j->res.verdict),
-                j->res.error ? ": " : "", j->res.error ? j->res.error : "");
+                p->o->progress == 2 ? "\r\033[K" : "", scn, (unsigned long long)j->seed,
+                sweep_verdict_name(j->res.verdict), e[0] ? ": " : "", e);
+        free(scn);
+        free(e);
+    }
     free(s->spawn_error);
     s->spawn_error = NULL;
     fl_buf_close(&s->out_buf);
@@ -228,13 +297,22 @@ static void on_timer_closed(uv_handle_t *h)
     job_done(h->data);
 }
 
+/* Both pipes are closed and the worker is reaped: the job is over once its timer is
+ * closed too (job_done runs from that callback). */
+static void finish_slot(struct slot *s)
+{
+    if (s->timer_closing)
+        return;
+    s->timer_closing = true;
+    uv_timer_stop(&s->timer);
+    uv_close((uv_handle_t *)&s->timer, on_timer_closed);
+}
+
 static void handle_closed(uv_handle_t *h)
 {
     struct slot *s = h->data;
-    if (--s->open == 0) {
-        uv_timer_stop(&s->timer);
-        uv_close((uv_handle_t *)&s->timer, on_timer_closed);
-    }
+    if (--s->open == 0 && s->exited)
+        finish_slot(s);
 }
 
 static void close_pipe(uv_pipe_t *pp)
@@ -256,8 +334,16 @@ static void on_read(uv_stream_t *st, ssize_t n, const uv_buf_t *buf)
     bool is_out = st == (uv_stream_t *)&s->out;
     if (n > 0) {
         struct fl_buf *b = is_out ? &s->out_buf : &s->err_buf;
-        if (is_out && b->len + (size_t)n > SWEEP_OUT_MAX)
-            return; /* a summary this big is no summary; classify() will say so */
+        if (is_out) {
+            /* Read on to the end whatever the size (a worker blocked on a full pipe
+             * would never exit), keep at most SWEEP_OUT_MAX. */
+            s->out_bytes += (size_t)n;
+            if (s->out_truncated || b->len + (size_t)n > SWEEP_OUT_MAX) {
+                s->out_truncated = true;
+                fl_buf_close(b);
+                return;
+            }
+        }
         fl_buf_append(b, buf->base, (size_t)n);
         if (!is_out && b->len > 2 * SWEEP_ERR_KEEP) {
             memmove(b->data, b->data + b->len - SWEEP_ERR_KEEP, SWEEP_ERR_KEEP);
@@ -271,8 +357,8 @@ static void on_read(uv_stream_t *st, ssize_t n, const uv_buf_t *buf)
 
 static void kill_group(struct slot *s, int sig)
 {
-    if (s->proc.pid > 0 && !s->exited)
-        kill(-s->proc.pid, sig); /* the worker leads its own process group */
+    if (s->pid > 0 && !s->exited)
+        kill(-s->pid, sig); /* the worker leads its own process group */
 }
 
 static void on_timer(uv_timer_t *t)
@@ -288,17 +374,40 @@ static void on_timer(uv_timer_t *t)
     close_pipe(&s->err);
 }
 
-static void on_exit_cb(uv_process_t *proc, int64_t status, int sig)
+/* The worker s has exited (a zombie still: its pid, and so its process group id,
+ * cannot have been reused yet). Kills what else is in its group, then reaps it. */
+static void worker_exited(struct slot *s, const siginfo_t *si)
 {
-    struct slot *s = proc->data;
+    kill(-s->pid, SIGKILL); /* a hung helper of a killed worker goes too */
+    while (waitpid(s->pid, NULL, 0) < 0 && errno == EINTR) {
+    }
     s->exited = true;
-    s->exit_status = status;
-    s->term_signal = sig;
-    /* Whatever else is still in the group goes too (a hung helper of a killed worker). */
-    kill(-proc->pid, SIGKILL);
-    uv_close((uv_handle_t *)proc, handle_closed);
+    if (si->si_code == CLD_EXITED)
+        s->exit_status = si->si_status;
+    else
+        s->term_signal = si->si_status;
+    if (s->open == 0) {
+        finish_slot(s);
+        return;
+    }
     uv_timer_stop(&s->timer);
     uv_timer_start(&s->timer, on_timer, SWEEP_GRACE_MS, 0);
+}
+
+/* SIGCHLD: any number of workers may have exited since the last one. */
+static void on_sigchld(uv_signal_t *h, int signum)
+{
+    (void)signum;
+    struct pool *p = h->data;
+    for (int i = 0; i < p->o->jobs; i++) {
+        struct slot *s = &p->slots[i];
+        if (!s->job || s->pid <= 0 || s->exited)
+            continue;
+        siginfo_t si;
+        memset(&si, 0, sizeof si);
+        if (waitid(P_PID, (id_t)s->pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid)
+            worker_exited(s, &si);
+    }
 }
 
 static void build_args(const struct pool *p, const struct job *j, char **argv, char *seed,
@@ -327,54 +436,69 @@ static void build_args(const struct pool *p, const struct job *j, char **argv, c
     argv[k] = NULL;
 }
 
-static void start_job(struct pool *p, struct slot *s, struct job *j)
+/* Short of processes or descriptors while other workers run: the pool shrinks to
+ * what runs now and the remaining seeds wait their turn. Said once on stderr. */
+static void shrink_pool(struct pool *p, const char *why)
 {
-    memset(&s->proc, 0, sizeof s->proc);
+    if (p->o->progress_out)
+        fprintf(p->o->progress_out,
+                "%ssweep: cannot start more than %d workers at once (%s); the other seeds "
+                "wait for a free one\n",
+                p->o->progress == 2 ? "\r\033[K" : "", p->running, why);
+    p->jobs_max = p->running;
+}
+
+static void slot_reset(struct slot *s, struct job *j)
+{
     s->job = j;
-    s->exited = s->timed_out = false;
+    s->pid = 0;
+    s->open = 0;
+    s->exited = s->timed_out = s->timer_closing = s->out_truncated = false;
     s->exit_status = 0;
     s->term_signal = 0;
+    s->out_bytes = 0;
     fl_buf_init(&s->out_buf);
     fl_buf_init(&s->err_buf);
     s->start_s = now_s();
-    j->attempted = true;
-    p->running++;
-    uv_pipe_init(&p->loop, &s->out, 0);
-    uv_pipe_init(&p->loop, &s->err, 0);
-    uv_timer_init(&p->loop, &s->timer);
-    s->out.data = s->err.data = s->timer.data = s->proc.data = s;
-    s->open = 3;
-    char seed[24], timeout[32];
+}
+
+/* Starts job j in slot s. False when the system is short of processes or descriptors
+ * and other workers run: nothing was started, j waits. */
+static bool start_job(struct pool *p, struct slot *s, struct job *j)
+{
+    char seed[24], timeout[32], why[512];
     char **argv = fl_calloc(12 + 2 * (size_t)p->o->bug_count, sizeof *argv);
     build_args(p, j, argv, seed, timeout);
-    uv_stdio_container_t stdio[3];
-    stdio[0].flags = UV_IGNORE;
-    stdio[1].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
-    stdio[1].data.stream = (uv_stream_t *)&s->out;
-    stdio[2].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
-    stdio[2].data.stream = (uv_stream_t *)&s->err;
-    uv_process_options_t po;
-    memset(&po, 0, sizeof po);
-    po.file = p->o->worker;
-    po.args = argv;
-    po.exit_cb = on_exit_cb;
-    po.flags = UV_PROCESS_DETACHED; /* own process group: killable as a whole */
-    po.stdio_count = 3;
-    po.stdio = stdio;
-    int rc = uv_spawn(&p->loop, &s->proc, &po);
+    struct sweep_child c;
+    int e = sweep_spawn(p->o->worker, argv, &c, why, sizeof why);
     free(argv);
-    if (rc) {
-        s->spawn_error = fl_strdup(uv_strerror(rc));
-        s->exited = true;
-        uv_close((uv_handle_t *)&s->proc, handle_closed);
-        close_pipe(&s->out);
-        close_pipe(&s->err);
-        return;
+    if (e && sweep_spawn_transient(e) && p->running > 0) {
+        shrink_pool(p, why);
+        return false;
     }
+    slot_reset(s, j);
+    j->attempted = true;
+    p->running++;
+    uv_timer_init(&p->loop, &s->timer);
+    s->timer.data = s;
+    if (e) {
+        s->spawn_error = fl_strdup(why);
+        s->exited = true;
+        finish_slot(s);
+        return true;
+    }
+    s->pid = c.pid;
+    uv_pipe_init(&p->loop, &s->out, 0);
+    uv_pipe_init(&p->loop, &s->err, 0);
+    s->out.data = s->err.data = s;
+    uv_pipe_open(&s->out, c.out_fd);
+    uv_pipe_open(&s->err, c.err_fd);
+    s->open = 2;
     uv_read_start((uv_stream_t *)&s->out, on_alloc, on_read);
     uv_read_start((uv_stream_t *)&s->err, on_alloc, on_read);
     if (p->o->timeout_s > 0)
         uv_timer_start(&s->timer, on_timer, (uint64_t)(p->o->timeout_s * 1000.0), 0);
+    return true;
 }
 
 static void pool_close(struct pool *p)
@@ -384,18 +508,22 @@ static void pool_close(struct pool *p)
     p->closing = true;
     uv_close((uv_handle_t *)&p->sig_int, NULL);
     uv_close((uv_handle_t *)&p->sig_term, NULL);
+    uv_close((uv_handle_t *)&p->sig_hup, NULL);
+    uv_close((uv_handle_t *)&p->sig_chld, NULL);
     uv_close((uv_handle_t *)&p->progress, NULL);
 }
 
 static void launch_more(struct pool *p)
 {
-    while (!p->stopping && p->next < p->n_jobs && p->running < p->o->jobs) {
-        for (int i = 0; i < p->o->jobs; i++) {
-            if (!p->slots[i].job) {
-                start_job(p, &p->slots[i], &p->jobs[p->next++]);
-                break;
-            }
-        }
+    while (!p->stopping && p->next < p->n_jobs && p->running < p->jobs_max) {
+        struct slot *free_slot = NULL;
+        for (int i = 0; i < p->o->jobs && !free_slot; i++)
+            if (!p->slots[i].job)
+                free_slot = &p->slots[i];
+        FL_ASSERT(free_slot != NULL);
+        if (!start_job(p, free_slot, &p->jobs[p->next]))
+            break; /* short of resources: the next job ending launches it */
+        p->next++;
     }
     if (p->running == 0 && (p->stopping || p->next >= p->n_jobs))
         pool_close(p);
@@ -412,7 +540,10 @@ static void on_signal(uv_signal_t *h, int signum)
             kill_group(&p->slots[i], p->signals > 1 ? SIGKILL : SIGINT);
     if (p->o->progress_out)
         fprintf(p->o->progress_out, "%ssweep: %s, %s %d running worker%s; partial results follow\n",
-                p->o->progress == 2 ? "\n" : "", signum == SIGINT ? "interrupted" : "terminated",
+                p->o->progress == 2 ? "\n" : "",
+                signum == SIGINT   ? "interrupted"
+                : signum == SIGHUP ? "hung up"
+                                   : "terminated",
                 p->signals > 1 ? "killing" : "stopping", p->running, p->running == 1 ? "" : "s");
     launch_more(p);
 }
@@ -423,43 +554,6 @@ static void on_progress(uv_timer_t *t)
 }
 
 /* ---- setup, merge, cleanup ----------------------------------------------------- */
-
-static int make_tmpdir(struct pool *p, char *err, size_t err_len)
-{
-    const char *db = p->o->db_path;
-    const char *slash = strrchr(db, '/');
-    struct fl_buf t;
-    fl_buf_init(&t);
-    /* The per-job databases live only until they are merged: in memory (tmpfs) when
-     * the machine has one, so neither the workers' fsyncs nor the parent's reads and
-     * unlinks touch a disk; else beside the sweep's database. */
-    struct stat st;
-    if (stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) && access("/dev/shm", W_OK) == 0) {
-        fl_buf_printf(&t, "/dev/shm/faultline-sweep.XXXXXX");
-        char *shm = fl_strdup(fl_buf_cstr(&t));
-        if (mkdtemp(shm)) {
-            fl_buf_close(&t);
-            p->tmpdir = shm;
-            return FL_OK;
-        }
-        free(shm);
-        fl_buf_reset(&t);
-    }
-    if (slash)
-        fl_buf_printf(&t, "%.*s/.%s.sweep.XXXXXX", (int)(slash - db), db, slash + 1);
-    else
-        fl_buf_printf(&t, ".%s.sweep.XXXXXX", db);
-    char *tmpl = fl_strdup(fl_buf_cstr(&t));
-    fl_buf_close(&t);
-    if (!mkdtemp(tmpl)) {
-        snprintf(err, err_len, "sweep: cannot create a work folder beside '%s': %s", db,
-                 strerror(errno));
-        free(tmpl);
-        return FL_EIO;
-    }
-    p->tmpdir = tmpl;
-    return FL_OK;
-}
 
 static void remove_job_files(const struct job *j)
 {
@@ -580,6 +674,39 @@ static void collect(struct pool *p, struct sweep_report *rep)
     }
 }
 
+/* The pool no bigger than the descriptor limit allows; said on stderr when smaller
+ * than asked. */
+static void size_pool(struct pool *p)
+{
+    const struct sweep_options *o = p->o;
+    long limit = -1;
+    p->jobs_max = sweep_jobs_allowed(o->jobs, &limit);
+    if (p->jobs_max < o->jobs && o->progress_out)
+        fprintf(o->progress_out,
+                "sweep: -j %d capped to %d workers at once: the limit of open files is %ld "
+                "(ulimit -n); the other seeds wait for a free worker\n",
+                o->jobs, p->jobs_max, limit);
+}
+
+static void loop_start(struct pool *p)
+{
+    uv_loop_init(&p->loop);
+    uv_signal_t *sigs[] = {&p->sig_int, &p->sig_term, &p->sig_hup, &p->sig_chld};
+    for (size_t i = 0; i < FL_ARRAY_LEN(sigs); i++) {
+        uv_signal_init(&p->loop, sigs[i]);
+        sigs[i]->data = p;
+    }
+    uv_timer_init(&p->loop, &p->progress);
+    p->progress.data = p;
+    /* SIGCHLD is watched before the first worker starts, so no exit goes unseen */
+    uv_signal_start(&p->sig_chld, on_sigchld, SIGCHLD);
+    uv_signal_start(&p->sig_int, on_signal, SIGINT);
+    uv_signal_start(&p->sig_term, on_signal, SIGTERM);
+    uv_signal_start(&p->sig_hup, on_signal, SIGHUP);
+    if (p->o->progress == 2)
+        uv_timer_start(&p->progress, on_progress, SWEEP_PROGRESS_MS, SWEEP_PROGRESS_MS);
+}
+
 int sweep_run(const struct sweep_options *o, struct sweep_report *rep, char *err, size_t err_len)
 {
     memset(rep, 0, sizeof *rep);
@@ -587,11 +714,13 @@ int sweep_run(const struct sweep_options *o, struct sweep_report *rep, char *err
     struct pool p;
     memset(&p, 0, sizeof p);
     p.o = o;
+    p.lock_fd = -1;
     /* The sweep's database must be writable before any worker starts. */
     int rc = hist_open(o->db_path, HIST_OPEN_WRITE | HIST_OPEN_MERGE_TARGET, &p.db, err, err_len);
     if (rc)
         return rc;
-    if ((rc = make_tmpdir(&p, err, err_len))) {
+    sweep_workdir_clean_stale(o->db_path, o->progress_out);
+    if ((rc = sweep_workdir_create(o->db_path, &p.tmpdir, &p.lock_fd, err, err_len))) {
         hist_close(p.db);
         return rc;
     }
@@ -600,15 +729,8 @@ int sweep_run(const struct sweep_options *o, struct sweep_report *rep, char *err
     p.slots = fl_calloc((size_t)o->jobs, sizeof *p.slots);
     for (int i = 0; i < o->jobs; i++)
         p.slots[i].p = &p;
-    uv_loop_init(&p.loop);
-    uv_signal_init(&p.loop, &p.sig_int);
-    uv_signal_init(&p.loop, &p.sig_term);
-    uv_timer_init(&p.loop, &p.progress);
-    p.sig_int.data = p.sig_term.data = p.progress.data = &p;
-    uv_signal_start(&p.sig_int, on_signal, SIGINT);
-    uv_signal_start(&p.sig_term, on_signal, SIGTERM);
-    if (o->progress == 2)
-        uv_timer_start(&p.progress, on_progress, SWEEP_PROGRESS_MS, SWEEP_PROGRESS_MS);
+    size_pool(&p);
+    loop_start(&p);
     p.start_s = now_s();
     launch_more(&p);
     uv_run(&p.loop, UV_RUN_DEFAULT);
@@ -616,7 +738,7 @@ int sweep_run(const struct sweep_options *o, struct sweep_report *rep, char *err
     uv_loop_close(&p.loop);
     p.stopping = true;
     merge_ready(&p);
-    rmdir(p.tmpdir);
+    sweep_workdir_remove(p.tmpdir, p.lock_fd);
     collect(&p, rep);
     if (hist_close(p.db))
         fl_log(FL_LOG_ERROR, "sweep: closing '%s' failed", o->db_path);

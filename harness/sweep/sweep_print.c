@@ -6,57 +6,75 @@
  */
 #include "harness/sweep/sweep.h"
 
+#include "harness/common/text.h"
 #include "reports/report.h"
 
-static void group_key(const struct sweep_result *r, char *key, size_t n)
+/* The group of a run that did not pass, in a fresh string the caller frees. */
+static char *group_key(const struct sweep_result *r)
 {
     const char *fv = r->first_violation ? r->first_violation : "";
     const char *colon = strchr(fv, ':');
+    struct fl_buf b;
+    fl_buf_init(&b);
     if (r->verdict == SWEEP_ERROR && strncmp(fv, "worker:", 7) == 0)
-        snprintf(key, n, "error");
+        fl_buf_printf(&b, "error");
     else if (colon)
-        snprintf(key, n, "%.*s", (int)(colon - fv), fv);
+        fl_buf_append(&b, fv, (size_t)(colon - fv));
     else
-        snprintf(key, n, "%s", sweep_verdict_name(r->verdict));
+        fl_buf_printf(&b, "%s", sweep_verdict_name(r->verdict));
+    char *k = fl_strdup(fl_buf_cstr(&b));
+    fl_buf_close(&b);
+    return k;
+}
+
+/* One run of a group: what failed (escaped: it may be script text) and the replay
+ * command (shell-quoted, so it runs as printed). */
+static void print_run(const struct sweep_result *r, const struct sweep_options *opts, FILE *out)
+{
+    json_t *o = json_object(), *bugs = json_array();
+    for (int b = 0; b < opts->bug_count; b++)
+        json_array_append_new(bugs, json_string(opts->bugs[b]));
+    json_object_set_new(o, "bugs", bugs);
+    char *oj = json_dumps(o, JSON_COMPACT);
+    char *replay = rpt_replay_command(r->scenario, r->seed, oj);
+    char *scn = fl_term_dup(r->scenario), *fv = fl_term_dup(r->first_violation);
+    fprintf(out, "  %s seed %llu [%s] %s\n    %s\n", scn, (unsigned long long)r->seed,
+            sweep_verdict_name(r->verdict), fv, replay);
+    free(scn);
+    free(fv);
+    free(replay);
+    free(oj);
+    json_decref(o);
 }
 
 void sweep_print_failures(const struct sweep_report *rep, const struct sweep_options *opts,
                           FILE *out)
 {
+    /* every key once: grouping stays cheap for sweeps with thousands of failures */
+    char **keys = fl_calloc((size_t)rep->count + 1, sizeof *keys);
+    for (int i = 0; i < rep->count; i++)
+        if (rep->results[i].verdict != SWEEP_PASS)
+            keys[i] = group_key(&rep->results[i]);
     bool *shown = fl_calloc((size_t)rep->count + 1, sizeof *shown);
     for (int i = 0; i < rep->count; i++) {
-        if (shown[i] || rep->results[i].verdict == SWEEP_PASS)
+        if (shown[i] || !keys[i])
             continue;
-        char key[128];
-        group_key(&rep->results[i], key, sizeof key);
         int n = 0;
+        for (int j = i; j < rep->count; j++)
+            n += keys[j] && !strcmp(keys[j], keys[i]);
+        char *shown_key = fl_term_dup(keys[i]);
+        fprintf(out, "\n%s (%d run%s):\n", shown_key, n, n == 1 ? "" : "s");
+        free(shown_key);
         for (int j = i; j < rep->count; j++) {
-            char k2[128];
-            group_key(&rep->results[j], k2, sizeof k2);
-            n += rep->results[j].verdict != SWEEP_PASS && !strcmp(k2, key);
-        }
-        fprintf(out, "\n%s (%d run%s):\n", key, n, n == 1 ? "" : "s");
-        for (int j = i; j < rep->count; j++) {
-            const struct sweep_result *r = &rep->results[j];
-            char k2[128];
-            group_key(r, k2, sizeof k2);
-            if (r->verdict == SWEEP_PASS || strcmp(k2, key) != 0)
+            if (!keys[j] || strcmp(keys[j], keys[i]))
                 continue;
             shown[j] = true;
-            json_t *o = json_object(), *bugs = json_array();
-            for (int b = 0; b < opts->bug_count; b++)
-                json_array_append_new(bugs, json_string(opts->bugs[b]));
-            json_object_set_new(o, "bugs", bugs);
-            char *oj = json_dumps(o, JSON_COMPACT);
-            char *replay = rpt_replay_command(r->scenario, r->seed, oj);
-            fprintf(out, "  %s seed %llu [%s] %s\n    %s\n", r->scenario,
-                    (unsigned long long)r->seed, sweep_verdict_name(r->verdict),
-                    r->first_violation ? r->first_violation : "", replay);
-            free(replay);
-            free(oj);
-            json_decref(o);
+            print_run(&rep->results[j], opts, out);
         }
     }
+    for (int i = 0; i < rep->count; i++)
+        free(keys[i]);
+    free(keys);
     free(shown);
     fprintf(out,
             "\nsweep: %d of %d planned runs: %d pass, %d fail, %d unknown, %d error%s in %.1f s\n",
