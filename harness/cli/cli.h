@@ -7,6 +7,9 @@
 #ifndef FL_CLI_H
 #define FL_CLI_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 enum {
     FL_EXIT_PASS = 0,
     FL_EXIT_FAIL = 1,
@@ -24,7 +27,34 @@ int cmd_bench(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_hunt(int argc, char **argv);
 
-/* Prints "faultline: MSG" to stderr and returns FL_EXIT_USAGE. */
+/* Each subcommand's usage text (its --help, and the tail of an unknown-option error). */
+extern const char cmd_run_usage[], cmd_sweep_usage[], cmd_shrink_usage[], cmd_bench_usage[],
+    cmd_list_usage[], cmd_hunt_usage[];
+/* The usage text of subcommand cmd ("run", ...; "faultline" for the top level), NULL
+ * for an unknown one. */
+const char *cli_usage(const char *cmd);
+
+/* ---- argument rules shared by the subcommands (cli_args.c) -------------------- */
+
+/* Prints "faultline: MSG" to stderr (control bytes escaped) and returns
+ * FL_EXIT_USAGE. */
 int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "faultline: CMD: unknown option 'OPT'" and CMD's usage on stderr; FL_EXIT_USAGE. */
+int cli_unknown_option(const char *cmd, const char *opt);
+/* Plain decimal digits only (no sign, space or base prefix), within uint64_t. */
+bool cli_parse_u64(const char *s, uint64_t *out);
+/* The value v of option opt as a number in [min, max]: 0, or FL_EXIT_USAGE after a
+ * message naming cmd, opt and v. */
+int cli_u64_arg(const char *cmd, const char *opt, const char *v, uint64_t min, uint64_t max,
+                uint64_t *out);
+/* Seconds as digits with an optional fraction, above 0 and at most max_s. */
+int cli_seconds_arg(const char *cmd, const char *opt, const char *v, double max_s, double *out);
+/* A value option may be given once: FL_EXIT_USAGE the second time. */
+int cli_once(const char *cmd, const char *opt, bool *seen);
+/* A history database given on the command line must be a file: "", ":memory:" and
+ * SQLite URIs ("file:...", in memory or not) are refused with FL_EXIT_USAGE. */
+int cli_db_arg(const char *cmd, const char *opt, const char *v);
+/* True when an argument after the subcommand name is --help or -h. */
+bool cli_wants_help(int argc, char **argv);
 
 #endif

@@ -208,16 +208,29 @@ static bool group_on(const char *only, const char *group)
     return false;
 }
 
-#define BENCH_USAGE "usage: faultline bench [--json] [--corpus DIR] [--only GROUP[,GROUP...]]"
+const char cmd_bench_usage[] =
+    "usage: faultline bench [--json] [--corpus DIR] [--only GROUP[,GROUP...]]\n"
+    "  --json    print one JSON object (the keys of DESIGN section 7) on stdout\n"
+    "  --corpus  the porcupine corpus folder (default: ../shared/corpus/porcupine)\n"
+    "  --only    run only these figure groups (a profiling aid); other keys stay null:\n"
+    "            sim, checkers, mvcc, idle, cluster, e2e, sweep, history\n"
+    "environment: FL_BENCH_SIM_MS=N runs the saturated cluster for N simulated ms\n"
+    "  instead of 3 wall seconds (the same work on every build: for profilers)\n";
 
 static int parse_args(int argc, char **argv, bool *json, const char **corpus, const char **only)
 {
+    bool seen_json = false, seen_corpus = false, seen_only = false;
     for (int i = 1; i < argc; i++) {
+        int rc = 0;
         if (!strcmp(argv[i], "--json")) {
+            if ((rc = cli_once("bench", argv[i], &seen_json)))
+                return rc;
             *json = true;
         } else if (!strcmp(argv[i], "--corpus")) {
             if (i + 1 >= argc)
                 return cli_usage_error("bench: --corpus needs a folder");
+            if ((rc = cli_once("bench", argv[i], &seen_corpus)))
+                return rc;
             *corpus = argv[++i];
             if (!is_dir(*corpus))
                 return cli_usage_error("bench: corpus folder '%s' does not exist", *corpus);
@@ -225,6 +238,8 @@ static int parse_args(int argc, char **argv, bool *json, const char **corpus, co
             if (i + 1 >= argc)
                 return cli_usage_error("bench: --only needs a group list (sim, checkers, "
                                        "mvcc, idle, cluster, e2e, sweep, history)");
+            if ((rc = cli_once("bench", argv[i], &seen_only)))
+                return rc;
             *only = argv[++i];
             for (const char *p = *only;;) {
                 const char *e = strchr(p, ',');
@@ -238,17 +253,8 @@ static int parse_args(int argc, char **argv, bool *json, const char **corpus, co
                     break;
                 p = e + 1;
             }
-        } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            printf(BENCH_USAGE
-                   "\n"
-                   "  --only  run only these figure groups (a profiling aid); other keys "
-                   "stay null\n"
-                   "environment: FL_BENCH_SIM_MS=N runs the saturated cluster for N simulated "
-                   "ms\n  instead of 3 wall seconds (the same work on every build: for "
-                   "profilers)\n");
-            return -1;
         } else {
-            return cli_usage_error("bench: unknown option '%s' (" BENCH_USAGE ")", argv[i]);
+            return cli_unknown_option("bench", argv[i]);
         }
     }
     return FL_EXIT_PASS;
@@ -260,7 +266,7 @@ int cmd_bench(int argc, char **argv)
     const char *corpus_arg = NULL, *only = NULL;
     int rc = parse_args(argc, argv, &json, &corpus_arg, &only);
     if (rc)
-        return rc < 0 ? FL_EXIT_PASS : rc;
+        return rc;
 
     char self[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);

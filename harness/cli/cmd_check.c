@@ -68,7 +68,7 @@ static int parse_args(int argc, char **argv, struct check_args *a)
                 return cli_usage_error("check: --engine wants auto|revision|search");
             i++;
         } else if (s[0] == '-' && s[1]) {
-            return cli_usage_error("check: unknown option %s", s);
+            return cli_unknown_option("check", s);
         } else if (!a->path) {
             a->path = s;
         } else {

@@ -28,7 +28,7 @@
 #include <unistd.h>
 #include <uv.h>
 
-static const char usage[] =
+const char cmd_hunt_usage[] =
     "usage: faultline hunt [SCENARIO.lua] [--seeds A..B] [--bug NAME]... [--own] [-j N]\n"
     "       [--json] [--timeout S] [--keep DIR]\n"
     "For each bug switch, sweeps the seeds in order with the switch on until a run\n"
@@ -71,15 +71,14 @@ static double now_s(void)
 
 static int parse_opt(struct hunt_args *a, const char *opt, const char *v)
 {
-    char *end;
     if (!strcmp(opt, "--seeds")) {
         if (!sweep_parse_seeds(v, &a->first, &a->last))
             return cli_usage_error("hunt: --seeds '%s': expected A..B with A <= B", v);
     } else if (!strcmp(opt, "-j") || !strcmp(opt, "--jobs")) {
-        errno = 0;
-        long n = strtol(v, &end, 10);
-        if (errno || *end || end == v || n < 1 || n > 1024)
-            return cli_usage_error("hunt: -j '%s': expected a number of workers (1..1024)", v);
+        uint64_t n = 0;
+        int rc = cli_u64_arg("hunt", opt, v, 1, 1024, &n); /* plain digits (cli_args.c) */
+        if (rc)
+            return rc;
         a->jobs = (int)n;
     } else if (!strcmp(opt, "--bug")) {
         if (!fl_bug_find(v))
@@ -89,17 +88,15 @@ static int parse_opt(struct hunt_args *a, const char *opt, const char *v)
                 return cli_usage_error("hunt: --bug '%s' given twice", v);
         a->bugs[a->bug_count++] = v;
     } else if (!strcmp(opt, "--timeout")) {
-        errno = 0;
-        double t = strtod(v, &end);
-        if (errno || *end || end == v || !(t > 0) || t > 1e6)
-            return cli_usage_error("hunt: --timeout '%s': expected seconds > 0", v);
-        a->timeout_s = t;
+        int rc = cli_seconds_arg("hunt", opt, v, 1e6, &a->timeout_s);
+        if (rc)
+            return rc;
     } else if (!strcmp(opt, "--keep")) {
         if (!*v)
             return cli_usage_error("hunt: --keep needs a directory");
         a->keep = v;
     } else {
-        return cli_usage_error("hunt: unknown option '%s'\n%s", opt, usage);
+        return cli_usage_error("hunt: unknown option '%s'\n%s", opt, cmd_hunt_usage);
     }
     return 0;
 }
@@ -139,7 +136,7 @@ static int parse_args(int argc, char **argv, struct hunt_args *a)
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i];
         if (!strcmp(s, "--help") || !strcmp(s, "-h")) {
-            fputs(usage, stdout);
+            fputs(cmd_hunt_usage, stdout);
             return -1;
         } else if (!strcmp(s, "--json")) {
             a->json = true;
@@ -151,7 +148,7 @@ static int parse_args(int argc, char **argv, struct hunt_args *a)
                 return rc;
         } else if (s[0] == '-' && s[1]) {
             if (i + 1 >= argc)
-                return cli_usage_error("hunt: %s needs a value\n%s", s, usage);
+                return cli_usage_error("hunt: %s needs a value\n%s", s, cmd_hunt_usage);
             int rc = parse_opt(a, s, argv[++i]);
             if (rc)
                 return rc;

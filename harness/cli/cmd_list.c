@@ -12,6 +12,7 @@
 #include "harness/cli/cli.h"
 #include "harness/common/bugs.h"
 #include "harness/common/common.h"
+#include "harness/common/text.h"
 #include "harness/fault/fault.h"
 #include "harness/lua/scn.h"
 #include "nodes/client/lb.h"
@@ -91,10 +92,14 @@ static int list_scenarios(void)
     for (size_t i = 0; i < n; i++) {
         char name[128], desc[512];
         if (scn_describe(paths[i], name, sizeof name, desc, sizeof desc)) {
-            fprintf(stderr, "faultline: %s\n", desc);
+            cli_usage_error("%s", desc);
             rc = FL_EXIT_USAGE;
         } else {
-            printf("%s  %s\n", paths[i], desc[0] ? desc : name);
+            /* descriptions are script text: no raw control bytes on the terminal */
+            char *p = fl_term_dup(paths[i]), *d = fl_term_dup(desc[0] ? desc : name);
+            printf("%s  %s\n", p, d);
+            free(p);
+            free(d);
         }
         free(paths[i]);
     }
@@ -102,10 +107,21 @@ static int list_scenarios(void)
     return rc;
 }
 
+const char cmd_list_usage[] =
+    "usage: faultline list bugs|failpoints|scenarios|balancers|api\n"
+    "  bugs        bug switches: NAME  SCENARIO  DESCRIPTION\n"
+    "  failpoints  failpoints: NAME  DESCRIPTION\n"
+    "  scenarios   the bundled scenarios: PATH  DESCRIPTION\n"
+    "  balancers   client balancer policies: NAME  MODELS  DESCRIPTION\n"
+    "  api         every function of the Lua scenario surface, one a line\n";
+
 int cmd_list(int argc, char **argv)
 {
-    if (argc != 2)
-        return cli_usage_error("usage: faultline list bugs|failpoints|scenarios|balancers|api");
+    if (argc != 2) {
+        cli_usage_error("list: %s", argc < 2 ? "what to list?" : "one list at a time");
+        fputs(cmd_list_usage, stderr);
+        return FL_EXIT_USAGE;
+    }
     const char *what = argv[1];
     if (!strcmp(what, "bugs")) {
         for (int i = 0; i < FL_BUG_COUNT; i++)
@@ -127,9 +143,9 @@ int cmd_list(int argc, char **argv)
     } else if (!strcmp(what, "scenarios")) {
         return list_scenarios();
     } else {
-        return cli_usage_error("list: unknown list '%s' (bugs, failpoints, scenarios, "
-                               "balancers, api)",
-                               what);
+        cli_usage_error("list: unknown list '%s'", what);
+        fputs(cmd_list_usage, stderr);
+        return FL_EXIT_USAGE;
     }
     return FL_EXIT_PASS;
 }

@@ -20,18 +20,32 @@
 #include "harness/cli/cli.h"
 #include "harness/common/bugs.h"
 #include "harness/common/common.h"
+#include "harness/common/text.h"
 #include "harness/history/history.h"
 #include "harness/lua/scn.h"
 #include "reports/report.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
 
 #define RUN_BUGS_MAX       64
 #define RUN_LUA_MEM_MB_MAX (1 << 20) /* 1 TiB: beyond it the figure is a typo */
 
-static const char usage[] =
+struct run_args {
+    const char *scenario;
+    uint64_t seed;
+    const char *db;
+    const char *report;
+    bool json;
+    bool unsafe_lua;
+    bool help;
+    double timeout_s;
+    uint64_t lua_mem_mb;
+    const char *bugs[RUN_BUGS_MAX];
+    int bug_count;
+};
+
+const char cmd_run_usage[] =
     "usage: faultline run SCENARIO.lua [--seed N] [--db FILE] [--report DIR] [--json]\n"
     "       [--bug NAME]... [--timeout SECONDS] [--lua-mem-mb N] [--unsafe-lua]\n"
     "\n"
@@ -49,36 +63,15 @@ static const char usage[] =
     "exit codes: 0 pass, 1 violation, 2 bad input or script error, 3 internal error,\n"
     "timeout or interrupted, 4 unknown\n";
 
-struct run_args {
-    const char *scenario;
-    uint64_t seed;
-    const char *db;
-    const char *report;
-    bool json;
-    bool unsafe_lua;
-    bool help;
-    double timeout_s;
-    uint64_t lua_mem_mb;
-    const char *bugs[RUN_BUGS_MAX];
-    int bug_count;
+/* What was given already: value options and flags may appear once. */
+struct run_seen {
+    bool seed, db, report, json, unsafe_lua, timeout, lua_mem_mb;
 };
-
-static bool parse_u64(const char *s, uint64_t *out)
-{
-    if (!s || !*s || *s == '-')
-        return false;
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || *end)
-        return false;
-    *out = v;
-    return true;
-}
 
 static int parse_args(int argc, char **argv, struct run_args *a)
 {
     memset(a, 0, sizeof *a);
+    struct run_seen seen = {0};
     a->seed = 1;
     a->db = "faultline.db";
     a->timeout_s = SCN_TIMEOUT_S_DEFAULT;
@@ -86,16 +79,24 @@ static int parse_args(int argc, char **argv, struct run_args *a)
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
         bool has_val = i + 1 < argc;
+        int rc = 0;
         if (!strcmp(o, "--seed")) {
-            if (!has_val || !parse_u64(argv[++i], &a->seed))
-                return cli_usage_error("run: --seed needs a non-negative integer");
+            if (!has_val)
+                return cli_usage_error("run: --seed needs a number");
+            if ((rc = cli_once("run", o, &seen.seed)) ||
+                (rc = cli_u64_arg("run", o, argv[++i], 0, UINT64_MAX, &a->seed)))
+                return rc;
         } else if (!strcmp(o, "--db")) {
             if (!has_val)
                 return cli_usage_error("run: --db needs a file");
-            a->db = argv[++i];
+            if ((rc = cli_once("run", o, &seen.db)) || (rc = cli_db_arg("run", o, argv[++i])))
+                return rc;
+            a->db = argv[i];
         } else if (!strcmp(o, "--report")) {
-            if (!has_val)
+            if (!has_val || !argv[i + 1][0])
                 return cli_usage_error("run: --report needs a directory");
+            if ((rc = cli_once("run", o, &seen.report)))
+                return rc;
             a->report = argv[++i];
         } else if (!strcmp(o, "--bug")) {
             if (!has_val)
@@ -103,34 +104,37 @@ static int parse_args(int argc, char **argv, struct run_args *a)
             const char *b = argv[++i];
             if (!fl_bug_find(b))
                 return cli_usage_error("run: unknown bug '%s' (see faultline list bugs)", b);
+            for (int k = 0; k < a->bug_count; k++)
+                if (!strcmp(a->bugs[k], b))
+                    return cli_usage_error("run: --bug %s given twice", b);
             if (a->bug_count == RUN_BUGS_MAX)
                 return cli_usage_error("run: too many --bug options");
             a->bugs[a->bug_count++] = b;
         } else if (!strcmp(o, "--timeout")) {
-            char *end = NULL;
-            const char *v = has_val ? argv[++i] : "";
-            errno = 0;
-            double t = strtod(v, &end);
-            if (!has_val || errno || end == v || *end || !(t > 0) || t > 1e6)
-                return cli_usage_error("run: --timeout '%s': expected seconds > 0 (at most "
-                                       "1000000)",
-                                       v);
-            a->timeout_s = t;
+            if (!has_val)
+                return cli_usage_error("run: --timeout needs seconds");
+            if ((rc = cli_once("run", o, &seen.timeout)) ||
+                (rc = cli_seconds_arg("run", o, argv[++i], 1e6, &a->timeout_s)))
+                return rc;
         } else if (!strcmp(o, "--lua-mem-mb")) {
-            const char *v = has_val ? argv[++i] : "";
-            if (!has_val || !parse_u64(v, &a->lua_mem_mb) || a->lua_mem_mb < 1 ||
-                a->lua_mem_mb > RUN_LUA_MEM_MB_MAX)
-                return cli_usage_error("run: --lua-mem-mb '%s': expected MiB, 1..%d", v,
-                                       RUN_LUA_MEM_MB_MAX);
+            if (!has_val)
+                return cli_usage_error("run: --lua-mem-mb needs a number of MiB");
+            if ((rc = cli_once("run", o, &seen.lua_mem_mb)) ||
+                (rc = cli_u64_arg("run", o, argv[++i], 1, RUN_LUA_MEM_MB_MAX, &a->lua_mem_mb)))
+                return rc;
         } else if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
             a->help = true;
             return 0;
         } else if (!strcmp(o, "--json")) {
+            if ((rc = cli_once("run", o, &seen.json)))
+                return rc;
             a->json = true;
         } else if (!strcmp(o, "--unsafe-lua")) {
+            if ((rc = cli_once("run", o, &seen.unsafe_lua)))
+                return rc;
             a->unsafe_lua = true;
         } else if (o[0] == '-' && o[1]) {
-            return cli_usage_error("run: unknown option '%s'\n%s", o, usage);
+            return cli_unknown_option("run", o);
         } else if (!a->scenario) {
             a->scenario = o;
         } else {
@@ -138,28 +142,39 @@ static int parse_args(int argc, char **argv, struct run_args *a)
                                    o);
         }
     }
-    if (!a->scenario)
-        return cli_usage_error("run: missing scenario\n%s", usage);
+    if (!a->scenario) {
+        cli_usage_error("run: missing scenario");
+        fputs(cmd_run_usage, stderr);
+        return FL_EXIT_USAGE;
+    }
     return 0;
 }
 
-/* The replay command; for a violation (exit 1) also the command that shrinks it. */
+/* The replay command; for a violation (exit 1) also the command that shrinks it. Every
+ * word is shell-quoted (harness/common/text.h): the line runs as printed. */
 static void print_replay(const struct run_args *a, int code)
 {
-    fprintf(stderr, "replay: faultline run %s --seed %" PRIu64, a->scenario, a->seed);
-    for (int i = 0; i < a->bug_count; i++)
-        fprintf(stderr, " --bug %s", a->bugs[i]);
-    if (a->unsafe_lua)
-        fprintf(stderr, " --unsafe-lua");
-    if (a->lua_mem_mb != SCN_LUA_MEM_MB_DEFAULT)
-        fprintf(stderr, " --lua-mem-mb %" PRIu64, a->lua_mem_mb);
-    fputc('\n', stderr);
-    if (code != 1 || a->unsafe_lua)
-        return;
-    fprintf(stderr, "shrink: faultline shrink %s --seed %" PRIu64, a->scenario, a->seed);
-    for (int i = 0; i < a->bug_count; i++)
-        fprintf(stderr, " --bug %s", a->bugs[i]);
-    fputc('\n', stderr);
+    struct fl_buf b;
+    fl_buf_init(&b);
+    for (int shrink = 0; shrink < 2; shrink++) {
+        if (shrink && (code != 1 || a->unsafe_lua))
+            break;
+        fl_buf_printf(&b, "%s: faultline %s ", shrink ? "shrink" : "replay",
+                      shrink ? "shrink" : "run");
+        fl_shell_word(&b, a->scenario);
+        fl_buf_printf(&b, " --seed %" PRIu64, a->seed);
+        for (int i = 0; i < a->bug_count; i++) {
+            fl_buf_printf(&b, " --bug ");
+            fl_shell_word(&b, a->bugs[i]);
+        }
+        if (a->unsafe_lua)
+            fl_buf_printf(&b, " --unsafe-lua");
+        if (!shrink && a->lua_mem_mb != SCN_LUA_MEM_MB_DEFAULT)
+            fl_buf_printf(&b, " --lua-mem-mb %" PRIu64, a->lua_mem_mb);
+        fl_buf_printf(&b, "\n");
+    }
+    fputs(fl_buf_cstr(&b), stderr);
+    fl_buf_close(&b);
 }
 
 static void print_human(const json_t *s)
@@ -167,8 +182,10 @@ static void print_human(const json_t *s)
     json_t *ops = json_object_get(s, "ops"), *checks = json_object_get(s, "checks");
     uint64_t seed = 0;
     hist_seed_from_json(json_object_get(s, "seed"), &seed); /* unsigned 64-bit */
-    fprintf(stdout, "%s seed %llu: %s\n", json_string_value(json_object_get(s, "scenario")),
-            (unsigned long long)seed, json_string_value(json_object_get(s, "verdict")));
+    char *scenario = fl_term_dup(json_string_value(json_object_get(s, "scenario")));
+    fprintf(stdout, "%s seed %llu: %s\n", scenario, (unsigned long long)seed,
+            json_string_value(json_object_get(s, "verdict")));
+    free(scenario);
     fprintf(stdout,
             "  simulated %" JSON_INTEGER_FORMAT " ms in %" JSON_INTEGER_FORMAT
             " ms; ops %" JSON_INTEGER_FORMAT " (ok %" JSON_INTEGER_FORMAT
@@ -207,7 +224,7 @@ int cmd_run(int argc, char **argv)
     if (rc)
         return rc;
     if (a.help) {
-        fputs(usage, stdout);
+        fputs(cmd_run_usage, stdout);
         return FL_EXIT_PASS;
     }
     hist_sigint_install();
@@ -222,8 +239,14 @@ int cmd_run(int argc, char **argv)
     struct scn_result res;
     int code = scn_run(&o, &res);
     json_t *s = res.run.summary;
-    if (res.error[0])
-        fprintf(stderr, "%s%s\n", s ? "" : "faultline: ", res.error);
+    if (res.error[0]) {
+        /* a script's error text: no raw control bytes to the terminal */
+        struct fl_buf e;
+        fl_buf_init(&e);
+        fl_term_escape(&e, res.error, strlen(res.error), FL_TERM_KEEP_NEWLINES);
+        fprintf(stderr, "%s%s\n", s ? "" : "faultline: ", fl_buf_cstr(&e));
+        fl_buf_close(&e);
+    }
     if (!s) {
         /* the run never started (missing scenario, unwritable db): still one object */
         if (a.json) {
@@ -253,11 +276,13 @@ int cmd_run(int argc, char **argv)
     if (a.report) {
         char err[512];
         if (rpt_write_dir(a.db, res.run.run_id, a.report, s, err, sizeof err)) {
-            fprintf(stderr, "faultline: --report: %s\n", err);
+            cli_usage_error("--report: %s", err);
             if (code == 0)
                 code = 2;
         } else {
-            fprintf(stderr, "report: %s/index.html\n", a.report);
+            char *dir = fl_term_dup(a.report);
+            fprintf(stderr, "report: %s/index.html\n", dir);
+            free(dir);
         }
     }
     fflush(stdout);

@@ -17,9 +17,9 @@
 #include "harness/history/history.h"
 #include "harness/common/bugs.h"
 #include "harness/common/common.h"
+#include "harness/common/text.h"
 #include "harness/lua/scn.h"
 
-#include <errno.h>
 #include <jansson.h>
 
 #define SHRINK_BUGS_MAX 64
@@ -37,43 +37,40 @@ struct shrink_args {
     int bug_count;
 };
 
-static bool parse_u64(const char *s, uint64_t *out)
-{
-    if (!s || !*s || *s == '-')
-        return false;
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || *end)
-        return false;
-    *out = v;
-    return true;
-}
+const char cmd_shrink_usage[] =
+    "usage: faultline shrink SCENARIO.lua --seed N [--bug NAME]... [--check NAME] [-o FILE]\n"
+    "       [--max-runs N] [--quiet] [--json]\n"
+    "  --seed N      the seed of the failing run (required)\n"
+    "  --bug NAME    a bug switch the failing run had on; repeatable\n"
+    "  --check NAME  the check that must keep failing: linearizability, watch, raft_safety,\n"
+    "                converge or expect (default: the run's first failing one)\n"
+    "  -o FILE       where to write the smaller scenario (default: NAME-seedN.shrunk.lua in\n"
+    "                the current directory)\n"
+    "  --max-runs N  at most N replays, 2 to 1000000\n"
+    "  --quiet       no progress on stderr\n"
+    "  --json        print one JSON object on stdout, whatever the outcome\n"
+    "exit codes: 0 written, 1 nothing smaller fails, 2 bad input, 3 internal error\n";
 
-static const char usage[] = "usage: faultline shrink SCENARIO.lua --seed N [--bug NAME]... "
-                            "[--check NAME] [-o FILE] [--max-runs N] [--quiet] [--json]";
+/* Value options and flags may appear once; --bug once per name. */
+struct shrink_seen {
+    bool seed, out, check, max_runs, quiet, json;
+};
 
-static int parse_option(int argc, char **argv, int *i, struct shrink_args *a)
+static int parse_value(const char *o, const char *val, struct shrink_args *a,
+                       struct shrink_seen *seen)
 {
-    const char *o = argv[*i];
-    const char *val = *i + 1 < argc ? argv[*i + 1] : NULL;
     uint64_t u;
-    if (!strcmp(o, "--quiet") || !strcmp(o, "-q")) {
-        a->quiet = true;
-        return 0;
-    }
-    if (!strcmp(o, "--json")) {
-        a->json = true;
-        return 0;
-    }
-    if (!val)
-        return cli_usage_error("shrink: %s needs a value (%s)", o, usage);
-    ++*i;
+    int rc = 0;
     if (!strcmp(o, "--seed")) {
-        if (!parse_u64(val, &a->seed))
-            return cli_usage_error("shrink: --seed needs a non-negative integer");
+        if ((rc = cli_once("shrink", o, &seen->seed)) ||
+            (rc = cli_u64_arg("shrink", o, val, 0, UINT64_MAX, &a->seed)))
+            return rc;
         a->seed_given = true;
     } else if (!strcmp(o, "-o") || !strcmp(o, "--out")) {
+        if ((rc = cli_once("shrink", "-o", &seen->out)))
+            return rc;
+        if (!val[0] || strlen(val) >= 4096) /* scn_shrink_result.out_path holds 4096 */
+            return cli_usage_error("shrink: %s needs a file name shorter than 4096 bytes", o);
         a->out = val;
     } else if (!strcmp(o, "--check")) {
         static const char *const names[] = {"linearizability", "watch", "raft_safety", "converge",
@@ -85,30 +82,60 @@ static int parse_option(int argc, char **argv, int *i, struct shrink_args *a)
             return cli_usage_error("shrink: unknown check '%s' (linearizability, watch, "
                                    "raft_safety, converge, expect)",
                                    val);
+        if ((rc = cli_once("shrink", o, &seen->check)))
+            return rc;
         a->check = val;
     } else if (!strcmp(o, "--max-runs")) {
-        if (!parse_u64(val, &u) || u < 2 || u > 1000000)
-            return cli_usage_error("shrink: --max-runs needs an integer in [2, 1000000]");
+        if ((rc = cli_once("shrink", o, &seen->max_runs)) ||
+            (rc = cli_u64_arg("shrink", o, val, 2, 1000000, &u)))
+            return rc;
         a->max_runs = (int)u;
-    } else if (!strcmp(o, "--bug")) {
+    } else {
+        /* --bug */
         if (!fl_bug_find(val))
             return cli_usage_error("shrink: unknown bug '%s' (see faultline list bugs)", val);
+        for (int k = 0; k < a->bug_count; k++)
+            if (!strcmp(a->bugs[k], val))
+                return cli_usage_error("shrink: --bug %s given twice", val);
         if (a->bug_count == SHRINK_BUGS_MAX)
             return cli_usage_error("shrink: too many --bug options");
         a->bugs[a->bug_count++] = val;
-    } else {
-        return cli_usage_error("shrink: unknown option '%s' (%s)", o, usage);
     }
     return 0;
+}
+
+static int parse_option(int argc, char **argv, int *i, struct shrink_args *a,
+                        struct shrink_seen *seen)
+{
+    static const char *const valued[] = {"--seed", "-o", "--out", "--check", "--max-runs", "--bug"};
+    const char *o = argv[*i];
+    if (!strcmp(o, "--quiet") || !strcmp(o, "-q")) {
+        a->quiet = true;
+        return cli_once("shrink", "--quiet", &seen->quiet);
+    }
+    if (!strcmp(o, "--json")) {
+        a->json = true;
+        return cli_once("shrink", o, &seen->json);
+    }
+    bool known = false;
+    for (size_t k = 0; k < FL_ARRAY_LEN(valued); k++)
+        known = known || !strcmp(o, valued[k]);
+    if (!known)
+        return cli_unknown_option("shrink", o);
+    if (*i + 1 >= argc)
+        return cli_usage_error("shrink: %s needs a value", o);
+    ++*i;
+    return parse_value(o, argv[*i], a, seen);
 }
 
 static int parse_args(int argc, char **argv, struct shrink_args *a)
 {
     memset(a, 0, sizeof *a);
+    struct shrink_seen seen = {0};
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
         if (o[0] == '-' && o[1]) {
-            int rc = parse_option(argc, argv, &i, a);
+            int rc = parse_option(argc, argv, &i, a, &seen);
             if (rc)
                 return rc;
         } else if (!a->scenario) {
@@ -118,11 +145,13 @@ static int parse_args(int argc, char **argv, struct shrink_args *a)
                                    o);
         }
     }
-    if (!a->scenario)
-        return cli_usage_error("shrink: missing scenario (%s)", usage);
-    if (!a->seed_given)
-        return cli_usage_error("shrink: --seed is required: the seed of the failing run (%s)",
-                               usage);
+    if (!a->scenario || !a->seed_given) {
+        cli_usage_error("shrink: %s", !a->scenario ? "missing scenario"
+                                                   : "--seed is required: the seed of the "
+                                                     "failing run");
+        fputs(cmd_shrink_usage, stderr);
+        return FL_EXIT_USAGE;
+    }
     return 0;
 }
 
@@ -171,11 +200,15 @@ int cmd_shrink(int argc, char **argv)
     struct scn_shrink_result res;
     int code = scn_shrink(&o, &res);
     if (code != 0)
-        fprintf(stderr, "faultline: shrink: %s\n", res.error);
+        cli_usage_error("shrink: %s", res.error); /* escapes script text; code stays */
+    if (code == 0 && !a.json) {
+        /* the path as it is, unless it holds control bytes (then escaped) */
+        char *path = fl_term_dup(res.out_path);
+        printf("%s\n", path);
+        free(path);
+    }
     if (a.json)
         print_json(&a, &res);
-    else if (code == 0)
-        printf("%s\n", res.out_path);
     fflush(stdout);
     scn_shrink_result_close(&res);
     return code;

@@ -17,62 +17,228 @@
 #include "reports/report.h"
 
 #include <errno.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <uv.h>
 
 #define SWEEP_RUNS_MAX 10000000
+#define SWEEP_JOBS_MAX 1024
 
-static const char usage[] =
+const char cmd_sweep_usage[] =
     "usage: faultline sweep SCENARIO.lua... [--seeds A..B] [-j N] [--shard K/N] [--db FILE]\n"
     "       [--junit FILE] [--report DIR] [--fail-fast] [--bug NAME]... [--timeout S]\n"
     "       [--worker CMD]\n"
-    "defaults: --seeds 1..100, -j <cores>, --db faultline.db, --timeout 600\n";
+    "  --seeds A..B  the seeds to run, inclusive, or one seed N (default 1..100)\n"
+    "  -j N          workers at once, 1 to 1024 (default: the number of cores; fewer when\n"
+    "                the limit of open files says so)\n"
+    "  --shard K/N   only the seeds whose position in the range is K-1 modulo N\n"
+    "  --db FILE     the history database the runs are added to (default faultline.db)\n"
+    "  --junit FILE  a JUnit XML file with one test case per run\n"
+    "  --report DIR  the HTML report of the runs\n"
+    "  --fail-fast   start no more runs after the first failure or error\n"
+    "  --bug NAME    turn a known bug back on in every run; repeatable\n"
+    "  --timeout S   wall-clock seconds a run may take before it is killed (default 600)\n"
+    "  --worker CMD  the executable each run is started with (default: this faultline)\n"
+    "exit codes: 0 all pass, 1 a violation, 2 bad input, 3 an error or interrupted,\n"
+    "  4 unknown\n";
 
 struct sweep_args {
     struct sweep_options o;
     const char **scenarios;
     const char **bugs;
     const char *junit, *report;
+    const char *seeds_text, *shard_text;
     char self[4096];
+    struct {
+        bool seeds, jobs, shard, db, junit, report, worker, timeout, fail_fast;
+    } seen;
 };
+
+/* --seeds A..B or N, with a message that says what is wrong with it. */
+static int parse_seeds(struct sweep_options *o, const char *v)
+{
+    static const char range[] = "0 to 18446744073709551615";
+    const char *dots = strstr(v, "..");
+    struct fl_buf a, b;
+    fl_buf_init(&a);
+    fl_buf_init(&b);
+    fl_buf_append(&a, v, dots ? (size_t)(dots - v) : strlen(v));
+    if (dots)
+        fl_buf_append(&b, dots + 2, strlen(dots + 2));
+    else
+        fl_buf_append(&b, v, strlen(v));
+    const char *as = fl_buf_cstr(&a), *bs = fl_buf_cstr(&b);
+    bool digits = *as && *bs && strspn(as, "0123456789") == strlen(as) &&
+                  strspn(bs, "0123456789") == strlen(bs);
+    uint64_t first = 0, last = 0;
+    bool fits = digits && cli_parse_u64(as, &first) && cli_parse_u64(bs, &last);
+    int rc = 0;
+    if (!digits)
+        rc = cli_usage_error("sweep: --seeds '%s': expected A..B (both inclusive) or one seed N, "
+                             "whole numbers from %s",
+                             v, range);
+    else if (!fits)
+        rc = cli_usage_error("sweep: --seeds '%s': a seed is out of range (%s)", v, range);
+    else if (first > last)
+        rc = cli_usage_error("sweep: --seeds '%s': the first seed is above the last", v);
+    fl_buf_close(&a);
+    fl_buf_close(&b);
+    if (!rc) {
+        o->seed_first = first;
+        o->seed_last = last;
+    }
+    return rc;
+}
+
+static int parse_shard(struct sweep_options *o, const char *v)
+{
+    const char *slash = strchr(v, '/');
+    uint64_t k = 0, n = 0;
+    bool shape = slash && slash > v && strspn(v, "0123456789") == (size_t)(slash - v) && slash[1] &&
+                 strspn(slash + 1, "0123456789") == strlen(slash + 1);
+    if (shape) {
+        char kbuf[32];
+        size_t kl = (size_t)(slash - v);
+        shape = kl < sizeof kbuf;
+        if (shape) {
+            memcpy(kbuf, v, kl);
+            kbuf[kl] = '\0';
+            shape = cli_parse_u64(kbuf, &k) && cli_parse_u64(slash + 1, &n);
+        }
+    }
+    if (!shape)
+        return cli_usage_error("sweep: --shard '%s': expected K/N, e.g. 2/8 (the second of eight "
+                               "shards)",
+                               v);
+    if (n < 1 || n > 1000000)
+        return cli_usage_error("sweep: --shard '%s': the number of shards must be 1 to 1000000", v);
+    if (k < 1 || k > n)
+        return cli_usage_error("sweep: --shard '%s': the shard must be 1 to %llu (K counts from 1)",
+                               v, (unsigned long long)n);
+    o->shard_k = (int)k;
+    o->shard_n = (int)n;
+    return 0;
+}
+
+static int parse_jobs(struct sweep_args *a, const char *opt, const char *v)
+{
+    uint64_t n = 0;
+    int rc = cli_once("sweep", "-j", &a->seen.jobs);
+    if (!rc)
+        rc = cli_u64_arg("sweep", opt, v, 1, SWEEP_JOBS_MAX, &n);
+    if (!rc)
+        a->o.jobs = (int)n;
+    return rc;
+}
+
+/* A value option that takes a path: once, and not empty. */
+static int path_opt(const char *opt, const char *v, bool *seen, const char **out)
+{
+    int rc = cli_once("sweep", opt, seen);
+    if (!rc && !v[0])
+        rc = cli_usage_error("sweep: %s needs a non-empty path", opt);
+    if (!rc)
+        *out = v;
+    return rc;
+}
 
 static int parse_opt(struct sweep_args *a, const char *opt, const char *v)
 {
     struct sweep_options *o = &a->o;
-    char *end;
+    int rc = 0;
     if (!strcmp(opt, "--seeds")) {
-        if (!sweep_parse_seeds(v, &o->seed_first, &o->seed_last))
-            return cli_usage_error("sweep: --seeds '%s': expected A..B with A <= B", v);
+        if (!(rc = cli_once("sweep", opt, &a->seen.seeds)) && !(rc = parse_seeds(o, v)))
+            a->seeds_text = v;
     } else if (!strcmp(opt, "-j") || !strcmp(opt, "--jobs")) {
-        errno = 0;
-        long n = strtol(v, &end, 10);
-        if (errno || *end || n < 1 || n > 1024)
-            return cli_usage_error("sweep: -j '%s': expected a number of workers (1..1024)", v);
-        o->jobs = (int)n;
+        rc = parse_jobs(a, opt, v);
     } else if (!strcmp(opt, "--shard")) {
-        if (!sweep_parse_shard(v, &o->shard_k, &o->shard_n))
-            return cli_usage_error("sweep: --shard '%s': expected K/N with 1 <= K <= N", v);
+        if (!(rc = cli_once("sweep", opt, &a->seen.shard)) && !(rc = parse_shard(o, v)))
+            a->shard_text = v;
     } else if (!strcmp(opt, "--db")) {
-        o->db_path = v;
+        if (!(rc = cli_once("sweep", opt, &a->seen.db)) && !(rc = cli_db_arg("sweep", opt, v)))
+            o->db_path = v;
     } else if (!strcmp(opt, "--junit")) {
-        a->junit = v;
+        rc = path_opt(opt, v, &a->seen.junit, &a->junit);
     } else if (!strcmp(opt, "--report")) {
-        a->report = v;
+        rc = path_opt(opt, v, &a->seen.report, &a->report);
     } else if (!strcmp(opt, "--worker")) {
-        o->worker = v;
+        rc = path_opt(opt, v, &a->seen.worker, &o->worker);
     } else if (!strcmp(opt, "--timeout")) {
-        errno = 0;
-        double t = strtod(v, &end);
-        if (errno || *end || end == v || !(t > 0) || t > 1e6)
-            return cli_usage_error("sweep: --timeout '%s': expected seconds > 0", v);
-        o->timeout_s = t;
+        if (!(rc = cli_once("sweep", opt, &a->seen.timeout)))
+            rc = cli_seconds_arg("sweep", opt, v, 1e6, &o->timeout_s);
     } else if (!strcmp(opt, "--bug")) {
         if (!fl_bug_find(v))
             return cli_usage_error("sweep: unknown bug '%s' (see faultline list bugs)", v);
+        for (int i = 0; i < o->bug_count; i++)
+            if (!strcmp(a->bugs[i], v))
+                return cli_usage_error("sweep: --bug %s given twice", v);
         a->bugs[o->bug_count++] = v;
     } else {
-        return cli_usage_error("sweep: unknown option '%s'\n%s", opt, usage);
+        rc = cli_unknown_option("sweep", opt);
     }
+    return rc;
+}
+
+static int add_scenario(struct sweep_args *a, const char *s)
+{
+    struct stat st;
+    if (access(s, R_OK) != 0 || stat(s, &st) != 0)
+        return cli_usage_error("sweep: scenario '%s': %s", s, strerror(errno));
+    if (S_ISDIR(st.st_mode))
+        return cli_usage_error("sweep: scenario '%s' is a directory", s);
+    a->scenarios[a->o.scenario_count++] = s;
+    return 0;
+}
+
+static int parse_argv(int argc, char **argv, struct sweep_args *a)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *s = argv[i];
+        int rc = 0;
+        if (!strcmp(s, "--fail-fast")) {
+            rc = cli_once("sweep", s, &a->seen.fail_fast);
+            a->o.fail_fast = true;
+        } else if (s[0] == '-' && s[1] == 'j' && s[2]) {
+            rc = parse_jobs(a, "-j", s + 2); /* -jN, as make takes it, besides -j N */
+        } else if (s[0] == '-' && s[1]) {
+            static const char *const valued[] = {"--seeds",   "-j",      "--jobs",   "--shard",
+                                                 "--db",      "--junit", "--report", "--worker",
+                                                 "--timeout", "--bug"};
+            bool known = false;
+            for (size_t k = 0; k < FL_ARRAY_LEN(valued); k++)
+                known = known || !strcmp(s, valued[k]);
+            if (!known)
+                return cli_unknown_option("sweep", s);
+            if (i + 1 >= argc)
+                return cli_usage_error("sweep: %s needs a value", s);
+            rc = parse_opt(a, s, argv[++i]);
+        } else {
+            rc = add_scenario(a, s);
+        }
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* The runs this sweep plans: a shard with none, or too many, is bad input. */
+static int check_plan(const struct sweep_args *a)
+{
+    const struct sweep_options *o = &a->o;
+    uint64_t span = o->seed_last - o->seed_first; /* positions 0..span */
+    uint64_t start = (uint64_t)(o->shard_k - 1);
+    uint64_t n_seeds = start > span ? 0 : (span - start) / (uint64_t)o->shard_n + 1;
+    if (n_seeds == 0)
+        return cli_usage_error("sweep: --shard %s of --seeds %llu..%llu: this shard has no runs "
+                               "(the range has %llu seed%s)",
+                               a->shard_text, (unsigned long long)o->seed_first,
+                               (unsigned long long)o->seed_last, (unsigned long long)(span + 1),
+                               span == 0 ? "" : "s");
+    if (n_seeds > SWEEP_RUNS_MAX / (uint64_t)o->scenario_count)
+        return cli_usage_error("sweep: %llu seeds x %d scenario%s: more than %d runs in one sweep "
+                               "(use --shard)",
+                               (unsigned long long)n_seeds, o->scenario_count,
+                               o->scenario_count == 1 ? "" : "s", SWEEP_RUNS_MAX);
     return 0;
 }
 
@@ -82,42 +248,20 @@ static int parse_args(int argc, char **argv, struct sweep_args *a)
     o->seed_first = 1;
     o->seed_last = 100;
     o->shard_k = o->shard_n = 1;
-    o->jobs = (int)uv_available_parallelism();
+    unsigned cores = uv_available_parallelism();
+    o->jobs = cores < 1 ? 1 : cores > SWEEP_JOBS_MAX ? SWEEP_JOBS_MAX : (int)cores;
     o->db_path = "faultline.db";
     o->timeout_s = 600;
-    for (int i = 1; i < argc; i++) {
-        const char *s = argv[i];
-        if (!strcmp(s, "--fail-fast")) {
-            o->fail_fast = true;
-        } else if (!strcmp(s, "--help") || !strcmp(s, "-h")) {
-            fputs(usage, stdout);
-            return -1;
-        } else if (s[0] == '-' && s[1] == 'j' && s[2]) {
-            /* -jN, as make takes it, besides -j N */
-            int rc = parse_opt(a, "-j", s + 2);
-            if (rc)
-                return rc;
-        } else if (s[0] == '-' && s[1]) {
-            if (i + 1 >= argc)
-                return cli_usage_error("sweep: %s needs a value\n%s", s, usage);
-            int rc = parse_opt(a, s, argv[++i]);
-            if (rc)
-                return rc;
-        } else {
-            if (access(s, R_OK) != 0)
-                return cli_usage_error("sweep: scenario '%s': %s", s, strerror(errno));
-            a->scenarios[o->scenario_count++] = s;
-        }
+    int rc = parse_argv(argc, argv, a);
+    if (rc)
+        return rc;
+    if (!o->scenario_count) {
+        cli_usage_error("sweep: no scenario given");
+        fputs(cmd_sweep_usage, stderr);
+        return FL_EXIT_USAGE;
     }
-    if (!o->scenario_count)
-        return cli_usage_error("sweep: no scenario given\n%s", usage);
-    size_t n_seeds = 0;
-    uint64_t span = o->seed_last - o->seed_first;
-    if (span / (uint64_t)o->shard_n >= SWEEP_RUNS_MAX)
-        return cli_usage_error("sweep: --seeds %llu..%llu: more than %d runs per shard",
-                               (unsigned long long)o->seed_first, (unsigned long long)o->seed_last,
-                               SWEEP_RUNS_MAX);
-    free(sweep_shard_seeds(o->seed_first, o->seed_last, o->shard_k, o->shard_n, &n_seeds));
+    if ((rc = check_plan(a)))
+        return rc;
     if (o->worker && access(o->worker, X_OK) != 0)
         return cli_usage_error("sweep: --worker '%s': %s", o->worker, strerror(errno));
     if (!o->worker) {
@@ -155,11 +299,10 @@ int cmd_sweep(int argc, char **argv)
     memset(&a, 0, sizeof a);
     a.scenarios = fl_calloc((size_t)argc + 1, sizeof *a.scenarios);
     a.bugs = fl_calloc((size_t)argc + 1, sizeof *a.bugs);
+    a.shard_text = "1/1";
     int rc = parse_args(argc, argv, &a);
-    if (rc) {
-        rc = rc < 0 ? FL_EXIT_PASS : rc;
+    if (rc)
         goto out;
-    }
     a.o.scenarios = a.scenarios;
     a.o.bugs = a.bugs;
     a.o.progress = isatty(STDERR_FILENO) ? 2 : 1;
