@@ -21,6 +21,7 @@
  * stays bound to the seeded stream and sorted_pairs stays available.
  */
 #include "harness/lua/scn_int.h"
+#include "harness/common/text.h"
 
 /* --- math.random ------------------------------------------------------------------- */
 
@@ -573,7 +574,12 @@ static int l_print(lua_State *L)
             return luaL_error(L, "'tostring' must return a string to 'print'");
         if (i > 1)
             fputc('\t', stderr);
-        fwrite(s, 1, len, stderr);
+        struct fl_buf shown; /* no raw control bytes to the terminal (common/text.h) */
+        fl_buf_init(&shown);
+        fl_term_escape(&shown, s, len, FL_TERM_KEEP_NEWLINES);
+        if (shown.len)
+            fwrite(shown.data, 1, shown.len, stderr);
+        fl_buf_close(&shown);
         lua_pop(L, 1);
     }
     fputc('\n', stderr);

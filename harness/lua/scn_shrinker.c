@@ -24,6 +24,7 @@
  * of the first violation.
  */
 #include "harness/lua/scn_int.h"
+#include "harness/common/text.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -71,10 +72,18 @@ static void logf_(struct shr *sh, const char *fmt, ...)
         return;
     va_list ap;
     va_start(ap, fmt);
-    fputs("shrink: ", sh->o->log);
-    vfprintf(sh->o->log, fmt, ap);
-    fputc('\n', sh->o->log);
+    char *line = NULL;
+    int n = vasprintf(&line, fmt, ap);
     va_end(ap);
+    if (n < 0)
+        return;
+    /* paths and messages are a user's and a script's: no raw control bytes */
+    struct fl_buf shown;
+    fl_buf_init(&shown);
+    fl_term_escape(&shown, line, (size_t)n, FL_TERM_ONE_LINE);
+    fprintf(sh->o->log, "shrink: %s\n", fl_buf_cstr(&shown));
+    fl_buf_close(&shown);
+    free(line);
     fflush(sh->o->log);
 }
 
@@ -453,9 +462,14 @@ static void describe_removed(struct shr *sh, struct fl_buf *out)
 
 static void replay_cmd(struct shr *sh, const char *path, struct fl_buf *out)
 {
-    fl_buf_printf(out, "faultline run %s --seed %llu", path, (unsigned long long)sh->o->seed);
-    for (int i = 0; i < sh->o->bug_count; i++)
-        fl_buf_printf(out, " --bug %s", sh->o->bugs[i]);
+    /* shell-quoted words (harness/common/text.h): the command runs as printed */
+    fl_buf_printf(out, "faultline run ");
+    fl_shell_word(out, path);
+    fl_buf_printf(out, " --seed %llu", (unsigned long long)sh->o->seed);
+    for (int i = 0; i < sh->o->bug_count; i++) {
+        fl_buf_printf(out, " --bug ");
+        fl_shell_word(out, sh->o->bugs[i]);
+    }
 }
 
 /* The reduced scenario: directive + body + a trailing comment (no line moves). */

@@ -7,6 +7,7 @@
  * member change, say) returns nil and etcd's message, a script mistake raises.
  */
 #include "harness/lua/scn_int.h"
+#include "harness/common/text.h"
 
 #define MAX_NODES 32
 
@@ -738,9 +739,18 @@ static int l_expect(lua_State *L)
         scn_to_json(L, 1, &obs);
     int line = scn_current_line(L, 1);
     run_expect(rw, ok, msg, msg_len, fl_buf_cstr(&obs), line);
-    if (!ok)
-        fprintf(stderr, "%s:%d: expect failed: %s (observed %s)\n", scn_of(L)->opts->path, line,
-                msg, fl_buf_cstr(&obs));
+    if (!ok) {
+        /* script text: no raw control bytes to the terminal (harness/common/text.h) */
+        struct fl_buf shown;
+        fl_buf_init(&shown);
+        fl_term_escape(&shown, msg, msg_len, FL_TERM_ONE_LINE);
+        char *path = fl_term_dup(scn_of(L)->opts->path), *seen = fl_term_dup(fl_buf_cstr(&obs));
+        fprintf(stderr, "%s:%d: expect failed: %s (observed %s)\n", path, line, fl_buf_cstr(&shown),
+                seen);
+        free(path);
+        free(seen);
+        fl_buf_close(&shown);
+    }
     fl_buf_close(&obs);
     lua_pushboolean(L, ok);
     return 1;
