@@ -661,7 +661,7 @@ static void collect(struct pool *p, struct sweep_report *rep)
         r->scenario = fl_strdup(o->scenarios[j->scenario]);
         r->seed = j->seed;
         char fv[512] = "";
-        if (db && r->run_id)
+        if (db && r->run_id && r->verdict != SWEEP_PASS) /* a pass has none: skip the load */
             rpt_first_violation(db, r->run_id, fv, sizeof fv);
         if (!fv[0] && r->verdict != SWEEP_PASS)
             snprintf(fv, sizeof fv, "%s: %s", sweep_verdict_name(r->verdict),

@@ -8,3 +8,5 @@ foreach(mode sigkill stale signals bigsummary fdlimit badargs help quoting)
     COMMAND sh ${FL_SWEEP_HARD_SH} ${mode} ${FL_BIN} ${CMAKE_SOURCE_DIR} ${FL_SWEEP_HARD_WORK}/${mode})
   set_tests_properties(cli.sweep_hardening.${mode} PROPERTIES LABELS cli TIMEOUT 300)
 endforeach()
+# two runs of 100,000 expects each: minutes under ASan on a busy machine
+set_tests_properties(cli.sweep_hardening.bigsummary PROPERTIES TIMEOUT 900)
