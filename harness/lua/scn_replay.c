@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -107,6 +108,7 @@ int scn_replay(const struct scn_replay *rp, const char *path, json_t **out, char
         return FL_EIO;
     }
     fflush(NULL);
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         snprintf(err, n, "fork: %s", strerror(errno));
@@ -115,6 +117,10 @@ int scn_replay(const struct scn_replay *rp, const char *path, json_t **out, char
         return FL_EIO;
     }
     if (pid == 0) {
+        /* A shrink killed outright takes its replay with it, also when it died before
+         * the prctl (then the parent is no longer the one we were forked from). */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+            _exit(3);
         signal(SIGINT, SIG_DFL);
         close(fds[0]);
         child_main(rp, path, fds[1]);

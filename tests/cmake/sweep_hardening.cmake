@@ -3,7 +3,7 @@
 # folder under the build tree; the script's header says what each mode asserts.
 set(FL_SWEEP_HARD_SH ${CMAKE_SOURCE_DIR}/tests/unit/sweep/sweep_hardening.sh)
 set(FL_SWEEP_HARD_WORK ${CMAKE_BINARY_DIR}/tests/sweep-hardening-work)
-foreach(mode sigkill stale signals bigsummary fdlimit badargs help quoting)
+foreach(mode sigkill stale shrinkkill signals bigsummary fdlimit badargs help quoting)
   add_test(NAME cli.sweep_hardening.${mode}
     COMMAND sh ${FL_SWEEP_HARD_SH} ${mode} ${FL_BIN} ${CMAKE_SOURCE_DIR} ${FL_SWEEP_HARD_WORK}/${mode})
   set_tests_properties(cli.sweep_hardening.${mode} PROPERTIES LABELS cli TIMEOUT 300)

@@ -7,6 +7,8 @@
 #   stale       the cleaning rules: a folder whose owner lock is free or whose owner pid
 #               is gone is removed, one whose lock is held or whose owner lives is kept,
 #               names of any other shape are never touched
+#   shrinkkill  SIGKILL of `faultline shrink` takes the replay it forked with it (the
+#               same parent-death rule, harness/lua/scn_replay.c)
 #   signals     SIGHUP and SIGTERM stop a sweep like SIGINT: partial results, exit 3,
 #               no worker and no work folder left
 #   bigsummary  runs whose --json summary is megabytes (100,000 expects) keep their
@@ -141,6 +143,22 @@ stale)
   [ -d "$D" ] || fail "held lock: removed"
   [ -d "$E" ] && [ -d "$F" ] || fail "other names: removed"
   [ -L "$G" ] && [ -f "$W/target/keep" ] || fail "symlink followed or removed"
+  ;;
+shrinkkill)
+  printf '%s\n' 'scenario { name = "lfail", cluster = { nodes = 3 }, clients = { count = 2 },' \
+    '           workload = { rate = 200, keys = 8 } }' 'expect(false, "fails at once")' \
+    'run(100000*s)' >"$W/lfail.lua"
+  "$BIN" shrink "$W/lfail.lua" --seed 1 -o "$W/out.lua" 2>"$W/err" &
+  sh_pid=$!; PIDS="$PIDS $sh_pid"
+  kids=$(workers_of $sh_pid 60 1) || fail "shrink forked no replay"
+  PIDS="$PIDS $kids"
+  kill -9 $sh_pid
+  wait $sh_pid 2>/dev/null
+  i=0
+  for k in $kids; do
+    while [ "$(state $k)" = running ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+    [ "$(state $k)" = gone ] || fail "replay $k still runs 10 s after its shrink was killed"
+  done
   ;;
 signals)
   long_scenario "$W/long.lua"
