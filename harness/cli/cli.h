@@ -54,6 +54,9 @@ int cli_once(const char *cmd, const char *opt, bool *seen);
 /* A history database given on the command line must be a file: "", ":memory:" and
  * SQLite URIs ("file:...", in memory or not) are refused with FL_EXIT_USAGE. */
 int cli_db_arg(const char *cmd, const char *opt, const char *v);
+/* An output path (is_dir: a folder created if missing, else a file): not empty, its
+ * parent folder exists and is writable, and it is not the other kind of thing. */
+int cli_output_arg(const char *cmd, const char *opt, const char *v, bool is_dir);
 /* True when an argument after the subcommand name is --help or -h. */
 bool cli_wants_help(int argc, char **argv);
 

@@ -4,7 +4,8 @@
  * number and "+5", "5 " or "0x10" silently); a value option given twice is an error
  * rather than "the last one wins"; a history database must be a file, since an
  * in-memory or URI database (":memory:", "", "file:...") keeps nothing once the
- * process ends. Every refusal is one line on stderr naming the subcommand, the
+ * process ends; an output file or folder must have an existing, writable folder to
+ * go into before any run starts. Every refusal is one line on stderr naming the subcommand, the
  * option and the value, and exit code 2 (FL_EXIT_USAGE).
  */
 #include "harness/cli/cli.h"
@@ -12,6 +13,8 @@
 #include "harness/common/text.h"
 
 #include <stdarg.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 int cli_usage_error(const char *fmt, ...)
 {
@@ -120,4 +123,35 @@ bool cli_wants_help(int argc, char **argv)
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
             return true;
     return false;
+}
+
+int cli_output_arg(const char *cmd, const char *opt, const char *v, bool is_dir)
+{
+    if (!v || !*v)
+        return cli_usage_error("%s: %s needs a non-empty path", cmd, opt);
+    /* the folder it goes into must exist and be writable: checked before any run, not
+     * after a sweep of thousands */
+    size_t len = strlen(v);
+    while (len > 1 && v[len - 1] == '/') /* "out/" is the folder out */
+        len--;
+    const char *slash = memrchr(v, '/', len);
+    struct fl_buf parent;
+    fl_buf_init(&parent);
+    if (!slash)
+        fl_buf_printf(&parent, ".");
+    else
+        fl_buf_append(&parent, v, slash == v ? 1 : (size_t)(slash - v));
+    struct stat st;
+    int rc = 0;
+    if (stat(fl_buf_cstr(&parent), &st) != 0 || !S_ISDIR(st.st_mode))
+        rc = cli_usage_error("%s: %s '%s': folder '%s' does not exist", cmd, opt, v,
+                             fl_buf_cstr(&parent));
+    else if (access(fl_buf_cstr(&parent), W_OK | X_OK) != 0)
+        rc = cli_usage_error("%s: %s '%s': folder '%s' is not writable", cmd, opt, v,
+                             fl_buf_cstr(&parent));
+    else if (stat(v, &st) == 0 && S_ISDIR(st.st_mode) != is_dir)
+        rc = cli_usage_error("%s: %s '%s': %s", cmd, opt, v,
+                             is_dir ? "exists and is not a folder" : "is a folder");
+    fl_buf_close(&parent);
+    return rc;
 }

@@ -93,9 +93,10 @@ static int parse_args(int argc, char **argv, struct run_args *a)
                 return rc;
             a->db = argv[i];
         } else if (!strcmp(o, "--report")) {
-            if (!has_val || !argv[i + 1][0])
+            if (!has_val)
                 return cli_usage_error("run: --report needs a directory");
-            if ((rc = cli_once("run", o, &seen.report)))
+            if ((rc = cli_once("run", o, &seen.report)) ||
+                (rc = cli_output_arg("run", o, argv[i + 1], true)))
                 return rc;
             a->report = argv[++i];
         } else if (!strcmp(o, "--bug")) {

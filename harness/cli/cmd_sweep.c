@@ -131,12 +131,15 @@ static int parse_jobs(struct sweep_args *a, const char *opt, const char *v)
     return rc;
 }
 
-/* A value option that takes a path: once, and not empty. */
-static int path_opt(const char *opt, const char *v, bool *seen, const char **out)
+/* A value option that takes a path: once, and not empty; an output (kind 1 a file,
+ * 2 a folder) must have a writable folder to go into. */
+static int path_opt(const char *opt, const char *v, bool *seen, const char **out, int kind)
 {
     int rc = cli_once("sweep", opt, seen);
     if (!rc && !v[0])
         rc = cli_usage_error("sweep: %s needs a non-empty path", opt);
+    if (!rc && kind)
+        rc = cli_output_arg("sweep", opt, v, kind == 2);
     if (!rc)
         *out = v;
     return rc;
@@ -158,11 +161,11 @@ static int parse_opt(struct sweep_args *a, const char *opt, const char *v)
         if (!(rc = cli_once("sweep", opt, &a->seen.db)) && !(rc = cli_db_arg("sweep", opt, v)))
             o->db_path = v;
     } else if (!strcmp(opt, "--junit")) {
-        rc = path_opt(opt, v, &a->seen.junit, &a->junit);
+        rc = path_opt(opt, v, &a->seen.junit, &a->junit, 1);
     } else if (!strcmp(opt, "--report")) {
-        rc = path_opt(opt, v, &a->seen.report, &a->report);
+        rc = path_opt(opt, v, &a->seen.report, &a->report, 2);
     } else if (!strcmp(opt, "--worker")) {
-        rc = path_opt(opt, v, &a->seen.worker, &o->worker);
+        rc = path_opt(opt, v, &a->seen.worker, &o->worker, 0);
     } else if (!strcmp(opt, "--timeout")) {
         if (!(rc = cli_once("sweep", opt, &a->seen.timeout)))
             rc = cli_seconds_arg("sweep", opt, v, 1e6, &o->timeout_s);
