@@ -278,7 +278,7 @@ badargs)
   [ "$(q "$W/top.db" 'select count(*) from runs')" = 1 ] || fail "top seed: runs"
   ;;
 help)
-  for c in "" run sweep check report shrink bench list; do
+  for c in "" run sweep check report shrink bench list hunt; do
     for h in --help -h; do
       # shellcheck disable=SC2086
       "$BIN" $c $h >"$W/out" 2>"$W/err"; rc=$?
