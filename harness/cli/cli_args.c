@@ -144,13 +144,13 @@ int cli_output_arg(const char *cmd, const char *opt, const char *v, bool is_dir)
     struct stat st;
     int rc = 0;
     if (stat(fl_buf_cstr(&parent), &st) != 0 || !S_ISDIR(st.st_mode))
-        rc = cli_usage_error("%s: %s '%s': folder '%s' does not exist", cmd, opt, v,
+        rc = cli_usage_error("%s: %s: cannot write '%s': folder '%s' does not exist", cmd, opt, v,
                              fl_buf_cstr(&parent));
     else if (access(fl_buf_cstr(&parent), W_OK | X_OK) != 0)
-        rc = cli_usage_error("%s: %s '%s': folder '%s' is not writable", cmd, opt, v,
+        rc = cli_usage_error("%s: %s: cannot write '%s': folder '%s' is not writable", cmd, opt, v,
                              fl_buf_cstr(&parent));
     else if (stat(v, &st) == 0 && S_ISDIR(st.st_mode) != is_dir)
-        rc = cli_usage_error("%s: %s '%s': %s", cmd, opt, v,
+        rc = cli_usage_error("%s: %s: '%s' %s", cmd, opt, v,
                              is_dir ? "exists and is not a folder" : "is a folder");
     fl_buf_close(&parent);
     return rc;

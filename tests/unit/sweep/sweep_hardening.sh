@@ -253,10 +253,10 @@ badargs)
   expect2 "is a directory" "$BIN" sweep "$W"
   expect2 "--report needs a non-empty path" "$BIN" sweep "$SCN" --report ""
   # outputs are checked before any run, not after a long sweep
-  expect2 "--junit '/nonexistent/j.xml': folder '/nonexistent' does not exist" "$BIN" sweep "$SCN" --junit /nonexistent/j.xml
-  expect2 "--junit '$W': is a folder" "$BIN" sweep "$SCN" --junit "$W"
-  expect2 "--report '$SCN': exists and is not a folder" "$BIN" sweep "$SCN" --report "$SCN"
-  expect2 "--report '/nonexistent/r/'" "$BIN" run "$SCN" --report /nonexistent/r/
+  expect2 "--junit: cannot write '/nonexistent/j.xml': folder '/nonexistent' does not exist" "$BIN" sweep "$SCN" --junit /nonexistent/j.xml
+  expect2 "--junit: '$W' is a folder" "$BIN" sweep "$SCN" --junit "$W"
+  expect2 "--report: '$SCN' exists and is not a folder" "$BIN" sweep "$SCN" --report "$SCN"
+  expect2 "--report: cannot write '/nonexistent/r/'" "$BIN" run "$SCN" --report /nonexistent/r/
   for db in "" ":memory:" "file:mem?mode=memory" "file::memory:" "file:x.db"; do
     expect2 "--db '$db'" "$BIN" sweep "$SCN" --seeds 1..1 --db "$db"
     expect2 "--db '$db'" "$BIN" run "$SCN" --db "$db"
