@@ -39,6 +39,9 @@
 #include <unistd.h>
 #include <uv.h>
 
+/* How long past its own --timeout a worker may take before the sweep kills it. */
+#define SWEEP_KILL_GRACE_MS 10000
+
 #define SWEEP_GRACE_MS    2000
 #define SWEEP_OUT_MAX     (1 << 20) /* stdout kept at most (the JSON summary) */
 #define SWEEP_ERR_KEEP    4096      /* tail of stderr kept for messages */
@@ -220,7 +223,8 @@ static void classify(struct slot *s)
     if (s->spawn_error) {
         fl_buf_printf(&why, "cannot start worker: %s", s->spawn_error);
     } else if (s->timed_out) {
-        fl_buf_printf(&why, "timeout: no result after %.0f s (worker killed)", s->p->o->timeout_s);
+        fl_buf_printf(&why, "timeout: no result after %.0f s (worker killed)",
+                      s->p->o->timeout_s + SWEEP_KILL_GRACE_MS / 1000.0);
     } else if (s->term_signal) {
         fl_buf_printf(&why, "worker killed by signal %d (%s)", s->term_signal,
                       strsignal(s->term_signal));
@@ -496,8 +500,11 @@ static bool start_job(struct pool *p, struct slot *s, struct job *j)
     s->open = 2;
     uv_read_start((uv_stream_t *)&s->out, on_alloc, on_read);
     uv_read_start((uv_stream_t *)&s->err, on_alloc, on_read);
+    /* The worker ends its own run at timeout_s (recorded 'error' with its reason, its
+     * watchdog 5 s later); the sweep kills only a worker that outlives both. */
     if (p->o->timeout_s > 0)
-        uv_timer_start(&s->timer, on_timer, (uint64_t)(p->o->timeout_s * 1000.0), 0);
+        uv_timer_start(&s->timer, on_timer,
+                       (uint64_t)(p->o->timeout_s * 1000.0) + SWEEP_KILL_GRACE_MS, 0);
     return true;
 }
 

@@ -41,7 +41,7 @@ fl_hard_run(mem_pcall 2 "mem_pcall.lua:[0-9]+: out of memory: .*limit of 32 MiB"
   --lua-mem-mb 32)
 fl_hard(mem_digest 120 ${FL_HS}/same_digest.sh ${FL_BIN} ${FL_HDB}/mem_digest.db
   ${FL_SCN}/api_client.lua - "--lua-mem-mb 16" "--lua-mem-mb 4096")
-fl_hard_run(mem_flag_bad 2 "--lua-mem-mb '0': expected MiB" loop_before.lua --lua-mem-mb 0)
+fl_hard_run(mem_flag_bad 2 "--lua-mem-mb '0': out of range" loop_before.lua --lua-mem-mb 0)
 # 6. --timeout: an endless loop anywhere ends the run ('error', exit 3, the reason in the
 #    summary and the runs row); the first SIGINT stops a spinning script; a process
 #    stuck inside one C call is ended by the watchdog; `list scenarios` is bounded too;
@@ -56,7 +56,7 @@ fl_hard(sigint 60 ${FL_HS}/sigint_loop.sh ${FL_BIN} ${FL_HS}/loop_after.lua ${FL
 fl_hard(list_loop 60 ${FL_HS}/list_loop.sh ${FL_BIN} ${FL_HDB}/list_loop)
 fl_hard(sweep_timeout 120 ${FL_HS}/sweep_timeout.sh ${FL_BIN} ${FL_SCN}/api_time.lua
   ${FL_HDB}/sweep_timeout)
-fl_hard_run(timeout_flag_bad 2 "--timeout 'x': expected seconds > 0" loop_before.lua --timeout x)
+fl_hard_run(timeout_flag_bad 2 "--timeout 'x': expected seconds, a number above 0" loop_before.lua --timeout x)
 fl_hard(run_help 30 sh -c "${FL_BIN} run --help | grep -q -- '--timeout S' && ${FL_BIN} run -h | grep -q -- '--lua-mem-mb N'")
 # 11. Iteration order: next, pairs and the option checker's messages are the same in
 #     every process.
