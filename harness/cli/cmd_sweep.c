@@ -31,7 +31,9 @@ const char cmd_sweep_usage[] =
     "  --seeds A..B  the seeds to run, inclusive, or one seed N (default 1..100)\n"
     "  -j N          workers at once, 1 to 1024 (default: the number of cores; fewer when\n"
     "                the limit of open files says so)\n"
-    "  --shard K/N   only the seeds whose position in the range is K-1 modulo N\n"
+    "  --shard K/N   only the seeds whose position in the range is K-1 modulo N; auto: K\n"
+    "                and N from the job runner (Kubernetes Indexed Job with\n"
+    "                FAULTLINE_SHARD_COUNT, GitLab, CircleCI, Buildkite, Slurm array)\n"
     "  --db FILE     the history database the runs are added to (default faultline.db)\n"
     "  --junit FILE  a JUnit XML file with one test case per run\n"
     "  --report DIR  the HTML report of the runs\n"
@@ -90,8 +92,25 @@ static int parse_seeds(struct sweep_options *o, const char *v)
     return rc;
 }
 
+static const char *env_get(const char *name)
+{
+    return getenv(name);
+}
+
+/* --shard auto: the job runner's environment names the shard (sweep_shard_env.c). */
+static int shard_auto(struct sweep_options *o)
+{
+    char src[256], err[512];
+    if (sweep_shard_from_env(env_get, &o->shard_k, &o->shard_n, src, sizeof src, err, sizeof err))
+        return cli_usage_error("sweep: %s", err);
+    fprintf(stderr, "sweep: --shard auto: shard %d/%d from %s\n", o->shard_k, o->shard_n, src);
+    return 0;
+}
+
 static int parse_shard(struct sweep_options *o, const char *v)
 {
+    if (!strcmp(v, "auto"))
+        return shard_auto(o);
     const char *slash = strchr(v, '/');
     uint64_t k = 0, n = 0;
     bool shape = slash && slash > v && strspn(v, "0123456789") == (size_t)(slash - v) && slash[1] &&

@@ -63,6 +63,14 @@ struct sweep_report {
 bool sweep_parse_seeds(const char *s, uint64_t *first, uint64_t *last);
 /* Parses "K/N" with 1 <= K <= N; false otherwise. */
 bool sweep_parse_shard(const char *s, int *k, int *n);
+/* --shard auto: the shard from a job runner's environment (sweep_shard_env.c: Kubernetes
+ * Indexed Jobs with FAULTLINE_SHARD_COUNT, GitLab, CircleCI, Buildkite, Slurm arrays).
+ * FL_OK with k (from 1), n and src (which runner and variables, for the log); FL_ENOENT
+ * when none is set, FL_EINVAL when one is set but malformed, with a message in err. The
+ * environment is read through get (getenv, or a test's own). */
+typedef const char *(*sweep_getenv_fn)(const char *name);
+int sweep_shard_from_env(sweep_getenv_fn get, int *k, int *n, char *src, size_t src_len, char *err,
+                         size_t err_len);
 /* The seeds of shard k/n in [first, last], ascending, into a fl_malloc'ed array the
  * caller frees; *count gets their number. */
 uint64_t *sweep_shard_seeds(uint64_t first, uint64_t last, int k, int n, size_t *count);
