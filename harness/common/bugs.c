@@ -20,7 +20,7 @@ const struct fl_bug_info fl_bug_table[FL_BUG_COUNT] = {
      "linearizable reads served locally without ReadIndex"},
     {FL_BUG_MVCC_WATCH_SKIP_ON_COMPACT, "mvcc.watch_skip_on_compact",
      "scenarios/bugs/watch-skip-on-compact.lua",
-     "a watch drops an event when compaction runs at the same time (etcd#18089)"},
+     "a watch from the compaction revision drops the delete sitting at it (etcd#18089)"},
     {FL_BUG_MVCC_WATCH_OLD_AFTER_PARTITION, "mvcc.watch_old_after_partition",
      "scenarios/bugs/watch-old-after-partition.lua",
      "a member resends old revisions on a watch after a partition (etcd#15271)"},
@@ -37,6 +37,45 @@ const struct fl_bug_info fl_bug_table[FL_BUG_COUNT] = {
      "scenarios/bugs/retry-sent-writes.lua", "mutating calls retried after a timeout"},
     {FL_BUG_CLIENT_NO_FAILOVER, "client.no_failover", "scenarios/bugs/no-failover.lua",
      "the balancer never leaves its first endpoint"},
+    {FL_BUG_RAFT_LEARNER_REFUSES_VOTE, "raft.learner_refuses_vote",
+     "scenarios/bugs/learner-refuses-vote.lua",
+     "a promoted learner that has not seen its promotion refuses to vote (etcd#10998)"},
+    {FL_BUG_RAFT_REMOVED_LEADER_COUNTS_SELF, "raft.removed_leader_counts_self",
+     "scenarios/bugs/removed-leader-counts-self.lua",
+     "a leader that appended its own removal counts itself toward commit (Raft thesis 4.2.2, "
+     "camunda#15231)"},
+    {FL_BUG_RAFT_HEARTBEAT_COMMIT_UNMATCHED, "raft.heartbeat_commit_unmatched",
+     "scenarios/bugs/heartbeat-commit-unmatched.lua",
+     "heartbeats carry the full commit index: a deposed leader commits its obsolete entries "
+     "(scylladb#9965, copycat#265)"},
+    {FL_BUG_SERVER_APPLY_BEFORE_WAL_SYNC, "server.apply_before_wal_sync",
+     "scenarios/bugs/apply-before-wal-sync.lua",
+     "entries applied and answered before their WAL fsync: a one-member cluster loses an "
+     "acknowledged write on a crash (etcd#14370)"},
+    {FL_BUG_SERVER_DEFRAG_STALE_CONSISTENT_INDEX, "server.defrag_stale_consistent_index",
+     "scenarios/bugs/defrag-stale-consistent-index.lua",
+     "defrag writes the backend without its consistent index: a restart applies entries twice "
+     "(etcd#14685)"},
+    {FL_BUG_SERVER_TXN_DROPS_RANGES, "server.txn_drops_ranges",
+     "scenarios/bugs/txn-drops-ranges.lua",
+     "members that did not propose a txn drop its ranges: a compacted-revision read fails it on "
+     "the proposer only (etcd#18667)"},
+    {FL_BUG_MVCC_RESTORE_SKIPS_TOMBSTONE, "mvcc.restore_skips_tombstone",
+     "scenarios/bugs/restore-skips-tombstone.lua",
+     "a restore skips a key whose first revision is a tombstone: its delete event is lost "
+     "(etcd#19179)"},
+    {FL_BUG_MVCC_WATCH_COMPACTED_LOST, "mvcc.watch_compacted_lost",
+     "scenarios/bugs/watch-compacted-lost.lua",
+     "a slow watcher whose full stream refused its compaction cancel skips ahead, losing events "
+     "(etcd#17529)"},
+    {FL_BUG_MVCC_RESTORE_KEEPS_WATCHERS_SYNCED, "mvcc.restore_keeps_watchers_synced",
+     "scenarios/bugs/restore-keeps-watchers-synced.lua",
+     "after a snapshot from the leader, synced watchers skip the revisions it brought "
+     "(etcd#8411)"},
+    {FL_BUG_MVCC_RESTORE_LOWERS_FUTURE_WATCH, "mvcc.restore_lowers_future_watch",
+     "scenarios/bugs/restore-lowers-future-watch.lua",
+     "a restore resyncs a watch on a future revision down to the current one: events before "
+     "its start (etcd#20221)"},
 };
 
 const struct fl_bug_info *fl_bug_find(const char *name)

@@ -380,6 +380,15 @@ uint32_t raft_ticks_to_deadline(const struct raft *r)
 static void handle_vote_request(struct raft *r, const struct raft_msg *m)
 {
     bool pre = m->type == RAFT_MSG_PRE_VOTE;
+    /* A learner must vote when asked (etcd#10998): a candidate that counts it as a
+     * voter has seen its promotion, which may not have reached it yet. The bug ignores
+     * the request, as etcd's raft did before that fix. */
+    if (FL_BUG(RAFT_LEARNER_REFUSES_VOTE) && raft_conf_is_learner(raft_conf(r), r->cfg.id)) {
+        raft__event(r, RAFT_EV_VOTE_REJECTED, m->from, 0,
+                    "%s for term %" PRIu64 " from %" PRIu64 " ignored: learner cannot vote",
+                    pre ? "pre-vote" : "vote", m->term, m->from);
+        return;
+    }
     bool can_vote = r->vote == m->from || (r->vote == RAFT_NONE && r->lead == RAFT_NONE) ||
                     (pre && m->term > r->term);
     uint64_t lt = raft__last_term(r), li = raft__last_index(r);

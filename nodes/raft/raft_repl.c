@@ -206,24 +206,30 @@ void raft__bcast_heartbeat(struct raft *r, uint64_t ctx)
         if (pr->id == r->cfg.id)
             continue;
         struct raft_msg *m = raft__send(r, RAFT_MSG_HEARTBEAT, pr->id);
-        /* Never tell a follower to commit beyond what it is known to hold (etcd). */
-        m->commit = FL_MIN(pr->match, r->commit);
+        /* Never tell a follower to commit beyond what it is known to hold (etcd): its
+         * log past the match may be a deposed leader's obsolete suffix. The bug sends
+         * the whole commit index (scylladb#9965, atomix/copycat#265), and the follower,
+         * which caps it at its own last index only, commits that suffix. */
+        m->commit =
+            FL_BUG(RAFT_HEARTBEAT_COMMIT_UNMATCHED) ? r->commit : FL_MIN(pr->match, r->commit);
         m->context = ctx;
         m->index = pr->next - 1;
     }
 }
 
 /* The largest index held by `need` of the voters in force; self counted only if it
- * is a voter. */
-static uint64_t quorum_index(struct raft *r, uint32_t need)
+ * is a voter, or when with_self (FL_BUG(RAFT_REMOVED_LEADER_COUNTS_SELF)). */
+static uint64_t quorum_index(struct raft *r, uint32_t need, bool with_self)
 {
     const struct raft_conf_state *c = raft_conf(r);
-    uint64_t m[RAFT_NODES_MAX];
+    uint64_t m[RAFT_NODES_MAX + 1];
     uint32_t n = 0;
     for (uint32_t i = 0; i < c->voters_count; i++) {
         struct raft__progress *pr = raft__progress_find(r, c->voters[i]);
         m[n++] = c->voters[i] == r->cfg.id ? raft__last_index(r) : (pr ? pr->match : 0);
     }
+    if (with_self && !raft_conf_is_voter(c, r->cfg.id))
+        m[n++] = raft__last_index(r);
     if (need == 0 || need > n)
         return 0;
     /* Insertion sort, descending (n ≤ 16). */
@@ -244,9 +250,14 @@ bool raft__maybe_commit(struct raft *r)
     FL_ASSERT(r->role == RAFT_LEADER);
     const struct raft_conf_state *c = raft_conf(r);
     uint32_t need = raft_conf_quorum(c);
-    if (!raft_conf_is_voter(c, r->cfg.id) && r->removed_self_quorum)
+    /* Thesis §4.2.2: a leader managing a configuration that excludes it does not count
+     * itself. The bug (camunda#15231) keeps counting it toward the new quorum, so an
+     * entry held by the leader and one other member commits, which the members of the
+     * new configuration that lack it can outvote. */
+    bool counts_self = FL_BUG(RAFT_REMOVED_LEADER_COUNTS_SELF);
+    if (!raft_conf_is_voter(c, r->cfg.id) && r->removed_self_quorum && !counts_self)
         need = FL_MIN(r->removed_self_quorum, c->voters_count);
-    uint64_t n = quorum_index(r, need);
+    uint64_t n = quorum_index(r, need, counts_self);
     if (n <= r->commit)
         return false;
     if (raft__term_at(r, n) != r->term && !FL_BUG(RAFT_COMMIT_OLD_TERM))
