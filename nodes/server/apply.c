@@ -66,10 +66,28 @@ struct apply_keep {
     bool has_txn;
 };
 
+/* FL_BUG(SERVER_TXN_DROPS_RANGES), etcd#18667: a member that holds no waiter for a
+ * txn needs none of its read results, so etcd removed the txn's range operations
+ * before applying it there (removeNeedlessRangeReqs). A range at a compacted revision
+ * then fails the txn on the proposer only: the other members apply its writes. The
+ * fix keeps every range (reduced to a count-only probe) so all members validate it. */
+static const struct mvcc_op *drop_ranges(struct srv_arena *a, const struct mvcc_op *ops, size_t *n)
+{
+    struct mvcc_op *kept = srv_arena_alloc(a, (*n + 1) * sizeof *kept);
+    size_t k = 0;
+    for (size_t i = 0; i < *n; i++)
+        if (ops[i].kind != MVCC_OP_RANGE)
+            kept[k++] = ops[i];
+    *n = k;
+    return kept;
+}
+
 /* Applies one client request; fills resp (arena memory) or returns an error id
- * (RPC_ERR_NONE with *merr set for MVCC errors). */
+ * (RPC_ERR_NONE with *merr set for MVCC errors). proposer: a client waits on this
+ * member for the answer. */
 static int apply_client(struct srv_member *m, struct srv_arena *a, const Rpc__ClientMsg *cm,
-                        Rpc__ServerMsg *resp, enum mvcc_err *merr, struct apply_keep *k)
+                        bool proposer, Rpc__ServerMsg *resp, enum mvcc_err *merr,
+                        struct apply_keep *k)
 {
     bool nospace = srv_alarm_active(m, RPC__ALARM_TYPE__NOSPACE);
     *merr = MVCC_OK;
@@ -108,6 +126,10 @@ static int apply_client(struct srv_member *m, struct srv_arena *a, const Rpc__Cl
         if (!srv_txn_from_pb(a, cm->txn, &req)) {
             *merr = MVCC_ERR_INVALID;
             return RPC_ERR_NONE;
+        }
+        if (FL_BUG(SERVER_TXN_DROPS_RANGES) && !proposer) {
+            req.success = drop_ranges(a, req.success, &req.success_len);
+            req.failure = drop_ranges(a, req.failure, &req.failure_len);
         }
         if ((*merr = mvcc_txn(m->kv, &req, &k->txn)) != MVCC_OK)
             return RPC_ERR_NONE;
@@ -221,7 +243,7 @@ static void apply_client_entry(struct srv_member *m, const uint8_t *p, size_t n,
      * (a txn converts its request in the arena, so it always gets one). */
     bool hot = cm->req_case == RPC__CLIENT_MSG__REQ_PUT ||
                cm->req_case == RPC__CLIENT_MSG__REQ_DELETE_RANGE;
-    int r = apply_client(m, wt || !hot ? &a : NULL, cm, &resp, &merr, &k);
+    int r = apply_client(m, wt || !hot ? &a : NULL, cm, wt != NULL, &resp, &merr, &k);
     if (wt) {
         if (r != RPC_ERR_NONE)
             srv_reply_error(m, &wt->reply, cm->method, (enum rpc_err_id)r);

@@ -113,6 +113,7 @@ static struct srv_member *member_alloc(struct srv_cluster *cl, int node, int pro
     int64_t ticks = FL_MAX(1, c->election_ms / c->heartbeat_ms);
     m->kv_cfg.lease_min_ttl_s = ((3 * ticks / 2) * c->heartbeat_ms + 999) / 1000;
     m->kv_cfg.max_txn_ops = c->max_txn_ops;
+    m->kv_cfg.watch_queue_max = 128; /* etcd's chanBufLen: one buffer per watch stream */
     m->kv = mvcc_open(&m->kv_cfg);
 
     struct raft_config rc;
@@ -267,6 +268,7 @@ static void feed_safety_persisted(struct srv_member *m, const struct raft_ready 
 static bool persist_ready(struct srv_member *m, bool *crashed);
 
 static void after_persist(struct srv_member *m);
+static void apply_committed(struct srv_member *m, const struct raft_ready *rd);
 
 static void after_save_resume(struct sim_world *w, void *ctx)
 {
@@ -345,6 +347,17 @@ static void delayed_save(struct sim_world *w, void *ctx)
     disk_fsync(w, m->proc, m->wal_name, on_ready_synced, m);
 }
 
+/* FL_BUG(SERVER_APPLY_BEFORE_WAL_SYNC), etcd#14370 (etcd <= 3.5.4): the apply loop ran
+ * while the raft loop was still saving the same ready to the WAL. A member alone in its
+ * cluster commits its own entries as it appends them, so it answered clients before
+ * they were durable. The fix waits for the WAL sync when committed entries are among
+ * the ones being saved. Called once the ready's bytes left m->scratch. */
+static void apply_before_sync(struct srv_member *m, const struct raft_ready *rd)
+{
+    if (FL_BUG(SERVER_APPLY_BEFORE_WAL_SYNC) && rd->committed_count)
+        apply_committed(m, rd);
+}
+
 static bool persist_ready(struct srv_member *m, bool *crashed)
 {
     const struct raft_ready *rd = &m->rd;
@@ -393,6 +406,7 @@ static bool persist_ready(struct srv_member *m, bool *crashed)
         fl_buf_reset(&m->pending_wal);
         fl_buf_append(&m->pending_wal, m->scratch.data, m->scratch.len);
         m->delay_timer = sim_timer_start(m->w, m->proc, hit.delay_ns, delayed_save, m);
+        apply_before_sync(m, rd);
         return true;
     }
     if (!wal_write(m, m->scratch.data, m->scratch.len)) {
@@ -401,6 +415,7 @@ static bool persist_ready(struct srv_member *m, bool *crashed)
     }
     if (!must_sync)
         return false;
+    apply_before_sync(m, rd);
     m->persisting = true;
     disk_fsync(m->w, m->proc, m->wal_name, on_ready_synced, m);
     return true;
@@ -446,8 +461,37 @@ static void take_snapshot(struct srv_member *m, bool force)
     srv_member_event(m, SRV_EV_SNAPSHOT, d);
 }
 
+/* FL_BUG(SERVER_DEFRAG_STALE_CONSISTENT_INDEX), etcd#14685: defragmentation committed
+ * the rewritten backend without the hook that stores the consistent index, so the new
+ * db file held the current data under the index of the previous commit. Here the db
+ * is the snapshot file: the bug rewrites the newest one with the current image but
+ * keeps its index, term and configuration, and leaves the WAL alone (a defrag does not
+ * touch it), so a restart replays the entries after that index a second time. */
+static void save_db_stale_index(struct srv_member *m)
+{
+    uint64_t index = 0, term = 0;
+    struct raft_conf_state conf;
+    uint8_t *old = NULL;
+    size_t old_len = 0;
+    if (!srv_snap_file_read(m->w, m->proc, &index, &term, &conf, &old, &old_len)) {
+        index = 0; /* no commit yet: the db's consistent index is still 0 */
+        term = 0;
+        conf = m->applied_conf;
+    }
+    free(old);
+    struct fl_buf f;
+    fl_buf_init(&f);
+    size_t off = srv_snap_file_begin(&f, index, term, &conf);
+    srv_member_image(m, &f, 0);
+    srv_snap_file_finish(m->w, m->proc, index, &f, off, true);
+}
+
 void srv_member_save_db(struct srv_member *m)
 {
+    if (FL_BUG(SERVER_DEFRAG_STALE_CONSISTENT_INDEX)) {
+        save_db_stale_index(m);
+        return;
+    }
     take_snapshot(m, true);
 }
 
@@ -489,6 +533,22 @@ static void emit_raft_events(struct srv_member *m, const struct raft_ready *rd)
     }
 }
 
+/* Applies the ready's committed entries not applied yet, in log order. */
+static void apply_committed(struct srv_member *m, const struct raft_ready *rd)
+{
+    bool ok = true;
+    for (size_t i = 0; i < rd->committed_count && !m->stopping; i++) {
+        const struct raft_entry *e = &rd->committed[i];
+        if (e->index <= m->applied)
+            continue;
+        srv_apply_entry(m, e);
+        m->applied = e->index;
+        mvcc_set_applied_index(m->kv, e->index);
+        ok = raft_safety_apply(m->safety, m->id, e->index, e->term, entry_hash(e)) && ok;
+    }
+    safety_check(m, ok);
+}
+
 static void after_persist(struct srv_member *m)
 {
     struct raft_ready *rd = &m->rd;
@@ -507,17 +567,7 @@ static void after_persist(struct srv_member *m)
         m->stopping = true;
         return;
     }
-    bool ok = true;
-    for (size_t i = 0; i < rd->committed_count && !m->stopping; i++) {
-        const struct raft_entry *e = &rd->committed[i];
-        if (e->index <= m->applied)
-            continue;
-        srv_apply_entry(m, e);
-        m->applied = e->index;
-        mvcc_set_applied_index(m->kv, e->index);
-        ok = raft_safety_apply(m->safety, m->id, e->index, e->term, entry_hash(e)) && ok;
-    }
-    safety_check(m, ok);
+    apply_committed(m, rd);
     for (size_t i = 0; i < rd->reads_count; i++) {
         struct srv_waiter *wt = srv_waiter_find(m, rd->reads[i].context);
         if (wt && wt->kind == SRV_WAIT_READ) {
