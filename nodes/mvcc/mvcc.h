@@ -29,8 +29,18 @@
  * function. Watch responses own all their bytes (mvcc_watch_resp_free).
  *
  * Bug switches living here (harness/common/bugs.h):
- * - MVCC_WATCH_SKIP_ON_COMPACT (etcd#18089/#19179): an unsynced watcher catching up
- *   drops the delete event that sits exactly at the compaction revision.
+ * - MVCC_WATCH_SKIP_ON_COMPACT (etcd#18089): an unsynced watcher catching up drops the
+ *   delete event that sits exactly at the compaction revision.
+ * - MVCC_RESTORE_SKIPS_TOMBSTONE (etcd#19179): a restore drops a tombstone that is the
+ *   first revision of its key (the rest compacted away), and with it its delete event.
+ * - MVCC_RESTORE_KEEPS_WATCHERS_SYNCED (etcd#8411): a restore leaves synced watchers
+ *   synced, moved on to the new current revision, skipping what the snapshot brought.
+ * - MVCC_RESTORE_LOWERS_FUTURE_WATCH (etcd#20221): a restore makes every watcher
+ *   unsynced and the resync sets a watcher on a future revision back to the current
+ *   revision + 1, so it delivers events before the revision it asked for.
+ * - MVCC_WATCH_COMPACTED_LOST (etcd#17529): an unsynced watcher behind the compaction
+ *   whose cancel its full stream refused is moved on to the compaction revision
+ *   instead of being cancelled later, silently skipping the events it missed.
  * - MVCC_PROGRESS_BEFORE_EVENTS (etcd#15220): a progress notification is emitted for
  *   a watcher that still has undelivered events (unsynced or queued) and jumps
  *   ahead of them, carrying the current revision.
@@ -108,6 +118,11 @@ struct mvcc_config {
                                            revision); default 1000 */
     int64_t watch_sync_events_max;      /* events one watcher catches up per mvcc_watch_sync;
                                            0 = unlimited; default 0 */
+    int64_t watch_queue_max;            /* responses a watcher's stream buffers (etcd's
+                                           chanBufLen, 128). A full buffer refuses a
+                                           compaction cancel, retried at the next sync;
+                                           events wait behind it in any case (etcd keeps
+                                           them as a victim batch). 0 = unlimited; default 0 */
     int64_t backend_base_bytes;         /* size of an empty backend; default 16384 */
     int64_t backend_rev_overhead_bytes; /* added per written revision; default 64 */
     int64_t defrag_base_ns;             /* defrag duration = base + size * ns_per_kib / 1024 */

@@ -359,6 +359,37 @@ static void reset_revision_bug(struct mvcc_store *t)
     mvcc__index_prune(t);
 }
 
+/* FL_BUG(MVCC_RESTORE_SKIPS_TOMBSTONE), etcd#19179: etcd rebuilds its key index from
+ * the backend at every restore (restart, snapshot from the leader) and skipped a
+ * tombstone met before any other revision of its key, i.e. the delete a compaction at
+ * its revision had kept as the key's only history. The delete is then gone from the
+ * index that watch catch-up and compaction read: a watch from the compaction revision
+ * misses it. The fix restores such a tombstone as a key of its own. */
+static void skip_first_tombstones(struct mvcc_store *t)
+{
+    bool dropped = false;
+    for (size_t i = 0; i < t->keys_len; i++) {
+        struct mvcc_key *k = t->keys[i];
+        if (!k->revs_len || !mvcc__rev_is_tomb(&k->revs[0]))
+            continue;
+        t->live_bytes -= mvcc__rev_cost(t, k, &k->revs[0]);
+        memmove(k->revs, k->revs + 1, (k->revs_len - 1) * sizeof(*k->revs));
+        k->revs_len--;
+        dropped = true;
+    }
+    if (!dropped)
+        return;
+    size_t o = 0;
+    for (size_t i = 0; i < t->log_len; i++) {
+        const struct mvcc_logrec *lr = &t->log[i];
+        long at = mvcc__key_at(lr->key, lr->main);
+        if (at >= 0 && lr->key->revs[at].mod_rev == lr->main)
+            t->log[o++] = t->log[i];
+    }
+    t->log_len = o;
+    mvcc__index_prune(t);
+}
+
 enum mvcc_err mvcc_snapshot_restore(struct mvcc_store *s, const uint8_t *data, size_t len,
                                     enum mvcc_restore_reason reason)
 {
@@ -370,6 +401,8 @@ enum mvcc_err mvcc_snapshot_restore(struct mvcc_store *s, const uint8_t *data, s
         return MVCC_ERR_BAD_SNAPSHOT;
     if (FL_BUG(MVCC_REVISION_RESET_ON_RESTART) && reason == MVCC_RESTORE_RESTART)
         reset_revision_bug(t);
+    if (FL_BUG(MVCC_RESTORE_SKIPS_TOMBSTONE))
+        skip_first_tombstones(t);
     /* Swap the data; keep watchers, ids and the response sequence. */
     struct mvcc_store tmp = *s;
     s->current_rev = t->current_rev;

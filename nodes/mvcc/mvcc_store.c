@@ -57,6 +57,7 @@ void mvcc_config_default(struct mvcc_config *cfg)
     cfg->max_txn_ops = 128;
     cfg->watch_batch_events_max = 1000;
     cfg->watch_sync_events_max = 0;
+    cfg->watch_queue_max = 0;
     cfg->backend_base_bytes = 16384;
     cfg->backend_rev_overhead_bytes = 64;
     cfg->defrag_base_ns = 10 * FL_MS;

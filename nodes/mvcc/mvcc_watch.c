@@ -295,12 +295,25 @@ static void flush_batches(struct mvcc_store *s, struct mvcc_watcher *w, const st
     }
 }
 
+static bool q_full(const struct mvcc_store *s, const struct mvcc_watcher *w)
+{
+    return s->cfg.watch_queue_max > 0 && (int64_t)(w->q_len - w->q_head) >= s->cfg.watch_queue_max;
+}
+
 /* Catches one unsynced watcher up from the log. */
 static void sync_one(struct mvcc_store *s, struct mvcc_watcher *w, struct ev_vec *ev)
 {
     if (w->min_rev < s->compact_rev) {
-        cancel_compacted(s, w);
-        return;
+        if (!q_full(s, w)) {
+            cancel_compacted(s, w);
+            return;
+        }
+        /* The stream's buffer refused the cancel (etcd: the send on a full channel
+         * fails): retry at the next sync. etcd#17529: the watcher stayed among those
+         * being synced and was moved past everything, as if it had caught up. */
+        if (!FL_BUG(MVCC_WATCH_COMPACTED_LOST))
+            return;
+        w->min_rev = s->compact_rev;
     }
     size_t lo = 0, hi = s->log_len;
     while (lo < hi) {
@@ -349,6 +362,13 @@ int64_t mvcc_watch_sync(struct mvcc_store *s)
         if (w->synced || w->canceled)
             continue;
         if (w->min_rev > s->current_rev) {
+            /* A watcher on a future revision has nothing to catch up. etcd#20221 (fixed
+             * by etcd PR 20281): the resync assumed a watcher can only be behind and set
+             * each one it synced to the current revision + 1, so a future watcher a
+             * restore had moved there went back below its start revision and delivered
+             * events it never asked for. */
+            if (FL_BUG(MVCC_RESTORE_LOWERS_FUTURE_WATCH))
+                w->min_rev = s->current_rev + 1;
             w->synced = true;
             continue;
         }
@@ -475,7 +495,19 @@ void mvcc__watch_after_restore(struct mvcc_store *s, enum mvcc_restore_reason re
          * resent revisions they had already delivered. */
         if (FL_BUG(MVCC_WATCH_OLD_AFTER_PARTITION) && reason == MVCC_RESTORE_RAFT_SNAPSHOT)
             w->min_rev = w->start_rev;
+        /* etcd#8411 (fixed by moving synced watchers to the unsynced group on restore):
+         * the restore left every synced watcher in the synced group, which only hears
+         * of revisions applied from then on, so what the snapshot brought is skipped. */
+        if (FL_BUG(MVCC_RESTORE_KEEPS_WATCHERS_SYNCED) && w->synced &&
+            w->min_rev <= s->current_rev) {
+            w->min_rev = s->current_rev + 1;
+            continue;
+        }
         w->synced = w->min_rev > s->current_rev;
+        /* etcd moves every watcher to the unsynced group, future ones included; the
+         * resync that follows must leave those alone (see mvcc_watch_sync). */
+        if (FL_BUG(MVCC_RESTORE_LOWERS_FUTURE_WATCH))
+            w->synced = false;
     }
 }
 
