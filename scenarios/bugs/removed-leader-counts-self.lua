@@ -9,8 +9,7 @@
 -- counts itself with B as a majority of {B, C, D}: R and W commit, A steps down and
 -- stops. B then dies; C and D, which hold R but not W, elect a leader between them (two
 -- of three) and fill W's index with their own entry: committed entries are gone.
--- Caught by raft_safety (committed entries replaced), by the expect that A does not
--- step down before C or D acknowledged its removal, and by the read-back of every
+-- Caught by raft_safety (committed entries replaced) and by the read-back of every
 -- acknowledged write.
 scenario {
   name = "removed-leader-counts-self",
@@ -34,7 +33,6 @@ hold(C, A) -- C's and D's acknowledgements do not reach A for now
 hold(D, A)
 -- B's acknowledgement of R is lost on the way: its next one covers R and W together
 failpoint("raft/after_save", { node = B, action = "drop", count = 1 })
-local t0 = now()
 spawn(function() member_remove(A) end)
 local r_index = status(A).last_index + 1
 run_until(function() return status(C).last_index >= r_index and status(D).last_index >= r_index end,
@@ -52,9 +50,6 @@ for i = 1, 3 do
 end
 run_until(function() return status(B).last_index >= r_index + 3 end, 1*s, 1*ms)
 run(200*ms)
-local early = node_events { node = A, kind = "step_down", since = t0 }
-expect(#early == 0, "the removal does not commit on the leader and one other member",
-       early[1] and early[1].detail)
 kill(B)
 release(C, A)
 release(D, A)
