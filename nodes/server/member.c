@@ -268,7 +268,6 @@ static void feed_safety_persisted(struct srv_member *m, const struct raft_ready 
 static bool persist_ready(struct srv_member *m, bool *crashed);
 
 static void after_persist(struct srv_member *m);
-static void apply_committed(struct srv_member *m, const struct raft_ready *rd);
 
 static void after_save_resume(struct sim_world *w, void *ctx)
 {
@@ -354,8 +353,19 @@ static void delayed_save(struct sim_world *w, void *ctx)
  * the ones being saved. Called once the ready's bytes left m->scratch. */
 static void apply_before_sync(struct srv_member *m, const struct raft_ready *rd)
 {
-    if (FL_BUG(SERVER_APPLY_BEFORE_WAL_SYNC) && rd->committed_count)
-        apply_committed(m, rd);
+    if (!FL_BUG(SERVER_APPLY_BEFORE_WAL_SYNC))
+        return;
+    bool ok = true;
+    for (size_t i = 0; i < rd->committed_count && !m->stopping; i++) {
+        const struct raft_entry *e = &rd->committed[i];
+        if (e->index <= m->applied)
+            continue;
+        srv_apply_entry(m, e);
+        m->applied = e->index;
+        mvcc_set_applied_index(m->kv, e->index);
+        ok = raft_safety_apply(m->safety, m->id, e->index, e->term, entry_hash(e)) && ok;
+    }
+    safety_check(m, ok); /* after_persist skips what is applied here */
 }
 
 static bool persist_ready(struct srv_member *m, bool *crashed)
@@ -533,22 +543,6 @@ static void emit_raft_events(struct srv_member *m, const struct raft_ready *rd)
     }
 }
 
-/* Applies the ready's committed entries not applied yet, in log order. */
-static void apply_committed(struct srv_member *m, const struct raft_ready *rd)
-{
-    bool ok = true;
-    for (size_t i = 0; i < rd->committed_count && !m->stopping; i++) {
-        const struct raft_entry *e = &rd->committed[i];
-        if (e->index <= m->applied)
-            continue;
-        srv_apply_entry(m, e);
-        m->applied = e->index;
-        mvcc_set_applied_index(m->kv, e->index);
-        ok = raft_safety_apply(m->safety, m->id, e->index, e->term, entry_hash(e)) && ok;
-    }
-    safety_check(m, ok);
-}
-
 static void after_persist(struct srv_member *m)
 {
     struct raft_ready *rd = &m->rd;
@@ -567,7 +561,17 @@ static void after_persist(struct srv_member *m)
         m->stopping = true;
         return;
     }
-    apply_committed(m, rd);
+    bool ok = true;
+    for (size_t i = 0; i < rd->committed_count && !m->stopping; i++) {
+        const struct raft_entry *e = &rd->committed[i];
+        if (e->index <= m->applied)
+            continue;
+        srv_apply_entry(m, e);
+        m->applied = e->index;
+        mvcc_set_applied_index(m->kv, e->index);
+        ok = raft_safety_apply(m->safety, m->id, e->index, e->term, entry_hash(e)) && ok;
+    }
+    safety_check(m, ok);
     for (size_t i = 0; i < rd->reads_count; i++) {
         struct srv_waiter *wt = srv_waiter_find(m, rd->reads[i].context);
         if (wt && wt->kind == SRV_WAIT_READ) {
