@@ -21,6 +21,7 @@ scenario {
 expect(run_until(function() return leader() ~= nil end, 10*s), "a leader is elected", leader())
 local c = client(1)
 for i = 1, 5 do c:put("lv/a" .. i, "v" .. i) end
+run(5*s) -- etcd's strict reconfiguration check: every voter connected for 5 s
 local A = leader()
 local L, err = member_add { learner = true }
 expect(L ~= nil, "the learner is added", err)

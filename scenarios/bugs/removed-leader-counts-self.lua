@@ -25,7 +25,7 @@ local c, acked = client(1), {}
 for i = 1, 5 do
   if c:put("rl/a" .. i, "v" .. i) then acked[#acked + 1] = { "rl/a" .. i, "v" .. i } end
 end
-run(300*ms)
+run(5*s) -- etcd's strict reconfiguration check: every voter connected for 5 s
 local A = leader()
 local rest = others(A)
 local B, C, D = rest[1], rest[2], rest[3]
