@@ -360,14 +360,73 @@ static void expects(struct fl_buf *o, const struct rpt_run *r)
         fl_buf_printf(o, "<p class=\"small\">The scenario made no expectations.</p>");
 }
 
+/* Each client's endpoints at the end and its last attempts, from the history. */
+static void client_details(struct fl_buf *o, json_t *arr)
+{
+    size_t i;
+    json_t *c;
+    json_array_foreach(arr, i, c)
+    {
+        json_t *eps = json_object_get(c, "endpoints"), *att = json_object_get(c, "last_attempts");
+        if (!json_array_size(eps) && !json_array_size(att))
+            continue;
+        fl_buf_printf(o, "<details><summary>client %lld (",
+                      (long long)json_integer_value(json_object_get(c, "id")));
+        rpt_html_escape_str(o, json_string_value(json_object_get(c, "balancer")));
+        fl_buf_printf(o, "): endpoints and the last %zu attempts</summary>", json_array_size(att));
+        fl_buf_printf(o, "<table><tr><th>member</th><th>state</th><th>unhealthy until</th>"
+                         "<th>pinned</th><th>in flight</th><th>connections opened</th></tr>");
+        size_t k;
+        json_t *e;
+        json_array_foreach(eps, k, e)
+        {
+            json_t *u = json_object_get(e, "unhealthy_until_ms");
+            fl_buf_printf(o, "<tr><td>%lld</td><td>",
+                          (long long)json_integer_value(json_object_get(e, "member")));
+            rpt_html_escape_str(o, json_string_value(json_object_get(e, "state")));
+            if (json_is_integer(u))
+                fl_buf_printf(o, "</td><td>%lld ms", (long long)json_integer_value(u));
+            else
+                fl_buf_printf(o, "</td><td>-");
+            fl_buf_printf(o, "</td><td>%s</td><td>%lld</td><td>%lld</td></tr>",
+                          json_is_true(json_object_get(e, "pinned")) ? "yes" : "",
+                          (long long)json_integer_value(json_object_get(e, "in_flight")),
+                          (long long)json_integer_value(json_object_get(e, "connections_opened")));
+        }
+        fl_buf_printf(o, "</table><table><tr><th>sent</th><th>answered</th><th>member</th>"
+                         "<th>call</th><th>outcome</th><th>error</th><th>retry</th></tr>");
+        json_array_foreach(att, k, e)
+        {
+            char a[32], b[32];
+            json_t *end = json_object_get(e, "end_ns");
+            fl_buf_printf(o, "<tr><td>%s</td><td>%s</td><td>%lld</td><td>",
+                          rpt_fmt_ns(json_integer_value(json_object_get(e, "at_ns")), a, sizeof a),
+                          json_is_integer(end) ? rpt_fmt_ns(json_integer_value(end), b, sizeof b)
+                                               : "-",
+                          (long long)json_integer_value(json_object_get(e, "member")));
+            rpt_html_escape_str(o, json_string_value(json_object_get(e, "call")));
+            fl_buf_printf(o, "</td><td>");
+            rpt_html_escape_str(o, json_string_value(json_object_get(e, "outcome")));
+            fl_buf_printf(o, "</td><td>");
+            rpt_html_escape_str(o, json_string_value(json_object_get(e, "error")));
+            fl_buf_printf(o, "</td><td>%s</td></tr>",
+                          json_is_true(json_object_get(e, "retry")) ? "yes" : "");
+        }
+        fl_buf_printf(o, "</table></details>");
+    }
+}
+
 static void clients(struct fl_buf *o, const struct rpt_run *r)
 {
     json_t *live = r->live ? json_object_get(r->live, "clients") : NULL;
-    json_t *arr = json_array_size(live) ? json_incref(live) : rpt_clients_from_ops(r);
+    json_t *arr = json_array_size(r->clients) ? json_incref(r->clients)
+                  : json_array_size(live)     ? json_incref(live)
+                                              : rpt_clients_from_ops(r);
     fl_buf_printf(o, "<h2>Clients</h2>");
-    if (arr != live)
-        fl_buf_printf(o, "<p class=\"small\">Derived from the recorded operations (the "
-                         "database does not keep the balancer's own counters).</p>");
+    if (arr != live && arr != r->clients)
+        fl_buf_printf(o, "<p class=\"small\">Derived from the recorded operations (this "
+                         "database, older than the clients table, does not keep the "
+                         "balancer's own counters).</p>");
     static const char *const cols[] = {"id",
                                        "balancer",
                                        "ok",
@@ -425,6 +484,7 @@ static void clients(struct fl_buf *o, const struct rpt_run *r)
         fl_buf_printf(o, "</tr>");
     }
     fl_buf_printf(o, "</table>");
+    client_details(o, arr);
     json_decref(arr);
 }
 

@@ -58,7 +58,9 @@ struct rpt_run {
     size_t check_count;
     int64_t *hl_ids; /* op ids named by a violation, ascending */
     size_t hl_count;
-    json_t *live; /* live summary (borrowed reference taken), or NULL */
+    json_t *live;    /* live summary (borrowed reference taken), or NULL */
+    json_t *clients; /* the history's clients rows: array of stats objects, each with its
+                      * "last_attempts"; NULL for a database older than the table */
     char first_violation[512];
     char *replay;
 };
@@ -71,6 +73,9 @@ void rpt_run_close(struct rpt_run *r);
 
 /* rpt_summary.c */
 json_t *rpt_summary_json(const struct rpt_run *r);
+/* The per-client objects of the summary: the history's clients rows, else derived from
+ * the ops (a database older than that table). New reference. */
+json_t *rpt_clients_json(const struct rpt_run *r);
 /* Per-client figures derived from the ops (array of objects). */
 json_t *rpt_clients_from_ops(const struct rpt_run *r);
 void rpt_first_violation_of(const struct rpt_run *r, char *out, size_t out_len);

@@ -179,6 +179,28 @@ static int fail_db(struct hist_db *db, int rc, char *err, size_t err_len)
     return rc;
 }
 
+/* A clients row: its stats object (JSON the run wrote), with "last_attempts" beside it. A
+ * row whose JSON does not parse is shown as what it is: only its id and balancer. */
+static int on_client(void *arg, const struct hist_client *c)
+{
+    struct rpt_run *r = arg;
+    if (!r->clients)
+        r->clients = json_array();
+    json_t *o = c->stats ? json_loads(c->stats, JSON_ALLOW_NUL, NULL) : NULL;
+    if (!json_is_object(o)) {
+        json_decref(o);
+        o = json_object();
+        json_object_set_new(o, "id", json_integer(c->client_id));
+        json_object_set_new(o, "balancer", json_string(c->balancer ? c->balancer : ""));
+    }
+    json_t *a = c->attempts ? json_loads(c->attempts, JSON_ALLOW_NUL, NULL) : NULL;
+    json_object_set_new(o, "last_attempts", json_is_array(a) ? a : json_array());
+    if (!json_is_array(a))
+        json_decref(a);
+    json_array_append_new(r->clients, o);
+    return 0;
+}
+
 int rpt_run_load(struct hist_db *db, int64_t run_id, bool full, struct rpt_run *r, char *err,
                  size_t err_len)
 {
@@ -200,6 +222,8 @@ int rpt_run_load(struct hist_db *db, int64_t run_id, bool full, struct rpt_run *
         collect_op_ids(r, lin->detail, 0);
     if (r->hl_count)
         qsort(r->hl_ids, r->hl_count, sizeof *r->hl_ids, cmp_i64);
+    if ((rc = hist_clients_each(db, run_id, on_client, r)))
+        goto fail;
     if (full && ((rc = hist_ops_each(db, run_id, on_op, r)) ||
                  (rc = hist_faults_each(db, run_id, on_fault, r)) ||
                  (rc = hist_node_events_each(db, run_id, on_node_event, r))))
@@ -220,6 +244,8 @@ fail:
 void rpt_run_close(struct rpt_run *r)
 {
     hist_run_row_free(&r->row);
+    json_decref(r->clients);
+    r->clients = NULL;
     for (size_t i = 0; i < r->op_count; i++) {
         free(r->ops[i].kind);
         free(r->ops[i].key);

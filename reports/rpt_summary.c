@@ -3,8 +3,9 @@
  * per-client figures derived from the ops table, and the one-line "first violation"
  * that JUnit, Markdown and sweeps show.
  *
- * The database does not store the clients' own counters (balancer, connections,
- * retries), so without a live summary these figures come from the ops: outcome
+ * The clients' own counters (balancer, connections, endpoints, retries, failovers) come
+ * from the history's clients table, as the run's --json summary had them. A database
+ * older than that table does not store them, so these figures come from the ops: outcome
  * counts, availability = ok / all, the longest stall (time without a success while an
  * operation was outstanding), the members used and how often the client moved between
  * them, and per fault the time to the client's first success after it.
@@ -143,6 +144,22 @@ static json_t *client_json(const struct rpt_run *r, int64_t cid)
     return c;
 }
 
+json_t *rpt_clients_json(const struct rpt_run *r)
+{
+    if (!json_array_size(r->clients))
+        return rpt_clients_from_ops(r);
+    json_t *arr = json_array();
+    size_t i;
+    json_t *c;
+    json_array_foreach(r->clients, i, c)
+    {
+        json_t *copy = json_deep_copy(c);
+        json_object_del(copy, "last_attempts"); /* the summary's client objects, as the run's */
+        json_array_append_new(arr, copy);
+    }
+    return arr;
+}
+
 json_t *rpt_clients_from_ops(const struct rpt_run *r)
 {
     int64_t *ids = fl_malloc((r->op_count + 1) * sizeof *ids);
@@ -228,7 +245,7 @@ json_t *rpt_summary_json(const struct rpt_run *r)
     }
     json_object_set_new(s, "faults", faults);
     json_object_set_new(s, "leaders", leaders);
-    json_object_set_new(s, "clients", rpt_clients_from_ops(r));
+    json_object_set_new(s, "clients", rpt_clients_json(r));
     json_object_set_new(s, "run_id", json_integer(r->row.run_id));
     json_object_set_new(s, "replay", json_string(r->replay ? r->replay : ""));
     if (r->row.reason)

@@ -320,6 +320,13 @@ int hist_node_event_add(struct hist_db *db, int64_t at_ns, int64_t node_id, cons
 int hist_check_add(struct hist_db *db, const char *checker, const char *verdict, int64_t elapsed_ms,
                    const char *detail);
 
+/* A client's own figures at the end of the run (what the history's ops cannot tell: its
+ * balancer's connections, endpoints, retries, failovers), stats the JSON object of
+ * kvc_stats_json, attempts the JSON array of its last attempts (kvc_attempts_json); one
+ * row per client and run. */
+int hist_client_add(struct hist_db *db, int64_t client_id, const char *balancer, const char *stats,
+                    const char *attempts);
+
 /* ---- reading ----------------------------------------------------------------------- */
 
 /* Text fields are owned by the row and freed by hist_run_row_free. */
@@ -383,6 +390,13 @@ int hist_node_events_each(struct hist_db *db, int64_t run_id,
                           int (*fn)(void *arg, const struct hist_node_event *e), void *arg);
 int hist_checks_each(struct hist_db *db, int64_t run_id,
                      int (*fn)(void *arg, const struct hist_check *c), void *arg);
+/* clients ORDER BY client_id; a database older than the table has no rows. */
+struct hist_client {
+    int64_t client_id;
+    const char *balancer, *stats, *attempts; /* stats/attempts JSON text, may be NULL */
+};
+int hist_clients_each(struct hist_db *db, int64_t run_id,
+                      int (*fn)(void *arg, const struct hist_client *c), void *arg);
 
 /* The seed in JSON: a number up to INT64_MAX, above it the decimal string (jansson's
  * integers are signed); hist_seed_from_json reads either back. New reference. */

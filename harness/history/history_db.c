@@ -47,7 +47,9 @@ static const char schema_sql[] =
     "CREATE INDEX IF NOT EXISTS node_events_by_run ON node_events(run_id, at_ns, seq);"
     "CREATE TABLE IF NOT EXISTS checks(run_id INTEGER NOT NULL, checker TEXT, verdict TEXT,"
     " elapsed_ms INTEGER, detail TEXT, seq INTEGER);"
-    "CREATE INDEX IF NOT EXISTS checks_by_run ON checks(run_id, seq);";
+    "CREATE INDEX IF NOT EXISTS checks_by_run ON checks(run_id, seq);"
+    "CREATE TABLE IF NOT EXISTS clients(run_id INTEGER NOT NULL, client_id INTEGER NOT NULL,"
+    " balancer TEXT, stats TEXT, attempts TEXT, PRIMARY KEY(run_id, client_id)) WITHOUT ROWID;";
 
 static const char *const stmt_sql[HIST_ST_COUNT] = {
     /* IMMEDIATE: take the write lock up front, through the busy handler, so that
@@ -79,6 +81,8 @@ static const char *const stmt_sql[HIST_ST_COUNT] = {
                            " detail, seq) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     [HIST_ST_CHECK] = "INSERT INTO checks(run_id, checker, verdict, elapsed_ms, detail, seq)"
                       " VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
+    [HIST_ST_CLIENT] = "INSERT INTO clients(run_id, client_id, balancer, stats, attempts)"
+                       " VALUES(?1, ?2, ?3, ?4, ?5)",
 };
 
 /* ---- errors ------------------------------------------------------------------------ */

@@ -23,6 +23,7 @@ enum hist_stmt {
     HIST_ST_FAULT,
     HIST_ST_NODE_EVENT,
     HIST_ST_CHECK,
+    HIST_ST_CLIENT,
     HIST_ST_COUNT
 };
 

@@ -354,6 +354,40 @@ int hist_node_events_each(struct hist_db *db, int64_t run_id,
     return finish(db, st, rc, stopped);
 }
 
+int hist_clients_each(struct hist_db *db, int64_t run_id,
+                      int (*fn)(void *arg, const struct hist_client *c), void *arg)
+{
+    sqlite3_stmt *st = NULL;
+    /* a database written before the table existed (opened read-only, so not upgraded) */
+    int rc = prepare(db,
+                     "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND"
+                     " name = 'clients'",
+                     HIST_NULL, &st);
+    if (rc)
+        return rc;
+    bool exists = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0;
+    sqlite3_finalize(st);
+    if (!exists)
+        return FL_OK;
+    rc = prepare(db,
+                 "SELECT client_id, balancer, stats, attempts FROM clients WHERE run_id = ?1"
+                 " ORDER BY client_id",
+                 run_id, &st);
+    if (rc)
+        return rc;
+    int stopped = 0;
+    while (!stopped && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        struct hist_client c = {
+            .client_id = hist__col_i64(st, 0),
+            .balancer = hist__col_text(st, 1),
+            .stats = hist__col_text(st, 2),
+            .attempts = hist__col_text(st, 3),
+        };
+        stopped = fn(arg, &c);
+    }
+    return finish(db, st, rc, stopped);
+}
+
 int hist_checks_each(struct hist_db *db, int64_t run_id,
                      int (*fn)(void *arg, const struct hist_check *c), void *arg)
 {

@@ -431,6 +431,31 @@ int hist_node_event_add(struct hist_db *db, int64_t at_ns, int64_t node_id, cons
     return FL_OK;
 }
 
+int hist_client_add(struct hist_db *db, int64_t client_id, const char *balancer, const char *stats,
+                    const char *attempts)
+{
+    int rc = ready(db);
+    if (rc)
+        return rc;
+    sqlite3_stmt *st = db->st[HIST_ST_CLIENT];
+    sqlite3_bind_int64(st, 1, db->run_id);
+    hist__bind_i64(st, 2, client_id);
+    hist__bind_text(st, 3, balancer);
+    hist__bind_text(st, 4, stats);
+    hist__bind_text(st, 5, attempts);
+    rc = hist__write(db, st, "clients");
+    if (rc)
+        return rc;
+    struct hist_db *d = db;
+    hist__dig_tag(d, "client");
+    hist__dig_i64(d, client_id);
+    hist__dig_str(d, balancer);
+    hist__dig_str(d, stats);
+    hist__dig_str(d, attempts);
+    hist__dig_end(d);
+    return FL_OK;
+}
+
 int hist_check_add(struct hist_db *db, const char *checker, const char *verdict, int64_t elapsed_ms,
                    const char *detail)
 {

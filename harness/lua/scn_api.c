@@ -68,6 +68,7 @@ const char *const scn_api_names[] = {
     "client:lease_keepalive",
     "client:lease_keepalive_stop",
     "client:stats",
+    "client:attempts",
     "watch:next",
     "watch:events",
     "watch:cancel",

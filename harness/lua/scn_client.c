@@ -580,6 +580,34 @@ static int m_stats(lua_State *L)
     return 1;
 }
 
+/* client:attempts([n]): the client's last n attempts (default: all it keeps, the last
+ * KVC_ATTEMPTS_KEEP), oldest first, each {at, ["end"], member, call, outcome, [error],
+ * retry}: times in ns; outcome "ok" | "error" | "transport" | "timeout" | "abandoned" |
+ * "canceled" | "outstanding"; error the member's or the transport's text. */
+static int m_attempts(lua_State *L)
+{
+    struct kvc_client *c = check_client(L, 1);
+    lua_Integer n = luaL_optinteger(L, 2, 0);
+    luaL_argcheck(L, n >= 0, 2, "a count of attempts (0 or more) expected");
+    json_t *arr = kvc_attempts_json(c, (size_t)FL_MIN(n, (lua_Integer)KVC_ATTEMPTS_KEEP));
+    lua_createtable(L, (int)json_array_size(arr), 0);
+    for (size_t i = 0; i < json_array_size(arr); i++) {
+        json_t *a = json_array_get(arr, i);
+        push_json(L, a); /* null fields (end, error) stay nil */
+        lua_getfield(L, -1, "at_ns");
+        lua_setfield(L, -2, "at");
+        lua_pushnil(L);
+        lua_setfield(L, -2, "at_ns");
+        lua_getfield(L, -1, "end_ns");
+        lua_setfield(L, -2, "end");
+        lua_pushnil(L);
+        lua_setfield(L, -2, "end_ns");
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    json_decref(arr);
+    return 1;
+}
+
 /* --- watches ------------------------------------------------------------------------------ */
 
 struct scn_watch {
@@ -866,6 +894,7 @@ void scn_open_client(lua_State *L)
         {"lease_keepalive", m_lease_keepalive},
         {"lease_keepalive_stop", m_lease_keepalive_stop},
         {"stats", m_stats},
+        {"attempts", m_attempts},
         {NULL, NULL},
     };
     static const luaL_Reg watch_methods[] = {

@@ -105,6 +105,30 @@ static void drain_and_close(struct run_world *rw, json_t *clients)
     }
 }
 
+/* Each client's own figures and its last attempts into the history (`clients`): what
+ * the ops rows cannot tell (connections, endpoints, retries, failovers). */
+static int record_clients(struct run_world *rw, json_t *clients)
+{
+    for (int i = 0, k = 0; i < rw->n_clients; i++) {
+        struct run_client *c = &rw->clients[i];
+        if (!c->c)
+            continue;
+        char *stats =
+            json_dumps(json_array_get(clients, (size_t)k++), JSON_COMPACT | JSON_ENSURE_ASCII);
+        json_t *a = kvc_attempts_json(c->c, 0);
+        char *attempts = json_dumps(a, JSON_COMPACT | JSON_ENSURE_ASCII);
+        json_decref(a);
+        int rc = rw->db ? hist_client_add(rw->db, kvc_client_id(c->c), c->stats.balancer, stats,
+                                          attempts)
+                        : FL_OK;
+        free(stats);
+        free(attempts);
+        if (rc)
+            return rc;
+    }
+    return FL_OK;
+}
+
 /* The run cannot vouch for its history (a write failed, it could not be read back or
  * verified): it ends 'error' with this reason. The first one counts. */
 static void run_fatal(struct run_world *rw, int code, const char *reason)
@@ -330,6 +354,8 @@ int run_world_finish(struct run_world *rw, const char *script_error, struct run_
         if (!script_error && !run_world_stopped(rw) && (rw->checks & RUN_CHECK_CONVERGE))
             worst = converge_phase(rw, checks) == CHK_FAIL ? 2 : 0;
         drain_and_close(rw, clients);
+        /* a failed write is sticky: hist_run_end fails and the run ends 'error' */
+        record_clients(rw, clients);
     }
     int judged = judge(rw, checks); /* once: FL_MAX evaluates its arguments twice */
     worst = FL_MAX(worst, judged);

@@ -19,8 +19,8 @@
 #include <unistd.h>
 #include <errno.h>
 
-static const char *const tables[] = {"ops",    "watches",     "watch_events",
-                                     "faults", "node_events", "checks"};
+static const char *const tables[] = {"ops",         "watches", "watch_events", "faults",
+                                     "node_events", "checks",  "clients"};
 
 static int sql_fail(sqlite3 *s, const char *what, const char *src, char *err, size_t err_len)
 {

@@ -353,6 +353,7 @@ static void kvc_conn_on_open(struct sim_world *w, net_sock s, void *ctx)
     cn->dial_timer = 0;
     cn->state = LB_CONN_READY;
     lb_on_ready(&c->lb, cn->idx, kvc_now(c));
+    cn->opened++;
     c->st.connections_opened++;
     c->st.connections_held++;
     c->st.connections_held_max = FL_MAX(c->st.connections_held_max, c->st.connections_held);
@@ -440,10 +441,39 @@ static void kvc_oldest_inflight_update(struct kvc_client *c, size_t i)
     lb_set_oldest_inflight(&c->lb, i, oldest);
 }
 
-static void kvc_attempt_end(struct kvc_call *call)
+/* A new attempt record, outstanding until kvc_attempt_note ends it. */
+static void kvc_attempt_begin(struct kvc_call *call, int node, int64_t now)
+{
+    struct kvc_client *c = call->c;
+    struct kvc_attempt_rec *a = &c->attempts[c->attempts_seen % KVC_ATTEMPTS_KEEP];
+    free(a->error);
+    *a = (struct kvc_attempt_rec){.at_ns = now,
+                                  .end_ns = -1,
+                                  .node = node,
+                                  .method = call->req.method,
+                                  .outcome = KVC_ATTEMPT_OUTSTANDING,
+                                  .retry = call->attempts > 1};
+    call->attempt_seq = c->attempts_seen++;
+}
+
+/* Ends the record of the attempt in flight (if the ring still holds it). */
+static void kvc_attempt_note(struct kvc_call *call, enum kvc_attempt_outcome o, const char *error)
+{
+    struct kvc_client *c = call->c;
+    if (c->attempts_seen - call->attempt_seq > KVC_ATTEMPTS_KEEP)
+        return;
+    struct kvc_attempt_rec *a = &c->attempts[call->attempt_seq % KVC_ATTEMPTS_KEEP];
+    FL_ASSERT(a->outcome == KVC_ATTEMPT_OUTSTANDING);
+    a->outcome = o;
+    a->end_ns = kvc_now(c);
+    a->error = error && *error ? fl_strdup(error) : NULL;
+}
+
+static void kvc_attempt_end(struct kvc_call *call, enum kvc_attempt_outcome o, const char *error)
 {
     struct kvc_client *c = call->c;
     FL_ASSERT(call->state == KVC_CALL_INFLIGHT && call->ep >= 0);
+    kvc_attempt_note(call, o, error);
     size_t i = (size_t)call->ep;
     FL_ASSERT(c->conns[i].unary > 0);
     c->conns[i].unary--;
@@ -472,7 +502,7 @@ static void kvc_hedge_reads(struct kvc_client *c, int64_t now)
             continue;
         if (call->attempts >= c->cfg.max_unary_retries)
             continue;
-        kvc_attempt_end(call);
+        kvc_attempt_end(call, KVC_ATTEMPT_ABANDONED, NULL);
         kvc_call_try(call);
     }
     free(ids);
@@ -587,8 +617,14 @@ static void kvc_call_complete(struct kvc_call *call, enum kvc_status status, int
 {
     struct kvc_client *c = call->c;
     FL_ASSERT(call->state != KVC_CALL_DONE);
-    if (call->state == KVC_CALL_INFLIGHT)
-        kvc_attempt_end(call);
+    if (call->state == KVC_CALL_INFLIGHT) {
+        enum kvc_attempt_outcome o = m && code == 0                       ? KVC_ATTEMPT_OK
+                                     : m                                  ? KVC_ATTEMPT_ERROR
+                                     : code == RPC_CODE_CANCELED          ? KVC_ATTEMPT_CANCELED
+                                     : code == RPC_CODE_DEADLINE_EXCEEDED ? KVC_ATTEMPT_TIMEOUT
+                                                                          : KVC_ATTEMPT_TRANSPORT;
+        kvc_attempt_end(call, o, o == KVC_ATTEMPT_ERROR ? text : NULL);
+    }
     call->state = KVC_CALL_DONE;
     sim_cancel(c->w, call->deadline_timer);
     sim_cancel(c->w, call->backoff_timer);
@@ -669,7 +705,7 @@ static void kvc_call_attempt_failed(struct kvc_call *call, int code, const char 
     int64_t now = kvc_now(c);
     int ep = call->ep;
     if (call->state == KVC_CALL_INFLIGHT)
-        kvc_attempt_end(call);
+        kvc_attempt_end(call, transport ? KVC_ATTEMPT_TRANSPORT : KVC_ATTEMPT_ERROR, text);
     if (!transport && ep >= 0 && code == RPC_CODE_UNAVAILABLE)
         lb_on_fail(&c->lb, (size_t)ep, LB_FAIL_UNAVAILABLE, now);
     bool retry = rpc_err_retry_safe(call->policy, (enum rpc_code)code, text, c->lb.n);
@@ -697,7 +733,7 @@ static void kvc_attempt_timeout(struct sim_world *w, void *ctx)
         return;
     struct kvc_client *c = call->c;
     lb_on_fail(&c->lb, (size_t)call->ep, LB_FAIL_TIMEOUT, kvc_now(c));
-    kvc_attempt_end(call);
+    kvc_attempt_end(call, KVC_ATTEMPT_TIMEOUT, NULL);
     kvc_call_try(call);
     kvc_reconcile(c);
 }
@@ -732,6 +768,7 @@ static void kvc_call_try(struct kvc_call *call)
     call->ep = i;
     call->sent = true;
     call->sent_ns = now;
+    kvc_attempt_begin(call, c->eps[i].node, now);
     c->conns[i].unary++;
     lb_on_request_start(&c->lb, (size_t)i, now);
     kvc_oldest_inflight_update(c, (size_t)i);
@@ -1000,6 +1037,8 @@ void kvc_client_free(struct kvc_client *c)
     kvc_client_close(c);
     sim_proc_set_ctx(c->w, c->proc, NULL);
     free(c->calls);
+    for (size_t i = 0; i < KVC_ATTEMPTS_KEEP; i++)
+        free(c->attempts[i].error);
     kvc_streams_free_index(c);
     kvc_arena_close(&c->arena);
     free(c);

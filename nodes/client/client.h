@@ -387,6 +387,29 @@ int kvc_lease_keepalive_stop(struct kvc_client *c, uint64_t stream_id);
 
 #define KVC_FAULTS_MAX 64
 
+/* What one endpoint of the client's list looks like now (client:stats().endpoints). */
+struct kvc_endpoint_stats {
+    int member;                 /* the member's slot */
+    const char *state;          /* "idle" | "connecting" | "ready" | "closed" */
+    int64_t unhealthy_until_ms; /* pinned_blacklist / health_aware; -1: no such list */
+    bool pinned;                /* the endpoint a pinned policy uses now */
+    int in_flight;              /* unary attempts outstanding there */
+    int64_t connections_opened; /* connections to it that reached READY */
+};
+
+/* How an attempt of a unary call ended. */
+enum kvc_attempt_outcome {
+    KVC_ATTEMPT_OK = 0,      /* answered with success */
+    KVC_ATTEMPT_ERROR,       /* answered with an error (the member's text) */
+    KVC_ATTEMPT_TRANSPORT,   /* the connection broke or closed under it */
+    KVC_ATTEMPT_TIMEOUT,     /* no answer before the call's (or the attempt's) deadline */
+    KVC_ATTEMPT_ABANDONED,   /* left for another member (health_aware re-sends a read) */
+    KVC_ATTEMPT_CANCELED,    /* the client closed with it out */
+    KVC_ATTEMPT_OUTSTANDING, /* not ended yet */
+};
+const char *kvc_attempt_outcome_name(enum kvc_attempt_outcome o);
+#define KVC_ATTEMPTS_KEEP 128 /* the client keeps its last 128 attempts */
+
 struct kvc_stats {
     int id;
     const char *balancer;
@@ -418,6 +441,8 @@ struct kvc_stats {
     int64_t keepalive_ended;       /* keep-alive streams ended for good (not by the app) */
     int64_t keepalive_ended_ms;    /* sim time of the latest such end; -1 none */
     int64_t streams_no_leader; /* stream incarnations a member closed: "etcdserver: no leader" */
+    size_t n_endpoints;
+    struct kvc_endpoint_stats endpoints[LB_ENDPOINTS_MAX];
     size_t fault_count;
     int64_t fault_ns[KVC_FAULTS_MAX];
     int64_t failover_ms[KVC_FAULTS_MAX]; /* first success after the fault; -1: none */
@@ -432,6 +457,14 @@ uint64_t kvc_client_stream_steps(const struct kvc_client *c);
  * the other counters above under their field names, and "failover":[{"fault_ns",
  * "failover_ms" (null: no success after it)}]. New reference owned by the caller. */
 json_t *kvc_stats_json(const struct kvc_stats *s);
+
+/* The last n attempts the client made (n 0: all it keeps, at most KVC_ATTEMPTS_KEEP),
+ * oldest first, as a JSON array of {"at_ns","end_ns","member","call","outcome",
+ * "error","retry"} ("error" null unless the member or the transport said why; an
+ * attempt still out has outcome "outstanding" and end_ns null). New reference. */
+json_t *kvc_attempts_json(const struct kvc_client *c, size_t n);
+/* How many attempts the client made in all (kept or not). */
+uint64_t kvc_attempts_seen(const struct kvc_client *c);
 
 /* A fault happened at at_ns: the next success after it gives a failover time. */
 void kvc_client_note_fault(struct kvc_client *c, int64_t at_ns);

@@ -55,6 +55,7 @@ struct kvc_conn {
     uint64_t probe_wire; /* wire id of the outstanding probe, 0 none */
     int64_t probe_sent_ns;
     int64_t probe_ok_ns; /* the latest probe answer, or when the connection opened */
+    int64_t opened;      /* connections to this endpoint that reached READY */
     int unary;           /* unary attempts in flight here */
     int streams;         /* streams attached here */
     int direct;          /* calls waiting for this endpoint specifically */
@@ -83,8 +84,9 @@ struct kvc_call {
     int last_ep; /* endpoint of the previous attempt, -1 */
     enum kvc_call_state state;
     sim_handle deadline_timer, backoff_timer, attempt_timer;
-    struct fl_buf snap; /* SNAPSHOT chunks */
-    char *last_err;     /* owned: the error of the last attempt that was retried, or NULL */
+    struct fl_buf snap;   /* SNAPSHOT chunks */
+    char *last_err;       /* owned: the error of the last attempt that was retried, or NULL */
+    uint64_t attempt_seq; /* the record of the attempt in flight: its attempts_seen number */
 };
 
 /* ---- streams (client_stream.c) ---- */
@@ -175,6 +177,18 @@ void kvc_arena_init(struct kvc_arena *a);
 void kvc_arena_reset(struct kvc_arena *a); /* frees every allocation, keeps one block */
 void kvc_arena_close(struct kvc_arena *a);
 
+/* One attempt of a unary call, kept for client:attempts() and the history: when it
+ * was sent, to which member, what came of it. */
+struct kvc_attempt_rec {
+    int64_t at_ns;
+    int64_t end_ns;
+    int node;
+    enum kvc_method method;
+    enum kvc_attempt_outcome outcome;
+    bool retry;  /* not the call's first attempt */
+    char *error; /* owned: the error text of an "error"/"transport" outcome, or NULL */
+};
+
 struct kvc_client {
     struct sim_world *w;
     struct kvc_config cfg;
@@ -213,6 +227,9 @@ struct kvc_client {
     int64_t stall_acc_ns;   /* busy time of earlier spans since the last success */
     int64_t max_stall_ns;
     int64_t last_fault_pending; /* faults [0, fault_count) with failover still -1 */
+    /* the last KVC_ATTEMPTS_KEEP attempts, a ring; attempts_seen counts every one */
+    struct kvc_attempt_rec attempts[KVC_ATTEMPTS_KEEP];
+    uint64_t attempts_seen;
 };
 
 int64_t kvc_now(const struct kvc_client *c);

@@ -167,6 +167,39 @@ void kvc_client_finish(struct kvc_client *c)
     }
 }
 
+static const char *conn_state_name(enum lb_conn s)
+{
+    switch (s) {
+    case LB_CONN_IDLE:
+        return "idle";
+    case LB_CONN_CONNECTING:
+        return "connecting";
+    case LB_CONN_READY:
+        return "ready";
+    case LB_CONN_FAILED:
+        return "closed";
+    }
+    return "closed";
+}
+
+/* Each endpoint of the client's list: its connection, the policy's view of it. */
+static void endpoint_stats(const struct kvc_client *c, struct kvc_stats *out)
+{
+    bool lists = c->lb.cfg.kind == LB_PINNED_BLACKLIST || c->lb.cfg.kind == LB_HEALTH_AWARE;
+    out->n_endpoints = c->lb.n;
+    for (size_t i = 0; i < c->lb.n; i++) {
+        const struct lb_endpoint *e = &c->lb.ep[i];
+        out->endpoints[i] = (struct kvc_endpoint_stats){
+            .member = c->eps[i].node,
+            .state = conn_state_name(c->conns[i].state),
+            .unhealthy_until_ms = lists ? e->unhealthy_until_ns / FL_MS : -1,
+            .pinned = c->lb.pinned == (int)i,
+            .in_flight = c->conns[i].unary,
+            .connections_opened = c->conns[i].opened,
+        };
+    }
+}
+
 void kvc_client_stats(const struct kvc_client *c, struct kvc_stats *out)
 {
     *out = c->st;
@@ -183,6 +216,7 @@ void kvc_client_stats(const struct kvc_client *c, struct kvc_stats *out)
     out->pinned_node = c->lb.pinned >= 0 ? c->eps[c->lb.pinned].node : 0;
     int64_t total = out->ok + out->fail + out->unknown;
     out->availability = total > 0 ? (double)out->ok / (double)total : 1.0;
+    endpoint_stats(c, out);
 }
 
 json_t *kvc_stats_json(const struct kvc_stats *s)
@@ -229,5 +263,54 @@ json_t *kvc_stats_json(const struct kvc_stats *s)
         json_array_append_new(fo, f);
     }
     json_object_set_new(o, "failover", fo);
+    json_t *eps = json_array();
+    for (size_t i = 0; i < s->n_endpoints; i++) {
+        const struct kvc_endpoint_stats *e = &s->endpoints[i];
+        json_t *j = json_object();
+        json_object_set_new(j, "member", json_integer(e->member));
+        json_object_set_new(j, "state", json_string(e->state));
+        json_object_set_new(j, "unhealthy_until_ms",
+                            e->unhealthy_until_ms >= 0 ? json_integer(e->unhealthy_until_ms)
+                                                       : json_null());
+        json_object_set_new(j, "pinned", json_boolean(e->pinned));
+        json_object_set_new(j, "in_flight", json_integer(e->in_flight));
+        json_object_set_new(j, "connections_opened", json_integer(e->connections_opened));
+        json_array_append_new(eps, j);
+    }
+    json_object_set_new(o, "endpoints", eps);
     return o;
+}
+
+const char *kvc_attempt_outcome_name(enum kvc_attempt_outcome o)
+{
+    static const char *const names[] = {"ok",        "error",    "transport",  "timeout",
+                                        "abandoned", "canceled", "outstanding"};
+    FL_ASSERT((size_t)o < FL_ARRAY_LEN(names));
+    return names[o];
+}
+
+uint64_t kvc_attempts_seen(const struct kvc_client *c)
+{
+    return c->attempts_seen;
+}
+
+json_t *kvc_attempts_json(const struct kvc_client *c, size_t n)
+{
+    uint64_t kept = FL_MIN(c->attempts_seen, (uint64_t)KVC_ATTEMPTS_KEEP);
+    if (n == 0 || n > kept)
+        n = (size_t)kept;
+    json_t *arr = json_array();
+    for (uint64_t k = c->attempts_seen - n; k < c->attempts_seen; k++) {
+        const struct kvc_attempt_rec *a = &c->attempts[k % KVC_ATTEMPTS_KEEP];
+        json_t *j = json_object();
+        json_object_set_new(j, "at_ns", json_integer(a->at_ns));
+        json_object_set_new(j, "end_ns", a->end_ns >= 0 ? json_integer(a->end_ns) : json_null());
+        json_object_set_new(j, "member", json_integer(a->node));
+        json_object_set_new(j, "call", json_string(kvc_method_name(a->method)));
+        json_object_set_new(j, "outcome", json_string(kvc_attempt_outcome_name(a->outcome)));
+        json_object_set_new(j, "error", a->error ? json_string(a->error) : json_null());
+        json_object_set_new(j, "retry", json_boolean(a->retry));
+        json_array_append_new(arr, j);
+    }
+    return arr;
 }
