@@ -1,5 +1,7 @@
 /*
- * raft_safety.c: the online Raft safety checker (see raft_safety.h for the contract).
+ * raft_safety.c: the online Raft safety checker (see raft_safety.h for the contract):
+ * logs, commits and applies. Terms, votes, restarts and configurations are in
+ * raft_safety_votes.c.
  *
  * Model. Every node's log is summarised by a hash chain: chain(i) = mix(chain(i-1),
  * term(i), data_hash(i)), chain(0) = 0, so two logs agree on a prefix exactly when
@@ -18,67 +20,9 @@
  * Pure: no I/O. Nodes are found by a linear scan (a cluster has a handful; member
  * churn adds ids over a run, each kept).
  */
-#include "checkers/raft_safety.h"
+#include "checkers/raft_safety_int.h"
 
-#include <inttypes.h>
 #include <stdarg.h>
-
-#define RS_TRIM_SLACK 4096
-
-struct rs_rec {
-    uint64_t term;
-    uint64_t chain;
-    uint64_t hash;
-    uint64_t apply_term;
-    uint64_t apply_hash;
-    uint64_t apply_node;
-    uint64_t commit_bound; /* highest leader term on record when it committed */
-    uint8_t flags;
-};
-#define RS_SEEN      1u
-#define RS_COMMITTED 2u
-#define RS_APPLIED   4u
-#define RS_NOCHAIN   8u  /* committed term known, chain not (yet): fed by an unanchored node */
-#define RS_NOHASH    16u /* committed entry's data hash not known */
-
-struct rs_alt {
-    uint64_t index, term, chain, hash;
-};
-
-struct rs_node {
-    uint64_t id;
-    uint64_t base;       /* view holds (base, last]; chain at base = base_chain */
-    uint64_t base_chain; /* chain at base */
-    uint64_t base_term;
-    uint64_t last;
-    uint64_t *terms; /* [i - base - 1] */
-    uint64_t *chains;
-    size_t cap;
-    uint64_t commit;
-    uint64_t applied;
-    bool leader;
-    uint64_t leader_term;
-    bool unanchored; /* its base came from a snapshot whose chain we never saw */
-    bool retired;    /* forgotten: ignored by the trimming floor until fed again */
-};
-
-struct raft_safety {
-    struct rs_rec *g; /* g[i - g_base] for i in [g_base, g_base + g_count) */
-    uint64_t g_base;
-    size_t g_count, g_cap;
-    struct rs_alt *alts;
-    size_t alts_count, alts_cap;
-    uint64_t *leaders; /* leaders[term] = node, 0 none */
-    size_t leaders_cap;
-    struct rs_node *nodes; /* every member id ever fed, in first-seen order */
-    size_t nodes_count, nodes_cap;
-    uint64_t max_commit;
-    uint64_t max_leader_term;
-    uint64_t n_leaders, n_appends, n_commits, n_applies;
-    bool failed;
-    struct fl_buf violation;
-    const char *property;
-};
 
 static uint64_t mix(uint64_t chain, uint64_t term, uint64_t hash)
 {
@@ -105,21 +49,19 @@ void raft_safety_free(struct raft_safety *c)
     for (size_t i = 0; i < c->nodes_count; i++) {
         free(c->nodes[i].terms);
         free(c->nodes[i].chains);
+        rs__node_close(&c->nodes[i]);
     }
     free(c->nodes);
     free(c->g);
     free(c->alts);
     free(c->leaders);
+    free(c->grants);
     fl_buf_close(&c->violation);
     free(c);
 }
 
-static bool violate(struct raft_safety *c, const char *property, uint64_t node, uint64_t other,
-                    uint64_t index, uint64_t term, const char *fmt, ...)
-    __attribute__((format(printf, 7, 8)));
-
-static bool violate(struct raft_safety *c, const char *property, uint64_t node, uint64_t other,
-                    uint64_t index, uint64_t term, const char *fmt, ...)
+bool rs__violate(struct raft_safety *c, const char *property, uint64_t node, uint64_t other,
+                 uint64_t index, uint64_t term, const char *fmt, ...)
 {
     if (c->failed)
         return false;
@@ -147,7 +89,7 @@ static bool violate(struct raft_safety *c, const char *property, uint64_t node, 
     return false;
 }
 
-static struct rs_node *node_get(struct raft_safety *c, uint64_t id)
+struct rs_node *rs__node_get(struct raft_safety *c, uint64_t id)
 {
     FL_ASSERT(id != 0);
     for (size_t i = 0; i < c->nodes_count; i++) {
@@ -163,6 +105,7 @@ static struct rs_node *node_get(struct raft_safety *c, uint64_t id)
     struct rs_node *n = &c->nodes[c->nodes_count++];
     memset(n, 0, sizeof(*n));
     n->id = id;
+    n->conf_known = true; /* a new member's log is empty: no configuration yet */
     return n;
 }
 
@@ -224,7 +167,7 @@ static bool node_chain_at(struct raft_safety *c, const struct rs_node *n, uint64
     return true;
 }
 
-static void node_view_truncate(struct raft_safety *c, struct rs_node *n, uint64_t last)
+void rs__view_truncate(struct raft_safety *c, struct rs_node *n, uint64_t last)
 {
     if (last >= n->last)
         return;
@@ -237,15 +180,17 @@ static void node_view_truncate(struct raft_safety *c, struct rs_node *n, uint64_
         n->base_chain = chain;
         n->base_term = r ? r->term : 0;
         n->unanchored = n->unanchored || !known;
+        rs__conf_forget(n); /* the records below the old base were folded away */
     }
     n->last = last;
     if (n->commit > last)
         n->commit = last;
+    rs__conf_truncate(n, last);
 }
 
 /* The node's log now ends at last with entries we never saw: restart the view
  * there, unanchored (its chain is unknown, so only terms can be compared). */
-static void node_rebase_unknown(struct rs_node *n, uint64_t last)
+void rs__view_rebase_unknown(struct rs_node *n, uint64_t last)
 {
     FL_ASSERT(last > n->last);
     n->base = last;
@@ -255,6 +200,7 @@ static void node_rebase_unknown(struct rs_node *n, uint64_t last)
     n->unanchored = true;
     if (n->commit < n->base)
         n->commit = n->base; /* the unseen entries' commits cannot be checked */
+    rs__conf_forget(n);      /* unseen entries may hold conf changes */
 }
 
 static void node_view_push(struct rs_node *n, uint64_t term, uint64_t chain)
@@ -283,6 +229,7 @@ static void node_view_trim(struct rs_node *n)
     memmove(n->terms, n->terms + drop, keep * sizeof(uint64_t));
     memmove(n->chains, n->chains + drop, keep * sizeof(uint64_t));
     n->base = to;
+    rs__conf_trim(n, to);
 }
 
 /* Whether node n must hold the committed entry of record r right now (Leader
@@ -339,7 +286,7 @@ static bool log_matching_check(struct raft_safety *c, uint64_t i, uint64_t term,
 bool raft_safety_leader(struct raft_safety *c, uint64_t node, uint64_t term)
 {
     FL_ASSERT(c != NULL && node != 0);
-    struct rs_node *n = node_get(c, node);
+    struct rs_node *n = rs__node_get(c, node);
     c->n_leaders++;
     if (term >= c->leaders_cap) {
         size_t cap = c->leaders_cap ? c->leaders_cap : 64;
@@ -350,9 +297,9 @@ bool raft_safety_leader(struct raft_safety *c, uint64_t node, uint64_t term)
         c->leaders_cap = cap;
     }
     if (c->leaders[term] != 0 && c->leaders[term] != node)
-        return violate(c, "election_safety", node, c->leaders[term], 0, term,
-                       "two leaders in term %" PRIu64 ": node %" PRIu64 " and node %" PRIu64, term,
-                       c->leaders[term], node);
+        return rs__violate(c, "election_safety", node, c->leaders[term], 0, term,
+                           "two leaders in term %" PRIu64 ": node %" PRIu64 " and node %" PRIu64,
+                           term, c->leaders[term], node);
     c->leaders[term] = node;
     if (term > c->max_leader_term)
         c->max_leader_term = term;
@@ -366,16 +313,16 @@ bool raft_safety_leader(struct raft_safety *c, uint64_t node, uint64_t term)
     struct rs_rec *r = mc ? rec_get(c, mc) : NULL;
     if (r && (r->flags & RS_COMMITTED) && !(r->flags & RS_NOCHAIN) && r->commit_bound < term &&
         !n->unanchored && n->last >= mc && node_chain_at(c, n, mc, &chain) && chain != r->chain)
-        return violate(c, "committed_lost", node, 0, mc, term,
-                       "leader of term %" PRIu64 " holds a different entry at committed "
-                       "index %" PRIu64 " (or before it)",
-                       term, mc);
+        return rs__violate(c, "committed_lost", node, 0, mc, term,
+                           "leader of term %" PRIu64 " holds a different entry at committed "
+                           "index %" PRIu64 " (or before it)",
+                           term, mc);
     return !c->failed;
 }
 
 bool raft_safety_not_leader(struct raft_safety *c, uint64_t node)
 {
-    struct rs_node *n = node_get(c, node);
+    struct rs_node *n = rs__node_get(c, node);
     n->leader = false;
     return !c->failed;
 }
@@ -384,9 +331,9 @@ bool raft_safety_append(struct raft_safety *c, uint64_t node, uint64_t index, ui
                         uint64_t data_hash)
 {
     FL_ASSERT(c != NULL && index >= 1);
-    struct rs_node *n = node_get(c, node);
+    struct rs_node *n = rs__node_get(c, node);
     if (index > n->last + 1)
-        node_rebase_unknown(n, index - 1); /* entries we never saw (a torn write) */
+        rs__view_rebase_unknown(n, index - 1); /* entries we never saw (a torn write) */
     c->n_appends++;
     bool ok = true;
     if (index <= n->last) {
@@ -397,15 +344,15 @@ bool raft_safety_append(struct raft_safety *c, uint64_t node, uint64_t index, ui
         if (n->leader && c->max_leader_term > n->leader_term)
             n->leader = false;
         if (n->leader && !c->failed && node_term_at(c, n, index) != term)
-            ok = violate(c, "leader_append_only", node, 0, index, term,
-                         "leader of term %" PRIu64 " overwrote its entry %" PRIu64 " (term %" PRIu64
-                         " -> %" PRIu64 ")",
-                         n->leader_term, index, node_term_at(c, n, index), term);
+            ok = rs__violate(c, "leader_append_only", node, 0, index, term,
+                             "leader of term %" PRIu64 " overwrote its entry %" PRIu64
+                             " (term %" PRIu64 " -> %" PRIu64 ")",
+                             n->leader_term, index, node_term_at(c, n, index), term);
         else if (n->leader && !c->failed)
-            ok = violate(c, "leader_append_only", node, 0, index, term,
-                         "leader of term %" PRIu64 " rewrote its log from index %" PRIu64,
-                         n->leader_term, index);
-        node_view_truncate(c, n, index - 1);
+            ok = rs__violate(c, "leader_append_only", node, 0, index, term,
+                             "leader of term %" PRIu64 " rewrote its log from index %" PRIu64,
+                             n->leader_term, index);
+        rs__view_truncate(c, n, index - 1);
     }
     uint64_t prev = 0;
     bool anchored = node_chain_at(c, n, index - 1, &prev) && !n->unanchored;
@@ -416,54 +363,57 @@ bool raft_safety_append(struct raft_safety *c, uint64_t node, uint64_t index, ui
         struct rs_rec *cr = rec_get(c, index);
         n->unanchored = true;
         if (cr && (cr->flags & RS_COMMITTED) && must_hold(c, n, cr) && cr->term != term)
-            ok = violate(c, "committed_lost", node, 0, index, term,
-                         "node %" PRIu64 " now holds (index %" PRIu64 ", term %" PRIu64
-                         ") but term %" PRIu64 " was committed there",
-                         node, index, term, cr->term);
+            ok = rs__violate(c, "committed_lost", node, 0, index, term,
+                             "node %" PRIu64 " now holds (index %" PRIu64 ", term %" PRIu64
+                             ") but term %" PRIu64 " was committed there",
+                             node, index, term, cr->term);
         return ok && !c->failed;
     }
     uint64_t other = 0;
     if (!log_matching_check(c, index, term, chain, data_hash, &other))
-        ok = violate(c, "log_matching", node, 0, index, term,
-                     "node %" PRIu64 " holds (index %" PRIu64 ", term %" PRIu64
-                     ") with a different prefix than another node",
-                     node, index, term);
+        ok = rs__violate(c, "log_matching", node, 0, index, term,
+                         "node %" PRIu64 " holds (index %" PRIu64 ", term %" PRIu64
+                         ") with a different prefix than another node",
+                         node, index, term);
     struct rs_rec *r = rec_get(c, index);
     if (r && (r->flags & RS_COMMITTED) && must_hold(c, n, r) &&
         (r->term != term || (!(r->flags & RS_NOCHAIN) && r->chain != chain)))
-        ok = violate(c, "committed_lost", node, 0, index, term,
-                     "leader %" PRIu64 " of term %" PRIu64 " writes (index %" PRIu64
-                     ", term %" PRIu64 ") over committed (index %" PRIu64 ", term %" PRIu64 ")",
-                     node, n->leader_term, index, term, index, r->term);
+        ok = rs__violate(c, "committed_lost", node, 0, index, term,
+                         "leader %" PRIu64 " of term %" PRIu64 " writes (index %" PRIu64
+                         ", term %" PRIu64 ") over committed (index %" PRIu64 ", term %" PRIu64 ")",
+                         node, n->leader_term, index, term, index, r->term);
     return ok && !c->failed;
 }
 
 bool raft_safety_restart(struct raft_safety *c, uint64_t node, uint64_t last_index)
 {
-    struct rs_node *n = node_get(c, node);
+    struct rs_node *n = rs__node_get(c, node);
     n->leader = false;
     if (last_index > n->last)
-        node_rebase_unknown(n, last_index); /* unsynced bytes that survived */
+        rs__view_rebase_unknown(n, last_index); /* unsynced bytes that survived */
     else
-        node_view_truncate(c, n, last_index);
+        rs__view_truncate(c, n, last_index);
     if (n->applied > last_index)
         n->applied = last_index; /* it re-applies from its snapshot */
+    n->applied_unknown = true;   /* ... which the caller did not say, */
+    n->commit_unknown = true;    /* nor what commit index it recovered */
     return !c->failed;
 }
 
 bool raft_safety_snapshot(struct raft_safety *c, uint64_t node, uint64_t index, uint64_t term)
 {
-    struct rs_node *n = node_get(c, node);
+    struct rs_node *n = rs__node_get(c, node);
+    rs__conf_forget(n); /* raft_safety_snapshot_conf sets it again */
     struct rs_rec *r = rec_get(c, index);
     bool ok = true;
     uint64_t chain = mix(UINT64_C(0x5eed), index, term);
     bool known = false;
     if (r && (r->flags & RS_COMMITTED)) {
         if (r->term != term)
-            ok = violate(c, "committed_lost", node, 0, index, term,
-                         "snapshot at (index %" PRIu64 ", term %" PRIu64 ") but term %" PRIu64
-                         " was committed there",
-                         index, term, r->term);
+            ok = rs__violate(c, "committed_lost", node, 0, index, term,
+                             "snapshot at (index %" PRIu64 ", term %" PRIu64 ") but term %" PRIu64
+                             " was committed there",
+                             index, term, r->term);
         chain = r->chain;
         known = !(r->flags & RS_NOCHAIN);
     } else if (r && (r->flags & RS_SEEN) && r->term == term) {
@@ -477,8 +427,11 @@ bool raft_safety_snapshot(struct raft_safety *c, uint64_t node, uint64_t index, 
     n->unanchored = !known;
     if (n->commit < index)
         n->commit = index;
+    if (n->commit_fed < index)
+        n->commit_fed = index;
     if (n->applied < index)
         n->applied = index;
+    n->applied_unknown = false;
     return ok && !c->failed;
 }
 
@@ -534,11 +487,12 @@ static void commit_record(struct raft_safety *c, struct rs_rec *r, uint64_t i, u
 
 bool raft_safety_commit(struct raft_safety *c, uint64_t node, uint64_t commit)
 {
-    struct rs_node *n = node_get(c, node);
+    struct rs_node *n = rs__node_get(c, node);
     c->n_commits++;
+    bool ok = true;
+    uint64_t fed = commit;
     if (commit > n->last)
         commit = n->last; /* never beyond its log (the core asserts this) */
-    bool ok = true;
     for (uint64_t i = n->commit + 1; i <= commit && ok; i++) {
         struct rs_rec *r = rec_get(c, i);
         uint64_t term = node_term_at(c, n, i), chain = 0;
@@ -548,14 +502,21 @@ bool raft_safety_commit(struct raft_safety *c, uint64_t node, uint64_t commit)
         if (r->flags & RS_COMMITTED) {
             bool chain_known = have && !(r->flags & RS_NOCHAIN);
             if (r->term != term || (chain_known && r->chain != chain))
-                ok = violate(c, "committed_lost", node, 0, i, term,
-                             "node %" PRIu64 " committed (index %" PRIu64 ", term %" PRIu64
-                             ") but (index %" PRIu64 ", term %" PRIu64 ") was committed before",
-                             node, i, term, i, r->term);
+                ok = rs__violate(c, "committed_lost", node, 0, i, term,
+                                 "node %" PRIu64 " committed (index %" PRIu64 ", term %" PRIu64
+                                 ") but (index %" PRIu64 ", term %" PRIu64 ") was committed before",
+                                 node, i, term, i, r->term);
             continue;
         }
         commit_record(c, r, i, term, have, chain);
     }
+    if (!n->commit_unknown && fed < n->commit_fed)
+        ok = rs__violate(c, "commit_regressed", node, 0, fed, 0,
+                         "node %" PRIu64 "'s commit index went back from %" PRIu64 " to %" PRIu64
+                         " while it ran",
+                         node, n->commit_fed, fed);
+    n->commit_fed = fed;
+    n->commit_unknown = false;
     if (commit > n->commit)
         n->commit = commit;
     if (commit > c->max_commit)
@@ -566,28 +527,54 @@ bool raft_safety_commit(struct raft_safety *c, uint64_t node, uint64_t commit)
     return ok && !c->failed;
 }
 
+/* A member applies each index once, in order, and only committed ones. After a
+ * restart told nothing of its applied index (raft_safety_restart) the next apply sets
+ * it; after one that did not tell its commit index the next commit does. */
+static bool apply_order_check(struct raft_safety *c, const struct rs_node *n, uint64_t index,
+                              uint64_t term)
+{
+    if (!n->applied_unknown && index <= n->applied)
+        return rs__violate(c, "applied_regressed", n->id, 0, index, term,
+                           "node %" PRIu64 " applied index %" PRIu64 " again (it had applied "
+                           "up to %" PRIu64 ")",
+                           n->id, index, n->applied);
+    if (!n->applied_unknown && index > n->applied + 1)
+        return rs__violate(c, "apply_gap", n->id, 0, index, term,
+                           "node %" PRIu64 " applied index %" PRIu64 " after %" PRIu64
+                           ", skipping the entries between",
+                           n->id, index, n->applied);
+    if (!n->commit_unknown && index > n->commit_fed)
+        return rs__violate(c, "apply_uncommitted", n->id, 0, index, term,
+                           "node %" PRIu64 " applied index %" PRIu64
+                           " beyond its commit index %" PRIu64,
+                           n->id, index, n->commit_fed);
+    return !c->failed;
+}
+
 bool raft_safety_apply(struct raft_safety *c, uint64_t node, uint64_t index, uint64_t term,
                        uint64_t data_hash)
 {
-    struct rs_node *n = node_get(c, node);
+    struct rs_node *n = rs__node_get(c, node);
     c->n_applies++;
-    if (index > n->applied)
-        n->applied = index;
+    if (!apply_order_check(c, n, index, term))
+        return false;
+    n->applied = index;
+    n->applied_unknown = false;
     struct rs_rec *r = rec_get(c, index);
     if (!r)
         return !c->failed;
     if ((r->flags & RS_COMMITTED) &&
         (r->term != term || (!(r->flags & RS_NOHASH) && r->hash != data_hash)))
-        return violate(c, "state_machine_safety", node, 0, index, term,
-                       "node %" PRIu64 " applied (index %" PRIu64 ", term %" PRIu64
-                       ") but (index %" PRIu64 ", term %" PRIu64 ") is the committed entry",
-                       node, index, term, index, r->term);
+        return rs__violate(c, "state_machine_safety", node, 0, index, term,
+                           "node %" PRIu64 " applied (index %" PRIu64 ", term %" PRIu64
+                           ") but (index %" PRIu64 ", term %" PRIu64 ") is the committed entry",
+                           node, index, term, index, r->term);
     if (r->flags & RS_APPLIED) {
         if (r->apply_term != term || r->apply_hash != data_hash)
-            return violate(c, "state_machine_safety", node, r->apply_node, index, term,
-                           "nodes %" PRIu64 " and %" PRIu64 " applied different entries at "
-                           "index %" PRIu64 " (terms %" PRIu64 " and %" PRIu64 ")",
-                           r->apply_node, node, index, r->apply_term, term);
+            return rs__violate(c, "state_machine_safety", node, r->apply_node, index, term,
+                               "nodes %" PRIu64 " and %" PRIu64 " applied different entries at "
+                               "index %" PRIu64 " (terms %" PRIu64 " and %" PRIu64 ")",
+                               r->apply_node, node, index, r->apply_term, term);
         return !c->failed;
     }
     r->flags |= RS_APPLIED;
@@ -599,7 +586,7 @@ bool raft_safety_apply(struct raft_safety *c, uint64_t node, uint64_t index, uin
 
 void raft_safety_forget(struct raft_safety *c, uint64_t node)
 {
-    struct rs_node *n = node_get(c, node);
+    struct rs_node *n = rs__node_get(c, node);
     n->leader = false;
     n->retired = true;
 }
@@ -626,7 +613,9 @@ void raft_safety_summary_json(const struct raft_safety *c, struct fl_buf *out)
     fl_buf_reset(out);
     fl_buf_printf(out,
                   "{\"leaders\":%" PRIu64 ",\"appends\":%" PRIu64 ",\"commits\":%" PRIu64
-                  ",\"applies\":%" PRIu64 ",\"max_commit\":%" PRIu64 ",\"records\":%zu}",
-                  c->n_leaders, c->n_appends, c->n_commits, c->n_applies, c->max_commit,
-                  c->g_count);
+                  ",\"applies\":%" PRIu64 ",\"max_commit\":%" PRIu64 ",\"records\":%zu"
+                  ",\"votes\":%" PRIu64 ",\"elections\":%" PRIu64 ",\"restarts\":%" PRIu64
+                  ",\"conf_checks\":%" PRIu64 "}",
+                  c->n_leaders, c->n_appends, c->n_commits, c->n_applies, c->max_commit, c->g_count,
+                  c->n_votes, c->n_elections, c->n_restarts, c->n_conf_checks);
 }

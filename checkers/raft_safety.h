@@ -17,6 +17,24 @@
  *                       one, and a new leader holds every committed entry;
  *   state_machine_safety every member applies the same entry at each index.
  *
+ * and, for each member over its life (raft_safety_votes.c):
+ *
+ *   term_durability     a restarted member never has a lower term than a message it
+ *                       sent before (pre-votes aside: they carry the next term);
+ *   vote_durability     nor another vote (or none) in a term it had voted in;
+ *   double_vote         it never votes for two candidates in one term;
+ *   election_quorum     a leader was elected by the votes of a quorum of the voters of
+ *                       its configuration, itself included ...
+ *   learner_vote        ... and never needed a learner's vote for it (learners never vote);
+ *   commit_regressed    its commit index never goes back while it runs ...
+ *   commit_durability   ... nor below its last durable (fsynced) commit across a restart;
+ *   applied_regressed / apply_gap / apply_uncommitted: it applies each index once, in
+ *                       order, without a gap, and only committed ones (a restart resumes
+ *                       at the index its state machine was restored to);
+ *   conf_after_restart  the configuration a restarted member has in force is the one
+ *                       its log and snapshot imply (modelled here from the conf entries
+ *                       and snapshots fed, independently of the Raft core).
+ *
  * The first violation is kept as a structured description (JSON text) for the
  * `checks` table; feeding continues to work after it. Memory: per index one small
  * record (term, chain, data hash, flags) plus, per node, its log view above the
@@ -47,19 +65,75 @@ bool raft_safety_not_leader(struct raft_safety *c, uint64_t node);
 bool raft_safety_append(struct raft_safety *c, uint64_t node, uint64_t index, uint64_t term,
                         uint64_t data_hash);
 /* node's log now ends at last_index after a crash lost its unsynced tail (not a
- * violation by itself; the node's leadership ends too). */
+ * violation by itself; the node's leadership ends too). Its applied index is unknown
+ * until its next apply (raft_safety_recovered tells more and checks more). */
 bool raft_safety_restart(struct raft_safety *c, uint64_t node, uint64_t last_index);
 /* node replaced its log by a snapshot covering everything up to (index, term). */
 bool raft_safety_snapshot(struct raft_safety *c, uint64_t node, uint64_t index, uint64_t term);
-/* node's commit index is now commit (never decreases for a running node). */
+/* node's commit index is now commit (never decreases for a running node: a lower one
+ * is commit_regressed). */
 bool raft_safety_commit(struct raft_safety *c, uint64_t node, uint64_t commit);
-/* node applied (index, term, data_hash) to its state machine. */
+/* node applied (index, term, data_hash) to its state machine: the index after its
+ * last applied one, and committed. */
 bool raft_safety_apply(struct raft_safety *c, uint64_t node, uint64_t index, uint64_t term,
                        uint64_t data_hash);
 
 /* node left the cluster (removed member, destroyed process): it no longer holds back
  * the trimming of old records. Feeding it again brings it back. */
 void raft_safety_forget(struct raft_safety *c, uint64_t node);
+
+/* ---- terms, votes, durability and configurations (raft_safety_votes.c) ---------- */
+
+/* Members a configuration may hold (the checker's own bound, = the Raft core's). */
+#define RAFT_SAFETY_CONF_MAX 16
+
+/* node sent a message of this term (call it for every message that leaves, except
+ * pre-votes and messages without a term). vote_for is non-zero when the message is a
+ * granted vote for candidate vote_for, or node's own vote request (vote_for == node). */
+bool raft_safety_sent(struct raft_safety *c, uint64_t node, uint64_t term, uint64_t vote_for);
+/* Everything fed for node so far is durable (its log and hard state were fsynced). */
+void raft_safety_synced(struct raft_safety *c, uint64_t node);
+
+/* Configuration change kinds, as the Raft core numbers them (raft.h enum raft_cc_type). */
+enum raft_safety_cc {
+    RAFT_SAFETY_CC_ADD_VOTER = 0,
+    RAFT_SAFETY_CC_ADD_LEARNER = 1,
+    RAFT_SAFETY_CC_PROMOTE = 2,
+    RAFT_SAFETY_CC_REMOVE = 3,
+};
+/* A configuration: voters and learners (any order, disjoint). */
+struct raft_safety_conf {
+    const uint64_t *voters;
+    size_t n_voters;
+    const uint64_t *learners;
+    size_t n_learners;
+};
+/* The entry node just appended at index (raft_safety_append first) is a configuration
+ * change of kind `type` for `member`. In force from index on, as the design says; a
+ * change that does not fit (adding a present member, promoting a non-learner, removing
+ * an absent one, a second learner, more than RAFT_SAFETY_CONF_MAX members) changes
+ * nothing. */
+bool raft_safety_conf_entry(struct raft_safety *c, uint64_t node, uint64_t index, int type,
+                            uint64_t member);
+/* raft_safety_snapshot with the configuration the snapshot carries. */
+bool raft_safety_snapshot_conf(struct raft_safety *c, uint64_t node, uint64_t index, uint64_t term,
+                               const struct raft_safety_conf *conf);
+/* node became leader of term with configuration conf in force (call after
+ * raft_safety_leader): the votes sent to it in term must make a quorum of conf's voters. */
+bool raft_safety_elected(struct raft_safety *c, uint64_t node, uint64_t term,
+                         const struct raft_safety_conf *conf);
+
+/* What a member recovered from its disk at a restart. */
+struct raft_safety_boot {
+    uint64_t term, vote, commit; /* hard state */
+    uint64_t last_index;         /* last entry of its log */
+    uint64_t applied;            /* index its state machine was restored to (its snapshot) */
+    const struct raft_safety_conf *conf; /* configuration in force; NULL: not checked */
+};
+/* node restarted from its disk with b: the durability and configuration properties are
+ * checked, then its view continues from there (as raft_safety_restart, with its commit
+ * and applied indexes known). */
+bool raft_safety_recovered(struct raft_safety *c, uint64_t node, const struct raft_safety_boot *b);
 
 /* Whether a violation was found. */
 bool raft_safety_failed(const struct raft_safety *c);
@@ -68,11 +142,14 @@ bool raft_safety_failed(const struct raft_safety *c);
  * or "null" when none. Owned by c, valid until the next feed or free. */
 const char *raft_safety_violation_json(const struct raft_safety *c);
 /* The property name of the first violation ("election_safety", "leader_append_only",
- * "log_matching", "committed_lost", "state_machine_safety"), or NULL. */
+ * "log_matching", "committed_lost", "state_machine_safety", or one of the names listed
+ * at the top of this file), or NULL. */
 const char *raft_safety_violation_property(const struct raft_safety *c);
 /* Counters for the `checks` detail: {"leaders":N,"appends":N,"commits":N,"applies":N,
- * "max_commit":N,"records":N} (records: per-index records held now). Written into out
- * (reset first). */
+ * "max_commit":N,"records":N,"votes":N,"elections":N,"restarts":N,"conf_checks":N}
+ * (records: per-index records held now; elections: leaders whose quorum was checked;
+ * restarts: recoveries checked; conf_checks: configurations compared). Written into
+ * out (reset first). */
 void raft_safety_summary_json(const struct raft_safety *c, struct fl_buf *out);
 
 #endif

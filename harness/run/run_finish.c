@@ -83,6 +83,12 @@ static int converge_phase(struct run_world *rw, json_t *checks)
     json_object_set_new(d, "after_ms", json_integer((sim_now_ns(rw->w) - start) / FL_MS));
     json_object_set_new(d, "bound_ms", json_integer(RUN_CONVERGE_BOUND_NS / FL_MS));
     json_object_set_new(d, "state", json_string(detail ? detail : ""));
+    /* etcd's corruption check, online: the members' KV hashes at every shared revision */
+    const char *corrupt = srv_cluster_corruption(rw->cl);
+    json_object_set_new(d, "corruption", corrupt ? json_string(corrupt) : json_null());
+    json_object_set_new(d, "hash_compared",
+                        json_integer((json_int_t)srv_cluster_kv_compared(rw->cl)));
+    ok = ok && !corrupt;
     add_check(rw, checks, "converge", ok ? CHK_PASS : CHK_FAIL, d);
     return ok ? CHK_PASS : CHK_FAIL;
 }
@@ -255,6 +261,13 @@ static int judge(struct run_world *rw, json_t *checks)
         const char *v = srv_cluster_safety_violation(rw->cl);
         json_t *d = json_object();
         json_object_set_new(d, "violation", v ? json_string(v) : json_null());
+        struct fl_buf sb;
+        fl_buf_init(&sb);
+        srv_cluster_safety_summary(rw->cl, &sb);
+        json_t *sj = json_loads(fl_buf_cstr(&sb), 0, NULL);
+        if (sj)
+            json_object_set_new(d, "checked", sj); /* per cluster ID: what was fed */
+        fl_buf_close(&sb);
         add_check(rw, checks, "raft_safety", v ? CHK_FAIL : CHK_PASS, d);
         worst = v ? 2 : worst;
     }

@@ -111,6 +111,9 @@ struct mvcc_store {
     size_t leases_len, leases_cap;
     bool lease_primary;
 
+    /* mvcc_state_hash: sum of mvcc__rev_state_hash over the live keys */
+    uint64_t state_hash;
+
     /* size model */
     int64_t size_bytes, live_bytes;
     int64_t last_compact_removed;
@@ -154,6 +157,10 @@ bool mvcc__in_range(const uint8_t *k, size_t kn, const uint8_t *key, size_t key_
 long mvcc__key_at(const struct mvcc_key *k, int64_t rev);
 int64_t mvcc__rev_cost(const struct mvcc_store *s, const struct mvcc_key *k,
                        const struct mvcc_rev *r);
+/* The share of live revision r of key k in the state hash, and the state hash
+ * recomputed from every live key (O(keys)). */
+uint64_t mvcc__rev_state_hash(const struct mvcc_key *k, const struct mvcc_rev *r);
+uint64_t mvcc__state_hash_full(const struct mvcc_store *s);
 
 /* mvcc_kv.c */
 void mvcc__kv_fill(struct mvcc_kv *out, const struct mvcc_key *k, const struct mvcc_rev *r,

@@ -425,6 +425,7 @@ enum mvcc_err mvcc_snapshot_restore(struct mvcc_store *s, const uint8_t *data, s
     s->lease_primary = false;
     s->size_bytes = t->size_bytes;
     s->live_bytes = t->live_bytes;
+    s->state_hash = mvcc__state_hash_full(s);
     /* Hand the old data to t and free it there (t has no watchers). */
     t->keys = tmp.keys;
     t->keys_len = tmp.keys_len;

@@ -369,6 +369,43 @@ int64_t mvcc__rev_cost(const struct mvcc_store *s, const struct mvcc_key *k,
     return (int64_t)k->key_len + (int64_t)r->val_len + s->cfg.backend_rev_overhead_bytes;
 }
 
+/* splitmix64's finalizer: every input bit moves every output bit. */
+static uint64_t state_mix(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= UINT64_C(0xBF58476D1CE4E5B9);
+    x ^= x >> 27;
+    x *= UINT64_C(0x94D049BB133111EB);
+    return x ^ (x >> 31);
+}
+
+uint64_t mvcc__rev_state_hash(const struct mvcc_key *k, const struct mvcc_rev *r)
+{
+    FL_ASSERT(!mvcc__rev_is_tomb(r));
+    uint64_t x = state_mix(k->hash);
+    x = state_mix(x ^ (uint64_t)r->create_rev);
+    x = state_mix(x ^ (uint64_t)r->mod_rev);
+    x = state_mix(x ^ (uint64_t)r->version);
+    x = state_mix(x ^ (uint64_t)r->lease);
+    return state_mix(x ^ fl_hash64(r->val ? (const void *)r->val : "", r->val_len));
+}
+
+uint64_t mvcc__state_hash_full(const struct mvcc_store *s)
+{
+    uint64_t sum = 0;
+    for (size_t i = 0; i < s->keys_len; i++) {
+        const struct mvcc_key *k = s->keys[i];
+        if (k->revs_len && !mvcc__rev_is_tomb(&k->revs[k->revs_len - 1]))
+            sum += mvcc__rev_state_hash(k, &k->revs[k->revs_len - 1]);
+    }
+    return sum;
+}
+
+uint64_t mvcc_state_hash(const struct mvcc_store *s)
+{
+    return s->state_hash;
+}
+
 /* ---------------------------------------------------------------- stats, size */
 
 void mvcc_stats_get(const struct mvcc_store *s, struct mvcc_stats *out)

@@ -102,15 +102,62 @@ void srv_cluster_emit_full(struct srv_cluster *cl, struct srv_event *ev)
     cl->obs(cl->obs_ud, ev);
 }
 
-struct raft_safety *srv_cluster_safety(struct srv_cluster *cl, uint64_t cluster_id)
+static struct safety_entry *safety_entry(struct srv_cluster *cl, uint64_t cluster_id)
 {
     for (int i = 0; i < cl->n_safety; i++)
         if (cl->safety[i].cluster_id == cluster_id)
-            return cl->safety[i].c;
+            return &cl->safety[i];
     FL_ASSERT(cl->n_safety < SAFETY_MAX);
-    cl->safety[cl->n_safety].cluster_id = cluster_id;
-    cl->safety[cl->n_safety].c = raft_safety_new();
-    return cl->safety[cl->n_safety++].c;
+    struct safety_entry *e = &cl->safety[cl->n_safety++];
+    e->cluster_id = cluster_id;
+    e->c = raft_safety_new();
+    e->kv = kvhash_new();
+    return e;
+}
+
+struct raft_safety *srv_cluster_safety(struct srv_cluster *cl, uint64_t cluster_id)
+{
+    return safety_entry(cl, cluster_id)->c;
+}
+
+struct kvhash *srv_cluster_kvhash(struct srv_cluster *cl, uint64_t cluster_id)
+{
+    return safety_entry(cl, cluster_id)->kv;
+}
+
+void srv_cluster_kv_corrupt(struct srv_cluster *cl, struct srv_member *m)
+{
+    if (cl->corruption)
+        return;
+    cl->corruption = fl_strdup(kvhash_violation_json(m->kvh));
+    srv_cluster_emit(cl, m->node, m->id, SRV_EV_CORRUPT, raft_term(m->raft), cl->corruption);
+}
+
+const char *srv_cluster_corruption(const struct srv_cluster *cl)
+{
+    return cl->corruption;
+}
+
+void srv_cluster_safety_summary(const struct srv_cluster *cl, struct fl_buf *out)
+{
+    struct fl_buf one;
+    fl_buf_init(&one);
+    fl_buf_reset(out);
+    fl_buf_printf(out, "[");
+    for (int i = 0; i < cl->n_safety; i++) {
+        raft_safety_summary_json(cl->safety[i].c, &one);
+        fl_buf_printf(out, "%s%s", i ? "," : "", fl_buf_cstr(&one));
+    }
+    fl_buf_printf(out, "]");
+    fl_buf_close(&one);
+}
+
+uint64_t srv_cluster_kv_compared(const struct srv_cluster *cl)
+{
+    uint64_t n = 0;
+    for (int i = 0; i < cl->n_safety; i++)
+        n += kvhash_compared(cl->safety[i].kv);
+    return n;
 }
 
 void srv_cluster_safety_failed(struct srv_cluster *cl, struct srv_member *m)
@@ -197,6 +244,7 @@ static void on_proc_kill(struct sim_world *w, int proc, void *ctx)
         }
     }
     raft_safety_not_leader(m->safety, m->id);
+    kvhash_forget(m->kvh, m->id);
     srv_cluster_emit(sl->cl, sl->node, m->id, SRV_EV_CRASH, raft_term(m->raft),
                      sl->removed ? "stopped after its removal" : "process killed");
     sl->m = NULL;
@@ -331,9 +379,12 @@ void srv_cluster_member_removed(struct srv_cluster *cl, int node)
     if (node <= 0 || node > cl->n_slots || cl->slots[node].removed)
         return;
     cl->slots[node].removed = true;
-    if (cl->slots[node].member_id)
+    if (cl->slots[node].member_id) {
         raft_safety_forget(srv_cluster_safety(cl, cl->slots[node].cluster_id),
                            cl->slots[node].member_id);
+        kvhash_forget(srv_cluster_kvhash(cl, cl->slots[node].cluster_id),
+                      cl->slots[node].member_id);
+    }
     sim_schedule(cl->w, 0, kill_removed, &cl->slots[node]);
 }
 
@@ -392,8 +443,11 @@ void srv_cluster_destroy(struct srv_cluster *cl)
         }
     }
     free(cl->ctl);
-    for (int i = 0; i < cl->n_safety; i++)
+    for (int i = 0; i < cl->n_safety; i++) {
         raft_safety_free(cl->safety[i].c);
+        kvhash_free(cl->safety[i].kv);
+    }
+    free(cl->corruption);
     free(cl->violation);
     free(cl);
 }

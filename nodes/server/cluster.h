@@ -121,6 +121,14 @@ int srv_cluster_restore(struct srv_cluster *cl, const uint8_t *data, size_t len,
 
 /* Online safety: NULL while no violation was found, else the first one's text. */
 const char *srv_cluster_safety_violation(const struct srv_cluster *cl);
+/* Online corruption check (checkers/kv_hash.h, part of `converge`): NULL while every
+ * member's KV hash agreed with the others' at every revision they share, else the first
+ * mismatch (JSON). srv_cluster_kv_compared: how many reports were compared. */
+const char *srv_cluster_corruption(const struct srv_cluster *cl);
+/* What the safety checkers were fed: a JSON array, one raft_safety_summary_json object
+ * per cluster ID in creation order, written into out (reset first). */
+void srv_cluster_safety_summary(const struct srv_cluster *cl, struct fl_buf *out);
+uint64_t srv_cluster_kv_compared(const struct srv_cluster *cl);
 
 /* End-of-run convergence (check `converge`): true when every live, non-removed member
  * has applied the same revision and the same HashKV at it. *detail gets a static-per-

@@ -286,8 +286,10 @@ int srv_cluster_restore(struct srv_cluster *cl, const uint8_t *data, size_t len,
     for (int i = 0; i < n_nodes; i++) {
         struct srv_slot *sl = srv_cl_slot_get(cl, nodes[i]);
         srv_cluster_kill(cl, nodes[i]);
-        if (sl->member_id && sl->member_id != ids[i])
+        if (sl->member_id && sl->member_id != ids[i]) {
             raft_safety_forget(srv_cluster_safety(cl, sl->cluster_id), sl->member_id);
+            kvhash_forget(srv_cluster_kvhash(cl, sl->cluster_id), sl->member_id);
+        }
         /* The machine comes back up with a fresh data dir written by the restore
          * tool before the member starts (a DOWN process has no usable disk). */
         sl->restoring = true;

@@ -35,6 +35,7 @@ struct dir_entry {
 struct safety_entry {
     uint64_t cluster_id;
     struct raft_safety *c;
+    struct kvhash *kv; /* the online corruption check (checkers/kv_hash.h) */
 };
 
 struct srv_cluster {
@@ -48,7 +49,8 @@ struct srv_cluster {
     int n_dir;
     struct safety_entry safety[SAFETY_MAX];
     int n_safety;
-    char *violation; /* first violation (JSON), owned */
+    char *violation;  /* first violation (JSON), owned */
+    char *corruption; /* first KV hash mismatch (JSON), owned */
     uint64_t founders[RAFT_NODES_MAX];
     size_t n_founders;
     struct sim_rng *ids_rng;

@@ -81,6 +81,43 @@ static void safety_check(struct srv_member *m, bool ok)
         srv_cluster_safety_failed(m->cl, m);
 }
 
+/* Tells the corruption check (checkers/kv_hash.h) the store's state hash when the
+ * store reached a revision it has not reported yet (force: whatever the revision, e.g.
+ * after the store was replaced). */
+static void feed_kv_hash(struct srv_member *m, bool force)
+{
+    int64_t rev = mvcc_current_rev(m->kv);
+    if (!force && rev == m->kvh_rev)
+        return;
+    m->kvh_rev = rev;
+    if (!kvhash_feed(m->kvh, m->id, rev, mvcc_state_hash(m->kv), sim_now_ns(m->w)))
+        srv_cluster_kv_corrupt(m->cl, m);
+}
+
+static struct raft_safety_conf safety_conf(const struct raft_conf_state *c)
+{
+    return (struct raft_safety_conf){c->voters, c->voters_count, c->learners, c->learners_count};
+}
+
+/* Sends a ready's messages, telling the safety checker first what they promise: the
+ * member's term, and its vote (a granted vote, or its own candidacy). Pre-votes carry
+ * the term they ask about, not the member's: they promise nothing. */
+static void send_msgs(struct srv_member *m, const struct raft_msg *msgs, size_t n)
+{
+    bool ok = true;
+    for (size_t i = 0; i < n; i++) {
+        const struct raft_msg *g = &msgs[i];
+        if (g->type == RAFT_MSG_PRE_VOTE || g->type == RAFT_MSG_PRE_VOTE_RESP || !g->term)
+            continue;
+        uint64_t vote = g->type == RAFT_MSG_VOTE                      ? m->id
+                        : g->type == RAFT_MSG_VOTE_RESP && !g->reject ? g->to
+                                                                      : 0;
+        ok = raft_safety_sent(m->safety, m->id, g->term, vote) && ok;
+    }
+    safety_check(m, ok);
+    srv_peer_send_msgs(m, msgs, n);
+}
+
 /* ---- allocation and timers ---------------------------------------------------- */
 
 static struct srv_member *member_alloc(struct srv_cluster *cl, int node, int proc, uint64_t id,
@@ -95,6 +132,7 @@ static struct srv_member *member_alloc(struct srv_cluster *cl, int node, int pro
     m->id = id;
     m->cluster_id = cluster_id;
     m->safety = srv_cluster_safety(cl, cluster_id);
+    m->kvh = srv_cluster_kvhash(cl, cluster_id);
     m->next_req_id = 1;
     m->last_leader_contact_ns = -1;
     m->last_leader_msg_ns = -1;
@@ -251,14 +289,25 @@ static bool member_load_image(struct srv_member *m, const uint8_t *p, size_t n,
 static void feed_safety_persisted(struct srv_member *m, const struct raft_ready *rd)
 {
     bool ok = true;
-    if (rd->snapshot)
-        ok = raft_safety_snapshot(m->safety, m->id, rd->snapshot->index, rd->snapshot->term);
+    if (rd->snapshot) {
+        struct raft_safety_conf sc = safety_conf(&rd->snapshot->conf);
+        ok = raft_safety_snapshot_conf(m->safety, m->id, rd->snapshot->index, rd->snapshot->term,
+                                       &sc);
+    }
     for (size_t i = 0; i < rd->entries_count; i++) {
         const struct raft_entry *e = &rd->entries[i];
         ok = raft_safety_append(m->safety, m->id, e->index, e->term, entry_hash(e)) && ok;
+        struct raft_conf_change cc;
+        if (e->type == RAFT_ENTRY_CONF_CHANGE) {
+            int type = raft_conf_change_decode(e, &cc) == FL_OK ? (int)cc.type : -1;
+            ok = raft_safety_conf_entry(m->safety, m->id, e->index, type, cc.node_id) && ok;
+        }
     }
     if (rd->hard_state_changed)
         ok = raft_safety_commit(m->safety, m->id, rd->hard_state.commit) && ok;
+    if (m->ready_synced)
+        raft_safety_synced(m->safety, m->id); /* everything fed so far is on disk */
+    m->ready_synced = false;
     safety_check(m, ok);
 }
 
@@ -296,6 +345,7 @@ static void on_ready_synced(struct sim_world *w, int proc, int err, void *ctx)
         sim_proc_kill(w, proc);
     if (f == SIM_FAULT_CRASH || f == SIM_FAULT_ERROR)
         return;
+    m->ready_synced = true;
     if (f == SIM_FAULT_DROP)
         m->drop_msgs = true; /* this ready's messages are lost on the way out */
     if (f == SIM_FAULT_DELAY && hit.delay_ns > 0) {
@@ -323,7 +373,9 @@ static void install_snapshot(struct srv_member *m, const struct raft_snapshot *s
     m->applied_since_snap = 0;
     m->applied_conf = s->conf;
     mvcc_set_applied_index(m->kv, s->index);
-    safety_check(m, raft_safety_snapshot(m->safety, m->id, s->index, s->term));
+    feed_kv_hash(m, true);
+    struct raft_safety_conf sc = safety_conf(&s->conf);
+    safety_check(m, raft_safety_snapshot_conf(m->safety, m->id, s->index, s->term, &sc));
     /* The core reports snapshot_applied itself (raft events of this ready). */
 }
 
@@ -407,7 +459,7 @@ static bool persist_ready(struct srv_member *m, bool *crashed)
     }
     if (must_sync && FL_BUG(RAFT_ACK_BEFORE_FSYNC) && rd->msgs_count) {
         /* The bug: votes and append acknowledgements leave before they are durable. */
-        srv_peer_send_msgs(m, rd->msgs, rd->msgs_count);
+        send_msgs(m, rd->msgs, rd->msgs_count);
         m->sent_early = true;
     }
     if (must_sync && f == SIM_FAULT_DELAY && hit.delay_ns > 0) {
@@ -514,7 +566,9 @@ static void handle_soft_state(struct srv_member *m, const struct raft_ready *rd)
     m->role = rd->role;
     m->leader = rd->leader;
     if (rd->role == RAFT_LEADER && !was_leader) {
-        safety_check(m, raft_safety_leader(m->safety, m->id, raft_term(m->raft)));
+        struct raft_safety_conf sc = safety_conf(raft_conf(m->raft));
+        safety_check(m, raft_safety_leader(m->safety, m->id, raft_term(m->raft)) &&
+                            raft_safety_elected(m->safety, m->id, raft_term(m->raft), &sc));
         const struct srv_config *c = srv_member_config(m);
         mvcc_lease_promote(m->kv, srv_member_now(m), c->election_ms * FL_MS);
         mvcc_autocompact_pause(&m->ac, false); /* etcd: compactor.Resume() */
@@ -548,7 +602,7 @@ static void after_persist(struct srv_member *m)
     struct raft_ready *rd = &m->rd;
     feed_safety_persisted(m, rd);
     if (!m->sent_early && !m->drop_msgs && rd->msgs_count)
-        srv_peer_send_msgs(m, rd->msgs, rd->msgs_count);
+        send_msgs(m, rd->msgs, rd->msgs_count);
     m->sent_early = false;
     m->drop_msgs = false;
     handle_soft_state(m, rd);
@@ -569,6 +623,7 @@ static void after_persist(struct srv_member *m)
         srv_apply_entry(m, e);
         m->applied = e->index;
         mvcc_set_applied_index(m->kv, e->index);
+        feed_kv_hash(m, false);
         ok = raft_safety_apply(m->safety, m->id, e->index, e->term, entry_hash(e)) && ok;
     }
     safety_check(m, ok);
@@ -590,6 +645,7 @@ static void after_persist(struct srv_member *m)
         mvcc_snapshot_encode(m->kv, &kv);
         mvcc_snapshot_restore(m->kv, kv.data, kv.len, MVCC_RESTORE_RESTART);
         fl_buf_close(&kv);
+        feed_kv_hash(m, true);
     }
     srv_rpc_after_apply(m);
 }
@@ -733,8 +789,17 @@ struct srv_member *srv_member_recover(struct srv_cluster *cl, int node, int proc
     m->wal_seq = seq;
     snprintf(m->wal_name, sizeof m->wal_name, "%s", name);
     m->term = st.term;
-    uint64_t last = raft_last_index(m->raft);
-    safety_check(m, raft_safety_restart(m->safety, m->id, last));
+    struct raft_status rs;
+    raft_status_get(m->raft, &rs);
+    struct raft_safety_conf sc = safety_conf(&rs.conf);
+    struct raft_safety_boot boot = {.term = rs.term,
+                                    .vote = rs.vote,
+                                    .commit = rs.commit,
+                                    .last_index = rs.last_index,
+                                    .applied = m->applied,
+                                    .conf = &sc};
+    safety_check(m, raft_safety_recovered(m->safety, m->id, &boot));
+    feed_kv_hash(m, true); /* its store as restored, before it re-applies its log */
     member_start(m);
     srv_member_process(m);
     return m;

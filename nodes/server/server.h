@@ -78,6 +78,7 @@ const char *srv_config_check(const struct srv_config *c);
 #define SRV_EV_PAUSE            "pause"
 #define SRV_EV_RESUME           "resume"
 #define SRV_EV_SAFETY           "raft_safety" /* the online checker found a violation */
+#define SRV_EV_CORRUPT          "kv_corrupt"  /* members' KV hashes differ at a revision */
 #define SRV_EV_LEASE_END        "lease_end"   /* a lease expired: its revoke was applied */
 
 /* Bytes borrowed for the duration of an observer callback. */

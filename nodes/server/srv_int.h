@@ -10,6 +10,7 @@
 #ifndef FL_SERVER_SRV_INT_H
 #define FL_SERVER_SRV_INT_H
 
+#include "checkers/kv_hash.h"
 #include "checkers/raft_safety.h"
 #include "harness/common/bugs.h"
 #include "harness/fault/fault.h"
@@ -114,6 +115,8 @@ struct srv_member {
     struct mvcc_store *kv;
     struct mvcc_config kv_cfg;
     struct raft_safety *safety; /* the cluster's checker for this cluster ID */
+    struct kvhash *kvh;         /* the cluster's corruption check for this cluster ID */
+    int64_t kvh_rev;            /* the store revision last reported to it */
 
     /* persistence */
     struct srv_wal_state log; /* mirror of what is persisted (entries, hard state) */
@@ -122,6 +125,7 @@ struct srv_member {
     bool persisting;           /* an fsync of a ready is in flight */
     bool sent_early;           /* FL_BUG(RAFT_ACK_BEFORE_FSYNC): msgs already sent */
     bool drop_msgs;            /* raft/after_save drop: this ready's messages are lost */
+    bool ready_synced;         /* this ready's fsync completed (the safety checker hears it) */
     struct fl_buf pending_wal; /* raft/before_save delay: the write waiting to start */
     sim_handle delay_timer;
     uint64_t snap_index; /* last local or installed snapshot */
@@ -370,6 +374,11 @@ bool srv_cluster_member_started(struct srv_cluster *cl, uint64_t member_id);
 struct raft_safety *srv_cluster_safety(struct srv_cluster *cl, uint64_t cluster_id);
 /* A member fed its checker and it failed: record and stop the world. */
 void srv_cluster_safety_failed(struct srv_cluster *cl, struct srv_member *m);
+/* The corruption check for a cluster ID (created with its safety checker). */
+struct kvhash *srv_cluster_kvhash(struct srv_cluster *cl, uint64_t cluster_id);
+/* A member's KV hash differs from another's at one revision: record it (the world goes
+ * on; the `converge` check fails). */
+void srv_cluster_kv_corrupt(struct srv_cluster *cl, struct srv_member *m);
 void srv_cluster_emit(struct srv_cluster *cl, int node, uint64_t member_id, const char *kind,
                       uint64_t term, const char *detail);
 void srv_cluster_emit_rev(struct srv_cluster *cl, int node, uint64_t member_id, const char *kind,

@@ -185,13 +185,19 @@ static void test_new_leader_lacks_commit(void)
 static void test_apply_differs(void)
 {
     struct raft_safety *c = raft_safety_new();
+    CHECK(raft_safety_append(c, 1, 1, 1, h(1)));
+    CHECK(raft_safety_append(c, 2, 1, 2, h(2))); /* uncommitted conflict */
+    CHECK(raft_safety_commit(c, 1, 1));
     CHECK(raft_safety_apply(c, 1, 1, 1, h(1)));
-    CHECK(!raft_safety_apply(c, 2, 1, 1, h(2)));
+    /* Node 2 applies its own entry as if committed (its commit is not fed here). */
+    raft_safety_restart(c, 2, 1);
+    CHECK(!raft_safety_apply(c, 2, 1, 2, h(2)));
     expect_violation(c, "state_machine_safety");
 
     c = raft_safety_new();
     CHECK(append_all(c, 2, 1, 1, 1));
     CHECK(raft_safety_commit(c, 1, 1));
+    CHECK(raft_safety_commit(c, 2, 1));
     CHECK(!raft_safety_apply(c, 2, 1, 1, h(7))); /* not the committed entry */
     expect_violation(c, "state_machine_safety");
 }

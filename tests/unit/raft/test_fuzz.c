@@ -9,6 +9,7 @@
  * Raft owner), because unit tests link only their own module's library. */
 #include "raft/tcluster.h"
 #include "checkers/raft_safety.c"
+#include "checkers/raft_safety_votes.c"
 
 static struct raft_safety *fz_safety;
 static char last_violation[640];

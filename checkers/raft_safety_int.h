@@ -1,0 +1,129 @@
+/*
+ * raft_safety_int.h: what the two files of the Raft safety checker share (not a public
+ * interface). raft_safety.c keeps the logs, commits and applies (the hash-chain model
+ * of raft_safety.h); raft_safety_votes.c keeps terms, votes, elections, durability
+ * across restarts and each member's configuration as its log and snapshots imply it.
+ * Pure: no I/O.
+ */
+#ifndef FL_CHECKERS_RAFT_SAFETY_INT_H
+#define FL_CHECKERS_RAFT_SAFETY_INT_H
+
+#include "checkers/raft_safety.h"
+
+#include <inttypes.h>
+
+#define RS_TRIM_SLACK 4096
+
+struct rs_rec {
+    uint64_t term;
+    uint64_t chain;
+    uint64_t hash;
+    uint64_t apply_term;
+    uint64_t apply_hash;
+    uint64_t apply_node;
+    uint64_t commit_bound; /* highest leader term on record when it committed */
+    uint8_t flags;
+};
+#define RS_SEEN      1u
+#define RS_COMMITTED 2u
+#define RS_APPLIED   4u
+#define RS_NOCHAIN   8u  /* committed term known, chain not (yet): fed by an unanchored node */
+#define RS_NOHASH    16u /* committed entry's data hash not known */
+
+struct rs_alt {
+    uint64_t index, term, chain, hash;
+};
+
+/* A configuration as the checker models it, independently of the Raft core: member
+ * ids ascending, each a voter or a learner. */
+struct rs_conf {
+    uint64_t ids[RAFT_SAFETY_CONF_MAX];
+    uint8_t learner[RAFT_SAFETY_CONF_MAX];
+    uint32_t n;
+};
+
+/* The configuration after the conf entry at index (in force from index on). */
+struct rs_confrec {
+    uint64_t index;
+    struct rs_conf conf;
+};
+
+struct rs_node {
+    uint64_t id;
+    uint64_t base;       /* view holds (base, last]; chain at base = base_chain */
+    uint64_t base_chain; /* chain at base */
+    uint64_t base_term;
+    uint64_t last;
+    uint64_t *terms; /* [i - base - 1] */
+    uint64_t *chains;
+    size_t cap;
+    uint64_t commit;
+    uint64_t applied;
+    bool leader;
+    uint64_t leader_term;
+    bool unanchored; /* its base came from a snapshot whose chain we never saw */
+    bool retired;    /* forgotten: ignored by the trimming floor until fed again */
+
+    /* commits and applies (raft_safety.c) */
+    uint64_t commit_fed;     /* the last commit index fed, unclamped */
+    uint64_t commit_durable; /* commit_fed at its last sync */
+    bool applied_unknown;    /* restarted without an applied index: the next apply sets it */
+    bool commit_unknown;     /* restarted without a commit index: the next commit sets it */
+
+    /* terms and votes (raft_safety_votes.c) */
+    uint64_t promised_term; /* highest term of a message it sent (pre-votes aside) */
+    uint64_t grant_term;    /* its last vote (a grant, or its own candidacy) ... */
+    uint64_t grant_to;      /* ... and for whom */
+
+    /* configuration: base_conf at base, then one record per conf entry in (base, last] */
+    bool conf_known;
+    struct rs_conf base_conf;
+    struct rs_confrec *confs;
+    size_t confs_count, confs_cap;
+};
+
+/* One vote that left a member: voter granted its vote in term to candidate (a
+ * candidate's own vote counts as voter == candidate). */
+struct rs_grant {
+    uint64_t term, voter, candidate;
+};
+
+struct raft_safety {
+    struct rs_rec *g; /* g[i - g_base] for i in [g_base, g_base + g_count) */
+    uint64_t g_base;
+    size_t g_count, g_cap;
+    struct rs_alt *alts;
+    size_t alts_count, alts_cap;
+    uint64_t *leaders; /* leaders[term] = node, 0 none */
+    size_t leaders_cap;
+    struct rs_node *nodes; /* every member id ever fed, in first-seen order */
+    size_t nodes_count, nodes_cap;
+    struct rs_grant *grants; /* ascending term as fed; trimmed to the newest terms */
+    size_t grants_count, grants_cap;
+    uint64_t max_commit;
+    uint64_t max_leader_term;
+    uint64_t n_leaders, n_appends, n_commits, n_applies;
+    uint64_t n_votes, n_elections, n_restarts, n_conf_checks;
+    bool failed;
+    struct fl_buf violation;
+    const char *property;
+};
+
+/* raft_safety.c */
+bool rs__violate(struct raft_safety *c, const char *property, uint64_t node, uint64_t other,
+                 uint64_t index, uint64_t term, const char *fmt, ...)
+    __attribute__((format(printf, 7, 8)));
+struct rs_node *rs__node_get(struct raft_safety *c, uint64_t id);
+/* The node's log view now ends at last (a crash or a truncation). */
+void rs__view_truncate(struct raft_safety *c, struct rs_node *n, uint64_t last);
+/* The node's log ends at last with entries the checker never saw. */
+void rs__view_rebase_unknown(struct rs_node *n, uint64_t last);
+
+/* raft_safety_votes.c: the configuration view follows the log view. */
+void rs__conf_truncate(struct rs_node *n, uint64_t last);           /* records > last go */
+void rs__conf_trim(struct rs_node *n, uint64_t base);               /* records <= base fold in */
+void rs__conf_forget(struct rs_node *n);                            /* unknown until a snapshot */
+void rs__conf_reset(struct rs_node *n, const struct rs_conf *conf); /* a snapshot's */
+void rs__node_close(struct rs_node *n);
+
+#endif
