@@ -118,8 +118,10 @@ bool raft_safety_conf_entry(struct raft_safety *c, uint64_t node, uint64_t index
 /* raft_safety_snapshot with the configuration the snapshot carries. */
 bool raft_safety_snapshot_conf(struct raft_safety *c, uint64_t node, uint64_t index, uint64_t term,
                                const struct raft_safety_conf *conf);
-/* node became leader of term with configuration conf in force (call after
- * raft_safety_leader): the votes sent to it in term must make a quorum of conf's voters. */
+/* node became leader of term with configuration conf in force (call it before
+ * raft_safety_leader, so that a leader without a quorum is reported as such rather than
+ * by what follows from it): the votes sent to it in term must make a quorum of conf's
+ * voters. */
 bool raft_safety_elected(struct raft_safety *c, uint64_t node, uint64_t term,
                          const struct raft_safety_conf *conf);
 

@@ -333,7 +333,7 @@ static bool recovered_conf(struct raft_safety *c, struct rs_node *n,
     struct rs_conf got;
     if (!b->conf || !conf_from(&got, b->conf))
         return !c->failed;
-    if (!n->conf_known || n->unanchored || b->last_index > n->last || b->last_index < n->base)
+    if (!n->conf_known || b->last_index > n->last || b->last_index < n->base)
         return !c->failed;
     c->n_conf_checks++;
     const struct rs_conf *want = conf_at(n, b->last_index);

@@ -1,7 +1,7 @@
 /*
  * cmd_run.c: `faultline run SCENARIO.lua [--seed N] [--db FILE] [--report DIR] [--json]
- * [--bug NAME]... [--timeout SECONDS] [--lua-mem-mb N] [--unsafe-lua]` (DESIGN §3.9,
- * §9). Runs one scenario through harness/lua
+ * [--bug NAME]... [--timeout SECONDS] [--lua-mem-mb N] [--unsafe-lua] [--paranoid]`
+ * (DESIGN §3.9, §9). Runs one scenario through harness/lua
  * and prints the result: with --json exactly one JSON object on stdout whatever the
  * verdict, otherwise a short human summary ending with "digest: <16 hex>"; messages and
  * the replay command of a failing run go to stderr. Exit codes: 0 pass, 1 violation,
@@ -16,6 +16,11 @@
  * the script or the simulation at the deadline and the run ends 'error', exit 3; a
  * process stuck past it in one C call is ended by its watchdog (scn_guard.c).
  * --lua-mem-mb bounds the scenario's Lua state (default 1024).
+ *
+ * --paranoid checks the Raft and MVCC cores' invariants after every simulated event
+ * (run.h); FAULTLINE_PARANOID=1 in the environment makes it the default (the test suite
+ * sets it), =0 not. It changes no event and no digest, only wall time and, when an
+ * invariant breaks, the verdict.
  */
 #include "harness/cli/cli.h"
 #include "harness/common/bugs.h"
@@ -38,6 +43,7 @@ struct run_args {
     const char *report;
     bool json;
     bool unsafe_lua;
+    bool paranoid;
     bool help;
     double timeout_s;
     uint64_t lua_mem_mb;
@@ -47,7 +53,7 @@ struct run_args {
 
 const char cmd_run_usage[] =
     "usage: faultline run SCENARIO.lua [--seed N] [--db FILE] [--report DIR] [--json]\n"
-    "       [--bug NAME]... [--timeout SECONDS] [--lua-mem-mb N] [--unsafe-lua]\n"
+    "       [--bug NAME]... [--timeout SECONDS] [--lua-mem-mb N] [--unsafe-lua] [--paranoid]\n"
     "\n"
     "  --seed N          master seed, 0..18446744073709551615 (default 1)\n"
     "  --db FILE         history database (default faultline.db; runs accumulate)\n"
@@ -59,13 +65,15 @@ const char cmd_run_usage[] =
     "  --lua-mem-mb N    memory limit of the scenario's Lua state in MiB (default 1024);\n"
     "                    reaching it is a script error (exit 2)\n"
     "  --unsafe-lua      open Lua's standard libraries (runs may not replay)\n"
+    "  --paranoid        check the Raft and MVCC cores' invariants after every event\n"
+    "                    (default: FAULTLINE_PARANOID=1 in the environment)\n"
     "\n"
     "exit codes: 0 pass, 1 violation, 2 bad input or script error, 3 internal error,\n"
     "timeout or interrupted, 4 unknown\n";
 
 /* What was given already: value options and flags may appear once. */
 struct run_seen {
-    bool seed, db, report, json, unsafe_lua, timeout, lua_mem_mb;
+    bool seed, db, report, json, unsafe_lua, timeout, lua_mem_mb, paranoid;
 };
 
 static int parse_args(int argc, char **argv, struct run_args *a)
@@ -76,6 +84,8 @@ static int parse_args(int argc, char **argv, struct run_args *a)
     a->db = "faultline.db";
     a->timeout_s = SCN_TIMEOUT_S_DEFAULT;
     a->lua_mem_mb = SCN_LUA_MEM_MB_DEFAULT;
+    const char *env = getenv("FAULTLINE_PARANOID");
+    a->paranoid = env && env[0] && strcmp(env, "0") != 0;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
         bool has_val = i + 1 < argc;
@@ -134,6 +144,10 @@ static int parse_args(int argc, char **argv, struct run_args *a)
             if ((rc = cli_once("run", o, &seen.unsafe_lua)))
                 return rc;
             a->unsafe_lua = true;
+        } else if (!strcmp(o, "--paranoid")) {
+            if ((rc = cli_once("run", o, &seen.paranoid)))
+                return rc;
+            a->paranoid = true;
         } else if (o[0] == '-' && o[1]) {
             return cli_unknown_option("run", o);
         } else if (!a->scenario) {
@@ -170,6 +184,8 @@ static void print_replay(const struct run_args *a, int code)
         }
         if (a->unsafe_lua)
             fl_buf_printf(&b, " --unsafe-lua");
+        if (!shrink && a->paranoid)
+            fl_buf_printf(&b, " --paranoid");
         if (!shrink && a->lua_mem_mb != SCN_LUA_MEM_MB_DEFAULT)
             fl_buf_printf(&b, " --lua-mem-mb %" PRIu64, a->lua_mem_mb);
         fl_buf_printf(&b, "\n");
@@ -200,8 +216,8 @@ static void print_human(const json_t *s)
             json_integer_value(json_object_get(ops, "unknown")),
             json_array_size(json_object_get(s, "faults")),
             json_array_size(json_object_get(s, "leaders")));
-    static const char *const names[] = {"linearizability", "watch", "raft_safety", "converge",
-                                        "expect"};
+    static const char *const names[] = {"linearizability", "watch",    "raft_safety",
+                                        "converge",        "liveness", "expect"};
     for (size_t i = 0; i < FL_ARRAY_LEN(names); i++) {
         json_t *c = json_object_get(checks, names[i]);
         if (c)
@@ -235,6 +251,7 @@ int cmd_run(int argc, char **argv)
                             .bugs = a.bugs,
                             .bug_count = a.bug_count,
                             .unsafe_lua = a.unsafe_lua,
+                            .paranoid = a.paranoid,
                             .timeout_s = a.timeout_s,
                             .lua_mem_bytes = (size_t)a.lua_mem_mb << 20};
     struct scn_result res;

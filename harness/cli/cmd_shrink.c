@@ -73,14 +73,14 @@ static int parse_value(const char *o, const char *val, struct shrink_args *a,
             return cli_usage_error("shrink: %s needs a file name shorter than 4096 bytes", o);
         a->out = val;
     } else if (!strcmp(o, "--check")) {
-        static const char *const names[] = {"linearizability", "watch", "raft_safety", "converge",
-                                            "expect"};
+        static const char *const names[] = {"linearizability", "watch",    "raft_safety",
+                                            "converge",        "liveness", "expect"};
         bool known = false;
         for (size_t k = 0; k < FL_ARRAY_LEN(names); k++)
             known = known || !strcmp(names[k], val);
         if (!known)
             return cli_usage_error("shrink: unknown check '%s' (linearizability, watch, "
-                                   "raft_safety, converge, expect)",
+                                   "raft_safety, converge, liveness, expect)",
                                    val);
         if ((rc = cli_once("shrink", o, &seen->check)))
             return rc;

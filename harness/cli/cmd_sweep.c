@@ -1,11 +1,11 @@
 /*
  * cmd_sweep.c: `faultline sweep SCENARIO.lua... [--seeds A..B] [-j N] [--shard K/N]
  * [--db FILE] [--junit FILE] [--report DIR] [--fail-fast] [--bug NAME]... [--timeout S]
- * [--worker CMD]` (DESIGN §3.9, §8). Parses the arguments, runs harness/sweep, writes
- * the JUnit file and the report, and prints the failing seeds with their replay
- * commands. Exit code: 3 if any run errored (crash, hang, script error) or the sweep
- * was interrupted, else 1 if any failed, else 4 if any was unknown, else 0; bad
- * arguments 2.
+ * [--worker CMD] [--paranoid]` (DESIGN §3.9, §8). --paranoid is passed on to every run
+ * (run's --paranoid: the cores' invariants after every simulated event). Parses the arguments, runs
+ * harness/sweep, writes the JUnit file and the report, and prints the failing seeds with their
+ * replay commands. Exit code: 3 if any run errored (crash, hang, script error) or the sweep was
+ * interrupted, else 1 if any failed, else 4 if any was unknown, else 0; bad arguments 2.
  *
  * --worker replaces the executable each run is started with (the faultline binary
  * itself by default); tests use it to put in a worker that crashes or hangs.
@@ -27,7 +27,7 @@
 const char cmd_sweep_usage[] =
     "usage: faultline sweep SCENARIO.lua... [--seeds A..B] [-j N] [--shard K/N] [--db FILE]\n"
     "       [--junit FILE] [--report DIR] [--fail-fast] [--bug NAME]... [--timeout S]\n"
-    "       [--worker CMD]\n"
+    "       [--worker CMD] [--paranoid]\n"
     "  --seeds A..B  the seeds to run, inclusive, or one seed N (default 1..100)\n"
     "  -j N          workers at once, 1 to 1024 (default: the number of cores; fewer when\n"
     "                the limit of open files says so)\n"
@@ -41,6 +41,7 @@ const char cmd_sweep_usage[] =
     "  --bug NAME    turn a known bug back on in every run; repeatable\n"
     "  --timeout S   wall-clock seconds a run may take before it is killed (default 600)\n"
     "  --worker CMD  the executable each run is started with (default: this faultline)\n"
+    "  --paranoid    every run checks the Raft and MVCC invariants after every event\n"
     "exit codes: 0 all pass, 1 a violation, 2 bad input, 3 an error or interrupted,\n"
     "  4 unknown\n";
 
@@ -52,7 +53,7 @@ struct sweep_args {
     const char *seeds_text, *shard_text;
     char self[4096];
     struct {
-        bool seeds, jobs, shard, db, junit, report, worker, timeout, fail_fast;
+        bool seeds, jobs, shard, db, junit, report, worker, timeout, fail_fast, paranoid;
     } seen;
 };
 
@@ -220,6 +221,9 @@ static int parse_argv(int argc, char **argv, struct sweep_args *a)
         if (!strcmp(s, "--fail-fast")) {
             rc = cli_once("sweep", s, &a->seen.fail_fast);
             a->o.fail_fast = true;
+        } else if (!strcmp(s, "--paranoid")) {
+            rc = cli_once("sweep", s, &a->seen.paranoid);
+            a->o.paranoid = true;
         } else if (s[0] == '-' && s[1] == 'j' && s[2]) {
             rc = parse_jobs(a, "-j", s + 2); /* -jN, as make takes it, besides -j N */
         } else if (s[0] == '-' && s[1]) {

@@ -76,6 +76,9 @@ const struct fl_bug_info fl_bug_table[FL_BUG_COUNT] = {
      "scenarios/bugs/restore-lowers-future-watch.lua",
      "a restore resyncs a watch on a future revision down to the current one: events before "
      "its start (etcd#20221)"},
+    {FL_BUG_RAFT_LEARNER_VOTES, "raft.learner_votes", "scenarios/bugs/learner-votes.lua",
+     "a candidate asks learners for votes and counts them toward its quorum (non-voters' "
+     "votes counted: tikv/raft-rs#221, redpanda#8495)"},
 };
 
 const struct fl_bug_info *fl_bug_find(const char *name)

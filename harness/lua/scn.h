@@ -22,6 +22,7 @@ struct scn_options {
     const char *const *bugs; /* --bug names (validated by the caller) */
     int bug_count;
     bool unsafe_lua; /* lifts the sandbox: standard libraries, native pairs */
+    bool paranoid;   /* run_options.paranoid: core invariants after every event */
     /* Wall-clock limit of the whole run (--timeout); <= 0: none. Past it the script is
      * stopped (at its next Lua instructions, or between two simulator events), the run
      * ends 'error' with the reason and exit code 3. */

@@ -441,7 +441,8 @@ int scn_run(const struct scn_options *opts, struct scn_result *res)
                              .db_path = opts->db_path,
                              .bugs = opts->bugs,
                              .bug_count = opts->bug_count,
-                             .unsafe_lua = opts->unsafe_lua};
+                             .unsafe_lua = opts->unsafe_lua,
+                             .paranoid = opts->paranoid};
     struct run_world *rw = NULL;
     char err[512];
     int rc = run_world_open(&rw, &ro, err, sizeof err);

@@ -44,8 +44,8 @@ static void on_sigint(int sig)
     shr_interrupted = 1;
 }
 
-static const char *const check_order[] = {"linearizability", "watch", "raft_safety", "converge",
-                                          "expect"};
+static const char *const check_order[] = {"linearizability", "watch",    "raft_safety",
+                                          "converge",        "liveness", "expect"};
 
 struct shr {
     const struct scn_shrink_options *o;

@@ -134,7 +134,8 @@ static unsigned read_checks(lua_State *L, int idx)
     } names[] = {{"linearizability", RUN_CHECK_LINEARIZABILITY},
                  {"watch", RUN_CHECK_WATCH},
                  {"raft_safety", RUN_CHECK_RAFT_SAFETY},
-                 {"converge", RUN_CHECK_CONVERGE}};
+                 {"converge", RUN_CHECK_CONVERGE},
+                 {"liveness", RUN_CHECK_LIVENESS}};
     unsigned checks = 0;
     lua_Integer n = luaL_len(L, idx);
     for (lua_Integer i = 1; i <= n; i++) {
@@ -147,7 +148,7 @@ static unsigned read_checks(lua_State *L, int idx)
         if (!bit)
             luaL_error(L,
                        "scenario.checks: unknown check '%s' (known: linearizability, watch, "
-                       "raft_safety, converge; expect is always on)",
+                       "raft_safety, converge, liveness; expect is always on)",
                        s ? s : luaL_typename(L, -1));
         checks |= bit;
         lua_pop(L, 1);

@@ -41,6 +41,10 @@ struct run_options {
     /* Tests: compare the history kept in memory with the database's at the end, whatever
      * its size (run_mirror.c does it anyway up to a few thousand operations). */
     bool verify_history;
+    /* --paranoid: after every simulated event, every live member's Raft and MVCC cores
+     * check their invariants (raft_invariants_ok, mvcc_invariants_ok); the first broken
+     * one stops the run and fails it (run_paranoid.c). Changes no event and no digest. */
+    bool paranoid;
 };
 
 /* Cluster shape and knobs: scenario{ cluster = {...} }. Zero means "the default". */
@@ -88,7 +92,10 @@ enum {
     RUN_CHECK_WATCH = 1 << 1,
     RUN_CHECK_RAFT_SAFETY = 1 << 2,
     RUN_CHECK_CONVERGE = 1 << 3,
-    RUN_CHECK_ALL = 0xf
+    RUN_CHECK_ALL = 0xf,
+    /* checkers/liveness.h: opt-in (not in RUN_CHECK_ALL, the default of a scenario
+     * without checks = {...}): it judges only runs that heal or keep a quorum */
+    RUN_CHECK_LIVENESS = 1 << 4
 };
 
 /* Fills the defaults documented above. */
@@ -116,8 +123,9 @@ int64_t run_now_ns(const struct run_world *rw);
 void run_at(struct run_world *rw, int64_t at_ns, void (*fn)(void *arg), void *arg);
 /* Processes one event; false when the queue is empty or the run must stop. */
 bool run_step(struct run_world *rw);
-/* True when the run must stop early: SIGINT (hist_interrupted) or an online Raft
- * safety violation. The scenario then ends and run_world_finish judges it. */
+/* True when the run must stop early: SIGINT (hist_interrupted), an online Raft
+ * safety violation or (--paranoid) a broken core invariant. The scenario then ends and
+ * run_world_finish judges it. */
 bool run_world_stopped(struct run_world *rw);
 /* Processes events until simulated time reaches until_ns (inclusive). */
 void run_advance(struct run_world *rw, int64_t until_ns);

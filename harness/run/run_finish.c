@@ -97,7 +97,7 @@ static void drain_and_close(struct run_world *rw, json_t *clients)
 {
     int64_t until = sim_now_ns(rw->w) + RUN_DRAIN_BOUND_NS;
     while (rw->wl_outstanding > 0 && sim_now_ns(rw->w) < until && !run_world_stopped(rw))
-        if (!sim_step(rw->w))
+        if (!run_sim_step(rw))
             break;
     for (int i = 0; i < rw->n_clients; i++) {
         struct run_client *c = &rw->clients[i];
@@ -214,6 +214,14 @@ static int kv_checks(struct run_world *rw, json_t *checks, int *worst)
         kv_unknown(rw, checks, worst, rw->fatal);
         goto out;
     }
+    if (!rc && (rw->checks & RUN_CHECK_LIVENESS)) {
+        int v = CHK_PASS;
+        json_t *d = run_liveness_judge(rw, &h, &v);
+        add_check(rw, checks, "liveness", v, d);
+        *worst = FL_MAX(*worst, v == CHK_FAIL ? 2 : 0);
+    }
+    if (!(rw->checks & (RUN_CHECK_LINEARIZABILITY | RUN_CHECK_WATCH)))
+        goto out; /* liveness only (a liveness left unjudged: asked_unjudged) */
     if (!rc)
         rc = chk_check(&h, NULL, &r);
     int64_t elapsed_ms = (int64_t)((run_wall_now_s() - t0) * 1000.0);
@@ -240,7 +248,8 @@ static void asked_unjudged(struct run_world *rw, json_t *checks, const char *scr
     } all[] = {{"linearizability", RUN_CHECK_LINEARIZABILITY},
                {"watch", RUN_CHECK_WATCH},
                {"raft_safety", RUN_CHECK_RAFT_SAFETY},
-               {"converge", RUN_CHECK_CONVERGE}};
+               {"converge", RUN_CHECK_CONVERGE},
+               {"liveness", RUN_CHECK_LIVENESS}};
     const char *why = script_error      ? "not judged: the scenario failed before the end"
                       : rw->interrupted ? "not judged: the run was interrupted"
                       : !rw->db         ? "not judged: the run keeps no history"
@@ -257,8 +266,11 @@ static void asked_unjudged(struct run_world *rw, json_t *checks, const char *scr
 static int judge(struct run_world *rw, json_t *checks)
 {
     int worst = 0;
-    if (rw->cl && (rw->checks & RUN_CHECK_RAFT_SAFETY)) {
+    bool paranoid_raft = rw->paranoid_violation && rw->paranoid_raft;
+    if (rw->cl && ((rw->checks & RUN_CHECK_RAFT_SAFETY) || paranoid_raft)) {
         const char *v = srv_cluster_safety_violation(rw->cl);
+        if (!v && paranoid_raft)
+            v = rw->paranoid_violation; /* a Raft core's invariant (--paranoid) */
         json_t *d = json_object();
         json_object_set_new(d, "violation", v ? json_string(v) : json_null());
         struct fl_buf sb;
@@ -271,7 +283,14 @@ static int judge(struct run_world *rw, json_t *checks)
         add_check(rw, checks, "raft_safety", v ? CHK_FAIL : CHK_PASS, d);
         worst = v ? 2 : worst;
     }
-    if (rw->db && (rw->checks & (RUN_CHECK_LINEARIZABILITY | RUN_CHECK_WATCH)))
+    if (rw->paranoid_violation && !rw->paranoid_raft) {
+        /* An MVCC store's invariant (--paranoid) stopped the run before convergence. */
+        json_t *d = json_object();
+        json_object_set_new(d, "invariant", json_string(rw->paranoid_violation));
+        add_check(rw, checks, "converge", CHK_FAIL, d);
+        worst = 2;
+    }
+    if (rw->db && (rw->checks & (RUN_CHECK_LINEARIZABILITY | RUN_CHECK_WATCH | RUN_CHECK_LIVENESS)))
         kv_checks(rw, checks, &worst);
     json_t *e = json_object();
     json_object_set_new(e, "verdict", json_string(rw->expect_failed ? "fail" : "pass"));
@@ -315,6 +334,9 @@ static json_t *summary(struct run_world *rw, const struct run_result *res, json_
     }
     if (rw->run_id)
         json_object_set_new(s, "run_id", json_integer(rw->run_id));
+    json_t *paranoid = run_paranoid_json(rw);
+    if (paranoid)
+        json_object_set_new(s, "paranoid", paranoid);
     if (rw->extra)
         json_object_update_missing(s, rw->extra);
     if (script_error)
@@ -361,6 +383,9 @@ int run_world_finish(struct run_world *rw, const char *script_error, struct run_
     memset(res, 0, sizeof *res);
     json_t *checks = json_object(), *clients = json_array();
     int worst = 0;
+    rw->live_end_ns = sim_now_ns(rw->w); /* liveness judges what the scenario ran */
+    if (rw->cl)
+        run_liveness_update(rw);
     if (rw->setup && rw->cl) {
         run_workload_stop(rw);
         run_nemesis_stop(rw);

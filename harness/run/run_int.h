@@ -13,6 +13,7 @@
 #include "harness/run/run.h"
 
 #include "checkers/checkers.h"
+#include "checkers/liveness.h"
 #include "harness/common/bugs.h"
 #include "harness/fault/fault.h"
 #include "harness/history/history.h"
@@ -158,6 +159,20 @@ struct run_world {
      * or 3. "" when none. */
     int fatal_code;
     char fatal[640];
+
+    /* the liveness check's fault timeline (run_liveness.c) */
+    uint64_t live_gen, live_seen; /* fault rows written / evaluated */
+    int live_holds, live_clogs, live_failpoints;
+    bool live_unknown; /* a fault row of a kind run_liveness.c does not know */
+    struct liveness_segment *live_segs;
+    size_t live_n, live_cap;
+    int64_t live_end_ns; /* the end of the judged part: when the scenario ended */
+
+    /* --paranoid (run_paranoid.c) */
+    bool paranoid;
+    uint64_t paranoid_events; /* events after which the invariants were checked */
+    char *paranoid_violation; /* the first broken invariant (JSON text), owned */
+    bool paranoid_raft;       /* ... in a Raft core (else in an MVCC store) */
 };
 
 /* run_world.c */
@@ -165,6 +180,20 @@ double run_wall_now_s(void);                       /* monotonic wall seconds: wa
 int run_node_proc(struct run_world *rw, int node); /* -1 when unknown */
 void run_log_fault(struct run_world *rw, const char *kind, const char *target, json_t *detail);
 void run_target_nodes(char *out, size_t n, const int *a, int na);
+
+/* run_liveness.c: a fault row was written (before the fault is applied); the state
+ * is evaluated again before the next event (run_liveness_update, called by
+ * run_sim_step). run_liveness_judge judges the run on history h: the check's detail,
+ * *verdict a CHK_* value. */
+void run_liveness_fault(struct run_world *rw, const char *kind, const char *target, json_t *detail);
+void run_liveness_update(struct run_world *rw);
+json_t *run_liveness_judge(struct run_world *rw, const struct chk_history *h, int *verdict);
+
+/* run_paranoid.c: one simulated event, then (--paranoid) the invariants. The only
+ * way the run loop steps the world. */
+bool run_sim_step(struct run_world *rw);
+/* The summary's "paranoid" object; NULL when --paranoid is off. */
+json_t *run_paranoid_json(const struct run_world *rw);
 
 /* run_observe.c */
 void run_events_keep(struct run_world *rw, const struct srv_event *ev);

@@ -72,6 +72,7 @@ int run_world_open(struct run_world **out, const struct run_options *opts, char 
     rw->wall_start_s = wall_now_s();
     rw->scenario = fl_strdup(opts->scenario ? opts->scenario : "(none)");
     rw->seed = opts->seed;
+    rw->paranoid = opts->paranoid; /* not in options_json: it changes no digest */
     rw->options_json = options_json(opts);
     fl_digest_init(&rw->hdigest);
     fl_bug_reset();
@@ -276,7 +277,7 @@ int run_world_setup(struct run_world *rw, const struct run_cluster_config *clust
     rw->kcfg = *clients;
     rw->wcfg = *workload;
     rw->checks = checks;
-    if (!(checks & (RUN_CHECK_LINEARIZABILITY | RUN_CHECK_WATCH)))
+    if (!(checks & (RUN_CHECK_LINEARIZABILITY | RUN_CHECK_WATCH | RUN_CHECK_LIVENESS)))
         rw->mirror.on = false; /* nothing will read the history back */
     int rc = setup_cluster(rw, cluster, err, err_len);
     if (!rc)
@@ -318,6 +319,8 @@ void run_world_close(struct run_world *rw)
     fl_buf_close(&rw->rec_response);
     free(rw->lease_ends);
     free(rw->compactions);
+    free(rw->paranoid_violation);
+    free(rw->live_segs);
     free(rw->scenario);
     free(rw->db_path);
     free(rw->options_json);
@@ -371,20 +374,21 @@ bool run_world_stopped(struct run_world *rw)
 {
     if (hist_interrupted())
         rw->interrupted = true;
-    return rw->interrupted || (rw->cl && srv_cluster_safety_violation(rw->cl));
+    return rw->interrupted || rw->paranoid_violation ||
+           (rw->cl && srv_cluster_safety_violation(rw->cl));
 }
 
 bool run_step(struct run_world *rw)
 {
     if (run_world_stopped(rw))
         return false;
-    return sim_step(rw->w);
+    return run_sim_step(rw);
 }
 
 void run_advance(struct run_world *rw, int64_t until_ns)
 {
     while (!run_world_stopped(rw) && sim_next_time_ns(rw->w) <= until_ns)
-        sim_step(rw->w);
+        run_sim_step(rw);
     if (!run_world_stopped(rw) && sim_now_ns(rw->w) < until_ns)
         sim_run_until(rw->w, until_ns);
 }
@@ -459,6 +463,7 @@ void run_target_nodes(char *out, size_t n, const int *a, int na)
 void run_log_fault(struct run_world *rw, const char *kind, const char *target, json_t *detail)
 {
     int64_t now = sim_now_ns(rw->w);
+    run_liveness_fault(rw, kind, target, detail);
     char *text = detail ? json_dumps(detail, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
     if (rw->db)
         hist_fault_add(rw->db, now, kind, target, text);

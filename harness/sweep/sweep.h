@@ -34,6 +34,7 @@ struct sweep_options {
     int bug_count;
     double timeout_s;   /* per run, wall clock; <= 0: none */
     bool fail_fast;     /* stop launching after the first failure or error */
+    bool paranoid;      /* pass --paranoid to every run */
     int progress;       /* 0 none, 1 plain lines, 2 terminal line with \r */
     FILE *progress_out; /* stderr usually */
 };

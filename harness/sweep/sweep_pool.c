@@ -437,6 +437,8 @@ static void build_args(const struct pool *p, const struct job *j, char **argv, c
         argv[k++] = "--bug";
         argv[k++] = (char *)o->bugs[i];
     }
+    if (o->paranoid)
+        argv[k++] = "--paranoid";
     argv[k] = NULL;
 }
 
@@ -471,7 +473,7 @@ static void slot_reset(struct slot *s, struct job *j)
 static bool start_job(struct pool *p, struct slot *s, struct job *j)
 {
     char seed[24], timeout[32], why[512];
-    char **argv = fl_calloc(12 + 2 * (size_t)p->o->bug_count, sizeof *argv);
+    char **argv = fl_calloc(13 + 2 * (size_t)p->o->bug_count, sizeof *argv);
     build_args(p, j, argv, seed, timeout);
     struct sweep_child c;
     int e = sweep_spawn(p->o->worker, argv, &c, why, sizeof why);

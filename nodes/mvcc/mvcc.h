@@ -601,10 +601,19 @@ enum mvcc_err mvcc_snapshot_restore(struct mvcc_store *s, const uint8_t *data, s
 
 /* ---------------------------------------------------------------- checks */
 
-/* Checks every invariant of the store with FL_ASSERT (aborts on violation): index
- * sorted and unique, per-key revisions increasing and consistent generations,
- * revisions within [compact, current], lease attachments both ways, sizes, watcher
- * positions. Cost O(size); for tests and debug runs. */
+/* Checks every invariant of the store: index sorted (its sorted prefix) and unique,
+ * per-key revisions increasing and consistent generations, revisions within [compact,
+ * current], the revision log, lease attachments both ways, sizes, the state hash kept
+ * equal to one recomputed, watcher positions and queues. Cost O(size). Reads only
+ * (safe after every simulated event: --paranoid). mvcc_invariants_ok returns false
+ * with the first broken invariant in why (file:line and what); mvcc_check_invariants
+ * sorts the index and asserts it (aborts on violation), for tests. */
+bool mvcc_invariants_ok(const struct mvcc_store *s, char *why, size_t why_len);
+/* A 64-bit mix of the store's counters (revisions, sizes, key/log/lease/watcher counts,
+ * queued responses, the state hash, ...): it changes with every write, compaction,
+ * restore, lease grant or revoke, watch creation, cancel or response. A caller that
+ * checks invariants after every event skips a store whose fingerprint did not move. */
+uint64_t mvcc_fingerprint(const struct mvcc_store *s);
 void mvcc_check_invariants(struct mvcc_store *s);
 
 #endif

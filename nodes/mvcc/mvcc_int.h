@@ -180,7 +180,6 @@ struct mvcc_lease *mvcc__lease_insert(struct mvcc_store *s, int64_t id, int64_t 
 void mvcc__watch_notify(struct mvcc_store *s, size_t log_start);
 void mvcc__watch_after_restore(struct mvcc_store *s, enum mvcc_restore_reason reason);
 void mvcc__watch_close_all(struct mvcc_store *s);
-void mvcc__watch_check(const struct mvcc_store *s);
 
 /* write-path primitives (mvcc_kv.c) */
 void mvcc__write_begin(struct mvcc_store *s);

@@ -510,27 +510,3 @@ void mvcc__watch_after_restore(struct mvcc_store *s, enum mvcc_restore_reason re
             w->synced = false;
     }
 }
-
-void mvcc__watch_check(const struct mvcc_store *s)
-{
-    size_t pending = 0;
-    for (size_t i = 0; i < s->watchers_len; i++) {
-        const struct mvcc_watcher *w = s->watchers[i];
-        if (i > 0)
-            FL_ASSERT(s->watchers[i - 1]->id < w->id);
-        FL_ASSERT(w->id > 0 && w->id < s->next_watch_id);
-        FL_ASSERT(w->q_head <= w->q_len && w->q_len <= w->q_cap);
-        pending += w->q_len - w->q_head;
-        if (w->synced && !w->canceled && w->min_rev <= s->current_rev)
-            FL_ASSERTF(false, "synced watcher %lld behind: next %lld, current %lld",
-                       (long long)w->id, (long long)w->min_rev, (long long)s->current_rev);
-        /* Responses of one watcher are in production order, events in revision
-         * order and never ahead of the revision the response carries. */
-        for (size_t j = w->q_head; j < w->q_len; j++) {
-            const struct mvcc_watch_resp *r = &w->q[j];
-            for (size_t e = 1; e < r->events_len; e++)
-                FL_ASSERT(r->events[e - 1].kv.mod_revision <= r->events[e].kv.mod_revision);
-        }
-    }
-    FL_ASSERT(pending == s->pending_resps);
-}

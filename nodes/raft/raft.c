@@ -9,6 +9,8 @@
  */
 #include "nodes/raft/raft_int.h"
 
+#include <stdarg.h>
+
 /* ---- rng: xoshiro256**, seeded through splitmix64 ---- */
 
 static uint64_t splitmix64(uint64_t *x)
@@ -254,13 +256,16 @@ static void vote_record(struct raft *r, uint64_t id, bool granted)
     r->votes_count++;
 }
 
-/* 1: won, -1: lost, 0: pending. Only votes of voters in force count. */
+/* 1: won, -1: lost, 0: pending. Only votes of voters in force count (and learners'
+ * too under FL_BUG(RAFT_LEARNER_VOTES)). */
 static int vote_tally(const struct raft *r)
 {
     const struct raft_conf_state *c = raft_conf(r);
-    uint32_t yes = 0, no = 0;
+    bool bug = FL_BUG(RAFT_LEARNER_VOTES);
+    uint32_t yes = 0, no = 0, electors = c->voters_count + (bug ? c->learners_count : 0);
     for (uint32_t i = 0; i < r->votes_count; i++) {
-        if (!raft_conf_is_voter(c, r->votes_ids[i]))
+        if (!raft_conf_is_voter(c, r->votes_ids[i]) &&
+            !(bug && raft_conf_is_learner(c, r->votes_ids[i])))
             continue;
         if (r->votes_granted[i])
             yes++;
@@ -270,7 +275,7 @@ static int vote_tally(const struct raft *r)
     uint32_t q = raft_conf_quorum(c);
     if (yes >= q)
         return 1;
-    if (c->voters_count - no < q)
+    if (electors - no < q)
         return -1;
     return 0;
 }
@@ -304,10 +309,12 @@ static bool campaign_round(struct raft *r, bool pre, bool transfer)
     vote_record(r, r->cfg.id, true);
     if (vote_tally(r) == 1)
         return true;
-    for (uint32_t i = 0; i < c->voters_count; i++) {
-        if (c->voters[i] == r->cfg.id)
+    uint32_t electors = c->voters_count + (FL_BUG(RAFT_LEARNER_VOTES) ? c->learners_count : 0);
+    for (uint32_t i = 0; i < electors; i++) {
+        uint64_t to = i < c->voters_count ? c->voters[i] : c->learners[i - c->voters_count];
+        if (to == r->cfg.id)
             continue;
-        struct raft_msg *m = raft__send(r, pre ? RAFT_MSG_PRE_VOTE : RAFT_MSG_VOTE, c->voters[i]);
+        struct raft_msg *m = raft__send(r, pre ? RAFT_MSG_PRE_VOTE : RAFT_MSG_VOTE, to);
         m->term = vote_term;
         m->index = raft__last_index(r);
         m->log_term = raft__last_term(r);
@@ -699,38 +706,148 @@ const struct raft_entry *raft_entry_get(const struct raft *r, uint64_t index)
     return raft__entry_at(r, index);
 }
 
-bool raft_check_invariants(const struct raft *r)
+/* ---- invariants (raft_invariants_ok) ---- */
+
+/* Records the first broken invariant in why and returns false. */
+static bool inv_fail(char *why, size_t why_len, int line, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static bool inv_fail(char *why, size_t why_len, int line, const char *fmt, ...)
+{
+    if (why && why_len) {
+        int k = snprintf(why, why_len, "raft.c:%d: ", line);
+        va_list ap;
+        va_start(ap, fmt);
+        if (k >= 0 && (size_t)k < why_len)
+            vsnprintf(why + k, why_len - (size_t)k, fmt, ap);
+        va_end(ap);
+    }
+    return false;
+}
+
+#define RINV(cond)                                                                                 \
+    do {                                                                                           \
+        if (!(cond))                                                                               \
+            return inv_fail(why, why_len, __LINE__, "%s", #cond);                                  \
+    } while (0)
+#define RINVF(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond))                                                                               \
+            return inv_fail(why, why_len, __LINE__, __VA_ARGS__);                                  \
+    } while (0)
+
+/* The log: contiguous at both ends and over its newest 64 entries, terms never going
+ * down and never above the node's term, conf records on conf entries in order. */
+static bool inv_log(const struct raft *r, char *why, size_t why_len)
 {
     const struct raft__log *l = &r->log;
     uint64_t last = raft__last_index(r);
-    FL_ASSERT(l->stable >= l->base_index && l->stable <= last);
-    FL_ASSERTF(r->commit <= last, "commit %" PRIu64 " last %" PRIu64, r->commit, last);
-    FL_ASSERT(r->applied <= r->commit);
-    FL_ASSERT(r->log.base_index <= r->commit || r->commit == 0);
-    /* Bounded: the ends of the log and its newest 64 entries (O(1) per step). */
+    RINVF(l->stable >= l->base_index && l->stable <= last,
+          "stable %" PRIu64 " outside [%" PRIu64 ", %" PRIu64 "]", l->stable, l->base_index, last);
     if (l->count) {
-        FL_ASSERT(l->ents[0].index == l->base_index + 1 && l->ents[0].term >= l->base_term);
+        RINV(l->ents[0].index == l->base_index + 1 && l->ents[0].term >= l->base_term);
+        RINV(l->ents[l->count - 1].index == last);
         size_t from = l->count > 64 ? l->count - 64 : 0;
         uint64_t prev_term = from ? l->ents[from - 1].term : l->base_term;
         for (size_t i = from; i < l->count; i++) {
-            FL_ASSERT(l->ents[i].index == l->base_index + 1 + i);
-            FL_ASSERT(l->ents[i].term >= prev_term);
+            RINVF(l->ents[i].index == l->base_index + 1 + i, "entry %zu has index %" PRIu64, i,
+                  l->ents[i].index);
+            RINVF(l->ents[i].term >= prev_term, "term goes down at index %" PRIu64,
+                  l->ents[i].index);
+            RINV(l->ents[i].len == 0 || l->ents[i].data != NULL);
             prev_term = l->ents[i].term;
         }
     }
-    FL_ASSERT(raft__last_term(r) <= r->term);
+    RINVF(raft__last_term(r) <= r->term, "last log term %" PRIu64 " above term %" PRIu64,
+          raft__last_term(r), r->term);
     for (size_t i = 0; i < l->confs_count; i++) {
-        FL_ASSERT(l->confs[i].index > l->base_index && l->confs[i].index <= last);
-        FL_ASSERT(raft__entry_at(r, l->confs[i].index)->type == RAFT_ENTRY_CONF_CHANGE);
-        FL_ASSERT(i == 0 || l->confs[i - 1].index < l->confs[i].index);
+        RINV(l->confs[i].index > l->base_index && l->confs[i].index <= last);
+        RINV(raft__entry_at(r, l->confs[i].index)->type == RAFT_ENTRY_CONF_CHANGE);
+        RINV(i == 0 || l->confs[i - 1].index < l->confs[i].index);
     }
-    FL_ASSERT((r->role == RAFT_LEADER) == (r->lead == r->cfg.id));
-    FL_ASSERT(r->role == RAFT_LEADER || r->prs_count == 0);
+    return true;
+}
+
+/* A configuration: each list ascending, no id twice, the two lists disjoint. */
+static bool inv_conf(const struct raft_conf_state *c, char *why, size_t why_len)
+{
+    RINV(c->voters_count <= RAFT_NODES_MAX && c->learners_count <= RAFT_NODES_MAX);
+    RINV(c->voters_count + c->learners_count <= RAFT_NODES_MAX);
+    for (uint32_t i = 0; i < c->voters_count; i++) {
+        RINV(c->voters[i] != RAFT_NONE && (i == 0 || c->voters[i - 1] < c->voters[i]));
+        RINVF(!raft_conf_is_learner(c, c->voters[i]), "%" PRIu64 " is voter and learner",
+              c->voters[i]);
+    }
+    for (uint32_t i = 0; i < c->learners_count; i++)
+        RINV(c->learners[i] != RAFT_NONE && (i == 0 || c->learners[i - 1] < c->learners[i]));
+    return true;
+}
+
+/* Role, term and vote: a candidate voted for itself in its term and so did a leader;
+ * only a voter campaigns; the leader knows itself as leader and nobody else does. */
+static bool inv_role(const struct raft *r, char *why, size_t why_len)
+{
+    uint64_t id = r->cfg.id;
+    RINVF((r->role == RAFT_LEADER) == (r->lead == id), "role %s with leader %" PRIu64,
+          raft_role_name(r->role), r->lead);
+    if (r->role == RAFT_CANDIDATE || r->role == RAFT_LEADER)
+        RINVF(r->vote == id, "%s of term %" PRIu64 " voted for %" PRIu64, raft_role_name(r->role),
+              r->term, r->vote);
+    if (r->role == RAFT_CANDIDATE || r->role == RAFT_PRE_CANDIDATE)
+        RINVF(raft_conf_is_voter(raft_conf(r), id), "%s is not a voter", raft_role_name(r->role));
+    RINV(r->role == RAFT_LEADER || r->prs_count == 0);
+    RINV(r->role == RAFT_LEADER || r->transferee == RAFT_NONE);
+    RINV(r->transferee != id);
+    RINV(r->votes_count <= RAFT_NODES_MAX);
+    return true;
+}
+
+/* The leader's progress: exactly one per member of its configuration, each within the
+ * log, in-flight appends ascending and bounded; pending reads at or below commit. */
+static bool inv_leader(const struct raft *r, char *why, size_t why_len)
+{
+    if (r->role != RAFT_LEADER)
+        return true;
+    const struct raft_conf_state *c = raft_conf(r);
+    uint64_t last = raft__last_index(r);
+    RINVF(r->prs_count == c->voters_count + c->learners_count,
+          "%" PRIu32 " progress records for %" PRIu32 " members", r->prs_count,
+          c->voters_count + c->learners_count);
     for (uint32_t i = 0; i < r->prs_count; i++) {
         const struct raft__progress *pr = &r->prs[i];
-        FL_ASSERT(pr->match <= last && pr->next >= pr->match + 1);
-        FL_ASSERT(pr->inflight_count <= r->cfg.max_inflight);
+        RINVF(raft_conf_is_voter(c, pr->id) || raft_conf_is_learner(c, pr->id),
+              "progress of %" PRIu64 ", not a member", pr->id);
+        RINVF(pr->match <= last && pr->next >= pr->match + 1 && pr->next <= last + 1,
+              "progress of %" PRIu64 ": match %" PRIu64 " next %" PRIu64 " last %" PRIu64, pr->id,
+              pr->match, pr->next, last);
+        RINV(pr->inflight_count <= r->cfg.max_inflight);
+        for (uint32_t k = 1; k < pr->inflight_count; k++) {
+            uint32_t a = (pr->inflight_start + k - 1) % r->cfg.max_inflight;
+            uint32_t b = (pr->inflight_start + k) % r->cfg.max_inflight;
+            RINV(pr->inflight[a] <= pr->inflight[b]);
+        }
     }
-    FL_ASSERT(r->votes_count <= RAFT_NODES_MAX);
+    for (size_t i = 0; i < r->reads_count; i++)
+        RINVF(r->reads[i].index <= r->commit, "read at %" PRIu64 " above commit %" PRIu64,
+              r->reads[i].index, r->commit);
+    return true;
+}
+
+bool raft_invariants_ok(const struct raft *r, char *why, size_t why_len)
+{
+    uint64_t last = raft__last_index(r);
+    RINVF(r->commit <= last, "commit %" PRIu64 " beyond last index %" PRIu64, r->commit, last);
+    RINVF(r->applied <= r->commit, "applied %" PRIu64 " beyond commit %" PRIu64, r->applied,
+          r->commit);
+    RINVF(r->log.base_index <= r->commit || r->commit == 0,
+          "snapshot index %" PRIu64 " above commit %" PRIu64, r->log.base_index, r->commit);
+    return inv_log(r, why, why_len) && inv_conf(raft_conf(r), why, why_len) &&
+           inv_conf(&r->log.base_conf, why, why_len) && inv_role(r, why, why_len) &&
+           inv_leader(r, why, why_len);
+}
+
+bool raft_check_invariants(const struct raft *r)
+{
+    char why[256];
+    FL_ASSERTF(raft_invariants_ok(r, why, sizeof why), "%s", why);
     return true;
 }

@@ -432,10 +432,16 @@ bool raft_conf_change_quorum_ok(const struct raft_conf_state *conf,
                                 const struct raft_conf_change *cc, const uint64_t *started,
                                 size_t started_count);
 
-/* Checks every internal invariant with FL_ASSERT (log contiguity and terms monotone
- * at both ends and over the newest 64 entries, commit ≤ last, applied ≤ commit,
- * conf stack consistent, progress sane). O(1) in the log length: cheap enough to
- * call after every step; returns true (it aborts otherwise). */
+/* Checks every internal invariant: the log contiguous and its terms never going down
+ * (at both ends and over the newest 64 entries) nor above the term, commit ≤ last,
+ * applied ≤ commit, the snapshot at or below commit, the conf stack on conf entries,
+ * configurations well-formed (sorted, disjoint, bounded), a candidate or leader voted
+ * for itself and is a voter, only a leader has progress — one per member of its
+ * configuration, within the log, in-flight appends ascending — and pending reads at or
+ * below commit. O(1) in the log length: cheap enough for every simulated event
+ * (--paranoid). raft_invariants_ok returns false with the first broken invariant in
+ * why (file:line and what); raft_check_invariants asserts it (aborts) and returns true. */
+bool raft_invariants_ok(const struct raft *r, char *why, size_t why_len);
 bool raft_check_invariants(const struct raft *r);
 
 #endif

@@ -138,6 +138,27 @@ const char *srv_cluster_corruption(const struct srv_cluster *cl)
     return cl->corruption;
 }
 
+bool srv_cluster_invariants_ok(struct srv_cluster *cl, struct srv_invariant_report *out)
+{
+    for (int i = 1; i <= cl->n_slots; i++) {
+        struct srv_member *m = cl->slots[i].m;
+        if (!m || cl->slots[i].restoring || !sim_proc_alive(cl->w, m->proc))
+            continue;
+        *out = (struct srv_invariant_report){.node = i, .member_id = m->id, .raft = true};
+        if (!raft_invariants_ok(m->raft, out->why, sizeof out->why))
+            return false;
+        uint64_t fp = mvcc_fingerprint(m->kv);
+        if (m->inv_fp_set && fp == m->inv_fp)
+            continue;
+        out->raft = false;
+        if (!mvcc_invariants_ok(m->kv, out->why, sizeof out->why))
+            return false;
+        m->inv_fp = fp;
+        m->inv_fp_set = true;
+    }
+    return true;
+}
+
 void srv_cluster_safety_summary(const struct srv_cluster *cl, struct fl_buf *out)
 {
     struct fl_buf one;
@@ -537,6 +558,12 @@ bool srv_cluster_is_removed(const struct srv_cluster *cl, int node)
 {
     struct srv_slot *sl = srv_cl_slot_get(cl, node);
     return !sl || sl->removed;
+}
+
+bool srv_cluster_is_started(const struct srv_cluster *cl, int node)
+{
+    struct srv_slot *sl = srv_cl_slot_get(cl, node);
+    return sl && sl->started;
 }
 
 bool srv_cluster_is_learner(const struct srv_cluster *cl, int node)

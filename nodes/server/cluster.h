@@ -62,6 +62,7 @@ int srv_cluster_leader(const struct srv_cluster *cl);
 int srv_cluster_voters(const struct srv_cluster *cl, int *nodes, int cap);
 bool srv_cluster_is_alive(const struct srv_cluster *cl, int node); /* not killed */
 bool srv_cluster_is_removed(const struct srv_cluster *cl, int node);
+bool srv_cluster_is_started(const struct srv_cluster *cl, int node); /* has run a member */
 bool srv_cluster_is_learner(const struct srv_cluster *cl, int node);
 uint64_t srv_cluster_member_id(const struct srv_cluster *cl, int node);
 uint64_t srv_cluster_id(const struct srv_cluster *cl, int node); /* that member's cluster ID */
@@ -129,6 +130,17 @@ const char *srv_cluster_corruption(const struct srv_cluster *cl);
  * per cluster ID in creation order, written into out (reset first). */
 void srv_cluster_safety_summary(const struct srv_cluster *cl, struct fl_buf *out);
 uint64_t srv_cluster_kv_compared(const struct srv_cluster *cl);
+
+/* --paranoid: every live member's Raft core and MVCC store check their invariants
+ * (raft_invariants_ok; mvcc_invariants_ok when the store's fingerprint moved since its
+ * last check). Reads only. Returns false at the first broken one, filling out. */
+struct srv_invariant_report {
+    int node;
+    uint64_t member_id;
+    bool raft;     /* the Raft core's (else the MVCC store's) */
+    char why[256]; /* file:line: what */
+};
+bool srv_cluster_invariants_ok(struct srv_cluster *cl, struct srv_invariant_report *out);
 
 /* End-of-run convergence (check `converge`): true when every live, non-removed member
  * has applied the same revision and the same HashKV at it. *detail gets a static-per-

@@ -566,9 +566,12 @@ static void handle_soft_state(struct srv_member *m, const struct raft_ready *rd)
     m->role = rd->role;
     m->leader = rd->leader;
     if (rd->role == RAFT_LEADER && !was_leader) {
+        /* The votes first: a leader elected without a quorum is the cause of what the
+         * leader checks (e.g. leader completeness) would find next. */
         struct raft_safety_conf sc = safety_conf(raft_conf(m->raft));
-        safety_check(m, raft_safety_leader(m->safety, m->id, raft_term(m->raft)) &&
-                            raft_safety_elected(m->safety, m->id, raft_term(m->raft), &sc));
+        bool ok = raft_safety_elected(m->safety, m->id, raft_term(m->raft), &sc);
+        ok = raft_safety_leader(m->safety, m->id, raft_term(m->raft)) && ok;
+        safety_check(m, ok);
         const struct srv_config *c = srv_member_config(m);
         mvcc_lease_promote(m->kv, srv_member_now(m), c->election_ms * FL_MS);
         mvcc_autocompact_pause(&m->ac, false); /* etcd: compactor.Resume() */

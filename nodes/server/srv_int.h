@@ -117,6 +117,8 @@ struct srv_member {
     struct raft_safety *safety; /* the cluster's checker for this cluster ID */
     struct kvhash *kvh;         /* the cluster's corruption check for this cluster ID */
     int64_t kvh_rev;            /* the store revision last reported to it */
+    uint64_t inv_fp;            /* --paranoid: mvcc_fingerprint at its last check */
+    bool inv_fp_set;
 
     /* persistence */
     struct srv_wal_state log; /* mirror of what is persisted (entries, hard state) */

@@ -1,0 +1,239 @@
+/*
+ * liveness.c: the `liveness` check (see liveness.h for the rules). Each segment of the
+ * fault timeline is a window, from its start to the next segment's (or the end of the
+ * run); a window is judged by the rules that apply to its state, and every judgment —
+ * passed, failed or not judged and why — is listed in the detail (up to
+ * LIVE_LIST_MAX windows; the counts cover all). Operations are scanned linearly per
+ * window and client: histories of a run are small enough, and the cost is paid once at
+ * the end of a run. Pure: no I/O.
+ */
+#include "checkers/liveness.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+
+#define LIVE_LIST_MAX      64
+#define LIVE_JITTER_NS     (500 * FL_MS) /* balancer-kill's "an election with its jitter" */
+#define LIVE_HA_SETTLE_NS  (2 * FL_S)    /* health_aware drops a member silent for 2 s */
+#define LIVE_HA_MIN_OK_PPM 990000        /* 99% */
+
+struct judge {
+    const struct liveness_input *in;
+    struct fl_buf *out;
+    int judged, not_judged, listed;
+    bool failed;
+    char first[300];
+};
+
+static const char *state_name(enum liveness_state s)
+{
+    return s == LIVENESS_HEALED ? "healed" : s == LIVENESS_MINORITY ? "minority" : "other";
+}
+
+/* One window's judgment; result "pass", "fail" or "not_judged". */
+static void record(struct judge *j, int64_t from, int64_t to, enum liveness_state st,
+                   const char *rule, const char *result, const char *fmt, ...)
+    __attribute__((format(printf, 7, 8)));
+static void record(struct judge *j, int64_t from, int64_t to, enum liveness_state st,
+                   const char *rule, const char *result, const char *fmt, ...)
+{
+    char why[240];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    bool fail = !strcmp(result, "fail");
+    if (!strcmp(result, "not_judged"))
+        j->not_judged++;
+    else
+        j->judged++;
+    if (fail && !j->failed)
+        snprintf(j->first, sizeof j->first, "%s at %" PRId64 " ms: %s", rule, from / FL_MS, why);
+    j->failed = j->failed || fail;
+    if (j->listed++ >= LIVE_LIST_MAX)
+        return;
+    fl_buf_printf(j->out,
+                  "%s{\"from_ms\":%" PRId64 ",\"to_ms\":%" PRId64
+                  ",\"state\":\"%s\",\"rule\":\"%s\",\"result\":\"%s\",\"why\":\"",
+                  j->listed > 1 ? "," : "", from / FL_MS, to / FL_MS, state_name(st), rule, result);
+    for (const char *p = why; *p; p++) /* our own ASCII text: escape quotes only */
+        fl_buf_printf(j->out, *p == '"' || *p == '\\' ? "\\%c" : "%c", *p);
+    fl_buf_printf(j->out, "\"}");
+}
+
+static bool leader_between(const struct liveness_input *in, int64_t from, int64_t to)
+{
+    for (size_t i = 0; i < in->n_leaders; i++)
+        if (in->leaders_ns[i] >= from && in->leaders_ns[i] <= to)
+            return true;
+    return false;
+}
+
+/* The first success (return time) in [from, to] of client (0: any) among writes only
+ * or all calls, counting only calls made at or after call_from. -1 when none. */
+static int64_t first_ok(const struct liveness_input *in, int client, bool writes, int64_t call_from,
+                        int64_t from, int64_t to)
+{
+    int64_t best = -1;
+    for (size_t i = 0; i < in->n_ops; i++) {
+        const struct liveness_op *o = &in->ops[i];
+        if (o->client <= 0 || (client && o->client != client) || (writes && !o->write) || !o->ok ||
+            o->call_ns < call_from || o->return_ns < from || o->return_ns > to)
+            continue;
+        if (best < 0 || o->return_ns < best)
+            best = o->return_ns;
+    }
+    return best;
+}
+
+/* Whether client (0: any) had a call (a write, if writes) made in [from, to) or still
+ * outstanding at from. */
+static bool attempted(const struct liveness_input *in, int client, bool writes, int64_t from,
+                      int64_t to, bool outstanding_counts)
+{
+    for (size_t i = 0; i < in->n_ops; i++) {
+        const struct liveness_op *o = &in->ops[i];
+        if (o->client <= 0 || (client && o->client != client) || (writes && !o->write))
+            continue;
+        if (o->call_ns >= from && o->call_ns < to)
+            return true;
+        if (outstanding_counts && o->call_ns < from && (o->return_ns < 0 || o->return_ns >= from))
+            return true;
+    }
+    return false;
+}
+
+/* after_heal and client_heal for the healed window [h, e). */
+static void judge_heal(struct judge *j, const struct liveness_segment *sg, int64_t e)
+{
+    const struct liveness_input *in = j->in;
+    int64_t h = sg->at_ns, bound = LIVENESS_HEAL_ELECTIONS * in->election_ns;
+    int64_t lim = FL_MIN(e, h + bound);
+    bool leader = sg->leader || leader_between(in, h, lim);
+    int64_t w = first_ok(in, 0, true, INT64_MIN, h, lim);
+    if (leader && w >= 0)
+        record(j, h, e, sg->state, "after_heal", "pass",
+               "a leader, and a write succeeded %" PRId64 " ms after the heal", (w - h) / FL_MS);
+    else if (e < h + bound)
+        record(j, h, e, sg->state, "after_heal", "not_judged",
+               "the window lasted %" PRId64 " ms, less than the bound (%" PRId64 " ms)",
+               (e - h) / FL_MS, bound / FL_MS);
+    else if (!attempted(in, 0, true, h, lim, true))
+        record(j, h, e, sg->state, "after_heal", "not_judged", "no write was attempted");
+    else if (!leader)
+        record(j, h, e, sg->state, "after_heal", "fail",
+               "no leader within %" PRId64 " ms after the heal", bound / FL_MS);
+    else
+        record(j, h, e, sg->state, "after_heal", "fail",
+               "no write succeeded within %" PRId64 " ms after the heal", bound / FL_MS);
+    for (size_t c = 0; c < in->n_clients; c++) {
+        int id = in->clients[c].id;
+        if (!attempted(in, id, false, h, lim, false) ||
+            first_ok(in, id, false, INT64_MIN, h, lim) >= 0)
+            continue;
+        if (e < h + bound)
+            record(j, h, e, sg->state, "client_heal", "not_judged",
+                   "client %d (%s): no success yet when the window ended", id,
+                   in->clients[c].policy);
+        else
+            record(j, h, e, sg->state, "client_heal", "fail",
+                   "client %d (%s): no call succeeded within %" PRId64 " ms after the heal", id,
+                   in->clients[c].policy, bound / FL_MS);
+    }
+}
+
+/* failover for every client, in the minority window [s, e). */
+static void judge_failover(struct judge *j, const struct liveness_segment *sg, int64_t e)
+{
+    const struct liveness_input *in = j->in;
+    int64_t s = sg->at_ns, bound = in->client_timeout_ns + 2 * in->election_ns + LIVE_JITTER_NS;
+    int64_t lim = FL_MIN(e, s + bound);
+    for (size_t c = 0; c < in->n_clients; c++) {
+        int id = in->clients[c].id;
+        if (!attempted(in, id, false, s, lim, false))
+            continue;
+        int64_t ok = first_ok(in, id, false, s, s, lim);
+        if (ok >= 0)
+            record(j, s, e, sg->state, "failover", "pass",
+                   "client %d (%s) failed over in %" PRId64 " ms", id, in->clients[c].policy,
+                   (ok - s) / FL_MS);
+        else if (e < s + bound)
+            record(j, s, e, sg->state, "failover", "not_judged",
+                   "client %d (%s): the window lasted %" PRId64 " ms, less than the bound (%" PRId64
+                   " ms)",
+                   id, in->clients[c].policy, (e - s) / FL_MS, bound / FL_MS);
+        else
+            record(j, s, e, sg->state, "failover", "fail",
+                   "client %d (%s): no call made after the fault succeeded within %" PRId64 " ms",
+                   id, in->clients[c].policy, bound / FL_MS);
+    }
+}
+
+/* health_aware keeps serving in the minority window [s, e) when the leader stands. */
+static void judge_health_aware(struct judge *j, const struct liveness_segment *sg, int64_t e)
+{
+    const struct liveness_input *in = j->in;
+    if (sg->leader_affected)
+        return;
+    int64_t from = sg->at_ns + in->election_ns + LIVE_HA_SETTLE_NS, to = e - in->client_timeout_ns;
+    for (size_t c = 0; c < in->n_clients; c++) {
+        if (strcmp(in->clients[c].policy, "health_aware"))
+            continue;
+        int id = in->clients[c].id;
+        int64_t calls = 0, ok = 0;
+        for (size_t i = 0; i < in->n_ops && from < to; i++) {
+            const struct liveness_op *o = &in->ops[i];
+            if (o->client != id || o->call_ns < from || o->call_ns >= to)
+                continue;
+            calls++;
+            ok += o->ok;
+        }
+        if (calls < LIVENESS_HA_MIN_CALLS) {
+            if (calls)
+                record(j, sg->at_ns, e, sg->state, "health_aware", "not_judged",
+                       "client %d: %" PRId64 " calls in the settled window, fewer than %d", id,
+                       calls, LIVENESS_HA_MIN_CALLS);
+            continue;
+        }
+        bool pass = ok * 1000000 >= calls * LIVE_HA_MIN_OK_PPM;
+        record(j, sg->at_ns, e, sg->state, "health_aware", pass ? "pass" : "fail",
+               "client %d: %" PRId64 " of %" PRId64 " calls succeeded (at least 99%% wanted)", id,
+               ok, calls);
+    }
+}
+
+enum liveness_verdict liveness_judge(const struct liveness_input *in, struct fl_buf *out)
+{
+    FL_ASSERT(in != NULL && out != NULL && in->election_ns > 0);
+    struct judge j = {.in = in, .out = out};
+    fl_buf_reset(out);
+    fl_buf_printf(out, "{\"windows\":[");
+    bool healed_once = false;
+    for (size_t i = 0; i < in->n_segments; i++) {
+        const struct liveness_segment *sg = &in->segments[i];
+        int64_t e = i + 1 < in->n_segments ? in->segments[i + 1].at_ns : in->end_ns;
+        e = FL_MIN(e, in->end_ns);
+        if (sg->at_ns >= in->end_ns)
+            break;
+        /* A heal is a healed segment after a faulty one (the start of a run is not). */
+        if (sg->state == LIVENESS_HEALED && i > 0 && in->segments[i - 1].state != LIVENESS_HEALED) {
+            healed_once = true;
+            judge_heal(&j, sg, e);
+        } else if (sg->state == LIVENESS_MINORITY) {
+            judge_failover(&j, sg, e);
+            judge_health_aware(&j, sg, e);
+        }
+    }
+    fl_buf_printf(out,
+                  "],\"judged\":%d,\"not_judged\":%d,\"listed\":%d,\"first_failure\":", j.judged,
+                  j.not_judged, FL_MIN(j.listed, LIVE_LIST_MAX));
+    if (j.failed)
+        fl_buf_printf(out, "\"%s\"", j.first); /* our text: no quotes in it */
+    else
+        fl_buf_printf(out, "null");
+    if (!healed_once)
+        fl_buf_printf(out, ",\"note\":\"nothing to judge after a heal: the run never healed "
+                           "(no fault ended with every fault off)\"");
+    fl_buf_printf(out, "}");
+    return j.failed ? LIVENESS_FAIL : LIVENESS_PASS;
+}

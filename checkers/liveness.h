@@ -1,0 +1,86 @@
+/*
+ * liveness.h: the `liveness` check (issue 13 §3). Pure: no I/O.
+ *
+ * Safety says nothing bad happens; this says the cluster comes back. It judges a run
+ * from three things the driver gives it: how the fault state went (segments: from a
+ * time on, every fault off — "healed" —, only a minority of the voters down, paused or
+ * cut off from the rest — "minority" —, or anything else), when leaders were elected,
+ * and the client operations of the history with each client's balancer policy.
+ *
+ *   after_heal   after every heal, within LIVENESS_HEAL_ELECTIONS election timeouts,
+ *                a leader exists and a write (put, delete or a txn with one) succeeds;
+ *   client_heal  ... and every client that makes calls in that time gets one to succeed
+ *                (every policy recovers once the faults are gone);
+ *   failover     while only a minority is faulty, every client that makes calls gets one
+ *                to succeed within its request timeout plus two election timeouts and
+ *                500 ms of jitter after the fault began (every policy fails over from a
+ *                dead, paused or cut-off member: balancer-kill's documented bound);
+ *   health_aware while only a minority is faulty and the leader is not among it, a
+ *                health_aware client keeps serving: of the calls it makes from one election
+ *                timeout after the fault began (its probes have seen it) until a request
+ *                timeout before the fault ends, at least 99% succeed (etcd#8673:
+ *                balancer-partition-8673's documented availability).
+ *
+ * It judges a window only where it is meaningful and says why otherwise: a window
+ * shorter than its bound that did not already succeed (a new fault, the end of the
+ * run), a window without calls, a run that never heals ("nothing to judge"). A verdict
+ * is fail when a judged window failed, pass otherwise — with the count of windows
+ * judged and every reason a window was not, in the detail.
+ */
+#ifndef FL_CHECKERS_LIVENESS_H
+#define FL_CHECKERS_LIVENESS_H
+
+#include "harness/common/common.h"
+
+#define LIVENESS_HEAL_ELECTIONS 10 /* the after-heal bound, in election timeouts */
+#define LIVENESS_HA_MIN_CALLS   20 /* health_aware: fewer calls in the window: not judged */
+
+enum liveness_state {
+    LIVENESS_HEALED = 0, /* every fault off */
+    LIVENESS_MINORITY,   /* only a minority of the voters down, paused or cut off */
+    LIVENESS_OTHER,      /* anything else (a majority lost, network loss, skew, holds...) */
+};
+
+/* The fault state from at_ns until the next segment's at_ns (or the end). */
+struct liveness_segment {
+    int64_t at_ns;
+    enum liveness_state state;
+    bool leader;          /* a leader was known at at_ns */
+    bool leader_affected; /* MINORITY: the leader is among the faulty members (or none) */
+};
+
+struct liveness_op {
+    int client;        /* 1-based; 0: a system operation (ignored) */
+    int64_t call_ns;   /* ascending over the array is not required */
+    int64_t return_ns; /* < 0: no answer seen */
+    bool ok;
+    bool write; /* put, delete, or a txn with a put or delete in a branch */
+};
+
+struct liveness_client {
+    int id;
+    const char *policy; /* balancer policy name ("health_aware", ...) */
+};
+
+struct liveness_input {
+    int64_t election_ns;                     /* the election timeout */
+    int64_t client_timeout_ns;               /* the clients' request timeout */
+    int64_t end_ns;                          /* the end of the judged part of the run */
+    const struct liveness_segment *segments; /* ascending at_ns */
+    size_t n_segments;
+    const int64_t *leaders_ns; /* times leaders were elected, ascending */
+    size_t n_leaders;
+    const struct liveness_client *clients;
+    size_t n_clients;
+    const struct liveness_op *ops;
+    size_t n_ops;
+};
+
+enum liveness_verdict { LIVENESS_PASS = 0, LIVENESS_FAIL };
+
+/* Judges in; writes the detail as one JSON object into out (reset first): {"judged":N,
+ * "not_judged":N,"windows":[{"from_ms","to_ms","state","rule","result","why"}...],
+ * "first_failure":"..."|null,"note":"..."|absent}. */
+enum liveness_verdict liveness_judge(const struct liveness_input *in, struct fl_buf *out);
+
+#endif

@@ -1,0 +1,231 @@
+/*
+ * run_liveness.c: what the `liveness` check (checkers/liveness.h) needs from a run: the
+ * fault timeline as segments (healed, minority, other), the times leaders were elected,
+ * and the client operations with each client's balancer policy.
+ *
+ * The fault state is read from the world, not from fault names, so that any way of
+ * making a fault counts: each time the fault log gets a row (run_log_fault calls
+ * run_liveness_fault), the state is evaluated again before the next event runs (the
+ * fault itself is applied right after its row is written). Healed means: every voter
+ * that has ever run is up, not paused and not skewed; no two members and no client
+ * and member are cut apart; the network has its base link parameters; no link is
+ * held or clogged; no failpoint is on; no fault kind this file does not know is in
+ * force. Minority means: the only faults are voters down, paused or cut off, and the
+ * voters still up and connected to each other are a quorum. Anything else is other.
+ * Holds, clogs and failpoints have no world query, so they are followed from their
+ * rows; a row of an unknown kind counts as a fault until heal_all.
+ *
+ * Reads only: it adds no event and no row, so a run's digest does not depend on it.
+ */
+#include "harness/run/run_int.h"
+
+#include "checkers/liveness.h"
+
+/* Kinds of fault rows that are no fault in force by themselves. */
+static bool kind_neutral(const char *kind)
+{
+    static const char *const names[] = {"heal",           "heal_all",     "restart",
+                                        "resume",         "bug",          "restore",
+                                        "nemesis",        "kill",         "pause",
+                                        "skew",           "net",          "partition",
+                                        "partition_ring", "member_add",   "member_remove",
+                                        "member_promote", "move_leader",  "compact",
+                                        "defrag",         "alarm_disarm", "snapshot_save"};
+    for (size_t i = 0; i < FL_ARRAY_LEN(names); i++)
+        if (!strcmp(kind, names[i]))
+            return true;
+    return false;
+}
+
+void run_liveness_fault(struct run_world *rw, const char *kind, const char *target, json_t *detail)
+{
+    rw->live_gen++;
+    if (!strcmp(kind, "heal_all")) {
+        rw->live_holds = rw->live_clogs = rw->live_failpoints = 0;
+        rw->live_unknown = false;
+    } else if (!strcmp(kind, "heal")) {
+        rw->live_clogs = 0; /* net_heal removes every clog */
+    } else if (!strcmp(kind, "hold")) {
+        rw->live_holds++;
+    } else if (!strcmp(kind, "release")) {
+        rw->live_holds = strcmp(target, "*>*") ? FL_MAX(0, rw->live_holds - 1) : 0;
+    } else if (!strcmp(kind, "clog")) {
+        rw->live_clogs++;
+    } else if (!strcmp(kind, "unclog")) {
+        rw->live_clogs = strcmp(target, "*>*") ? FL_MAX(0, rw->live_clogs - 1) : 0;
+    } else if (!strcmp(kind, "failpoint")) {
+        const char *action = json_string_value(json_object_get(detail, "action"));
+        if (action && !strcmp(action, "off"))
+            rw->live_failpoints = FL_MAX(0, rw->live_failpoints - 1);
+        else
+            rw->live_failpoints++;
+    } else if (!kind_neutral(kind)) {
+        rw->live_unknown = true;
+    }
+}
+
+/* Marks in reach[] the members connected (both ways) to member i. */
+static void reach_from(struct run_world *rw, const int *procs, const bool *up, int n, int i,
+                       bool *reach)
+{
+    int stack[RUN_NODES_MAX], top = 0;
+    reach[i] = true;
+    stack[top++] = i;
+    while (top) {
+        int a = stack[--top];
+        for (int b = 0; b < n; b++) {
+            if (reach[b] || !up[b] || net_blocked(rw->w, procs[a], procs[b]) ||
+                net_blocked(rw->w, procs[b], procs[a]))
+                continue;
+            reach[b] = true;
+            stack[top++] = b;
+        }
+    }
+}
+
+/* Something besides voters down, paused or cut off: skew, network, clients cut. */
+static bool other_faults(struct run_world *rw, const int *procs, int n)
+{
+    struct net_link l;
+    net_link_get(rw->w, -1, -1, &l);
+    if (rw->net_changed || rw->live_holds || rw->live_clogs || rw->live_failpoints ||
+        rw->live_unknown || memcmp(&l, &rw->base_link, sizeof l) != 0)
+        return true;
+    for (int i = 0; i < n; i++)
+        if (sim_proc_alive(rw->w, procs[i]) && sim_proc_rate(rw->w, procs[i]) != SIM_PPM)
+            return true;
+    for (int c = 0; c < rw->n_clients; c++) {
+        if (!rw->clients[c].c)
+            continue;
+        int cp = kvc_client_proc(rw->clients[c].c);
+        for (int i = 0; i < n; i++)
+            if (net_blocked(rw->w, cp, procs[i]) || net_blocked(rw->w, procs[i], cp))
+                return true;
+    }
+    return false;
+}
+
+static void evaluate(struct run_world *rw)
+{
+    rw->live_seen = rw->live_gen;
+    int nodes[RUN_NODES_MAX], procs[RUN_NODES_MAX];
+    bool up[RUN_NODES_MAX], reach[RUN_NODES_MAX];
+    int n = srv_cluster_voters(rw->cl, nodes, RUN_NODES_MAX), k = 0;
+    for (int i = 0; i < n; i++) {
+        if (srv_cluster_is_removed(rw->cl, nodes[i]) || !srv_cluster_is_started(rw->cl, nodes[i]))
+            continue; /* not a fault: a member not started yet */
+        nodes[k] = nodes[i];
+        procs[k] = srv_cluster_node_proc(rw->cl, nodes[i]);
+        up[k] = srv_cluster_is_alive(rw->cl, nodes[i]) && procs[k] >= 0 &&
+                sim_proc_state(rw->w, procs[k]) == SIM_PROC_UP;
+        k++;
+    }
+    int best = 0, leader = run_leader(rw), leader_at = -1;
+    bool best_set[RUN_NODES_MAX] = {false};
+    for (int i = 0; i < k; i++) {
+        if (!up[i])
+            continue;
+        memset(reach, 0, sizeof reach);
+        reach_from(rw, procs, up, k, i, reach);
+        int m = 0;
+        for (int b = 0; b < k; b++)
+            m += reach[b];
+        if (m > best) {
+            best = m;
+            memcpy(best_set, reach, sizeof best_set);
+        }
+    }
+    for (int i = 0; i < k; i++)
+        if (nodes[i] == leader)
+            leader_at = i;
+    struct liveness_segment sg = {.at_ns = sim_now_ns(rw->w), .leader = leader != 0};
+    if (other_faults(rw, procs, k))
+        sg.state = LIVENESS_OTHER;
+    else if (best == k)
+        sg.state = LIVENESS_HEALED;
+    else if (k > 0 && best >= k / 2 + 1)
+        sg.state = LIVENESS_MINORITY;
+    else
+        sg.state = LIVENESS_OTHER;
+    sg.leader_affected = leader_at < 0 || !best_set[leader_at];
+    struct liveness_segment *last = rw->live_n ? &rw->live_segs[rw->live_n - 1] : NULL;
+    if (last && last->state == sg.state && last->leader_affected == sg.leader_affected)
+        return; /* the same state goes on */
+    if (last && last->at_ns == sg.at_ns) {
+        *last = sg; /* several rows at one instant: the last state counts */
+        return;
+    }
+    if (rw->live_n == rw->live_cap) {
+        rw->live_cap = rw->live_cap ? 2 * rw->live_cap : 16;
+        rw->live_segs = fl_realloc(rw->live_segs, rw->live_cap * sizeof(rw->live_segs[0]));
+    }
+    rw->live_segs[rw->live_n++] = sg;
+}
+
+void run_liveness_update(struct run_world *rw)
+{
+    if (rw->cl && rw->live_gen != rw->live_seen)
+        evaluate(rw);
+}
+
+/* The liveness ops of history h: client calls, writes marked, system ops left out. */
+static struct liveness_op *ops_of(const struct chk_history *h, size_t *n)
+{
+    struct liveness_op *ops = fl_calloc((size_t)h->op_count + 1, sizeof *ops);
+    size_t k = 0;
+    for (uint32_t i = 0; i < h->op_count; i++) {
+        const struct chk_op *o = &h->ops[i];
+        if (o->client <= 0 || o->kind != CHK_OP_TXN)
+            continue;
+        bool write = false;
+        for (uint32_t s = 0; s < (uint32_t)o->then_count + o->else_count; s++) {
+            uint8_t kind = h->subs[o->sub_first + s].kind;
+            write =
+                write || kind == CHK_SUB_PUT || kind == CHK_SUB_DELETE || kind == CHK_SUB_APPEND;
+        }
+        ops[k++] = (struct liveness_op){.client = o->client,
+                                        .call_ns = o->call_ns,
+                                        .return_ns = o->return_ns == CHK_NEVER ? -1 : o->return_ns,
+                                        .ok = o->status == CHK_ST_OK,
+                                        .write = write};
+    }
+    *n = k;
+    return ops;
+}
+
+json_t *run_liveness_judge(struct run_world *rw, const struct chk_history *h, int *verdict)
+{
+    run_liveness_update(rw);
+    size_t n_ops = 0, n_ev = 0, n_leaders = 0;
+    struct liveness_op *ops = ops_of(h, &n_ops);
+    const struct run_node_event *ev = run_node_events(rw, &n_ev);
+    int64_t *leaders = fl_calloc(n_ev + 1, sizeof *leaders);
+    for (size_t i = 0; i < n_ev; i++)
+        if (!strcmp(ev[i].kind, SRV_EV_LEADER))
+            leaders[n_leaders++] = ev[i].at_ns;
+    struct liveness_client clients[RUN_CLIENTS_MAX];
+    for (int i = 0; i < rw->n_clients; i++)
+        clients[i] = (struct liveness_client){
+            i + 1, i < rw->kcfg.n_balancers ? rw->kcfg.balancers[i] : rw->kcfg.balancer};
+    struct liveness_input in = {
+        .election_ns = (rw->ccfg.election_ms ? rw->ccfg.election_ms : 1000) * FL_MS,
+        .client_timeout_ns = (rw->kcfg.timeout_ms ? rw->kcfg.timeout_ms : 2000) * FL_MS,
+        .end_ns = rw->live_end_ns,
+        .segments = rw->live_segs,
+        .n_segments = rw->live_n,
+        .leaders_ns = leaders,
+        .n_leaders = n_leaders,
+        .clients = clients,
+        .n_clients = (size_t)rw->n_clients,
+        .ops = ops,
+        .n_ops = n_ops};
+    struct fl_buf out;
+    fl_buf_init(&out);
+    *verdict = liveness_judge(&in, &out) == LIVENESS_PASS ? CHK_PASS : CHK_FAIL;
+    json_t *d = json_loads(fl_buf_cstr(&out), 0, NULL);
+    FL_ASSERTF(d != NULL, "liveness detail is not JSON: %s", fl_buf_cstr(&out));
+    fl_buf_close(&out);
+    free(leaders);
+    free(ops);
+    return d;
+}
