@@ -147,7 +147,8 @@ static void evaluate(struct run_world *rw)
         sg.state = LIVENESS_MINORITY;
     else
         sg.state = LIVENESS_OTHER;
-    sg.leader_affected = leader_at < 0 || !best_set[leader_at];
+    /* (only a minority window cares; a healed or other one goes on whoever leads) */
+    sg.leader_affected = sg.state == LIVENESS_MINORITY && (leader_at < 0 || !best_set[leader_at]);
     struct liveness_segment *last = rw->live_n ? &rw->live_segs[rw->live_n - 1] : NULL;
     if (last && last->state == sg.state && last->leader_affected == sg.leader_affected)
         return; /* the same state goes on */

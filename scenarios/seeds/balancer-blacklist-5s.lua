@@ -20,7 +20,7 @@ scenario {
   cluster = { nodes = 3, election_ms = 1000, heartbeat_ms = 100 },
   clients = { balancers = { "pinned_random", "pinned_blacklist", "round_robin", "health_aware" },
               timeout_ms = 10000 },
-  checks = { "linearizability", "raft_safety", "converge" },
+  checks = { "linearizability", "raft_safety", "converge", "liveness" },
 }
 
 expect(run_until(function() return leader() ~= nil end, 10 * s), "a leader is elected")

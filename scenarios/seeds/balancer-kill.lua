@@ -17,7 +17,7 @@ scenario {
   clients = { balancers = { "pinned_random", "pinned_blacklist", "round_robin", "health_aware" },
               timeout_ms = 2000 },
   workload = { rate = 200, keys = 8, watchers = 4 },
-  checks = { "linearizability", "watch", "raft_safety", "converge" },
+  checks = { "linearizability", "watch", "raft_safety", "converge", "liveness" },
 }
 
 local BOUND = 2000 + 2 * 1000 + 500 -- request timeout + an election (with its jitter)

@@ -26,7 +26,7 @@ scenario {
                   "pinned_blacklist" },
     timeout_ms = 2000,
   },
-  checks = { "linearizability", "watch", "raft_safety", "converge" },
+  checks = { "linearizability", "watch", "raft_safety", "converge", "liveness" },
 }
 
 local TIMEOUT = 2 * s

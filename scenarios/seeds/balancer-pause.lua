@@ -24,7 +24,7 @@ scenario {
   clients = { balancers = { "pinned_random", "pinned_blacklist", "round_robin", "health_aware" },
               timeout_ms = 10000 },
   workload = { rate = 200, keys = 8, watchers = 4 },
-  checks = { "linearizability", "watch", "raft_safety", "converge" },
+  checks = { "linearizability", "watch", "raft_safety", "converge", "liveness" },
 }
 
 local PAUSE = 12 * s

@@ -18,7 +18,7 @@ scenario {
   clients = { balancers = { "pinned_random", "pinned_blacklist", "round_robin", "health_aware" },
               timeout_ms = 2000 },
   workload = { rate = 100, keys = 8, watchers = 4 },
-  checks = { "linearizability", "watch", "raft_safety", "converge" },
+  checks = { "linearizability", "watch", "raft_safety", "converge", "liveness" },
 }
 
 expect(run_until(function() return leader() ~= nil end, 10 * s), "a leader is elected")

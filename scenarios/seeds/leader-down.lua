@@ -16,7 +16,7 @@ scenario {
   cluster  = { nodes = 3, election_ms = 1000, heartbeat_ms = 100 },
   clients  = { count = 3, balancer = "round_robin", timeout_ms = 2000 },
   workload = { rate = 100, keys = 8 },
-  checks   = { "linearizability", "watch", "raft_safety", "converge" },
+  checks   = { "linearizability", "watch", "raft_safety", "converge", "liveness" },
 }
 
 -- our own writes: every acknowledged one must be readable at the end

@@ -15,7 +15,7 @@ scenario {
   cluster  = { nodes = 3, election_ms = 1000, heartbeat_ms = 100, prevote = true },
   clients  = { count = 3, balancer = "round_robin", timeout_ms = 2000 },
   workload = { rate = 50, keys = 16 },
-  checks   = { "linearizability", "watch", "raft_safety", "converge" },
+  checks   = { "linearizability", "watch", "raft_safety", "converge", "liveness" },
 }
 
 local ISOLATION = 10*s -- ten election timeouts

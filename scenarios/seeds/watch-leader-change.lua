@@ -14,7 +14,7 @@ scenario {
   cluster  = { nodes = 3, election_ms = 1000, heartbeat_ms = 100 },
   clients  = { count = 3, balancer = "round_robin", timeout_ms = 2000 },
   workload = { rate = 80, keys = 8, watchers = 2 },
-  checks   = { "linearizability", "watch", "raft_safety", "converge" },
+  checks   = { "linearizability", "watch", "raft_safety", "converge", "liveness" },
 }
 
 run_until(function() return leader() ~= nil end, 10*s)

@@ -30,3 +30,59 @@ function(fl_props_test name timeout)
   add_test(NAME ${name} COMMAND ${ARGN})
   set_tests_properties(${name} PROPERTIES LABELS props TIMEOUT ${timeout})
 endfunction()
+
+set(FL_EXPECT python3 ${FL_PROPS}/expect_run.py ${FL_BIN})
+set(FL_SCNS ${CMAKE_SOURCE_DIR}/scenarios)
+
+# --paranoid changes no event and no digest (and checks events): with and without.
+fl_props_test(props.paranoid.same_digest 300
+  ${FL_EXPECT} ${FL_SCNS}/smoke.lua 3..4 ${FL_PDB}/same --exit 0 --same-digest-paranoid)
+fl_props_test(props.paranoid.same_digest_chaos 300
+  ${FL_EXPECT} ${FL_SCNS}/chaos.lua 2..2 ${FL_PDB}/same_chaos --exit 0 --same-digest-paranoid)
+# sweep --paranoid passes --paranoid to every worker.
+fl_props_test(props.paranoid.sweep 120
+  sh -c "rm -f ${FL_PDB}/args.log ${FL_PDB}/sweep.db* && FL_ARGS_LOG=${FL_PDB}/args.log FL_REAL_BIN=${FL_BIN} ${FL_BIN} sweep ${FL_SCNS}/smoke.lua --seeds 1..2 -j 2 --paranoid --worker ${FL_PROPS}/args_worker.sh --db ${FL_PDB}/sweep.db >/dev/null 2>&1 && test \"$(grep -c -- ' --paranoid' ${FL_PDB}/args.log)\" = 2")
+
+# raft_safety: a member broken on purpose in the simulator, caught by a new property.
+# raft.learner_votes (new switch): a leader elected with a learner's vote.
+fl_props_test(props.raft.learner_votes 300
+  ${FL_EXPECT} ${FL_SCNS}/bugs/learner-votes.lua 1..3 ${FL_PDB}/learner --exit 1
+  --property raft_safety=learner_vote -- --bug raft.learner_votes)
+fl_props_test(props.raft.learner_votes_off 300
+  ${FL_EXPECT} ${FL_SCNS}/bugs/learner-votes.lua 1..3 ${FL_PDB}/learner_off --exit 0)
+# raft.ack_before_fsync: a restarted member comes back below the term (or the commit
+# index) it had promised or made durable.
+fl_props_test(props.raft.ack_before_fsync 300
+  ${FL_EXPECT} ${FL_SCNS}/bugs/ack-before-fsync.lua 1..3 ${FL_PDB}/ack --exit 1
+  --property "raft_safety=term_durability|vote_durability|commit_durability"
+  -- --bug raft.ack_before_fsync)
+# server.restore_keeps_ids: the restored member reuses an identity with a lower term.
+fl_props_test(props.raft.restore_keeps_ids 300
+  ${FL_EXPECT} ${FL_SCNS}/bugs/restore-keeps-ids.lua 1..2 ${FL_PDB}/restore --exit 1
+  --property raft_safety=term_durability -- --bug server.restore_keeps_ids)
+
+# converge: mvcc.revision_reset_on_restart makes a restarted member's store differ from
+# the others' at a revision they share (etcd's corruption check, online).
+fl_props_test(props.converge.corruption 300
+  ${FL_EXPECT} ${FL_SCNS}/bugs/revision-reset-on-restart.lua 1..3 ${FL_PDB}/reset --exit 1
+  --verdict converge=fail --property converge=corruption -- --bug mvcc.revision_reset_on_restart)
+fl_props_test(props.converge.no_corruption 300
+  ${FL_EXPECT} ${FL_SCNS}/bugs/revision-reset-on-restart.lua 1..2 ${FL_PDB}/reset_off --exit 0
+  --verdict converge=pass --contains "converge=\"corruption\": null")
+
+# liveness: every policy fails over and recovers; client.no_failover does not.
+fl_props_test(props.liveness.failover 300
+  ${FL_EXPECT} ${FL_PROPS}/liveness-failover.lua 1..3 ${FL_PDB}/live --exit 0
+  --verdict liveness=pass --contains "liveness=\"rule\": \"after_heal\", \"result\": \"pass\"")
+fl_props_test(props.liveness.no_failover 300
+  ${FL_EXPECT} ${FL_PROPS}/liveness-failover.lua 1..3 ${FL_PDB}/live_bug --exit 1
+  --property liveness=failover --contains "liveness=no call made after the fault succeeded"
+  -- --bug client.no_failover)
+fl_props_test(props.liveness.never_heals 300
+  ${FL_EXPECT} ${FL_PROPS}/liveness-never-heals.lua 1..2 ${FL_PDB}/live_never --exit 0
+  --verdict liveness=pass --contains "liveness=nothing to judge")
+# health_aware keeps serving through the etcd#8673 partition (judged, not skipped).
+fl_props_test(props.liveness.health_aware_8673 300
+  ${FL_EXPECT} ${FL_SCNS}/seeds/balancer-partition-8673.lua 1..2 ${FL_PDB}/live_8673 --exit 0
+  --verdict liveness=pass
+  --contains "liveness=\"rule\": \"health_aware\", \"result\": \"pass\"")
