@@ -437,7 +437,7 @@ bool raft_conf_change_quorum_ok(const struct raft_conf_state *conf,
  * applied ≤ commit, the snapshot at or below commit, the conf stack on conf entries,
  * configurations well-formed (sorted, disjoint, bounded), a candidate or leader voted
  * for itself and is a voter, only a leader has progress — one per member of its
- * configuration, within the log, in-flight appends ascending — and pending reads at or
+ * configuration, within the log, its newest in-flight appends ascending — and pending reads at or
  * below commit. O(1) in the log length: cheap enough for every simulated event
  * (--paranoid). raft_invariants_ok returns false with the first broken invariant in
  * why (file:line and what); raft_check_invariants asserts it (aborts) and returns true. */
