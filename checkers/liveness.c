@@ -152,6 +152,13 @@ static void judge_failover(struct judge *j, const struct liveness_segment *sg, i
         int id = in->clients[c].id;
         if (!attempted(in, id, false, s, lim, false))
             continue;
+        if (sg->gray && !strcmp(in->clients[c].policy, "pinned_random")) {
+            record(j, s, e, sg->state, "failover", "not_judged",
+                   "client %d (pinned_random): grpc 1.0 stays on a member whose connection "
+                   "stays open (paused or cut off)",
+                   id);
+            continue;
+        }
         int64_t ok = first_ok(in, id, false, s, s, lim);
         if (ok >= 0)
             record(j, s, e, sg->state, "failover", "pass",

@@ -13,8 +13,12 @@
  *                (every policy recovers once the faults are gone);
  *   failover     while only a minority is faulty, every client that makes calls gets one
  *                to succeed within its request timeout plus two election timeouts and
- *                500 ms of jitter after the fault began (every policy fails over from a
- *                dead, paused or cut-off member: balancer-kill's documented bound);
+ *                500 ms of jitter after the fault began (balancer-kill's documented
+ *                bound): every policy fails over from a dead member, and every policy
+ *                but pinned_random from a paused or cut-off one too — grpc 1.0 moves
+ *                only when its connection fails, so pinned_random stays on a member
+ *                whose connection stays open (etcd#8673; balancer-pause and
+ *                balancer-partition-8673 assert that stall): not judged then;
  *   health_aware while only a minority is faulty and the leader is not among it, a
  *                health_aware client keeps serving: of the calls it makes from one election
  *                timeout after the fault began (its probes have seen it) until a request
@@ -47,6 +51,8 @@ struct liveness_segment {
     enum liveness_state state;
     bool leader;          /* a leader was known at at_ns */
     bool leader_affected; /* MINORITY: the leader is among the faulty members (or none) */
+    bool gray;            /* MINORITY: a faulty member is up but paused or cut off (its
+                             clients' connections stay open) */
 };
 
 struct liveness_op {

@@ -149,8 +149,12 @@ static void evaluate(struct run_world *rw)
         sg.state = LIVENESS_OTHER;
     /* (only a minority window cares; a healed or other one goes on whoever leads) */
     sg.leader_affected = sg.state == LIVENESS_MINORITY && (leader_at < 0 || !best_set[leader_at]);
+    for (int i = 0; i < k && sg.state == LIVENESS_MINORITY; i++)
+        sg.gray = sg.gray || (!best_set[i] && srv_cluster_is_alive(rw->cl, nodes[i]) &&
+                              procs[i] >= 0 && sim_proc_state(rw->w, procs[i]) != SIM_PROC_DOWN);
     struct liveness_segment *last = rw->live_n ? &rw->live_segs[rw->live_n - 1] : NULL;
-    if (last && last->state == sg.state && last->leader_affected == sg.leader_affected)
+    if (last && last->state == sg.state && last->leader_affected == sg.leader_affected &&
+        last->gray == sg.gray)
         return; /* the same state goes on */
     if (last && last->at_ns == sg.at_ns) {
         *last = sg; /* several rows at one instant: the last state counts */

@@ -20,7 +20,8 @@ scenario {
 }
 
 expect(run_until(function() return leader() ~= nil end, 10*s), "a leader is elected", leader())
-run(1*s)
+-- (etcd adds a member only once the peers have been connected for 5 s)
+run(6*s)
 local learner, err = member_add{ learner = true }
 expect(learner ~= nil, "the learner is added", err)
 if not learner then return end

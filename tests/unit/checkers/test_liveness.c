@@ -31,7 +31,7 @@ static void calls(int client, int64_t from_ms, int64_t to_ms, int64_t step_ms, i
 }
 
 static const struct liveness_client CLIENTS[] = {
-    {1, "pinned_blacklist"}, {2, "round_robin"}, {3, "health_aware"}};
+    {1, "pinned_blacklist"}, {2, "round_robin"}, {3, "health_aware"}, {4, "pinned_random"}};
 
 static enum liveness_verdict judge(const struct liveness_segment *sg, size_t n_sg, int64_t end_ms,
                                    const int64_t *leaders, size_t n_leaders, struct fl_buf *out)
@@ -44,7 +44,7 @@ static enum liveness_verdict judge(const struct liveness_segment *sg, size_t n_s
                                 .leaders_ns = leaders,
                                 .n_leaders = n_leaders,
                                 .clients = CLIENTS,
-                                .n_clients = 3,
+                                .n_clients = 4,
                                 .ops = ops,
                                 .n_ops = n_ops};
     return liveness_judge(&in, out);
@@ -60,7 +60,7 @@ static bool has(struct fl_buf *b, const char *s)
 
 #define SEG(ms, st, lead, aff)                                                                     \
     {                                                                                              \
-        (int64_t)(ms) * FL_MS, st, lead, aff                                                       \
+        (int64_t)(ms) * FL_MS, st, lead, aff, false                                                \
     }
 
 static void test_never_heals(void)
@@ -162,6 +162,15 @@ static void test_failover(void)
     calls(1, 0, 30000, 100, 5000, 8000);
     CHECK(judge(sg2, 3, 30000, NULL, 0, &b) == LIVENESS_PASS);
     CHECK(has(&b, "\"rule\":\"failover\",\"result\":\"not_judged\""));
+    /* pinned_random (grpc 1.0) stuck on a member that was killed: it should have
+     * failed over; on one that is paused or cut off (gray): documented, not judged. */
+    n_ops = 0;
+    calls(4, 0, 30000, 100, 5000, 15000);
+    CHECK(judge(sg, 3, 30000, NULL, 0, &b) == LIVENESS_FAIL);
+    CHECK(has(&b, "client 4 (pinned_random): no call made after the fault succeeded"));
+    sg[1].gray = true;
+    CHECK(judge(sg, 3, 30000, NULL, 0, &b) == LIVENESS_PASS);
+    CHECK(has(&b, "client 4 (pinned_random): grpc 1.0 stays on a member"));
     fl_buf_close(&b);
 }
 
