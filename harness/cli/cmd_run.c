@@ -44,6 +44,7 @@ struct run_args {
     bool json;
     bool unsafe_lua;
     bool paranoid;
+    bool paranoid_given; /* --paranoid on the command line (not only the environment) */
     bool help;
     double timeout_s;
     uint64_t lua_mem_mb;
@@ -147,7 +148,7 @@ static int parse_args(int argc, char **argv, struct run_args *a)
         } else if (!strcmp(o, "--paranoid")) {
             if ((rc = cli_once("run", o, &seen.paranoid)))
                 return rc;
-            a->paranoid = true;
+            a->paranoid = a->paranoid_given = true;
         } else if (o[0] == '-' && o[1]) {
             return cli_unknown_option("run", o);
         } else if (!a->scenario) {
@@ -184,8 +185,8 @@ static void print_replay(const struct run_args *a, int code)
         }
         if (a->unsafe_lua)
             fl_buf_printf(&b, " --unsafe-lua");
-        if (!shrink && a->paranoid)
-            fl_buf_printf(&b, " --paranoid");
+        if (!shrink && a->paranoid_given)
+            fl_buf_printf(&b, " --paranoid"); /* given: FAULTLINE_PARANOID stays as it is */
         if (!shrink && a->lua_mem_mb != SCN_LUA_MEM_MB_DEFAULT)
             fl_buf_printf(&b, " --lua-mem-mb %" PRIu64, a->lua_mem_mb);
         fl_buf_printf(&b, "\n");
