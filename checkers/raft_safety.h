@@ -29,8 +29,10 @@
  *   commit_regressed    its commit index never goes back while it runs ...
  *   commit_durability   ... nor below its last durable (fsynced) commit across a restart;
  *   applied_regressed / apply_gap / apply_uncommitted: it applies each index once, in
- *                       order, without a gap, and only committed ones (a restart resumes
- *                       at the index its state machine was restored to);
+ *                       order, without a gap, and only up to the commit index it has saved
+ *                       (the Ready contract: persist, then apply; etcd#14370 applied
+ *                       first); a restart resumes at the index its state machine was
+ *                       restored to;
  *   conf_after_restart  the configuration a restarted member has in force is the one
  *                       its log and snapshot imply (modelled here from the conf entries
  *                       and snapshots fed, independently of the Raft core).
