@@ -457,23 +457,29 @@ static bool persist_ready(struct srv_member *m, bool *crashed)
         m->log.vote = rd->hard_state.vote;
         m->log.commit = rd->hard_state.commit;
     }
-    if (must_sync && FL_BUG(RAFT_ACK_BEFORE_FSYNC) && rd->msgs_count) {
-        /* The bug: votes and append acknowledgements leave before they are durable. */
-        send_msgs(m, rd->msgs, rd->msgs_count);
-        m->sent_early = true;
-    }
+    /* The bug: votes and append acknowledgements leave before they are durable. They
+     * leave once the records are out of m->scratch (sending reuses it). */
+    bool early = must_sync && FL_BUG(RAFT_ACK_BEFORE_FSYNC) && rd->msgs_count;
     if (must_sync && f == SIM_FAULT_DELAY && hit.delay_ns > 0) {
         /* A slow disk: the write and its fsync start later; nothing waits less. */
         m->persisting = true;
         fl_buf_reset(&m->pending_wal);
         fl_buf_append(&m->pending_wal, m->scratch.data, m->scratch.len);
         m->delay_timer = sim_timer_start(m->w, m->proc, hit.delay_ns, delayed_save, m);
+        if (early) {
+            send_msgs(m, rd->msgs, rd->msgs_count);
+            m->sent_early = true;
+        }
         apply_before_sync(m, rd);
         return true;
     }
     if (!wal_write(m, m->scratch.data, m->scratch.len)) {
         *crashed = true;
         return false;
+    }
+    if (early) {
+        send_msgs(m, rd->msgs, rd->msgs_count);
+        m->sent_early = true;
     }
     if (!must_sync)
         return false;

@@ -7,7 +7,10 @@
  * failpoint watch/before_send "delay" holds watch responses in the store and then sends
  * them all, in order; a compaction's node event carries its revision and the store
  * revision; mvcc.watch_old_after_partition makes an isolated follower resend old
- * revisions once it hears the leader again, and nothing is resent without the bug.
+ * revisions once it hears the leader again, and nothing is resent without the bug;
+ * raft.ack_before_fsync sends acknowledgements early but still writes the WAL (its
+ * records once went with the scratch buffer the early send reused), so writes that
+ * were fsynced survive every member's restart.
  */
 #include "server/tfixture.h"
 
@@ -383,6 +386,35 @@ static void test_watch_old_after_partition(void)
     CHECK(isolated_watch_dups(true) > 0);
 }
 
+/* raft.ack_before_fsync only moves the acknowledgement ahead of the fsync: once the
+ * fsyncs are done, every acknowledged write is on every member's disk, so a restart of
+ * the whole cluster loses none of them. */
+static void test_ack_before_fsync_keeps_wal(void)
+{
+    CHECK(fl_bug_enable("raft.ack_before_fsync"));
+    struct fixture f;
+    struct srv_config cfg;
+    srv_config_default(&cfg);
+    setup(&f, 51, &cfg);
+    int l = wait_leader(&f, 3 * FL_S);
+    CHECK_EQ_INT(write_keys(&f, l, 0, 40), 40);
+    sim_run_for(f.w, 1 * FL_S); /* every fsync has completed */
+    for (int n = 1; n <= 3; n++)
+        srv_cluster_kill(f.cl, n);
+    for (int n = 1; n <= 3; n++)
+        srv_cluster_restart(f.cl, n);
+    l = wait_leader(&f, 5 * FL_S);
+    CHECK(l > 0);
+    for (int n = 1; n <= 3; n++) {
+        struct srv_member_status st;
+        srv_cluster_status(f.cl, n, &st);
+        CHECK(st.raft_index >= 40);
+    }
+    CHECK(read_is(&f, l, "k39", "v39", false));
+    teardown(&f);
+    fl_bug_reset();
+}
+
 int main(void)
 {
     fl_log_level = FL_LOG_WARN;
@@ -393,5 +425,6 @@ int main(void)
     test_watch_delay_failpoint();
     test_compact_event();
     test_watch_old_after_partition();
+    test_ack_before_fsync_keeps_wal();
     return fl_test_end();
 }
