@@ -50,11 +50,12 @@ fl_props_test(props.raft.learner_votes 300
   --property raft_safety=learner_vote -- --bug raft.learner_votes)
 fl_props_test(props.raft.learner_votes_off 300
   ${FL_EXPECT} ${FL_SCNS}/bugs/learner-votes.lua 1..3 ${FL_PDB}/learner_off --exit 0)
-# raft.ack_before_fsync: a restarted member comes back below the term (or the commit
-# index) it had promised or made durable.
+# raft.ack_before_fsync: a follower acknowledges entries before they are durable, a crash
+# drops them, and a committed entry is lost (or the member comes back below the term or
+# commit index it had promised).
 fl_props_test(props.raft.ack_before_fsync 300
   ${FL_EXPECT} ${FL_SCNS}/bugs/ack-before-fsync.lua 1..3 ${FL_PDB}/ack --exit 1
-  --property "raft_safety=term_durability|vote_durability|commit_durability"
+  --property "raft_safety=committed_lost|term_durability|vote_durability|commit_durability"
   -- --bug raft.ack_before_fsync)
 # server.restore_keeps_ids: the restored member reuses an identity with a lower term.
 fl_props_test(props.raft.restore_keeps_ids 300
