@@ -25,6 +25,20 @@ static const struct flt_info registry[] = {
     {"server/defrag_before_rename", "during defragmentation, before the new data file replaces "
                                     "the old one"},
     {"server/before_apply_snapshot", "before a follower installs a snapshot from the leader"},
+    {"raft/before_save_snap", "before a member writes a local snapshot file (etcd "
+                              "raftBeforeSaveSnap)"},
+    {"raft/after_save_snap", "after a snapshot file is durable and renamed, before the WAL "
+                             "segments it replaces go (etcd raftAfterSaveSnap)"},
+    {"server/after_apply_snapshot", "after a leader's snapshot is installed and durable, before "
+                                    "the entries after it apply (etcd raftAfterApplySnap)"},
+    {"server/before_apply", "before a committed entry is applied (etcd applyBeforeOpenSnapshot "
+                            "and beforeApplyOneConfChange)"},
+    {"mvcc/after_commit", "after a batch of committed entries was applied to the MVCC backend "
+                          "(etcd afterCommit)"},
+    {"mvcc/compact_after", "after a compaction was applied, before its reply (etcd "
+                           "compactAfterCommitBatch)"},
+    {"server/defrag_before_copy", "when defragmentation starts, before the data is copied (etcd "
+                                  "defragBeforeCopy)"},
     {"server/before_send", "before a member sends a message to a peer or a client"},
     {"watch/before_send", "before a watch response is sent to a client"},
     {"disk/fsync_eio", "an fsync fails with EIO and nothing it covered becomes durable"},

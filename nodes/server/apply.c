@@ -142,10 +142,16 @@ static int apply_client(struct srv_member *m, struct srv_arena *a, const Rpc__Cl
     case RPC__CLIENT_MSG__REQ_COMPACT: {
         int64_t hrev = 0;
         struct sim_fault_hit hit;
-        if (flt_check(m->w, "mvcc/compact_batch", &hit) == SIM_FAULT_CRASH)
+        if (flt_check(m->w, "mvcc/compact_batch", &hit) == SIM_FAULT_CRASH) {
+            m->stopping = true;
             return RPC_ERR_STOPPED; /* the process died mid-compaction */
+        }
         if ((*merr = mvcc_compact(m->kv, cm->compact->revision, &hrev)) != MVCC_OK)
             return RPC_ERR_NONE;
+        if (flt_check(m->w, "mvcc/compact_after", &hit) == SIM_FAULT_CRASH) {
+            m->stopping = true;
+            return RPC_ERR_STOPPED;
+        }
         Rpc__CompactionResponse *cr = srv_arena_alloc(a, sizeof *cr);
         rpc__compaction_response__init(cr);
         resp->resp_case = RPC__SERVER_MSG__RESP_COMPACT;
@@ -307,6 +313,7 @@ static void apply_conf_entry(struct srv_member *m, const struct raft_entry *e)
     }
     if (mi)
         raftpb__member_info__free_unpacked(mi, NULL);
+    srv_member_hook(m, SRV_HOOK_CONF_APPLIED, e->index, cc.node_id, false, NULL);
     if (cc.type == RAFT_CC_REMOVE && cc.node_id == m->id && !m->removed)
         m->removed = true;
     /* A removed member rarely applies its own removal (the leader stops replicating
@@ -379,9 +386,15 @@ void srv_apply_entry(struct srv_member *m, const struct raft_entry *e)
     case RAFTPB__INTERNAL_KIND__INTERNAL_COMPACT: {
         int64_t h;
         struct sim_fault_hit hit;
-        if (flt_check(m->w, "mvcc/compact_batch", &hit) == SIM_FAULT_CRASH)
+        if (flt_check(m->w, "mvcc/compact_batch", &hit) == SIM_FAULT_CRASH) {
+            m->stopping = true;
             break;
+        }
         enum mvcc_err err = mvcc_compact(m->kv, ir->revision, &h);
+        if (err == MVCC_OK && flt_check(m->w, "mvcc/compact_after", &hit) == SIM_FAULT_CRASH) {
+            m->stopping = true;
+            break;
+        }
         if (err == MVCC_OK) {
             char d[64];
             snprintf(d, sizeof d, "auto compaction to revision %" PRId64, ir->revision);

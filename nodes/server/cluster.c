@@ -102,6 +102,54 @@ void srv_cluster_emit_full(struct srv_cluster *cl, struct srv_event *ev)
     cl->obs(cl->obs_ud, ev);
 }
 
+static const char *const hook_names[SRV_HOOK_KIND_COUNT] = {
+    "vote_granted", "term",          "leader",           "append",
+    "persisted",    "snapshot_sent", "snapshot_install", "snapshot_applied",
+    "conf_change",  "conf_applied",  "compact",          "defrag",
+    "snapshot",
+};
+
+const char *srv_hook_kind_name(enum srv_hook_kind k)
+{
+    return (unsigned)k < SRV_HOOK_KIND_COUNT ? hook_names[k] : NULL;
+}
+
+int srv_hook_kind_find(const char *name)
+{
+    for (int i = 0; i < SRV_HOOK_KIND_COUNT; i++)
+        if (!strcmp(hook_names[i], name))
+            return i;
+    return -1;
+}
+
+void srv_cluster_set_hook(struct srv_cluster *cl, srv_hook_fn fn, void *ud)
+{
+    cl->hook = fn;
+    cl->hook_ud = fn ? ud : NULL;
+}
+
+bool srv_cluster_hooked(const struct srv_cluster *cl)
+{
+    return cl->hook != NULL && !cl->destroying;
+}
+
+void srv_member_hook(struct srv_member *m, enum srv_hook_kind kind, uint64_t index, uint64_t peer,
+                     bool pre, const char *detail)
+{
+    struct srv_cluster *cl = m->cl;
+    if (!srv_cluster_hooked(cl))
+        return;
+    FL_ASSERT((unsigned)kind < SRV_HOOK_KIND_COUNT);
+    struct srv_hook_event ev = {.kind = kind,
+                                .node = m->node,
+                                .term = raft_term(m->raft),
+                                .index = index,
+                                .peer = peer ? FL_MAX(0, srv_cluster_dir_node(cl, peer)) : 0,
+                                .pre = pre,
+                                .detail = detail ? detail : ""};
+    cl->hook(cl->hook_ud, &ev);
+}
+
 static struct safety_entry *safety_entry(struct srv_cluster *cl, uint64_t cluster_id)
 {
     for (int i = 0; i < cl->n_safety; i++)

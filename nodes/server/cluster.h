@@ -47,6 +47,9 @@ typedef void (*srv_done_fn)(void *ud, const struct srv_status *st, const struct 
 int srv_cluster_create(struct sim_world *w, const struct srv_config *cfg, srv_observer_fn obs,
                        void *obs_ud, struct srv_cluster **out, const char **err);
 void srv_cluster_destroy(struct srv_cluster *cl);
+/* Sets (fn non-NULL) or clears the typed-event hook (server.h). Members call it at
+ * the moments srv_hook_kind describes; only a set hook costs anything. */
+void srv_cluster_set_hook(struct srv_cluster *cl, srv_hook_fn fn, void *ud);
 
 const struct srv_config *srv_cluster_config(const struct srv_cluster *cl);
 int srv_cluster_slots(const struct srv_cluster *cl); /* highest slot number in use */

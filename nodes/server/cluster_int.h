@@ -43,6 +43,8 @@ struct srv_cluster {
     struct srv_config cfg;
     srv_observer_fn obs;
     void *obs_ud;
+    srv_hook_fn hook; /* typed events (srv_cluster_set_hook); NULL: none */
+    void *hook_ud;
     struct srv_slot slots[SLOTS_MAX + 1]; /* 1-based */
     int n_slots;
     struct dir_entry dir[DIR_MAX];

@@ -68,6 +68,7 @@ void srv_member_event_compact(struct srv_member *m, int64_t revision, const char
 {
     srv_cluster_emit_rev(m->cl, m->node, m->id, SRV_EV_COMPACT, raft_term(m->raft), detail,
                          revision, mvcc_current_rev(m->kv));
+    srv_member_hook(m, SRV_HOOK_COMPACT, (uint64_t)FL_MAX(0, revision), 0, false, detail);
 }
 
 static uint64_t entry_hash(const struct raft_entry *e)
@@ -339,6 +340,10 @@ static void on_ready_synced(struct sim_world *w, int proc, int err, void *ctx)
         sim_proc_kill(w, proc);
         return;
     }
+    if (m->hook_append_index) {
+        srv_member_hook(m, SRV_HOOK_PERSISTED, m->hook_append_index, 0, false, NULL);
+        m->hook_append_index = 0;
+    }
     struct sim_fault_hit hit;
     enum sim_fault f = flt_check(w, "raft/after_save", &hit);
     if (f == SIM_FAULT_ERROR)
@@ -376,6 +381,7 @@ static void install_snapshot(struct srv_member *m, const struct raft_snapshot *s
     feed_kv_hash(m, true);
     struct raft_safety_conf sc = safety_conf(&s->conf);
     safety_check(m, raft_safety_snapshot_conf(m->safety, m->id, s->index, s->term, &sc));
+    srv_member_hook(m, SRV_HOOK_SNAPSHOT_INSTALL, s->index, m->leader, false, NULL);
     /* The core reports snapshot_applied itself (raft events of this ready). */
 }
 
@@ -395,6 +401,8 @@ static void delayed_save(struct sim_world *w, void *ctx)
     m->delay_timer = 0;
     if (!wal_write(m, m->pending_wal.data, m->pending_wal.len))
         return;
+    if (m->hook_append_index)
+        srv_member_hook(m, SRV_HOOK_APPEND, m->hook_append_index, 0, false, NULL);
     disk_fsync(w, m->proc, m->wal_name, on_ready_synced, m);
 }
 
@@ -460,6 +468,9 @@ static bool persist_ready(struct srv_member *m, bool *crashed)
     /* The bug: votes and append acknowledgements leave before they are durable. They
      * leave once the records are out of m->scratch (sending reuses it). */
     bool early = must_sync && FL_BUG(RAFT_ACK_BEFORE_FSYNC) && rd->msgs_count;
+    m->hook_append_index = rd->entries_count && srv_cluster_hooked(m->cl)
+                               ? rd->entries[rd->entries_count - 1].index
+                               : 0;
     if (must_sync && f == SIM_FAULT_DELAY && hit.delay_ns > 0) {
         /* A slow disk: the write and its fsync start later; nothing waits less. */
         m->persisting = true;
@@ -485,20 +496,28 @@ static bool persist_ready(struct srv_member *m, bool *crashed)
         return false;
     apply_before_sync(m, rd);
     m->persisting = true;
+    if (m->hook_append_index)
+        srv_member_hook(m, SRV_HOOK_APPEND, m->hook_append_index, 0, false, NULL);
     disk_fsync(m->w, m->proc, m->wal_name, on_ready_synced, m);
     return true;
 }
 
 /* A local snapshot of the applied state (etcd: every snapshot_count applied entries;
  * force: now, e.g. after a defrag rewrote the backend, so a restart comes back with
- * the defragmented size). */
-static void take_snapshot(struct srv_member *m, bool force)
+ * the defragmented size). Returns false when the failpoint raft/before_save_snap
+ * killed the process (the caller unwinds). */
+static bool take_snapshot(struct srv_member *m, bool force)
 {
     const struct srv_config *c = srv_member_config(m);
     if (!force && (m->applied <= m->snap_index || m->applied - m->snap_index < c->snapshot_count))
-        return;
+        return true;
     if (m->applied == 0)
-        return;
+        return true;
+    struct sim_fault_hit hit;
+    if (!force && flt_check(m->w, "raft/before_save_snap", &hit) == SIM_FAULT_CRASH) {
+        m->stopping = true;
+        return false;
+    }
     uint64_t term = raft_entry_term(m->raft, m->applied);
     if (term == 0 && m->applied == m->log.snap_index)
         term = m->log.snap_term;
@@ -512,7 +531,7 @@ static void take_snapshot(struct srv_member *m, bool force)
         compacted = raft_compact(m->raft, m->applied, NULL, 0) == FL_OK; /* data: the file */
     if (!compacted && !force) {
         fl_buf_close(&f);
-        return;
+        return true;
     }
     srv_snap_file_finish(m->w, m->proc, m->applied, &f, off, true);
     m->snap_index = m->applied;
@@ -527,6 +546,8 @@ static void take_snapshot(struct srv_member *m, bool force)
     char d[64];
     snprintf(d, sizeof d, "snapshot at index %" PRIu64, m->applied);
     srv_member_event(m, SRV_EV_SNAPSHOT, d);
+    srv_member_hook(m, SRV_HOOK_SNAPSHOT, m->applied, 0, false, d);
+    return true;
 }
 
 /* FL_BUG(SERVER_DEFRAG_STALE_CONSISTENT_INDEX), etcd#14685: defragmentation committed
@@ -560,7 +581,7 @@ void srv_member_save_db(struct srv_member *m)
         save_db_stale_index(m);
         return;
     }
-    take_snapshot(m, true);
+    (void)take_snapshot(m, true); /* forced: no failpoint, nothing to unwind */
 }
 
 static void handle_soft_state(struct srv_member *m, const struct raft_ready *rd)
@@ -592,6 +613,28 @@ static void handle_soft_state(struct srv_member *m, const struct raft_ready *rd)
         srv_rpc_leader_changed(m);
 }
 
+/* The typed hook for the Raft events that have one. */
+static void hook_raft_event(struct srv_member *m, const struct raft_event *ev)
+{
+    static const int kinds[RAFT_EV_KIND_COUNT] = {
+        [RAFT_EV_CAMPAIGN] = -1,
+        [RAFT_EV_PREVOTE] = -1,
+        [RAFT_EV_VOTE_GRANTED] = SRV_HOOK_VOTE_GRANTED,
+        [RAFT_EV_VOTE_REJECTED] = -1,
+        [RAFT_EV_LEADER] = SRV_HOOK_LEADER,
+        [RAFT_EV_STEP_DOWN] = -1,
+        [RAFT_EV_TERM] = SRV_HOOK_TERM,
+        [RAFT_EV_CONF_CHANGE] = SRV_HOOK_CONF_CHANGE,
+        [RAFT_EV_SNAPSHOT_SENT] = SRV_HOOK_SNAPSHOT_SENT,
+        [RAFT_EV_SNAPSHOT_APPLIED] = SRV_HOOK_SNAPSHOT_APPLIED,
+        [RAFT_EV_COMMIT_CONFLICT] = -1,
+    };
+    if (!srv_cluster_hooked(m->cl) || kinds[ev->kind] < 0)
+        return;
+    bool pre = ev->kind == RAFT_EV_VOTE_GRANTED && !strncmp(ev->detail, "pre-vote", 8);
+    srv_member_hook(m, (enum srv_hook_kind)kinds[ev->kind], ev->index, ev->peer, pre, ev->detail);
+}
+
 static void emit_raft_events(struct srv_member *m, const struct raft_ready *rd)
 {
     for (size_t i = 0; i < rd->events_count; i++) {
@@ -603,6 +646,7 @@ static void emit_raft_events(struct srv_member *m, const struct raft_ready *rd)
         else
             snprintf(detail, sizeof detail, "%s", ev->detail);
         srv_cluster_emit(m->cl, m->node, m->id, raft_event_kind_name(ev->kind), ev->term, detail);
+        hook_raft_event(m, ev);
     }
 }
 
@@ -610,12 +654,16 @@ static void after_persist(struct srv_member *m)
 {
     struct raft_ready *rd = &m->rd;
     feed_safety_persisted(m, rd);
+    struct sim_fault_hit hit;
+    if (rd->snapshot && flt_check(m->w, "server/after_apply_snapshot", &hit) == SIM_FAULT_CRASH) {
+        m->stopping = true;
+        return;
+    }
     if (!m->sent_early && !m->drop_msgs && rd->msgs_count)
         send_msgs(m, rd->msgs, rd->msgs_count);
     m->sent_early = false;
     m->drop_msgs = false;
     handle_soft_state(m, rd);
-    struct sim_fault_hit hit;
     enum sim_fault f =
         rd->committed_count ? flt_check(m->w, "mvcc/before_commit", &hit) : SIM_FAULT_NONE;
     if (f == SIM_FAULT_ERROR)
@@ -629,6 +677,10 @@ static void after_persist(struct srv_member *m)
         const struct raft_entry *e = &rd->committed[i];
         if (e->index <= m->applied)
             continue;
+        if (flt_check(m->w, "server/before_apply", &hit) == SIM_FAULT_CRASH) {
+            m->stopping = true;
+            return;
+        }
         srv_apply_entry(m, e);
         m->applied = e->index;
         mvcc_set_applied_index(m->kv, e->index);
@@ -636,6 +688,12 @@ static void after_persist(struct srv_member *m)
         ok = raft_safety_apply(m->safety, m->id, e->index, e->term, entry_hash(e)) && ok;
     }
     safety_check(m, ok);
+    if (m->stopping)
+        return; /* a crash failpoint in the apply (compaction) killed the process */
+    if (rd->committed_count && flt_check(m->w, "mvcc/after_commit", &hit) == SIM_FAULT_CRASH) {
+        m->stopping = true;
+        return;
+    }
     for (size_t i = 0; i < rd->reads_count; i++) {
         struct srv_waiter *wt = srv_waiter_find(m, rd->reads[i].context);
         if (wt && wt->kind == SRV_WAIT_READ) {
@@ -646,7 +704,8 @@ static void after_persist(struct srv_member *m)
     }
     emit_raft_events(m, rd);
     raft_advance(m->raft, rd);
-    take_snapshot(m, false);
+    if (!take_snapshot(m, false))
+        return;
     if (m->bug_reset_at && m->applied >= m->bug_reset_at) {
         m->bug_reset_at = 0;
         struct fl_buf kv;

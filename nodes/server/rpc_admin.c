@@ -385,6 +385,9 @@ void srv_admin_defrag(struct srv_member *m, const struct srv_reply *reply, int m
         srv_reply_error(m, reply, method, RPC_ERR_TIMEOUT);
         return;
     }
+    struct sim_fault_hit hit;
+    if (flt_check(m->w, "server/defrag_before_copy", &hit) == SIM_FAULT_CRASH)
+        return; /* the process died; its caller's connection breaks */
     int64_t dur = mvcc_defrag(m->kv);
     /* The rewritten backend replaces the old file (renamed once durable; the
      * failpoint server/defrag_before_rename fires there). */
@@ -393,6 +396,7 @@ void srv_admin_defrag(struct srv_member *m, const struct srv_reply *reply, int m
     snprintf(d, sizeof d, "started, blocks for %" PRId64 " ms, size now %" PRId64 " bytes",
              dur / FL_MS, mvcc_size_bytes(m->kv));
     srv_member_event(m, SRV_EV_DEFRAG, d);
+    srv_member_hook(m, SRV_HOOK_DEFRAG, 0, 0, false, d);
     m->blocked_until_ns = srv_member_now(m) + dur;
     struct defrag_done *dd = fl_calloc(1, sizeof *dd);
     dd->m = m;

@@ -106,6 +106,47 @@ struct srv_event {
 };
 typedef void (*srv_observer_fn)(void *ud, const struct srv_event *ev);
 
+/* Typed node events, for faults that fire at the right moment (Lua's on(), the
+ * nemesis triggers of harness/run). Unlike the SRV_EV_* rows above they are recorded
+ * nowhere and fold into no digest: the cluster calls its hook only when one is set
+ * (srv_cluster_set_hook), so a run without a hook is unchanged by them. Each says
+ * where in the member's life it is emitted: an action the hook schedules at the
+ * current time runs right after the event that emitted it, before anything else of
+ * that member (e.g. before an fsync in flight completes). */
+enum srv_hook_kind {
+    SRV_HOOK_VOTE_GRANTED = 0, /* granted its vote (or pre-vote) to peer: persisted and sent */
+    SRV_HOOK_TERM,             /* its term changed (the new term persisted) */
+    SRV_HOOK_LEADER,           /* became leader */
+    SRV_HOOK_APPEND,           /* entries up to index written to the WAL, fsync in flight */
+    SRV_HOOK_PERSISTED,        /* that fsync completed: entries up to index durable (and sent) */
+    SRV_HOOK_SNAPSHOT_SENT,    /* the leader sent its snapshot at index to peer */
+    SRV_HOOK_SNAPSHOT_INSTALL, /* a follower wrote a leader's snapshot at index; not yet durable */
+    SRV_HOOK_SNAPSHOT_APPLIED, /* ... and reported it installed (its WAL record persisted) */
+    SRV_HOOK_CONF_CHANGE,      /* a configuration entry at index is in force (appended) */
+    SRV_HOOK_CONF_APPLIED,     /* the configuration entry at index was applied */
+    SRV_HOOK_COMPACT,          /* the store compacted to revision `index` */
+    SRV_HOOK_DEFRAG,           /* defragmentation started (the member is blocked meanwhile) */
+    SRV_HOOK_SNAPSHOT,         /* a local snapshot at index was taken */
+    SRV_HOOK_KIND_COUNT
+};
+/* "vote_granted", "term", "leader", "append", "persisted", "snapshot_sent",
+ * "snapshot_install", "snapshot_applied", "conf_change", "conf_applied", "compact",
+ * "defrag", "snapshot"; NULL out of range. */
+const char *srv_hook_kind_name(enum srv_hook_kind k);
+/* The kind with that name, or -1. */
+int srv_hook_kind_find(const char *name);
+
+struct srv_hook_event {
+    enum srv_hook_kind kind;
+    int node;           /* cluster slot */
+    uint64_t term;      /* the member's term then */
+    uint64_t index;     /* a log index (a revision for SRV_HOOK_COMPACT); 0 when none */
+    int peer;           /* the other member's slot when the event names one, else 0 */
+    bool pre;           /* SRV_HOOK_VOTE_GRANTED: a pre-vote */
+    const char *detail; /* never NULL; valid during the call */
+};
+typedef void (*srv_hook_fn)(void *ud, const struct srv_hook_event *ev);
+
 /* How a control call (member add/remove/promote, move_leader, compact, defrag,
  * snapshot_save, alarm disarm, ...) ended. code is a gRPC code (0 = OK); text is the
  * exact etcd error text when code != 0, else "". The struct and its strings are valid

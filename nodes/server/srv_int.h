@@ -128,6 +128,7 @@ struct srv_member {
     bool sent_early;           /* FL_BUG(RAFT_ACK_BEFORE_FSYNC): msgs already sent */
     bool drop_msgs;            /* raft/after_save drop: this ready's messages are lost */
     bool ready_synced;         /* this ready's fsync completed (the safety checker hears it) */
+    uint64_t hook_append_index; /* SRV_HOOK_APPEND/PERSISTED: last entry being persisted */
     struct fl_buf pending_wal; /* raft/before_save delay: the write waiting to start */
     sim_handle delay_timer;
     uint64_t snap_index; /* last local or installed snapshot */
@@ -387,6 +388,12 @@ void srv_cluster_emit_rev(struct srv_cluster *cl, int node, uint64_t member_id, 
                           uint64_t term, const char *detail, int64_t revision, int64_t store_rev);
 /* Emits ev (at_ns set here; a NULL detail becomes ""). */
 void srv_cluster_emit_full(struct srv_cluster *cl, struct srv_event *ev);
+/* True when a typed-event hook is set (server.h); emitters skip their work otherwise. */
+bool srv_cluster_hooked(const struct srv_cluster *cl);
+/* Calls the typed-event hook, if any, for member m. peer: the other member's ID (0:
+ * none); detail may be NULL. */
+void srv_member_hook(struct srv_member *m, enum srv_hook_kind kind, uint64_t index, uint64_t peer,
+                     bool pre, const char *detail);
 /* Member add: the slot that will run the new member (node 0: a new slot), created
  * with its process when needed; remembers that member_id runs there. Returns the
  * node, or -1 when no slot can be made. */

@@ -158,7 +158,8 @@ static void on_snap_synced(struct sim_world *w, int proc, int err, void *ctx)
         struct sim_fault_hit hit;
         if (flt_check(w, "server/defrag_before_rename", &hit) != SIM_FAULT_CRASH) {
             disk_rename(w, proc, sp->tmp, sp->name);
-            snap_prune(w, proc);
+            if (flt_check(w, "raft/after_save_snap", &hit) != SIM_FAULT_CRASH)
+                snap_prune(w, proc);
         }
     }
     free(sp);
