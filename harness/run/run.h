@@ -62,6 +62,8 @@ struct run_cluster_config {
     int net_jitter_us;                 /* default: the simulator's */
     int auto_compaction_mode;          /* 0 off, 1 revision, 2 periodic */
     int64_t auto_compaction_retention; /* revisions (mode 1) or ms (mode 2) */
+    int progress_notify_ms;            /* watch progress notify interval; default 10 min */
+    int max_msg_bytes;                 /* Raft MaxSizePerMsg; default 1 MiB */
 };
 
 #define RUN_BALANCER_NAME_MAX 32
@@ -77,13 +79,31 @@ struct run_clients_config {
     int n_balancers;
 };
 
+/* Workload features beyond the plain mix (run_workload.c); none by default. Each draws
+ * from its own streams, so turning one on never moves the plain workload's draws. */
+enum {
+    RUN_WL_LEASES = 1 << 0,      /* mix_lease: grants of short leases, puts attached to them,
+                                    revokes, keep-alive streams; leases expire */
+    RUN_WL_WATCH_CHURN = 1 << 1, /* watches opened and cancelled over time: single key, prefix
+                                    or all; start revision now, past or future; prev_kv,
+                                    progress_notify, put/delete filters; a watch cancelled by
+                                    compaction reopens at the compact revision */
+    RUN_WL_MULTI_TXN = 1 << 2,   /* txns of 1-4 operations with value/version/mod compares */
+    RUN_WL_READ_MORE = 1 << 3,   /* gets with limit, at a past revision, serializable */
+    RUN_WL_DELETE_RANGE = 1 << 4 /* deletes of a key range */
+};
+
 /* The built-in C workload: scenario{ workload = {...} }. rate 0 means no workload. */
 struct run_workload_config {
     int rate; /* operations per simulated second over all clients */
     int keys; /* key space key0..key{keys-1}; default 10 */
     int mix_put, mix_get, mix_delete, mix_txn, mix_range; /* weights; default 5/4/1/1/1 */
-    int watchers;   /* watches over the whole key range, spread over the clients */
-    int value_size; /* bytes of each value, at least the unique prefix; default 16 */
+    int watchers;       /* watches over the whole key range, spread over the clients */
+    int value_size;     /* bytes of each value, at least the unique prefix; default 16 */
+    unsigned features;  /* RUN_WL_* */
+    int mix_lease;      /* weight of lease operations (RUN_WL_LEASES) */
+    int lease_ttl_s;    /* TTL of granted leases (RUN_WL_LEASES); default 3 */
+    int watch_every_ms; /* mean gap between watch openings (RUN_WL_WATCH_CHURN); default 1000 */
 };
 
 /* Checkers that judge the run (scenario{ checks = {...} }); expect is always on. */
@@ -242,6 +262,92 @@ int run_nemesis(struct run_world *rw, unsigned kinds, int64_t every_ns, int64_t 
 /* Parses one nemesis kind name; 0 when unknown. */
 unsigned run_nemesis_kind(const char *name);
 
+/* --- swarm (run_swarm.c, run_lanes.c, run_trigger.c) --------------------------------- */
+/* Swarm testing (FoundationDB's simulator, TigerBeetle's VOPR): each seed draws its own
+ * world from the seed, from streams of its own ("swarm/<aspect>"), so that two aspects
+ * never move each other's draws and a seed replays exactly. The aspects: */
+enum {
+    RUN_SWARM_CLUSTER = 1 << 0,  /* size 1/3/5/7, pre-vote, check-quorum, election and
+                                    heartbeat, snapshot count and catch-up entries, auto-
+                                    compaction, quota, fsync latency per member, network
+                                    latency, Raft message size, progress notify interval */
+    RUN_SWARM_CLIENTS = 1 << 1,  /* client count, balancer per client, request timeout */
+    RUN_SWARM_WORKLOAD = 1 << 2, /* rate, keys, value size, mix, features (RUN_WL_*) */
+    RUN_SWARM_FAULTS = 1 << 3,   /* which fault lanes are on and how often */
+    RUN_SWARM_BUGGIFY = 1 << 4,  /* failpoints at etcd's gofail places, enabled at random */
+    RUN_SWARM_TRIGGERS = 1 << 5, /* faults that fire on node events */
+    RUN_SWARM_ALL = 0x3f
+};
+/* Fault lanes of the swarm nemesis. Each lane alternates, on its own period, between
+ * applying a fault of its kind and undoing it, independently of the others, so faults
+ * overlap (a partition during a membership change during a kill). */
+enum {
+    RUN_LANE_PARTITION = 1 << 0,   /* every Jepsen shape: one, majority, ring, bridge, one-way */
+    RUN_LANE_KILL = 1 << 1,        /* kill one member or a few; restart in random order */
+    RUN_LANE_POWER = 1 << 2,       /* power loss: every member at once (unsynced writes lost) */
+    RUN_LANE_PAUSE = 1 << 3,       /* pause a member */
+    RUN_LANE_SKEW = 1 << 4,        /* a member's clock runs fast or slow */
+    RUN_LANE_NET = 1 << 5,         /* packet loss, duplication and delay */
+    RUN_LANE_HOLD = 1 << 6,        /* hold a link's messages, release them later */
+    RUN_LANE_MEMBERSHIP = 1 << 7,  /* add, add learner + promote, remove, remove the leader,
+                                      replace, two changes at once */
+    RUN_LANE_MOVE_LEADER = 1 << 8, /* leadership transfer */
+    RUN_LANE_COMPACT = 1 << 9,     /* compaction at a revision near the current one */
+    RUN_LANE_DEFRAG = 1 << 10,     /* defragment a member */
+    RUN_LANE_QUOTA = 1 << 11,      /* NOSPACE recovery: compact, defrag, alarm disarm */
+    RUN_LANE_SNAPSHOT = 1 << 12,   /* a backup (snapshot save) from a member */
+    RUN_LANE_ALL = 0x1fff
+};
+#define RUN_LANE_COUNT 13
+/* Parses one lane name ("partition", "kill", "power", ...); 0 when unknown. */
+unsigned run_lane_find(const char *name);
+const char *run_lane_name(unsigned bit);
+
+#define RUN_SWARM_SIZES_MAX 8
+struct run_swarm_options {
+    unsigned aspects;               /* RUN_SWARM_* */
+    int sizes[RUN_SWARM_SIZES_MAX]; /* cluster sizes to draw from; none: 1, 3, 5, 7 */
+    int n_sizes;
+    unsigned lanes; /* fault lanes the swarm may turn on; 0: every lane */
+};
+/* Draws this seed's world for the aspects asked for. The draws are kept in the world
+ * (run_swarm_apply, run_nemesis_swarm), recorded as a `faults` row (kind "swarm") and
+ * in the --json summary ("swarm"); *drawn (if given) gets the same object, borrowed.
+ * Once per world, before run_world_setup; FL_EINVAL otherwise. */
+int run_swarm_draw(struct run_world *rw, const struct run_swarm_options *o, json_t **drawn);
+/* Replaces c, k and w by what was drawn, for the aspects drawn (the cluster, the
+ * clients, the workload are drawn whole); the others keep the caller's values. */
+void run_swarm_apply(const struct run_world *rw, struct run_cluster_config *c,
+                     struct run_clients_config *k, struct run_workload_config *w);
+bool run_swarm_active(const struct run_world *rw, unsigned aspect);
+/* The swarm's fault phase: the drawn fault lanes, BUGGIFY failpoints and triggers,
+ * until run_heal_all or duration_ns (0: until healed). Time spans drawn by the swarm
+ * are taken at scale_pct percent (shrink{ time_scale }). Ordinals: this call has one
+ * (skipped: nothing applies, lanes keep their ticks); every lane tick that applies a
+ * fault, every failpoint and every trigger rule has its own, and each firing of a
+ * trigger rule R is ordinal R * RUN_FIRING_BASE + k (k = 1, 2, ...), so firings,
+ * which depend on the cluster's state, never move the ordinals of anything else. */
+int run_nemesis_swarm(struct run_world *rw, int64_t duration_ns, int scale_pct);
+#define RUN_FIRING_BASE INT64_C(1000000)
+
+/* Typed node events (server.h srv_hook_kind) for Lua's on(): fn is called for every
+ * event of a kind in `kinds` (a bit per srv_hook_kind), from inside the event loop,
+ * right when the member emits it. One subscriber; fn NULL unsubscribes. */
+struct run_event {
+    const char *kind; /* srv_hook_kind_name */
+    int64_t at_ns;
+    int node, peer; /* slots; peer 0 when none */
+    uint64_t term, index;
+    bool pre; /* vote_granted: a pre-vote */
+    const char *detail;
+};
+typedef void run_event_fn(void *ud, const struct run_event *ev);
+/* The bit position of an event kind name for run_on_events' `kinds`, or -1. */
+int run_event_kind_find(const char *name);
+void run_on_events(struct run_world *rw, unsigned kinds, run_event_fn *fn, void *ud);
+/* Records a rule (an on() call) in `faults` under the ordinal in progress. */
+void run_log_rule(struct run_world *rw, const char *kind, const char *target);
+
 /* --- fault ordinals (faultline shrink) ------------------------------------------------ */
 /* Every fault application gets an ordinal 1, 2, 3... in the order it happens: each call
  * of run_kill, run_restart, run_pause, run_resume, run_skew, run_partition, run_isolate,
@@ -258,6 +364,14 @@ unsigned run_nemesis_kind(const char *name);
  * strictly between drawing a fault and undoing it, so a skipped fault does not move the
  * time or the choice of any other tick. Call before the first fault. */
 void run_skip_faults(struct run_world *rw, const int64_t *ordinals, int n);
+/* A rule that applies faults later, on events (Lua's on()): takes the next ordinal at
+ * once; false when that ordinal is skipped (the rule then never fires). */
+bool run_rule_begin(struct run_world *rw, int64_t *ordinal);
+/* Faults applied until run_scope_leave belong to one firing of a rule, ordinal
+ * rule * RUN_FIRING_BASE + k: they get no ordinals of their own and do nothing when
+ * that one is skipped. Returns false when it is. */
+bool run_scope_enter(struct run_world *rw, int64_t ordinal, int64_t *saved);
+void run_scope_leave(struct run_world *rw, int64_t saved);
 bool run_fault_skipped(const struct run_world *rw, int64_t ordinal);
 int64_t run_fault_ordinals(const struct run_world *rw); /* ordinals handed out so far */
 /* Simulated time of the next pending event; INT64_MAX when there is none. */

@@ -46,18 +46,47 @@ int64_t run_fault_ordinals(const struct run_world *rw)
     return rw->n_ordinals;
 }
 
+/* A firing's ordinal (rule * RUN_FIRING_BASE + k) is skipped with its rule too. */
+static bool ordinal_skipped(const struct run_world *rw, int64_t ordinal)
+{
+    return run_fault_skipped(rw, ordinal) ||
+           (ordinal >= RUN_FIRING_BASE && run_fault_skipped(rw, ordinal / RUN_FIRING_BASE));
+}
+
 bool run_fault_begin(struct run_world *rw, int64_t *saved)
 {
     *saved = rw->cur_ordinal;
     if (rw->cur_ordinal)
-        return true; /* part of the application in progress */
+        return !rw->cur_skipped; /* part of the application in progress */
     rw->cur_ordinal = ++rw->n_ordinals;
-    return !run_fault_skipped(rw, rw->cur_ordinal);
+    rw->cur_skipped = run_fault_skipped(rw, rw->cur_ordinal);
+    return !rw->cur_skipped;
 }
 
 void run_fault_end(struct run_world *rw, int64_t saved)
 {
     rw->cur_ordinal = saved;
+    rw->cur_skipped = saved && ordinal_skipped(rw, saved);
+}
+
+bool run_rule_begin(struct run_world *rw, int64_t *ordinal)
+{
+    FL_ASSERT(rw->cur_ordinal == 0);
+    *ordinal = ++rw->n_ordinals;
+    return !run_fault_skipped(rw, *ordinal);
+}
+
+bool run_scope_enter(struct run_world *rw, int64_t ordinal, int64_t *saved)
+{
+    *saved = rw->cur_ordinal;
+    rw->cur_ordinal = ordinal;
+    rw->cur_skipped = ordinal && ordinal_skipped(rw, ordinal);
+    return !rw->cur_skipped;
+}
+
+void run_scope_leave(struct run_world *rw, int64_t saved)
+{
+    run_fault_end(rw, saved);
 }
 
 static int procs_of(struct run_world *rw, const int *nodes, int n, int *procs)
@@ -497,17 +526,7 @@ static uint64_t draw(struct run_world *rw, uint64_t n)
     return sim_rng_below(&rw->nem_rng, n);
 }
 
-static void shuffle(struct run_world *rw, int *a, int n)
-{
-    for (int i = n - 1; i > 0; i--) {
-        int j = (int)draw(rw, (uint64_t)i + 1), t = a[i];
-        a[i] = a[j];
-        a[j] = t;
-    }
-}
-
-/* Members that are up (not killed, not removed), ascending. */
-static int live_nodes(struct run_world *rw, int *out)
+int run_live_nodes(struct run_world *rw, int *out)
 {
     int ids[RUN_NODES_MAX], n = run_nodes(rw, ids, RUN_NODES_MAX), k = 0;
     for (int i = 0; i < n; i++)
@@ -516,13 +535,17 @@ static int live_nodes(struct run_world *rw, int *out)
     return k;
 }
 
-static void nemesis_partition(struct run_world *rw)
+void run_partition_shape(struct run_world *rw, struct sim_rng *rng)
 {
     int ids[RUN_NODES_MAX], n = run_nodes(rw, ids, RUN_NODES_MAX);
     if (n < 2)
         return;
-    shuffle(rw, ids, n);
-    int shape = (int)draw(rw, 5), half = n / 2;
+    for (int i = n - 1; i > 0; i--) {
+        int j = (int)sim_rng_below(rng, (uint64_t)i + 1), t = ids[i];
+        ids[i] = ids[j];
+        ids[j] = t;
+    }
+    int shape = (int)sim_rng_below(rng, 5), half = n / 2;
     switch (shape) {
     case 0:
         run_isolate(rw, ids[0]);
@@ -551,12 +574,20 @@ static void nemesis_partition(struct run_world *rw)
         run_partition(rw, ids, 1, ids + 1, n - 1, true);
         break; /* one-way */
     }
+}
+
+static void nemesis_partition(struct run_world *rw)
+{
+    int ids[RUN_NODES_MAX];
+    if (run_nodes(rw, ids, RUN_NODES_MAX) < 2)
+        return;
+    run_partition_shape(rw, &rw->nem_rng);
     rw->nem_undo_kind = RUN_NEMESIS_PARTITION;
 }
 
 static void nemesis_node(struct run_world *rw, unsigned kind)
 {
-    int ids[RUN_NODES_MAX], n = live_nodes(rw, ids);
+    int ids[RUN_NODES_MAX], n = run_live_nodes(rw, ids);
     int ids_all[RUN_NODES_MAX], total = run_nodes(rw, ids_all, RUN_NODES_MAX);
     /* never take down a majority of the members at once */
     if (n <= total / 2 || n == 0)
@@ -576,7 +607,7 @@ static void nemesis_node(struct run_world *rw, unsigned kind)
 
 static void nemesis_membership(struct run_world *rw)
 {
-    int ids[RUN_NODES_MAX], n = live_nodes(rw, ids), leader = run_leader(rw), k = 0;
+    int ids[RUN_NODES_MAX], n = run_live_nodes(rw, ids), leader = run_leader(rw), k = 0;
     int cand[RUN_NODES_MAX];
     for (int i = 0; i < n; i++)
         if (ids[i] != leader && !srv_cluster_is_learner(rw->cl, ids[i]))
@@ -712,6 +743,8 @@ int run_nemesis(struct run_world *rw, unsigned kinds, int64_t every_ns, int64_t 
 
 void run_nemesis_stop(struct run_world *rw)
 {
+    run_lanes_stop(rw);
+    run_triggers_disarm(rw);
     if (rw->nem_timer) {
         sim_cancel(rw->w, rw->nem_timer);
         rw->nem_timer = 0;

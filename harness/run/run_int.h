@@ -25,6 +25,8 @@
 #define RUN_NODES_MAX    32
 #define RUN_WATCHERS_MAX 64
 
+struct run_firing;
+
 /* A pending run_at callback. Pending ones are linked in rw->calls so that a world
  * closed with timers still queued (an abandoned coroutine's sleep) frees them. */
 struct run_call {
@@ -44,6 +46,95 @@ struct run_wl_client {
     uint64_t seq; /* values written: unique per (client, seq) */
     sim_handle timer;
     int64_t last_mod_rev[64]; /* per key: the last mod revision this client saw */
+    /* features (RUN_WL_*): their own stream "workload/<i>/more", so that the plain
+     * workload's draws never move */
+    struct sim_rng *more;
+    int64_t max_rev;    /* the highest header revision this client saw */
+    int64_t lease;      /* the lease its puts attach to; 0 none */
+    int64_t lease_ns;   /* when it was granted */
+    uint64_t keepalive; /* keep-alive stream id; 0 none */
+    bool granting;      /* a grant is out: its answer sets lease */
+};
+
+/* A watch the workload's watch churn opened (RUN_WL_WATCH_CHURN). */
+#define RUN_CHURN_MAX 8
+struct run_churn_watch {
+    struct run_world *rw;
+    int client;  /* index into rw->clients */
+    uint64_t id; /* 0: free */
+    struct kvc_watch_req req;
+    char key[16], end[16];
+};
+
+/* One fault lane of the swarm nemesis (run_lanes.c). */
+#define RUN_LANE_LATER_MAX 16
+struct run_lane;
+struct run_lane_later { /* a restart to come (0 handle: free) */
+    struct run_lane *lane;
+    sim_handle h;
+    int node;
+    int64_t ordinal;
+};
+struct run_lane {
+    struct run_world *rw;
+    unsigned kind;    /* RUN_LANE_* bit */
+    int64_t every_ns; /* mean gap between ticks (drawn; scaled) */
+    sim_handle timer;
+    int64_t tick;             /* ticks so far; names the per-tick stream */
+    bool undo_next;           /* the next tick undoes what the last apply did */
+    int undo;                 /* what the last apply did (lane-specific; 0: nothing) */
+    int nodes[RUN_NODES_MAX]; /* ... to which members */
+    int n_nodes;
+    int64_t ordinal;                                 /* of the last apply */
+    struct sim_rng rng;                              /* the current tick's stream */
+    struct run_lane_later later[RUN_LANE_LATER_MAX]; /* staggered restarts to come */
+};
+
+/* A BUGGIFY failpoint the swarm enables (run_swarm.c). */
+struct run_buggify {
+    char name[40];
+    int node; /* slot, 0 every member */
+    char action[8];
+    int p_ppm, count, delay_ms;
+};
+
+/* A trigger rule: on a node event of kind `hook`, with probability p_ppm, apply
+ * `action` to the member it happened on (run_trigger.c). */
+enum run_trigger_action {
+    RUN_TRIG_KILL = 0, /* kill it at once; restart after down_ns */
+    RUN_TRIG_POWER,    /* power loss of every member after delay_ns; restart after down_ns */
+    RUN_TRIG_ISOLATE,  /* cut it off from its peers for down_ns */
+    RUN_TRIG_PAUSE     /* pause it for down_ns */
+};
+struct run_trigger {
+    int hook; /* srv_hook_kind */
+    enum run_trigger_action action;
+    int p_ppm;
+    int count_max, fired;
+    int64_t delay_ns, down_ns, cooldown_ns;
+    int64_t last_ns;
+    int64_t ordinal; /* of the rule; 0 when not armed */
+    bool dry;        /* the rule's ordinal is skipped */
+    struct sim_rng rng;
+};
+
+#define RUN_BUGGIFY_MAX  8
+#define RUN_TRIGGERS_MAX 6
+struct run_swarm {
+    bool drawn;
+    unsigned aspects;
+    struct run_cluster_config cluster; /* drawn (for the aspects drawn) */
+    struct run_clients_config clients;
+    struct run_workload_config workload;
+    json_t *info; /* what was drawn (owned) */
+    unsigned lanes;
+    int64_t lane_every_ns[RUN_LANE_COUNT];
+    struct run_buggify bug[RUN_BUGGIFY_MAX];
+    int n_bug;
+    struct run_trigger trig[RUN_TRIGGERS_MAX];
+    int n_trig;
+    int64_t fsync_ns[RUN_NODES_MAX]; /* per initial member, 0: the cluster's */
+    int n_fsync;
 };
 
 struct run_client {
@@ -100,6 +191,10 @@ struct run_world {
     uint64_t watcher_ids[RUN_WATCHERS_MAX];
     int watcher_client[RUN_WATCHERS_MAX];
     int n_watchers;
+    struct run_churn_watch churn[RUN_CHURN_MAX];
+    int churn_next; /* the slot the next opening reuses */
+    sim_handle churn_timer;
+    struct sim_rng churn_rng; /* "workload/watch" */
 
     /* nemesis */
     unsigned nem_kinds;
@@ -113,9 +208,23 @@ struct run_world {
     int64_t nem_ordinal;    /* ordinal of the fault drawn at the last apply slot */
     struct sim_rng nem_rng; /* the current tick's stream */
 
+    /* the swarm and its nemesis (run_swarm.c, run_lanes.c, run_trigger.c) */
+    struct run_swarm swarm;
+    struct run_lane lanes[RUN_LANE_COUNT + 1]; /* + the doctor */
+    int n_lanes;
+    bool lanes_dry;         /* run_nemesis_swarm was skipped */
+    int64_t lanes_until_ns; /* 0: until healed */
+    bool triggers_armed;
+    run_event_fn *on_fn; /* Lua's on() subscriber */
+    void *on_ud;
+    unsigned on_kinds;
+    bool hooked;                /* the cluster's typed-event hook is installed */
+    struct run_firing *firings; /* trigger actions and undos pending (run_trigger.c) */
+
     /* fault ordinals (run.h, shrinking) */
     int64_t n_ordinals;  /* handed out so far */
     int64_t cur_ordinal; /* of the application in progress; 0 outside one */
+    bool cur_skipped;    /* ... and it is skipped (a rule firing's scope) */
     int64_t *skip;       /* sorted ordinals to skip */
     int n_skip;
     json_t *extra; /* run_summary_set: object merged into the summary */
@@ -239,6 +348,25 @@ void run_workload_stop(struct run_world *rw);
 
 /* run_fault.c */
 void run_nemesis_stop(struct run_world *rw);
+/* Members that are up (not killed, not removed), ascending; returns how many. */
+int run_live_nodes(struct run_world *rw, int *out);
+/* The partition shapes of the nemesis, drawn from rng (run_fault.c). */
+void run_partition_shape(struct run_world *rw, struct sim_rng *rng);
+
+/* run_swarm.c: after run_world_setup, what the drawn world sets on the cluster. */
+void run_swarm_setup(struct run_world *rw);
+void run_swarm_free(struct run_world *rw);
+
+/* run_lanes.c */
+void run_lanes_start(struct run_world *rw, int scale_pct);
+void run_lanes_stop(struct run_world *rw);
+
+/* run_trigger.c: installs the cluster's hook when on() or the triggers need it. */
+void run_hook_update(struct run_world *rw);
+void run_triggers_arm(struct run_world *rw, int scale_pct);
+void run_triggers_disarm(struct run_world *rw);
+/* A trigger killed node and will restart it (the doctor leaves it alone). */
+bool run_trigger_holds(struct run_world *rw, int node);
 /* Starts a fault application: hands out the next ordinal (unless one is in progress,
  * which this call is then part of) and returns false when it is skipped. Every call
  * is paired with run_fault_end(rw, *saved). */

@@ -180,6 +180,10 @@ static int setup_cluster(struct run_world *rw, const struct run_cluster_config *
         sc.quota_backend_bytes = c->quota_bytes;
     if (c->fsync_us)
         sc.fsync_latency_ns = c->fsync_us * FL_US;
+    if (c->progress_notify_ms > 0)
+        sc.progress_notify_ms = c->progress_notify_ms;
+    if (c->max_msg_bytes > 0)
+        sc.max_msg_bytes = (uint64_t)c->max_msg_bytes;
     if (c->auto_compaction_mode) {
         sc.auto_compaction_mode =
             c->auto_compaction_mode == 1 ? SRV_AUTOCOMPACT_REVISION : SRV_AUTOCOMPACT_PERIODIC;
@@ -282,8 +286,11 @@ int run_world_setup(struct run_world *rw, const struct run_cluster_config *clust
     int rc = setup_cluster(rw, cluster, err, err_len);
     if (!rc)
         rc = setup_clients(rw, clients, err, err_len);
-    if (!rc)
+    if (!rc) {
+        run_swarm_setup(rw);
+        run_hook_update(rw);
         rc = run_workload_start(rw);
+    }
     if (rc && !err[0])
         snprintf(err, err_len, "%s", fl_strerror(rc));
     return rc;
@@ -293,6 +300,9 @@ void run_world_close(struct run_world *rw)
 {
     if (!rw)
         return;
+    if (rw->w)
+        run_nemesis_stop(rw); /* lanes and triggers hold events and memory */
+    run_swarm_free(rw);
     for (int i = 0; i < rw->n_clients; i++)
         if (rw->clients[i].c)
             kvc_client_free(rw->clients[i].c);

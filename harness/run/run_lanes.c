@@ -1,0 +1,505 @@
+/*
+ * run_lanes.c: the swarm nemesis' fault lanes (run.h RUN_LANE_*), Jepsen's composed
+ * nemesis: one lane per fault kind the swarm turned on, each on its own period,
+ * alternating between applying a fault of its kind and undoing it, independently of
+ * the other lanes, so faults overlap — a kill during a partition during a membership
+ * change. A "doctor" lane (always on while the lanes run) restarts members that a
+ * crash failpoint killed, so BUGGIFY crashes do not end the fault phase early.
+ *
+ * Determinism and shrinking: every tick of a lane draws from a stream of its own,
+ * "fault/<lane>/<tick>", first the gap to its next tick and then its choices, so a
+ * tick's time never depends on the cluster and removing one fault moves no other
+ * lane's draws. Each apply slot takes one ordinal (run.h), even when it finds nothing
+ * to do; its undo, and restarts it staggers, share it. The faults go through the
+ * run_* fault functions, so every one is logged in `faults` as it happens.
+ */
+#include "harness/run/run_int.h"
+
+#define DOCTOR_EVERY_NS (3 * FL_S)
+#define SLOTS_ADD_MAX   14 /* no member add past this slot (client endpoint lists) */
+
+enum {
+    UNDO_NONE = 0,
+    UNDO_HEAL,
+    UNDO_RESTART,
+    UNDO_RESUME,
+    UNDO_UNSKEW,
+    UNDO_NET,
+    UNDO_RELEASE,
+    UNDO_ADD,     /* add a voter (a removal's replacement) */
+    UNDO_PROMOTE, /* promote the learner nodes[0] once it is known */
+};
+
+static uint64_t below(struct run_lane *l, uint64_t n)
+{
+    return sim_rng_below(&l->rng, n);
+}
+
+static void shuffle(struct run_lane *l, int *a, int n)
+{
+    for (int i = n - 1; i > 0; i--) {
+        int j = (int)below(l, (uint64_t)i + 1), t = a[i];
+        a[i] = a[j];
+        a[j] = t;
+    }
+}
+
+static int64_t election_ns(const struct run_world *rw)
+{
+    return (int64_t)(rw->ccfg.election_ms ? rw->ccfg.election_ms : 1000) * FL_MS;
+}
+
+/* --- staggered restarts ---------------------------------------------------------------- */
+
+static void later_restart(struct sim_world *w, void *ctx)
+{
+    (void)w;
+    struct run_lane_later *lt = ctx;
+    struct run_world *rw = lt->lane->rw;
+    lt->h = 0;
+    int64_t saved;
+    if (run_scope_enter(rw, lt->ordinal, &saved))
+        run_restart(rw, lt->node);
+    run_scope_leave(rw, saved);
+}
+
+/* Restarts nodes in a random order: the first now, each next after a gap of up to
+ * two election timeouts (which member comes back first decides elections). */
+static void restart_staggered(struct run_world *rw, struct run_lane *l, int *nodes, int n)
+{
+    shuffle(l, nodes, n);
+    int64_t at = 0;
+    for (int i = 0; i < n; i++) {
+        struct run_lane_later *lt = NULL;
+        for (int k = 0; k < RUN_LANE_LATER_MAX && !lt && i > 0; k++)
+            if (!l->later[k].h)
+                lt = &l->later[k];
+        if (i > 0)
+            at += (int64_t)below(l, (uint64_t)(2 * election_ns(rw)) + 1);
+        if (!lt) {
+            run_restart(rw, nodes[i]);
+            continue;
+        }
+        *lt = (struct run_lane_later){l, 0, nodes[i], rw->cur_ordinal};
+        lt->h = sim_schedule(rw->w, at, later_restart, lt);
+    }
+}
+
+/* --- applies ----------------------------------------------------------------------------- */
+
+static void apply_kill(struct run_world *rw, struct run_lane *l, bool power)
+{
+    int ids[RUN_NODES_MAX], n = run_live_nodes(rw, ids);
+    if (n == 0)
+        return;
+    shuffle(l, ids, n);
+    int k = n;
+    if (!power) {
+        uint64_t x = below(l, 10); /* one member 70%, a minority 20%, a majority 10% */
+        k = x < 7 ? 1 : x < 9 ? FL_MAX(1, (n - 1) / 2) : n / 2 + 1;
+    }
+    k = FL_MIN(k, n);
+    for (int i = 0; i < k; i++) {
+        run_kill(rw, ids[i]);
+        l->nodes[i] = ids[i];
+    }
+    l->n_nodes = k;
+    l->undo = UNDO_RESTART;
+}
+
+static void apply_pause(struct run_world *rw, struct run_lane *l)
+{
+    int ids[RUN_NODES_MAX], n = run_live_nodes(rw, ids);
+    if (n == 0)
+        return;
+    shuffle(l, ids, n);
+    int k = n >= 3 && below(l, 5) == 0 ? 2 : 1;
+    for (int i = 0; i < k; i++) {
+        run_pause(rw, ids[i]);
+        l->nodes[i] = ids[i];
+    }
+    l->n_nodes = k;
+    l->undo = UNDO_RESUME;
+}
+
+static void apply_skew(struct run_world *rw, struct run_lane *l)
+{
+    static const int64_t rates[] = {300000, 500000, 900000, 1100000, 2000000, 5000000};
+    int ids[RUN_NODES_MAX], n = run_live_nodes(rw, ids);
+    if (n == 0)
+        return;
+    l->nodes[0] = ids[below(l, (uint64_t)n)];
+    l->n_nodes = 1;
+    run_skew(rw, l->nodes[0], rates[below(l, FL_ARRAY_LEN(rates))]);
+    l->undo = UNDO_UNSKEW;
+}
+
+static void apply_net(struct run_world *rw, struct run_lane *l)
+{
+    static const int drops[] = {0, 10000, 50000, 200000};
+    static const int dups[] = {0, 0, 50000};
+    static const int delays[] = {0, 20, 100};
+    int drop = drops[below(l, 4)], dup = dups[below(l, 3)], delay = delays[below(l, 3)];
+    if (!drop && !dup && !delay)
+        delay = 50;
+    run_net(rw, drop, dup, delay);
+    l->undo = UNDO_NET;
+}
+
+static void apply_hold(struct run_world *rw, struct run_lane *l)
+{
+    int ids[RUN_NODES_MAX], n = run_nodes(rw, ids, RUN_NODES_MAX);
+    if (n < 2)
+        return;
+    shuffle(l, ids, n);
+    int from = ids[0], to = ids[1];
+    uint64_t x = below(l, 3);
+    int leader = run_leader(rw);
+    if (x == 0 && leader) { /* everything the leader sends */
+        from = leader;
+        to = 0;
+    } else if (x == 1 && leader && leader != to) {
+        from = leader;
+    }
+    run_hold(rw, from, to);
+    l->nodes[0] = from;
+    l->nodes[1] = to;
+    l->n_nodes = 2;
+    l->undo = UNDO_RELEASE;
+}
+
+/* Membership: the lane keeps the number of voters around the initial one. */
+struct mem_call {
+    struct run_lane *lane;
+    bool learner;
+};
+
+static void mem_added(void *arg, const struct run_ctl_result *r)
+{
+    struct run_lane *l = arg;
+    if (r->code == 0 && r->node > 0 && l->undo == UNDO_PROMOTE && l->n_nodes == 0) {
+        l->nodes[0] = r->node;
+        l->n_nodes = 1;
+    }
+}
+
+static int voters(struct run_world *rw, int *out)
+{
+    return srv_cluster_voters(rw->cl, out, RUN_NODES_MAX);
+}
+
+static int pick_follower(struct run_world *rw, struct run_lane *l, int leader)
+{
+    int v[RUN_NODES_MAX], n = voters(rw, v), c[RUN_NODES_MAX], k = 0;
+    for (int i = 0; i < n; i++)
+        if (v[i] != leader && !srv_cluster_is_removed(rw->cl, v[i]))
+            c[k++] = v[i];
+    return k ? c[below(l, (uint64_t)k)] : 0;
+}
+
+static void apply_membership(struct run_world *rw, struct run_lane *l)
+{
+    int v[RUN_NODES_MAX], nv = voters(rw, v), base = rw->ccfg.nodes ? rw->ccfg.nodes : 3;
+    int leader = run_leader(rw);
+    bool can_add = srv_cluster_slots(rw->cl) < SLOTS_ADD_MAX;
+    uint64_t x = below(l, 6);
+    if (nv > base && x < 4)
+        x = below(l, 2); /* above the initial size: remove (a follower or the leader) */
+    else if (nv < base && can_add && x < 4)
+        x = 2 + below(l, 2); /* below: add (a voter or a learner) */
+    l->n_nodes = 0;
+    switch (x) {
+    case 0: { /* remove a follower; the undo adds a fresh member in its place */
+        int f = pick_follower(rw, l, leader);
+        if (f && nv > 1) {
+            run_member_remove(rw, f, NULL, NULL);
+            l->undo = can_add ? UNDO_ADD : UNDO_NONE;
+        }
+        break;
+    }
+    case 1: /* remove the leader (etcd: commit counted without it, then it steps down) */
+        if (leader && nv > 1) {
+            run_member_remove(rw, leader, NULL, NULL);
+            l->undo = can_add ? UNDO_ADD : UNDO_NONE;
+        }
+        break;
+    case 2:
+        if (can_add && nv >= 3)
+            run_member_add(rw, false, NULL, NULL);
+        break;
+    case 3: /* a learner, promoted by the undo once caught up (or refused) */
+        if (can_add) {
+            l->undo = UNDO_PROMOTE;
+            run_member_add(rw, true, mem_added, l);
+        }
+        break;
+    case 4: { /* replace: remove now, add a fresh member at once */
+        int f = pick_follower(rw, l, leader);
+        if (f && nv > 1) {
+            run_member_remove(rw, f, NULL, NULL);
+            if (can_add)
+                run_member_add(rw, false, NULL, NULL);
+        }
+        break;
+    }
+    default: { /* two changes at once: the second must be refused while the first is
+                  uncommitted */
+        int f = pick_follower(rw, l, leader), g = pick_follower(rw, l, leader);
+        if (f && nv > 2)
+            run_member_remove(rw, f, NULL, NULL);
+        if (g && g != f && nv > 3)
+            run_member_remove(rw, g, NULL, NULL);
+        else if (can_add && nv >= 3)
+            run_member_add(rw, false, NULL, NULL);
+        l->undo = can_add ? UNDO_ADD : UNDO_NONE;
+        break;
+    }
+    }
+}
+
+static void apply_move_leader(struct run_world *rw, struct run_lane *l)
+{
+    int leader = run_leader(rw);
+    int f = leader ? pick_follower(rw, l, leader) : 0;
+    if (f && srv_cluster_is_alive(rw->cl, f))
+        run_move_leader(rw, f, NULL, NULL);
+}
+
+static void apply_compact(struct run_world *rw, struct run_lane *l)
+{
+    /* etcd's robustness traffic: a revision in [current - 50, current + 5], so both
+     * "compacted" and "future revision" answers happen */
+    int64_t cur = rw->last_commit_rev;
+    int64_t rev = cur - 50 + (int64_t)below(l, 56);
+    if (rev >= 1)
+        run_compact(rw, rev, NULL, NULL);
+}
+
+static void apply_defrag(struct run_world *rw, struct run_lane *l)
+{
+    int ids[RUN_NODES_MAX], n = run_live_nodes(rw, ids);
+    if (n)
+        run_defrag(rw, ids[below(l, (uint64_t)n)], NULL, NULL);
+}
+
+/* NOSPACE recovery as etcd documents it: compact, defragment every member, disarm
+ * (issued at once: the compaction and the defragmentations race, which a real operator
+ * would not do on purpose but may well do by accident). */
+static void apply_quota(struct run_world *rw)
+{
+    if (rw->last_commit_rev > 1)
+        run_compact(rw, rw->last_commit_rev, NULL, NULL);
+    int ids[RUN_NODES_MAX], n = run_live_nodes(rw, ids);
+    for (int i = 0; i < n; i++)
+        run_defrag(rw, ids[i], NULL, NULL);
+    run_alarm_disarm(rw, NULL, NULL);
+}
+
+static void apply_snapshot(struct run_world *rw, struct run_lane *l)
+{
+    int ids[RUN_NODES_MAX], n = run_live_nodes(rw, ids);
+    if (n)
+        run_snapshot_save(rw, ids[below(l, (uint64_t)n)], NULL, NULL);
+}
+
+static void lane_apply(struct run_world *rw, struct run_lane *l)
+{
+    l->undo = UNDO_NONE;
+    l->n_nodes = 0;
+    switch (l->kind) {
+    case RUN_LANE_PARTITION:
+        run_partition_shape(rw, &l->rng);
+        l->undo = UNDO_HEAL;
+        break;
+    case RUN_LANE_KILL:
+        apply_kill(rw, l, false);
+        break;
+    case RUN_LANE_POWER:
+        apply_kill(rw, l, true);
+        break;
+    case RUN_LANE_PAUSE:
+        apply_pause(rw, l);
+        break;
+    case RUN_LANE_SKEW:
+        apply_skew(rw, l);
+        break;
+    case RUN_LANE_NET:
+        apply_net(rw, l);
+        break;
+    case RUN_LANE_HOLD:
+        apply_hold(rw, l);
+        break;
+    case RUN_LANE_MEMBERSHIP:
+        apply_membership(rw, l);
+        break;
+    case RUN_LANE_MOVE_LEADER:
+        apply_move_leader(rw, l);
+        break;
+    case RUN_LANE_COMPACT:
+        apply_compact(rw, l);
+        break;
+    case RUN_LANE_DEFRAG:
+        apply_defrag(rw, l);
+        break;
+    case RUN_LANE_QUOTA:
+        apply_quota(rw);
+        break;
+    case RUN_LANE_SNAPSHOT:
+        apply_snapshot(rw, l);
+        break;
+    default:
+        break;
+    }
+}
+
+static void lane_undo(struct run_world *rw, struct run_lane *l)
+{
+    switch (l->undo) {
+    case UNDO_HEAL:
+        run_heal(rw);
+        break;
+    case UNDO_RESTART:
+        restart_staggered(rw, l, l->nodes, l->n_nodes);
+        break;
+    case UNDO_RESUME:
+        for (int i = 0; i < l->n_nodes; i++)
+            run_resume(rw, l->nodes[i]);
+        break;
+    case UNDO_UNSKEW:
+        run_skew(rw, l->nodes[0], SIM_PPM);
+        break;
+    case UNDO_NET:
+        run_net(rw, 0, 0, 0);
+        break;
+    case UNDO_RELEASE:
+        run_release(rw, l->nodes[0], l->nodes[1]);
+        break;
+    case UNDO_ADD:
+        if (srv_cluster_slots(rw->cl) < SLOTS_ADD_MAX)
+            run_member_add(rw, false, NULL, NULL);
+        break;
+    case UNDO_PROMOTE:
+        if (l->n_nodes == 1 && run_node_exists(rw, l->nodes[0]))
+            run_member_promote(rw, l->nodes[0], NULL, NULL);
+        break;
+    default:
+        break;
+    }
+    l->undo = UNDO_NONE;
+    l->n_nodes = 0;
+}
+
+/* --- ticks ---------------------------------------------------------------------------------- */
+
+/* Is node a member some lane killed and will restart itself? */
+static bool held_by_lane(struct run_world *rw, int node)
+{
+    for (int i = 0; i < rw->n_lanes; i++) {
+        const struct run_lane *l = &rw->lanes[i];
+        if (l->undo == UNDO_RESTART && l->undo_next)
+            for (int j = 0; j < l->n_nodes; j++)
+                if (l->nodes[j] == node)
+                    return true;
+        for (int k = 0; k < RUN_LANE_LATER_MAX; k++)
+            if (l->later[k].h && l->later[k].node == node)
+                return true;
+    }
+    return false;
+}
+
+/* The doctor: a member that a crash failpoint killed (no lane holds it down, and no
+ * trigger's restart is pending for it) comes back. */
+static void doctor(struct run_world *rw)
+{
+    int ids[RUN_NODES_MAX], n = run_nodes(rw, ids, RUN_NODES_MAX);
+    for (int i = 0; i < n; i++)
+        if (!srv_cluster_is_alive(rw->cl, ids[i]) && !held_by_lane(rw, ids[i]) &&
+            !run_trigger_holds(rw, ids[i]))
+            run_restart(rw, ids[i]);
+}
+
+static void lane_tick(struct sim_world *w, void *ctx)
+{
+    (void)w;
+    struct run_lane *l = ctx;
+    struct run_world *rw = l->rw;
+    l->timer = 0;
+    bool undo = l->undo_next;
+    bool over = rw->lanes_until_ns && sim_now_ns(rw->w) >= rw->lanes_until_ns;
+    if (!undo && over)
+        return; /* past its duration and nothing to undo: done */
+    char name[48];
+    snprintf(name, sizeof name, "fault/%s/%lld", l->kind ? run_lane_name(l->kind) : "doctor",
+             (long long)++l->tick);
+    sim_rng_derive(&l->rng, rw->seed, name);
+    int64_t gap = l->every_ns / 2 + (int64_t)below(l, (uint64_t)l->every_ns + 1);
+    int64_t saved = rw->cur_ordinal;
+    if (!l->kind) { /* the doctor: no undo slots */
+        bool apply = run_fault_begin(rw, &saved);
+        if (apply && !rw->lanes_dry)
+            doctor(rw);
+        run_fault_end(rw, saved);
+    } else if (undo) {
+        l->undo_next = false;
+        if (l->undo) {
+            run_scope_enter(rw, l->ordinal, &saved);
+            lane_undo(rw, l);
+            run_scope_leave(rw, saved);
+        }
+    } else {
+        l->undo_next = true;
+        l->undo = UNDO_NONE;
+        bool apply = run_fault_begin(rw, &saved);
+        l->ordinal = rw->cur_ordinal;
+        if (apply && !rw->lanes_dry)
+            lane_apply(rw, l);
+        run_fault_end(rw, saved);
+    }
+    l->timer = sim_schedule(rw->w, gap, lane_tick, l);
+}
+
+static int64_t scaled(int64_t d, int pct)
+{
+    return pct == 100 ? d : FL_MAX(FL_MS, d / 100 * pct + d % 100 * pct / 100);
+}
+
+/* Starts one lane: its first tick at a drawn offset, so lanes do not tick together. */
+static void lane_start(struct run_world *rw, unsigned kind, int64_t every_ns)
+{
+    FL_ASSERT(rw->n_lanes < RUN_LANE_COUNT + 1);
+    struct run_lane *l = &rw->lanes[rw->n_lanes++];
+    memset(l, 0, sizeof *l);
+    l->rw = rw;
+    l->kind = kind;
+    l->every_ns = every_ns;
+    char name[48];
+    snprintf(name, sizeof name, "fault/%s/start", kind ? run_lane_name(kind) : "doctor");
+    sim_rng_derive(&l->rng, rw->seed, name);
+    int64_t first = (int64_t)below(l, (uint64_t)every_ns) + 1;
+    l->timer = sim_schedule(rw->w, first, lane_tick, l);
+}
+
+void run_lanes_start(struct run_world *rw, int scale_pct)
+{
+    run_lanes_stop(rw);
+    for (int i = 0; i < RUN_LANE_COUNT; i++)
+        if (rw->swarm.lanes & (1u << i))
+            lane_start(rw, 1u << i, scaled(rw->swarm.lane_every_ns[i], scale_pct));
+    lane_start(rw, 0, scaled(DOCTOR_EVERY_NS, scale_pct));
+}
+
+void run_lanes_stop(struct run_world *rw)
+{
+    for (int i = 0; i < rw->n_lanes; i++) {
+        struct run_lane *l = &rw->lanes[i];
+        if (l->timer)
+            sim_cancel(rw->w, l->timer);
+        for (int k = 0; k < RUN_LANE_LATER_MAX; k++)
+            if (l->later[k].h)
+                sim_cancel(rw->w, l->later[k].h);
+        memset(l, 0, sizeof *l);
+    }
+    rw->n_lanes = 0;
+    rw->lanes_until_ns = 0;
+    rw->lanes_dry = false;
+}

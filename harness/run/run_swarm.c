@@ -1,0 +1,488 @@
+/*
+ * run_swarm.c: swarm testing (simulation-anchors §1.2 and §2: TigerBeetle's VOPR draws
+ * every knob from the seed, FoundationDB's BUGGIFY turns fault sites on per run). Each
+ * seed draws its own world: the cluster's shape and knobs, the clients and their
+ * balancers, the workload and its features, which fault lanes run and how often,
+ * which failpoints are on and which faults fire on node events.
+ *
+ * Every aspect draws from a stream of its own ("swarm/cluster", "swarm/clients",
+ * "swarm/workload", "swarm/faults", "swarm/buggify", "swarm/triggers"), derived from
+ * (seed, name) only, so leaving an aspect out never moves another's draws and a seed
+ * replays exactly. Draws use integers only (DESIGN §6). What was drawn is one JSON
+ * object: the first `faults` row of the run (kind "swarm"), so reports show it, and
+ * the --json summary's "swarm".
+ *
+ * The ranges are chosen so that each run stays short and every mechanism happens in
+ * it: snapshots every 20-500 entries, compaction within seconds, small quotas that
+ * fill up, election timeouts of 0.3-2 s, fsyncs slow enough to leave windows open.
+ * Never: a wall clock, an unseeded draw, a float.
+ */
+#include "harness/run/run_int.h"
+
+static const char *const lane_names[RUN_LANE_COUNT] = {
+    "partition",  "kill",        "power",   "pause",  "skew",  "net",      "hold",
+    "membership", "move_leader", "compact", "defrag", "quota", "snapshot",
+};
+
+unsigned run_lane_find(const char *name)
+{
+    for (int i = 0; i < RUN_LANE_COUNT; i++)
+        if (!strcmp(lane_names[i], name))
+            return 1u << i;
+    return 0;
+}
+
+const char *run_lane_name(unsigned bit)
+{
+    for (int i = 0; i < RUN_LANE_COUNT; i++)
+        if (bit == 1u << i)
+            return lane_names[i];
+    return "?";
+}
+
+bool run_swarm_active(const struct run_world *rw, unsigned aspect)
+{
+    return rw->swarm.drawn && (rw->swarm.aspects & aspect);
+}
+
+/* --- draw helpers ------------------------------------------------------------------ */
+
+static int64_t pick(struct sim_rng *r, const int64_t *v, size_t n)
+{
+    return v[sim_rng_below(r, n)];
+}
+#define PICK(r, ...)                                                                               \
+    pick((r), (const int64_t[]){__VA_ARGS__},                                                      \
+         sizeof((const int64_t[]){__VA_ARGS__}) / sizeof(int64_t))
+
+static bool chance(struct sim_rng *r, int pct)
+{
+    return sim_rng_chance_ppm(r, (uint32_t)pct * 10000u);
+}
+
+/* --- the cluster --------------------------------------------------------------------- */
+
+static int draw_size(struct sim_rng *r, const struct run_swarm_options *o)
+{
+    if (o->n_sizes > 0)
+        return o->sizes[sim_rng_below(r, (uint64_t)o->n_sizes)];
+    /* 1, 3, 5, 7 weighted 1:4:3:2: most runs have a quorum to lose and keep it cheap */
+    static const int sizes[] = {1, 3, 3, 3, 3, 5, 5, 5, 7, 7};
+    return sizes[sim_rng_below(r, FL_ARRAY_LEN(sizes))];
+}
+
+static void draw_cluster(struct run_world *rw, const struct run_swarm_options *o,
+                         struct run_cluster_config *c, json_t *j)
+{
+    struct sim_rng r;
+    sim_rng_derive(&r, rw->seed, "swarm/cluster");
+    c->nodes = draw_size(&r, o);
+    c->prevote = chance(&r, 75);
+    c->check_quorum = chance(&r, 75);
+    c->heartbeat_ms = (int)PICK(&r, 50, 100, 100, 150);
+    c->election_ms = c->heartbeat_ms * (int)sim_rng_range(&r, 6, 15);
+    c->snapshot_count = (int)PICK(&r, 20, 50, 100, 500, 100000);
+    c->snapshot_catchup = (int)PICK(&r, 5, 10, 50, 100, 5000);
+    int mode = (int)PICK(&r, 0, 0, 2, 2, 1);
+    c->auto_compaction_mode = mode;
+    c->auto_compaction_retention = mode == 2 ? PICK(&r, 500, 1000, 3000)
+                                   : mode    ? PICK(&r, 10, 100)
+                                             : 0;
+    c->quota_bytes = chance(&r, 20) ? PICK(&r, 48, 64, 96) * 1024 : 0;
+    c->fsync_us = PICK(&r, 100, 1000, 1000, 5000, 20000);
+    c->net_latency_us = (int)PICK(&r, 100, 500, 500, 2000);
+    c->net_jitter_us = (int)PICK(&r, 0, 500, 2000);
+    c->max_msg_bytes = chance(&r, 15) ? 256 : 0; /* one entry per message: probes split */
+    c->progress_notify_ms = (int)PICK(&r, 0, 100, 500, 2000);
+    /* slow disks: some members fsync 10x slower */
+    struct run_swarm *sw = &rw->swarm;
+    sw->n_fsync = c->nodes;
+    json_t *slow = json_array();
+    for (int i = 0; i < c->nodes && i < RUN_NODES_MAX; i++) {
+        sw->fsync_ns[i] = chance(&r, 20) ? c->fsync_us * 10 * FL_US : 0;
+        if (sw->fsync_ns[i])
+            json_array_append_new(slow, json_integer(i + 1));
+    }
+    json_t *o_ = json_object();
+    json_object_set_new(o_, "nodes", json_integer(c->nodes));
+    json_object_set_new(o_, "prevote", json_boolean(c->prevote));
+    json_object_set_new(o_, "check_quorum", json_boolean(c->check_quorum));
+    json_object_set_new(o_, "heartbeat_ms", json_integer(c->heartbeat_ms));
+    json_object_set_new(o_, "election_ms", json_integer(c->election_ms));
+    json_object_set_new(o_, "snapshot_count", json_integer(c->snapshot_count));
+    json_object_set_new(o_, "snapshot_catchup", json_integer(c->snapshot_catchup));
+    json_object_set_new(o_, "auto_compaction_mode",
+                        json_string(mode == 2 ? "periodic"
+                                    : mode    ? "revision"
+                                              : "none"));
+    json_object_set_new(o_, "auto_compaction_retention",
+                        json_integer(c->auto_compaction_retention));
+    json_object_set_new(o_, "quota_bytes", json_integer(c->quota_bytes));
+    json_object_set_new(o_, "fsync_us", json_integer(c->fsync_us));
+    json_object_set_new(o_, "slow_disks", slow);
+    json_object_set_new(o_, "latency_us", json_integer(c->net_latency_us));
+    json_object_set_new(o_, "jitter_us", json_integer(c->net_jitter_us));
+    json_object_set_new(o_, "max_msg_bytes", json_integer(c->max_msg_bytes));
+    json_object_set_new(o_, "progress_notify_ms", json_integer(c->progress_notify_ms));
+    json_object_set_new(j, "cluster", o_);
+}
+
+/* --- clients and workload ------------------------------------------------------------- */
+
+static const char *const balancers[] = {"pinned_random", "pinned_blacklist", "round_robin",
+                                        "health_aware"};
+
+static void draw_clients(struct run_world *rw, struct run_clients_config *k, json_t *j)
+{
+    struct sim_rng r;
+    sim_rng_derive(&r, rw->seed, "swarm/clients");
+    int n = (int)sim_rng_range(&r, 1, 8);
+    k->count = n;
+    k->n_balancers = n;
+    k->timeout_ms = (int)PICK(&r, 1000, 2000, 3000);
+    json_t *b = json_array();
+    for (int i = 0; i < n; i++) {
+        const char *name = balancers[sim_rng_below(&r, FL_ARRAY_LEN(balancers))];
+        snprintf(k->balancers[i], RUN_BALANCER_NAME_MAX, "%s", name);
+        json_array_append_new(b, json_string(name));
+    }
+    json_t *o = json_object();
+    json_object_set_new(o, "count", json_integer(n));
+    json_object_set_new(o, "timeout_ms", json_integer(k->timeout_ms));
+    json_object_set_new(o, "balancers", b);
+    json_object_set_new(j, "clients", o);
+}
+
+static void draw_workload(struct run_world *rw, struct run_workload_config *w, json_t *j)
+{
+    struct sim_rng r;
+    sim_rng_derive(&r, rw->seed, "swarm/workload");
+    w->rate = (int)PICK(&r, 20, 50, 100, 100, 200);
+    w->keys = (int)PICK(&r, 2, 5, 10, 30);
+    w->value_size = (int)PICK(&r, 16, 16, 64, 200);
+    w->watchers = (int)sim_rng_range(&r, 0, 4);
+    /* etcd's traffic profiles: put-heavy, put/delete, read-heavy, and anything between */
+    w->mix_put = (int)sim_rng_range(&r, 1, 10);
+    w->mix_get = (int)sim_rng_range(&r, 0, 10);
+    w->mix_delete = (int)sim_rng_range(&r, 0, 6);
+    w->mix_txn = (int)sim_rng_range(&r, 0, 4);
+    w->mix_range = (int)sim_rng_range(&r, 0, 3);
+    w->features = 0;
+    static const unsigned feats[] = {RUN_WL_LEASES, RUN_WL_WATCH_CHURN, RUN_WL_MULTI_TXN,
+                                     RUN_WL_READ_MORE, RUN_WL_DELETE_RANGE};
+    for (size_t i = 0; i < FL_ARRAY_LEN(feats); i++)
+        if (chance(&r, 60))
+            w->features |= feats[i];
+    w->mix_lease = w->features & RUN_WL_LEASES ? (int)sim_rng_range(&r, 1, 4) : 0;
+    w->lease_ttl_s = (int)PICK(&r, 2, 3, 5);
+    w->watch_every_ms = (int)PICK(&r, 300, 1000, 3000);
+    json_t *o = json_object();
+    json_object_set_new(o, "rate", json_integer(w->rate));
+    json_object_set_new(o, "keys", json_integer(w->keys));
+    json_object_set_new(o, "value_size", json_integer(w->value_size));
+    json_object_set_new(o, "watchers", json_integer(w->watchers));
+    json_t *mix = json_object();
+    json_object_set_new(mix, "put", json_integer(w->mix_put));
+    json_object_set_new(mix, "get", json_integer(w->mix_get));
+    json_object_set_new(mix, "delete", json_integer(w->mix_delete));
+    json_object_set_new(mix, "txn", json_integer(w->mix_txn));
+    json_object_set_new(mix, "range", json_integer(w->mix_range));
+    json_object_set_new(mix, "lease", json_integer(w->mix_lease));
+    json_object_set_new(o, "mix", mix);
+    json_t *f = json_array();
+    static const char *const fnames[] = {"leases", "watch_churn", "multi_txn", "read_more",
+                                         "delete_range"};
+    for (size_t i = 0; i < FL_ARRAY_LEN(feats); i++)
+        if (w->features & feats[i])
+            json_array_append_new(f, json_string(fnames[i]));
+    json_object_set_new(o, "features", f);
+    json_object_set_new(o, "lease_ttl_s", json_integer(w->lease_ttl_s));
+    json_object_set_new(o, "watch_every_ms", json_integer(w->watch_every_ms));
+    json_object_set_new(j, "workload", o);
+}
+
+/* --- faults, failpoints, triggers ------------------------------------------------------ */
+
+/* Mean gap between two ticks of each lane, in ms, to draw from (lane order). */
+static const int64_t lane_periods[RUN_LANE_COUNT][3] = {
+    {1000, 2000, 4000}, /* partition */
+    {1000, 2000, 4000}, /* kill */
+    {3000, 5000, 8000}, /* power */
+    {1000, 2000, 4000}, /* pause */
+    {1000, 2000, 4000}, /* skew */
+    {1000, 2000, 4000}, /* net */
+    {500, 1000, 3000},  /* hold */
+    {1500, 3000, 5000}, /* membership */
+    {1000, 2000, 5000}, /* move_leader */
+    {300, 1000, 3000},  /* compact */
+    {1000, 3000, 6000}, /* defrag */
+    {1000, 2000, 4000}, /* quota */
+    {2000, 4000, 8000}, /* snapshot */
+};
+
+static void draw_faults(struct run_world *rw, const struct run_swarm_options *o, bool small_quota,
+                        json_t *j)
+{
+    struct sim_rng r;
+    sim_rng_derive(&r, rw->seed, "swarm/faults");
+    unsigned allowed = o->lanes ? o->lanes : RUN_LANE_ALL;
+    struct run_swarm *sw = &rw->swarm;
+    sw->lanes = 0;
+    json_t *lanes = json_object();
+    for (int i = 0; i < RUN_LANE_COUNT; i++) {
+        unsigned bit = 1u << i;
+        bool on = chance(&r, 45); /* drawn for every lane, allowed or not: stable draws */
+        int64_t every = lane_periods[i][sim_rng_below(&r, 3)];
+        if (bit == RUN_LANE_QUOTA && small_quota)
+            on = true; /* a quota that fills up needs its recovery */
+        if (!(allowed & bit) || !on)
+            continue;
+        sw->lanes |= bit;
+        sw->lane_every_ns[i] = every * FL_MS;
+        json_object_set_new(lanes, lane_names[i], json_integer(every));
+    }
+    if (!sw->lanes) {
+        /* at least one lane: the first allowed one the stream points at */
+        int start = (int)sim_rng_below(&r, RUN_LANE_COUNT);
+        for (int k = 0; k < RUN_LANE_COUNT && !sw->lanes; k++) {
+            int i = (start + k) % RUN_LANE_COUNT;
+            if (allowed & (1u << i)) {
+                sw->lanes = 1u << i;
+                sw->lane_every_ns[i] = lane_periods[i][1] * FL_MS;
+                json_object_set_new(lanes, lane_names[i], json_integer(lane_periods[i][1]));
+            }
+        }
+    }
+    json_object_set_new(j, "lanes_every_ms", lanes);
+}
+
+/* The BUGGIFY menu: etcd's gofail places and the simulator's disk and network edges. */
+static const struct {
+    const char *name;
+    const char *action;
+    int p_ppm[2]; /* drawn between */
+    int count_max;
+    int delay_ms[2];
+} buggify_menu[] = {
+    {"raft/before_save", "crash", {1000, 5000}, 2, {0, 0}},
+    {"raft/before_save", "delay", {50000, 500000}, 0, {20, 300}}, /* a slow disk */
+    {"raft/after_save", "crash", {1000, 5000}, 2, {0, 0}},
+    {"mvcc/before_commit", "crash", {1000, 5000}, 2, {0, 0}},
+    {"mvcc/after_commit", "crash", {1000, 5000}, 2, {0, 0}},
+    {"server/before_apply", "crash", {500, 2000}, 2, {0, 0}},
+    {"server/before_apply_snapshot", "crash", {200000, 600000}, 1, {0, 0}},
+    {"server/after_apply_snapshot", "crash", {200000, 600000}, 1, {0, 0}},
+    {"raft/before_save_snap", "crash", {100000, 400000}, 1, {0, 0}},
+    {"raft/after_save_snap", "crash", {100000, 400000}, 1, {0, 0}},
+    {"mvcc/compact_batch", "crash", {100000, 400000}, 1, {0, 0}},
+    {"mvcc/compact_after", "crash", {100000, 400000}, 1, {0, 0}},
+    {"server/defrag_before_copy", "crash", {200000, 500000}, 1, {0, 0}},
+    {"server/defrag_before_rename", "crash", {50000, 200000}, 1, {0, 0}},
+    {"watch/before_send", "delay", {200000, 1000000}, 0, {50, 400}},
+    {"disk/torn_write", "error", {300000, 1000000}, 0, {0, 0}},
+    {"net/drop", "drop", {2000, 20000}, 0, {0, 0}},
+};
+
+static void draw_buggify(struct run_world *rw, int nodes, json_t *j)
+{
+    struct sim_rng r;
+    sim_rng_derive(&r, rw->seed, "swarm/buggify");
+    struct run_swarm *sw = &rw->swarm;
+    sw->n_bug = 0;
+    json_t *a = json_array();
+    int n = chance(&r, 60) ? (int)sim_rng_range(&r, 1, 3) : 0;
+    for (int i = 0; i < n && sw->n_bug < RUN_BUGGIFY_MAX; i++) {
+        size_t m = sim_rng_below(&r, FL_ARRAY_LEN(buggify_menu));
+        struct run_buggify *b = &sw->bug[sw->n_bug++];
+        snprintf(b->name, sizeof b->name, "%s", buggify_menu[m].name);
+        snprintf(b->action, sizeof b->action, "%s", buggify_menu[m].action);
+        b->node = chance(&r, 50) ? (int)sim_rng_range(&r, 1, nodes) : 0;
+        b->p_ppm = (int)sim_rng_range(&r, buggify_menu[m].p_ppm[0], buggify_menu[m].p_ppm[1]);
+        b->count =
+            buggify_menu[m].count_max ? (int)sim_rng_range(&r, 1, buggify_menu[m].count_max) : 0;
+        b->delay_ms =
+            buggify_menu[m].delay_ms[1]
+                ? (int)sim_rng_range(&r, buggify_menu[m].delay_ms[0], buggify_menu[m].delay_ms[1])
+                : 0;
+        json_t *o = json_object();
+        json_object_set_new(o, "name", json_string(b->name));
+        json_object_set_new(o, "action", json_string(b->action));
+        json_object_set_new(o, "node", json_integer(b->node));
+        json_object_set_new(o, "p_ppm", json_integer(b->p_ppm));
+        json_object_set_new(o, "count", json_integer(b->count));
+        if (b->delay_ms)
+            json_object_set_new(o, "delay_ms", json_integer(b->delay_ms));
+        json_array_append_new(a, o);
+    }
+    json_object_set_new(j, "buggify", a);
+}
+
+/* The trigger menu: node event, action, probability range, firings, delay (ms, of a
+ * power loss after the event), down time in election timeouts (min, max). */
+static const struct {
+    enum srv_hook_kind hook;
+    enum run_trigger_action action;
+    int p_ppm[2];
+    int count_max;
+    int down_elections[2];
+} trigger_menu[] = {
+    {SRV_HOOK_VOTE_GRANTED, RUN_TRIG_KILL, {100000, 500000}, 3, {0, 2}},
+    {SRV_HOOK_APPEND, RUN_TRIG_KILL, {2000, 20000}, 3, {0, 3}},
+    {SRV_HOOK_APPEND, RUN_TRIG_POWER, {1000, 10000}, 2, {1, 3}},
+    {SRV_HOOK_LEADER, RUN_TRIG_KILL, {200000, 600000}, 3, {1, 3}},
+    {SRV_HOOK_PERSISTED, RUN_TRIG_KILL, {2000, 20000}, 3, {0, 3}},
+    {SRV_HOOK_SNAPSHOT_INSTALL, RUN_TRIG_KILL, {300000, 1000000}, 2, {0, 2}},
+    {SRV_HOOK_SNAPSHOT_SENT, RUN_TRIG_KILL, {200000, 600000}, 2, {0, 2}},
+    {SRV_HOOK_CONF_CHANGE, RUN_TRIG_KILL, {300000, 1000000}, 2, {0, 2}},
+    {SRV_HOOK_CONF_CHANGE, RUN_TRIG_ISOLATE, {300000, 1000000}, 2, {1, 3}},
+    {SRV_HOOK_CONF_APPLIED, RUN_TRIG_KILL, {200000, 600000}, 2, {0, 2}},
+    {SRV_HOOK_COMPACT, RUN_TRIG_KILL, {100000, 400000}, 2, {0, 2}},
+    {SRV_HOOK_DEFRAG, RUN_TRIG_KILL, {200000, 500000}, 2, {0, 2}},
+    {SRV_HOOK_TERM, RUN_TRIG_PAUSE, {50000, 200000}, 2, {1, 2}},
+};
+
+static const char *const trigger_actions[] = {"kill", "power", "isolate", "pause"};
+
+static void draw_triggers(struct run_world *rw, const struct run_cluster_config *c, json_t *j)
+{
+    struct sim_rng r;
+    sim_rng_derive(&r, rw->seed, "swarm/triggers");
+    struct run_swarm *sw = &rw->swarm;
+    sw->n_trig = 0;
+    json_t *a = json_array();
+    int n = chance(&r, 65) ? (int)sim_rng_range(&r, 1, 3) : 0;
+    int64_t election_ns = (int64_t)(c->election_ms ? c->election_ms : 1000) * FL_MS;
+    for (int i = 0; i < n && sw->n_trig < RUN_TRIGGERS_MAX; i++) {
+        size_t m = sim_rng_below(&r, FL_ARRAY_LEN(trigger_menu));
+        struct run_trigger *t = &sw->trig[sw->n_trig++];
+        memset(t, 0, sizeof *t);
+        t->hook = (int)trigger_menu[m].hook;
+        t->action = trigger_menu[m].action;
+        t->p_ppm = (int)sim_rng_range(&r, trigger_menu[m].p_ppm[0], trigger_menu[m].p_ppm[1]);
+        t->count_max = (int)sim_rng_range(&r, 1, trigger_menu[m].count_max);
+        int64_t lo = trigger_menu[m].down_elections[0], hi = trigger_menu[m].down_elections[1];
+        t->down_ns = sim_rng_range(&r, lo * election_ns, hi * election_ns) + 50 * FL_MS;
+        /* a power loss lands after the event: before a follower's fsync completes (the
+         * window of an acknowledgement that is not durable yet), or later */
+        int64_t fsync_ns = (c->fsync_us ? c->fsync_us : 1000) * FL_US;
+        t->delay_ns = t->action == RUN_TRIG_POWER ? sim_rng_range(&r, 0, 2 * fsync_ns) : 0;
+        t->cooldown_ns = sim_rng_range(&r, election_ns, 4 * election_ns);
+        json_t *o = json_object();
+        json_object_set_new(o, "on", json_string(srv_hook_kind_name(trigger_menu[m].hook)));
+        json_object_set_new(o, "action", json_string(trigger_actions[t->action]));
+        json_object_set_new(o, "p_ppm", json_integer(t->p_ppm));
+        json_object_set_new(o, "count", json_integer(t->count_max));
+        json_object_set_new(o, "down_ms", json_integer(t->down_ns / FL_MS));
+        if (t->delay_ns)
+            json_object_set_new(o, "delay_us", json_integer(t->delay_ns / FL_US));
+        json_object_set_new(o, "cooldown_ms", json_integer(t->cooldown_ns / FL_MS));
+        json_array_append_new(a, o);
+    }
+    json_object_set_new(j, "triggers", a);
+}
+
+/* --- the draw and what it sets ------------------------------------------------------- */
+
+int run_swarm_draw(struct run_world *rw, const struct run_swarm_options *o, json_t **drawn)
+{
+    if (rw->swarm.drawn || rw->setup)
+        return FL_EINVAL;
+    struct run_swarm *sw = &rw->swarm;
+    sw->drawn = true;
+    sw->aspects = o->aspects & RUN_SWARM_ALL;
+    struct run_cluster_config *c = &sw->cluster;
+    struct run_clients_config *k = &sw->clients;
+    struct run_workload_config *w = &sw->workload;
+    run_cluster_config_default(c);
+    run_clients_config_default(k);
+    run_workload_config_default(w);
+    json_t *j = json_object();
+    if (sw->aspects & RUN_SWARM_CLUSTER)
+        draw_cluster(rw, o, c, j);
+    if (sw->aspects & RUN_SWARM_CLIENTS)
+        draw_clients(rw, k, j);
+    if (sw->aspects & RUN_SWARM_WORKLOAD)
+        draw_workload(rw, w, j);
+    if (sw->aspects & RUN_SWARM_FAULTS)
+        draw_faults(rw, o, c->quota_bytes > 0 && c->quota_bytes < INT64_C(1) << 20, j);
+    if (sw->aspects & RUN_SWARM_BUGGIFY)
+        draw_buggify(rw, c->nodes ? c->nodes : 3, j);
+    if (sw->aspects & RUN_SWARM_TRIGGERS)
+        draw_triggers(rw, c, j);
+    sw->info = j;
+    run_log_fault(rw, "swarm", "*", json_incref(j));
+    run_summary_set(rw, "swarm", json_incref(j));
+    if (drawn)
+        *drawn = j;
+    return FL_OK;
+}
+
+void run_swarm_apply(const struct run_world *rw, struct run_cluster_config *c,
+                     struct run_clients_config *k, struct run_workload_config *w)
+{
+    const struct run_swarm *sw = &rw->swarm;
+    if (!sw->drawn)
+        return;
+    if (sw->aspects & RUN_SWARM_CLUSTER)
+        *c = sw->cluster; /* every field of the cluster is drawn */
+    if (sw->aspects & RUN_SWARM_CLIENTS)
+        *k = sw->clients;
+    if (sw->aspects & RUN_SWARM_WORKLOAD)
+        *w = sw->workload;
+}
+
+void run_swarm_setup(struct run_world *rw)
+{
+    struct run_swarm *sw = &rw->swarm;
+    if (!sw->drawn || !rw->cl)
+        return;
+    for (int i = 0; i < sw->n_fsync; i++) {
+        int proc = run_node_proc(rw, i + 1);
+        if (proc >= 0 && sw->fsync_ns[i])
+            disk_set_fsync_latency(rw->w, proc, sw->fsync_ns[i]);
+    }
+}
+
+void run_swarm_free(struct run_world *rw)
+{
+    json_decref(rw->swarm.info);
+    rw->swarm.info = NULL;
+}
+
+int run_nemesis_swarm(struct run_world *rw, int64_t duration_ns, int scale_pct)
+{
+    struct run_swarm *sw = &rw->swarm;
+    if (!sw->drawn || !rw->cl)
+        return FL_EINVAL;
+    run_nemesis_stop(rw);
+    int64_t saved;
+    rw->lanes_dry = !run_fault_begin(rw, &saved);
+    rw->lanes_until_ns = duration_ns ? sim_now_ns(rw->w) + duration_ns : 0;
+    if (!rw->lanes_dry) {
+        json_t *d = json_object();
+        json_object_set_new(d, "swarm", json_true());
+        json_object_set_new(d, "lanes", json_integer(sw->lanes));
+        if (duration_ns)
+            json_object_set_new(d, "duration_ms", json_integer(duration_ns / FL_MS));
+        run_log_fault(rw, "nemesis", "*", d);
+    }
+    run_fault_end(rw, saved);
+    /* failpoints: each one a fault application of its own */
+    for (int i = 0; i < sw->n_bug && (sw->aspects & RUN_SWARM_BUGGIFY); i++) {
+        const struct run_buggify *b = &sw->bug[i];
+        char err[160];
+        int node = b->node && run_node_exists(rw, b->node) ? b->node : 0;
+        if (rw->lanes_dry) { /* the ordinal is taken all the same: later ones keep theirs */
+            run_fault_begin(rw, &saved);
+            run_fault_end(rw, saved);
+            continue;
+        }
+        run_failpoint(rw, b->name, node, b->action, b->p_ppm, b->count, b->delay_ms, err,
+                      sizeof err);
+    }
+    if (sw->aspects & RUN_SWARM_TRIGGERS)
+        run_triggers_arm(rw, scale_pct);
+    if (sw->aspects & RUN_SWARM_FAULTS)
+        run_lanes_start(rw, scale_pct);
+    return FL_OK;
+}
