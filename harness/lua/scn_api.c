@@ -76,6 +76,8 @@ const char *const scn_api_names[] = {
     /* judging */
     "expect",
     "nemesis",
+    "swarm",
+    "on",
     /* sandbox helpers */
     "sorted_pairs",
     "math.random",

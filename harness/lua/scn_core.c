@@ -60,7 +60,8 @@ struct scn_co *scn_co_start(struct scn *S, lua_State *L, int nargs)
     S->cos[S->n_cos++] = co;
     co->th = lua_newthread(L);
     *(struct scn_co **)lua_getextraspace(co->th) = co;
-    co->ref = luaL_ref(L, LUA_REGISTRYINDEX); /* pops the thread */
+    co->ref = luaL_ref(L, LUA_REGISTRYINDEX);    /* pops the thread */
+    co->fault_scope = scn_co_of(L)->fault_scope; /* a spawn inside an on() handler */
     lua_xmove(L, co->th, nargs + 1);
     /* It starts at the next turn of the driver, after the current coroutine yields. */
     ready_push(S, co->id);
@@ -144,6 +145,7 @@ struct run_world *scn_world(lua_State *L)
         scn_describe_stop(L);
     if (!run_world_is_setup(S->rw)) {
         char err[256];
+        scn_swarm_apply(S);
         scn_shrink_apply(S);
         if (run_world_setup(S->rw, &S->cluster, &S->clients, &S->workload, S->checks, err,
                             sizeof err))
@@ -261,11 +263,16 @@ static void resume(struct scn *S, struct scn_co *co)
     int nargs = lua_gettop(co->th);
     if (lua_status(co->th) != LUA_YIELD)
         nargs -= 1;
+    int64_t scope = 0;
+    if (co->fault_scope)
+        run_scope_enter(S->rw, co->fault_scope, &scope); /* an on() firing's faults */
     scn_guard_enter(S, co->th);
     S->mem_enforce = true;
     int st = lua_resume(co->th, S->L, nargs, &nres);
     S->mem_enforce = false;
     S->running = NULL;
+    if (co->fault_scope)
+        run_scope_leave(S->rw, scope);
     if (st == LUA_ERRMEM)
         scn_guard_memory_msg(S, co->th);
     if (st == LUA_YIELD) {
@@ -379,6 +386,8 @@ static void scn_init(struct scn *S, const struct scn_options *opts)
     scn_open_client(S->L);
     scn_open_observe(S->L);
     scn_open_shrink(S->L);
+    scn_open_swarm(S->L);
+    scn_open_on(S->L);
 }
 
 static void scn_close(struct scn *S)

@@ -37,6 +37,7 @@ struct scn_co {
     bool starting;
     bool woke_early;
     bool done;
+    int64_t fault_scope; /* an on() firing's ordinal its faults belong to; 0 none */
     /* Result of the operation it waits for, handed to the continuation. */
     void *result;
     void (*result_free)(void *result);
@@ -87,6 +88,7 @@ struct scn {
         lua_Integer n, pos;  /* keys, and where the last call stopped (1-based) */
     } next_slots[8];
     int n_next_slots;
+    bool swarm_called; /* swarm{} (scn_swarm.c) */
 
     /* shrink{} (scn_shrink.c) */
     bool shrink_called;
@@ -176,6 +178,14 @@ struct scn_replay {
  * answer, no fork). */
 int scn_replay(const struct scn_replay *r, const char *path, json_t **out, char *err, size_t n);
 double scn_mono_s(void); /* monotonic wall seconds: the replay bound only */
+
+/* scn_swarm.c: swarm{}; what it drew replaces scenario{}'s aspects at set-up; nemesis{}
+ * without kinds runs the swarm's fault phase (false: no swarm faults drawn). */
+void scn_open_swarm(lua_State *L);
+void scn_swarm_apply(struct scn *S);
+bool scn_swarm_nemesis(lua_State *L, int64_t duration_ns);
+/* scn_on.c: on(kind, fn). */
+void scn_open_on(lua_State *L);
 
 /* scn_sandbox.c */
 void scn_open_sandbox(lua_State *L, bool unsafe);

@@ -762,6 +762,10 @@ static int l_nemesis(lua_State *L)
     static const char *const known[] = {"kinds", "every", "duration", NULL};
     luaL_checktype(L, 1, LUA_TTABLE);
     scn_check_options(L, 1, "nemesis", known);
+    if (lua_getfield(L, 1, "kinds") == LUA_TNIL &&
+        scn_swarm_nemesis(L, scn_field_duration(L, 1, "nemesis", "duration", 0)))
+        return 0; /* swarm{} drew the fault phase (scn_swarm.c) */
+    lua_pop(L, 1);
     unsigned kinds = 0;
     if (lua_getfield(L, 1, "kinds") != LUA_TNIL) {
         luaL_checktype(L, -1, LUA_TTABLE);
