@@ -593,11 +593,14 @@ static void handle_soft_state(struct srv_member *m, const struct raft_ready *rd)
     m->role = rd->role;
     m->leader = rd->leader;
     if (rd->role == RAFT_LEADER && !was_leader) {
-        /* The votes first: a leader elected without a quorum is the cause of what the
-         * leader checks (e.g. leader completeness) would find next. */
+        /* The term it won, as of this ready: by the time the ready is durable the core
+         * may have stepped down to a later term (a paused member replaying its votes and
+         * then a newer leader's messages), in which another member leads. The votes
+         * first: a leader elected without a quorum is the cause of what the leader
+         * checks (e.g. leader completeness) would find next. */
         struct raft_safety_conf sc = safety_conf(raft_conf(m->raft));
-        bool ok = raft_safety_elected(m->safety, m->id, raft_term(m->raft), &sc);
-        ok = raft_safety_leader(m->safety, m->id, raft_term(m->raft)) && ok;
+        bool ok = raft_safety_elected(m->safety, m->id, rd->hard_state.term, &sc);
+        ok = raft_safety_leader(m->safety, m->id, rd->hard_state.term) && ok;
         safety_check(m, ok);
         const struct srv_config *c = srv_member_config(m);
         mvcc_lease_promote(m->kv, srv_member_now(m), c->election_ms * FL_MS);
