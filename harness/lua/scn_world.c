@@ -28,6 +28,7 @@ static void read_cluster(lua_State *L, int idx, struct run_cluster_config *c)
                                         "jitter_us",
                                         "auto_compaction_mode",
                                         "auto_compaction_retention",
+                                        "progress_notify_ms",
                                         NULL};
     const char *w = "scenario.cluster";
     scn_check_options(L, idx, w, known);
@@ -56,6 +57,7 @@ static void read_cluster(lua_State *L, int idx, struct run_cluster_config *c)
                    w, mode);
     c->auto_compaction_retention =
         scn_field_int(L, idx, w, "auto_compaction_retention", 0, 0, INT64_MAX);
+    c->progress_notify_ms = (int)scn_field_int(L, idx, w, "progress_notify_ms", 0, 0, 3600000);
 }
 
 /* clients.balancers = { "pinned_random", "health_aware", ... }: one client each. */

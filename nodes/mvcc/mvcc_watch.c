@@ -398,6 +398,12 @@ static bool progress_one(struct mvcc_store *s, struct mvcc_watcher *w)
      * delivered everything up to the revision it announces. */
     if (!bug && (!w->synced || has_queued_events(w)))
         return false;
+    /* A watcher that starts past this store's revision (one resumed on a member that
+     * is behind the member it came from) was promised every event up to its start:
+     * announcing the store's revision would take its progress back below events it
+     * already received. It hears nothing until the store reaches its start. */
+    if (w->min_rev > s->current_rev + 1)
+        return false;
     struct mvcc_watch_resp r;
     build_resp(s, w, NULL, 0, &r);
     r.progress = true;
