@@ -155,8 +155,10 @@ static void lb_set_pin(struct lb *lb, int i)
     lb->pinned = i;
 }
 
-/* pinned_random's error handler: another READY endpoint at random, else none (the
- * next one that becomes ready is pinned). */
+/* pinned_random's error handler: another READY endpoint at random; else the failed
+ * one while its connection is still open (a request that timed out leaves it open,
+ * and nothing else would ever pin it again); else none (the next one that becomes
+ * ready is pinned). */
 static void lb_repin_random(struct lb *lb, size_t failed)
 {
     int cand[LB_ENDPOINTS_MAX];
@@ -168,6 +170,20 @@ static void lb_repin_random(struct lb *lb, size_t failed)
     lb->pinned = -1;
     if (k > 0)
         lb_set_pin(lb, cand[lb_below(lb, k)]);
+    else if (lb->ep[failed].conn == LB_CONN_READY)
+        lb->pinned = (int)failed;
+}
+
+/* pinned_blacklist without a pin: the first ready endpoint that is not gray-listed, or
+ * any ready one when all are (grpc 1.7's balancer hands every address back then).
+ * Without it a client whose only open connection had a request time out would wait
+ * on it forever: no new connection becomes ready to be pinned. */
+static void lb_repin_blacklist(struct lb *lb, int64_t now_ns)
+{
+    bool all = lb_all_unhealthy(lb, now_ns);
+    for (size_t i = 0; i < lb->n && lb->pinned < 0; i++)
+        if (lb->ep[i].conn == LB_CONN_READY && (all || !lb_unhealthy(lb, i, now_ns)))
+            lb_set_pin(lb, (int)i);
 }
 
 void lb_on_connecting(struct lb *lb, size_t i, int64_t now_ns)
@@ -362,8 +378,10 @@ bool lb_dial_due(const struct lb *lb, size_t i, int64_t now_ns)
         return false;
     if (!lb_wants_conn(lb, i, now_ns))
         return false;
-    if (lb->cfg.kind == LB_PINNED_BLACKLIST)
-        return true; /* the unhealthy wait already spaces the redials */
+    /* the unhealthy wait spaces the blacklist's redials, unless every endpoint is in it:
+     * then they all come back at once, and a dead one is redialled with backoff */
+    if (lb->cfg.kind == LB_PINNED_BLACKLIST && !lb_all_unhealthy(lb, now_ns))
+        return true;
     return now_ns >= e->next_dial_ns;
 }
 
@@ -428,6 +446,8 @@ int lb_pick(struct lb *lb, int64_t now_ns, int avoid)
     switch (lb->cfg.kind) {
     case LB_PINNED_RANDOM:
     case LB_PINNED_BLACKLIST:
+        if (lb->cfg.kind == LB_PINNED_BLACKLIST && lb->pinned < 0)
+            lb_repin_blacklist(lb, now_ns);
         if (lb->pinned >= 0 && lb->ep[lb->pinned].conn == LB_CONN_READY)
             return lb->pinned;
         return -1;
@@ -487,12 +507,12 @@ bool lb_probes(const struct lb *lb)
 int64_t lb_next_deadline(const struct lb *lb, int64_t now_ns)
 {
     int64_t t = INT64_MAX;
+    bool backoff = lb->cfg.kind != LB_PINNED_BLACKLIST || lb_all_unhealthy(lb, now_ns);
     for (size_t i = 0; i < lb->n; i++) {
         const struct lb_endpoint *e = &lb->ep[i];
         if (e->unhealthy_until_ns > now_ns)
             t = FL_MIN(t, e->unhealthy_until_ns);
-        if (lb->cfg.kind != LB_PINNED_BLACKLIST && e->conn == LB_CONN_FAILED &&
-            e->next_dial_ns > now_ns)
+        if (backoff && e->conn == LB_CONN_FAILED && e->next_dial_ns > now_ns)
             t = FL_MIN(t, e->next_dial_ns);
         if (lb->cfg.kind == LB_HEALTH_AWARE && e->inflight > 0 && e->oldest_inflight_ns > 0 &&
             e->oldest_inflight_ns + lb->cfg.slow_ns + 1 > now_ns)

@@ -29,3 +29,12 @@ foreach(seed 1 2 3)
     ${FL_CHK} 0 - ${FL_BIN} run ${FL_SWM}/progress_lagging.lua --seed ${seed}
     --db ${FL_WDB}/progress_lagging.db --json)
 endforeach()
+
+# The pinned policies when every endpoint failed at once: re-pin an open connection
+# after a request timed out on it (they waited forever: chaos seed 12), and redial a
+# dead member with backoff (pinned_blacklist dialled 3,443 times).
+foreach(seed 1 2 3)
+  fl_swarm_test(scenario.swarm.pinned_single.seed${seed} scenario 120
+    ${FL_CHK} 0 - ${FL_BIN} run ${FL_SWM}/pinned_single.lua --seed ${seed}
+    --db ${FL_WDB}/pinned_single.db --json)
+endforeach()
