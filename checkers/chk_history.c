@@ -438,9 +438,12 @@ static struct lease_w *lease_writes(const struct chk_history *h, uint32_t *count
     return w;
 }
 
-/* A lease end recorded without its keys: the keys whose last acknowledged write before
- * its revision was a put with its lease. The deletes are appended at the end of subs
- * (an op's slice need not follow the previous op's). */
+/* A lease end recorded without its keys: the keys whose last acknowledged write at or
+ * before its revision was a put with its lease. "At": a revoke that deleted nothing
+ * answers with the current revision, which may be a write that detached the key (a put
+ * without the lease); one that deleted keys owns its revision, so no other write sits
+ * there. The deletes are appended at the end of subs (an op's slice need not follow
+ * the previous op's). */
 static void derive_lease_ends(struct chk_history *h)
 {
     struct lease_w *w = NULL;
@@ -461,7 +464,7 @@ static void derive_lease_ends(struct chk_history *h)
             uint32_t b = a;
             int64_t lease = 0;
             while (b < n && w[b].key == w[a].key) {
-                if (w[b].rev < before)
+                if (w[b].rev <= before)
                     lease = w[b].lease;
                 b++;
             }
