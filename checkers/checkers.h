@@ -105,6 +105,8 @@ enum chk_cmp_result { CHK_CMP_EQ = 0, CHK_CMP_NE, CHK_CMP_GT, CHK_CMP_LT };
  * recorded). With no sub-operations given, chk_history_finish derives the deletes from
  * the puts that carried chk_sub.lease == chk_op.lease (see the comment at the top). */
 #define CHK_OPF_LEASE_END 0x20
+/* ... whose keys were given (request "keys"), possibly none: nothing is derived. */
+#define CHK_OPF_LEASE_KEYS 0x40
 
 struct chk_op {
     int64_t call_ns;

@@ -451,8 +451,8 @@ static void derive_lease_ends(struct chk_history *h)
     bool built = false;
     for (uint32_t i = 0; i < h->op_count; i++) {
         struct chk_op *op = &h->ops[i];
-        if (!(op->flags & CHK_OPF_LEASE_END) || op->then_count || op->else_count || op->cmp_count ||
-            op->lease == 0)
+        if (!(op->flags & CHK_OPF_LEASE_END) || (op->flags & CHK_OPF_LEASE_KEYS) ||
+            op->then_count || op->else_count || op->cmp_count || op->lease == 0)
             continue;
         if (!built) {
             w = lease_writes(h, &n);

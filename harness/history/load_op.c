@@ -473,6 +473,8 @@ static int build_lease_end(struct bctx *c, const struct ld_op *o)
         snprintf(c->err, c->err_size, "%s: \"keys\" is not an array", o->kind);
         return -1;
     }
+    if (keys)
+        op->flags |= CHK_OPF_LEASE_KEYS; /* known, even when empty: nothing to derive */
     size_t i;
     const json_t *k;
     json_array_foreach(keys, i, k)

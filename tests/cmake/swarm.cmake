@@ -50,3 +50,7 @@ fl_swarm_test(cli.swarm.lease_revoke_deletes cli 30
   ${FL_CHK} 0 - ${FL_BIN} check ${FL_SDATA}/lease_revoke_deletes.jsonl)
 fl_swarm_test(cli.swarm.lease_revoke_kept cli 30
   ${FL_CHK} 1 - ${FL_BIN} check ${FL_SDATA}/lease_revoke_kept.jsonl)
+# A lease expiry recorded with its keys, none of them: the checker must not guess keys
+# from the puts (a write of unknown outcome detached the key; failed before the fix).
+fl_swarm_test(cli.swarm.lease_expiry_none cli 30
+  ${FL_CHK} 0 - ${FL_BIN} check ${FL_SDATA}/lease_expiry_none.jsonl)
