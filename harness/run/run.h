@@ -83,7 +83,7 @@ struct run_clients_config {
  * from its own streams, so turning one on never moves the plain workload's draws. */
 enum {
     RUN_WL_LEASES = 1 << 0,      /* mix_lease: grants of short leases, puts attached to them,
-                                    revokes, keep-alive streams; leases expire */
+                                    keep-alive streams; leases expire */
     RUN_WL_WATCH_CHURN = 1 << 1, /* watches opened and cancelled over time: single key, prefix
                                     or all; start revision now, past or future; prev_kv,
                                     progress_notify, put/delete filters; a watch cancelled by

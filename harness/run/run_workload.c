@@ -12,8 +12,8 @@
  *
  * Features (run.h RUN_WL_*), off by default, add what the robustness traffic has
  * besides: leases (a sixth weight, mix_lease: grants of short leases, puts attached to
- * them, revokes, keep-alive streams started and stopped — leases that nobody keeps
- * alive expire), watch churn (watches opened and cancelled over time on a key, a
+ * them, keep-alive streams started and stopped — leases that nobody keeps alive
+ * expire), watch churn (watches opened and cancelled over time on a key, a
  * prefix or a range, from now, from a past or a future revision, with or without
  * prev_kv, progress notifications and put/delete filters; one cancelled by compaction
  * reopens at the compact revision, as etcd's robustness watchers do), multi-operation
@@ -189,7 +189,12 @@ static void keepalive_done(void *ud, const struct kvc_result *r)
 }
 
 /* A lease operation (RUN_WL_LEASES): grant one when the client has none (or an old
- * one), else put a key attached to it, revoke it, or start/stop keeping it alive. */
+ * one), else put a key attached to it, start or stop keeping it alive, or abandon it
+ * (it expires). Leases end by expiry only, never by a client's LeaseRevoke: the member
+ * that expires a lease reports the keys it deleted, which the history records exactly
+ * (run_record_lease_end), while a client's revoke is recorded without them and the
+ * checkers would have to guess them from the puts, which a write of unknown outcome
+ * makes ambiguous. */
 static void wl_lease(struct run_wl_client *c, struct kvc_client *kc, struct kvc_bytes key,
                      struct kvc_bytes value)
 {
@@ -203,13 +208,12 @@ static void wl_lease(struct run_wl_client *c, struct kvc_client *kc, struct kvc_
         kvc_call(kc, &req, NULL, wl_done, c);
         return;
     }
-    if (x < 20) {
-        struct kvc_request req = {.method = KVC_LEASE_REVOKE, .lease_id = c->lease};
+    if (x < 20) { /* abandon it: nobody keeps it alive, it expires */
         c->lease = 0;
         if (c->keepalive)
             kvc_lease_keepalive_stop(kc, c->keepalive);
         c->keepalive = 0;
-        kvc_call(kc, &req, NULL, wl_done, c);
+        kvc_put(kc, key, value, 0, NULL, wl_done, c);
         return;
     }
     if (x < 30 && !c->keepalive) {
