@@ -134,7 +134,11 @@ static struct srv_member *member_alloc(struct srv_cluster *cl, int node, int pro
     m->cluster_id = cluster_id;
     m->safety = srv_cluster_safety(cl, cluster_id);
     m->kvh = srv_cluster_kvhash(cl, cluster_id);
-    m->next_req_id = 1;
+    /* Proposal ids (and read contexts) never repeat across incarnations: an entry a
+     * member proposed before a crash may be applied after its restart, and must not
+     * meet a new request waiting under the same id (etcd's ids carry a time prefix).
+     * The first incarnation keeps 1, 2, 3, ... */
+    m->next_req_id = ((uint64_t)sim_proc_incarnation(m->w, proc) << 40) + 1;
     m->last_leader_contact_ns = -1;
     m->last_leader_msg_ns = -1;
     m->last_refused_ns = INT64_MIN / 2;
