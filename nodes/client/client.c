@@ -706,7 +706,11 @@ static void kvc_call_attempt_failed(struct kvc_call *call, int code, const char 
     int ep = call->ep;
     if (call->state == KVC_CALL_INFLIGHT)
         kvc_attempt_end(call, transport ? KVC_ATTEMPT_TRANSPORT : KVC_ATTEMPT_ERROR, text);
-    if (!transport && ep >= 0 && code == RPC_CODE_UNAVAILABLE)
+    /* A learner refuses every client call: the balancer must move on as it does from
+     * an unavailable member, or a pinned policy retries the learner until the call's
+     * deadline, call after call. */
+    if (!transport && ep >= 0 &&
+        (code == RPC_CODE_UNAVAILABLE || rpc_err_find(text) == RPC_ERR_LEARNER_NOT_SUPPORTED))
         lb_on_fail(&c->lb, (size_t)ep, LB_FAIL_UNAVAILABLE, now);
     bool retry = rpc_err_retry_safe(call->policy, (enum rpc_code)code, text, c->lb.n);
     /* The bug: a write that left is sent again after an Unavailable answer or a

@@ -54,3 +54,11 @@ fl_swarm_test(cli.swarm.lease_revoke_kept cli 30
 # from the puts (a write of unknown outcome detached the key; failed before the fix).
 fl_swarm_test(cli.swarm.lease_expiry_none cli 30
   ${FL_CHK} 0 - ${FL_BIN} check ${FL_SDATA}/lease_expiry_none.jsonl)
+
+# A pinned client whose pinned member is a learner moves on at the learner's refusal
+# (it retried the learner until each call's deadline: chaos seed 149).
+foreach(seed 1 2 3)
+  fl_swarm_test(scenario.swarm.pinned_learner.seed${seed} scenario 120
+    ${FL_CHK} 0 - ${FL_BIN} run ${FL_SWM}/pinned_learner.lua --seed ${seed}
+    --db ${FL_WDB}/pinned_learner.db --json)
+endforeach()
