@@ -169,7 +169,7 @@ static void draw_workload(struct run_world *rw, struct run_workload_config *w, j
     w->mix_range = (int)sim_rng_range(&r, 0, 3);
     w->features = 0;
     static const unsigned feats[] = {RUN_WL_LEASES, RUN_WL_WATCH_CHURN, RUN_WL_MULTI_TXN,
-                                     RUN_WL_READ_MORE, RUN_WL_DELETE_RANGE};
+                                     RUN_WL_READ_MORE};
     for (size_t i = 0; i < FL_ARRAY_LEN(feats); i++)
         if (chance(&r, 60))
             w->features |= feats[i];
@@ -190,8 +190,7 @@ static void draw_workload(struct run_world *rw, struct run_workload_config *w, j
     json_object_set_new(mix, "lease", json_integer(w->mix_lease));
     json_object_set_new(o, "mix", mix);
     json_t *f = json_array();
-    static const char *const fnames[] = {"leases", "watch_churn", "multi_txn", "read_more",
-                                         "delete_range"};
+    static const char *const fnames[] = {"leases", "watch_churn", "multi_txn", "read_more"};
     for (size_t i = 0; i < FL_ARRAY_LEN(feats); i++)
         if (w->features & feats[i])
             json_array_append_new(f, json_string(fnames[i]));
