@@ -1,19 +1,79 @@
--- chaos.lua: a random nemesis over a mixed workload, for sweeps over many seeds. The
--- fault phase draws partitions (all Jepsen shapes), kills, pauses and clock skew from
--- the fault stream; heal_all() ends it and the cluster must then converge.
+-- chaos.lua: swarm chaos, for sweeps over many seeds. Each seed draws its own world
+-- (swarm{}): cluster size 1/3/5/7, pre-vote and check-quorum, election and heartbeat
+-- timeouts, snapshot count and retained entries, auto-compaction, quota, fsync latency
+-- per member, network latency, clients and a balancer policy each, a workload mix
+-- with txns, ranges, deletes, leases that expire and churning watches; which fault
+-- lanes run and how often (partitions of every Jepsen shape, kills, power loss,
+-- pauses, clock skew, packet loss/duplication/delay, held links, membership changes,
+-- leadership transfer, compaction, defragmentation, NOSPACE recovery, backups), which
+-- failpoints fire (BUGGIFY) and which faults fire on node events (triggers). The
+-- fault phase ends with heal_all(); then the cluster must come back: a leader, a
+-- write that succeeds, every client failing over when the member most of them use
+-- dies, and convergence (the converge check).
+local world = swarm {}
+
 scenario {
   name = "chaos",
-  description = "random nemesis (partition/kill/pause/skew) over a mixed workload, 5 nodes",
-  cluster  = { nodes = 5 },
-  clients  = { count = 6, balancer = "round_robin", timeout_ms = 2000 },
-  workload = { rate = 150, keys = 10, mix = { put = 5, get = 4, delete = 1, txn = 2, range = 1 },
-               watchers = 3 },
-  checks   = { "linearizability", "watch", "raft_safety", "converge" },
+  description = "swarm chaos: each seed draws its cluster, clients, workload, faults, failpoints and triggers",
+  checks = { "linearizability", "watch", "raft_safety", "converge" },
 }
 
-run_until(function() return leader() ~= nil end, 10*s)
-nemesis { kinds = { "partition", "kill", "pause", "skew" }, every = 2*s }
-run(20*s)
+local E = world.cluster.election_ms * ms
+local TIMEOUT = world.clients.timeout_ms * ms
+
+expect(run_until(function() return leader() ~= nil end, 10*s), "a leader is elected", leader())
+run(1*s)
+nemesis { duration = 12*s }
+run(12*s)
 heal_all()
-run(2*s)
-expect(leader() ~= nil, "a leader after the fault phase", leader())
+
+-- the cluster comes back: a leader, and a write that succeeds
+local up = run_until(function() return leader() ~= nil end, 10*s + 10*E)
+expect(up, "a leader after the fault phase", leader())
+if not up then return end
+local c = client(1)
+local function put_ok() return c:put("chaos/alive", "x", { timeout = TIMEOUT }) ~= nil end
+if world.cluster.quota_bytes > 0 then
+  -- etcd's NOSPACE recovery: compact, defragment every member, disarm
+  local r = c:get("chaos/alive")
+  if r then compact(r.revision) end
+  for _, n in ipairs(nodes()) do if status(n).alive then defrag(n) end end
+  alarm_disarm()
+end
+expect(run_until(put_ok, 10*s + 10*E, 100*ms), "a write succeeds after the fault phase")
+run(1*s)
+
+-- every client fails over when the member most of them last used dies (a quorum stays):
+-- each one reads until a read succeeds (the documented failover of all four policies)
+local NC = #world.clients.balancers
+if #nodes() >= 3 then
+  local count, target, most = {}, nil, 0
+  for i = 1, NC do
+    local n = client(i):stats().last_node
+    if n and n > 0 then
+      count[n] = (count[n] or 0) + 1
+      if count[n] > most then target, most = n, count[n] end
+    end
+  end
+  if target and status(target).alive then
+    local BOUND = 2 * TIMEOUT + 3 * E + 1*s
+    local t0, first = now(), {}
+    kill(target)
+    for i = 1, NC do
+      spawn(function()
+        while now() - t0 < BOUND + 1*s do
+          if client(i):get("chaos/alive", { timeout = TIMEOUT }) then first[i] = now() - t0 return end
+          sleep(50*ms)
+        end
+      end)
+    end
+    run(BOUND + 1*s)
+    for i = 1, NC do
+      expect(first[i] ~= nil and first[i] < BOUND,
+             "client " .. i .. " (" .. world.clients.balancers[i] .. ") fails over when the member it uses dies",
+             { killed = target, failover_ms = first[i] and first[i] // ms })
+    end
+    restart(target)
+  end
+end
+run(1*s)
