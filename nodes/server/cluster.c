@@ -238,6 +238,15 @@ void srv_cluster_safety_failed(struct srv_cluster *cl, struct srv_member *m)
     sim_stop(cl->w);
 }
 
+void srv_cluster_safety_text(struct srv_cluster *cl, int node, uint64_t member_id, const char *json)
+{
+    if (cl->violation)
+        return;
+    cl->violation = fl_strdup(json);
+    srv_cluster_emit(cl, node, member_id, SRV_EV_SAFETY, 0, cl->violation);
+    sim_stop(cl->w);
+}
+
 const char *srv_cluster_safety_violation(const struct srv_cluster *cl)
 {
     return cl->violation;

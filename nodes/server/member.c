@@ -432,6 +432,12 @@ static void apply_before_sync(struct srv_member *m, const struct raft_ready *rd)
     safety_check(m, ok); /* after_persist skips what is applied here */
 }
 
+static void send_early(struct srv_member *m, const struct raft_ready *rd)
+{
+    send_msgs(m, rd->msgs, rd->msgs_count);
+    m->sent_early = true;
+}
+
 static bool persist_ready(struct srv_member *m, bool *crashed)
 {
     const struct raft_ready *rd = &m->rd;
@@ -469,22 +475,21 @@ static bool persist_ready(struct srv_member *m, bool *crashed)
         m->log.vote = rd->hard_state.vote;
         m->log.commit = rd->hard_state.commit;
     }
-    /* The bug: votes and append acknowledgements leave before they are durable. They
-     * leave once the records are out of m->scratch (sending reuses it). */
-    bool early = must_sync && FL_BUG(RAFT_ACK_BEFORE_FSYNC) && rd->msgs_count;
     m->hook_append_index = rd->entries_count && srv_cluster_hooked(m->cl)
                                ? rd->entries[rd->entries_count - 1].index
                                : 0;
+    /* FL_BUG(RAFT_ACK_BEFORE_FSYNC): votes and append acknowledgements leave before they
+     * are durable: right after the write, before its fsync (or, on a slow disk, before
+     * the write). They go after the WAL bytes are taken, as sending reuses scratch. */
+    bool early = must_sync && FL_BUG(RAFT_ACK_BEFORE_FSYNC) && rd->msgs_count;
     if (must_sync && f == SIM_FAULT_DELAY && hit.delay_ns > 0) {
         /* A slow disk: the write and its fsync start later; nothing waits less. */
         m->persisting = true;
         fl_buf_reset(&m->pending_wal);
         fl_buf_append(&m->pending_wal, m->scratch.data, m->scratch.len);
         m->delay_timer = sim_timer_start(m->w, m->proc, hit.delay_ns, delayed_save, m);
-        if (early) {
-            send_msgs(m, rd->msgs, rd->msgs_count);
-            m->sent_early = true;
-        }
+        if (early)
+            send_early(m, rd);
         apply_before_sync(m, rd);
         return true;
     }
@@ -492,10 +497,8 @@ static bool persist_ready(struct srv_member *m, bool *crashed)
         *crashed = true;
         return false;
     }
-    if (early) {
-        send_msgs(m, rd->msgs, rd->msgs_count);
-        m->sent_early = true;
-    }
+    if (early)
+        send_early(m, rd);
     if (!must_sync)
         return false;
     apply_before_sync(m, rd);
@@ -796,6 +799,37 @@ struct srv_member *srv_member_join(struct srv_cluster *cl, int node, int proc, u
     return m;
 }
 
+/* The longest prefix of the entries a restart recovered that is a Raft log: indexes
+ * follow each other after the snapshot, terms never go down. A correct member's disk
+ * always holds one; a WAL that does not (a log that lost synced entries to a bug, then
+ * took others over them) is a safety violation of the member's durable state, reported
+ * to the online checker like any other (etcd would refuse to start: "was the raft log
+ * corrupted, truncated, or lost?"); the member runs on with the valid prefix so that
+ * the run can end and be judged. */
+static size_t log_prefix_ok(struct srv_member *m, uint64_t snap_index, uint64_t snap_term,
+                            const struct raft_entry *e, size_t n)
+{
+    uint64_t last = snap_index, last_term = snap_term;
+    for (size_t i = 0; i < n; i++) {
+        if (e[i].index <= snap_index)
+            continue;
+        if (e[i].index == last + 1 && e[i].term >= last_term) {
+            last = e[i].index;
+            last_term = e[i].term;
+            continue;
+        }
+        char d[320];
+        snprintf(d, sizeof d,
+                 "{\"property\":\"durable_log\",\"node\":%" PRIu64 ",\"index\":%" PRIu64
+                 ",\"term\":%" PRIu64 ",\"detail\":\"member %d restarts with a WAL that is not a "
+                 "Raft log: entry %" PRIu64 "/%" PRIu64 " after %" PRIu64 "/%" PRIu64 "\"}",
+                 m->id, e[i].index, e[i].term, m->node, e[i].index, e[i].term, last, last_term);
+        srv_cluster_safety_text(m->cl, m->node, m->id, d);
+        return i;
+    }
+    return n;
+}
+
 struct srv_member *srv_member_recover(struct srv_cluster *cl, int node, int proc)
 {
     struct sim_world *w = srv_cluster_world(cl);
@@ -853,7 +887,9 @@ struct srv_member *srv_member_recover(struct srv_cluster *cl, int node, int proc
     struct raft_hard_state hs = {st.term, st.vote, st.commit};
     snap.data = NULL; /* the core keeps no copy: a leader reads the file to send it */
     snap.len = 0;
-    int err = raft_restore(m->raft, &hs, have_snap ? &snap : NULL, ents, st.n_entries);
+    size_t n_ok =
+        log_prefix_ok(m, have_snap ? snap.index : 0, have_snap ? snap.term : 0, ents, st.n_entries);
+    int err = raft_restore(m->raft, &hs, have_snap ? &snap : NULL, ents, n_ok);
     FL_ASSERTF(err == FL_OK, "member %d: raft_restore failed (%s)", node, fl_strerror(err));
     free(ents);
     free(snap_data);

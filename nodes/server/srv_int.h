@@ -382,6 +382,10 @@ struct kvhash *srv_cluster_kvhash(struct srv_cluster *cl, uint64_t cluster_id);
 /* A member's KV hash differs from another's at one revision: record it (the world goes
  * on; the `converge` check fails). */
 void srv_cluster_kv_corrupt(struct srv_cluster *cl, struct srv_member *m);
+/* A violation found outside the checker (a WAL that is not a Raft log at restart):
+ * the same, with its JSON text. */
+void srv_cluster_safety_text(struct srv_cluster *cl, int node, uint64_t member_id,
+                             const char *json);
 void srv_cluster_emit(struct srv_cluster *cl, int node, uint64_t member_id, const char *kind,
                       uint64_t term, const char *detail);
 void srv_cluster_emit_rev(struct srv_cluster *cl, int node, uint64_t member_id, const char *kind,
