@@ -39,7 +39,7 @@ static void set_field_int(lua_State *L, const char *k, lua_Integer v)
     lua_setfield(L, -2, k);
 }
 
-/* Pushes the event table {kind, at, node, peer?, term, index, pre, detail}. */
+/* Pushes the event table {kind, at, node, peer?, term, index, pre, leader, detail}. */
 static void push_event(lua_State *L, const struct run_event *ev)
 {
     lua_createtable(L, 0, 8);
@@ -53,6 +53,8 @@ static void push_event(lua_State *L, const struct run_event *ev)
     set_field_int(L, "index", (lua_Integer)ev->index);
     lua_pushboolean(L, ev->pre);
     lua_setfield(L, -2, "pre");
+    lua_pushboolean(L, ev->leader);
+    lua_setfield(L, -2, "leader");
     lua_pushstring(L, ev->detail);
     lua_setfield(L, -2, "detail");
 }

@@ -281,23 +281,27 @@ enum {
  * applying a fault of its kind and undoing it, independently of the others, so faults
  * overlap (a partition during a membership change during a kill). */
 enum {
-    RUN_LANE_PARTITION = 1 << 0,   /* every Jepsen shape: one, majority, ring, bridge, one-way */
-    RUN_LANE_KILL = 1 << 1,        /* kill one member or a few; restart in random order */
-    RUN_LANE_POWER = 1 << 2,       /* power loss: every member at once (unsynced writes lost) */
-    RUN_LANE_PAUSE = 1 << 3,       /* pause a member */
-    RUN_LANE_SKEW = 1 << 4,        /* a member's clock runs fast or slow */
-    RUN_LANE_NET = 1 << 5,         /* packet loss, duplication and delay */
-    RUN_LANE_HOLD = 1 << 6,        /* hold a link's messages, release them later */
-    RUN_LANE_MEMBERSHIP = 1 << 7,  /* add, add learner + promote, remove, remove the leader,
-                                      replace, two changes at once */
-    RUN_LANE_MOVE_LEADER = 1 << 8, /* leadership transfer */
-    RUN_LANE_COMPACT = 1 << 9,     /* compaction at a revision near the current one */
-    RUN_LANE_DEFRAG = 1 << 10,     /* defragment a member */
-    RUN_LANE_QUOTA = 1 << 11,      /* NOSPACE recovery: compact, defrag, alarm disarm */
-    RUN_LANE_SNAPSHOT = 1 << 12,   /* a backup (snapshot save) from a member */
-    RUN_LANE_ALL = 0x1fff
+    RUN_LANE_PARTITION = 1 << 0,     /* every Jepsen shape: one, majority, ring, bridge, one-way */
+    RUN_LANE_KILL = 1 << 1,          /* kill one member or a few; restart in random order */
+    RUN_LANE_POWER = 1 << 2,         /* power loss: every member at once (unsynced writes lost) */
+    RUN_LANE_PAUSE = 1 << 3,         /* pause a member */
+    RUN_LANE_SKEW = 1 << 4,          /* a member's clock runs fast or slow */
+    RUN_LANE_NET = 1 << 5,           /* packet loss, duplication and delay */
+    RUN_LANE_HOLD = 1 << 6,          /* hold a link's messages, release them later */
+    RUN_LANE_MEMBERSHIP = 1 << 7,    /* add, add learner + promote, remove, remove the leader,
+                                        replace, two changes at once */
+    RUN_LANE_MOVE_LEADER = 1 << 8,   /* leadership transfer */
+    RUN_LANE_COMPACT = 1 << 9,       /* compaction at a revision near the current one */
+    RUN_LANE_DEFRAG = 1 << 10,       /* defragment a member */
+    RUN_LANE_QUOTA = 1 << 11,        /* NOSPACE recovery: compact, defrag, alarm disarm */
+    RUN_LANE_SNAPSHOT = 1 << 12,     /* a backup (snapshot save) from a member */
+    RUN_LANE_SLOW = 1 << 13,         /* etcd's "sleep" failpoints: a slow disk (WAL writes wait),
+                                        slow watch streams */
+    RUN_LANE_LEADER_CRASH = 1 << 14, /* the leader crashes at its next WAL save, after the
+                                        fsync and before the messages (raftAfterSave) */
+    RUN_LANE_ALL = 0x7fff
 };
-#define RUN_LANE_COUNT 13
+#define RUN_LANE_COUNT 15
 /* Parses one lane name ("partition", "kill", "power", ...); 0 when unknown. */
 unsigned run_lane_find(const char *name);
 const char *run_lane_name(unsigned bit);
@@ -337,7 +341,8 @@ struct run_event {
     int64_t at_ns;
     int node, peer; /* slots; peer 0 when none */
     uint64_t term, index;
-    bool pre; /* vote_granted: a pre-vote */
+    bool pre;    /* vote_granted: a pre-vote */
+    bool leader; /* the member leads */
     const char *detail;
 };
 typedef void run_event_fn(void *ud, const struct run_event *ev);

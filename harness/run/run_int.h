@@ -85,8 +85,9 @@ struct run_lane {
     int undo;                 /* what the last apply did (lane-specific; 0: nothing) */
     int nodes[RUN_NODES_MAX]; /* ... to which members */
     int n_nodes;
-    int64_t ordinal;                                 /* of the last apply */
-    struct sim_rng rng;                              /* the current tick's stream */
+    int64_t ordinal;       /* of the last apply */
+    const char *slow_name; /* UNDO_FAILPOINT: the failpoint it turned on (static) */
+    struct sim_rng rng;    /* the current tick's stream */
     struct run_lane_later later[RUN_LANE_LATER_MAX]; /* staggered restarts to come */
 };
 

@@ -26,8 +26,9 @@ enum {
     UNDO_UNSKEW,
     UNDO_NET,
     UNDO_RELEASE,
-    UNDO_ADD,     /* add a voter (a removal's replacement) */
-    UNDO_PROMOTE, /* promote the learner nodes[0] once it is known */
+    UNDO_ADD,       /* add a voter (a removal's replacement) */
+    UNDO_PROMOTE,   /* promote the learner nodes[0] once it is known */
+    UNDO_FAILPOINT, /* turn failpoint slow_name off on nodes[0] */
 };
 
 static uint64_t below(struct run_lane *l, uint64_t n)
@@ -302,6 +303,42 @@ static void apply_snapshot(struct run_world *rw, struct run_lane *l)
         run_snapshot_save(rw, ids[below(l, (uint64_t)n)], NULL, NULL);
 }
 
+/* etcd's gofailSleepAndDeactivate: a "sleep" failpoint for one lane period. */
+static void apply_slow(struct run_world *rw, struct run_lane *l)
+{
+    static const char *const names[] = {"raft/before_save", "raft/before_save",
+                                        "watch/before_send"};
+    int ids[RUN_NODES_MAX], n = run_nodes(rw, ids, RUN_NODES_MAX);
+    if (n == 0)
+        return;
+    const char *name = names[below(l, FL_ARRAY_LEN(names))];
+    int node = below(l, 4) == 0 ? 0 : ids[below(l, (uint64_t)n)];
+    int delay = 20 + (int)below(l, 381);
+    char err[160];
+    if (run_failpoint(rw, name, node, "delay", 1000000, 0, delay, err, sizeof err) == FL_OK) {
+        l->slow_name = name;
+        l->nodes[0] = node;
+        l->n_nodes = 1;
+        l->undo = UNDO_FAILPOINT;
+    }
+}
+
+/* The leader crashes at its next WAL save, once durable and before its messages leave:
+ * repeated, it makes the leader changes of Raft's Figure 8 (entries of old terms on
+ * some members only). */
+static void apply_leader_crash(struct run_world *rw, struct run_lane *l)
+{
+    int leader = run_leader(rw);
+    char err[160];
+    if (leader && run_failpoint(rw, "raft/after_save", leader, "crash", 1000000, 1, 0, err,
+                                sizeof err) == FL_OK) {
+        l->slow_name = "raft/after_save";
+        l->nodes[0] = leader;
+        l->n_nodes = 1;
+        l->undo = UNDO_FAILPOINT;
+    }
+}
+
 static void lane_apply(struct run_world *rw, struct run_lane *l)
 {
     l->undo = UNDO_NONE;
@@ -347,6 +384,12 @@ static void lane_apply(struct run_world *rw, struct run_lane *l)
     case RUN_LANE_SNAPSHOT:
         apply_snapshot(rw, l);
         break;
+    case RUN_LANE_SLOW:
+        apply_slow(rw, l);
+        break;
+    case RUN_LANE_LEADER_CRASH:
+        apply_leader_crash(rw, l);
+        break;
     default:
         break;
     }
@@ -382,6 +425,11 @@ static void lane_undo(struct run_world *rw, struct run_lane *l)
         if (l->n_nodes == 1 && run_node_exists(rw, l->nodes[0]))
             run_member_promote(rw, l->nodes[0], NULL, NULL);
         break;
+    case UNDO_FAILPOINT: {
+        char err[160];
+        run_failpoint(rw, l->slow_name, l->nodes[0], "off", 0, 0, 0, err, sizeof err);
+        break;
+    }
     default:
         break;
     }

@@ -20,8 +20,8 @@
 #include "harness/run/run_int.h"
 
 static const char *const lane_names[RUN_LANE_COUNT] = {
-    "partition",  "kill",        "power",   "pause",  "skew",  "net",      "hold",
-    "membership", "move_leader", "compact", "defrag", "quota", "snapshot",
+    "partition",   "kill",    "power",  "pause", "skew",     "net",  "hold",         "membership",
+    "move_leader", "compact", "defrag", "quota", "snapshot", "slow", "leader_crash",
 };
 
 unsigned run_lane_find(const char *name)
@@ -160,7 +160,9 @@ static void draw_workload(struct run_world *rw, struct run_workload_config *w, j
     w->rate = (int)PICK(&r, 20, 50, 100, 100, 200);
     w->keys = (int)PICK(&r, 2, 5, 10, 30);
     w->value_size = (int)PICK(&r, 16, 16, 64, 200);
-    w->watchers = (int)sim_rng_range(&r, 0, 4);
+    /* at least one watch over every key: as etcd's robustness collectors do, its events
+     * settle where the writes of unknown outcome went, which the checker needs */
+    w->watchers = (int)sim_rng_range(&r, 1, 4);
     /* etcd's traffic profiles: put-heavy, put/delete, read-heavy, and anything between */
     w->mix_put = (int)sim_rng_range(&r, 1, 10);
     w->mix_get = (int)sim_rng_range(&r, 0, 10);
@@ -217,6 +219,8 @@ static const int64_t lane_periods[RUN_LANE_COUNT][3] = {
     {1000, 3000, 6000}, /* defrag */
     {1000, 2000, 4000}, /* quota */
     {2000, 4000, 8000}, /* snapshot */
+    {1000, 2000, 4000}, /* slow */
+    {1000, 2000, 4000}, /* leader_crash */
 };
 
 static void draw_faults(struct run_world *rw, const struct run_swarm_options *o, bool small_quota,

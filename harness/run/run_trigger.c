@@ -48,14 +48,37 @@ bool run_trigger_holds(struct run_world *rw, int node)
 
 static void firing_schedule(struct run_firing *f, int64_t delay_ns);
 
-static void every_member(struct run_world *rw, bool kill)
+static struct run_firing *firing_new(struct run_world *rw, struct run_trigger *t, int node,
+                                     int64_t ordinal, bool undo)
+{
+    struct run_firing *f = fl_calloc(1, sizeof *f);
+    f->rw = rw;
+    f->t = t;
+    f->node = node;
+    f->ordinal = ordinal;
+    f->undo = undo;
+    return f;
+}
+
+/* Power loss: every member dies at once; after the down time they come back one by one
+ * in a random order, each after a gap of up to two election timeouts (which member is
+ * back first decides who can be elected). */
+static void power_loss(struct run_world *rw, struct run_trigger *t, int64_t ordinal)
 {
     int ids[RUN_NODES_MAX], n = run_nodes(rw, ids, RUN_NODES_MAX);
+    for (int i = 0; i < n; i++)
+        run_kill(rw, ids[i]);
+    for (int i = n - 1; i > 0; i--) {
+        int j = (int)sim_rng_below(&t->rng, (uint64_t)i + 1), x = ids[i];
+        ids[i] = ids[j];
+        ids[j] = x;
+    }
+    int64_t election = (int64_t)(rw->ccfg.election_ms ? rw->ccfg.election_ms : 1000) * FL_MS;
+    int64_t at = t->down_ns;
     for (int i = 0; i < n; i++) {
-        if (kill)
-            run_kill(rw, ids[i]);
-        else
-            run_restart(rw, ids[i]);
+        if (i)
+            at += (int64_t)sim_rng_below(&t->rng, (uint64_t)(2 * election) + 1);
+        firing_schedule(firing_new(rw, t, ids[i], ordinal, true), at);
     }
 }
 
@@ -73,7 +96,10 @@ static void firing_run(struct sim_world *w, void *ctx)
             f->undo ? run_restart(rw, f->node) : run_kill(rw, f->node);
             break;
         case RUN_TRIG_POWER:
-            every_member(rw, !f->undo);
+            if (f->undo)
+                run_restart(rw, f->node);
+            else
+                power_loss(rw, f->t, f->ordinal); /* schedules the restarts */
             break;
         case RUN_TRIG_ISOLATE:
             f->undo ? run_heal(rw) : run_isolate(rw, f->node);
@@ -84,7 +110,7 @@ static void firing_run(struct sim_world *w, void *ctx)
         }
     }
     run_scope_leave(rw, saved);
-    if (go && !f->undo) {
+    if (go && !f->undo && f->t->action != RUN_TRIG_POWER) {
         f->undo = true;
         firing_schedule(f, f->t->down_ns);
         return;
@@ -108,16 +134,14 @@ static void trigger_event(struct run_world *rw, struct run_trigger *t,
         return;
     if (ev->kind == SRV_HOOK_VOTE_GRANTED && ev->pre)
         return; /* a pre-vote promises nothing durable */
+    if (t->action == RUN_TRIG_POWER && ev->leader)
+        return; /* a power loss aims at followers' appends: acknowledged, maybe not durable */
     if (!sim_rng_chance_ppm(&t->rng, (uint32_t)t->p_ppm))
         return;
     t->fired++;
     t->last_ns = now;
-    struct run_firing *f = fl_calloc(1, sizeof *f);
-    f->rw = rw;
-    f->t = t;
-    f->node = t->action == RUN_TRIG_POWER ? 0 : ev->node;
-    f->ordinal = t->ordinal * RUN_FIRING_BASE + t->fired;
-    firing_schedule(f, t->delay_ns);
+    int64_t ordinal = t->ordinal * RUN_FIRING_BASE + t->fired;
+    firing_schedule(firing_new(rw, t, ev->node, ordinal, false), t->delay_ns);
 }
 
 static void on_hook(void *ud, const struct srv_hook_event *ev)
@@ -135,6 +159,7 @@ static void on_hook(void *ud, const struct srv_hook_event *ev)
                               .term = ev->term,
                               .index = ev->index,
                               .pre = ev->pre,
+                              .leader = ev->leader,
                               .detail = ev->detail};
         rw->on_fn(rw->on_ud, &e);
     }

@@ -146,6 +146,7 @@ void srv_member_hook(struct srv_member *m, enum srv_hook_kind kind, uint64_t ind
                                 .index = index,
                                 .peer = peer ? FL_MAX(0, srv_cluster_dir_node(cl, peer)) : 0,
                                 .pre = pre,
+                                .leader = m->role == RAFT_LEADER,
                                 .detail = detail ? detail : ""};
     cl->hook(cl->hook_ud, &ev);
 }

@@ -143,6 +143,7 @@ struct srv_hook_event {
     uint64_t index;     /* a log index (a revision for SRV_HOOK_COMPACT); 0 when none */
     int peer;           /* the other member's slot when the event names one, else 0 */
     bool pre;           /* SRV_HOOK_VOTE_GRANTED: a pre-vote */
+    bool leader;        /* the member leads (its role as of its last ready) */
     const char *detail; /* never NULL; valid during the call */
 };
 typedef void (*srv_hook_fn)(void *ud, const struct srv_hook_event *ev);
