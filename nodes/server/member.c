@@ -348,13 +348,17 @@ static void on_ready_synced(struct sim_world *w, int proc, int err, void *ctx)
         srv_member_hook(m, SRV_HOOK_PERSISTED, m->hook_append_index, 0, false, NULL);
         m->hook_append_index = 0;
     }
+    /* What is durable now is what the safety checker must know, even if the member
+     * dies before it goes on (raft/after_save crashes right here). */
+    m->ready_synced = true;
+    feed_safety_persisted(m, &m->rd);
+    m->safety_fed = true;
     struct sim_fault_hit hit;
     enum sim_fault f = flt_check(w, "raft/after_save", &hit);
     if (f == SIM_FAULT_ERROR)
         sim_proc_kill(w, proc);
     if (f == SIM_FAULT_CRASH || f == SIM_FAULT_ERROR)
         return;
-    m->ready_synced = true;
     if (f == SIM_FAULT_DROP)
         m->drop_msgs = true; /* this ready's messages are lost on the way out */
     if (f == SIM_FAULT_DELAY && hit.delay_ns > 0) {
@@ -663,7 +667,9 @@ static void emit_raft_events(struct srv_member *m, const struct raft_ready *rd)
 static void after_persist(struct srv_member *m)
 {
     struct raft_ready *rd = &m->rd;
-    feed_safety_persisted(m, rd);
+    if (!m->safety_fed)
+        feed_safety_persisted(m, rd); /* no fsync: fed here */
+    m->safety_fed = false;
     struct sim_fault_hit hit;
     if (rd->snapshot && flt_check(m->w, "server/after_apply_snapshot", &hit) == SIM_FAULT_CRASH) {
         m->stopping = true;

@@ -129,7 +129,8 @@ struct srv_member {
     bool drop_msgs;            /* raft/after_save drop: this ready's messages are lost */
     bool ready_synced;         /* this ready's fsync completed (the safety checker hears it) */
     uint64_t hook_append_index; /* SRV_HOOK_APPEND/PERSISTED: last entry being persisted */
-    struct fl_buf pending_wal; /* raft/before_save delay: the write waiting to start */
+    bool safety_fed;            /* this ready's durable state went to the checker */
+    struct fl_buf pending_wal;  /* raft/before_save delay: the write waiting to start */
     sim_handle delay_timer;
     uint64_t snap_index; /* last local or installed snapshot */
     uint64_t applied;

@@ -62,3 +62,12 @@ foreach(seed 1 2 3)
     ${FL_CHK} 0 - ${FL_BIN} run ${FL_SWM}/pinned_learner.lua --seed ${seed}
     --db ${FL_WDB}/pinned_learner.db --json)
 endforeach()
+
+# A follower whose log a new leader overwrites crashes right after the overwrite is
+# durable (raft/after_save): the safety checker must know the durable log at that
+# moment (a false "committed_lost" before the fix: chaos seed 503).
+foreach(seed 1 2 3)
+  fl_swarm_test(scenario.swarm.safety_feed.seed${seed} scenario 120
+    ${FL_CHK} 0 - ${FL_BIN} run ${FL_SWM}/safety_feed.lua --seed ${seed}
+    --db ${FL_WDB}/safety_feed.db --json)
+endforeach()
