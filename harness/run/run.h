@@ -89,7 +89,10 @@ enum {
                                     progress_notify, put/delete filters; a watch cancelled by
                                     compaction reopens at the compact revision */
     RUN_WL_MULTI_TXN = 1 << 2,   /* txns of 1-4 operations with value/version/mod compares */
-    RUN_WL_READ_MORE = 1 << 3    /* gets with limit, at a past revision, serializable */
+    RUN_WL_READ_MORE = 1 << 3,   /* gets with limit, at a past revision, serializable */
+    RUN_WL_WATCH_REOPEN = 1 << 4 /* the `watchers` reopen at the compact revision when a
+                                    compaction cancels them (etcd's robustness collectors),
+                                    and the swarm compacts no further than they reached */
 };
 
 /* The built-in C workload: scenario{ workload = {...} }. rate 0 means no workload. */

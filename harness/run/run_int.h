@@ -87,6 +87,7 @@ struct run_lane {
     int n_nodes;
     int64_t ordinal;       /* of the last apply */
     const char *slow_name; /* UNDO_FAILPOINT: the failpoint it turned on (static) */
+    int last_node;         /* UNDO_RESTART: restart this one last (0: any order) */
     struct sim_rng rng;    /* the current tick's stream */
     struct run_lane_later later[RUN_LANE_LATER_MAX]; /* staggered restarts to come */
 };
@@ -102,10 +103,12 @@ struct run_buggify {
 /* A trigger rule: on a node event of kind `hook`, with probability p_ppm, apply
  * `action` to the member it happened on (run_trigger.c). */
 enum run_trigger_action {
-    RUN_TRIG_KILL = 0, /* kill it at once; restart after down_ns */
-    RUN_TRIG_POWER,    /* power loss of every member after delay_ns; restart after down_ns */
-    RUN_TRIG_ISOLATE,  /* cut it off from its peers for down_ns */
-    RUN_TRIG_PAUSE     /* pause it for down_ns */
+    RUN_TRIG_KILL = 0,  /* kill it at once; restart after down_ns */
+    RUN_TRIG_POWER,     /* power loss of every member after delay_ns; restart after down_ns */
+    RUN_TRIG_ISOLATE,   /* cut it off from its peers for down_ns */
+    RUN_TRIG_PAUSE,     /* pause it for down_ns */
+    RUN_TRIG_CRASH_SAVE /* it crashes at its next WAL save, after the fsync and before the
+                           messages (raft/after_save); restarted after down_ns */
 };
 struct run_trigger {
     int hook; /* srv_hook_kind */
@@ -192,6 +195,8 @@ struct run_world {
     uint64_t watcher_ids[RUN_WATCHERS_MAX];
     int watcher_client[RUN_WATCHERS_MAX];
     int n_watchers;
+    /* RUN_WL_WATCH_REOPEN: the revision each fixed watcher reached */
+    int64_t watcher_reached[RUN_WATCHERS_MAX];
     struct run_churn_watch churn[RUN_CHURN_MAX];
     int churn_next; /* the slot the next opening reuses */
     sim_handle churn_timer;

@@ -29,6 +29,7 @@ enum {
     UNDO_ADD,       /* add a voter (a removal's replacement) */
     UNDO_PROMOTE,   /* promote the learner nodes[0] once it is known */
     UNDO_FAILPOINT, /* turn failpoint slow_name off on nodes[0] */
+    UNDO_HEAL_ADD,  /* heal, and add a member back */
 };
 
 static uint64_t below(struct run_lane *l, uint64_t n)
@@ -69,6 +70,12 @@ static void later_restart(struct sim_world *w, void *ctx)
 static void restart_staggered(struct run_world *rw, struct run_lane *l, int *nodes, int n)
 {
     shuffle(l, nodes, n);
+    for (int i = 0; l->last_node && i + 1 < n; i++) {
+        if (nodes[i] == l->last_node) {
+            nodes[i] = nodes[n - 1];
+            nodes[n - 1] = l->last_node;
+        }
+    }
     int64_t at = 0;
     for (int i = 0; i < n; i++) {
         struct run_lane_later *lt = NULL;
@@ -100,6 +107,9 @@ static void apply_kill(struct run_world *rw, struct run_lane *l, bool power)
         k = x < 7 ? 1 : x < 9 ? FL_MAX(1, (n - 1) / 2) : n / 2 + 1;
     }
     k = FL_MIN(k, n);
+    /* a power loss: half the time the leader's machine is the last back (its log is the
+     * longest: the others elect among themselves first) */
+    l->last_node = power && below(l, 2) == 0 ? run_leader(rw) : 0;
     for (int i = 0; i < k; i++) {
         run_kill(rw, ids[i]);
         l->nodes[i] = ids[i];
@@ -198,12 +208,37 @@ static int pick_follower(struct run_world *rw, struct run_lane *l, int leader)
     return k ? c[below(l, (uint64_t)k)] : 0;
 }
 
+/* Membership during a partition (Jepsen's member nemesis composed with a partition):
+ * the leader and one follower are cut off from the others, and the leader is asked to
+ * remove two of the others at once. Correctly the second change is refused while the
+ * first is uncommitted (which needs the other side); the undo heals and adds members
+ * back. */
+static void apply_split_change(struct run_world *rw, struct run_lane *l, int leader, const int *v,
+                               int nv)
+{
+    int side[RUN_NODES_MAX], rest[RUN_NODES_MAX], nr = 0;
+    for (int i = 0; i < nv; i++)
+        if (v[i] != leader)
+            rest[nr++] = v[i];
+    shuffle(l, rest, nr);
+    side[0] = leader;
+    side[1] = rest[--nr];
+    run_partition(rw, side, 2, rest, nr, false);
+    run_member_remove(rw, rest[0], NULL, NULL);
+    run_member_remove(rw, rest[1], NULL, NULL);
+    l->undo = UNDO_HEAL_ADD;
+}
+
 static void apply_membership(struct run_world *rw, struct run_lane *l)
 {
     int v[RUN_NODES_MAX], nv = voters(rw, v), base = rw->ccfg.nodes ? rw->ccfg.nodes : 3;
     int leader = run_leader(rw);
     bool can_add = srv_cluster_slots(rw->cl) < SLOTS_ADD_MAX;
-    uint64_t x = below(l, 6);
+    uint64_t x = below(l, 7);
+    if (x == 6 && nv >= 5 && leader) {
+        apply_split_change(rw, l, leader, v, nv);
+        return;
+    }
     if (nv > base && x < 4)
         x = below(l, 2); /* above the initial size: remove (a follower or the leader) */
     else if (nv < base && can_add && x < 4)
@@ -266,12 +301,26 @@ static void apply_move_leader(struct run_world *rw, struct run_lane *l)
         run_move_leader(rw, f, NULL, NULL);
 }
 
+/* The revision the slowest fixed watcher reached (RUN_WL_WATCH_REOPEN): compacting past
+ * it would cancel it and hide the revisions in between for good, and with them where
+ * writes of unknown outcome went (which only watch events may tell the checker). */
+static int64_t watch_floor(const struct run_world *rw, int64_t rev)
+{
+    if (!(rw->wcfg.features & RUN_WL_WATCH_REOPEN))
+        return rev;
+    for (int i = 0; i < rw->n_watchers; i++)
+        rev = FL_MIN(rev, rw->watcher_reached[i]);
+    return rev;
+}
+
 static void apply_compact(struct run_world *rw, struct run_lane *l)
 {
     /* etcd's robustness traffic: a revision in [current - 50, current + 5], so both
      * "compacted" and "future revision" answers happen */
     int64_t cur = rw->last_commit_rev;
     int64_t rev = cur - 50 + (int64_t)below(l, 56);
+    if (rev <= cur)
+        rev = watch_floor(rw, rev);
     if (rev >= 1)
         run_compact(rw, rev, NULL, NULL);
 }
@@ -288,8 +337,9 @@ static void apply_defrag(struct run_world *rw, struct run_lane *l)
  * would not do on purpose but may well do by accident). */
 static void apply_quota(struct run_world *rw)
 {
-    if (rw->last_commit_rev > 1)
-        run_compact(rw, rw->last_commit_rev, NULL, NULL);
+    int64_t rev = watch_floor(rw, rw->last_commit_rev);
+    if (rev > 1)
+        run_compact(rw, rev, NULL, NULL);
     int ids[RUN_NODES_MAX], n = run_live_nodes(rw, ids);
     for (int i = 0; i < n; i++)
         run_defrag(rw, ids[i], NULL, NULL);
@@ -418,6 +468,11 @@ static void lane_undo(struct run_world *rw, struct run_lane *l)
         run_release(rw, l->nodes[0], l->nodes[1]);
         break;
     case UNDO_ADD:
+        if (srv_cluster_slots(rw->cl) < SLOTS_ADD_MAX)
+            run_member_add(rw, false, NULL, NULL);
+        break;
+    case UNDO_HEAL_ADD:
+        run_heal(rw);
         if (srv_cluster_slots(rw->cl) < SLOTS_ADD_MAX)
             run_member_add(rw, false, NULL, NULL);
         break;

@@ -85,14 +85,15 @@ static void draw_cluster(struct run_world *rw, const struct run_swarm_options *o
     c->snapshot_catchup = (int)PICK(&r, 5, 10, 50, 100, 5000);
     int mode = (int)PICK(&r, 0, 0, 2, 2, 1);
     c->auto_compaction_mode = mode;
-    c->auto_compaction_retention = mode == 2 ? PICK(&r, 500, 1000, 3000)
+    /* periodic retention of seconds: a watcher cut off for longer is compacted away */
+    c->auto_compaction_retention = mode == 2 ? PICK(&r, 2000, 3000, 5000)
                                    : mode    ? PICK(&r, 10, 100)
                                              : 0;
     c->quota_bytes = chance(&r, 20) ? PICK(&r, 48, 64, 96) * 1024 : 0;
     c->fsync_us = PICK(&r, 100, 1000, 1000, 5000, 20000);
     c->net_latency_us = (int)PICK(&r, 100, 500, 500, 2000);
     c->net_jitter_us = (int)PICK(&r, 0, 500, 2000);
-    c->max_msg_bytes = chance(&r, 15) ? 256 : 0; /* one entry per message: probes split */
+    c->max_msg_bytes = chance(&r, 25) ? 256 : 0; /* one entry per message: probes split */
     c->progress_notify_ms = (int)PICK(&r, 0, 100, 500, 2000);
     /* slow disks: some members fsync 10x slower */
     struct run_swarm *sw = &rw->swarm;
@@ -169,7 +170,7 @@ static void draw_workload(struct run_world *rw, struct run_workload_config *w, j
     w->mix_delete = (int)sim_rng_range(&r, 0, 6);
     w->mix_txn = (int)sim_rng_range(&r, 0, 4);
     w->mix_range = (int)sim_rng_range(&r, 0, 3);
-    w->features = 0;
+    w->features = RUN_WL_WATCH_REOPEN;
     static const unsigned feats[] = {RUN_WL_LEASES, RUN_WL_WATCH_CHURN, RUN_WL_MULTI_TXN,
                                      RUN_WL_READ_MORE};
     for (size_t i = 0; i < FL_ARRAY_LEN(feats); i++)
@@ -342,9 +343,13 @@ static const struct {
     {SRV_HOOK_COMPACT, RUN_TRIG_KILL, {100000, 400000}, 2, {0, 2}},
     {SRV_HOOK_DEFRAG, RUN_TRIG_KILL, {200000, 500000}, 2, {0, 2}},
     {SRV_HOOK_TERM, RUN_TRIG_PAUSE, {50000, 200000}, 2, {1, 2}},
+    /* a new leader crashes once it persisted its next entries, before it sent them:
+     * repeated, Raft's Figure 8 (entries of old terms on a minority, then counted) */
+    {SRV_HOOK_LEADER, RUN_TRIG_CRASH_SAVE, {300000, 1000000}, 3, {1, 3}},
+    {SRV_HOOK_APPEND, RUN_TRIG_POWER, {1000, 10000}, 2, {1, 3}},
 };
 
-static const char *const trigger_actions[] = {"kill", "power", "isolate", "pause"};
+static const char *const trigger_actions[] = {"kill", "power", "isolate", "pause", "crash_save"};
 
 static void draw_triggers(struct run_world *rw, const struct run_cluster_config *c, json_t *j)
 {

@@ -107,6 +107,14 @@ static void firing_run(struct sim_world *w, void *ctx)
         case RUN_TRIG_PAUSE:
             f->undo ? run_resume(rw, f->node) : run_pause(rw, f->node);
             break;
+        case RUN_TRIG_CRASH_SAVE: {
+            char err[160];
+            run_failpoint(rw, "raft/after_save", f->node, f->undo ? "off" : "crash", 1000000, 1, 0,
+                          err, sizeof err);
+            if (f->undo)
+                run_restart(rw, f->node);
+            break;
+        }
         }
     }
     run_scope_leave(rw, saved);
@@ -214,7 +222,7 @@ void run_triggers_arm(struct run_world *rw, int scale_pct)
             json_object_set_new(d, "count", json_integer(t->count_max));
             int64_t saved;
             run_scope_enter(rw, t->ordinal, &saved);
-            static const char *const names[] = {"kill", "power", "isolate", "pause"};
+            static const char *const names[] = {"kill", "power", "isolate", "pause", "crash_save"};
             char target[24];
             snprintf(target, sizeof target, "on:%s", names[t->action]);
             run_log_fault(rw, "trigger", target, d);

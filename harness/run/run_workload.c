@@ -300,10 +300,34 @@ static void wl_issue(struct sim_world *w, void *ctx)
     }
 }
 
+/* The observer records every response; with RUN_WL_WATCH_REOPEN the callback also
+ * follows how far each fixed watcher got, and reopens it at the compact revision when a
+ * compaction cancels it (etcd's robustness collectors do both). */
 static void wl_watch_cb(void *ud, const struct kvc_watch_resp *r)
 {
-    (void)ud;
-    (void)r; /* the observer records every response */
+    struct run_world *rw = ud;
+    if (!(rw->wcfg.features & RUN_WL_WATCH_REOPEN))
+        return;
+    int i = 0;
+    while (i < rw->n_watchers && rw->watcher_ids[i] != r->watch_id)
+        i++;
+    if (i == rw->n_watchers)
+        return;
+    int64_t reached = r->header.revision;
+    for (size_t k = 0; k < r->event_count; k++)
+        reached = FL_MAX(reached, r->events[k].kv.mod_rev);
+    rw->watcher_reached[i] = FL_MAX(rw->watcher_reached[i], reached);
+    if (!r->canceled || r->compact_revision <= 0 || rw->wl_stopped)
+        return;
+    struct run_client *rc = &rw->clients[rw->watcher_client[i]];
+    if (!rc->c || rc->closed)
+        return;
+    struct kvc_watch_req req = {.key = {range_lo, 3},
+                                .range_end = {range_hi, 3},
+                                .start_rev = r->compact_revision,
+                                .prev_kv = true,
+                                .progress_notify = true};
+    rw->watcher_ids[i] = kvc_watch(rc->c, &req, NULL, wl_watch_cb, rw);
 }
 
 /* --- watch churn (RUN_WL_WATCH_CHURN) ------------------------------------------------ */
