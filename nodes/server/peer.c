@@ -507,7 +507,11 @@ void srv_peers_tick(struct srv_member *m)
         struct srv_peer *p = &m->peers[i];
         if (!p->out)
             continue;
-        int64_t since = FL_MAX(p->last_heard_ns, p->attempt_ns);
+        /* A connection still opening is judged by its attempt alone: frames the peer
+         * sends us arrive on its own connection and say nothing of ours (its SYN or
+         * the answer may be lost: etcd's dial timeout). */
+        int64_t since =
+            p->connected_since_ns < 0 ? p->attempt_ns : FL_MAX(p->last_heard_ns, p->attempt_ns);
         if (now - since < SRV_PEER_READ_TIMEOUT_NS)
             continue;
         net_close(m->w, p->out);

@@ -275,7 +275,9 @@ bool srv_peer_connected_since(struct srv_member *m, uint64_t id, int64_t since_n
  * heartbeat) when nothing else was sent for SRV_PEER_LINK_HEARTBEAT_NS; closes
  * outgoing connections to peers not heard from for SRV_PEER_READ_TIMEOUT_NS (etcd's
  * ConnReadTimeout): frames stuck behind a partition are dropped as a real stream's
- * would be, and Raft learns the peer is unreachable. */
+ * would be, and Raft learns the peer is unreachable. A connection that never opened is
+ * closed that long after the attempt, whatever is heard from the peer (a dial timeout:
+ * the peer's frames come on its own connection). */
 void srv_peers_tick(struct srv_member *m);
 #define SRV_PEER_READ_TIMEOUT_NS   (5 * FL_S)
 #define SRV_PEER_LINK_HEARTBEAT_NS (SRV_PEER_READ_TIMEOUT_NS / 3)
