@@ -335,6 +335,9 @@ static void reset_revision_bug(struct mvcc_store *t)
             if (!mvcc__rev_is_tomb(&k->revs[j]))
                 top = FL_MAX(top, k->revs[j].mod_rev);
     }
+    /* never below the compaction: no store holds a revision under its compact one
+     * (its next snapshot would not decode) */
+    top = FL_MAX(top, t->compact_rev);
     if (top >= t->current_rev)
         return;
     for (size_t i = 0; i < t->keys_len; i++) {
@@ -345,9 +348,11 @@ static void reset_revision_bug(struct mvcc_store *t)
             mvcc__val_drop(k, r);
         }
         if (k->revs_len && !mvcc__rev_is_tomb(&k->revs[k->revs_len - 1])) {
-            int64_t lease = k->revs[k->revs_len - 1].lease;
-            if (lease && !k->lease && mvcc__lease_find(t, lease))
-                mvcc__lease_attach(t, k, lease);
+            struct mvcc_rev *last = &k->revs[k->revs_len - 1];
+            if (last->lease && !k->lease && mvcc__lease_find(t, last->lease))
+                mvcc__lease_attach(t, k, last->lease);
+            else if (last->lease && !mvcc__lease_find(t, last->lease))
+                last->lease = 0; /* its lease is gone (etcd logs "failed to attach") */
         }
     }
     size_t o = 0;
