@@ -212,6 +212,9 @@ int run_clog(struct run_world *rw, int from, int to, bool on);
 /* action: "crash", "error", "delay", "drop", "off"; p_ppm probability; count 0 = no limit. */
 int run_failpoint(struct run_world *rw, const char *name, int node, const char *action, int p_ppm,
                   int count, int delay_ms, char *err, size_t err_len);
+/* run_failpoint that ignores the first `skip` hits (gofail's "N*off->ACTION" terms). */
+int run_failpoint_skip(struct run_world *rw, const char *name, int node, const char *action,
+                       int p_ppm, int count, int skip, int delay_ms, char *err, size_t err_len);
 int run_bug(struct run_world *rw, const char *name); /* FL_ENOENT for an unknown bug */
 
 /* --- membership and maintenance ------------------------------------------------------ */
@@ -326,6 +329,11 @@ int run_swarm_draw(struct run_world *rw, const struct run_swarm_options *o, json
 void run_swarm_apply(const struct run_world *rw, struct run_cluster_config *c,
                      struct run_clients_config *k, struct run_workload_config *w);
 bool run_swarm_active(const struct run_world *rw, unsigned aspect);
+/* One line that says what a swarm drew (the summary's "swarm" object), for the replay
+ * and shrink lines: "5 nodes (pre-vote, check-quorum, election 1400 ms), 7 clients;
+ * lanes partition kill ...; failpoints raft/after_save:crash@n2; triggers kill on
+ * append". Empty when swarm is NULL. */
+void run_swarm_brief(const json_t *swarm, struct fl_buf *out);
 /* The swarm's fault phase: the drawn fault lanes, BUGGIFY failpoints and triggers,
  * until run_heal_all or duration_ns (0: until healed). Time spans drawn by the swarm
  * are taken at scale_pct percent (shrink{ time_scale }). Ordinals: this call has one

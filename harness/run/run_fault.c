@@ -318,6 +318,12 @@ int run_clog(struct run_world *rw, int from, int to, bool on)
 int run_failpoint(struct run_world *rw, const char *name, int node, const char *action, int p_ppm,
                   int count, int delay_ms, char *err, size_t err_len)
 {
+    return run_failpoint_skip(rw, name, node, action, p_ppm, count, 0, delay_ms, err, err_len);
+}
+
+int run_failpoint_skip(struct run_world *rw, const char *name, int node, const char *action,
+                       int p_ppm, int count, int skip, int delay_ms, char *err, size_t err_len)
+{
     if (!flt_failpoint_find(name)) {
         snprintf(err, err_len, "unknown failpoint '%s' (see faultline list failpoints)", name);
         return FL_ENOENT;
@@ -328,8 +334,11 @@ int run_failpoint(struct run_world *rw, const char *name, int node, const char *
         return FL_ENOENT;
     }
     bool off = !strcmp(action, "off");
-    struct flt_spec spec = {
-        .node = proc, .delay_ms = delay_ms, .p_ppm = (uint32_t)p_ppm, .count = (uint32_t)count};
+    struct flt_spec spec = {.node = proc,
+                            .delay_ms = delay_ms,
+                            .p_ppm = (uint32_t)p_ppm,
+                            .count = (uint32_t)count,
+                            .skip = (uint32_t)skip};
     if (!off && !flt_action_parse(action, &spec.action)) {
         snprintf(err, err_len, "unknown failpoint action '%s' (crash, error, delay, drop, off)",
                  action);
@@ -345,6 +354,8 @@ int run_failpoint(struct run_world *rw, const char *name, int node, const char *
         json_object_set_new(d, "action", json_string(action));
         json_object_set_new(d, "p_ppm", json_integer(p_ppm));
         json_object_set_new(d, "count", json_integer(count));
+        if (skip)
+            json_object_set_new(d, "skip", json_integer(skip));
         if (off) {
             flt_disable(rw->w, name, proc);
         } else if ((rc = flt_enable(rw->w, name, &spec)) != FL_OK) {

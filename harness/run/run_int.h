@@ -108,7 +108,8 @@ enum run_trigger_action {
     RUN_TRIG_ISOLATE,   /* cut it off from its peers for down_ns */
     RUN_TRIG_PAUSE,     /* pause it for down_ns */
     RUN_TRIG_CRASH_SAVE /* it crashes at its next WAL save, after the fsync and before the
-                           messages (raft/after_save); restarted after down_ns */
+                           messages (raft/after_save; on a campaign: at its 1st-3rd save);
+                           restarted after down_ns */
 };
 struct run_trigger {
     int hook; /* srv_hook_kind */

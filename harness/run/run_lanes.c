@@ -209,9 +209,10 @@ static int pick_follower(struct run_world *rw, struct run_lane *l, int leader)
 }
 
 /* Membership during a partition (Jepsen's member nemesis composed with a partition):
- * the leader and one follower are cut off from the others, and the leader is asked to
- * remove two of the others at once. Correctly the second change is refused while the
- * first is uncommitted (which needs the other side); the undo heals and adds members
+ * the leader and one follower are cut off from the others, the follower's answers to
+ * the leader are held (a slow link), and the leader is asked to remove all of the
+ * others but one at once. Correctly the second change is refused while the first is
+ * uncommitted (which needs the other side); the undo releases, heals and adds members
  * back. */
 static void apply_split_change(struct run_world *rw, struct run_lane *l, int leader, const int *v,
                                int nv)
@@ -224,8 +225,13 @@ static void apply_split_change(struct run_world *rw, struct run_lane *l, int lea
     side[0] = leader;
     side[1] = rest[--nr];
     run_partition(rw, side, 2, rest, nr, false);
-    run_member_remove(rw, rest[0], NULL, NULL);
-    run_member_remove(rw, rest[1], NULL, NULL);
+    run_hold(rw, side[1], leader);
+    l->nodes[0] = side[1];
+    l->nodes[1] = leader;
+    l->n_nodes = 2;
+    /* all of the others but one: then the leader's side is a majority of what is left */
+    for (int i = 0; i + 1 < nr; i++)
+        run_member_remove(rw, rest[i], NULL, NULL);
     l->undo = UNDO_HEAL_ADD;
 }
 
@@ -235,7 +241,7 @@ static void apply_membership(struct run_world *rw, struct run_lane *l)
     int leader = run_leader(rw);
     bool can_add = srv_cluster_slots(rw->cl) < SLOTS_ADD_MAX;
     uint64_t x = below(l, 7);
-    if (x == 6 && nv >= 5 && leader) {
+    if (x >= 5 && nv >= 5 && leader) {
         apply_split_change(rw, l, leader, v, nv);
         return;
     }
@@ -472,6 +478,7 @@ static void lane_undo(struct run_world *rw, struct run_lane *l)
             run_member_add(rw, false, NULL, NULL);
         break;
     case UNDO_HEAL_ADD:
+        run_release(rw, l->nodes[0], l->nodes[1]);
         run_heal(rw);
         if (srv_cluster_slots(rw->cl) < SLOTS_ADD_MAX)
             run_member_add(rw, false, NULL, NULL);

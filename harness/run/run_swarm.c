@@ -235,7 +235,7 @@ static void draw_faults(struct run_world *rw, const struct run_swarm_options *o,
     json_t *lanes = json_object();
     for (int i = 0; i < RUN_LANE_COUNT; i++) {
         unsigned bit = 1u << i;
-        bool on = chance(&r, 45); /* drawn for every lane, allowed or not: stable draws */
+        bool on = chance(&r, 35); /* drawn for every lane, allowed or not: stable draws */
         int64_t every = lane_periods[i][sim_rng_below(&r, 3)];
         if (bit == RUN_LANE_QUOTA && small_quota)
             on = true; /* a quota that fills up needs its recovery */
@@ -346,6 +346,10 @@ static const struct {
     /* a new leader crashes once it persisted its next entries, before it sent them:
      * repeated, Raft's Figure 8 (entries of old terms on a minority, then counted) */
     {SRV_HOOK_LEADER, RUN_TRIG_CRASH_SAVE, {300000, 1000000}, 3, {1, 3}},
+    /* a candidate crashes at its first, second or third WAL save after it campaigned:
+     * if it wins, its first entry is durable on it alone (Figure 8's S5), or it dies
+     * right after a commit, before it told anyone (Figure 8's S1) */
+    {SRV_HOOK_TERM, RUN_TRIG_CRASH_SAVE, {300000, 1000000}, 4, {1, 3}},
     {SRV_HOOK_APPEND, RUN_TRIG_POWER, {1000, 10000}, 2, {1, 3}},
 };
 
@@ -374,7 +378,10 @@ static void draw_triggers(struct run_world *rw, const struct run_cluster_config 
          * window of an acknowledgement that is not durable yet), or later */
         int64_t fsync_ns = (c->fsync_us ? c->fsync_us : 1000) * FL_US;
         t->delay_ns = t->action == RUN_TRIG_POWER ? sim_rng_range(&r, 0, 2 * fsync_ns) : 0;
-        t->cooldown_ns = sim_rng_range(&r, election_ns, 4 * election_ns);
+        /* crashes on campaigns come in chains (Figure 8: one candidate after another) */
+        bool chain = t->action == RUN_TRIG_CRASH_SAVE && t->hook == SRV_HOOK_TERM;
+        t->cooldown_ns = chain ? sim_rng_range(&r, 0, election_ns)
+                               : sim_rng_range(&r, election_ns, 4 * election_ns);
         json_t *o = json_object();
         json_object_set_new(o, "on", json_string(srv_hook_kind_name(trigger_menu[m].hook)));
         json_object_set_new(o, "action", json_string(trigger_actions[t->action]));
@@ -387,6 +394,69 @@ static void draw_triggers(struct run_world *rw, const struct run_cluster_config 
         json_array_append_new(a, o);
     }
     json_object_set_new(j, "triggers", a);
+}
+
+/* --- the one-line brief -------------------------------------------------------------- */
+
+void run_swarm_brief(const json_t *swarm, struct fl_buf *out)
+{
+    if (!json_is_object(swarm))
+        return;
+    const json_t *c = json_object_get(swarm, "cluster"), *k = json_object_get(swarm, "clients");
+    const char *sep = "";
+    if (c) {
+        fl_buf_printf(out,
+                      "%" JSON_INTEGER_FORMAT " nodes (%s%s, election %" JSON_INTEGER_FORMAT " ms)",
+                      json_integer_value(json_object_get(c, "nodes")),
+                      json_is_true(json_object_get(c, "prevote")) ? "pre-vote" : "no pre-vote",
+                      json_is_true(json_object_get(c, "check_quorum")) ? ", check-quorum" : "",
+                      json_integer_value(json_object_get(c, "election_ms")));
+        sep = ", ";
+    }
+    if (k) {
+        fl_buf_printf(out, "%s%zu clients", sep, json_array_size(json_object_get(k, "balancers")));
+        sep = ", ";
+    }
+    const json_t *w = json_object_get(swarm, "workload");
+    if (w) {
+        fl_buf_printf(out, "%s%" JSON_INTEGER_FORMAT " ops/s", sep,
+                      json_integer_value(json_object_get(w, "rate")));
+        sep = ", ";
+    }
+    const json_t *lanes = json_object_get(swarm, "lanes_every_ms");
+    if (lanes) {
+        fl_buf_printf(out, "%slanes", *sep ? "; " : "");
+        const char *name;
+        json_t *v;
+        json_object_foreach((json_t *)lanes, name, v)
+        {
+            fl_buf_printf(out, " %s", name);
+        }
+        sep = "; ";
+    }
+    const json_t *b = json_object_get(swarm, "buggify");
+    if (json_array_size(b)) {
+        fl_buf_printf(out, "%sfailpoints", *sep ? "; " : "");
+        for (size_t i = 0; i < json_array_size(b); i++) {
+            const json_t *f = json_array_get(b, i);
+            json_int_t node = json_integer_value(json_object_get(f, "node"));
+            fl_buf_printf(out, " %s:%s", json_string_value(json_object_get(f, "name")),
+                          json_string_value(json_object_get(f, "action")));
+            if (node)
+                fl_buf_printf(out, "@n%" JSON_INTEGER_FORMAT, node);
+        }
+        sep = "; ";
+    }
+    const json_t *t = json_object_get(swarm, "triggers");
+    if (json_array_size(t)) {
+        fl_buf_printf(out, "%striggers", *sep ? "; " : "");
+        for (size_t i = 0; i < json_array_size(t); i++) {
+            const json_t *f = json_array_get(t, i);
+            fl_buf_printf(out, "%s %s on %s", i ? "," : "",
+                          json_string_value(json_object_get(f, "action")),
+                          json_string_value(json_object_get(f, "on")));
+        }
+    }
 }
 
 /* --- the draw and what it sets ------------------------------------------------------- */

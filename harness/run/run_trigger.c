@@ -25,6 +25,7 @@ struct run_firing {
     int node;
     int64_t ordinal;
     bool undo;
+    int skip;                /* RUN_TRIG_CRASH_SAVE: WAL saves to let through before the crash */
     struct run_firing *next; /* pending firings, freed at disarm */
     sim_handle h;
 };
@@ -109,8 +110,8 @@ static void firing_run(struct sim_world *w, void *ctx)
             break;
         case RUN_TRIG_CRASH_SAVE: {
             char err[160];
-            run_failpoint(rw, "raft/after_save", f->node, f->undo ? "off" : "crash", 1000000, 1, 0,
-                          err, sizeof err);
+            run_failpoint_skip(rw, "raft/after_save", f->node, f->undo ? "off" : "crash", 1000000,
+                               1, f->undo ? 0 : f->skip, 0, err, sizeof err);
             if (f->undo)
                 run_restart(rw, f->node);
             break;
@@ -144,12 +145,18 @@ static void trigger_event(struct run_world *rw, struct run_trigger *t,
         return; /* a pre-vote promises nothing durable */
     if (t->action == RUN_TRIG_POWER && ev->leader)
         return; /* a power loss aims at followers' appends: acknowledged, maybe not durable */
+    if (t->action == RUN_TRIG_CRASH_SAVE && ev->kind == SRV_HOOK_TERM &&
+        !strstr(ev->detail, "campaign"))
+        return; /* a crash at a save of a campaign: the win's, or the new leader's next */
     if (!sim_rng_chance_ppm(&t->rng, (uint32_t)t->p_ppm))
         return;
     t->fired++;
     t->last_ns = now;
     int64_t ordinal = t->ordinal * RUN_FIRING_BASE + t->fired;
-    firing_schedule(firing_new(rw, t, ev->node, ordinal, false), t->delay_ns);
+    struct run_firing *f = firing_new(rw, t, ev->node, ordinal, false);
+    if (t->action == RUN_TRIG_CRASH_SAVE && ev->kind == SRV_HOOK_TERM)
+        f->skip = (int)sim_rng_below(&t->rng, 3);
+    firing_schedule(f, t->delay_ns);
 }
 
 static void on_hook(void *ud, const struct srv_hook_event *ev)
