@@ -28,6 +28,7 @@
 #include "harness/common/text.h"
 #include "harness/history/history.h"
 #include "harness/lua/scn.h"
+#include "harness/run/run.h"
 #include "reports/report.h"
 
 #include <inttypes.h>
@@ -167,11 +168,18 @@ static int parse_args(int argc, char **argv, struct run_args *a)
 }
 
 /* The replay command; for a violation (exit 1) also the command that shrinks it. Every
- * word is shell-quoted (harness/common/text.h): the line runs as printed. */
-static void print_replay(const struct run_args *a, int code)
+ * word is shell-quoted (harness/common/text.h): the line runs as printed. A swarm's
+ * world comes back from the seed: one line before them says what it drew. */
+static void print_replay(const struct run_args *a, int code, const json_t *s)
 {
     struct fl_buf b;
     fl_buf_init(&b);
+    struct fl_buf sw;
+    fl_buf_init(&sw);
+    run_swarm_brief(json_object_get(s, "swarm"), &sw);
+    if (sw.len)
+        fl_buf_printf(&b, "swarm: %s\n", fl_buf_cstr(&sw));
+    fl_buf_close(&sw);
     for (int shrink = 0; shrink < 2; shrink++) {
         if (shrink && (code != 1 || a->unsafe_lua))
             break;
@@ -291,7 +299,7 @@ int cmd_run(int argc, char **argv)
         print_human(s);
     }
     if (code != 0)
-        print_replay(&a, code);
+        print_replay(&a, code, s);
     if (a.report) {
         char err[512];
         if (rpt_write_dir(a.db, res.run.run_id, a.report, s, err, sizeof err)) {

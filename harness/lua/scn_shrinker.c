@@ -749,6 +749,12 @@ static int shrink_in(struct shr *sh)
           sh->message ? sh->message : "", sh->message ? "\")" : "",
           sh->guarantee ? ", guarantee " : "", sh->guarantee ? sh->guarantee : "",
           res->faults_before, (double)res->script_ms_before / 1000.0);
+    struct fl_buf sw; /* a swarm's world: drawn again from the seed by every candidate */
+    fl_buf_init(&sw);
+    run_swarm_brief(json_object_get(sh->orig_sum, "swarm"), &sw);
+    if (sw.len)
+        logf_(sh, "swarm: %s", fl_buf_cstr(&sw));
+    fl_buf_close(&sw);
     search(sh);
     sigaction(SIGINT, &old, NULL); /* from here on Ctrl-C ends it at once */
     if (shr_interrupted && same_directive(&sh->best, &sh->base))
