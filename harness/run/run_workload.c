@@ -371,9 +371,10 @@ static void churn_draw(struct run_world *rw, struct run_churn_watch *cw)
     snprintf(cw->key, sizeof cw->key, shape < 8 ? "key%d" : "key", k);
     if (shape < 4)
         cw->end[0] = '\0'; /* one key */
-    else if (shape < 8)
-        snprintf(cw->end, sizeof cw->end, "key%d", FL_MIN(keys, k + (int)sim_rng_range(r, 1, 4)));
-    else
+    else if (shape < 8) {
+        int span = (int)sim_rng_range(r, 1, 4); /* one draw: FL_MIN evaluates twice */
+        snprintf(cw->end, sizeof cw->end, "key%d", FL_MIN(keys, k + span));
+    } else
         snprintf(cw->end, sizeof cw->end, "kez"); /* every key */
     int64_t seen = 0;
     for (int i = 0; i < rw->n_clients; i++)
@@ -381,9 +382,10 @@ static void churn_draw(struct run_world *rw, struct run_churn_watch *cw)
     uint64_t when = sim_rng_below(r, 10);
     if (when < 4 || seen < 2)
         cw->req.start_rev = 0; /* from now */
-    else if (when < 8)
-        cw->req.start_rev = FL_MAX(1, seen - (int64_t)sim_rng_below(r, 40));
-    else
+    else if (when < 8) {
+        int64_t back = (int64_t)sim_rng_below(r, 40); /* one draw: FL_MAX evaluates twice */
+        cw->req.start_rev = FL_MAX(1, seen - back);
+    } else
         cw->req.start_rev = seen + 1 + (int64_t)sim_rng_below(r, 5); /* the future */
     cw->req.prev_kv = sim_rng_below(r, 2);
     cw->req.progress_notify = sim_rng_below(r, 2);
