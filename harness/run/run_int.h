@@ -111,6 +111,9 @@ enum run_trigger_action {
                            messages (raft/after_save; on a campaign: at its 1st-3rd save);
                            restarted after down_ns */
 };
+/* run_restart, unless the member was removed meanwhile (run_lanes.c). */
+void run_swarm_restart(struct run_world *rw, int id);
+
 struct run_trigger {
     int hook; /* srv_hook_kind */
     enum run_trigger_action action;

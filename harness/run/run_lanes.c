@@ -53,6 +53,15 @@ static int64_t election_ns(const struct run_world *rw)
 
 /* --- staggered restarts ---------------------------------------------------------------- */
 
+/* The swarm never restarts a member removed meanwhile: etcd's would learn from its
+ * peers that it was removed and stop, where the simulated one would live on outside the
+ * configuration, answering no request (clients pinned to it hang). */
+void run_swarm_restart(struct run_world *rw, int id)
+{
+    if (!srv_cluster_is_removed(rw->cl, id))
+        run_restart(rw, id);
+}
+
 static void later_restart(struct sim_world *w, void *ctx)
 {
     (void)w;
@@ -61,7 +70,7 @@ static void later_restart(struct sim_world *w, void *ctx)
     lt->h = 0;
     int64_t saved;
     if (run_scope_enter(rw, lt->ordinal, &saved))
-        run_restart(rw, lt->node);
+        run_swarm_restart(rw, lt->node);
     run_scope_leave(rw, saved);
 }
 
@@ -85,7 +94,7 @@ static void restart_staggered(struct run_world *rw, struct run_lane *l, int *nod
         if (i > 0)
             at += (int64_t)below(l, (uint64_t)(2 * election_ns(rw)) + 1);
         if (!lt) {
-            run_restart(rw, nodes[i]);
+            run_swarm_restart(rw, nodes[i]);
             continue;
         }
         *lt = (struct run_lane_later){l, 0, nodes[i], rw->cur_ordinal};
@@ -525,7 +534,7 @@ static void doctor(struct run_world *rw)
     for (int i = 0; i < n; i++)
         if (!srv_cluster_is_alive(rw->cl, ids[i]) && !held_by_lane(rw, ids[i]) &&
             !run_trigger_holds(rw, ids[i]))
-            run_restart(rw, ids[i]);
+            run_swarm_restart(rw, ids[i]);
 }
 
 static void lane_tick(struct sim_world *w, void *ctx)

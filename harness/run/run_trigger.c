@@ -94,11 +94,11 @@ static void firing_run(struct sim_world *w, void *ctx)
     if (go) {
         switch (f->t->action) {
         case RUN_TRIG_KILL:
-            f->undo ? run_restart(rw, f->node) : run_kill(rw, f->node);
+            f->undo ? run_swarm_restart(rw, f->node) : run_kill(rw, f->node);
             break;
         case RUN_TRIG_POWER:
             if (f->undo)
-                run_restart(rw, f->node);
+                run_swarm_restart(rw, f->node);
             else
                 power_loss(rw, f->t, f->ordinal); /* schedules the restarts */
             break;
@@ -113,7 +113,7 @@ static void firing_run(struct sim_world *w, void *ctx)
             run_failpoint_skip(rw, "raft/after_save", f->node, f->undo ? "off" : "crash", 1000000,
                                1, f->undo ? 0 : f->skip, 0, err, sizeof err);
             if (f->undo)
-                run_restart(rw, f->node);
+                run_swarm_restart(rw, f->node);
             break;
         }
         }
