@@ -32,14 +32,23 @@ local up = run_until(function() return leader() ~= nil end, 10*s + 10*E)
 expect(up, "a leader after the fault phase", leader())
 if not up then return end
 local c = client(1)
-local function put_ok() return c:put("chaos/alive", "x", { timeout = TIMEOUT }) ~= nil end
-if world.cluster.quota_bytes > 0 then
-  -- etcd's NOSPACE recovery: compact, defragment every member, disarm
-  local r = c:get("chaos/alive")
+-- etcd's NOSPACE recovery: compact, let every member apply it, defragment every member,
+-- disarm; again whenever the alarm is back (the workload goes on writing meanwhile)
+local function nospace_recover()
+  local r = c:get("chaos/alive", { timeout = TIMEOUT })
   if r then compact(r.revision) end
+  run(E)
   for _, n in ipairs(nodes()) do if status(n).alive then defrag(n) end end
   alarm_disarm()
 end
+local function put_ok()
+  local r, err = c:put("chaos/alive", "x", { timeout = TIMEOUT })
+  if not r and world.cluster.quota_bytes > 0 and err and err:find("space exceeded", 1, true) then
+    nospace_recover()
+  end
+  return r ~= nil
+end
+if world.cluster.quota_bytes > 0 then nospace_recover() end
 expect(run_until(put_ok, 10*s + 10*E, 100*ms), "a write succeeds after the fault phase")
 run(1*s)
 

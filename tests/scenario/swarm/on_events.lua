@@ -71,9 +71,11 @@ local c = client(1)
 local r = c:put("on/x", "1")
 compact(r.revision)
 defrag(leader())
+run(6*s) -- the strict reconfiguration check: every voter connected for 5 s
 local n = member_add { learner = true }
+expect(n ~= nil, "a learner joins", n)
 run(2*s)
-member_promote(n)
+if n then member_promote(n) end
 run(2*s)
 
 for _, k in ipairs(kinds) do

@@ -14,6 +14,7 @@ scenario {
 }
 
 expect(run_until(function() return leader() ~= nil end, 10*s), "a leader is elected")
+run(5*s) -- the strict reconfiguration check: every voter connected for 5 s
 local n = member_add { learner = true }
 expect(n ~= nil, "a learner joins", n)
 run(2*s)
