@@ -197,6 +197,14 @@ static int logrec_cmp(const void *a, const void *b)
 }
 
 /* Reads one key's revisions into k, checking the generation rules. */
+/* FL_BUG(MVCC_REVISION_RESET_ON_RESTART) leaves a store whose revision went back below
+ * its compact revision (etcd#17780's shape; etcd's bbolt holds it and restarts from it):
+ * its snapshots must decode too, so the checks that assume current >= compact relax. */
+static bool below_compact_ok(void)
+{
+    return FL_BUG(MVCC_REVISION_RESET_ON_RESTART);
+}
+
 static void read_revs(struct rd *r, struct mvcc_store *t, struct mvcc_key *k, size_t n)
 {
     k->revs = fl_calloc(n ? n : 1, sizeof(*k->revs));
@@ -230,7 +238,7 @@ static void read_revs(struct rd *r, struct mvcc_store *t, struct mvcc_key *k, si
                 (v->version != p->version + 1 || v->create_rev != p->create_rev))
                 r->bad = true;
         }
-        if (j == 1 && v->mod_rev <= t->compact_rev)
+        if (j == 1 && v->mod_rev <= t->compact_rev && !below_compact_ok())
             r->bad = true;
     }
     if (n == 0)
@@ -269,7 +277,8 @@ static void rebuild_derived(struct rd *r, struct mvcc_store *t)
                 log_push(t, k->revs[j].mod_rev, k->revs[j].sub, k);
         }
         const struct mvcc_rev *last = &k->revs[k->revs_len - 1];
-        if (mvcc__rev_is_tomb(&k->revs[0]) && k->revs[0].mod_rev < t->compact_rev)
+        if (mvcc__rev_is_tomb(&k->revs[0]) && k->revs[0].mod_rev < t->compact_rev &&
+            !below_compact_ok())
             r->bad = true;
         if (!mvcc__rev_is_tomb(last) && last->lease) {
             if (!mvcc__lease_find(t, last->lease))
@@ -300,7 +309,7 @@ static struct mvcc_store *decode(const struct mvcc_config *cfg, const uint8_t *d
     struct rd r = {data + sizeof(snap_magic), len - 4 - sizeof(snap_magic), false};
     struct mvcc_store *t = mvcc_open(cfg);
     t->current_rev = get_i64(&r, 1, INT64_MAX / 2);
-    t->compact_rev = get_i64(&r, 0, t->current_rev);
+    t->compact_rev = get_i64(&r, 0, below_compact_ok() ? INT64_MAX / 2 : t->current_rev);
     t->compacted_once = get_i64(&r, 0, 1) != 0;
     t->applied_index = get_u64(&r);
     t->size_bytes = get_i64(&r, 0, INT64_MAX / 2);
@@ -335,9 +344,6 @@ static void reset_revision_bug(struct mvcc_store *t)
             if (!mvcc__rev_is_tomb(&k->revs[j]))
                 top = FL_MAX(top, k->revs[j].mod_rev);
     }
-    /* never below the compaction: no store holds a revision under its compact one
-     * (its next snapshot would not decode) */
-    top = FL_MAX(top, t->compact_rev);
     if (top >= t->current_rev)
         return;
     for (size_t i = 0; i < t->keys_len; i++) {
