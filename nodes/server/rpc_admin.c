@@ -386,8 +386,12 @@ void srv_admin_defrag(struct srv_member *m, const struct srv_reply *reply, int m
         return;
     }
     struct sim_fault_hit hit;
-    if (flt_check(m->w, "server/defrag_before_copy", &hit) == SIM_FAULT_CRASH)
-        return; /* the process died; its caller's connection breaks */
+    if (flt_check(m->w, "server/defrag_before_copy", &hit) == SIM_FAULT_CRASH) {
+        /* the process died: a client's connection breaks; a control call hears it */
+        if (reply->done)
+            ctl_stopped(reply);
+        return;
+    }
     int64_t dur = mvcc_defrag(m->kv);
     /* The rewritten backend replaces the old file (renamed once durable; the
      * failpoint server/defrag_before_rename fires there). */
