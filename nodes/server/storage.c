@@ -36,24 +36,24 @@ static void name_list_free(struct name_list *l)
     free(l->names);
 }
 
-struct rotate_done {
-    char name[48]; /* the segment whose fsync completed */
-};
+/* The fsync callbacks below get what they need in the context pointer itself (a
+ * segment's sequence number, a snapshot's index), not in memory of their own: a
+ * callback never runs when the process dies first, and its memory would leak. */
 
 /* The new segment is durable: segments older than it (not older than the current
- * one, which may be newer and not yet durable) can go. */
+ * one, which may be newer and not yet durable) can go. ctx: its sequence number. */
 static void on_rotate_synced(struct sim_world *w, int proc, int err, void *ctx)
 {
-    struct rotate_done *rd = ctx;
+    char name[48]; /* the segment whose fsync completed */
+    srv_wal_segment_name(name, sizeof name, (uint64_t)(uintptr_t)ctx);
     if (!err) {
         struct name_list l = {0};
         disk_list(w, proc, "wal/", collect_name, &l);
         for (size_t i = 0; i < l.n; i++)
-            if (strcmp(l.names[i], rd->name) < 0)
+            if (strcmp(l.names[i], name) < 0)
                 disk_remove(w, proc, l.names[i]);
         name_list_free(&l);
     }
-    free(rd);
 }
 
 void srv_wal_rotate(struct srv_member *m)
@@ -84,10 +84,7 @@ void srv_wal_rotate(struct srv_member *m)
     m->wal_seq++;
     srv_wal_segment_name(m->wal_name, sizeof m->wal_name, m->wal_seq);
     disk_write_file(m->w, m->proc, m->wal_name, &b); /* takes b, capacity and all */
-    struct rotate_done *rd = fl_calloc(1, sizeof *rd);
-    snprintf(rd->name, sizeof rd->name, "%s", m->wal_name);
-    if (disk_fsync(m->w, m->proc, m->wal_name, on_rotate_synced, rd) != FL_OK)
-        free(rd);
+    disk_fsync(m->w, m->proc, m->wal_name, on_rotate_synced, (void *)(uintptr_t)m->wal_seq);
 }
 
 /* ---- snapshot files ----------------------------------------------------------- */
@@ -127,11 +124,11 @@ void srv_fsync_ignore(struct sim_world *w, int proc, int err, void *ctx)
     (void)ctx;
 }
 
-struct snap_pending {
-    int proc;
-    char tmp[56];
-    char name[48];
-};
+static void snap_names(uint64_t index, char *name, size_t name_cap, char *tmp, size_t tmp_cap)
+{
+    snprintf(name, name_cap, "snap/%016" PRIx64 ".snap", index);
+    snprintf(tmp, tmp_cap, "%s.tmp", name);
+}
 
 static void snap_prune(struct sim_world *w, int proc)
 {
@@ -153,16 +150,16 @@ static void snap_prune(struct sim_world *w, int proc)
  * snapshotter and its defrag's "rename the new db file over the old one"). */
 static void on_snap_synced(struct sim_world *w, int proc, int err, void *ctx)
 {
-    struct snap_pending *sp = ctx;
+    char name[48], tmp[56]; /* ctx: the snapshot's index */
+    snap_names((uint64_t)(uintptr_t)ctx, name, sizeof name, tmp, sizeof tmp);
     if (!err) {
         struct sim_fault_hit hit;
         if (flt_check(w, "server/defrag_before_rename", &hit) != SIM_FAULT_CRASH) {
-            disk_rename(w, proc, sp->tmp, sp->name);
+            disk_rename(w, proc, tmp, name);
             if (flt_check(w, "raft/after_save_snap", &hit) != SIM_FAULT_CRASH)
                 snap_prune(w, proc);
         }
     }
-    free(sp);
 }
 
 size_t srv_snap_file_begin(struct fl_buf *f, uint64_t index, uint64_t term,
@@ -189,20 +186,16 @@ void srv_snap_file_finish(struct sim_world *w, int proc, uint64_t index, struct 
         f->data[i] = (uint8_t)(plen >> (8 * i));
         f->data[4 + i] = (uint8_t)(crc >> (8 * i));
     }
-    struct snap_pending *sp = fl_calloc(1, sizeof *sp);
-    sp->proc = proc;
-    snprintf(sp->name, sizeof sp->name, "snap/%016" PRIx64 ".snap", index);
-    snprintf(sp->tmp, sizeof sp->tmp, "%s.tmp", sp->name);
+    char name[48], tmp[56];
+    snap_names(index, name, sizeof name, tmp, sizeof tmp);
     if (atomic) {
-        disk_remove(w, proc, sp->tmp);
-        disk_write_file(w, proc, sp->tmp, f);
-        if (disk_fsync(w, proc, sp->tmp, on_snap_synced, sp) != FL_OK)
-            free(sp);
+        disk_remove(w, proc, tmp);
+        disk_write_file(w, proc, tmp, f);
+        disk_fsync(w, proc, tmp, on_snap_synced, (void *)(uintptr_t)index);
     } else {
-        disk_remove(w, proc, sp->name);
-        disk_write_file(w, proc, sp->name, f);
-        disk_fsync(w, proc, sp->name, srv_fsync_ignore, NULL);
-        free(sp);
+        disk_remove(w, proc, name);
+        disk_write_file(w, proc, name, f);
+        disk_fsync(w, proc, name, srv_fsync_ignore, NULL);
     }
     fl_buf_close(f);
 }
