@@ -494,6 +494,9 @@ bool mvcc_watch_idle(const struct mvcc_store *s, int64_t id);
 enum mvcc_err mvcc_watch_rewind(struct mvcc_store *s, int64_t id, int64_t rev);
 /* The revision a watcher will deliver next (its minRev); 0 when not found. */
 int64_t mvcc_watch_next_rev(const struct mvcc_store *s, int64_t id);
+/* Watchers the watch bookkeeping examined so far (matching writes, catch-up,
+ * draining, progress, restores): a work count for tests, never a behaviour. */
+uint64_t mvcc_watch_steps(const struct mvcc_store *s);
 
 /* ---------------------------------------------------------------- leases */
 

@@ -10,7 +10,12 @@
  *   open-addressing hash table (lookup only, never iterated) finds a key by bytes;
  * - the revision log lists every kept (main, sub, key) at or above the compact
  *   revision in revision order; watch catch-up reads it;
- * - leases sit in an array sorted by id, each with the keys attached to it.
+ * - leases sit in an array sorted by id, each with the keys attached to it;
+ * - watchers sit in an array by ascending id (a removed one leaves a hole until the
+ *   next compaction of the array), in an interval tree by key range (a write finds
+ *   the watchers of its keys without looking at the others), in a sorted array when
+ *   unsynced, and in a heap by the sequence number of their oldest queued response
+ *   when they have one (draining takes the store-wide oldest without a scan).
  * Nothing here iterates a hash table or depends on addresses for its order.
  */
 #ifndef FL_MVCC_INT_H
@@ -18,6 +23,7 @@
 
 #include "harness/common/bugs.h"
 #include "harness/common/common.h"
+#include "harness/common/ivtree.h"
 #include "nodes/mvcc/mvcc.h"
 
 struct mvcc_rev {
@@ -81,12 +87,23 @@ struct mvcc_watcher {
     uint8_t *end;
     size_t end_len;
     int64_t start_rev; /* first revision it was created to deliver */
-    int64_t min_rev;   /* next revision to deliver */
+    /* Next revision to deliver. A synced watcher's is max(min_rev, current_rev + 1):
+     * a write does not visit the synced watchers it does not concern to move theirs. */
+    int64_t min_rev;
     bool prev_kv, progress_notify, filter_put, filter_delete;
     bool synced;
     bool canceled;             /* a cancel response is queued; no more deliveries */
     struct mvcc_watch_resp *q; /* queue [q_head, q_len) */
     size_t q_head, q_len, q_cap;
+    struct fl_ivnode iv; /* its key range, in the store's watch_tree when in_tree */
+    bool in_tree;
+    size_t ready_pos; /* in the store's ready heap; SIZE_MAX when its queue is empty */
+};
+
+/* A watcher concerned by event j of the write being notified. */
+struct mvcc_watch_hit {
+    struct mvcc_watcher *w;
+    size_t j;
 };
 
 struct mvcc_store {
@@ -118,9 +135,20 @@ struct mvcc_store {
     int64_t size_bytes, live_bytes;
     int64_t last_compact_removed;
 
-    /* watchers, ascending id */
+    /* watchers, ascending id; watchers[i] NULL once removed, watcher_ids[i] kept so
+     * the array stays searchable until it is compacted */
     struct mvcc_watcher **watchers;
-    size_t watchers_len, watchers_cap;
+    int64_t *watcher_ids;
+    size_t watchers_len, watchers_cap, watchers_live;
+    struct fl_ivtree watch_tree;    /* live watchers whose range holds some key */
+    struct mvcc_watcher **unsynced; /* !synced && !canceled, ascending id */
+    size_t unsynced_len, unsynced_cap;
+    size_t canceled_len;         /* live watchers with a cancel response queued */
+    struct mvcc_watcher **ready; /* min-heap by the seq of the first queued response */
+    size_t ready_len, ready_cap;
+    struct mvcc_watch_hit *hits; /* scratch of mvcc__watch_notify */
+    size_t hits_len, hits_cap;
+    uint64_t watch_steps; /* watchers examined (mvcc_stats.watch_steps) */
     int64_t next_watch_id;
     uint64_t next_resp_seq;
     size_t pending_resps;
@@ -178,7 +206,9 @@ struct mvcc_lease *mvcc__lease_insert(struct mvcc_store *s, int64_t id, int64_t 
 /* mvcc_watch.c */
 /* Called when a write txn made revision rev; log records [log_start, log_len). */
 void mvcc__watch_notify(struct mvcc_store *s, size_t log_start);
-void mvcc__watch_after_restore(struct mvcc_store *s, enum mvcc_restore_reason reason);
+/* After a restore replaced the data; old_rev is the current revision before it. */
+void mvcc__watch_after_restore(struct mvcc_store *s, int64_t old_rev,
+                               enum mvcc_restore_reason reason);
 void mvcc__watch_close_all(struct mvcc_store *s);
 
 /* write-path primitives (mvcc_kv.c) */

@@ -445,6 +445,6 @@ enum mvcc_err mvcc_snapshot_restore(struct mvcc_store *s, const uint8_t *data, s
     t->leases = tmp.leases;
     t->leases_len = tmp.leases_len;
     mvcc_close(t);
-    mvcc__watch_after_restore(s, reason);
+    mvcc__watch_after_restore(s, tmp.current_rev, reason);
     return MVCC_OK;
 }

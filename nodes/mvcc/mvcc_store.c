@@ -421,9 +421,9 @@ void mvcc_stats_get(const struct mvcc_store *s, struct mvcc_stats *out)
             out->live_keys++;
     }
     out->leases = (int64_t)s->leases_len;
-    out->watchers = (int64_t)s->watchers_len;
-    for (size_t i = 0; i < s->watchers_len; i++)
-        out->unsynced_watchers += !s->watchers[i]->synced;
+    out->watchers = (int64_t)s->watchers_live;
+    /* Unsynced, as the watchers' flags say: catching up, or canceled. */
+    out->unsynced_watchers = (int64_t)(s->unsynced_len + s->canceled_len);
     out->size_bytes = s->size_bytes;
     out->live_bytes = s->live_bytes;
     out->last_compact_removed = s->last_compact_removed;

@@ -91,6 +91,89 @@ void mvcc_watch_resp_free(struct mvcc_watch_resp *r)
     r->events_len = 0;
 }
 
+/* ---------------------------------------------------------------- ready heap */
+
+/* Watchers with queued responses, in a binary min-heap by the seq of the first one:
+ * mvcc_watch_pop takes the store-wide oldest response without looking at the others,
+ * the same choice the former scan of every watcher made (seqs are unique). */
+
+static uint64_t head_seq(const struct mvcc_watcher *w)
+{
+    FL_ASSERT(w->q_head < w->q_len);
+    return w->q[w->q_head].seq;
+}
+
+static void ready_place(struct mvcc_store *s, size_t i, struct mvcc_watcher *w)
+{
+    s->ready[i] = w;
+    w->ready_pos = i;
+}
+
+static void ready_sift_up(struct mvcc_store *s, size_t i)
+{
+    struct mvcc_watcher *w = s->ready[i];
+    while (i > 0) {
+        size_t parent = (i - 1) / 2;
+        if (head_seq(s->ready[parent]) <= head_seq(w))
+            break;
+        ready_place(s, i, s->ready[parent]);
+        i = parent;
+    }
+    ready_place(s, i, w);
+}
+
+static void ready_sift_down(struct mvcc_store *s, size_t i)
+{
+    struct mvcc_watcher *w = s->ready[i];
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= s->ready_len)
+            break;
+        if (c + 1 < s->ready_len && head_seq(s->ready[c + 1]) < head_seq(s->ready[c]))
+            c++;
+        if (head_seq(w) <= head_seq(s->ready[c]))
+            break;
+        ready_place(s, i, s->ready[c]);
+        i = c;
+    }
+    ready_place(s, i, w);
+}
+
+static void ready_remove(struct mvcc_store *s, struct mvcc_watcher *w)
+{
+    size_t i = w->ready_pos;
+    if (i == SIZE_MAX)
+        return;
+    FL_ASSERT(i < s->ready_len && s->ready[i] == w);
+    w->ready_pos = SIZE_MAX;
+    struct mvcc_watcher *last = s->ready[--s->ready_len];
+    if (i == s->ready_len)
+        return;
+    ready_place(s, i, last);
+    ready_sift_up(s, i);
+    ready_sift_down(s, last->ready_pos);
+}
+
+/* w's queue changed (a push, a push to the front, a pop): its place in the heap. */
+static void ready_fix(struct mvcc_store *s, struct mvcc_watcher *w)
+{
+    if (w->q_head == w->q_len) {
+        ready_remove(s, w);
+        return;
+    }
+    if (w->ready_pos == SIZE_MAX) {
+        if (s->ready_len == s->ready_cap) {
+            s->ready_cap = s->ready_cap ? s->ready_cap * 2 : 16;
+            s->ready = fl_realloc(s->ready, s->ready_cap * sizeof(*s->ready));
+        }
+        ready_place(s, s->ready_len++, w);
+        ready_sift_up(s, w->ready_pos);
+        return;
+    }
+    ready_sift_up(s, w->ready_pos);
+    ready_sift_down(s, w->ready_pos);
+}
+
 static void q_push(struct mvcc_store *s, struct mvcc_watcher *w, const struct mvcc_watch_resp *r,
                    bool front)
 {
@@ -116,15 +199,21 @@ static void q_push(struct mvcc_store *s, struct mvcc_watcher *w, const struct mv
         w->q[w->q_len++] = *r;
     }
     s->pending_resps++;
+    ready_fix(s, w);
 }
 
 /* ---------------------------------------------------------------- matching */
 
+static bool watcher_filtered(const struct mvcc_watcher *w, const struct mvcc_rev *r)
+{
+    bool tomb = mvcc__rev_is_tomb(r);
+    return (tomb && w->filter_delete) || (!tomb && w->filter_put);
+}
+
 static bool watcher_wants(const struct mvcc_watcher *w, const struct mvcc_key *k,
                           const struct mvcc_rev *r)
 {
-    bool tomb = mvcc__rev_is_tomb(r);
-    if ((tomb && w->filter_delete) || (!tomb && w->filter_put))
+    if (watcher_filtered(w, r))
         return false;
     return mvcc__in_range(k->key, k->key_len, w->key, w->key_len, w->end, w->end_len);
 }
@@ -140,48 +229,168 @@ static struct ev_ref event_of(const struct mvcc_watcher *w, const struct mvcc_lo
     return e;
 }
 
+static struct mvcc_watcher *watcher_of(struct fl_ivnode *n)
+{
+    return (struct mvcc_watcher *)(void *)((char *)n - offsetof(struct mvcc_watcher, iv));
+}
+
+struct notify_ctx {
+    struct mvcc_store *s;
+    int64_t rev;
+    size_t j; /* the log record being matched */
+    const struct mvcc_rev *r;
+};
+
+/* A watcher whose range holds the written key: it gets the event when it is synced
+ * (so not canceled), has reached this revision (a future start revision waits) and
+ * does not filter the event's kind. */
+static void notify_hit(void *ctx, struct fl_ivnode *n)
+{
+    struct notify_ctx *nc = ctx;
+    struct mvcc_store *s = nc->s;
+    struct mvcc_watcher *w = watcher_of(n);
+    if (!w->synced || w->min_rev > nc->rev || watcher_filtered(w, nc->r))
+        return;
+    if (s->hits_len == s->hits_cap) {
+        s->hits_cap = s->hits_cap ? s->hits_cap * 2 : 64;
+        s->hits = fl_realloc(s->hits, s->hits_cap * sizeof(*s->hits));
+    }
+    s->hits[s->hits_len++] = (struct mvcc_watch_hit){w, nc->j};
+}
+
+static int hit_cmp(const void *pa, const void *pb)
+{
+    const struct mvcc_watch_hit *a = pa, *b = pb;
+    if (a->w->id != b->w->id)
+        return a->w->id < b->w->id ? -1 : 1;
+    return a->j < b->j ? -1 : (a->j > b->j ? 1 : 0);
+}
+
+/* One response per concerned synced watcher, in watcher id order, holding its events
+ * in log order: what visiting every watcher and every record produced, found through
+ * the key-range tree. A synced watcher that gets nothing moves on to the next
+ * revision without being visited (its min_rev is read as at least current + 1). */
 void mvcc__watch_notify(struct mvcc_store *s, size_t log_start)
 {
-    int64_t rev = s->current_rev;
+    struct notify_ctx nc = {s, s->current_rev, 0, NULL};
+    s->hits_len = 0;
+    for (size_t j = log_start; j < s->log_len && s->watch_tree.len > 0; j++) {
+        const struct mvcc_logrec *lr = &s->log[j];
+        FL_ASSERT(lr->main == nc.rev);
+        nc.j = j;
+        nc.r = &lr->key->revs[lr->key->revs_len - 1];
+        FL_ASSERT(nc.r->mod_rev == nc.rev);
+        s->watch_steps +=
+            fl_ivtree_stab(&s->watch_tree, lr->key->key, lr->key->key_len, notify_hit, &nc);
+    }
+    if (s->hits_len == 0)
+        return;
+    s->watch_steps += s->hits_len;
+    qsort(s->hits, s->hits_len, sizeof(*s->hits), hit_cmp);
     struct ev_vec ev = {0};
-    for (size_t i = 0; i < s->watchers_len; i++) {
-        struct mvcc_watcher *w = s->watchers[i];
-        if (!w->synced || w->canceled)
-            continue;
-        if (w->min_rev > rev)
-            continue; /* a future start revision not reached yet */
+    for (size_t i = 0; i < s->hits_len;) {
+        struct mvcc_watcher *w = s->hits[i].w;
         ev.len = 0;
-        for (size_t j = log_start; j < s->log_len; j++) {
-            const struct mvcc_logrec *lr = &s->log[j];
-            FL_ASSERT(lr->main == rev);
-            const struct mvcc_rev *r = &lr->key->revs[lr->key->revs_len - 1];
-            FL_ASSERT(r->mod_rev == rev);
-            if (watcher_wants(w, lr->key, r))
-                ev_push(&ev, event_of(w, lr));
+        for (; i < s->hits_len && s->hits[i].w == w; i++) {
+            const struct mvcc_logrec *lr = &s->log[s->hits[i].j];
+            FL_ASSERT(watcher_wants(w, lr->key, &lr->key->revs[lr->key->revs_len - 1]));
+            ev_push(&ev, event_of(w, lr));
         }
-        w->min_rev = rev + 1;
-        if (ev.len) {
-            struct mvcc_watch_resp resp;
-            build_resp(s, w, ev.v, ev.len, &resp);
-            q_push(s, w, &resp, false);
-        }
+        struct mvcc_watch_resp resp;
+        build_resp(s, w, ev.v, ev.len, &resp);
+        q_push(s, w, &resp, false);
     }
     free(ev.v);
+    s->hits_len = 0;
+}
+
+/* The next revision w delivers (see struct mvcc_watcher). */
+static int64_t watcher_next_rev(const struct mvcc_store *s, const struct mvcc_watcher *w)
+{
+    return w->synced ? FL_MAX(w->min_rev, s->current_rev + 1) : w->min_rev;
 }
 
 /* ---------------------------------------------------------------- create, cancel */
 
-static struct mvcc_watcher *watcher_find(const struct mvcc_store *s, int64_t id)
+static size_t watcher_slot(const struct mvcc_store *s, int64_t id)
 {
     size_t lo = 0, hi = s->watchers_len;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (s->watchers[mid]->id < id)
+        if (s->watcher_ids[mid] < id)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return lo < s->watchers_len && s->watchers[lo]->id == id ? s->watchers[lo] : NULL;
+    return lo;
+}
+
+static struct mvcc_watcher *watcher_find(const struct mvcc_store *s, int64_t id)
+{
+    size_t i = watcher_slot(s, id);
+    return i < s->watchers_len && s->watcher_ids[i] == id ? s->watchers[i] : NULL;
+}
+
+/* The unsynced array: the watchers mvcc_watch_sync works on, by ascending id. */
+static size_t unsynced_slot(const struct mvcc_store *s, int64_t id)
+{
+    size_t lo = 0, hi = s->unsynced_len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->unsynced[mid]->id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static void unsynced_add(struct mvcc_store *s, struct mvcc_watcher *w)
+{
+    size_t i = unsynced_slot(s, w->id);
+    FL_ASSERT(i == s->unsynced_len || s->unsynced[i] != w);
+    if (s->unsynced_len == s->unsynced_cap) {
+        s->unsynced_cap = s->unsynced_cap ? s->unsynced_cap * 2 : 16;
+        s->unsynced = fl_realloc(s->unsynced, s->unsynced_cap * sizeof(*s->unsynced));
+    }
+    memmove(s->unsynced + i + 1, s->unsynced + i, (s->unsynced_len - i) * sizeof(*s->unsynced));
+    s->unsynced[i] = w;
+    s->unsynced_len++;
+}
+
+static void unsynced_del(struct mvcc_store *s, struct mvcc_watcher *w)
+{
+    size_t i = unsynced_slot(s, w->id);
+    FL_ASSERT(i < s->unsynced_len && s->unsynced[i] == w);
+    memmove(s->unsynced + i, s->unsynced + i + 1, (s->unsynced_len - i - 1) * sizeof(*s->unsynced));
+    s->unsynced_len--;
+}
+
+/* Changes whether a live, not canceled watcher is synced, keeping the array. */
+static void watcher_set_synced(struct mvcc_store *s, struct mvcc_watcher *w, bool synced)
+{
+    FL_ASSERT(!w->canceled);
+    if (w->synced == synced)
+        return;
+    w->synced = synced;
+    if (synced)
+        unsynced_del(s, w);
+    else
+        unsynced_add(s, w);
+}
+
+static void watchers_append(struct mvcc_store *s, struct mvcc_watcher *w)
+{
+    if (s->watchers_len == s->watchers_cap) {
+        s->watchers_cap = s->watchers_cap ? s->watchers_cap * 2 : 8;
+        s->watchers = fl_realloc(s->watchers, s->watchers_cap * sizeof(*s->watchers));
+        s->watcher_ids = fl_realloc(s->watcher_ids, s->watchers_cap * sizeof(*s->watcher_ids));
+    }
+    FL_ASSERT(s->watchers_len == 0 || s->watcher_ids[s->watchers_len - 1] < w->id);
+    s->watchers[s->watchers_len] = w; /* ids only grow: stays sorted */
+    s->watcher_ids[s->watchers_len] = w->id;
+    s->watchers_len++;
+    s->watchers_live++;
 }
 
 enum mvcc_err mvcc_watch_create(struct mvcc_store *s, const struct mvcc_watch_req *req, int64_t *id,
@@ -203,12 +412,15 @@ enum mvcc_err mvcc_watch_create(struct mvcc_store *s, const struct mvcc_watch_re
     w->progress_notify = req->progress_notify;
     w->filter_put = req->filter_put;
     w->filter_delete = req->filter_delete;
+    w->ready_pos = SIZE_MAX;
     w->synced = w->min_rev > s->current_rev;
-    if (s->watchers_len == s->watchers_cap) {
-        s->watchers_cap = s->watchers_cap ? s->watchers_cap * 2 : 8;
-        s->watchers = fl_realloc(s->watchers, s->watchers_cap * sizeof(*s->watchers));
-    }
-    s->watchers[s->watchers_len++] = w; /* ids only grow: stays sorted */
+    watchers_append(s, w);
+    if (!w->synced)
+        unsynced_add(s, w);
+    w->in_tree =
+        fl_ivnode_set_etcd(&w->iv, (uint64_t)w->id, w->key, w->key_len, w->end, w->end_len);
+    if (w->in_tree)
+        fl_ivtree_insert(&s->watch_tree, &w->iv);
     *id = w->id;
     if (header_rev)
         *header_rev = s->current_rev;
@@ -226,18 +438,39 @@ static void watcher_free(struct mvcc_store *s, struct mvcc_watcher *w)
     free(w);
 }
 
+/* Drops the holes once they outnumber the live watchers (amortised O(1) a removal). */
+static void watchers_maybe_compact(struct mvcc_store *s)
+{
+    size_t holes = s->watchers_len - s->watchers_live;
+    if (holes < 16 || holes <= s->watchers_live)
+        return;
+    size_t k = 0;
+    for (size_t i = 0; i < s->watchers_len; i++) {
+        if (!s->watchers[i])
+            continue;
+        s->watchers[k] = s->watchers[i];
+        s->watcher_ids[k] = s->watcher_ids[i];
+        k++;
+    }
+    FL_ASSERT(k == s->watchers_live);
+    s->watchers_len = k;
+}
+
 static void watcher_remove(struct mvcc_store *s, struct mvcc_watcher *w)
 {
-    for (size_t i = 0; i < s->watchers_len; i++) {
-        if (s->watchers[i] != w)
-            continue;
-        memmove(s->watchers + i, s->watchers + i + 1,
-                (s->watchers_len - i - 1) * sizeof(*s->watchers));
-        s->watchers_len--;
-        watcher_free(s, w);
-        return;
-    }
-    FL_UNREACHABLE();
+    size_t i = watcher_slot(s, w->id);
+    FL_ASSERT(i < s->watchers_len && s->watchers[i] == w);
+    s->watchers[i] = NULL;
+    s->watchers_live--;
+    if (w->in_tree)
+        fl_ivtree_remove(&s->watch_tree, &w->iv);
+    if (w->canceled)
+        s->canceled_len--;
+    else if (!w->synced)
+        unsynced_del(s, w);
+    ready_remove(s, w);
+    watcher_free(s, w);
+    watchers_maybe_compact(s);
 }
 
 enum mvcc_err mvcc_watch_cancel(struct mvcc_store *s, int64_t id)
@@ -252,10 +485,23 @@ enum mvcc_err mvcc_watch_cancel(struct mvcc_store *s, int64_t id)
 void mvcc__watch_close_all(struct mvcc_store *s)
 {
     for (size_t i = 0; i < s->watchers_len; i++)
-        watcher_free(s, s->watchers[i]);
+        if (s->watchers[i])
+            watcher_free(s, s->watchers[i]);
     free(s->watchers);
+    free(s->watcher_ids);
+    free(s->unsynced);
+    free(s->ready);
+    free(s->hits);
     s->watchers = NULL;
-    s->watchers_len = s->watchers_cap = 0;
+    s->watcher_ids = NULL;
+    s->unsynced = NULL;
+    s->ready = NULL;
+    s->hits = NULL;
+    s->watchers_len = s->watchers_cap = s->watchers_live = 0;
+    s->unsynced_len = s->unsynced_cap = s->canceled_len = 0;
+    s->ready_len = s->ready_cap = s->hits_len = s->hits_cap = 0;
+    s->watch_tree.root = NULL;
+    s->watch_tree.len = 0;
 }
 
 /* ---------------------------------------------------------------- catch-up */
@@ -270,6 +516,7 @@ static void cancel_compacted(struct mvcc_store *s, struct mvcc_watcher *w)
     q_push(s, w, &r, false);
     w->canceled = true;
     w->synced = false;
+    s->canceled_len++;
 }
 
 /* Flushes events [from, ev->len) into responses of at most watch_batch_events_max
@@ -300,7 +547,8 @@ static bool q_full(const struct mvcc_store *s, const struct mvcc_watcher *w)
     return s->cfg.watch_queue_max > 0 && (int64_t)(w->q_len - w->q_head) >= s->cfg.watch_queue_max;
 }
 
-/* Catches one unsynced watcher up from the log. */
+/* Catches one unsynced watcher up from the log (mvcc_watch_sync keeps the unsynced
+ * array: this only sets the flags). */
 static void sync_one(struct mvcc_store *s, struct mvcc_watcher *w, struct ev_vec *ev)
 {
     if (w->min_rev < s->compact_rev) {
@@ -352,15 +600,20 @@ static void sync_one(struct mvcc_store *s, struct mvcc_watcher *w, struct ev_vec
     }
 }
 
+/* Visits only the unsynced watchers, in id order as the scan of every watcher did;
+ * those still unsynced stay in the array, in order. */
 int64_t mvcc_watch_sync(struct mvcc_store *s)
 {
     FL_ASSERT(!s->in_write);
+    if (s->unsynced_len == 0)
+        return 0;
     struct ev_vec ev = {0};
     int64_t left = 0;
-    for (size_t i = 0; i < s->watchers_len; i++) {
-        struct mvcc_watcher *w = s->watchers[i];
-        if (w->synced || w->canceled)
-            continue;
+    size_t k = 0;
+    for (size_t i = 0; i < s->unsynced_len; i++) {
+        struct mvcc_watcher *w = s->unsynced[i];
+        FL_ASSERT(!w->synced && !w->canceled);
+        s->watch_steps++;
         if (w->min_rev > s->current_rev) {
             /* A watcher on a future revision has nothing to catch up. etcd#20221 (fixed
              * by etcd PR 20281): the resync assumed a watcher can only be behind and set
@@ -373,8 +626,12 @@ int64_t mvcc_watch_sync(struct mvcc_store *s)
             continue;
         }
         sync_one(s, w, &ev);
-        left += !w->synced && !w->canceled;
+        if (!w->synced && !w->canceled) {
+            s->unsynced[k++] = w;
+            left++;
+        }
     }
+    s->unsynced_len = k;
     free(ev.v);
     return left;
 }
@@ -426,8 +683,9 @@ bool mvcc_watch_request_progress(struct mvcc_store *s, int64_t id)
 int64_t mvcc_watch_progress_all(struct mvcc_store *s)
 {
     int64_t n = 0;
+    s->watch_steps += s->watchers_len;
     for (size_t i = 0; i < s->watchers_len; i++)
-        if (s->watchers[i]->progress_notify)
+        if (s->watchers[i] && s->watchers[i]->progress_notify)
             n += progress_one(s, s->watchers[i]);
     return n;
 }
@@ -443,19 +701,16 @@ static void pop_from(struct mvcc_store *s, struct mvcc_watcher *w, struct mvcc_w
         w->q_head = w->q_len = 0;
     if (out->canceled)
         watcher_remove(s, w);
+    else
+        ready_fix(s, w);
 }
 
 bool mvcc_watch_pop(struct mvcc_store *s, struct mvcc_watch_resp *out)
 {
-    struct mvcc_watcher *best = NULL;
-    for (size_t i = 0; i < s->watchers_len; i++) {
-        struct mvcc_watcher *w = s->watchers[i];
-        if (w->q_head < w->q_len && (!best || w->q[w->q_head].seq < best->q[best->q_head].seq))
-            best = w;
-    }
-    if (!best)
+    if (s->ready_len == 0)
         return false;
-    pop_from(s, best, out);
+    s->watch_steps++;
+    pop_from(s, s->ready[0], out);
     return true;
 }
 
@@ -466,6 +721,11 @@ bool mvcc_watch_pop_id(struct mvcc_store *s, int64_t id, struct mvcc_watch_resp 
         return false;
     pop_from(s, w, out);
     return true;
+}
+
+uint64_t mvcc_watch_steps(const struct mvcc_store *s)
+{
+    return s->watch_steps;
 }
 
 size_t mvcc_watch_pending(const struct mvcc_store *s)
@@ -481,22 +741,28 @@ enum mvcc_err mvcc_watch_rewind(struct mvcc_store *s, int64_t id, int64_t rev)
     if (w->canceled)
         return MVCC_OK;
     w->min_rev = rev > 0 ? rev : 1;
-    w->synced = w->min_rev > s->current_rev;
+    watcher_set_synced(s, w, w->min_rev > s->current_rev);
     return MVCC_OK;
 }
 
 int64_t mvcc_watch_next_rev(const struct mvcc_store *s, int64_t id)
 {
     const struct mvcc_watcher *w = watcher_find(s, id);
-    return w ? w->min_rev : 0;
+    return w ? watcher_next_rev(s, w) : 0;
 }
 
-void mvcc__watch_after_restore(struct mvcc_store *s, enum mvcc_restore_reason reason)
+void mvcc__watch_after_restore(struct mvcc_store *s, int64_t old_rev,
+                               enum mvcc_restore_reason reason)
 {
+    s->watch_steps += s->watchers_len;
+    s->unsynced_len = 0;
     for (size_t i = 0; i < s->watchers_len; i++) {
         struct mvcc_watcher *w = s->watchers[i];
-        if (w->canceled)
+        if (!w || w->canceled)
             continue;
+        /* What the synced watcher had reached under the old revision. */
+        if (w->synced)
+            w->min_rev = FL_MAX(w->min_rev, old_rev + 1);
         /* etcd#15271: after a snapshot from the leader, watchers were moved back and
          * resent revisions they had already delivered. */
         if (FL_BUG(MVCC_WATCH_OLD_AFTER_PARTITION) && reason == MVCC_RESTORE_RAFT_SNAPSHOT)
@@ -514,5 +780,64 @@ void mvcc__watch_after_restore(struct mvcc_store *s, enum mvcc_restore_reason re
          * resync that follows must leave those alone (see mvcc_watch_sync). */
         if (FL_BUG(MVCC_RESTORE_LOWERS_FUTURE_WATCH))
             w->synced = false;
+        if (!w->synced) {
+            if (s->unsynced_len == s->unsynced_cap) {
+                s->unsynced_cap = s->unsynced_cap ? s->unsynced_cap * 2 : 16;
+                s->unsynced = fl_realloc(s->unsynced, s->unsynced_cap * sizeof(*s->unsynced));
+            }
+            s->unsynced[s->unsynced_len++] = w; /* in id order */
+        }
     }
+}
+
+static void check_one(const struct mvcc_store *s, const struct mvcc_watcher *w)
+{
+    FL_ASSERT(w->id > 0 && w->id < s->next_watch_id);
+    FL_ASSERT(w->q_head <= w->q_len && w->q_len <= w->q_cap);
+    FL_ASSERT(!(w->synced && w->canceled));
+    FL_ASSERT(watcher_next_rev(s, w) > s->current_rev || !w->synced);
+    FL_ASSERT(w->in_tree == fl_ivnode_set_etcd(&(struct fl_ivnode){0}, 0, w->key, w->key_len,
+                                               w->end, w->end_len));
+    if (w->q_head < w->q_len) {
+        FL_ASSERT(w->ready_pos < s->ready_len && s->ready[w->ready_pos] == w);
+        if (w->ready_pos > 0)
+            FL_ASSERT(head_seq(s->ready[(w->ready_pos - 1) / 2]) < head_seq(w));
+    } else {
+        FL_ASSERT(w->ready_pos == SIZE_MAX);
+    }
+    /* Responses of one watcher are in production order, events in revision order and
+     * never ahead of the revision the response carries. */
+    for (size_t j = w->q_head; j < w->q_len; j++) {
+        const struct mvcc_watch_resp *r = &w->q[j];
+        for (size_t e = 1; e < r->events_len; e++)
+            FL_ASSERT(r->events[e - 1].kv.mod_revision <= r->events[e].kv.mod_revision);
+    }
+}
+
+void mvcc__watch_check(const struct mvcc_store *s)
+{
+    size_t pending = 0, live = 0, unsynced = 0, canceled = 0, in_tree = 0, ready = 0;
+    for (size_t i = 0; i < s->watchers_len; i++) {
+        if (i > 0)
+            FL_ASSERT(s->watcher_ids[i - 1] < s->watcher_ids[i]);
+        const struct mvcc_watcher *w = s->watchers[i];
+        if (!w)
+            continue;
+        FL_ASSERT(w->id == s->watcher_ids[i]);
+        check_one(s, w);
+        live++;
+        pending += w->q_len - w->q_head;
+        canceled += w->canceled;
+        in_tree += w->in_tree;
+        ready += w->q_head < w->q_len;
+        if (!w->synced && !w->canceled) {
+            FL_ASSERT(unsynced < s->unsynced_len && s->unsynced[unsynced] == w);
+            unsynced++;
+        }
+    }
+    FL_ASSERT(live == s->watchers_live && canceled == s->canceled_len);
+    FL_ASSERT(unsynced == s->unsynced_len && ready == s->ready_len);
+    FL_ASSERT(in_tree == s->watch_tree.len);
+    fl_ivtree_check(&s->watch_tree);
+    FL_ASSERT(pending == s->pending_resps);
 }
