@@ -214,6 +214,7 @@ void srv_member_free(struct srv_member *m)
     free(m->peers);
     free(m->conns);
     free(m->watches);
+    free(m->watch_calls);
     free(m->kas);
     for (size_t i = 0; i < m->n_deferred; i++)
         fl_buf_close(&m->deferred[i]);
@@ -941,4 +942,5 @@ void srv_member_status(struct srv_member *m, struct srv_member_status *out)
     out->is_learner = raft_conf_is_learner(&st.conf, m->id);
     out->nospace_alarm = srv_alarm_active(m, RPC__ALARM_TYPE__NOSPACE);
     out->last_quorum_contact_ns = m->last_leader_contact_ns;
+    out->watch_steps = m->watch_steps + mvcc_watch_steps(m->kv);
 }

@@ -484,9 +484,7 @@ static void on_client_close(struct sim_world *w, net_sock s, int reason, void *c
     (void)w;
     (void)reason;
     struct srv_member *m = ctx;
-    for (size_t i = 0; i < m->n_watches; i++)
-        if (m->watches[i].sock == s)
-            srv_watch_end(m, &m->watches[i], RPC_ERR_NONE);
+    srv_watches_close_sock(m, s);
     for (size_t i = 0; i < m->n_kas; i++)
         if (m->kas[i].sock == s)
             m->kas[i].active = false;
@@ -622,9 +620,7 @@ static void tick_streams(struct srv_member *m)
     if (m->no_leader_ticks < limit)
         return;
     /* etcd cancels require_leader streams after 3 election timeouts without leader. */
-    for (size_t i = 0; i < m->n_watches; i++)
-        if (m->watches[i].active && m->watches[i].require_leader)
-            srv_watch_end(m, &m->watches[i], RPC_ERR_NO_LEADER);
+    srv_watches_no_leader(m);
     for (size_t i = 0; i < m->n_kas; i++) {
         struct srv_ka_stream *ka = &m->kas[i];
         if (ka->active && ka->require_leader) {
@@ -698,6 +694,5 @@ void srv_rpc_tick(struct srv_member *m)
         }
         srv_watch_drain(m);
     }
-    if (m->n_watches > 64)
-        srv_watches_compact(m);
+    srv_watches_compact(m);
 }

@@ -3,33 +3,109 @@
  * events pushed as responses in store order, require_leader cancellation) and lease
  * keep-alives (served by the leader's lessor, forwarded by a follower over the peer
  * connection). Called from rpc.c.
+ *
+ * A member's watches sit in one array in ascending mvcc id (the store's ids only
+ * grow, and compaction keeps the order), so a drained response finds its watch by a
+ * binary search; a table keyed by (connection, call id) finds the watch a cancel or
+ * progress request names. Ended watches stay in the array until they outnumber the
+ * active ones, then one compaction drops them: every operation costs work in the
+ * watches it concerns, and iterations see active watches in creation order.
  */
 #include "nodes/server/convert.h"
 #include "nodes/server/srv_int.h"
 
 /* ---- watch streams ------------------------------------------------------------- */
 
-static struct srv_watch *watch_by_mvcc(struct srv_member *m, int64_t id)
+/* Any watch (active or not) with this mvcc id, by binary search. */
+static struct srv_watch *watch_find(struct srv_member *m, int64_t id)
 {
-    for (size_t i = 0; i < m->n_watches; i++)
-        if (m->watches[i].active && m->watches[i].mvcc_id == id)
-            return &m->watches[i];
-    return NULL;
+    m->watch_steps++;
+    size_t lo = 0, hi = m->n_watches;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->watches[mid].mvcc_id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < m->n_watches && m->watches[lo].mvcc_id == id ? &m->watches[lo] : NULL;
 }
 
+static struct srv_watch *watch_by_mvcc(struct srv_member *m, int64_t id)
+{
+    struct srv_watch *wa = watch_find(m, id);
+    return wa && wa->active ? wa : NULL;
+}
+
+static size_t call_hash(net_sock s, uint64_t call_id)
+{
+    uint64_t h = (s + 0x9e3779b97f4a7c15ULL) * 0xbf58476d1ce4e5b9ULL;
+    h ^= (call_id + (h >> 31)) * 0x94d049bb133111ebULL;
+    return (size_t)(h ^ (h >> 29));
+}
+
+static void call_slot_put(struct srv_member *m, net_sock s, uint64_t call_id, int64_t mvcc_id)
+{
+    size_t mask = m->watch_calls_cap - 1;
+    size_t i = call_hash(s, call_id) & mask;
+    while (m->watch_calls[i].mvcc_id != 0)
+        i = (i + 1) & mask;
+    m->watch_calls[i] = (struct srv_watch_slot){s, call_id, mvcc_id};
+    m->watch_calls_used++;
+}
+
+/* Rebuilds the (sock, call_id) table from the active watches, with room for want. */
+static void call_table_rebuild(struct srv_member *m, size_t want)
+{
+    size_t cap = 16;
+    while (cap < 2 * want)
+        cap *= 2;
+    free(m->watch_calls);
+    m->watch_calls = fl_calloc(cap, sizeof(*m->watch_calls));
+    m->watch_calls_cap = cap;
+    m->watch_calls_used = 0;
+    for (size_t i = 0; i < m->n_watches; i++) {
+        const struct srv_watch *wa = &m->watches[i];
+        if (wa->active)
+            call_slot_put(m, wa->sock, wa->call_id, wa->mvcc_id);
+    }
+}
+
+/* The active watch of (s, call_id) with the lowest mvcc id, as the scan in creation
+ * order found. Entries of ended watches stay until the next rebuild and are skipped. */
 struct srv_watch *srv_watch_by_call(struct srv_member *m, net_sock s, uint64_t call_id)
 {
-    for (size_t i = 0; i < m->n_watches; i++)
-        if (m->watches[i].active && m->watches[i].sock == s && m->watches[i].call_id == call_id)
-            return &m->watches[i];
-    return NULL;
+    if (m->watch_calls_cap == 0)
+        return NULL;
+    size_t mask = m->watch_calls_cap - 1;
+    struct srv_watch *best = NULL;
+    for (size_t i = call_hash(s, call_id) & mask; m->watch_calls[i].mvcc_id != 0;
+         i = (i + 1) & mask) {
+        const struct srv_watch_slot *e = &m->watch_calls[i];
+        m->watch_steps++;
+        if (e->sock != s || e->call_id != call_id)
+            continue;
+        struct srv_watch *wa = watch_by_mvcc(m, e->mvcc_id);
+        if (wa && (!best || wa->mvcc_id < best->mvcc_id))
+            best = wa;
+    }
+    return best;
+}
+
+static void watch_deactivate(struct srv_member *m, struct srv_watch *wa)
+{
+    if (!wa->active)
+        return;
+    wa->active = false;
+    FL_ASSERT(m->active_watches > 0);
+    m->active_watches--;
 }
 
 void srv_watch_end(struct srv_member *m, struct srv_watch *wa, enum rpc_err_id err)
 {
     if (!wa->active)
         return;
-    wa->active = false;
+    watch_deactivate(m, wa);
     mvcc_watch_cancel(m->kv, wa->mvcc_id);
     if (err != RPC_ERR_NONE && net_sock_open(m->w, wa->sock)) {
         struct srv_reply r = {wa->sock, wa->call_id, NULL, NULL};
@@ -60,7 +136,7 @@ static void watch_send(struct srv_member *m, struct srv_watch *wa, const struct 
         if (wr->cancel_err != MVCC_OK)
             msg.error = e;
         msg.stream_end = true;
-        wa->active = false;
+        watch_deactivate(m, wa);
     }
     struct srv_reply r = {wa->sock, wa->call_id, NULL, NULL};
     srv_reply_send(m, &r, &msg);
@@ -166,6 +242,7 @@ void srv_watch_handle(struct srv_member *m, const struct srv_reply *reply,
         m->cap_watches = m->cap_watches ? m->cap_watches * 2 : 16;
         m->watches = fl_realloc(m->watches, m->cap_watches * sizeof *m->watches);
     }
+    FL_ASSERT(m->n_watches == 0 || m->watches[m->n_watches - 1].mvcc_id < id);
     struct srv_watch *wa = &m->watches[m->n_watches++];
     wa->mvcc_id = id;
     wa->sock = reply->sock;
@@ -173,6 +250,11 @@ void srv_watch_handle(struct srv_member *m, const struct srv_reply *reply,
     wa->require_leader = req->require_leader;
     wa->active = true;
     wa->start_rev = q.start_rev > 0 ? q.start_rev : hrev + 1;
+    m->active_watches++;
+    if (2 * (m->watch_calls_used + 1) > m->watch_calls_cap)
+        call_table_rebuild(m, 2 * m->active_watches); /* wa is in it */
+    else
+        call_slot_put(m, wa->sock, wa->call_id, id);
     struct mvcc_watch_resp c;
     memset(&c, 0, sizeof c);
     c.watch_id = id;
@@ -182,13 +264,36 @@ void srv_watch_handle(struct srv_member *m, const struct srv_reply *reply,
     srv_watch_drain(m);
 }
 
+/* Drops ended watches once they outnumber the active ones (amortised O(1) an end). */
 void srv_watches_compact(struct srv_member *m)
 {
+    size_t ended = m->n_watches - m->active_watches;
+    if (m->n_watches <= 64 || ended <= m->active_watches)
+        return;
+    m->watch_steps += m->n_watches;
     size_t k = 0;
     for (size_t i = 0; i < m->n_watches; i++)
         if (m->watches[i].active)
             m->watches[k++] = m->watches[i];
+    FL_ASSERT(k == m->active_watches);
     m->n_watches = k;
+    call_table_rebuild(m, 2 * k);
+}
+
+void srv_watches_close_sock(struct srv_member *m, net_sock s)
+{
+    m->watch_steps += m->n_watches;
+    for (size_t i = 0; i < m->n_watches; i++)
+        if (m->watches[i].sock == s)
+            srv_watch_end(m, &m->watches[i], RPC_ERR_NONE);
+}
+
+void srv_watches_no_leader(struct srv_member *m)
+{
+    m->watch_steps += m->n_watches;
+    for (size_t i = 0; i < m->n_watches; i++)
+        if (m->watches[i].active && m->watches[i].require_leader)
+            srv_watch_end(m, &m->watches[i], RPC_ERR_NO_LEADER);
 }
 
 /* ---- lease keep-alive streams -------------------------------------------------- */

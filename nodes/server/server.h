@@ -176,6 +176,9 @@ struct srv_member_status {
      * in contact with this member: the leader's check-quorum view, or for a follower
      * the last message from a leader. -1: never. */
     int64_t last_quorum_contact_ns;
+    /* Watchers and watch streams this member's watch bookkeeping examined (store
+     * matching, catch-up, draining; stream lookups): a work count for tests. */
+    uint64_t watch_steps;
 };
 
 #endif

@@ -90,6 +90,14 @@ struct srv_watch {
     int64_t start_rev; /* the first revision it asked for */
 };
 
+/* An entry of the watch-by-call table: open addressing, never iterated; mvcc_id 0 is
+ * an empty slot. Several entries may share a key (a client may reuse a call id). */
+struct srv_watch_slot {
+    net_sock sock;
+    uint64_t call_id;
+    int64_t mvcc_id;
+};
+
 /* A lease keep-alive stream. */
 struct srv_ka_stream {
     net_sock sock;
@@ -156,8 +164,11 @@ struct srv_member {
     size_t n_peers, cap_peers;
     struct srv_conn *conns;
     size_t n_conns, cap_conns;
-    struct srv_watch *watches;
-    size_t n_watches, cap_watches;
+    struct srv_watch *watches; /* ascending mvcc_id (rpc_stream.c) */
+    size_t n_watches, cap_watches, active_watches;
+    struct srv_watch_slot *watch_calls; /* (sock, call_id) -> mvcc_id, lookups only */
+    size_t watch_calls_cap, watch_calls_used;
+    uint64_t watch_steps; /* watches examined by the stream bookkeeping (a work count) */
     struct srv_ka_stream *kas;
     size_t n_kas, cap_kas;
 
@@ -344,6 +355,10 @@ void srv_watch_end(struct srv_member *m, struct srv_watch *wa, enum rpc_err_id e
 /* Sends every queued watch response (unless a defrag blocks the member). */
 void srv_watch_drain(struct srv_member *m);
 void srv_watches_compact(struct srv_member *m);
+/* Ends every watch of connection s (it closed). */
+void srv_watches_close_sock(struct srv_member *m, net_sock s);
+/* Ends every require_leader watch with "no leader". */
+void srv_watches_no_leader(struct srv_member *m);
 /* FL_BUG(MVCC_WATCH_OLD_AFTER_PARTITION): every watch goes back to its start revision
  * and resends what it already delivered (etcd#15271). */
 void srv_watches_rewind(struct srv_member *m);
