@@ -1044,6 +1044,7 @@ void kvc_client_free(struct kvc_client *c)
     for (size_t i = 0; i < KVC_ATTEMPTS_KEEP; i++)
         free(c->attempts[i].error);
     kvc_streams_free_index(c);
+    kvc_stats_free(c);
     kvc_arena_close(&c->arena);
     free(c);
 }

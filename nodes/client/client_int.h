@@ -12,6 +12,7 @@
 
 #include "harness/common/bugs.h"
 #include "harness/common/common.h"
+#include "harness/common/ivtree.h"
 #include "harness/sim/sim.h"
 #include "nodes/proto/errors.h"
 #include "nodes/proto/rpc.pb-c.h"
@@ -153,8 +154,14 @@ struct kvc_stream {
     int64_t reached_rev;
     int64_t response_seq;
     bool created_seen;
-    struct kvc_wpending *pend; /* committed revisions not yet reached (stall) */
+    struct kvc_wpending *pend; /* committed revisions of its keys not yet reached */
     size_t pend_head, pend_len, pend_cap;
+    /* Commits of unknown keys it still owes are the client's wild log entries
+     * [wild_lo, wild_hi) (absolute positions); those past wild_hi are not judged yet
+     * (client_stats.c). */
+    uint64_t wild_lo, wild_hi;
+    struct fl_ivnode iv; /* its key range, in the client's watch_tree when in_tree */
+    bool in_tree;
     int64_t max_stall_ns;
     /* keep-alive */
     int64_t lease_id;
@@ -213,6 +220,14 @@ struct kvc_client {
     size_t wait_node_count;
     struct kvc_slist open_lb[LB_ENDPOINTS_MAX], open_node[LB_ENDPOINTS_MAX];
     uint64_t stream_steps; /* streams examined by the bookkeeping (kvc_client_stream_steps) */
+    /* watch lag (client_stats.c): the open watches by key range, and the log of
+     * commits of unknown keys, wild[i] at absolute position wild_base + i */
+    struct fl_ivtree watch_tree;
+    struct kvc_wpending *wild;
+    size_t wild_len, wild_cap;
+    uint64_t wild_base;
+    size_t wild_trim_at; /* wild_len at which the next trim pass runs */
+    int64_t noted_rev_max, wild_rev_max;
     sim_handle lb_timer;
     int64_t lb_timer_at;
     bool reconciling;
@@ -261,6 +276,10 @@ void kvc_stats_op_start(struct kvc_client *c);
 void kvc_stats_op_end(struct kvc_client *c, const struct kvc_result *r);
 void kvc_stats_watch_reached(struct kvc_client *c, struct kvc_stream *st, int64_t rev);
 void kvc_stats_watch_close(struct kvc_client *c, struct kvc_stream *st);
+/* A watch stream starts / ends its lag accounting (its key range in watch_tree). */
+void kvc_stats_watch_open(struct kvc_client *c, struct kvc_stream *st);
+void kvc_stats_watch_end(struct kvc_client *c, struct kvc_stream *st);
+void kvc_stats_free(struct kvc_client *c);
 bool kvc_watch_matches(const struct kvc_watch_req *w, struct kvc_bytes key);
 
 #endif

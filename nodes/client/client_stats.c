@@ -14,7 +14,10 @@
  * revisions that touch its range and that it has not reached yet, with their
  * commit times; when the watch reaches a revision (an event or a progress
  * notification) the queued ones it covers are popped and their lag measured. What
- * is still queued at the end counts up to the end.
+ * is still queued at the end counts up to the end. A commit finds the watches of its
+ * key through an interval tree of their ranges; commits of unknown keys go into one
+ * log that each watch reads when it next needs to (the wild log below), so a commit
+ * costs work in the watches it concerns, not in all of them.
  */
 #include "nodes/client/client_int.h"
 
@@ -112,24 +115,166 @@ static void kvc_pend_push(struct kvc_stream *st, int64_t rev, int64_t at_ns)
     st->pend_len++;
 }
 
+/* ---- commits of unknown keys (the wild log) -------------------------------------
+ *
+ * A commit whose keys the run driver does not know (a txn, a lease expiry) is owed
+ * by every open watch that has not reached it. Instead of queuing it on each watch,
+ * it goes once into the client's wild log, and each watch judges the entries it has
+ * not judged yet when its accounting is next read or changed (a watch reaching a
+ * revision, its lag asked, its end). The judgement is the one a visit at commit time
+ * made: the watch's reached revision has not changed since (every change judges
+ * first), and the log is in revision order with times that never go back, so the
+ * owed entries are always one run [wild_lo, end of log). Only the oldest pending
+ * commit of a watch matters for its lag (the lag of a set of commits reached at once
+ * is that of the oldest), so the run stands for them all. */
+
+static uint64_t wild_end(const struct kvc_client *c)
+{
+    return c->wild_base + c->wild_len;
+}
+
+static const struct kvc_wpending *wild_at(const struct kvc_client *c, uint64_t pos)
+{
+    FL_ASSERT(pos >= c->wild_base && pos < wild_end(c));
+    return &c->wild[pos - c->wild_base];
+}
+
+/* Does st owe the wild entry e (judged with its present reached revision)? */
+static bool wild_owed(const struct kvc_stream *st, const struct kvc_wpending *e)
+{
+    return e->rev > st->reached_rev && (st->wreq.start_rev != 0 || e->at_ns >= st->opened_ns);
+}
+
+/* First position in [from, end of log) that st owes (the predicate holds on a suffix). */
+static uint64_t wild_first_owed(const struct kvc_client *c, const struct kvc_stream *st,
+                                uint64_t from)
+{
+    uint64_t lo = from, hi = wild_end(c);
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (wild_owed(st, wild_at(c, mid)))
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
+/* Where st's owed wild entries start, the new ones judged (st unchanged). */
+static uint64_t wild_owed_lo(const struct kvc_client *c, const struct kvc_stream *st)
+{
+    if (st->wild_lo < st->wild_hi)
+        return st->wild_lo; /* later commits are newer still: owed as well */
+    return wild_first_owed(c, st, st->wild_hi);
+}
+
+static void wild_judge(struct kvc_client *c, struct kvc_stream *st)
+{
+    st->wild_lo = wild_owed_lo(c, st);
+    st->wild_hi = wild_end(c);
+}
+
+/* Drops the log prefix no watch can owe any more, once the log has grown by as many
+ * entries as there are streams since the last pass (amortised O(1) an entry). */
+static void wild_trim(struct kvc_client *c)
+{
+    if (c->wild_len < c->wild_trim_at)
+        return;
+    uint64_t keep = wild_end(c);
+    for (struct kvc_stream *st = c->streams_head; st; st = st->all_next) {
+        if (st->kind == KVC_STREAM_WATCH && st->wild_lo < keep)
+            keep = st->wild_lo;
+    }
+    c->stream_steps += c->stream_count;
+    size_t drop = (size_t)(keep - c->wild_base);
+    memmove(c->wild, c->wild + drop, (c->wild_len - drop) * sizeof(*c->wild));
+    c->wild_len -= drop;
+    c->wild_base = keep;
+    c->wild_trim_at = c->wild_len + FL_MAX((size_t)1024, c->stream_count);
+}
+
+static void wild_append(struct kvc_client *c, int64_t rev, int64_t at_ns)
+{
+    FL_ASSERTF(rev > c->noted_rev_max, "commit of unknown keys at revision %lld noted after %lld",
+               (long long)rev, (long long)c->noted_rev_max);
+    FL_ASSERT(c->wild_len == 0 || c->wild[c->wild_len - 1].at_ns <= at_ns);
+    if (c->wild_len == c->wild_cap) {
+        c->wild_cap = c->wild_cap ? c->wild_cap * 2 : 64;
+        c->wild = fl_realloc(c->wild, c->wild_cap * sizeof(*c->wild));
+    }
+    c->wild[c->wild_len++] = (struct kvc_wpending){rev, at_ns};
+    c->wild_rev_max = rev;
+    wild_trim(c);
+}
+
+/* ---- commits of known keys ---------------------------------------------------- */
+
+struct kvc_note {
+    int64_t rev, at_ns;
+    struct kvc_bytes key;
+};
+
+static struct kvc_stream *kvc_stream_of(struct fl_ivnode *n)
+{
+    return (struct kvc_stream *)(void *)((char *)n - offsetof(struct kvc_stream, iv));
+}
+
+/* A watch whose range holds the committed key. */
+static void kvc_note_hit(void *ctx, struct fl_ivnode *n)
+{
+    const struct kvc_note *nt = ctx;
+    struct kvc_stream *st = kvc_stream_of(n);
+    FL_ASSERT(st->kind == KVC_STREAM_WATCH && st->state != KVC_ST_DONE);
+    FL_ASSERT(kvc_watch_matches(&st->wreq, nt->key));
+    if (nt->rev <= st->reached_rev)
+        return;
+    if (st->wreq.start_rev == 0 && nt->at_ns < st->opened_ns)
+        return; /* "from now": earlier revisions are not owed */
+    kvc_pend_push(st, nt->rev, nt->at_ns);
+}
+
 void kvc_client_note_commit(struct kvc_client *c, int64_t rev, struct kvc_bytes key, int64_t at_ns)
 {
-    for (struct kvc_stream *st = c->streams_head; st; st = st->all_next) {
-        if (st->kind != KVC_STREAM_WATCH || st->state == KVC_ST_DONE)
-            continue;
-        if (rev <= st->reached_rev)
-            continue;
-        if (st->wreq.start_rev == 0 && at_ns < st->opened_ns)
-            continue; /* "from now": earlier revisions are not owed */
-        if (key.n > 0 && !kvc_watch_matches(&st->wreq, key))
-            continue;
-        kvc_pend_push(st, rev, at_ns);
+    if (key.n == 0) {
+        wild_append(c, rev, at_ns);
+    } else {
+        FL_ASSERTF(rev > c->wild_rev_max, "commit at revision %lld noted after %lld",
+                   (long long)rev, (long long)c->wild_rev_max);
+        struct kvc_note nt = {rev, at_ns, key};
+        c->stream_steps += fl_ivtree_stab(&c->watch_tree, key.p, key.n, kvc_note_hit, &nt);
     }
+    c->noted_rev_max = FL_MAX(c->noted_rev_max, rev);
+}
+
+void kvc_stats_watch_open(struct kvc_client *c, struct kvc_stream *st)
+{
+    FL_ASSERT(st->kind == KVC_STREAM_WATCH && !st->in_tree);
+    st->wild_lo = st->wild_hi = wild_end(c);
+    st->in_tree = fl_ivnode_set_etcd(&st->iv, st->id, st->wreq.key.p, st->wreq.key.n,
+                                     st->wreq.range_end.p, st->wreq.range_end.n);
+    if (st->in_tree)
+        fl_ivtree_insert(&c->watch_tree, &st->iv);
+}
+
+void kvc_stats_watch_end(struct kvc_client *c, struct kvc_stream *st)
+{
+    if (st->in_tree)
+        fl_ivtree_remove(&c->watch_tree, &st->iv);
+    st->in_tree = false;
+}
+
+void kvc_stats_free(struct kvc_client *c)
+{
+    FL_ASSERT(c->watch_tree.len == 0);
+    free(c->wild);
+    c->wild = NULL;
+    c->wild_len = c->wild_cap = 0;
 }
 
 void kvc_stats_watch_reached(struct kvc_client *c, struct kvc_stream *st, int64_t rev)
 {
     int64_t now = kvc_now(c);
+    wild_judge(c, st); /* under the reached revision the commits found */
     if (rev > st->reached_rev)
         st->reached_rev = rev;
     while (st->pend_len > 0 && st->pend[st->pend_head].rev <= st->reached_rev) {
@@ -137,14 +282,32 @@ void kvc_stats_watch_reached(struct kvc_client *c, struct kvc_stream *st, int64_
         st->pend_head = (st->pend_head + 1) % st->pend_cap;
         st->pend_len--;
     }
+    if (st->wild_lo < st->wild_hi && wild_at(c, st->wild_lo)->rev <= st->reached_rev) {
+        /* The oldest of the wild commits now reached has the longest lag. */
+        st->max_stall_ns = FL_MAX(st->max_stall_ns, now - wild_at(c, st->wild_lo)->at_ns);
+        uint64_t lo = st->wild_lo, hi = st->wild_hi;
+        while (lo < hi) {
+            uint64_t mid = lo + (hi - lo) / 2;
+            if (wild_at(c, mid)->rev <= st->reached_rev)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        st->wild_lo = lo;
+    }
     c->st.watch_max_stall_ms = FL_MAX(c->st.watch_max_stall_ms, st->max_stall_ns / FL_MS);
 }
 
+/* How long st has owed its oldest pending commit (0: none). */
 static int64_t kvc_watch_lag_now(const struct kvc_client *c, const struct kvc_stream *st)
 {
-    if (st->pend_len == 0)
-        return 0;
-    return kvc_now(c) - st->pend[st->pend_head].at_ns;
+    int64_t oldest = INT64_MAX;
+    if (st->pend_len > 0)
+        oldest = st->pend[st->pend_head].at_ns;
+    uint64_t w = wild_owed_lo(c, st);
+    if (w < wild_end(c))
+        oldest = FL_MIN(oldest, wild_at(c, w)->at_ns);
+    return oldest == INT64_MAX ? 0 : kvc_now(c) - oldest;
 }
 
 void kvc_stats_watch_close(struct kvc_client *c, struct kvc_stream *st)
@@ -152,6 +315,7 @@ void kvc_stats_watch_close(struct kvc_client *c, struct kvc_stream *st)
     /* A watch that ends while behind was stalled until now. */
     st->max_stall_ns = FL_MAX(st->max_stall_ns, kvc_watch_lag_now(c, st));
     st->pend_len = 0;
+    st->wild_lo = st->wild_hi = wild_end(c);
     c->st.watch_max_stall_ms = FL_MAX(c->st.watch_max_stall_ms, st->max_stall_ns / FL_MS);
 }
 

@@ -194,6 +194,7 @@ static void kvc_stream_end(struct kvc_stream *st, int code, const char *reason, 
         r.code = code;
         r.reconnects = st->reconnects;
         kvc_stats_watch_close(c, st);
+        kvc_stats_watch_end(c, st);
         if (c->cfg.observer.watch_resp)
             c->cfg.observer.watch_resp(c->cfg.observer.ud, c, &r);
         if (c->cfg.observer.watch_close)
@@ -645,6 +646,7 @@ uint64_t kvc_watch(struct kvc_client *c, const struct kvc_watch_req *req,
     st->wreq.range_end.p = en ? blk + kn : NULL;
     st->next_rev = req->start_rev;
     st->reached_rev = req->start_rev > 0 ? req->start_rev - 1 : 0;
+    kvc_stats_watch_open(c, st);
     if (c->cfg.observer.watch_open)
         c->cfg.observer.watch_open(c->cfg.observer.ud, c, st->id, &st->wreq, st->opened_ns);
     return st->id;
