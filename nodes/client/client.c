@@ -85,48 +85,68 @@ void kvc_config_default(struct kvc_config *c)
     c->lease_keepalive_retry_ms = 500;
 }
 
-/* ---------------------------------------------------------------- vectors ----- */
+/* ---------------------------------------------------------------- call index -- */
+
+/* Calls live in a list in id (= creation) order, in an id map, and in the queue their
+ * state puts them in: waiting to be tried (state WAIT, no start or backoff timer), or
+ * in flight on their endpoint (in the order they were sent, so the head is the
+ * oldest). Dispatch, hedging and a lost connection act only on the calls of the
+ * queue concerned, sorted by id: the order in which the former scan of every call
+ * acted on them. */
 
 static void kvc_calls_push(struct kvc_client *c, struct kvc_call *call)
 {
-    if (c->call_count == c->call_cap) {
-        c->call_cap = c->call_cap ? c->call_cap * 2 : 16;
-        c->calls = fl_realloc(c->calls, c->call_cap * sizeof(*c->calls));
-    }
-    c->calls[c->call_count++] = call;
+    FL_ASSERT(c->calls_tail == NULL || c->calls_tail->id < call->id);
+    call->all_prev = c->calls_tail;
+    call->all_next = NULL;
+    if (c->calls_tail)
+        c->calls_tail->all_next = call;
+    else
+        c->calls_head = call;
+    c->calls_tail = call;
+    c->call_count++;
+    kvc_idmap_put(&c->calls_by_id, call->id, call);
 }
 
-/* Removes keeping creation order (waiting calls are served oldest first). */
 static void kvc_calls_remove(struct kvc_client *c, struct kvc_call *call)
 {
-    for (size_t i = 0; i < c->call_count; i++) {
-        if (c->calls[i] == call) {
-            memmove(&c->calls[i], &c->calls[i + 1], (c->call_count - i - 1) * sizeof(*c->calls));
-            c->call_count--;
-            return;
-        }
-    }
-    FL_UNREACHABLE();
+    FL_ASSERT(c->call_count > 0 && kvc_idmap_get(&c->calls_by_id, call->id) == call);
+    kvc_clist_unlink(call);
+    if (call->all_prev)
+        call->all_prev->all_next = call->all_next;
+    else
+        c->calls_head = call->all_next;
+    if (call->all_next)
+        call->all_next->all_prev = call->all_prev;
+    else
+        c->calls_tail = call->all_prev;
+    c->call_count--;
+    kvc_idmap_del(&c->calls_by_id, call->id);
 }
 
 static struct kvc_call *kvc_call_find(struct kvc_client *c, uint64_t id)
 {
-    for (size_t i = 0; i < c->call_count; i++) {
-        if (c->calls[i]->id == id)
-            return c->calls[i];
-    }
-    return NULL;
+    c->call_steps++;
+    return kvc_idmap_get(&c->calls_by_id, id);
 }
 
-/* Ids of the live calls, oldest first, into a malloc'd array (callers iterate over
- * it and look each id up again, since completions may remove calls meanwhile). */
-static uint64_t *kvc_call_ids(struct kvc_client *c, size_t *n)
+/* Every change of a call's state, endpoint or backoff timer ends here. */
+static void kvc_call_requeue(struct kvc_call *call)
 {
-    *n = c->call_count;
-    uint64_t *ids = fl_malloc((c->call_count + 1) * sizeof(*ids));
-    for (size_t i = 0; i < c->call_count; i++)
-        ids[i] = c->calls[i]->id;
-    return ids;
+    struct kvc_client *c = call->c;
+    kvc_clist_unlink(call);
+    if (call->state == KVC_CALL_WAIT && call->backoff_timer == 0) {
+        FL_ASSERT(call->target >= -1 && call->target < LB_ENDPOINTS_MAX);
+        kvc_clist_append(call->target >= 0 ? &c->wait_direct[call->target] : &c->wait_calls, call);
+    } else if (call->state == KVC_CALL_INFLIGHT) {
+        FL_ASSERT(call->ep >= 0 && (size_t)call->ep < LB_ENDPOINTS_MAX);
+        kvc_clist_append(&c->inflight[call->ep], call);
+    }
+}
+
+uint64_t kvc_client_call_steps(const struct kvc_client *c)
+{
+    return c->call_steps;
 }
 
 /* ---------------------------------------------------------------- connections - */
@@ -215,15 +235,19 @@ static void kvc_conn_drop(struct kvc_client *c, size_t i, int why)
         cn->state = LB_CONN_FAILED;
         lb_on_fail(&c->lb, i, (enum lb_fail)why, now);
     }
-    size_t n;
-    uint64_t *ids = kvc_call_ids(c, &n);
-    for (size_t k = 0; k < n; k++) {
-        struct kvc_call *call = kvc_call_find(c, ids[k]);
+    /* The connection is no longer ready, so no call can go in flight here meanwhile:
+     * the ones in flight now are all there is to fail (completions may end others,
+     * hence the lookups). */
+    struct kvc_ids ids = {0};
+    kvc_ids_push_clist(&ids, &c->inflight[i], false);
+    kvc_ids_sort(&ids);
+    for (size_t k = 0; k < ids.len; k++) {
+        struct kvc_call *call = kvc_call_find(c, ids.p[k]);
         if (call && call->state == KVC_CALL_INFLIGHT && call->ep == (int)i)
             kvc_call_attempt_failed(call, RPC_CODE_UNAVAILABLE,
                                     rpc_err_text(RPC_ERR_TRANSPORT_CLOSING), true, NULL);
     }
-    free(ids);
+    free(ids.p);
     kvc_streams_conn_lost(c, i);
 }
 
@@ -429,16 +453,13 @@ static void kvc_lb_timer_fire(struct sim_world *w, void *ctx)
     kvc_reconcile(c);
 }
 
+/* The send time of the oldest call in flight at endpoint i (0: none): the head of
+ * its queue, as calls join it when sent. */
 static void kvc_oldest_inflight_update(struct kvc_client *c, size_t i)
 {
-    int64_t oldest = 0;
-    for (size_t k = 0; k < c->call_count; k++) {
-        const struct kvc_call *call = c->calls[k];
-        if (call->state == KVC_CALL_INFLIGHT && call->ep == (int)i &&
-            (oldest == 0 || call->sent_ns < oldest))
-            oldest = call->sent_ns;
-    }
-    lb_set_oldest_inflight(&c->lb, i, oldest);
+    const struct kvc_call *head = c->inflight[i].head;
+    FL_ASSERT(head == NULL || head->sent_ns <= c->inflight[i].tail->sent_ns);
+    lb_set_oldest_inflight(&c->lb, i, head ? head->sent_ns : 0);
 }
 
 /* A new attempt record, outstanding until kvc_attempt_note ends it. */
@@ -483,19 +504,27 @@ static void kvc_attempt_end(struct kvc_call *call, enum kvc_attempt_outcome o, c
     call->last_ep = call->ep;
     call->ep = -1;
     call->state = KVC_CALL_WAIT;
+    kvc_call_requeue(call);
     kvc_oldest_inflight_update(c, i);
 }
 
 /* health_aware: a read in flight at a member that turned unhealthy is re-sent to
- * a healthy one at once (it is safe to repeat; the late answer is ignored). */
+ * a healthy one at once (it is safe to repeat; the late answer is ignored). The
+ * candidates are the reads in flight at endpoints the balancer leaves now: moving a
+ * read only lowers its old endpoint's load and gives its new one a fresh call, so no
+ * endpoint the balancer keeps at the start is left later in the loop. */
 static void kvc_hedge_reads(struct kvc_client *c, int64_t now)
 {
     if (!lb_probes(&c->lb) || FL_BUG(CLIENT_NO_FAILOVER))
         return;
-    size_t n;
-    uint64_t *ids = kvc_call_ids(c, &n);
-    for (size_t k = 0; k < n; k++) {
-        struct kvc_call *call = kvc_call_find(c, ids[k]);
+    struct kvc_ids ids = {0};
+    for (size_t e = 0; e < c->lb.n; e++) {
+        if (c->inflight[e].len > 0 && lb_should_leave(&c->lb, e, now))
+            kvc_ids_push_clist(&ids, &c->inflight[e], true);
+    }
+    kvc_ids_sort(&ids);
+    for (size_t k = 0; k < ids.len; k++) {
+        struct kvc_call *call = kvc_call_find(c, ids.p[k]);
         if (call == NULL || call->state != KVC_CALL_INFLIGHT || call->mutating || call->target >= 0)
             continue;
         if (!lb_should_leave(&c->lb, (size_t)call->ep, now))
@@ -505,20 +534,36 @@ static void kvc_hedge_reads(struct kvc_client *c, int64_t now)
         kvc_attempt_end(call, KVC_ATTEMPT_ABANDONED, NULL);
         kvc_call_try(call);
     }
-    free(ids);
+    free(ids.p);
 }
 
-/* Serves waiting calls, oldest first. */
-static void kvc_dispatch_calls(struct kvc_client *c)
+/* Serves waiting calls, oldest first. Only the calls that can leave are visited: a
+ * balancer-routed call when the balancer has an endpoint (lb_pick answers -1 only
+ * when no connection is ready, or the pinned one is not, whatever `avoid` is, and
+ * then changes nothing: so it is asked of a copy whose draws are thrown away), a
+ * call aimed at one endpoint when that connection is ready. Trying a call changes
+ * no other call and no connection's state, so the set does not change meanwhile. */
+static void kvc_dispatch_calls(struct kvc_client *c, int64_t now)
 {
-    size_t n;
-    uint64_t *ids = kvc_call_ids(c, &n);
-    for (size_t k = 0; k < n; k++) {
-        struct kvc_call *call = kvc_call_find(c, ids[k]);
+    struct kvc_ids ids = {0};
+    if (c->wait_calls.len > 0) {
+        struct lb probe = c->lb;
+        if (lb_pick(&probe, now, -1) >= 0)
+            kvc_ids_push_clist(&ids, &c->wait_calls, false);
+    }
+    for (size_t i = 0; i < c->lb.n; i++) {
+        if (c->wait_direct[i].len > 0 && c->conns[i].state == LB_CONN_READY)
+            kvc_ids_push_clist(&ids, &c->wait_direct[i], false);
+    }
+    if (ids.len == 0)
+        return;
+    kvc_ids_sort(&ids);
+    for (size_t k = 0; k < ids.len; k++) {
+        struct kvc_call *call = kvc_call_find(c, ids.p[k]);
         if (call && call->state == KVC_CALL_WAIT && call->backoff_timer == 0)
             kvc_call_try(call);
     }
-    free(ids);
+    free(ids.p);
 }
 
 static void kvc_reconcile_once(struct kvc_client *c)
@@ -537,7 +582,7 @@ static void kvc_reconcile_once(struct kvc_client *c)
         }
     }
     kvc_hedge_reads(c, now);
-    kvc_dispatch_calls(c);
+    kvc_dispatch_calls(c, now);
     kvc_streams_dispatch(c);
 }
 
@@ -694,6 +739,7 @@ static void kvc_call_retry_later(struct kvc_call *call)
                                   c->cfg.backoff_jitter_pct, sim_rng_u64(c->rng));
     call->state = KVC_CALL_BACKOFF;
     call->backoff_timer = sim_timer_start(c->w, c->proc, wait, kvc_backoff_fire, call);
+    kvc_call_requeue(call);
 }
 
 /* An attempt failed with (code, text). transport: the connection broke (the
@@ -747,7 +793,9 @@ static void kvc_call_try(struct kvc_call *call)
     struct kvc_client *c = call->c;
     int64_t now = kvc_now(c);
     FL_ASSERT(call->state == KVC_CALL_WAIT || call->state == KVC_CALL_BACKOFF);
+    FL_ASSERT(call->backoff_timer == 0);
     call->state = KVC_CALL_WAIT;
+    kvc_call_requeue(call);
     int i;
     if (call->target >= 0)
         i = c->conns[call->target].state == LB_CONN_READY ? call->target : -1;
@@ -773,6 +821,7 @@ static void kvc_call_try(struct kvc_call *call)
     call->sent = true;
     call->sent_ns = now;
     kvc_attempt_begin(call, c->eps[i].node, now);
+    kvc_call_requeue(call);
     c->conns[i].unary++;
     lb_on_request_start(&c->lb, (size_t)i, now);
     kvc_oldest_inflight_update(c, (size_t)i);
@@ -1014,8 +1063,8 @@ void kvc_client_close(struct kvc_client *c)
     c->closed = true;
     sim_cancel(c->w, c->lb_timer);
     c->lb_timer = 0;
-    while (c->call_count > 0) {
-        struct kvc_call *call = c->calls[0];
+    while (c->calls_head != NULL) {
+        struct kvc_call *call = c->calls_head;
         enum kvc_status st = call->mutating && call->sent ? KVC_UNKNOWN : KVC_FAIL;
         kvc_call_complete(call, st, RPC_CODE_CANCELED, rpc_err_text(RPC_ERR_CLIENT_CLOSED), NULL);
     }
@@ -1040,7 +1089,8 @@ void kvc_client_free(struct kvc_client *c)
         return;
     kvc_client_close(c);
     sim_proc_set_ctx(c->w, c->proc, NULL);
-    free(c->calls);
+    FL_ASSERT(c->call_count == 0);
+    kvc_idmap_free(&c->calls_by_id);
     for (size_t i = 0; i < KVC_ATTEMPTS_KEEP; i++)
         free(c->attempts[i].error);
     kvc_streams_free_index(c);

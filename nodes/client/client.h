@@ -452,6 +452,9 @@ void kvc_client_stats(const struct kvc_client *c, struct kvc_stats *out);
  * examined so far: a measure of work for tests (it grows linearly with the number
  * of streams and messages), never part of a summary or a digest. */
 uint64_t kvc_client_stream_steps(const struct kvc_client *c);
+/* The same for unary calls: calls examined by dispatch, hedging, lookups and the
+ * loss of a connection (linear in the calls and answers, whatever is in flight). */
+uint64_t kvc_client_call_steps(const struct kvc_client *c);
 /* The DESIGN §3.9 object: {"id","balancer","ok","fail","unknown","availability",
  * "max_stall_ms","watch_max_stall_ms","connections_opened","retries"} plus
  * the other counters above under their field names, and "failover":[{"fault_ns",

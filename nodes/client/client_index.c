@@ -1,9 +1,10 @@
 /*
- * client_index.c: the indexes that keep a client's stream bookkeeping linear in the
- * number of streams (issue 12, item 7: with a plain array, each reconcile looked up
- * every stream by id in that array, so N watches cost O(N^3)).
+ * client_index.c: the indexes that keep a client's stream and call bookkeeping
+ * linear in the number of streams and calls (issue 12, item 7: with plain arrays,
+ * each reconcile looked up every stream, and every call, by id in that array, so N
+ * watches, or N calls in flight, cost O(N^3)).
  *
- *   - kvc_idmap: a 64-bit id -> stream map (open addressing, linear probing,
+ *   - kvc_idmap: a 64-bit id -> stream or call map (open addressing, linear probing,
  *     backward-shift deletion). It is for lookups only and is never iterated, so its
  *     slot order (a hash order) can never reach a run's behaviour (DESIGN §6).
  *   - kvc_slist: an unordered intrusive set of streams (one per stream state queue:
@@ -29,7 +30,7 @@ static void kvc_idmap_grow(struct kvc_idmap *m)
 {
     size_t old_cap = m->cap;
     uint64_t *old_keys = m->keys;
-    struct kvc_stream **old_vals = m->vals;
+    void **old_vals = m->vals;
     m->cap = old_cap ? old_cap * 2 : 16;
     m->keys = fl_calloc(m->cap, sizeof(*m->keys));
     m->vals = fl_calloc(m->cap, sizeof(*m->vals));
@@ -42,9 +43,9 @@ static void kvc_idmap_grow(struct kvc_idmap *m)
     free(old_vals);
 }
 
-void kvc_idmap_put(struct kvc_idmap *m, uint64_t key, struct kvc_stream *st)
+void kvc_idmap_put(struct kvc_idmap *m, uint64_t key, void *val)
 {
-    FL_ASSERT(key != 0 && st != NULL);
+    FL_ASSERT(key != 0 && val != NULL);
     if ((m->len + 1) * 4 > m->cap * 3)
         kvc_idmap_grow(m);
     size_t i = kvc_idmap_slot(key, m->cap);
@@ -53,11 +54,11 @@ void kvc_idmap_put(struct kvc_idmap *m, uint64_t key, struct kvc_stream *st)
         i = (i + 1) & (m->cap - 1);
     }
     m->keys[i] = key;
-    m->vals[i] = st;
+    m->vals[i] = val;
     m->len++;
 }
 
-struct kvc_stream *kvc_idmap_get(const struct kvc_idmap *m, uint64_t key)
+void *kvc_idmap_get(const struct kvc_idmap *m, uint64_t key)
 {
     if (key == 0 || m->cap == 0)
         return NULL;
@@ -160,4 +161,63 @@ void kvc_svec_sort(struct kvc_svec *v)
     /* Ids are unique, so the order is total and qsort's instability cannot show. */
     if (v->len > 1)
         qsort(v->p, v->len, sizeof(*v->p), kvc_stream_id_cmp);
+}
+
+/* ---------------------------------------------------------------- call queues - */
+
+void kvc_clist_append(struct kvc_clist *l, struct kvc_call *call)
+{
+    FL_ASSERT(call->q_list == NULL);
+    call->q_list = l;
+    call->q_next = NULL;
+    call->q_prev = l->tail;
+    if (l->tail)
+        l->tail->q_next = call;
+    else
+        l->head = call;
+    l->tail = call;
+    l->len++;
+}
+
+void kvc_clist_unlink(struct kvc_call *call)
+{
+    struct kvc_clist *l = call->q_list;
+    if (l == NULL)
+        return;
+    FL_ASSERT(l->len > 0);
+    if (call->q_prev)
+        call->q_prev->q_next = call->q_next;
+    else
+        l->head = call->q_next;
+    if (call->q_next)
+        call->q_next->q_prev = call->q_prev;
+    else
+        l->tail = call->q_prev;
+    call->q_prev = call->q_next = NULL;
+    call->q_list = NULL;
+    l->len--;
+}
+
+static int kvc_u64_cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+void kvc_ids_push_clist(struct kvc_ids *v, const struct kvc_clist *l, bool reads_only)
+{
+    if (v->len + l->len > v->cap) {
+        v->cap = FL_MAX(v->len + l->len, v->cap * 2);
+        v->p = fl_realloc(v->p, v->cap * sizeof(*v->p));
+    }
+    for (const struct kvc_call *call = l->head; call; call = call->q_next) {
+        if (!reads_only || (!call->mutating && call->target < 0))
+            v->p[v->len++] = call->id;
+    }
+}
+
+void kvc_ids_sort(struct kvc_ids *v)
+{
+    if (v->len > 1)
+        qsort(v->p, v->len, sizeof(*v->p), kvc_u64_cmp);
 }

@@ -63,6 +63,24 @@ struct kvc_conn {
 };
 
 /* ---- unary calls ---- */
+/* client_index.c: an ordered intrusive list of calls (a state queue; appended at the
+ * tail, so in the order calls entered it). */
+struct kvc_clist {
+    struct kvc_call *head, *tail;
+    size_t len;
+};
+struct kvc_call;
+void kvc_clist_append(struct kvc_clist *l, struct kvc_call *call);
+void kvc_clist_unlink(struct kvc_call *call); /* from whichever list holds it; none: no-op */
+/* A growable array of call ids, for acting on a set in id order. */
+struct kvc_ids {
+    uint64_t *p;
+    size_t len, cap;
+};
+/* Appends the ids of l's calls (reads_only: only reads not aimed at one member). */
+void kvc_ids_push_clist(struct kvc_ids *v, const struct kvc_clist *l, bool reads_only);
+void kvc_ids_sort(struct kvc_ids *v); /* ascending */
+
 enum kvc_call_state { KVC_CALL_WAIT = 0, KVC_CALL_BACKOFF, KVC_CALL_INFLIGHT, KVC_CALL_DONE };
 
 struct kvc_call {
@@ -88,6 +106,11 @@ struct kvc_call {
     struct fl_buf snap;   /* SNAPSHOT chunks */
     char *last_err;       /* owned: the error of the last attempt that was retried, or NULL */
     uint64_t attempt_seq; /* the record of the attempt in flight: its attempts_seen number */
+    /* index links (client.c): every live call in id order, and the queue its state
+     * puts it in (waiting to be tried; in flight on its endpoint, in send order) */
+    struct kvc_call *all_prev, *all_next;
+    struct kvc_call *q_prev, *q_next;
+    struct kvc_clist *q_list;
 };
 
 /* ---- streams (client_stream.c) ---- */
@@ -114,15 +137,15 @@ struct kvc_svec {
 void kvc_svec_push_list(struct kvc_svec *v, const struct kvc_slist *l);
 void kvc_svec_sort(struct kvc_svec *v); /* by id, ascending */
 
-/* client_index.c: id -> stream, for lookups only (never iterated). Key 0 is never
- * stored. */
+/* client_index.c: id -> stream or call, for lookups only (never iterated). Key 0 is
+ * never stored. */
 struct kvc_idmap {
     uint64_t *keys;
-    struct kvc_stream **vals;
+    void **vals;
     size_t cap, len;
 };
-void kvc_idmap_put(struct kvc_idmap *m, uint64_t key, struct kvc_stream *st);
-struct kvc_stream *kvc_idmap_get(const struct kvc_idmap *m, uint64_t key);
+void kvc_idmap_put(struct kvc_idmap *m, uint64_t key, void *val);
+void *kvc_idmap_get(const struct kvc_idmap *m, uint64_t key);
 void kvc_idmap_del(struct kvc_idmap *m, uint64_t key);
 void kvc_idmap_free(struct kvc_idmap *m);
 
@@ -204,8 +227,16 @@ struct kvc_client {
     struct lb lb;
     struct kvc_conn conns[LB_ENDPOINTS_MAX];
     uint64_t next_id;
-    struct kvc_call **calls;
-    size_t call_count, call_cap;
+    /* calls: all of them in id (= creation) order, by id; those waiting to be tried
+     * (no backoff or start timer pending: balancer-routed, or per endpoint when aimed
+     * at one); those in flight per endpoint */
+    struct kvc_call *calls_head, *calls_tail;
+    size_t call_count;
+    struct kvc_idmap calls_by_id;
+    struct kvc_clist wait_calls;                    /* balancer-routed */
+    struct kvc_clist wait_direct[LB_ENDPOINTS_MAX]; /* aimed at one endpoint */
+    struct kvc_clist inflight[LB_ENDPOINTS_MAX];
+    uint64_t call_steps; /* calls examined by the bookkeeping (kvc_client_call_steps) */
     /* the frame being handled is decoded here; reset when the outermost handler ends */
     struct kvc_arena arena;
     int arena_depth;
