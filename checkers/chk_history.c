@@ -509,6 +509,14 @@ int chk_history_finish(struct chk_history *h, struct fl_buf *err)
                           (long long)op->call_ns);
             return FL_EINVAL;
         }
+        /* etcd's revisions start at 1: a lower one is no revision a member gave, and
+         * the two engines would read it differently (the revision engine set such an
+         * op aside, the search placed it before everything). */
+        if (op->rev != CHK_NO_REV && op->rev < 1) {
+            fl_buf_printf(err, "line %u: operation %lld has revision %lld (revisions start at 1)",
+                          op->line, (long long)op->op_id, (long long)op->rev);
+            return FL_EINVAL;
+        }
         if (op->status == CHK_ST_OK && op->rev == CHK_NO_REV)
             h->has_revs = false;
         if (op->kind == CHK_OP_COMPACT)
