@@ -166,6 +166,11 @@ struct run_mirror {
     struct fl_buf bytes; /* keys and values of watches and events */
     struct run_mirror_watch *watches;
     size_t n_watches, cap_watches;
+    /* watch_id -> index in watches (open addressing; lookups only, never iterated) */
+    int64_t *watch_ids;
+    size_t *watch_at;
+    size_t watch_slots;
+    uint64_t watch_steps; /* slots examined by watch lookups (a work count for tests) */
     struct run_mirror_event *events;
     size_t n_events, cap_events;
 };

@@ -57,6 +57,8 @@ void run_mirror_close(struct run_world *rw)
     chk_history_close(&m->h);
     fl_buf_close(&m->bytes);
     free(m->watches);
+    free(m->watch_ids);
+    free(m->watch_at);
     free(m->events);
     memset(m, 0, sizeof *m);
 }
@@ -298,6 +300,58 @@ void run_mirror_op(struct run_world *rw, int64_t op_id, const struct hist_op *ro
 
 /* ---- watches ------------------------------------------------------------------------ */
 
+/* Watch ids are client * 1,000,000 + the client's own id, so the watches array is not
+ * in id order: closes find their watch through a small id map (a close used to scan
+ * the array from the end, which made N watches closed in opening order cost N^2/2). */
+
+static size_t watch_slot(int64_t watch_id, size_t slots)
+{
+    uint64_t h = (uint64_t)watch_id * 0x9E3779B97F4A7C15ull;
+    return (size_t)((h ^ (h >> 29)) & (slots - 1));
+}
+
+/* watch_ids[k] == 0 is an empty slot: ids are client * 1e6 + id >= 1 (an id 0 is not
+ * mapped, and its close breaks the mirror as an unknown id did). A repeated id maps
+ * to its latest watch, as the scan from the end found. */
+static void watch_map_insert(struct run_mirror *m, int64_t watch_id, size_t i)
+{
+    size_t k = watch_slot(watch_id, m->watch_slots);
+    while (m->watch_ids[k] != 0 && m->watch_ids[k] != watch_id)
+        k = (k + 1) & (m->watch_slots - 1);
+    m->watch_ids[k] = watch_id;
+    m->watch_at[k] = i;
+}
+
+/* Maps every watch in [0, n_watches), in order, into at least `want` slots. */
+static void watch_map_rebuild(struct run_mirror *m, size_t want)
+{
+    size_t slots = 64;
+    while (slots < want)
+        slots *= 2;
+    free(m->watch_ids);
+    free(m->watch_at);
+    m->watch_ids = fl_calloc(slots, sizeof *m->watch_ids);
+    m->watch_at = fl_calloc(slots, sizeof *m->watch_at);
+    m->watch_slots = slots;
+    m->watch_steps += m->n_watches;
+    for (size_t i = 0; i < m->n_watches; i++)
+        if (m->watches[i].watch_id != 0)
+            watch_map_insert(m, m->watches[i].watch_id, i);
+}
+
+static struct run_mirror_watch *watch_map_get(struct run_mirror *m, int64_t watch_id)
+{
+    if (m->watch_slots == 0 || watch_id == 0)
+        return NULL;
+    for (size_t k = watch_slot(watch_id, m->watch_slots); m->watch_ids[k] != 0;
+         k = (k + 1) & (m->watch_slots - 1)) {
+        m->watch_steps++;
+        if (m->watch_ids[k] == watch_id)
+            return &m->watches[m->watch_at[k]];
+    }
+    return NULL;
+}
+
 void run_mirror_watch_open(struct run_world *rw, const struct hist_watch *w)
 {
     struct run_mirror *m = &rw->mirror;
@@ -307,9 +361,14 @@ void run_mirror_watch_open(struct run_world *rw, const struct hist_watch *w)
         m->cap_watches = m->cap_watches ? 2 * m->cap_watches : 16;
         m->watches = fl_realloc(m->watches, m->cap_watches * sizeof *m->watches);
     }
-    struct run_mirror_watch *x = &m->watches[m->n_watches++];
+    struct run_mirror_watch *x = &m->watches[m->n_watches];
     memset(x, 0, sizeof *x);
     x->watch_id = w->watch_id;
+    if (2 * (m->n_watches + 1) > m->watch_slots)
+        watch_map_rebuild(m, 4 * (m->n_watches + 1));
+    if (w->watch_id != 0)
+        watch_map_insert(m, w->watch_id, m->n_watches);
+    m->n_watches++;
     x->client_id = w->client_id;
     x->start_rev = w->start_rev;
     x->opened_ns = w->opened_ns;
@@ -331,13 +390,11 @@ void run_mirror_watch_close(struct run_world *rw, int64_t watch_id, int64_t clos
     struct run_mirror *m = &rw->mirror;
     if (!m->on || m->broken)
         return;
-    for (size_t i = m->n_watches; i-- > 0;) {
-        if (m->watches[i].watch_id == watch_id) {
-            m->watches[i].closed_ns = closed_ns;
-            return;
-        }
-    }
-    m->broken = true;
+    struct run_mirror_watch *x = watch_map_get(m, watch_id);
+    if (x)
+        x->closed_ns = closed_ns;
+    else
+        m->broken = true;
 }
 
 void run_mirror_event(struct run_world *rw, const struct hist_watch_event *ev)
@@ -416,8 +473,10 @@ static int event_cmp(const void *a, const void *b)
  * (watch_id, seq), interning in that order. */
 static void add_watches(struct run_mirror *m)
 {
-    if (m->n_watches)
+    if (m->n_watches) {
         qsort(m->watches, m->n_watches, sizeof *m->watches, watch_cmp);
+        watch_map_rebuild(m, 2 * m->n_watches); /* the indexes moved */
+    }
     for (size_t i = 0; i < m->n_watches; i++) {
         const struct run_mirror_watch *x = &m->watches[i];
         int32_t key = blob_key(m, x->key_off, x->key_len, false);
