@@ -53,6 +53,12 @@ struct rv {
     struct cand_ent *cands;
     uint32_t cand_count;
     bool ambiguous;
+    /* Acknowledged ops whose result does not say whether they wrote (a delete without
+     * its count, a txn without its branch, a lease end) answered at a revision no
+     * other op claims: tent_read judges them as reads there (the revision left to a
+     * gap), else they are taken as its writers, tent_writes counting them. */
+    bool tent_read;
+    uint32_t tent_writes;
     bool cand_range; /* some unknown op writes a range (not in cands) */
     bool watch_obs;  /* watch events guided gap placements */
     int64_t ambiguous_rev;

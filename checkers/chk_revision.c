@@ -115,9 +115,10 @@ static void rv_classify(struct rv *r)
             if (pass == 1 && r->role[i] != ROLE_TENT)
                 continue;
             if (pass == 1) {
-                if (r->claim[op->rev] < 0) {
+                if (r->claim[op->rev] < 0 && !r->tent_read) {
                     r->claim[op->rev] = (int32_t)i;
                     r->role[i] = ROLE_WRITE;
+                    r->tent_writes++;
                 } else {
                     r->role[i] = ROLE_READ;
                 }
@@ -745,15 +746,17 @@ static void rv_retmin(struct rv *r)
         r->retmin[x] = FL_MIN(r->retmin[x], r->retmin[x + 1]);
 }
 
-/* One run of the engine; no_watch: watch events reveal nothing. */
-static void rv_run(struct chk_history *h, struct chk_lin_result *out, bool no_watch,
-                   uint32_t *watch_reveals)
+/* One run of the engine; no_watch: watch events reveal nothing; tent_read: see struct
+ * rv (*tent_writes, when not NULL, gets how many were taken as writers). */
+static void rv_run(struct chk_history *h, struct chk_lin_result *out, bool no_watch, bool tent_read,
+                   uint32_t *watch_reveals, uint32_t *tent_writes)
 {
     struct rv r;
     memset(&r, 0, sizeof(r));
     r.h = h;
     r.out = out;
     r.no_watch = no_watch;
+    r.tent_read = tent_read;
     r.max_rev = max_revision(h);
     r.role = fl_calloc(h->op_count + 1, 1);
     r.pos = fl_malloc((h->op_count + 1) * sizeof(int64_t));
@@ -781,6 +784,8 @@ static void rv_run(struct chk_history *h, struct chk_lin_result *out, bool no_wa
     rv_attempts(&r);
     if (watch_reveals)
         *watch_reveals = r.watch_reveals + (r.watch_obs && r.out->verdict != CHK_PASS);
+    if (tent_writes)
+        *tent_writes = r.tent_writes;
     for (uint32_t i = 0; i < r.viol_count; i++)
         json_decref(r.viol[i].state);
     free(r.role);
@@ -802,6 +807,46 @@ static void rv_run(struct chk_history *h, struct chk_lin_result *out, bool no_wa
  * judged again without them, and if that finds a linearization, it stands (the watch
  * checker then reports the events no write explains).
  */
+/* rv_run, and when ops that may not have written were taken as writers and that
+ * failed, again with them judged as reads. Either passing is a linearization. Both
+ * failing is a proof when there was one such op (its two possibilities are all there
+ * is); with several, mixed choices were not tried: undecided. */
+static void rv_run_tent(struct chk_history *h, struct chk_lin_result *out, bool no_watch,
+                        uint32_t *watch_reveals)
+{
+    uint32_t tents = 0;
+    rv_run(h, out, no_watch, false, watch_reveals, &tents);
+    if (out->verdict == CHK_PASS || tents == 0)
+        return;
+    struct chk_lin_result alt;
+    memset(&alt, 0, sizeof(alt));
+    alt.engine = CHK_ENGINE_REVISION;
+    uint32_t alt_reveals = 0;
+    rv_run(h, &alt, no_watch, true, &alt_reveals, NULL);
+    alt.steps += out->steps;
+    if (alt.verdict == CHK_PASS) {
+        chk_lin_result_close(out);
+        *out = alt;
+        if (watch_reveals)
+            *watch_reveals = alt_reveals;
+        if (out->detail)
+            json_object_set_new(out->detail, "writes_judged_as_reads", json_integer(tents));
+        return;
+    }
+    out->steps = alt.steps;
+    int alt_verdict = alt.verdict;
+    chk_lin_result_close(&alt);
+    if (out->verdict == CHK_FAIL && (tents > 1 || alt_verdict != CHK_FAIL)) {
+        out->verdict = CHK_UNKNOWN;
+        snprintf(out->reason, sizeof(out->reason),
+                 "%u acknowledged operations do not say whether they wrote; taken as the "
+                 "writers of their revisions and as reads there, a violation follows; "
+                 "undecided",
+                 tents);
+        out->changes_known = false;
+    }
+}
+
 int chk_lin_revision(struct chk_history *h, const struct chk_limits *lim,
                      struct chk_lin_result *out)
 {
@@ -815,7 +860,7 @@ int chk_lin_revision(struct chk_history *h, const struct chk_limits *lim,
         return FL_OK;
     }
     uint32_t watch_reveals = 0;
-    rv_run(h, out, false, &watch_reveals);
+    rv_run_tent(h, out, false, &watch_reveals);
     if (out->verdict == CHK_PASS || watch_reveals == 0) {
         chk_dup_applications(h, out);
         return FL_OK;
@@ -823,7 +868,7 @@ int chk_lin_revision(struct chk_history *h, const struct chk_limits *lim,
     struct chk_lin_result alt;
     memset(&alt, 0, sizeof(alt));
     alt.engine = CHK_ENGINE_REVISION;
-    rv_run(h, &alt, true, NULL);
+    rv_run_tent(h, &alt, true, NULL);
     alt.steps += out->steps;
     if (alt.verdict != CHK_PASS) {
         out->steps = alt.steps;
