@@ -442,6 +442,13 @@ static const char *edn_field(const char *s, const char *end, const char *field)
     return NULL;
 }
 
+/* Does [p, end) start with lit? (The text need not be NUL-terminated.) */
+static bool edn_starts(const char *p, const char *end, const char *lit)
+{
+    size_t n = strlen(lit);
+    return (size_t)(end - p) >= n && !memcmp(p, lit, n);
+}
+
 /* Parses an EDN string at p (must start with '"') into out; returns the position after
  * the closing quote or NULL. */
 static const char *edn_string(const char *p, const char *end, struct fl_buf *out)
@@ -474,17 +481,20 @@ static int kv_line(struct chk_history *h, struct pends *ps, int32_t unused, cons
                  ":value V})");
         return -1;
     }
-    char *e;
-    long proc = strtol(pp, &e, 10);
-    if (e == pp || proc < 0 || proc > 1000000) {
+    /* Every read stays inside [s, end): the text of a *_mem call may end anywhere. */
+    long proc = 0;
+    const char *e = pp;
+    while (e < end && *e >= '0' && *e <= '9' && proc <= 1000000)
+        proc = proc * 10 + (*e++ - '0');
+    if (e == pp || proc > 1000000) {
         snprintf(msg, msg_size, "bad :process");
         return -1;
     }
-    bool invoke = !strncmp(pt, "invoke,", 7), ok = !strncmp(pt, "ok,", 3);
-    int f = !strncmp(pf, "get,", 4)      ? F_GET
-            : !strncmp(pf, "put,", 4)    ? F_PUT
-            : !strncmp(pf, "append,", 7) ? F_APPEND
-                                         : -1;
+    bool invoke = edn_starts(pt, end, "invoke,"), ok = edn_starts(pt, end, "ok,");
+    int f = edn_starts(pf, end, "get,")      ? F_GET
+            : edn_starts(pf, end, "put,")    ? F_PUT
+            : edn_starts(pf, end, "append,") ? F_APPEND
+                                             : -1;
     if ((!invoke && !ok) || f < 0) {
         snprintf(msg, msg_size, "unknown op (type/f)");
         return -1;
@@ -497,7 +507,7 @@ static int kv_line(struct chk_history *h, struct pends *ps, int32_t unused, cons
         goto out;
     }
     int32_t key = chk_history_key(h, (const char *)b.data, b.len);
-    bool vnil = !strncmp(pv, "nil", 3);
+    bool vnil = edn_starts(pv, end, "nil");
     int32_t val = CHK_NIL;
     if (!vnil) {
         if (!edn_string(pv, end, &b)) {
