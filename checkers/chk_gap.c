@@ -151,7 +151,15 @@ uint32_t chk__rv_apply_watch_gap(struct rv *r, struct rv_replay *p, int64_t g)
     uint32_t lo, hi;
     chk__rv_wev_at(r, g, &lo, &hi);
     for (uint32_t x = lo; x < hi; x++) {
-        const struct chk_wevent *e = &h->events[r->wev[x]];
+        /* Several events of one key at one revision (watches that disagree): the first
+         * recorded one is the content, as in the search (chk_outside_changes). The
+         * events of a revision are sorted by key, so a key's events are adjacent. */
+        uint32_t first = r->wev[x];
+        while (x + 1 < hi && h->events[r->wev[x + 1]].key == h->events[first].key) {
+            x++;
+            first = FL_MIN(first, r->wev[x]);
+        }
+        const struct chk_wevent *e = &h->events[first];
         struct chk_kent *ent = &p->st->ent[e->key];
         if (e->kind == CHK_EV_DELETE) {
             memset(ent, 0, sizeof(*ent));
