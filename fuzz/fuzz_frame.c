@@ -78,7 +78,7 @@ static void fz_server_msg(const uint8_t *p, size_t n)
 static void fz_pack_peer(const Raftpb__PeerFrame *f, struct fl_buf *out)
 {
     size_t n = raftpb__peer_frame__get_packed_size(f);
-    fl_buf_reserve(out, n);
+    fl_buf_reserve(out, n + 1); /* never a NULL buffer, even for an empty frame */
     FZ_REQUIRE(raftpb__peer_frame__pack(f, out->data + out->len) == n, "PeerFrame pack size");
     out->len += n;
 }
