@@ -380,17 +380,40 @@ int run_bug(struct run_world *rw, const char *name)
 
 /* --- membership and maintenance ----------------------------------------------------- */
 
-struct ctl_call {
+/* A control call waiting for the cluster, linked in rw->ctls: a call the cluster never
+ * answers (a paused member when the run ends) is freed with the world. */
+struct run_ctl_call {
     struct run_world *rw;
     run_ctl_fn *done;
     void *arg;
     bool add;
+    struct run_ctl_call *prev, *next;
 };
+
+static void ctl_unlink(struct run_ctl_call *c)
+{
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        c->rw->ctls = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+}
+
+void run_ctl_free_pending(struct run_world *rw)
+{
+    while (rw->ctls) {
+        struct run_ctl_call *c = rw->ctls;
+        ctl_unlink(c);
+        free(c);
+    }
+}
 
 static void ctl_done(void *ud, const struct srv_status *st, const struct srv_result *res)
 {
-    struct ctl_call *c = ud;
+    struct run_ctl_call *c = ud;
     struct run_world *rw = c->rw;
+    ctl_unlink(c);
     struct run_ctl_result r = {.code = st->code, .text = st->text ? st->text : ""};
     if (res) {
         r.node = res->node;
@@ -410,13 +433,17 @@ static void ctl_done(void *ud, const struct srv_status *st, const struct srv_res
     free(c);
 }
 
-static struct ctl_call *ctl_new(struct run_world *rw, run_ctl_fn *done, void *arg, const char *kind,
-                                int node, json_t *detail)
+static struct run_ctl_call *ctl_new(struct run_world *rw, run_ctl_fn *done, void *arg,
+                                    const char *kind, int node, json_t *detail)
 {
-    struct ctl_call *c = fl_calloc(1, sizeof *c);
+    struct run_ctl_call *c = fl_calloc(1, sizeof *c);
     c->rw = rw;
     c->done = done;
     c->arg = arg;
+    c->next = rw->ctls;
+    if (rw->ctls)
+        rw->ctls->prev = c;
+    rw->ctls = c;
     char target[16];
     node_target(target, sizeof target, node);
     run_log_fault(rw, kind, target, detail);
@@ -427,7 +454,7 @@ void run_member_add(struct run_world *rw, bool learner, run_ctl_fn *done, void *
 {
     json_t *d = json_object();
     json_object_set_new(d, "learner", json_boolean(learner));
-    struct ctl_call *c = ctl_new(rw, done, arg, "member_add", 0, d);
+    struct run_ctl_call *c = ctl_new(rw, done, arg, "member_add", 0, d);
     c->add = true;
     srv_cluster_member_add(rw->cl, 0, learner, ctl_done, c);
 }

@@ -36,6 +36,10 @@ struct run_call {
     struct run_call *prev, *next;
 };
 
+struct run_ctl_call;
+/* Frees the control calls still waiting for an answer (the cluster is gone). */
+void run_ctl_free_pending(struct run_world *rw);
+
 /* One workload client: at most one operation outstanding (as etcd's robustness
  * traffic does), the next one after a gap drawn from its own stream. */
 struct run_wl_client {
@@ -258,6 +262,8 @@ struct run_world {
     bool safety_logged;
 
     struct run_call *calls; /* pending run_at callbacks (run_world.c) */
+    /* control calls the cluster has not answered (run_fault.c); freed at close */
+    struct run_ctl_call *ctls;
 
     /* the history the checkers will judge, kept as it is recorded (run_mirror.c) */
     struct run_mirror mirror;

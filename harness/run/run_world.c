@@ -307,7 +307,8 @@ void run_world_close(struct run_world *rw)
         if (rw->clients[i].c)
             kvc_client_free(rw->clients[i].c);
     if (rw->cl)
-        srv_cluster_destroy(rw->cl);
+        srv_cluster_destroy(rw->cl); /* frees the calls it never answered, silently */
+    run_ctl_free_pending(rw);
     if (rw->w)
         sim_world_free(rw->w);
     run_events_free(rw);
