@@ -11,7 +11,7 @@
  * The runtime's bounds are exercised too (issue 12 items 1-3, 5, 6, 11, 12, 19, 20):
  * finalizers, metatables of runtime objects (and their __gc called by hand), error
  * objects whose __tostring fails, a table that grows without end (the run's Lua
- * memory limit is 64 MiB here), an endless loop (rarely: each costs the 3 s wall-clock
+ * memory limit is 16 MiB here), an endless loop (rarely: each costs the 3 s wall-clock
  * limit the run gets here), walks with pairs and next over mixed keys, durations and
  * times out of range (math.maxinteger, 2^63, NaN, inf), keys over 64 bytes in txns,
  * and control calls that fail at once.
@@ -364,7 +364,7 @@ static void gen_bounds(struct fz_gen *g)
              PICK(g, objs), PICK(g, uses));
         break;
     case 3:
-        EMIT(g, "(function() local t = {} for i = 1, 1e9 do t[i] = string.rep(\"x\", 1000) .. i "
+        EMIT(g, "(function() local t = {} for i = 1, 1e9 do t[i] = string.rep(\"x\", 10000) .. i "
                 "end end)()");
         break;
     case 4: /* an endless loop, rarely: it costs the run's whole time limit */
@@ -538,10 +538,11 @@ static void fz_write(const char *text, size_t n)
 
 /* The wall-clock limit of a run here, and the simulated time past which a run that hit
  * it was only waiting (for a paused member, a lease, a watch event that never comes):
- * nothing the generator asks for takes more than about a simulated minute. */
+ * nothing the generator asks for adds up to a simulated minute (24 statements of at
+ * most 2 s each, client timeouts of 200 ms). */
 #define FZ_TIMEOUT_S  3.0
-#define FZ_SLOW_S     60.0 /* a second chance for a run that was only slow (a busy host) */
-#define FZ_WAITING_MS (5 * 60 * 1000)
+#define FZ_SLOW_S     20.0 /* a second chance for a run that was only slow (a busy host) */
+#define FZ_WAITING_MS (60 * 1000)
 
 /* Simulated milliseconds of a run's summary (0 without one). */
 static int64_t fz_sim_ms(const struct scn_result *res)
@@ -558,7 +559,7 @@ static int fz_run_once(struct scn_result *res, double timeout_s)
     o.path = fz_path;
     o.seed = 1;
     o.timeout_s = timeout_s;
-    o.lua_mem_bytes = (size_t)64 << 20;
+    o.lua_mem_bytes = (size_t)16 << 20;
     int rc = scn_run(&o, res);
     fl_bug_reset();
     return rc;
