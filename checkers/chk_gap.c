@@ -456,19 +456,24 @@ static void obs_build(struct rv *r)
                     value = (int32_t)c->operand;
             } else {
                 const struct chk_sub *s = &h->subs[op->sub_first + j - op->cmp_count];
-                bool counted = s->kind == CHK_SUB_DELETE && (s->flags & CHK_SUBF_COUNT_SET) &&
-                               op->cmp_count == 0 && s->range_end == CHK_RANGE_ONE;
-                if (counted) {
+                bool single = s->kind == CHK_SUB_DELETE && op->cmp_count == 0 &&
+                              s->range_end == CHK_RANGE_ONE;
+                bool counted = single && (s->flags & CHK_SUBF_COUNT_SET);
+                /* A delete judged as a read (its revision is another's) wrote nothing:
+                 * its key was absent there, whether or not its count was recorded (fuzz:
+                 * else an unknown put of that key filled a gap before it, a proof only
+                 * in appearance, and the delete then had to have written). */
+                bool nothing = single && !counted && r->role[i] == ROLE_READ;
+                if (counted || nothing) {
                     /* a single-key delete's count says whether the key was there */
+                    bool there = counted && s->count > 0;
                     if (r->obs_count == cap) {
                         cap = cap ? cap * 2 : 256;
                         r->obs = fl_realloc(r->obs, cap * sizeof(*r->obs));
                     }
-                    r->obs[r->obs_count++] =
-                        (struct rv_obs){s->key,     s->count > 0,
-                                        false,      at,
-                                        CHK_NO_REV, CHK_NO_REV,
-                                        CHK_NO_REV, s->count > 0 ? CHK_NOT_GIVEN : CHK_NIL};
+                    r->obs[r->obs_count++] = (struct rv_obs){
+                        s->key,     there,      false,      at,
+                        CHK_NO_REV, CHK_NO_REV, CHK_NO_REV, there ? CHK_NOT_GIVEN : CHK_NIL};
                     continue;
                 }
                 bool looks = (s->flags & CHK_SUBF_PREV_KV) ||
