@@ -836,6 +836,9 @@ static void rv_run_tent(struct chk_history *h, struct chk_lin_result *out, bool 
     out->steps = alt.steps;
     int alt_verdict = alt.verdict;
     chk_lin_result_close(&alt);
+    if (watch_reveals)
+        *watch_reveals += alt_reveals; /* a verdict either reading used watches for is
+                                          judged again without them */
     if (out->verdict == CHK_FAIL && (tents > 1 || alt_verdict != CHK_FAIL)) {
         out->verdict = CHK_UNKNOWN;
         snprintf(out->reason, sizeof(out->reason),
