@@ -528,6 +528,12 @@ int chk_history_finish(struct chk_history *h, struct fl_buf *err)
     int rc = finish_watches(h, err);
     if (rc)
         return rc;
+    /* An op's subs are &subs[sub_first] even when it has none: never NULL + 0 (fuzz: a
+     * history of empty txns only). */
+    if (!h->subs) {
+        h->subs = fl_calloc(1, sizeof(*h->subs));
+        h->sub_cap = 1;
+    }
     h->finished = true;
     return FL_OK;
 }
