@@ -167,8 +167,13 @@ uint32_t chk__rv_apply_watch_gap(struct rv *r, struct rv_replay *p, int64_t g)
             continue;
         }
         bool was = ent->value != CHK_NIL;
-        ent->version = e->version != CHK_NO_REV ? e->version : was ? ent->version + 1 : 1;
-        ent->create_rev = e->create_rev != CHK_NO_REV ? e->create_rev : was ? ent->create_rev : g;
+        /* A put event's version and create revision of 0 say nothing (no put has
+         * them): computed, as in the search (outside_jump). Fuzz: a version 0 was taken
+         * as the key's version and failed a read that the search passed. */
+        bool ver = e->version != CHK_NO_REV && e->version != 0;
+        bool cre = e->create_rev != CHK_NO_REV && e->create_rev != 0;
+        ent->version = ver ? e->version : was ? ent->version + 1 : 1;
+        ent->create_rev = cre ? e->create_rev : was ? ent->create_rev : g;
         ent->mod_rev = g;
         ent->value = e->value;
     }
