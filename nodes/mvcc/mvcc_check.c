@@ -161,14 +161,20 @@ static bool check_watchers(const struct mvcc_store *s, char *why, size_t why_len
 {
     size_t pending = 0;
     for (size_t i = 0; i < s->watchers_len; i++) {
+        /* A removed watcher leaves its slot NULL and its id (mvcc_watch.c's index). */
+        MINV(i == 0 || s->watcher_ids[i - 1] < s->watcher_ids[i]);
         const struct mvcc_watcher *w = s->watchers[i];
-        MINV(i == 0 || s->watchers[i - 1]->id < w->id);
+        if (!w)
+            continue;
+        MINV(w->id == s->watcher_ids[i]);
         MINV(w->id > 0 && w->id < s->next_watch_id);
         MINV(w->q_head <= w->q_len && w->q_len <= w->q_cap);
         pending += w->q_len - w->q_head;
-        MINVF(!w->synced || w->canceled || w->min_rev > s->current_rev,
+        /* A synced watcher's next revision is past the store's (mvcc_watch_next_rev
+         * computes it from min_rev); an unsynced one is never ahead of what it asked. */
+        MINVF(!w->synced || w->canceled || mvcc_watch_next_rev(s, w->id) > s->current_rev,
               "synced watcher %" PRId64 " behind: next %" PRId64 ", current %" PRId64, w->id,
-              w->min_rev, s->current_rev);
+              mvcc_watch_next_rev(s, w->id), s->current_rev);
         for (size_t j = w->q_head; j < w->q_len; j++) {
             const struct mvcc_watch_resp *r = &w->q[j];
             /* (MVCC_PROGRESS_BEFORE_EVENTS queues its notification in front on purpose) */
