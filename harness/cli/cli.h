@@ -10,13 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-enum {
-    FL_EXIT_PASS = 0,
-    FL_EXIT_FAIL = 1,
-    FL_EXIT_USAGE = 2,
-    FL_EXIT_INTERNAL = 3,
-    FL_EXIT_UNKNOWN = 4
-};
+#include "harness/common/exit_codes.h"
 
 int cmd_run(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);

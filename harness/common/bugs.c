@@ -100,6 +100,12 @@ bool fl_bug_enable(const char *name)
     return true;
 }
 
+void fl_bug_set(enum fl_bug_id id, bool on)
+{
+    FL_ASSERT((unsigned)id < FL_BUG_COUNT);
+    fl_bug_on[id] = on;
+}
+
 void fl_bug_reset(void)
 {
     memset(fl_bug_on, 0, sizeof fl_bug_on);

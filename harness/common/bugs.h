@@ -53,6 +53,8 @@ extern const struct fl_bug_info fl_bug_table[FL_BUG_COUNT];
 
 /* Turns a bug on by name; returns false when no bug has that name. */
 bool fl_bug_enable(const char *name);
+/* Turns one bug on or off (tests; a run takes names through fl_bug_enable). */
+void fl_bug_set(enum fl_bug_id id, bool on);
 /* Turns every bug off (between worlds in one process). */
 void fl_bug_reset(void);
 const struct fl_bug_info *fl_bug_find(const char *name);

@@ -15,6 +15,7 @@
  * message" and ends the run as 'error' (exit 2).
  */
 #include "harness/lua/scn_int.h"
+#include "harness/common/exit_codes.h"
 
 #include <errno.h>
 
@@ -441,7 +442,7 @@ int scn_run(const struct scn_options *opts, struct scn_result *res)
     if (!f) {
         snprintf(res->error, sizeof res->error, "cannot read scenario '%s': %s", opts->path,
                  strerror(errno));
-        return res->exit_code = 2;
+        return res->exit_code = FL_EXIT_USAGE;
     }
     fclose(f);
 
@@ -457,7 +458,7 @@ int scn_run(const struct scn_options *opts, struct scn_result *res)
     int rc = run_world_open(&rw, &ro, err, sizeof err);
     if (rc) {
         snprintf(res->error, sizeof res->error, "%s", err);
-        return res->exit_code = rc == FL_EINTERNAL ? 3 : 2;
+        return res->exit_code = rc == FL_EINTERNAL ? FL_EXIT_INTERNAL : FL_EXIT_USAGE;
     }
 
     struct scn *S = fl_calloc(1, sizeof *S);
@@ -477,12 +478,12 @@ int scn_run(const struct scn_options *opts, struct scn_result *res)
     rc = run_world_finish(rw, S->failed ? S->error : NULL, &res->run);
     if (S->failed) {
         snprintf(res->error, sizeof res->error, "%s", S->error);
-        res->exit_code = S->stop == SCN_STOP_TIMEOUT ? 3 : 2;
+        res->exit_code = S->stop == SCN_STOP_TIMEOUT ? FL_EXIT_INTERNAL : FL_EXIT_USAGE;
     } else if (rc) {
         snprintf(res->error, sizeof res->error, "%s%s",
                  res->run.error[0] ? "" : "internal error finishing the run: ",
                  res->run.error[0] ? res->run.error : fl_strerror(rc));
-        res->exit_code = res->run.exit_code ? res->run.exit_code : 3;
+        res->exit_code = res->run.exit_code ? res->run.exit_code : FL_EXIT_INTERNAL;
     } else {
         res->exit_code = res->run.exit_code;
         if (res->run.verdict == RUN_ERROR)

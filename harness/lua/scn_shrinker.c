@@ -25,6 +25,7 @@
  */
 #include "harness/lua/scn_int.h"
 #include "harness/common/text.h"
+#include "harness/common/exit_codes.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -671,7 +672,7 @@ static int finish(struct shr *sh)
                     "again (a determinism bug)",
                     res->out_path, (unsigned long long)sh->o->seed, res->check);
     scn_directive_copy(&res->found, &sh->best);
-    return res->exit_code = 0;
+    return res->exit_code = FL_EXIT_PASS;
 }
 
 /* The faults the reduced run still applies, from its own summary. */

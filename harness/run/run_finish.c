@@ -11,6 +11,7 @@
  * the last row and stored with the verdict.
  */
 #include "harness/run/run_int.h"
+#include "harness/common/exit_codes.h"
 
 #include "harness/history/load.h"
 
@@ -355,12 +356,13 @@ static void decide(struct run_world *rw, const char *script_error, int worst,
         res->verdict = RUN_ERROR;
     else
         res->verdict = worst == 2 ? RUN_FAIL : worst == 1 ? RUN_UNKNOWN : RUN_PASS;
-    res->exit_code = res->verdict == RUN_PASS      ? 0
-                     : res->verdict == RUN_FAIL    ? 1
-                     : res->verdict == RUN_UNKNOWN ? 4
-                     : rw->fatal_code              ? (rw->fatal_code == FL_ECORRUPT ? 2 : 3)
-                     : interrupted                 ? 3
-                                                   : 2;
+    res->exit_code = res->verdict == RUN_PASS      ? FL_EXIT_PASS
+                     : res->verdict == RUN_FAIL    ? FL_EXIT_FAIL
+                     : res->verdict == RUN_UNKNOWN ? FL_EXIT_UNKNOWN
+                     : rw->fatal_code
+                         ? (rw->fatal_code == FL_ECORRUPT ? FL_EXIT_USAGE : FL_EXIT_INTERNAL)
+                     : interrupted ? FL_EXIT_INTERNAL
+                                   : FL_EXIT_USAGE;
     if (rw->fatal_code)
         snprintf(res->error, sizeof res->error, "%s", rw->fatal);
 }

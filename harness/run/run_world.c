@@ -79,7 +79,8 @@ int run_world_open(struct run_world **out, const struct run_options *opts, char 
     for (int i = 0; i < opts->bug_count; i++) {
         if (!fl_bug_enable(opts->bugs[i])) {
             snprintf(err, err_len, "unknown bug '%s' (see faultline list bugs)", opts->bugs[i]);
-            goto fail;
+            run_world_close(rw);
+            return FL_EINVAL;
         }
     }
     if (opts->db_path) {

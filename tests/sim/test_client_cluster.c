@@ -683,14 +683,14 @@ int main(void)
         test_failover_kill((enum lb_kind)k);
     test_blacklist_wait(LB_PINNED_BLACKLIST);
     test_blacklist_wait(LB_ROUND_ROBIN);
-    test_keepalive_pause();
-    test_health_aware_pause();
-    test_no_retry_sent_writes();
-    test_bug_retry_sent_writes();
-    test_watch_resume();
-    test_lease_keepalive();
-    test_at_most_once();
-    test_watch_compacted();
+    FL_TEST(test_keepalive_pause);
+    FL_TEST(test_health_aware_pause);
+    FL_TEST(test_no_retry_sent_writes);
+    FL_TEST(test_bug_retry_sent_writes);
+    FL_TEST(test_watch_resume);
+    FL_TEST(test_lease_keepalive);
+    FL_TEST(test_at_most_once);
+    FL_TEST(test_watch_compacted);
     for (int k = 0; k < LB_KIND_COUNT; k++)
         test_connections((enum lb_kind)k);
     return fl_test_end();

@@ -115,8 +115,8 @@ static void test_raft_broken(void)
 
 int main(void)
 {
-    test_same_digest();
-    test_mvcc_broken();
-    test_raft_broken();
+    FL_TEST(test_same_digest);
+    FL_TEST(test_mvcc_broken);
+    FL_TEST(test_raft_broken);
     return fl_test_end();
 }

@@ -215,11 +215,11 @@ static void test_torn_tail_recovery(void)
 int main(void)
 {
     fl_log_level = FL_LOG_WARN;
-    test_election();
-    test_writes_apply_everywhere();
-    test_leader_kill_restart();
-    test_restart_all_from_disk();
-    test_snapshot_catchup();
-    test_torn_tail_recovery();
+    FL_TEST(test_election);
+    FL_TEST(test_writes_apply_everywhere);
+    FL_TEST(test_leader_kill_restart);
+    FL_TEST(test_restart_all_from_disk);
+    FL_TEST(test_snapshot_catchup);
+    FL_TEST(test_torn_tail_recovery);
     return fl_test_end();
 }

@@ -418,13 +418,13 @@ static void test_ack_before_fsync_keeps_wal(void)
 int main(void)
 {
     fl_log_level = FL_LOG_WARN;
-    test_keepalive_across_leader_crash();
-    test_keepalive_no_leader_times_out();
-    test_lease_ttl_from_follower();
-    test_lease_end_event();
-    test_watch_delay_failpoint();
-    test_compact_event();
-    test_watch_old_after_partition();
-    test_ack_before_fsync_keeps_wal();
+    FL_TEST(test_keepalive_across_leader_crash);
+    FL_TEST(test_keepalive_no_leader_times_out);
+    FL_TEST(test_lease_ttl_from_follower);
+    FL_TEST(test_lease_end_event);
+    FL_TEST(test_watch_delay_failpoint);
+    FL_TEST(test_compact_event);
+    FL_TEST(test_watch_old_after_partition);
+    FL_TEST(test_ack_before_fsync_keeps_wal);
     return fl_test_end();
 }

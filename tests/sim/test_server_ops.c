@@ -350,10 +350,10 @@ static void test_backup_restore(void)
 int main(void)
 {
     fl_log_level = FL_LOG_WARN;
-    test_learner_promote_remove();
-    test_strict_reconfig();
-    test_add_unstarted();
-    test_nospace_and_defrag();
-    test_backup_restore();
+    FL_TEST(test_learner_promote_remove);
+    FL_TEST(test_strict_reconfig);
+    FL_TEST(test_add_unstarted);
+    FL_TEST(test_nospace_and_defrag);
+    FL_TEST(test_backup_restore);
     return fl_test_end();
 }

@@ -122,9 +122,9 @@ static uint64_t term_after_rejoin(bool prevote)
 int main(void)
 {
     fl_log_level = FL_LOG_ERROR;
-    test_remove_leader();
-    test_move_leader();
-    test_one_conf_change_at_a_time();
+    FL_TEST(test_remove_leader);
+    FL_TEST(test_move_leader);
+    FL_TEST(test_one_conf_change_at_a_time);
     CHECK_EQ_INT(term_after_rejoin(true), 0);
     CHECK(term_after_rejoin(false) > 0);
     return fl_test_end();

@@ -273,8 +273,8 @@ static void test_leases(void)
 int main(void)
 {
     fl_log_level = FL_LOG_WARN;
-    test_watch_across_leader_change();
-    test_require_leader_watch();
-    test_leases();
+    FL_TEST(test_watch_across_leader_change);
+    FL_TEST(test_require_leader_watch);
+    FL_TEST(test_leases);
     return fl_test_end();
 }

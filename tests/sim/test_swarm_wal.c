@@ -83,7 +83,7 @@ static void test_ack_before_fsync_still_writes(void)
 int main(void)
 {
     fl_log_level = FL_LOG_WARN;
-    test_wal_gap_is_a_violation();
-    test_ack_before_fsync_still_writes();
+    FL_TEST(test_wal_gap_is_a_violation);
+    FL_TEST(test_ack_before_fsync_still_writes);
     return fl_test_end();
 }

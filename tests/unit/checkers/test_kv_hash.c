@@ -79,8 +79,8 @@ static void test_trim(void)
 
 int main(void)
 {
-    test_agree();
-    test_mismatch();
-    test_trim();
+    FL_TEST(test_agree);
+    FL_TEST(test_mismatch);
+    FL_TEST(test_trim);
     return fl_test_end();
 }

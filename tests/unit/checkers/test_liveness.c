@@ -203,11 +203,11 @@ static void test_health_aware(void)
 
 int main(void)
 {
-    test_never_heals();
-    test_heal_recovers();
-    test_heal_no_write();
-    test_heal_not_judged();
-    test_failover();
-    test_health_aware();
+    FL_TEST(test_never_heals);
+    FL_TEST(test_heal_recovers);
+    FL_TEST(test_heal_no_write);
+    FL_TEST(test_heal_not_judged);
+    FL_TEST(test_failover);
+    FL_TEST(test_health_aware);
     return fl_test_end();
 }

@@ -284,16 +284,16 @@ static void test_many_members(void)
 
 int main(void)
 {
-    test_many_members();
-    test_unseen_entries();
-    test_correct_history();
-    test_two_leaders();
-    test_leader_overwrites();
-    test_log_matching();
-    test_committed_overwritten();
-    test_committed_twice();
-    test_new_leader_lacks_commit();
-    test_apply_differs();
-    test_long_run();
+    FL_TEST(test_many_members);
+    FL_TEST(test_unseen_entries);
+    FL_TEST(test_correct_history);
+    FL_TEST(test_two_leaders);
+    FL_TEST(test_leader_overwrites);
+    FL_TEST(test_log_matching);
+    FL_TEST(test_committed_overwritten);
+    FL_TEST(test_committed_twice);
+    FL_TEST(test_new_leader_lacks_commit);
+    FL_TEST(test_apply_differs);
+    FL_TEST(test_long_run);
     return fl_test_end();
 }

@@ -226,15 +226,15 @@ static void test_conf_after_restart(void)
 
 int main(void)
 {
-    test_correct_life();
-    test_term_durability();
-    test_vote_durability();
-    test_double_vote();
-    test_election_quorum();
-    test_learner_vote();
-    test_commit_regressed();
-    test_commit_durability();
-    test_apply_order();
-    test_conf_after_restart();
+    FL_TEST(test_correct_life);
+    FL_TEST(test_term_durability);
+    FL_TEST(test_vote_durability);
+    FL_TEST(test_double_vote);
+    FL_TEST(test_election_quorum);
+    FL_TEST(test_learner_vote);
+    FL_TEST(test_commit_regressed);
+    FL_TEST(test_commit_durability);
+    FL_TEST(test_apply_order);
+    FL_TEST(test_conf_after_restart);
     return fl_test_end();
 }

@@ -295,9 +295,9 @@ static void test_stats(void)
 
 int main(void)
 {
-    test_table();
-    test_classifier();
-    test_backoff();
-    test_stats();
+    FL_TEST(test_table);
+    FL_TEST(test_classifier);
+    FL_TEST(test_backoff);
+    FL_TEST(test_stats);
     return fl_test_end();
 }

@@ -280,12 +280,12 @@ static void test_add_endpoint(void)
 
 int main(void)
 {
-    test_table();
-    test_pinned_random();
-    test_pinned_blacklist();
-    test_round_robin();
-    test_health_aware();
-    test_no_failover_bug();
-    test_add_endpoint();
+    FL_TEST(test_table);
+    FL_TEST(test_pinned_random);
+    FL_TEST(test_pinned_blacklist);
+    FL_TEST(test_round_robin);
+    FL_TEST(test_health_aware);
+    FL_TEST(test_no_failover_bug);
+    FL_TEST(test_add_endpoint);
     return fl_test_end();
 }

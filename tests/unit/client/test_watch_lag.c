@@ -282,7 +282,7 @@ static void work_bound(void)
 
 int main(void)
 {
-    random_steps();
-    work_bound();
+    FL_TEST(random_steps);
+    FL_TEST(work_bound);
     return fl_test_end();
 }

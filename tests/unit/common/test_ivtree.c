@@ -182,7 +182,7 @@ static void work_bound(void)
 
 int main(void)
 {
-    random_ops();
-    work_bound();
+    FL_TEST(random_ops);
+    FL_TEST(work_bound);
     return fl_test_end();
 }

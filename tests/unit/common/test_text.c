@@ -127,7 +127,7 @@ static void test_shell(void)
 
 int main(void)
 {
-    test_term();
-    test_shell();
+    FL_TEST(test_term);
+    FL_TEST(test_shell);
     return fl_test_end();
 }

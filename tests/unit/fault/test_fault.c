@@ -252,12 +252,12 @@ static void test_crash_action(void)
 
 int main(void)
 {
-    test_registry();
-    test_per_node_count_skip();
-    test_probability();
-    test_through_libfiu();
-    test_disk_failpoints();
-    test_net_failpoints();
-    test_crash_action();
+    FL_TEST(test_registry);
+    FL_TEST(test_per_node_count_skip);
+    FL_TEST(test_probability);
+    FL_TEST(test_through_libfiu);
+    FL_TEST(test_disk_failpoints);
+    FL_TEST(test_net_failpoints);
+    FL_TEST(test_crash_action);
     return fl_test_end();
 }

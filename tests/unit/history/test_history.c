@@ -531,13 +531,13 @@ int main(void)
         perror("mkdtemp");
         return 1;
     }
-    test_schema();
-    test_digest();
-    test_batching();
-    test_roundtrip();
-    test_blobs();
-    test_runs_and_order();
-    test_bad_paths();
+    FL_TEST(test_schema);
+    FL_TEST(test_digest);
+    FL_TEST(test_batching);
+    FL_TEST(test_roundtrip);
+    FL_TEST(test_blobs);
+    FL_TEST(test_runs_and_order);
+    FL_TEST(test_bad_paths);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
     if (system(cmd) != 0)

@@ -173,8 +173,8 @@ static void test_object(void)
 
 int main(void)
 {
-    test_bytes();
-    test_ints();
-    test_object();
+    FL_TEST(test_bytes);
+    FL_TEST(test_ints);
+    FL_TEST(test_object);
     return fl_test_end();
 }

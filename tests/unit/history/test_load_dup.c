@@ -136,11 +136,11 @@ static void test_same_value_two_ops(void)
 
 int main(void)
 {
-    test_twice_seen_by_watch();
-    test_once();
-    test_outside_value();
-    test_unknown_twice();
-    test_twice_seen_by_read();
-    test_same_value_two_ops();
+    FL_TEST(test_twice_seen_by_watch);
+    FL_TEST(test_once);
+    FL_TEST(test_outside_value);
+    FL_TEST(test_unknown_twice);
+    FL_TEST(test_twice_seen_by_read);
+    FL_TEST(test_same_value_two_ops);
     return fl_test_end();
 }

@@ -381,15 +381,15 @@ static void test_jepsen_kv_semantics(void)
 
 int main(void)
 {
-    test_txn();
-    test_delete_range();
-    test_compaction();
-    test_unknown();
-    test_serializable();
-    test_watch_cannot_fail_lin();
-    test_phantom_revision();
-    test_errors();
-    test_jepsen_kv_semantics();
+    FL_TEST(test_txn);
+    FL_TEST(test_delete_range);
+    FL_TEST(test_compaction);
+    FL_TEST(test_unknown);
+    FL_TEST(test_serializable);
+    FL_TEST(test_watch_cannot_fail_lin);
+    FL_TEST(test_phantom_revision);
+    FL_TEST(test_errors);
+    FL_TEST(test_jepsen_kv_semantics);
     CHECK_EQ_INT(lin(""), CHK_PASS); /* an empty history is linearizable */
     return fl_test_end();
 }

@@ -268,12 +268,12 @@ static void test_bad_lease_revoke(void)
 
 int main(void)
 {
-    test_revoke_with_keys();
-    test_revoke_derived_keys();
-    test_expiry_from_watch();
-    test_unknown_not_at_lease_delete();
-    test_unknown_refused_by_atomic_revision();
-    test_bogus_watch_content();
-    test_bad_lease_revoke();
+    FL_TEST(test_revoke_with_keys);
+    FL_TEST(test_revoke_derived_keys);
+    FL_TEST(test_expiry_from_watch);
+    FL_TEST(test_unknown_not_at_lease_delete);
+    FL_TEST(test_unknown_refused_by_atomic_revision);
+    FL_TEST(test_bogus_watch_content);
+    FL_TEST(test_bad_lease_revoke);
     return fl_test_end();
 }

@@ -183,10 +183,10 @@ int main(void)
         perror("mkdtemp");
         return 1;
     }
-    test_format();
-    test_text();
-    test_two_runs_one_process();
-    test_directive_in_script();
+    FL_TEST(test_format);
+    FL_TEST(test_text);
+    FL_TEST(test_two_runs_one_process);
+    FL_TEST(test_directive_in_script);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)

@@ -61,7 +61,7 @@ static void test_compact_edges(void)
     CHECK_EQ_INT(st.revisions, 2);
     /* a recreated key after compaction starts a new generation */
     t_put(s, "b", "again");
-    struct mvcc_kv kv;
+    struct mvcc_kv kv = {0};
     CHECK_EQ_INT(t_get(s, "b", 0, &found, &kv), MVCC_OK);
     CHECK(found && kv.version == 1 && kv.create_revision == 9);
     mvcc_check_invariants(s);
@@ -317,12 +317,12 @@ static void test_value_chunks(void)
 
 int main(void)
 {
-    test_value_chunks();
-    test_compact_edges();
-    test_size_model();
-    test_hash();
-    test_autocompact_revision();
-    test_autocompact_periodic();
-    test_autocompact_paused();
+    FL_TEST(test_value_chunks);
+    FL_TEST(test_compact_edges);
+    FL_TEST(test_size_model);
+    FL_TEST(test_hash);
+    FL_TEST(test_autocompact_revision);
+    FL_TEST(test_autocompact_periodic);
+    FL_TEST(test_autocompact_paused);
     return fl_test_end();
 }

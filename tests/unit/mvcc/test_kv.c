@@ -12,7 +12,7 @@ static void test_revisions(void)
     CHECK_EQ_INT(t_put(s, "a", "2"), 3);
     CHECK_EQ_INT(t_put(s, "b", "x"), 4);
     bool found;
-    struct mvcc_kv kv;
+    struct mvcc_kv kv = {0};
     CHECK_EQ_INT(t_get(s, "a", 0, &found, &kv), MVCC_OK);
     CHECK(found && kv_is(&kv, "a", "2"));
     CHECK_EQ_INT(kv.create_revision, 2);
@@ -465,11 +465,11 @@ static void test_sort(void)
 
 int main(void)
 {
-    test_sort();
-    test_revisions();
-    test_put_options();
-    test_ranges();
-    test_txn_compares();
-    test_txn_ops();
+    FL_TEST(test_sort);
+    FL_TEST(test_revisions);
+    FL_TEST(test_put_options);
+    FL_TEST(test_ranges);
+    FL_TEST(test_txn_compares);
+    FL_TEST(test_txn_ops);
     return fl_test_end();
 }

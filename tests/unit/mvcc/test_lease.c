@@ -133,7 +133,7 @@ static void test_attach_moves(void)
     r.ignore_lease = true;
     CHECK_EQ_INT(mvcc_put(s, &r, &out), MVCC_OK);
     bool found;
-    struct mvcc_kv kv;
+    struct mvcc_kv kv = {0};
     CHECK_EQ_INT(t_get(s, "k", 0, &found, &kv), MVCC_OK);
     CHECK_EQ_INT(kv.lease, 2);
     /* a delete detaches */
@@ -146,8 +146,8 @@ static void test_attach_moves(void)
 
 int main(void)
 {
-    test_grant_errors();
-    test_expiry_and_revoke();
-    test_attach_moves();
+    FL_TEST(test_grant_errors);
+    FL_TEST(test_expiry_and_revoke);
+    FL_TEST(test_attach_moves);
     return fl_test_end();
 }

@@ -75,7 +75,7 @@ static int64_t tombstone_case(void)
 static void test_restore_tombstone(void)
 {
     CHECK_EQ_INT(tombstone_case(), 3);
-    fl_bug_on[FL_BUG_MVCC_RESTORE_SKIPS_TOMBSTONE] = true;
+    fl_bug_set(FL_BUG_MVCC_RESTORE_SKIPS_TOMBSTONE, true);
     CHECK_EQ_INT(tombstone_case(), 0);
     fl_bug_reset();
 }
@@ -106,7 +106,7 @@ static void test_restore_synced_watchers(void)
     CHECK_EQ_INT(synced_case(revs), 5); /* 3..6 from the snapshot, then 7 */
     CHECK_EQ_INT(revs[0], 3);
     CHECK_EQ_INT(revs[4], 7);
-    fl_bug_on[FL_BUG_MVCC_RESTORE_KEEPS_WATCHERS_SYNCED] = true;
+    fl_bug_set(FL_BUG_MVCC_RESTORE_KEEPS_WATCHERS_SYNCED, true);
     CHECK_EQ_INT(synced_case(revs), 1); /* only what came after the restore */
     CHECK_EQ_INT(revs[0], 7);
     fl_bug_reset();
@@ -137,7 +137,7 @@ static int64_t future_case(void)
 static void test_restore_future_watch(void)
 {
     CHECK_EQ_INT(future_case(), 10);
-    fl_bug_on[FL_BUG_MVCC_RESTORE_LOWERS_FUTURE_WATCH] = true;
+    fl_bug_set(FL_BUG_MVCC_RESTORE_LOWERS_FUTURE_WATCH, true);
     CHECK_EQ_INT(future_case(), 7);
     fl_bug_reset();
 }
@@ -179,16 +179,16 @@ static int64_t full_buffer_case(void)
 static void test_full_buffer_cancel(void)
 {
     CHECK_EQ_INT(full_buffer_case(), -1);
-    fl_bug_on[FL_BUG_MVCC_WATCH_COMPACTED_LOST] = true;
+    fl_bug_set(FL_BUG_MVCC_WATCH_COMPACTED_LOST, true);
     CHECK_EQ_INT(full_buffer_case(), 6); /* jumped to the compaction: 4 and 5 never came */
     fl_bug_reset();
 }
 
 int main(void)
 {
-    test_restore_tombstone();
-    test_restore_synced_watchers();
-    test_restore_future_watch();
-    test_full_buffer_cancel();
+    FL_TEST(test_restore_tombstone);
+    FL_TEST(test_restore_synced_watchers);
+    FL_TEST(test_restore_future_watch);
+    FL_TEST(test_full_buffer_cancel);
     return fl_test_end();
 }

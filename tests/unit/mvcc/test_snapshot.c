@@ -178,7 +178,7 @@ static void test_revision_reset_bug(void)
     int64_t before;
     CHECK_EQ_INT(restart_rev(&before), before);
     CHECK_EQ_INT(before, 5);
-    fl_bug_on[FL_BUG_MVCC_REVISION_RESET_ON_RESTART] = true;
+    fl_bug_set(FL_BUG_MVCC_REVISION_RESET_ON_RESTART, true);
     CHECK_EQ_INT(restart_rev(&before), 3); /* went back below 5 */
     /* etcd#17780's shape: compacted at the current revision, a delete on top; the
      * restarted member lands below its own compact revision and reuses revisions */
@@ -211,8 +211,8 @@ static void test_revision_reset_bug(void)
 
 int main(void)
 {
-    test_round_trip();
-    test_garbage();
-    test_revision_reset_bug();
+    FL_TEST(test_round_trip);
+    FL_TEST(test_garbage);
+    FL_TEST(test_revision_reset_bug);
     return fl_test_end();
 }

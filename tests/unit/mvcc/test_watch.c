@@ -227,7 +227,7 @@ static void test_skip_on_compact_bug(void)
     int dels;
     CHECK_EQ_INT(skip_on_compact_case(&dels), 3); /* 3, 4 (delete), 5 */
     CHECK_EQ_INT(dels, 1);
-    fl_bug_on[FL_BUG_MVCC_WATCH_SKIP_ON_COMPACT] = true;
+    fl_bug_set(FL_BUG_MVCC_WATCH_SKIP_ON_COMPACT, true);
     CHECK_EQ_INT(skip_on_compact_case(&dels), 2);
     CHECK_EQ_INT(dels, 0);
     fl_bug_reset();
@@ -273,7 +273,7 @@ static void test_progress(void)
         mvcc_watch_resp_free(&r);
     }
     /* bug: progress overtakes pending events */
-    fl_bug_on[FL_BUG_MVCC_PROGRESS_BEFORE_EVENTS] = true;
+    fl_bug_set(FL_BUG_MVCC_PROGRESS_BEFORE_EVENTS, true);
     t_put(s, "a", "4"); /* 5 */
     CHECK(mvcc_watch_request_progress(s, w));
     CHECK(mvcc_watch_pop_id(s, w, &r));
@@ -328,7 +328,7 @@ static int restore_case(void)
 static void test_restore_watchers(void)
 {
     CHECK_EQ_INT(restore_case(), 1); /* only revision 4 is new */
-    fl_bug_on[FL_BUG_MVCC_WATCH_OLD_AFTER_PARTITION] = true;
+    fl_bug_set(FL_BUG_MVCC_WATCH_OLD_AFTER_PARTITION, true);
     CHECK_EQ_INT(restore_case(), 3); /* 2 and 3 again, then 4 */
     fl_bug_reset();
     /* the explicit hook */
@@ -388,7 +388,7 @@ static void test_queue_stress(void)
 {
     struct mvcc_store *s = mvcc_open(NULL);
     int64_t w = watch(s, "a", NULL, 0, false);
-    fl_bug_on[FL_BUG_MVCC_PROGRESS_BEFORE_EVENTS] = true;
+    fl_bug_set(FL_BUG_MVCC_PROGRESS_BEFORE_EVENTS, true);
     int pushed = 0, popped = 0, events = 0;
     int64_t last_event_rev = 0;
     struct mvcc_watch_resp r;
@@ -428,13 +428,13 @@ static void test_queue_stress(void)
 
 int main(void)
 {
-    test_queue_stress();
-    test_synced();
-    test_catch_up();
-    test_compacted_start();
-    test_skip_on_compact_bug();
-    test_progress();
-    test_restore_watchers();
-    test_filters_and_pop_order();
+    FL_TEST(test_queue_stress);
+    FL_TEST(test_synced);
+    FL_TEST(test_catch_up);
+    FL_TEST(test_compacted_start);
+    FL_TEST(test_skip_on_compact_bug);
+    FL_TEST(test_progress);
+    FL_TEST(test_restore_watchers);
+    FL_TEST(test_filters_and_pop_order);
     return fl_test_end();
 }

@@ -74,10 +74,10 @@ static void run_stale_candidate(bool bug)
     CHECK_EQ_INT(raft_last_index(tc_r(&c, 3)), 4);
     c.cut[1][3] = false;
     tc_node(&c, 1)->down = true;
-    fl_bug_on[FL_BUG_RAFT_VOTE_IGNORES_LOG] = bug;
+    fl_bug_set(FL_BUG_RAFT_VOTE_IGNORES_LOG, bug);
     raft_campaign(tc_r(&c, 3));
     tc_stabilize(&c);
-    fl_bug_on[FL_BUG_RAFT_VOTE_IGNORES_LOG] = false;
+    fl_bug_set(FL_BUG_RAFT_VOTE_IGNORES_LOG, false);
     if (!bug) {
         CHECK(raft_role(tc_r(&c, 3)) != RAFT_LEADER);
         CHECK(tc_node(&c, 2)->events[RAFT_EV_VOTE_REJECTED] >= 1);
@@ -255,15 +255,15 @@ static void test_forwarding(void)
 
 int main(void)
 {
-    test_single_node();
-    test_forwarding();
-    test_fresh_election();
+    FL_TEST(test_single_node);
+    FL_TEST(test_forwarding);
+    FL_TEST(test_fresh_election);
     run_stale_candidate(false);
     run_stale_candidate(true);
-    test_prevote_rejoin();
-    test_check_quorum();
-    test_lease();
-    test_restart();
-    test_deadline();
+    FL_TEST(test_prevote_rejoin);
+    FL_TEST(test_check_quorum);
+    FL_TEST(test_lease);
+    FL_TEST(test_restart);
+    FL_TEST(test_deadline);
     return fl_test_end();
 }

@@ -5,11 +5,10 @@
  * end the faults are healed and the cluster must converge: one leader, every
  * running member applied the same entries.
  *
- * The checker is compiled into this test from its source (both files belong to the
- * Raft owner), because unit tests link only their own module's library. */
+ * The checker comes from the checkers library (tests/CMakeLists.txt links it to this
+ * test alone). */
 #include "raft/tcluster.h"
-#include "checkers/raft_safety.c"
-#include "checkers/raft_safety_votes.c"
+#include "checkers/raft_safety.h"
 
 static struct raft_safety *fz_safety;
 static char last_violation[640];
@@ -73,7 +72,7 @@ static void feed(struct tc *c, uint64_t id, const struct raft_ready *rd)
         ok = raft_safety_apply(fz_safety, id, rd->committed[i].index, rd->committed[i].term,
                                entry_hash(&rd->committed[i])) &&
              ok;
-    if (!ok && fz_safety->failed && !fz_fig8 && !fl_bug_on[FL_BUG_RAFT_VOTE_IGNORES_LOG])
+    if (!ok && raft_safety_failed(fz_safety) && !fz_fig8 && !FL_BUG(RAFT_VOTE_IGNORES_LOG))
         fprintf(stderr, "violation: %s\n", raft_safety_violation_json(fz_safety));
 }
 
@@ -161,7 +160,7 @@ static void step(struct tc *c)
             fz_role[any] = RAFT_FOLLOWER;
             raft_safety_not_leader(fz_safety, any);
         } else {
-            if (fl_bug_on[FL_BUG_RAFT_ACK_BEFORE_FSYNC]) {
+            if (FL_BUG(RAFT_ACK_BEFORE_FSYNC)) {
                 /* What acks before fsync lead to: the unsynced tail is gone. */
                 uint64_t keep = nd->disk_count ? nd->disk[nd->disk_count - 1].index : 0;
                 keep = keep > 5 ? keep - fz_below(6) : keep;
@@ -258,7 +257,7 @@ static bool run_seed(uint64_t seed, int steps, int bug)
     fz_rng = seed;
     fz_reorder = seed % 3 == 2;
     if (bug >= 0)
-        fl_bug_on[bug] = true;
+        fl_bug_set((enum fl_bug_id)bug, true);
     fz_fig8 = bug == FL_BUG_RAFT_COMMIT_OLD_TERM;
     /* Check-quorum off only with pre-vote on (even seeds): with both off a removed
      * member that never learns of its removal disrupts the cluster forever (Raft
@@ -277,7 +276,7 @@ static bool run_seed(uint64_t seed, int steps, int bug)
         bool found = raft_safety_failed(fz_safety);
         snprintf(last_violation, sizeof(last_violation), "%s",
                  raft_safety_violation_json(fz_safety));
-        fl_bug_on[bug] = false;
+        fl_bug_set((enum fl_bug_id)bug, false);
         tc_close(&c);
         raft_safety_free(fz_safety);
         tc_ready_hook = NULL;

@@ -85,9 +85,9 @@ static void run_one_at_a_time(bool bug)
     tc_node(&c, 4)->down = true;
     tc_node(&c, 5)->down = true;
     CHECK_EQ_INT(tc_conf(&c, 1, RAFT_CC_ADD_LEARNER, 4, NULL), FL_OK);
-    fl_bug_on[FL_BUG_RAFT_MULTIPLE_CONF_CHANGES] = bug;
+    fl_bug_set(FL_BUG_RAFT_MULTIPLE_CONF_CHANGES, bug);
     int rc = tc_conf(&c, 1, RAFT_CC_ADD_VOTER, 5, NULL);
-    fl_bug_on[FL_BUG_RAFT_MULTIPLE_CONF_CHANGES] = false;
+    fl_bug_set(FL_BUG_RAFT_MULTIPLE_CONF_CHANGES, false);
     if (bug) {
         CHECK_EQ_INT(rc, FL_OK);
         CHECK_EQ_INT(raft_conf(tc_r(&c, 1))->voters_count, 4);
@@ -291,13 +291,13 @@ static void test_strict_reconfig(void)
 
 int main(void)
 {
-    test_append_time_effect();
-    test_rollback_on_truncation();
+    FL_TEST(test_append_time_effect);
+    FL_TEST(test_rollback_on_truncation);
     run_one_at_a_time(false);
     run_one_at_a_time(true);
-    test_learner();
-    test_remove_leader();
-    test_join_by_snapshot();
-    test_strict_reconfig();
+    FL_TEST(test_learner);
+    FL_TEST(test_remove_leader);
+    FL_TEST(test_join_by_snapshot);
+    FL_TEST(test_strict_reconfig);
     return fl_test_end();
 }

@@ -119,7 +119,7 @@ static uint64_t run_figure8(bool bug, uint64_t *x_index, uint64_t *final_commit)
     CHECK_EQ_INT(raft_term(tc_r(&c, 1)), 4);
     for (int i = 1; i <= 5; i++)
         c.drop_types[i] = 0;
-    fl_bug_on[FL_BUG_RAFT_COMMIT_OLD_TERM] = bug;
+    fl_bug_set(FL_BUG_RAFT_COMMIT_OLD_TERM, bug);
     fig8_probes = 0;
     tc_tick(&c, 1, 1); /* a heartbeat round restarts the probes the drops stopped */
     for (int k = 0; k < 10; k++) {
@@ -133,7 +133,7 @@ static uint64_t run_figure8(bool bug, uint64_t *x_index, uint64_t *final_commit)
     /* Once the term-4 entry replicates, everything commits the right way. */
     tc_tick_all(&c, 3);
     *final_commit = raft_commit_index(tc_r(&c, 1));
-    fl_bug_on[FL_BUG_RAFT_COMMIT_OLD_TERM] = false;
+    fl_bug_set(FL_BUG_RAFT_COMMIT_OLD_TERM, false);
     CHECK(tc_applied_agree(&c));
     tc_close(&c);
     return commit;
@@ -353,13 +353,13 @@ static void test_follower_lost_acked_entries(void)
 
 int main(void)
 {
-    test_follower_lost_acked_entries();
-    test_conflict_resolution();
-    test_figure8();
-    test_snapshot_catch_up();
-    test_read_index();
-    test_transfer();
-    test_batching();
-    test_lost_messages();
+    FL_TEST(test_follower_lost_acked_entries);
+    FL_TEST(test_conflict_resolution);
+    FL_TEST(test_figure8);
+    FL_TEST(test_snapshot_catch_up);
+    FL_TEST(test_read_index);
+    FL_TEST(test_transfer);
+    FL_TEST(test_batching);
+    FL_TEST(test_lost_messages);
     return fl_test_end();
 }

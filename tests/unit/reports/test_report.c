@@ -409,7 +409,7 @@ int main(void)
     snprintf(db2, sizeof db2, "%s/big.db", tmp);
     snprintf(d1, sizeof d1, "%s/hostile", tmp);
     snprintf(d2, sizeof d2, "%s/big", tmp);
-    test_escape();
+    FL_TEST(test_escape);
     record_hostile(db1);
     test_hostile(db1, d1);
     test_python(d1);

@@ -249,11 +249,11 @@ int main(void)
         perror("mkdtemp");
         return 1;
     }
-    test_bench_paced();
-    test_bench_saturated();
-    test_nemesis();
-    test_other_calls();
-    test_nul_key();
+    FL_TEST(test_bench_paced);
+    FL_TEST(test_bench_saturated);
+    FL_TEST(test_nemesis);
+    FL_TEST(test_other_calls);
+    FL_TEST(test_nul_key);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)

@@ -304,11 +304,11 @@ int main(void)
         perror("mkdtemp");
         return 1;
     }
-    test_summary_shape();
-    test_digest_two_worlds();
-    test_skip_ordinals();
-    test_nemesis_ticks_stable();
-    test_bad_input();
+    FL_TEST(test_summary_shape);
+    FL_TEST(test_digest_two_worlds);
+    FL_TEST(test_skip_ordinals);
+    FL_TEST(test_nemesis_ticks_stable);
+    FL_TEST(test_bad_input);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)

@@ -132,9 +132,9 @@ static void test_conflict_and_idempotence(void)
 
 int main(void)
 {
-    test_roundtrip();
-    test_torn_every_byte();
-    test_crc_damage();
-    test_conflict_and_idempotence();
+    FL_TEST(test_roundtrip);
+    FL_TEST(test_torn_every_byte);
+    FL_TEST(test_crc_damage);
+    FL_TEST(test_conflict_and_idempotence);
     return fl_test_end();
 }

@@ -369,10 +369,10 @@ static void test_model(bool tear)
 
 int main(void)
 {
-    test_files();
-    test_fsync_latency();
-    test_crash();
-    test_torn();
+    FL_TEST(test_files);
+    FL_TEST(test_fsync_latency);
+    FL_TEST(test_crash);
+    FL_TEST(test_torn);
     test_model(false);
     test_model(true);
     return fl_test_end();

@@ -562,16 +562,16 @@ static void test_determinism(void)
 
 int main(void)
 {
-    test_latency();
-    test_connect();
-    test_fifo_and_loss();
-    test_corrupt_dup();
-    test_partitions();
-    test_hold_clog();
-    test_pause_kill();
-    test_kill_drops_held();
-    test_resume_instant();
-    test_overflow();
-    test_determinism();
+    FL_TEST(test_latency);
+    FL_TEST(test_connect);
+    FL_TEST(test_fifo_and_loss);
+    FL_TEST(test_corrupt_dup);
+    FL_TEST(test_partitions);
+    FL_TEST(test_hold_clog);
+    FL_TEST(test_pause_kill);
+    FL_TEST(test_kill_drops_held);
+    FL_TEST(test_resume_instant);
+    FL_TEST(test_overflow);
+    FL_TEST(test_determinism);
     return fl_test_end();
 }

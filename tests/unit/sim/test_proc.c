@@ -175,9 +175,9 @@ static void test_self_kill(void)
 
 int main(void)
 {
-    test_kill_restart();
-    test_pause();
-    test_skew();
-    test_self_kill();
+    FL_TEST(test_kill_restart);
+    FL_TEST(test_pause);
+    FL_TEST(test_skew);
+    FL_TEST(test_self_kill);
     return fl_test_end();
 }

@@ -220,12 +220,12 @@ static void test_digest(void)
 
 int main(void)
 {
-    test_ties();
-    test_zero_delay();
-    test_cancel();
-    test_compaction();
-    test_run_until_stop();
-    test_assert_ctx();
-    test_digest();
+    FL_TEST(test_ties);
+    FL_TEST(test_zero_delay);
+    FL_TEST(test_cancel);
+    FL_TEST(test_compaction);
+    FL_TEST(test_run_until_stop);
+    FL_TEST(test_assert_ctx);
+    FL_TEST(test_digest);
     return fl_test_end();
 }

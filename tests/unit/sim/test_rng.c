@@ -88,8 +88,8 @@ static void test_helpers(void)
 
 int main(void)
 {
-    test_reference();
-    test_streams();
-    test_helpers();
+    FL_TEST(test_reference);
+    FL_TEST(test_streams);
+    FL_TEST(test_helpers);
     return fl_test_end();
 }

@@ -156,8 +156,8 @@ static void test_refusals(void)
 
 int main(void)
 {
-    test_runners();
-    test_slurm();
-    test_refusals();
+    FL_TEST(test_runners);
+    FL_TEST(test_slurm);
+    FL_TEST(test_refusals);
     return fl_test_end();
 }

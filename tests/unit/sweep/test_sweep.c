@@ -208,8 +208,8 @@ int main(void)
     char dir[] = "/tmp/fl-sweep-test-XXXXXX";
     if (!mkdtemp(dir))
         return 1;
-    test_parse();
-    test_shards();
+    FL_TEST(test_parse);
+    FL_TEST(test_shards);
     test_merge(dir);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
