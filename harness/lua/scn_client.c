@@ -625,8 +625,6 @@ struct scn_watch {
     struct scn_watch *next; /* every watch of the run, freed at the end */
 };
 
-static struct scn_watch *all_watches; /* of the running scenario; one run per process */
-
 static void push_event(lua_State *L, const struct kvc_watch_resp *r, const struct kvc_event *e)
 {
     lua_createtable(L, 0, 8);
@@ -747,8 +745,8 @@ static int m_watch(lua_State *L)
     w->cb_ref = cb_ref;
     lua_newtable(L);
     w->queue_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-    w->next = all_watches;
-    all_watches = w;
+    w->next = w->S->watches;
+    w->S->watches = w;
     w->id = kvc_watch(c, &req, &o, watch_cb, w);
     struct scn_watch **u = lua_newuserdatauv(L, sizeof *u, 0);
     *u = w;
@@ -856,11 +854,11 @@ static int w_id(lua_State *L)
     return 1;
 }
 
-static void free_watches(void)
+static void free_watches(struct scn *S)
 {
-    while (all_watches) {
-        struct scn_watch *w = all_watches;
-        all_watches = w->next;
+    while (S->watches) {
+        struct scn_watch *w = S->watches;
+        S->watches = w->next;
         free(w->cancel_reason);
         free(w);
     }
@@ -868,8 +866,7 @@ static void free_watches(void)
 
 static int watches_gc(lua_State *L)
 {
-    (void)L;
-    free_watches(); /* the Lua state closes after the world: no callback can follow */
+    free_watches(scn_of(L)); /* the state closes after the world: no callback follows */
     return 0;
 }
 
@@ -899,7 +896,6 @@ void scn_open_client(lua_State *L)
     };
     static const luaL_Reg watch_methods[] = {
         {"next", w_next}, {"events", w_events}, {"cancel", w_cancel}, {"id", w_id}, {NULL, NULL}};
-    free_watches();
     luaL_newmetatable(L, CLIENT_MT);
     lua_pushcfunction(L, client_tostring);
     lua_setfield(L, -2, "__tostring");

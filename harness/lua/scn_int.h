@@ -43,6 +43,8 @@ struct scn_co {
     void (*result_free)(void *result);
 };
 
+struct scn_watch;
+
 struct scn {
     lua_State *L;
     struct run_world *rw; /* NULL in describe mode */
@@ -98,6 +100,7 @@ struct scn {
     int64_t scale_from_ns;
     int ov_clients, ov_keys, ov_rate, ov_watchers, ov_nodes; /* -1: keep scenario{}'s */
     json_t *shrink_info;                                     /* borrowed; the summary owns it */
+    struct scn_watch *watches; /* every watch of the run (scn_client.c), freed at lua_close */
 };
 
 /* The coroutine record of L (root for the main state). */
