@@ -122,6 +122,11 @@ static int node_or_why(lua_State *L, int idx)
     return (int)id;
 }
 
+int scn_node_or_why(lua_State *L, int idx)
+{
+    return node_or_why(L, idx);
+}
+
 int scn_check_node(lua_State *L, int idx)
 {
     int id = node_or_why(L, idx);

@@ -34,6 +34,12 @@ static struct kvc_client *check_client(lua_State *L, int idx)
     return c;
 }
 
+int scn_client_index(lua_State *L, int idx)
+{
+    const struct scn_client_ud *u = luaL_testudata(L, idx, CLIENT_MT);
+    return u ? u->index : 0;
+}
+
 static int l_client(lua_State *L)
 {
     lua_Integer i = luaL_checkinteger(L, 1);

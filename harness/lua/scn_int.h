@@ -144,6 +144,9 @@ int64_t scn_opt_duration(lua_State *L, int idx, int64_t def);
  * would pass SCN_TIME_MAX. */
 int64_t scn_deadline(lua_State *L, const char *name, int64_t d);
 int scn_check_node(lua_State *L, int idx);
+/* The value at idx as a node id, or 0 with what is wrong pushed (scn_check_node's
+ * message, without raising). */
+int scn_node_or_why(lua_State *L, int idx);
 /* Nodes from a number or an array of numbers; returns how many (<= max). */
 int scn_check_nodes(lua_State *L, int idx, int *out, int max);
 /* Raises "unknown option 'k' in WHAT (known: ...)" for the first key, in sorted order,
@@ -228,6 +231,9 @@ void scn_protect_metatable(lua_State *L, int idx);
 void scn_open_sched(lua_State *L);
 void scn_open_world(lua_State *L);
 void scn_open_client(lua_State *L);
+void scn_open_net(lua_State *L); /* scn_net.c: the network faults */
+/* scn_client.c: the index of the client object at idx (1..), 0 when it is not one. */
+int scn_client_index(lua_State *L, int idx);
 void scn_open_observe(lua_State *L); /* scn_observe.c: status, node_events */
 
 #endif

@@ -1,6 +1,6 @@
 /*
  * scn_world.c: the scenario surface that acts on the world (DESIGN §4): scenario{},
- * the cluster view (leader, nodes, others), node and network faults, failpoints and
+ * the cluster view (leader, nodes, others), node faults (network faults: scn_net.c), failpoints and
  * bug switches, membership and maintenance (which block the calling coroutine until
  * the cluster answers), expect and nemesis. Each function checks every argument
  * before it acts or yields; an expected failure of the simulated system (a refused
@@ -288,56 +288,6 @@ static int l_skew(lua_State *L)
     return 0;
 }
 
-static int l_partition(lua_State *L)
-{
-    static const char *const known[] = {"oneway", NULL};
-    int a[MAX_NODES], b[MAX_NODES], na, nb;
-    struct run_world *rw = scn_world(L);
-    na = scn_check_nodes(L, 1, a, MAX_NODES);
-    if (lua_isnoneornil(L, 2)) {
-        int ids[MAX_NODES], n = run_nodes(rw, ids, MAX_NODES);
-        nb = 0;
-        for (int i = 0; i < n; i++) {
-            bool in_a = false;
-            for (int j = 0; j < na; j++)
-                in_a = in_a || a[j] == ids[i];
-            if (!in_a)
-                b[nb++] = ids[i];
-        }
-    } else {
-        nb = scn_check_nodes(L, 2, b, MAX_NODES);
-    }
-    bool oneway = false;
-    if (!lua_isnoneornil(L, 3)) {
-        luaL_checktype(L, 3, LUA_TTABLE);
-        scn_check_options(L, 3, "partition options", known);
-        oneway = scn_field_bool(L, 3, "partition options", "oneway", 0);
-    }
-    for (int i = 0; i < na; i++)
-        for (int j = 0; j < nb; j++)
-            if (a[i] == b[j])
-                return luaL_error(L, "partition: node %d is on both sides", a[i]);
-    run_partition(rw, a, na, b, nb, oneway);
-    return 0;
-}
-
-static int l_isolate(lua_State *L)
-{
-    return node_call(L, run_isolate);
-}
-
-static int l_heal(lua_State *L)
-{
-    run_heal(scn_world(L));
-    return 0;
-}
-
-static int l_heal_all(lua_State *L)
-{
-    run_heal_all(scn_world(L));
-    return 0;
-}
-
 static int prob_ppm(lua_State *L, int idx, const char *what, const char *key)
 {
     int ppm = 0;
@@ -352,46 +302,6 @@ static int prob_ppm(lua_State *L, int idx, const char *what, const char *key)
     }
     lua_pop(L, 1);
     return ppm;
-}
-
-static int l_net(lua_State *L)
-{
-    static const char *const known[] = {"drop", "dup", "delay_ms", NULL};
-    luaL_checktype(L, 1, LUA_TTABLE);
-    scn_check_options(L, 1, "net", known);
-    int drop = prob_ppm(L, 1, "net", "drop"), dup = prob_ppm(L, 1, "net", "dup");
-    int delay = (int)scn_field_int(L, 1, "net", "delay_ms", 0, 0, 3600000);
-    run_net(scn_world(L), drop, dup, delay);
-    return 0;
-}
-
-/* A link end argument: a node id, or nil for every endpoint. */
-static int opt_link_end(lua_State *L, int idx)
-{
-    return lua_isnoneornil(L, idx) ? 0 : scn_check_node(L, idx);
-}
-
-static int l_hold(lua_State *L)
-{
-    int from = opt_link_end(L, 1), to = opt_link_end(L, 2);
-    run_hold(scn_world(L), from, to);
-    return 0;
-}
-
-static int l_release(lua_State *L)
-{
-    int from = opt_link_end(L, 1), to = opt_link_end(L, 2);
-    run_release(scn_world(L), from, to);
-    return 0;
-}
-
-static int l_clog(lua_State *L)
-{
-    int from = opt_link_end(L, 1), to = opt_link_end(L, 2);
-    bool on =
-        lua_isnoneornil(L, 3) ? true : (luaL_checktype(L, 3, LUA_TBOOLEAN), lua_toboolean(L, 3));
-    run_clog(scn_world(L), from, to, on);
-    return 0;
 }
 
 static int l_failpoint(lua_State *L)
@@ -822,14 +732,6 @@ void scn_open_world(lua_State *L)
         {"pause", l_pause},
         {"resume", l_resume},
         {"skew", l_skew},
-        {"partition", l_partition},
-        {"isolate", l_isolate},
-        {"heal", l_heal},
-        {"heal_all", l_heal_all},
-        {"net", l_net},
-        {"hold", l_hold},
-        {"release", l_release},
-        {"clog", l_clog},
         {"failpoint", l_failpoint},
         {"bug", l_bug},
         {"member_add", l_member_add},
@@ -849,6 +751,7 @@ void scn_open_world(lua_State *L)
     lua_pushglobaltable(L);
     luaL_setfuncs(L, fns, 0);
     lua_pop(L, 1);
+    scn_open_net(L); /* partition, isolate, heal, net, hold, ... (scn_net.c) */
     static const luaL_Reg snap_methods[] = {
         {"size", snap_size}, {"corrupt", snap_corrupt}, {NULL, NULL}};
     luaL_newmetatable(L, SNAP_MT);

@@ -196,18 +196,38 @@ int run_pause(struct run_world *rw, int id);
 int run_resume(struct run_world *rw, int id);
 /* A node's timers run at rate_ppm / 1e6 of real speed (1000000 = no skew). */
 int run_skew(struct run_world *rw, int id, int64_t rate_ppm);
-/* Cuts every link from a side to b side (and back unless oneway). */
+/* Network faults take endpoints: a member slot (1, 2, ...) or a client, RUN_EP_CLIENT(i)
+ * for client i (1-based, as run_client). An unknown member or client is FL_ENOENT and
+ * leaves the world untouched. A cut between a client and a member acts on that link
+ * alone: the client's connections there hang until its own timeouts, as a real cut
+ * would; links between members change only when both are named. */
+#define RUN_EP_CLIENT(i)    (-(i))
+#define RUN_EP_IS_CLIENT(e) ((e) < 0)
+#define RUN_EPS_MAX         (32 + RUN_BALANCERS_MAX) /* a side: every member and client */
+bool run_endpoint_exists(struct run_world *rw, int e);
+/* Cuts every link from a side to b side (and back unless oneway). FL_EINVAL when an
+ * endpoint is on both sides. */
 int run_partition(struct run_world *rw, const int *a, int na, const int *b, int nb, bool oneway);
-int run_isolate(struct run_world *rw, int id);
+/* A member: cut from every other member (clients still reach it). A client: cut from
+ * every member. */
+int run_isolate(struct run_world *rw, int e);
 int run_heal(struct run_world *rw); /* every partition and clog */
 /* Ends the fault phase: heals the network, clears drop/dup/delay, releases held
  * messages, resumes paused nodes, restarts killed ones, clears skew and failpoints,
  * stops the nemesis. */
 int run_heal_all(struct run_world *rw);
-/* Network-wide loss / duplication in parts per million and extra delay. */
+/* Network-wide loss / duplication in parts per million and extra delay (every link,
+ * those set by run_net_links too). */
 int run_net(struct run_world *rw, int drop_ppm, int dup_ppm, int delay_ms);
-int run_hold(struct run_world *rw, int from, int to);    /* 0 = any node */
-int run_release(struct run_world *rw, int from, int to); /* 0 = any node */
+/* The same on the links from a side to b side only (and back unless oneway); an empty
+ * side (n = 0) is every endpoint, but not both (FL_EINVAL: that is run_net). Zero
+ * figures put those links back to the base. Duplication acts on datagrams only:
+ * connections (every client's, every peer stream) are never duplicated. */
+int run_net_links(struct run_world *rw, const int *a, int na, const int *b, int nb, bool oneway,
+                  int drop_ppm, int dup_ppm, int delay_ms);
+/* One direction of links; an endpoint or 0 for every endpoint. */
+int run_hold(struct run_world *rw, int from, int to);
+int run_release(struct run_world *rw, int from, int to);
 int run_clog(struct run_world *rw, int from, int to, bool on);
 /* action: "crash", "error", "delay", "drop", "off"; p_ppm probability; count 0 = no limit. */
 int run_failpoint(struct run_world *rw, const char *name, int node, const char *action, int p_ppm,
@@ -366,11 +386,11 @@ void run_log_rule(struct run_world *rw, const char *kind, const char *target);
 /* --- fault ordinals (faultline shrink) ------------------------------------------------ */
 /* Every fault application gets an ordinal 1, 2, 3... in the order it happens: each call
  * of run_kill, run_restart, run_pause, run_resume, run_skew, run_partition, run_isolate,
- * run_heal, run_net, run_hold, run_release, run_clog, run_failpoint and run_nemesis made
- * by the caller, and each fault the nemesis draws (its undo, a tick later, shares the
- * ordinal). run_heal_all, run_bug, membership and maintenance calls have none (they
- * cannot be skipped). The ordinal is in the summary's `faults` items ("ordinal") and
- * the count in its "fault_ordinals".
+ * run_heal, run_net, run_net_links, run_hold, run_release, run_clog, run_failpoint and
+ * run_nemesis made by the caller, and each fault the nemesis draws (its undo, a tick
+ * later, shares the ordinal). run_heal_all, run_bug, membership and maintenance calls have none
+ * (they cannot be skipped). The ordinal is in the summary's `faults` items ("ordinal") and the
+ * count in its "fault_ordinals".
  *
  * Skipped ordinals (sorted or not, duplicates allowed) are still counted but do
  * nothing and are not recorded, so the ordinals of later faults do not move; a skipped

@@ -9,6 +9,9 @@
  * skipped fault leaves no trace but keeps its number. Calls made inside an
  * application (isolate's partition, a nemesis draw's kill) belong to it.
  *
+ * The network faults (partition, isolate, heal, net, hold, release, clog), which take
+ * clients as well as members, are in run_net.c.
+ *
  * Partition shapes follow Jepsen (simulation-anchors §5): isolate one node, a random
  * majority/minority split, the majorities ring (every node hears a majority, no two
  * the same one; built from one-way cuts), a bridge (two halves joined by one node)
@@ -89,16 +92,6 @@ void run_scope_leave(struct run_world *rw, int64_t saved)
     run_fault_end(rw, saved);
 }
 
-static int procs_of(struct run_world *rw, const int *nodes, int n, int *procs)
-{
-    for (int i = 0; i < n; i++) {
-        procs[i] = run_node_proc(rw, nodes[i]);
-        if (procs[i] < 0)
-            return FL_ENOENT;
-    }
-    return FL_OK;
-}
-
 /* "n3", or "*" for node 0 (every node). */
 static void node_target(char *out, size_t n, int node)
 {
@@ -168,62 +161,6 @@ int run_skew(struct run_world *rw, int id, int64_t rate_ppm)
     return FL_OK;
 }
 
-int run_partition(struct run_world *rw, const int *a, int na, const int *b, int nb, bool oneway)
-{
-    int pa[RUN_NODES_MAX], pb[RUN_NODES_MAX];
-    if (na > RUN_NODES_MAX || nb > RUN_NODES_MAX || procs_of(rw, a, na, pa) ||
-        procs_of(rw, b, nb, pb))
-        return FL_ENOENT;
-    int64_t saved;
-    if (run_fault_begin(rw, &saved)) {
-        char ta[128], tb[128], target[260];
-        run_target_nodes(ta, sizeof ta, a, na);
-        run_target_nodes(tb, sizeof tb, b, nb);
-        snprintf(target, sizeof target, "%s|%s", ta, tb);
-        json_t *d = json_object();
-        json_object_set_new(d, "oneway", json_boolean(oneway));
-        run_log_fault(rw, "partition", target, d);
-        net_partition(rw->w, pa, (size_t)na, pb, (size_t)nb, oneway);
-    }
-    run_fault_end(rw, saved);
-    return FL_OK;
-}
-
-/* The other members of node id (for isolate and the nemesis). */
-static int others_of(struct run_world *rw, int id, int *out)
-{
-    int ids[RUN_NODES_MAX], n = run_nodes(rw, ids, RUN_NODES_MAX), k = 0;
-    for (int i = 0; i < n; i++)
-        if (ids[i] != id)
-            out[k++] = ids[i];
-    return k;
-}
-
-int run_isolate(struct run_world *rw, int id)
-{
-    if (run_node_proc(rw, id) < 0)
-        return FL_ENOENT;
-    int others[RUN_NODES_MAX];
-    int n = others_of(rw, id, others);
-    int64_t saved;
-    int rc = FL_OK;
-    if (run_fault_begin(rw, &saved))
-        rc = run_partition(rw, &id, 1, others, n, false);
-    run_fault_end(rw, saved);
-    return rc;
-}
-
-int run_heal(struct run_world *rw)
-{
-    int64_t saved;
-    if (run_fault_begin(rw, &saved)) {
-        run_log_fault(rw, "heal", "*", NULL);
-        net_heal(rw->w);
-    }
-    run_fault_end(rw, saved);
-    return FL_OK;
-}
-
 int run_heal_all(struct run_world *rw)
 {
     run_nemesis_stop(rw);
@@ -248,71 +185,6 @@ int run_heal_all(struct run_world *rw)
             sim_proc_set_rate(rw->w, proc, SIM_PPM);
     }
     return FL_OK;
-}
-
-int run_net(struct run_world *rw, int drop_ppm, int dup_ppm, int delay_ms)
-{
-    if (drop_ppm < 0 || drop_ppm > SIM_PPM || dup_ppm < 0 || dup_ppm > SIM_PPM || delay_ms < 0)
-        return FL_ERANGE;
-    int64_t saved;
-    if (run_fault_begin(rw, &saved)) {
-        struct net_link l = rw->base_link;
-        l.loss_ppm = (uint32_t)drop_ppm;
-        l.dup_ppm = (uint32_t)dup_ppm;
-        l.latency_ns += (int64_t)delay_ms * FL_MS;
-        json_t *d = json_object();
-        json_object_set_new(d, "drop_ppm", json_integer(drop_ppm));
-        json_object_set_new(d, "dup_ppm", json_integer(dup_ppm));
-        json_object_set_new(d, "delay_ms", json_integer(delay_ms));
-        run_log_fault(rw, "net", "*", d);
-        net_link_set(rw->w, -1, -1, &l);
-        rw->net_changed = drop_ppm || dup_ppm || delay_ms;
-    }
-    run_fault_end(rw, saved);
-    return FL_OK;
-}
-
-/* A link end: node id, or 0 for every endpoint (-1 in net.h). */
-static int link_end(struct run_world *rw, int node, int *proc)
-{
-    if (node == 0) {
-        *proc = -1;
-        return FL_OK;
-    }
-    *proc = run_node_proc(rw, node);
-    return *proc < 0 ? FL_ENOENT : FL_OK;
-}
-
-static int link_fault(struct run_world *rw, const char *kind, int from, int to,
-                      void (*fn)(struct sim_world *, int, int))
-{
-    int pf, pt;
-    if (link_end(rw, from, &pf) || link_end(rw, to, &pt))
-        return FL_ENOENT;
-    int64_t saved;
-    if (run_fault_begin(rw, &saved)) {
-        char a[16], b[16], target[40];
-        node_target(a, sizeof a, from);
-        node_target(b, sizeof b, to);
-        snprintf(target, sizeof target, "%s>%s", a, b);
-        run_log_fault(rw, kind, target, NULL);
-        fn(rw->w, pf, pt);
-    }
-    run_fault_end(rw, saved);
-    return FL_OK;
-}
-
-int run_hold(struct run_world *rw, int from, int to)
-{
-    return link_fault(rw, "hold", from, to, net_hold);
-}
-int run_release(struct run_world *rw, int from, int to)
-{
-    return link_fault(rw, "release", from, to, net_release);
-}
-int run_clog(struct run_world *rw, int from, int to, bool on)
-{
-    return link_fault(rw, on ? "clog" : "unclog", from, to, on ? net_clog : net_unclog);
 }
 
 int run_failpoint(struct run_world *rw, const char *name, int node, const char *action, int p_ppm,

@@ -21,8 +21,9 @@
 #include "nodes/client/client.h"
 #include "nodes/server/cluster.h"
 
-#define RUN_CLIENTS_MAX  RUN_BALANCERS_MAX
-#define RUN_NODES_MAX    32
+#define RUN_CLIENTS_MAX RUN_BALANCERS_MAX
+#define RUN_NODES_MAX   32
+_Static_assert(RUN_EPS_MAX == RUN_NODES_MAX + RUN_CLIENTS_MAX, "run.h: RUN_EPS_MAX");
 #define RUN_WATCHERS_MAX 64
 
 struct run_firing;

@@ -1,0 +1,280 @@
+/*
+ * run_net.c: the network faults a scenario applies — partition, isolate, heal, net
+ * (loss, duplication, delay), hold/release and clog — between members and clients
+ * alike (issue 14 §2: "client-side network failure"). Each is logged in `faults` and
+ * takes a fault ordinal like the other faults of run_fault.c.
+ *
+ * An endpoint (run.h) is a member slot (1, 2, ...) or a client, RUN_EP_CLIENT(i) = -i.
+ * Both are processes of the simulated world, and the network keys its links by
+ * process (harness/sim/net.h), so a cut between a client and a member is the same
+ * cut as between two members: the client's SYNs and requests wait at the partition
+ * until its own timeouts fire (dial, request, keepalive), exactly as a TCP connection
+ * behind a dropped route would, and the member never hears of it. Links between two
+ * members are touched only when both are named.
+ *
+ * Targets in `faults` name members "n3" and clients "c1"; a fault on members only is
+ * recorded exactly as before clients could be named (same text, same digest).
+ */
+#include "harness/run/run_int.h"
+
+/* The process of endpoint e, or -1 when no such member or client exists. */
+static int ep_proc(struct run_world *rw, int e)
+{
+    if (e > 0)
+        return run_node_proc(rw, e);
+    if (e == 0 || -e > rw->n_clients)
+        return -1;
+    const struct run_client *c = &rw->clients[-e - 1];
+    return c->c && !c->closed ? kvc_client_proc(c->c) : -1;
+}
+
+bool run_endpoint_exists(struct run_world *rw, int e)
+{
+    return ep_proc(rw, e) >= 0;
+}
+
+static int procs_of(struct run_world *rw, const int *eps, int n, int *procs)
+{
+    for (int i = 0; i < n; i++) {
+        procs[i] = ep_proc(rw, eps[i]);
+        if (procs[i] < 0)
+            return FL_ENOENT;
+    }
+    return FL_OK;
+}
+
+/* "n3", "c1", or "*" for 0 (every endpoint). */
+static void ep_text(char *out, size_t n, int e)
+{
+    if (e > 0)
+        snprintf(out, n, "n%d", e);
+    else if (e < 0)
+        snprintf(out, n, "c%d", -e);
+    else
+        snprintf(out, n, "*");
+}
+
+/* "n1,n2,c1" (run_target_nodes' text for members only); "*" for an empty list. */
+static void eps_text(char *out, size_t n, const int *a, int na)
+{
+    size_t len = 0;
+    out[0] = '\0';
+    if (na == 0)
+        snprintf(out, n, "*");
+    for (int i = 0; i < na && len + 16 < n; i++) {
+        char one[16];
+        ep_text(one, sizeof one, a[i]);
+        len += (size_t)snprintf(out + len, n - len, "%s%s", i ? "," : "", one);
+    }
+}
+
+/* Room for a side's text: every endpoint "c64," at most. */
+#define SIDE_TEXT_MAX (RUN_EPS_MAX * 5 + 8)
+
+int run_partition(struct run_world *rw, const int *a, int na, const int *b, int nb, bool oneway)
+{
+    int pa[RUN_EPS_MAX], pb[RUN_EPS_MAX];
+    if (na > RUN_EPS_MAX || nb > RUN_EPS_MAX || procs_of(rw, a, na, pa) || procs_of(rw, b, nb, pb))
+        return FL_ENOENT;
+    for (int i = 0; i < na; i++)
+        for (int j = 0; j < nb; j++)
+            if (a[i] == b[j])
+                return FL_EINVAL;
+    int64_t saved;
+    if (run_fault_begin(rw, &saved)) {
+        char ta[SIDE_TEXT_MAX], tb[SIDE_TEXT_MAX], target[2 * SIDE_TEXT_MAX + 2];
+        eps_text(ta, sizeof ta, a, na);
+        eps_text(tb, sizeof tb, b, nb);
+        snprintf(target, sizeof target, "%s|%s", ta, tb);
+        json_t *d = json_object();
+        json_object_set_new(d, "oneway", json_boolean(oneway));
+        run_log_fault(rw, "partition", target, d);
+        net_partition(rw->w, pa, (size_t)na, pb, (size_t)nb, oneway);
+    }
+    run_fault_end(rw, saved);
+    return FL_OK;
+}
+
+/* The members other than endpoint e (every member for a client). */
+static int others_of(struct run_world *rw, int e, int *out)
+{
+    int ids[RUN_NODES_MAX], n = run_nodes(rw, ids, RUN_NODES_MAX), k = 0;
+    for (int i = 0; i < n; i++)
+        if (ids[i] != e)
+            out[k++] = ids[i];
+    return k;
+}
+
+int run_isolate(struct run_world *rw, int e)
+{
+    if (ep_proc(rw, e) < 0)
+        return FL_ENOENT;
+    int others[RUN_NODES_MAX];
+    int n = others_of(rw, e, others);
+    int64_t saved;
+    int rc = FL_OK;
+    if (run_fault_begin(rw, &saved))
+        rc = run_partition(rw, &e, 1, others, n, false);
+    run_fault_end(rw, saved);
+    return rc;
+}
+
+int run_heal(struct run_world *rw)
+{
+    int64_t saved;
+    if (run_fault_begin(rw, &saved)) {
+        run_log_fault(rw, "heal", "*", NULL);
+        net_heal(rw->w);
+    }
+    run_fault_end(rw, saved);
+    return FL_OK;
+}
+
+static bool net_args_ok(int drop_ppm, int dup_ppm, int delay_ms)
+{
+    return drop_ppm >= 0 && drop_ppm <= SIM_PPM && dup_ppm >= 0 && dup_ppm <= SIM_PPM &&
+           delay_ms >= 0;
+}
+
+/* The base link with the given loss, duplication and extra delay; their detail. */
+static struct net_link net_params(struct run_world *rw, int drop_ppm, int dup_ppm, int delay_ms,
+                                  json_t **detail)
+{
+    struct net_link l = rw->base_link;
+    l.loss_ppm = (uint32_t)drop_ppm;
+    l.dup_ppm = (uint32_t)dup_ppm;
+    l.latency_ns += (int64_t)delay_ms * FL_MS;
+    json_t *d = json_object();
+    json_object_set_new(d, "drop_ppm", json_integer(drop_ppm));
+    json_object_set_new(d, "dup_ppm", json_integer(dup_ppm));
+    json_object_set_new(d, "delay_ms", json_integer(delay_ms));
+    *detail = d;
+    return l;
+}
+
+int run_net(struct run_world *rw, int drop_ppm, int dup_ppm, int delay_ms)
+{
+    if (!net_args_ok(drop_ppm, dup_ppm, delay_ms))
+        return FL_ERANGE;
+    int64_t saved;
+    if (run_fault_begin(rw, &saved)) {
+        json_t *d;
+        struct net_link l = net_params(rw, drop_ppm, dup_ppm, delay_ms, &d);
+        run_log_fault(rw, "net", "*", d);
+        net_link_set(rw->w, -1, -1, &l);
+        rw->net_changed = drop_ppm || dup_ppm || delay_ms;
+    }
+    run_fault_end(rw, saved);
+    return FL_OK;
+}
+
+/* Does any link (or the default for links to come) differ from the base? */
+static bool links_changed(struct run_world *rw)
+{
+    struct net_link l;
+    net_link_get(rw->w, -1, -1, &l);
+    if (memcmp(&l, &rw->base_link, sizeof l) != 0)
+        return true;
+    int n = sim_proc_count(rw->w);
+    for (int a = 0; a < n; a++)
+        for (int b = 0; b < n; b++) {
+            if (a == b)
+                continue;
+            net_link_get(rw->w, a, b, &l);
+            if (memcmp(&l, &rw->base_link, sizeof l) != 0)
+                return true;
+        }
+    return false;
+}
+
+/* Sets l on every link from a side to b side (and back unless oneway); an empty side
+ * is every endpoint (-1). */
+static void links_set(struct run_world *rw, const int *pa, int na, const int *pb, int nb,
+                      bool oneway, const struct net_link *l)
+{
+    int all = -1;
+    if (na == 0) {
+        pa = &all;
+        na = 1;
+    }
+    if (nb == 0) {
+        pb = &all;
+        nb = 1;
+    }
+    for (int i = 0; i < na; i++)
+        for (int j = 0; j < nb; j++) {
+            net_link_set(rw->w, pa[i], pb[j], l);
+            if (!oneway)
+                net_link_set(rw->w, pb[j], pa[i], l);
+        }
+}
+
+int run_net_links(struct run_world *rw, const int *a, int na, const int *b, int nb, bool oneway,
+                  int drop_ppm, int dup_ppm, int delay_ms)
+{
+    int pa[RUN_EPS_MAX], pb[RUN_EPS_MAX];
+    if (!net_args_ok(drop_ppm, dup_ppm, delay_ms))
+        return FL_ERANGE;
+    if (na > RUN_EPS_MAX || nb > RUN_EPS_MAX || procs_of(rw, a, na, pa) || procs_of(rw, b, nb, pb))
+        return FL_ENOENT;
+    if (na == 0 && nb == 0)
+        return FL_EINVAL; /* that is run_net */
+    int64_t saved;
+    if (run_fault_begin(rw, &saved)) {
+        char ta[SIDE_TEXT_MAX], tb[SIDE_TEXT_MAX], target[2 * SIDE_TEXT_MAX + 2];
+        eps_text(ta, sizeof ta, a, na);
+        eps_text(tb, sizeof tb, b, nb);
+        snprintf(target, sizeof target, "%s|%s", ta, tb);
+        json_t *d;
+        struct net_link l = net_params(rw, drop_ppm, dup_ppm, delay_ms, &d);
+        json_object_set_new(d, "oneway", json_boolean(oneway));
+        run_log_fault(rw, "net", target, d);
+        links_set(rw, pa, na, pb, nb, oneway, &l);
+        rw->net_changed = links_changed(rw);
+    }
+    run_fault_end(rw, saved);
+    return FL_OK;
+}
+
+/* A link end: an endpoint, or 0 for every endpoint (-1 in net.h). */
+static int link_end(struct run_world *rw, int e, int *proc)
+{
+    if (e == 0) {
+        *proc = -1;
+        return FL_OK;
+    }
+    *proc = ep_proc(rw, e);
+    return *proc < 0 ? FL_ENOENT : FL_OK;
+}
+
+static int link_fault(struct run_world *rw, const char *kind, int from, int to,
+                      void (*fn)(struct sim_world *, int, int))
+{
+    int pf, pt;
+    if (link_end(rw, from, &pf) || link_end(rw, to, &pt))
+        return FL_ENOENT;
+    int64_t saved;
+    if (run_fault_begin(rw, &saved)) {
+        char a[16], b[16], target[40];
+        ep_text(a, sizeof a, from);
+        ep_text(b, sizeof b, to);
+        snprintf(target, sizeof target, "%s>%s", a, b);
+        run_log_fault(rw, kind, target, NULL);
+        fn(rw->w, pf, pt);
+    }
+    run_fault_end(rw, saved);
+    return FL_OK;
+}
+
+int run_hold(struct run_world *rw, int from, int to)
+{
+    return link_fault(rw, "hold", from, to, net_hold);
+}
+int run_release(struct run_world *rw, int from, int to)
+{
+    return link_fault(rw, "release", from, to, net_release);
+}
+int run_clog(struct run_world *rw, int from, int to, bool on)
+{
+    return link_fault(rw, on ? "clog" : "unclog", from, to, on ? net_clog : net_unclog);
+}
