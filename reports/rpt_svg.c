@@ -338,8 +338,8 @@ static bool closes(const struct rpt_fault *open, const struct rpt_fault *f)
         return !strcmp(k, "release") && (same || !strcmp(f->target, "*>*"));
     if (!strcmp(o, "clog"))
         return !strcmp(k, "unclog") && same;
-    if (!strcmp(o, "net"))
-        return !strcmp(k, "net");
+    if (!strcmp(o, "net")) /* a network-wide net{} resets the links set for some too */
+        return !strcmp(k, "net") && (same || !strcmp(f->target, "*"));
     if (!strcmp(o, "skew"))
         return !strcmp(k, "skew") && same;
     if (!strcmp(o, "failpoint"))

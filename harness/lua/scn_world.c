@@ -1,10 +1,11 @@
 /*
  * scn_world.c: the scenario surface that acts on the world (DESIGN §4): scenario{},
- * the cluster view (leader, nodes, others), node faults (network faults: scn_net.c), failpoints and
+ * the cluster view (leader, nodes, others), node faults, failpoints and
  * bug switches, membership and maintenance (which block the calling coroutine until
  * the cluster answers), expect and nemesis. Each function checks every argument
  * before it acts or yields; an expected failure of the simulated system (a refused
  * member change, say) returns nil and etcd's message, a script mistake raises.
+ * The network faults, which take clients too, are in scn_net.c.
  */
 #include "harness/lua/scn_int.h"
 #include "harness/common/text.h"

@@ -1,0 +1,3 @@
+-- isolate of an unknown member
+scenario { name = "cnet-error", clients = { count = 2 } }
+isolate(7)
