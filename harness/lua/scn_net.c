@@ -34,27 +34,38 @@ static int ep_or_why(lua_State *L, int idx)
     return RUN_EP_CLIENT(ci);
 }
 
-static int check_ep(lua_State *L, int idx)
+/* Raises msg about argument idx, or about option `what` (net.from) when not NULL. */
+static _Noreturn void ep_raise(lua_State *L, int idx, const char *what, const char *msg)
+{
+    if (what)
+        luaL_error(L, "%s: %s", what, msg);
+    else
+        luaL_argerror(L, idx, msg);
+    FL_UNREACHABLE();
+}
+
+static int check_ep(lua_State *L, int idx, const char *what)
 {
     int e = ep_or_why(L, idx);
     if (!e)
-        luaL_argerror(L, idx, lua_tostring(L, -1));
+        ep_raise(L, idx, what, lua_tostring(L, -1));
     return e;
 }
 
 /* A link end argument: an endpoint, or nil for every endpoint (0). */
 static int opt_ep(lua_State *L, int idx)
 {
-    return lua_isnoneornil(L, idx) ? 0 : check_ep(L, idx);
+    return lua_isnoneornil(L, idx) ? 0 : check_ep(L, idx, NULL);
 }
 
-/* Endpoints from one endpoint or a list of them; returns how many. A mistake in the
- * list names its position; an endpoint listed twice is refused. */
-static int check_eps(lua_State *L, int idx, int *out)
+/* Endpoints from one endpoint or a list of them (argument idx, or option `what`);
+ * returns how many. A mistake in the list names its position; an endpoint listed twice
+ * is refused. */
+static int check_eps(lua_State *L, int idx, const char *what, int *out)
 {
     idx = lua_absindex(L, idx);
     if (lua_type(L, idx) != LUA_TTABLE) {
-        out[0] = check_ep(L, idx);
+        out[0] = check_ep(L, idx, what);
         return 1;
     }
     lua_Integer n = luaL_len(L, idx);
@@ -62,17 +73,15 @@ static int check_eps(lua_State *L, int idx, int *out)
     for (lua_Integer i = 1; i <= n; i++) {
         lua_geti(L, idx, i);
         int e = ep_or_why(L, -1);
-        if (!e) {
-            lua_pushfstring(L, "%s at position %I", lua_tostring(L, -1), i);
-            luaL_argerror(L, idx, lua_tostring(L, -1));
-        }
+        if (!e)
+            ep_raise(L, idx, what, lua_pushfstring(L, "%s at position %I", lua_tostring(L, -1), i));
         for (int j = 0; j < k; j++)
             if (out[j] == e)
-                luaL_argerror(L, idx,
-                              lua_pushfstring(L, "%s is listed twice (positions %d and %I)",
-                                              ep_name(L, e), j + 1, i));
+                ep_raise(L, idx, what,
+                         lua_pushfstring(L, "%s is listed twice (positions %d and %I)",
+                                         ep_name(L, e), j + 1, i));
         if (k == EPS_MAX) /* only reachable with a list longer than the world */
-            luaL_argerror(L, idx, lua_pushfstring(L, "more than %d endpoints", EPS_MAX));
+            ep_raise(L, idx, what, lua_pushfstring(L, "more than %d endpoints", EPS_MAX));
         out[k++] = e;
         lua_pop(L, 1);
     }
@@ -96,7 +105,7 @@ static int l_partition(lua_State *L)
     static const char *const known[] = {"oneway", NULL};
     int a[EPS_MAX], b[EPS_MAX], na, nb = 0;
     struct run_world *rw = scn_world(L);
-    na = check_eps(L, 1, a);
+    na = check_eps(L, 1, NULL, a);
     if (lua_isnoneornil(L, 2)) {
         int ids[EPS_MAX], n = run_nodes(rw, ids, EPS_MAX);
         for (int i = 0; i < n; i++) {
@@ -107,7 +116,7 @@ static int l_partition(lua_State *L)
                 b[nb++] = ids[i];
         }
     } else {
-        nb = check_eps(L, 2, b);
+        nb = check_eps(L, 2, NULL, b);
     }
     bool oneway = false;
     if (!lua_isnoneornil(L, 3)) {
@@ -124,7 +133,7 @@ static int l_partition(lua_State *L)
 
 static int l_isolate(lua_State *L)
 {
-    int e = check_ep(L, 1);
+    int e = check_ep(L, 1, NULL);
     int rc = run_isolate(scn_world(L), e);
     if (rc)
         return luaL_error(L, "isolate: %s", fl_strerror(rc));
@@ -164,10 +173,11 @@ static int net_side(lua_State *L, const char *key, int *out)
 {
     int n = 0;
     if (lua_getfield(L, 1, key) != LUA_TNIL) {
-        int top = lua_gettop(L);
-        n = check_eps(L, top, out);
+        const char *what = lua_pushfstring(L, "net.%s", key);
+        n = check_eps(L, -2, what, out);
         if (n == 0)
-            luaL_error(L, "net.%s: an empty list (leave it out for every endpoint)", key);
+            luaL_error(L, "%s: an empty list (leave it out for every endpoint)", what);
+        lua_pop(L, 1);
     }
     lua_pop(L, 1);
     return n;

@@ -46,6 +46,8 @@ foreach(pair
     "net_both|net: client 1 is on both sides"
     "net_empty|net.from: an empty list"
     "net_oneway|net.oneway: only with from or to"
+    "net_twice|net.from: client 1 is listed twice \\(positions 1 and 2\\)"
+    "net_string|net.to: node id expected, got string at position 2"
     "hold_string|bad argument #2 to 'hold' \\(node id expected, got string\\)"
     "clog_unknown|bad argument #2 to 'clog' \\(unknown node id 4"
     "watch_endpoint|bad argument #1 to 'partition' \\(node id expected, got userdata at position 1\\)"
