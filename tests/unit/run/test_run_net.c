@@ -10,41 +10,44 @@
 
 #include "fl_test.h"
 
+/* The one world the cases share, in order (each leaves the network healed). */
+static struct run_world *rw;
+
 static struct run_world *open_world(void)
 {
     struct run_options o = {.scenario = "test_run_net.c", .seed = 11};
-    struct run_world *rw = NULL;
+    struct run_world *w = NULL;
     char err[256] = "";
-    CHECK_EQ_INT(run_world_open(&rw, &o, err, sizeof err), FL_OK);
-    if (!rw)
+    CHECK_EQ_INT(run_world_open(&w, &o, err, sizeof err), FL_OK);
+    if (!w)
         return NULL;
     struct run_cluster_config c;
     struct run_clients_config k;
-    struct run_workload_config w;
+    struct run_workload_config wl;
     run_cluster_config_default(&c);
     run_clients_config_default(&k); /* 2 clients */
-    run_workload_config_default(&w);
-    CHECK_EQ_INT(run_world_setup(rw, &c, &k, &w, RUN_CHECK_ALL, err, sizeof err), FL_OK);
-    run_advance(rw, 2 * FL_S);
-    return rw;
+    run_workload_config_default(&wl);
+    CHECK_EQ_INT(run_world_setup(w, &c, &k, &wl, RUN_CHECK_ALL, err, sizeof err), FL_OK);
+    run_advance(w, 2 * FL_S);
+    return w;
 }
 
-static int cproc(struct run_world *rw, int i)
+static int cproc(int i)
 {
     return kvc_client_proc(run_client(rw, i));
 }
 
-static int nproc(struct run_world *rw, int n)
+static int nproc(int n)
 {
     return run_node_proc(rw, n);
 }
 
-static const char *target_of(struct run_world *rw, size_t i)
+static const char *target_of(size_t i)
 {
     return json_string_value(json_object_get(json_array_get(rw->faults, i), "target"));
 }
 
-static void test_refused(struct run_world *rw)
+static void test_refused(void)
 {
     int c1 = RUN_EP_CLIENT(1), c3 = RUN_EP_CLIENT(3), n1 = 1;
     int64_t before = run_fault_ordinals(rw);
@@ -60,44 +63,41 @@ static void test_refused(struct run_world *rw)
     CHECK_EQ_INT(run_fault_ordinals(rw), before); /* nothing applied, nothing numbered */
 }
 
-static void test_cuts(struct run_world *rw)
+static void test_cuts(void)
 {
     struct sim_world *w = rw->w;
     size_t row = json_array_size(rw->faults);
     int a[] = {RUN_EP_CLIENT(1)}, b[] = {2};
     CHECK_EQ_INT(run_partition(rw, a, 1, b, 1, false), FL_OK);
-    CHECK_EQ_STR(target_of(rw, row), "c1|n2");
-    CHECK(net_blocked(w, cproc(rw, 1), nproc(rw, 2)) && net_blocked(w, nproc(rw, 2), cproc(rw, 1)));
-    CHECK(!net_blocked(w, cproc(rw, 1), nproc(rw, 1)) &&
-          !net_blocked(w, cproc(rw, 2), nproc(rw, 2)));
+    CHECK_EQ_STR(target_of(row), "c1|n2");
+    CHECK(net_blocked(w, cproc(1), nproc(2)) && net_blocked(w, nproc(2), cproc(1)));
+    CHECK(!net_blocked(w, cproc(1), nproc(1)) && !net_blocked(w, cproc(2), nproc(2)));
     CHECK_EQ_INT(run_heal(rw), FL_OK);
-    CHECK(!net_blocked(w, cproc(rw, 1), nproc(rw, 2)));
+    CHECK(!net_blocked(w, cproc(1), nproc(2)));
     /* a client and a member on one side: the member's links to the other side are cut too,
      * the links inside the side are not */
     int s1[] = {RUN_EP_CLIENT(2), 1}, s2[] = {2, 3};
     CHECK_EQ_INT(run_partition(rw, s1, 2, s2, 2, true), FL_OK);
-    CHECK_EQ_STR(target_of(rw, row + 2), "c2,n1|n2,n3");
-    CHECK(net_blocked(w, cproc(rw, 2), nproc(rw, 3)) && net_blocked(w, nproc(rw, 1), nproc(rw, 2)));
-    CHECK(!net_blocked(w, nproc(rw, 3), cproc(rw, 2))); /* oneway */
-    CHECK(!net_blocked(w, cproc(rw, 2), nproc(rw, 1)));
+    CHECK_EQ_STR(target_of(row + 2), "c2,n1|n2,n3");
+    CHECK(net_blocked(w, cproc(2), nproc(3)) && net_blocked(w, nproc(1), nproc(2)));
+    CHECK(!net_blocked(w, nproc(3), cproc(2))); /* oneway */
+    CHECK(!net_blocked(w, cproc(2), nproc(1)));
     run_heal(rw);
     /* isolating a client cuts it from every member and leaves the members together */
     CHECK_EQ_INT(run_isolate(rw, RUN_EP_CLIENT(2)), FL_OK);
-    CHECK_EQ_STR(target_of(rw, row + 4), "c2|n1,n2,n3");
+    CHECK_EQ_STR(target_of(row + 4), "c2|n1,n2,n3");
     for (int n = 1; n <= 3; n++)
-        CHECK(net_blocked(w, cproc(rw, 2), nproc(rw, n)) &&
-              net_blocked(w, nproc(rw, n), cproc(rw, 2)));
-    CHECK(!net_blocked(w, nproc(rw, 1), nproc(rw, 2)) &&
-          !net_blocked(w, cproc(rw, 1), nproc(rw, 1)));
+        CHECK(net_blocked(w, cproc(2), nproc(n)) && net_blocked(w, nproc(n), cproc(2)));
+    CHECK(!net_blocked(w, nproc(1), nproc(2)) && !net_blocked(w, cproc(1), nproc(1)));
     run_heal(rw);
     CHECK_EQ_INT(run_hold(rw, 3, RUN_EP_CLIENT(1)), FL_OK);
-    CHECK_EQ_STR(target_of(rw, row + 6), "n3>c1");
+    CHECK_EQ_STR(target_of(row + 6), "n3>c1");
     CHECK_EQ_INT(run_clog(rw, RUN_EP_CLIENT(1), 0, true), FL_OK);
-    CHECK_EQ_STR(target_of(rw, row + 7), "c1>*");
+    CHECK_EQ_STR(target_of(row + 7), "c1>*");
     CHECK_EQ_INT(run_heal_all(rw), FL_OK);
 }
 
-static void test_net_links(struct run_world *rw)
+static void test_net_links(void)
 {
     struct sim_world *w = rw->w;
     struct net_link l;
@@ -105,19 +105,19 @@ static void test_net_links(struct run_world *rw)
     CHECK(!rw->net_changed);
     CHECK_EQ_INT(run_net_links(rw, &c1, 1, &n2, 1, true, 0, 0, 40), FL_OK);
     CHECK(rw->net_changed);
-    net_link_get(w, cproc(rw, 1), nproc(rw, 2), &l);
+    net_link_get(w, cproc(1), nproc(2), &l);
     CHECK_EQ_INT(l.latency_ns, rw->base_link.latency_ns + 40 * FL_MS);
-    net_link_get(w, nproc(rw, 2), cproc(rw, 1), &l); /* oneway: the way back is untouched */
+    net_link_get(w, nproc(2), cproc(1), &l); /* oneway: the way back is untouched */
     CHECK_EQ_INT(l.latency_ns, rw->base_link.latency_ns);
-    net_link_get(w, nproc(rw, 1), nproc(rw, 2), &l);
+    net_link_get(w, nproc(1), nproc(2), &l);
     CHECK_EQ_INT(l.latency_ns, rw->base_link.latency_ns);
     /* every link of client 1, both ways */
     CHECK_EQ_INT(run_net_links(rw, &c1, 1, NULL, 0, false, 1000, 0, 0), FL_OK);
-    net_link_get(w, nproc(rw, 3), cproc(rw, 1), &l);
+    net_link_get(w, nproc(3), cproc(1), &l);
     CHECK_EQ_INT(l.loss_ppm, 1000);
-    net_link_get(w, cproc(rw, 1), nproc(rw, 2), &l); /* replaced: loss, no delay */
+    net_link_get(w, cproc(1), nproc(2), &l); /* replaced: loss, no delay */
     CHECK(l.loss_ppm == 1000 && l.latency_ns == rw->base_link.latency_ns);
-    net_link_get(w, cproc(rw, 2), nproc(rw, 3), &l);
+    net_link_get(w, cproc(2), nproc(3), &l);
     CHECK_EQ_INT(l.loss_ppm, 0);
     CHECK(rw->net_changed);
     /* zeros put them back to the base: the network is as it was */
@@ -128,18 +128,18 @@ static void test_net_links(struct run_world *rw)
     CHECK(rw->net_changed);
     run_heal_all(rw);
     CHECK(!rw->net_changed);
-    net_link_get(w, nproc(rw, 1), cproc(rw, 1), &l);
+    net_link_get(w, nproc(1), cproc(1), &l);
     CHECK_EQ_INT(l.latency_ns, rw->base_link.latency_ns);
 }
 
 int main(void)
 {
-    struct run_world *rw = open_world();
+    rw = open_world();
     if (!rw)
         return fl_test_end();
-    test_refused(rw);
-    test_cuts(rw);
-    test_net_links(rw);
+    FL_TEST(test_refused);
+    FL_TEST(test_cuts);
+    FL_TEST(test_net_links);
     run_advance(rw, 2 * FL_S);
     struct run_result res;
     run_world_finish(rw, NULL, &res);
