@@ -23,6 +23,7 @@ const char *const scn_api_names[] = {
     "others",
     "status",
     "node_events",
+    "config",
     /* node faults */
     "kill",
     "restart",
@@ -45,6 +46,7 @@ const char *const scn_api_names[] = {
     "member_add",
     "member_promote",
     "member_remove",
+    "start",
     "move_leader",
     /* maintenance */
     "compact",

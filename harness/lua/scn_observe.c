@@ -30,21 +30,52 @@ static void set_id(lua_State *L, const char *k, uint64_t id)
     lua_setfield(L, -2, k);
 }
 
+static void set_str(lua_State *L, const char *k, const char *v)
+{
+    lua_pushstring(L, v);
+    lua_setfield(L, -2, k);
+}
+
+/* etcd's Maintenance Status fields beside ours: raft_index is the commit index (etcd
+ * reports its committed index there), raft_applied_index the applied one. */
+static void push_maintenance(lua_State *L, const struct run_node_status *st)
+{
+    set_int(L, "db_size", st->db_size);
+    set_int(L, "db_size_in_use", st->db_size_in_use);
+    set_int(L, "quota_backend_bytes", st->quota_backend_bytes);
+    set_int(L, "raft_index", (lua_Integer)st->commit);
+    set_int(L, "raft_applied_index", (lua_Integer)st->applied);
+    set_int(L, "raft_term", (lua_Integer)st->term);
+    set_bool(L, "is_learner", st->learner);
+    set_str(L, "version", st->version);
+    lua_createtable(L, st->n_alarms, 0);
+    for (int i = 0; i < st->n_alarms; i++) {
+        lua_createtable(L, 0, 2);
+        set_id(L, "member_id", st->alarms[i].member_id);
+        set_str(L, "alarm", st->alarms[i].alarm);
+        lua_rawseti(L, -2, i + 1);
+    }
+    lua_setfield(L, -2, "alarms");
+}
+
 /* status(n) -> { node, alive, paused, removed, learner, leader (bool), member_id (hex),
  *   leader_id (hex), cluster_id (hex), leader_node, term, last_index, commit, applied, revision,
- *   leader_contact (ns) } */
+ *   leader_contact (ns), awaiting_start, and etcd's Maintenance Status: db_size,
+ *   db_size_in_use, quota_backend_bytes, alarms, raft_index, raft_applied_index, raft_term,
+ *   is_learner, version } */
 static int l_status(lua_State *L)
 {
     int id = scn_check_node(L, 1);
     struct run_node_status st;
     run_node_status(scn_world(L), id, &st);
-    lua_createtable(L, 0, 14);
+    lua_createtable(L, 0, 26);
     set_int(L, "node", id);
     set_bool(L, "alive", st.alive);
     set_bool(L, "paused", st.paused);
     set_bool(L, "removed", st.removed);
     set_bool(L, "learner", st.learner);
     set_bool(L, "leader", st.is_leader);
+    set_bool(L, "awaiting_start", run_member_awaits_start(scn_world(L), id));
     set_id(L, "member_id", st.member_id);
     set_id(L, "leader_id", st.leader_id);
     set_id(L, "cluster_id", st.cluster_id);
@@ -57,6 +88,36 @@ static int l_status(lua_State *L)
     set_int(L, "revision", st.revision);
     if (st.leader_contact_ns >= 0)
         set_int(L, "leader_contact", st.leader_contact_ns);
+    push_maintenance(L, &st);
+    return 1;
+}
+
+/* config(n) -> the member's knobs, named as scenario.cluster names them, with etcd's
+ * names for the two that differ (snapshot_catchup_entries, quota_backend_bytes). */
+static int l_config(lua_State *L)
+{
+    static const char *const modes[] = {"none", "revision", "periodic"};
+    int id = scn_check_node(L, 1);
+    struct run_node_config c;
+    run_node_config(scn_world(L), id, &c);
+    lua_createtable(L, 0, 18);
+    set_int(L, "snapshot_count", (lua_Integer)c.snapshot_count);
+    set_int(L, "snapshot_catchup_entries", (lua_Integer)c.snapshot_catchup_entries);
+    set_int(L, "quota_backend_bytes", c.quota_backend_bytes);
+    set_str(L, "auto_compaction_mode", modes[c.auto_compaction_mode]);
+    set_int(L, "auto_compaction_retention", c.auto_compaction_retention);
+    set_int(L, "election_ms", c.election_ms);
+    set_int(L, "heartbeat_ms", c.heartbeat_ms);
+    set_int(L, "request_timeout_ms", c.request_timeout_ms);
+    set_int(L, "progress_notify_ms", c.progress_notify_ms);
+    set_int(L, "fsync_us", c.fsync_us);
+    set_bool(L, "prevote", c.prevote);
+    set_bool(L, "check_quorum", c.check_quorum);
+    set_bool(L, "strict_reconfig_check", c.strict_reconfig_check);
+    set_int(L, "max_request_bytes", (lua_Integer)c.max_request_bytes);
+    set_int(L, "max_txn_ops", c.max_txn_ops);
+    set_int(L, "max_msg_bytes", (lua_Integer)c.max_msg_bytes);
+    set_int(L, "max_inflight_msgs", c.max_inflight_msgs);
     return 1;
 }
 
@@ -108,4 +169,5 @@ void scn_open_observe(lua_State *L)
 {
     lua_register(L, "status", l_status);
     lua_register(L, "node_events", l_node_events);
+    lua_register(L, "config", l_config);
 }

@@ -441,19 +441,43 @@ static int k_node(lua_State *L, int st, lua_KContext ctx)
     return ctl_finish(L, push_node);
 }
 
+/* member_add{ learner = false, start = true } -> slot | nil, message. With start = false
+ * the member is in the configuration but its process is not started: start(n) does. */
 static int l_member_add(lua_State *L)
 {
-    static const char *const known[] = {"learner", NULL};
-    bool learner = false;
+    static const char *const known[] = {"learner", "start", NULL};
+    bool learner = false, start = true;
     if (!lua_isnoneornil(L, 1)) {
         luaL_checktype(L, 1, LUA_TTABLE);
         scn_check_options(L, 1, "member_add options", known);
         learner = scn_field_bool(L, 1, "member_add options", "learner", 0);
+        start = scn_field_bool(L, 1, "member_add options", "start", 1);
     }
     struct run_world *rw = scn_world(L);
     struct scn_co *co = ctl_begin(L, "member_add");
-    run_member_add(rw, learner, ctl_cb, co);
+    if (start)
+        run_member_add(rw, learner, ctl_cb, co);
+    else
+        run_member_add_unstarted(rw, learner, ctl_cb, co);
     return scn_wait_end(L, 0, k_node);
+}
+
+/* start(n): starts a member added with member_add{ start = false } (an empty data
+ * directory joining the cluster it was added to). Starting any other member is a script
+ * error: restart(n) restarts a killed one. */
+static int l_member_start(lua_State *L)
+{
+    int id = scn_check_node(L, 1);
+    struct run_world *rw = scn_world(L);
+    if (!run_member_awaits_start(rw, id))
+        return luaL_error(L,
+                          "start: member %d is not awaiting its start (only a member added "
+                          "with member_add{ start = false } and not started yet is)",
+                          id);
+    int rc = run_member_start(rw, id);
+    if (rc)
+        return luaL_error(L, "start: %s", fl_strerror(rc));
+    return 0;
 }
 
 static int node_ctl(lua_State *L, const char *name,
@@ -736,6 +760,7 @@ void scn_open_world(lua_State *L)
         {"failpoint", l_failpoint},
         {"bug", l_bug},
         {"member_add", l_member_add},
+        {"start", l_member_start},
         {"member_promote", l_member_promote},
         {"member_remove", l_member_remove},
         {"move_leader", l_move_leader},

@@ -173,8 +173,30 @@ struct run_node_status {
     /* Simulated time a quorum was last known in contact: a leader's check-quorum view,
      * a follower's last message from a leader; -1 never. */
     int64_t leader_contact_ns;
+    /* Maintenance Status (etcd's StatusResponse): db sizes in bytes, the backend quota in
+     * force (0: none), the active alarms, the version string (server.h SRV_VERSION). */
+    int64_t db_size, db_size_in_use, quota_backend_bytes;
+    struct run_alarm {
+        uint64_t member_id;
+        const char *alarm; /* "NOSPACE", "CORRUPT" (static) */
+    } alarms[16];
+    int n_alarms;
+    const char *version; /* static */
 };
 int run_node_status(struct run_world *rw, int id, struct run_node_status *out); /* FL_ENOENT */
+/* A member's configuration (the knobs of scenario.cluster as the member runs with
+ * them, etcd's defaults where the scenario set none). */
+struct run_node_config {
+    uint64_t snapshot_count, snapshot_catchup_entries;
+    int64_t quota_backend_bytes;       /* 0: none (a negative quota disables it) */
+    int auto_compaction_mode;          /* 0 none, 1 revision, 2 periodic */
+    int64_t auto_compaction_retention; /* revisions (mode 1) or ms (mode 2); 0 when none */
+    int64_t election_ms, heartbeat_ms, request_timeout_ms, progress_notify_ms, fsync_us;
+    bool prevote, check_quorum, strict_reconfig_check;
+    uint64_t max_request_bytes, max_msg_bytes;
+    int max_txn_ops, max_inflight_msgs;
+};
+int run_node_config(struct run_world *rw, int id, struct run_node_config *out); /* FL_ENOENT */
 /* Every node event so far (node_events rows: campaign, vote_rejected, leader, ...), in
  * the order the cluster emitted them. Valid until the next event. */
 struct run_node_event {
@@ -251,6 +273,14 @@ struct run_ctl_result {
 };
 typedef void run_ctl_fn(void *arg, const struct run_ctl_result *r);
 void run_member_add(struct run_world *rw, bool learner, run_ctl_fn *done, void *arg);
+/* run_member_add whose new member is in the configuration but not started (etcd's
+ * `member add` before the operator starts the process): run_member_start starts it. */
+void run_member_add_unstarted(struct run_world *rw, bool learner, run_ctl_fn *done, void *arg);
+/* Starts a member added unstarted (recorded as fault "member_start"). FL_ENOENT for an
+ * unknown slot, FL_EINVAL for a member that is not awaiting its start. */
+int run_member_start(struct run_world *rw, int node);
+/* True while the member on slot node was added unstarted and not started yet. */
+bool run_member_awaits_start(struct run_world *rw, int node);
 void run_member_remove(struct run_world *rw, int node, run_ctl_fn *done, void *arg);
 void run_member_promote(struct run_world *rw, int node, run_ctl_fn *done, void *arg);
 void run_move_leader(struct run_world *rw, int node, run_ctl_fn *done, void *arg);

@@ -331,6 +331,30 @@ void run_member_add(struct run_world *rw, bool learner, run_ctl_fn *done, void *
     srv_cluster_member_add(rw->cl, 0, learner, ctl_done, c);
 }
 
+void run_member_add_unstarted(struct run_world *rw, bool learner, run_ctl_fn *done, void *arg)
+{
+    json_t *d = json_object();
+    json_object_set_new(d, "learner", json_boolean(learner));
+    json_object_set_new(d, "start", json_false());
+    struct run_ctl_call *c = ctl_new(rw, done, arg, "member_add", 0, d);
+    c->add = true;
+    srv_cluster_member_add_unstarted(rw->cl, 0, learner, ctl_done, c);
+}
+
+int run_member_start(struct run_world *rw, int node)
+{
+    if (run_node_proc(rw, node) < 0)
+        return FL_ENOENT;
+    if (!srv_cluster_awaits_start(rw->cl, node))
+        return FL_EINVAL;
+    char target[16];
+    node_target(target, sizeof target, node);
+    run_log_fault(rw, "member_start", target, NULL);
+    int rc = srv_cluster_member_start(rw->cl, node);
+    FL_ASSERT(rc == FL_OK);
+    return FL_OK;
+}
+
 void run_member_remove(struct run_world *rw, int node, run_ctl_fn *done, void *arg)
 {
     srv_cluster_member_remove(rw->cl, 0, node, ctl_done,

@@ -30,7 +30,8 @@ static bool kind_neutral(const char *kind)
                                         "skew",           "net",          "partition",
                                         "partition_ring", "member_add",   "member_remove",
                                         "member_promote", "move_leader",  "compact",
-                                        "defrag",         "alarm_disarm", "snapshot_save"};
+                                        "defrag",         "alarm_disarm", "snapshot_save",
+                                        "member_start"};
     for (size_t i = 0; i < FL_ARRAY_LEN(names); i++)
         if (!strcmp(kind, names[i]))
             return true;

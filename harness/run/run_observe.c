@@ -58,12 +58,56 @@ int run_node_status(struct run_world *rw, int id, struct run_node_status *out)
     out->applied = st.raft_applied;
     out->revision = st.revision;
     out->leader_contact_ns = out->alive ? st.last_quorum_contact_ns : -1;
+    out->db_size = st.db_size_bytes;
+    out->db_size_in_use = st.db_size_in_use_bytes;
+    int64_t quota = srv_cluster_config(rw->cl)->quota_backend_bytes;
+    out->quota_backend_bytes = quota > 0 ? quota : 0;
+    for (uint32_t i = 0; i < st.n_alarms && i < FL_ARRAY_LEN(out->alarms); i++)
+        out->alarms[out->n_alarms++] =
+            (struct run_alarm){st.alarms[i].member_id, srv_alarm_type_name(st.alarms[i].type)};
+    out->version = SRV_VERSION;
     int slots = srv_cluster_slots(rw->cl);
     for (int i = 1; i <= slots && st.leader_id; i++)
         if (srv_cluster_node_proc(rw->cl, i) >= 0 &&
             srv_cluster_member_id(rw->cl, i) == st.leader_id)
             out->leader_node = i;
     return FL_OK;
+}
+
+int run_node_config(struct run_world *rw, int id, struct run_node_config *out)
+{
+    memset(out, 0, sizeof *out);
+    if (run_node_proc(rw, id) < 0)
+        return FL_ENOENT;
+    const struct srv_config *c = srv_cluster_config(rw->cl);
+    out->snapshot_count = c->snapshot_count;
+    out->snapshot_catchup_entries = c->snapshot_catchup_entries;
+    out->quota_backend_bytes = c->quota_backend_bytes > 0 ? c->quota_backend_bytes : 0;
+    out->auto_compaction_mode = c->auto_compaction_mode == SRV_AUTOCOMPACT_REVISION   ? 1
+                                : c->auto_compaction_mode == SRV_AUTOCOMPACT_PERIODIC ? 2
+                                                                                      : 0;
+    out->auto_compaction_retention = out->auto_compaction_mode == 2
+                                         ? c->auto_compaction_retention / FL_MS
+                                         : c->auto_compaction_retention;
+    out->election_ms = c->election_ms;
+    out->heartbeat_ms = c->heartbeat_ms;
+    out->request_timeout_ms =
+        c->request_timeout_ms > 0 ? c->request_timeout_ms : 5000 + 2 * c->election_ms;
+    out->progress_notify_ms = c->progress_notify_ms;
+    out->fsync_us = c->fsync_latency_ns / FL_US;
+    out->prevote = srv_cluster_member_prevote(rw->cl, id);
+    out->check_quorum = c->check_quorum;
+    out->strict_reconfig_check = c->strict_reconfig_check;
+    out->max_request_bytes = c->max_request_bytes;
+    out->max_msg_bytes = c->max_msg_bytes;
+    out->max_txn_ops = c->max_txn_ops;
+    out->max_inflight_msgs = c->max_inflight_msgs;
+    return FL_OK;
+}
+
+bool run_member_awaits_start(struct run_world *rw, int node)
+{
+    return run_node_proc(rw, node) >= 0 && srv_cluster_awaits_start(rw->cl, node);
 }
 
 int run_set_prevote(struct run_world *rw, int id, bool on)

@@ -80,6 +80,8 @@ void srv_cluster_resume(struct srv_cluster *cl, int node);
 /* etcd's --pre-vote is a per-member flag: the member on `node` runs with pre-vote `on`
  * from its next start (restart) on, whatever the cluster config says. */
 void srv_cluster_set_prevote(struct srv_cluster *cl, int node, bool on);
+/* The pre-vote setting the member on slot node starts with (the cluster's unless set). */
+bool srv_cluster_member_prevote(struct srv_cluster *cl, int node);
 
 /* Membership (etcd Cluster API semantics and error texts). `via` is the slot the
  * request is sent to (0: the current leader, or slot 1 when none). */

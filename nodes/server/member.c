@@ -923,6 +923,36 @@ struct srv_member *srv_member_recover(struct srv_cluster *cl, int node, int proc
     return m;
 }
 
+/* The member's alarms in a fixed order (its own array is reordered by removals). */
+static void status_alarms(const struct srv_member *m, struct srv_member_status *out)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < m->n_alarms && n < SRV_STATUS_ALARMS_MAX; i++) {
+        struct srv_alarm_info a = {m->alarms[i].member, m->alarms[i].type};
+        uint32_t k = n++;
+        while (k > 0 && (out->alarms[k - 1].member_id > a.member_id ||
+                         (out->alarms[k - 1].member_id == a.member_id &&
+                          out->alarms[k - 1].type > a.type))) {
+            out->alarms[k] = out->alarms[k - 1];
+            k--;
+        }
+        out->alarms[k] = a;
+    }
+    out->n_alarms = n;
+}
+
+const char *srv_alarm_type_name(uint32_t type)
+{
+    switch (type) {
+    case RPC__ALARM_TYPE__NOSPACE:
+        return "NOSPACE";
+    case RPC__ALARM_TYPE__CORRUPT:
+        return "CORRUPT";
+    default:
+        return "NONE";
+    }
+}
+
 void srv_member_status(struct srv_member *m, struct srv_member_status *out)
 {
     memset(out, 0, sizeof *out);
@@ -941,6 +971,7 @@ void srv_member_status(struct srv_member *m, struct srv_member_status *out)
     out->db_size_in_use_bytes = mvcc_live_bytes(m->kv);
     out->is_learner = raft_conf_is_learner(&st.conf, m->id);
     out->nospace_alarm = srv_alarm_active(m, RPC__ALARM_TYPE__NOSPACE);
+    status_alarms(m, out);
     out->last_quorum_contact_ns = m->last_leader_contact_ns;
     out->watch_steps = m->watch_steps + mvcc_watch_steps(m->kv);
 }

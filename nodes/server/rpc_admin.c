@@ -263,7 +263,7 @@ void srv_admin_status(struct srv_member *m, const struct srv_reply *reply, int m
     struct srv_member_status st;
     srv_member_status(m, &st);
     Rpc__StatusResponse r = RPC__STATUS_RESPONSE__INIT;
-    r.version = (char *)"3.5.0-faultline";
+    r.version = (char *)SRV_VERSION;
     r.dbsize = st.db_size_bytes;
     r.dbsizeinuse = st.db_size_in_use_bytes;
     r.leader = st.leader_id;

@@ -157,6 +157,20 @@ struct srv_status {
     const char *text;
 };
 
+/* The version a member reports in Maintenance.Status (StatusResponse.version), an etcd
+ * semantic version string: the release whose defaults the members model (pre-vote on,
+ * snapshot_count 100000), marked as ours. */
+#define SRV_VERSION "3.5.0-faultline"
+
+/* One active alarm as Maintenance.Alarm / Status report it. */
+struct srv_alarm_info {
+    uint64_t member_id; /* the member that raised it */
+    uint32_t type;      /* RPC__ALARM_TYPE__NOSPACE (1), RPC__ALARM_TYPE__CORRUPT (2) */
+};
+#define SRV_STATUS_ALARMS_MAX 16
+/* "NOSPACE", "CORRUPT", or "NONE" for any other type. */
+const char *srv_alarm_type_name(uint32_t type);
+
 /* What Maintenance.Status reports (and what health_aware clients probe). */
 struct srv_member_status {
     uint64_t member_id;
@@ -172,6 +186,9 @@ struct srv_member_status {
     int64_t db_size_in_use_bytes;
     bool is_learner;
     bool nospace_alarm;
+    /* The alarms this member knows to be active, ordered by (member_id, type). */
+    struct srv_alarm_info alarms[SRV_STATUS_ALARMS_MAX];
+    uint32_t n_alarms;
     /* Simulated time at which a quorum of voters (self included) was last known to be
      * in contact with this member: the leader's check-quorum view, or for a follower
      * the last message from a leader. -1: never. */

@@ -1,0 +1,15 @@
+# mstate.cmake: observable member state (issue 14 §3-§4): member_add{start = false} and
+# start(n); status(n)'s Maintenance Status fields and config(n); typed node events; leader()
+# and node_events{kind = "leader"} agreeing. Each scenario must pass (exit 0) on seeds 1..2.
+set(FL_MSTATE_DB ${CMAKE_BINARY_DIR}/tests/mstate)
+file(MAKE_DIRECTORY ${FL_MSTATE_DB})
+set(FL_MSTATE_CLI ${CMAKE_SOURCE_DIR}/tests/scenario/expect_cli.sh)
+set(FL_MSTATE_SCN member_start status_config status_alarm)
+foreach(name ${FL_MSTATE_SCN})
+  foreach(seed 1 2)
+    add_test(NAME scenario.mstate.${name}.${seed}
+      COMMAND ${FL_MSTATE_CLI} 0 - ${FL_BIN} run ${CMAKE_SOURCE_DIR}/tests/scenario/mstate/${name}.lua
+              --seed ${seed} --db ${FL_MSTATE_DB}/${name}-${seed}.db)
+    set_tests_properties(scenario.mstate.${name}.${seed} PROPERTIES LABELS scenario TIMEOUT 120)
+  endforeach()
+endforeach()
