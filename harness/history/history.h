@@ -315,6 +315,16 @@ int hist_fault_add(struct hist_db *db, int64_t at_ns, const char *kind, const ch
  * be HIST_NULL. */
 int hist_node_event_add(struct hist_db *db, int64_t at_ns, int64_t node_id, const char *kind,
                         int64_t term, const char *detail);
+/* The typed facts of a node event (columns peer, log_index, from_state, to_state, reason,
+ * pre): HIST_NULL / NULL when the event has none. pre is 0 or 1 for vote events. */
+struct hist_node_fields {
+    int64_t peer, log_index;
+    const char *from_state, *to_state, *reason;
+    int64_t pre;
+};
+/* hist_node_event_add with the typed columns (f NULL: all NULL). */
+int hist_node_event_add_typed(struct hist_db *db, int64_t at_ns, int64_t node_id, const char *kind,
+                              int64_t term, const char *detail, const struct hist_node_fields *f);
 /* checker "linearizability" | "watch" | "raft_safety" | "converge" | "expect" | ...;
  * verdict "pass" | "fail" | "unknown" | "error"; elapsed_ms wall time (not digested). */
 int hist_check_add(struct hist_db *db, const char *checker, const char *verdict, int64_t elapsed_ms,
@@ -373,6 +383,7 @@ struct hist_fault {
 struct hist_node_event {
     int64_t at_ns, seq, node_id, term;
     const char *kind, *detail;
+    struct hist_node_fields f; /* all NULL in a database older than the columns */
 };
 struct hist_check {
     int64_t seq, elapsed_ms;

@@ -43,7 +43,8 @@ static const char schema_sql[] =
     " target TEXT, detail TEXT, seq INTEGER);"
     "CREATE INDEX IF NOT EXISTS faults_by_run ON faults(run_id, at_ns, seq);"
     "CREATE TABLE IF NOT EXISTS node_events(run_id INTEGER NOT NULL, at_ns INTEGER,"
-    " node_id INTEGER, kind TEXT, term INTEGER, detail TEXT, seq INTEGER);"
+    " node_id INTEGER, kind TEXT, term INTEGER, detail TEXT, seq INTEGER, peer INTEGER,"
+    " log_index INTEGER, from_state TEXT, to_state TEXT, reason TEXT, pre INTEGER);"
     "CREATE INDEX IF NOT EXISTS node_events_by_run ON node_events(run_id, at_ns, seq);"
     "CREATE TABLE IF NOT EXISTS checks(run_id INTEGER NOT NULL, checker TEXT, verdict TEXT,"
     " elapsed_ms INTEGER, detail TEXT, seq INTEGER);"
@@ -78,7 +79,8 @@ static const char *const stmt_sql[HIST_ST_COUNT] = {
     [HIST_ST_FAULT] = "INSERT INTO faults(run_id, at_ns, kind, target, detail, seq)"
                       " VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
     [HIST_ST_NODE_EVENT] = "INSERT INTO node_events(run_id, at_ns, node_id, kind, term,"
-                           " detail, seq) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                           " detail, seq, peer, log_index, from_state, to_state, reason, pre)"
+                           " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
     [HIST_ST_CHECK] = "INSERT INTO checks(run_id, checker, verdict, elapsed_ms, detail, seq)"
                       " VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
     [HIST_ST_CLIENT] = "INSERT INTO clients(run_id, client_id, balancer, stats, attempts)"
@@ -243,12 +245,20 @@ int hist_identity_check(int64_t application_id, int64_t user_version, char *why,
  * (DESIGN §3.6: columns may be added, none renamed). */
 static int add_columns(struct hist_db *db)
 {
-    static const char *const cols[][2] = {{"reason", "TEXT"}, {"seed_text", "TEXT"}};
+    static const char *const cols[][3] = {{"runs", "reason", "TEXT"},
+                                          {"runs", "seed_text", "TEXT"},
+                                          {"node_events", "peer", "INTEGER"},
+                                          {"node_events", "log_index", "INTEGER"},
+                                          {"node_events", "from_state", "TEXT"},
+                                          {"node_events", "to_state", "TEXT"},
+                                          {"node_events", "reason", "TEXT"},
+                                          {"node_events", "pre", "INTEGER"}};
     for (size_t i = 0; i < FL_ARRAY_LEN(cols); i++) {
-        if (hist__has_column(db->db, "runs", cols[i][0]))
+        if (hist__has_column(db->db, cols[i][0], cols[i][1]))
             continue;
         char sql[128];
-        snprintf(sql, sizeof sql, "ALTER TABLE runs ADD COLUMN %s %s", cols[i][0], cols[i][1]);
+        snprintf(sql, sizeof sql, "ALTER TABLE %s ADD COLUMN %s %s", cols[i][0], cols[i][1],
+                 cols[i][2]);
         int rc = exec(db, sql);
         if (rc)
             return rc;

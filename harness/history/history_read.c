@@ -333,10 +333,18 @@ int hist_node_events_each(struct hist_db *db, int64_t run_id,
                           int (*fn)(void *arg, const struct hist_node_event *e), void *arg)
 {
     sqlite3_stmt *st = NULL;
-    int rc = prepare(db,
-                     "SELECT at_ns, seq, node_id, term, kind, detail FROM node_events"
-                     " WHERE run_id = ?1 ORDER BY at_ns, seq, rowid",
-                     run_id, &st);
+    /* a database written before the typed columns (opened read-only, so not upgraded)
+     * reads them as NULL */
+    static const char *const typed[] = {"peer",     "log_index", "from_state",
+                                        "to_state", "reason",    "pre"};
+    char sql[512];
+    int k = snprintf(sql, sizeof sql, "SELECT at_ns, seq, node_id, term, kind, detail");
+    for (size_t i = 0; i < FL_ARRAY_LEN(typed); i++)
+        k += snprintf(sql + k, sizeof sql - (size_t)k, ", %s",
+                      hist__has_column(db->db, "node_events", typed[i]) ? typed[i] : "NULL");
+    snprintf(sql + k, sizeof sql - (size_t)k,
+             " FROM node_events WHERE run_id = ?1 ORDER BY at_ns, seq, rowid");
+    int rc = prepare(db, sql, run_id, &st);
     if (rc)
         return rc;
     int stopped = 0;
@@ -348,6 +356,12 @@ int hist_node_events_each(struct hist_db *db, int64_t run_id,
             .term = hist__col_i64(st, 3),
             .kind = hist__col_text(st, 4),
             .detail = hist__col_text(st, 5),
+            .f = {.peer = hist__col_i64(st, 6),
+                  .log_index = hist__col_i64(st, 7),
+                  .from_state = hist__col_text(st, 8),
+                  .to_state = hist__col_text(st, 9),
+                  .reason = hist__col_text(st, 10),
+                  .pre = hist__col_i64(st, 11)},
         };
         stopped = fn(arg, &e);
     }

@@ -121,8 +121,31 @@ static int l_config(lua_State *L)
     return 1;
 }
 
-/* node_events{ node, kind, since } -> { {at, node, kind, term, detail, peer?}, ... } in
- * order */
+/* One node event: {at, node, kind, term, detail} and its typed facts, each nil when the
+ * event has none: peer (slot), index, from_state, to_state, reason, pre (vote events). */
+static void push_node_event(lua_State *L, const struct run_node_event *e)
+{
+    lua_createtable(L, 0, 11);
+    set_int(L, "at", e->at_ns);
+    set_int(L, "node", e->node);
+    set_str(L, "kind", e->kind);
+    set_int(L, "term", (lua_Integer)e->term);
+    set_str(L, "detail", e->detail);
+    if (e->peer)
+        set_int(L, "peer", e->peer);
+    if (e->index)
+        set_int(L, "index", (lua_Integer)e->index);
+    if (e->from_state)
+        set_str(L, "from_state", e->from_state);
+    if (e->to_state)
+        set_str(L, "to_state", e->to_state);
+    if (e->reason)
+        set_str(L, "reason", e->reason);
+    if (e->vote)
+        set_bool(L, "pre", e->pre);
+}
+
+/* node_events{ node, kind, since } -> { event, ... } in the order they happened */
 static int l_node_events(lua_State *L)
 {
     static const char *const known[] = {"node", "kind", "since", NULL};
@@ -146,20 +169,7 @@ static int l_node_events(lua_State *L)
         const struct run_node_event *e = &ev[i];
         if ((node && e->node != node) || (kind && strcmp(kind, e->kind)) || e->at_ns < since)
             continue;
-        lua_createtable(L, 0, 5);
-        set_int(L, "at", e->at_ns);
-        set_int(L, "node", e->node);
-        lua_pushstring(L, e->kind);
-        lua_setfield(L, -2, "kind");
-        set_int(L, "term", (lua_Integer)e->term);
-        lua_pushstring(L, e->detail);
-        lua_setfield(L, -2, "detail");
-        /* the member's Raft events name the other member as "peer=<slot>" at the end */
-        const char *p = strstr(e->detail, "peer=");
-        for (const char *q = p; q; q = strstr(q + 1, "peer="))
-            p = q;
-        if (p && p[5] >= '0' && p[5] <= '9')
-            set_int(L, "peer", strtol(p + 5, NULL, 10));
+        push_node_event(L, e);
         lua_rawseti(L, -2, ++k);
     }
     return 1;

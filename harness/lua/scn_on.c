@@ -39,10 +39,10 @@ static void set_field_int(lua_State *L, const char *k, lua_Integer v)
     lua_setfield(L, -2, k);
 }
 
-/* Pushes the event table {kind, at, node, peer?, term, index, pre, leader, detail}. */
+/* Pushes the event table {kind, at, node, peer?, term, index, pre, leader, reason?, detail}. */
 static void push_event(lua_State *L, const struct run_event *ev)
 {
-    lua_createtable(L, 0, 8);
+    lua_createtable(L, 0, 10);
     lua_pushstring(L, ev->kind);
     lua_setfield(L, -2, "kind");
     set_field_int(L, "at", ev->at_ns);
@@ -55,6 +55,10 @@ static void push_event(lua_State *L, const struct run_event *ev)
     lua_setfield(L, -2, "pre");
     lua_pushboolean(L, ev->leader);
     lua_setfield(L, -2, "leader");
+    if (ev->reason) {
+        lua_pushstring(L, ev->reason);
+        lua_setfield(L, -2, "reason");
+    }
     lua_pushstring(L, ev->detail);
     lua_setfield(L, -2, "detail");
 }

@@ -199,7 +199,7 @@ static int l_scenario(lua_State *L)
 
 static int l_leader(lua_State *L)
 {
-    int id = run_leader(scn_world(L));
+    int id = run_leader_announced(scn_world(L));
     if (id)
         lua_pushinteger(L, id);
     else

@@ -157,7 +157,10 @@ uint64_t run_rng_next(struct run_world *rw);
 void run_rng_reseed(struct run_world *rw, uint64_t n);
 
 /* --- cluster view ------------------------------------------------------------------- */
-int run_leader(struct run_world *rw);                       /* 0 when none is known */
+int run_leader(struct run_world *rw); /* 0 when none is known */
+/* The leader as Lua's leader() reports it: run_leader once its "leader" node event is
+ * recorded (srv_cluster_leader_announced), so leader() never runs ahead of node_events. */
+int run_leader_announced(struct run_world *rw);
 int run_nodes(struct run_world *rw, int *ids, int ids_max); /* members, ascending */
 bool run_node_exists(struct run_world *rw, int id);
 
@@ -205,6 +208,12 @@ struct run_node_event {
     uint64_t term;
     char kind[24];
     char detail[160];
+    /* typed facts (server.h srv_event_fields): peer slot and index 0 when none; the
+     * strings static, NULL when none; pre meaningful when vote */
+    int peer;
+    uint64_t index;
+    const char *from_state, *to_state, *reason;
+    bool vote, pre;
 };
 const struct run_node_event *run_node_events(const struct run_world *rw, size_t *n);
 /* The member on slot id runs with pre-vote `on` from its next start (restart) on, as
@@ -402,8 +411,9 @@ struct run_event {
     int64_t at_ns;
     int node, peer; /* slots; peer 0 when none */
     uint64_t term, index;
-    bool pre;    /* vote_granted: a pre-vote */
-    bool leader; /* the member leads */
+    bool pre;           /* vote_granted: a pre-vote */
+    bool leader;        /* the member leads */
+    const char *reason; /* the Raft event's typed reason (e.g. term: "campaign"); NULL none */
     const char *detail;
 };
 typedef void run_event_fn(void *ud, const struct run_event *ev);

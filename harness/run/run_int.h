@@ -363,6 +363,8 @@ void run_record_lease_end(struct run_world *rw, const struct srv_event *ev);
 /* A compaction the cluster applied (SRV_EV_COMPACT: a scenario's compact(), the
  * auto-compactor): the first report of each revision becomes one system op. */
 void run_record_compact(struct run_world *rw, const struct srv_event *ev);
+/* A node event's history row, typed columns included (run_observe.c). */
+void run_record_node_event(struct run_world *rw, const struct srv_event *ev);
 
 /* run_workload.c */
 int run_workload_start(struct run_world *rw);

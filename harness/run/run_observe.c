@@ -20,6 +20,28 @@ void run_events_keep(struct run_world *rw, const struct srv_event *ev)
     e->term = ev->term;
     snprintf(e->kind, sizeof e->kind, "%s", ev->kind);
     snprintf(e->detail, sizeof e->detail, "%s", ev->detail);
+    e->peer = ev->f.peer;
+    e->index = ev->f.index;
+    e->from_state = ev->f.from_state;
+    e->to_state = ev->f.to_state;
+    e->reason = ev->f.reason;
+    e->vote = ev->f.vote;
+    e->pre = ev->f.pre;
+}
+
+void run_record_node_event(struct run_world *rw, const struct srv_event *ev)
+{
+    const struct srv_event_fields *f = &ev->f;
+    struct hist_node_fields h = {
+        .peer = f->peer ? f->peer : HIST_NULL,
+        .log_index = f->index ? (int64_t)f->index : HIST_NULL,
+        .from_state = f->from_state,
+        .to_state = f->to_state,
+        .reason = f->reason,
+        .pre = f->vote ? (int64_t)f->pre : HIST_NULL,
+    };
+    hist_node_event_add_typed(rw->db, ev->at_ns, ev->node, ev->kind, (int64_t)ev->term, ev->detail,
+                              &h);
 }
 
 void run_events_free(struct run_world *rw)

@@ -146,7 +146,7 @@ static void trigger_event(struct run_world *rw, struct run_trigger *t,
     if (t->action == RUN_TRIG_POWER && ev->leader)
         return; /* a power loss aims at followers' appends: acknowledged, maybe not durable */
     if (t->action == RUN_TRIG_CRASH_SAVE && ev->kind == SRV_HOOK_TERM &&
-        !strstr(ev->detail, "campaign"))
+        !(ev->reason && !strcmp(ev->reason, "campaign")))
         return; /* a crash at a save of a campaign: the win's, or the new leader's next */
     if (!sim_rng_chance_ppm(&t->rng, (uint32_t)t->p_ppm))
         return;
@@ -175,6 +175,7 @@ static void on_hook(void *ud, const struct srv_hook_event *ev)
                               .index = ev->index,
                               .pre = ev->pre,
                               .leader = ev->leader,
+                              .reason = ev->reason,
                               .detail = ev->detail};
         rw->on_fn(rw->on_ud, &e);
     }

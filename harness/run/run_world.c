@@ -125,7 +125,7 @@ static void on_node_event(void *ud, const struct srv_event *ev)
     struct run_world *rw = ud;
     run_events_keep(rw, ev);
     if (rw->db)
-        hist_node_event_add(rw->db, ev->at_ns, ev->node, ev->kind, (int64_t)ev->term, ev->detail);
+        run_record_node_event(rw, ev);
     if (!strcmp(ev->kind, SRV_EV_LEASE_END))
         run_record_lease_end(rw, ev);
     else if (!strcmp(ev->kind, SRV_EV_COMPACT))
@@ -441,6 +441,11 @@ int run_node_proc(struct run_world *rw, int node)
 int run_leader(struct run_world *rw)
 {
     return rw->cl ? srv_cluster_leader(rw->cl) : 0;
+}
+
+int run_leader_announced(struct run_world *rw)
+{
+    return rw->cl ? srv_cluster_leader_announced(rw->cl) : 0;
 }
 
 int run_nodes(struct run_world *rw, int *ids, int ids_max)

@@ -53,6 +53,44 @@ const char *raft_role_name(enum raft_role role)
     return (unsigned)role < FL_ARRAY_LEN(names) ? names[role] : "unknown";
 }
 
+const char *raft_reason_name(enum raft_reason r)
+{
+    static const char *const names[RAFT_REASON_COUNT] = {
+        [RAFT_REASON_LOG_NOT_UP_TO_DATE] = "log_not_up_to_date",
+        [RAFT_REASON_ALREADY_VOTED] = "already_voted",
+        [RAFT_REASON_LEADER_LEASE] = "leader_lease",
+        [RAFT_REASON_LEARNER] = "learner",
+        [RAFT_REASON_CAMPAIGN] = "campaign",
+        [RAFT_REASON_HIGHER_TERM] = "higher_term",
+        [RAFT_REASON_ELECTION_LOST] = "election_lost",
+        [RAFT_REASON_PREVOTE_LOST] = "prevote_lost",
+        [RAFT_REASON_LEADER_FOUND] = "leader_found",
+        [RAFT_REASON_REMOVED] = "removed",
+        [RAFT_REASON_REMOVAL_COMMITTED] = "removal_committed",
+        [RAFT_REASON_CHECK_QUORUM] = "check_quorum",
+        [RAFT_REASON_TRANSFER_TIMEOUT] = "transfer_timeout",
+        [RAFT_REASON_TRANSFER] = "transfer",
+        [RAFT_REASON_ADD_VOTER] = "add_voter",
+        [RAFT_REASON_ADD_LEARNER] = "add_learner",
+        [RAFT_REASON_PROMOTE] = "promote",
+        [RAFT_REASON_REMOVE] = "remove",
+        [RAFT_REASON_SNAPSHOT] = "snapshot",
+        [RAFT_REASON_ROLLBACK] = "rollback",
+        [RAFT_REASON_INVALID] = "invalid",
+    };
+    return (unsigned)r < RAFT_REASON_COUNT ? names[r] : NULL;
+}
+
+/* Marks ev as a role change from -> to, for reason. */
+static void event_roles(struct raft_event *ev, enum raft_role from, enum raft_role to,
+                        enum raft_reason reason)
+{
+    ev->role_change = true;
+    ev->from = from;
+    ev->to = to;
+    ev->reason = reason;
+}
+
 const char *raft_msg_type_name(enum raft_msg_type t)
 {
     static const char *const names[] = {
@@ -213,7 +251,8 @@ static void reset_for_term(struct raft *r, uint64_t term)
     raft__reads_clear(r);
 }
 
-void raft__become_follower(struct raft *r, uint64_t term, uint64_t lead, const char *why)
+void raft__become_follower(struct raft *r, uint64_t term, uint64_t lead, enum raft_reason reason,
+                           const char *why)
 {
     enum raft_role was = r->role;
     uint64_t old_term = r->term;
@@ -223,9 +262,12 @@ void raft__become_follower(struct raft *r, uint64_t term, uint64_t lead, const c
     raft__progress_close_all(r);
     if (term != old_term)
         raft__event(r, RAFT_EV_TERM, lead, 0, "term %" PRIu64 " -> %" PRIu64 " (%s)", old_term,
-                    term, why);
+                    term, why)
+            ->reason = reason;
     if (was != RAFT_FOLLOWER)
-        raft__event(r, RAFT_EV_STEP_DOWN, lead, 0, "%s -> follower: %s", raft_role_name(was), why);
+        event_roles(raft__event(r, RAFT_EV_STEP_DOWN, lead, 0, "%s -> follower: %s",
+                                raft_role_name(was), why),
+                    was, RAFT_FOLLOWER, reason);
 }
 
 static void become_leader(struct raft *r)
@@ -235,9 +277,10 @@ static void become_leader(struct raft *r)
     r->role = RAFT_LEADER;
     r->lead = r->cfg.id;
     raft__progress_reset_all(r);
-    raft__event(r, RAFT_EV_LEADER, RAFT_NONE, raft__last_index(r) + 1,
-                "elected leader at term %" PRIu64 " (last log %" PRIu64 "/%" PRIu64 ")", r->term,
-                raft__last_term(r), raft__last_index(r));
+    event_roles(raft__event(r, RAFT_EV_LEADER, RAFT_NONE, raft__last_index(r) + 1,
+                            "elected leader at term %" PRIu64 " (last log %" PRIu64 "/%" PRIu64 ")",
+                            r->term, raft__last_term(r), raft__last_index(r)),
+                RAFT_CANDIDATE, RAFT_LEADER, RAFT_REASON_NONE);
     /* An empty entry of the new term: committing it commits everything before it
      * (Raft §5.4.2) and unblocks read-index. */
     raft__leader_append(r, RAFT_ENTRY_NORMAL, NULL, 0);
@@ -285,13 +328,16 @@ static bool campaign_round(struct raft *r, bool pre, bool transfer)
     FL_ASSERT(raft__promotable(r));
     const struct raft_conf_state *c = raft_conf(r);
     uint64_t vote_term;
+    enum raft_role was = r->role;
+    enum raft_reason why = transfer ? RAFT_REASON_TRANSFER : RAFT_REASON_NONE;
     if (pre) {
         reset_for_term(r, r->term);
         r->role = RAFT_PRE_CANDIDATE;
         vote_term = r->term + 1;
-        raft__event(r, RAFT_EV_PREVOTE, RAFT_NONE, 0,
-                    "pre-vote for term %" PRIu64 " (last log %" PRIu64 "/%" PRIu64 ")", vote_term,
-                    raft__last_term(r), raft__last_index(r));
+        event_roles(raft__event(r, RAFT_EV_PREVOTE, RAFT_NONE, 0,
+                                "pre-vote for term %" PRIu64 " (last log %" PRIu64 "/%" PRIu64 ")",
+                                vote_term, raft__last_term(r), raft__last_index(r)),
+                    was, RAFT_PRE_CANDIDATE, why);
     } else {
         uint64_t old = r->term;
         reset_for_term(r, r->term + 1);
@@ -299,10 +345,14 @@ static bool campaign_round(struct raft *r, bool pre, bool transfer)
         r->vote = r->cfg.id;
         vote_term = r->term;
         raft__event(r, RAFT_EV_TERM, RAFT_NONE, 0, "term %" PRIu64 " -> %" PRIu64 " (campaign)",
-                    old, r->term);
-        raft__event(r, RAFT_EV_CAMPAIGN, RAFT_NONE, 0,
-                    "campaign for term %" PRIu64 "%s (last log %" PRIu64 "/%" PRIu64 ")", r->term,
-                    transfer ? " (leader transfer)" : "", raft__last_term(r), raft__last_index(r));
+                    old, r->term)
+            ->reason = RAFT_REASON_CAMPAIGN;
+        event_roles(raft__event(r, RAFT_EV_CAMPAIGN, RAFT_NONE, 0,
+                                "campaign for term %" PRIu64 "%s (last log %" PRIu64 "/%" PRIu64
+                                ")",
+                                r->term, transfer ? " (leader transfer)" : "", raft__last_term(r),
+                                raft__last_index(r)),
+                    was, RAFT_CANDIDATE, why);
     }
     vote_record(r, r->cfg.id, true);
     if (vote_tally(r) == 1)
@@ -345,7 +395,8 @@ void raft__conf_changed(struct raft *r)
         raft__progress_sync(r);
     if (r->role == RAFT_PRE_CANDIDATE || r->role == RAFT_CANDIDATE) {
         if (!raft__promotable(r))
-            raft__become_follower(r, r->term, RAFT_NONE, "removed from configuration");
+            raft__become_follower(r, r->term, RAFT_NONE, RAFT_REASON_REMOVED,
+                                  "removed from configuration");
     }
 }
 
@@ -382,6 +433,12 @@ uint32_t raft_ticks_to_deadline(const struct raft *r)
 
 /* ---- voting ---- */
 
+static void vote_event(struct raft_event *ev, bool pre, enum raft_reason reason)
+{
+    ev->pre = pre;
+    ev->reason = reason;
+}
+
 static void handle_vote_request(struct raft *r, const struct raft_msg *m)
 {
     bool pre = m->type == RAFT_MSG_PRE_VOTE;
@@ -389,9 +446,11 @@ static void handle_vote_request(struct raft *r, const struct raft_msg *m)
      * voter has seen its promotion, which may not have reached it yet. The bug ignores
      * the request, as etcd's raft did before that fix. */
     if (FL_BUG(RAFT_LEARNER_REFUSES_VOTE) && raft_conf_is_learner(raft_conf(r), r->cfg.id)) {
-        raft__event(r, RAFT_EV_VOTE_REJECTED, m->from, 0,
-                    "%s for term %" PRIu64 " from %" PRIu64 " ignored: learner cannot vote",
-                    pre ? "pre-vote" : "vote", m->term, m->from);
+        vote_event(raft__event(r, RAFT_EV_VOTE_REJECTED, m->from, 0,
+                               "%s for term %" PRIu64 " from %" PRIu64
+                               " ignored: learner cannot vote",
+                               pre ? "pre-vote" : "vote", m->term, m->from),
+                   pre, RAFT_REASON_LEARNER);
         return;
     }
     bool can_vote = r->vote == m->from || (r->vote == RAFT_NONE && r->lead == RAFT_NONE) ||
@@ -407,24 +466,30 @@ static void handle_vote_request(struct raft *r, const struct raft_msg *m)
             r->election_elapsed = 0;
             r->vote = m->from;
         }
-        raft__event(r, RAFT_EV_VOTE_GRANTED, m->from, 0,
-                    "%s granted to %" PRIu64 " for term %" PRIu64 " (its log %" PRIu64 "/%" PRIu64
-                    ", ours %" PRIu64 "/%" PRIu64 ")",
-                    pre ? "pre-vote" : "vote", m->from, m->term, m->log_term, m->index, lt, li);
+        vote_event(raft__event(r, RAFT_EV_VOTE_GRANTED, m->from, 0,
+                               "%s granted to %" PRIu64 " for term %" PRIu64 " (its log %" PRIu64
+                               "/%" PRIu64 ", ours %" PRIu64 "/%" PRIu64 ")",
+                               pre ? "pre-vote" : "vote", m->from, m->term, m->log_term, m->index,
+                               lt, li),
+                   pre, RAFT_REASON_NONE);
         return;
     }
     resp->reject = true;
     if (!can_vote)
-        raft__event(r, RAFT_EV_VOTE_REJECTED, m->from, 0,
-                    "%s for term %" PRIu64 " refused to %" PRIu64 ": already voted for %" PRIu64
-                    " / leader %" PRIu64 " in term %" PRIu64,
-                    pre ? "pre-vote" : "vote", m->term, m->from, r->vote, r->lead, r->term);
+        vote_event(
+            raft__event(r, RAFT_EV_VOTE_REJECTED, m->from, 0,
+                        "%s for term %" PRIu64 " refused to %" PRIu64 ": already voted for %" PRIu64
+                        " / leader %" PRIu64 " in term %" PRIu64,
+                        pre ? "pre-vote" : "vote", m->term, m->from, r->vote, r->lead, r->term),
+            pre, RAFT_REASON_ALREADY_VOTED);
     else
-        raft__event(r, RAFT_EV_VOTE_REJECTED, m->from, 0,
-                    "%s for term %" PRIu64 " refused to %" PRIu64
-                    ": log not up to date (its %" PRIu64 "/%" PRIu64 " < ours %" PRIu64 "/%" PRIu64
-                    ")",
-                    pre ? "pre-vote" : "vote", m->term, m->from, m->log_term, m->index, lt, li);
+        vote_event(raft__event(r, RAFT_EV_VOTE_REJECTED, m->from, 0,
+                               "%s for term %" PRIu64 " refused to %" PRIu64
+                               ": log not up to date (its %" PRIu64 "/%" PRIu64 " < ours %" PRIu64
+                               "/%" PRIu64 ")",
+                               pre ? "pre-vote" : "vote", m->term, m->from, m->log_term, m->index,
+                               lt, li),
+                   pre, RAFT_REASON_LOG_NOT_UP_TO_DATE);
 }
 
 static void handle_vote_response(struct raft *r, const struct raft_msg *m)
@@ -442,7 +507,9 @@ static void handle_vote_response(struct raft *r, const struct raft_msg *m)
         else
             become_leader(r);
     } else if (res == -1) {
-        raft__become_follower(r, r->term, RAFT_NONE, pre ? "pre-vote lost" : "election lost");
+        raft__become_follower(r, r->term, RAFT_NONE,
+                              pre ? RAFT_REASON_PREVOTE_LOST : RAFT_REASON_ELECTION_LOST,
+                              pre ? "pre-vote lost" : "election lost");
     }
 }
 
@@ -465,11 +532,13 @@ static bool check_term(struct raft *r, const struct raft_msg *m)
             bool in_lease = r->cfg.check_quorum && r->lead != RAFT_NONE &&
                             r->election_elapsed < r->cfg.election_ticks;
             if (!force && in_lease) {
-                raft__event(r, RAFT_EV_VOTE_REJECTED, m->from, 0,
-                            "%s for term %" PRIu64 " from %" PRIu64 " ignored: leader %" PRIu64
-                            " heard within the election timeout",
-                            m->type == RAFT_MSG_PRE_VOTE ? "pre-vote" : "vote", m->term, m->from,
-                            r->lead);
+                bool pre = m->type == RAFT_MSG_PRE_VOTE;
+                vote_event(raft__event(r, RAFT_EV_VOTE_REJECTED, m->from, 0,
+                                       "%s for term %" PRIu64 " from %" PRIu64
+                                       " ignored: leader %" PRIu64
+                                       " heard within the election timeout",
+                                       pre ? "pre-vote" : "vote", m->term, m->from, r->lead),
+                           pre, RAFT_REASON_LEADER_LEASE);
                 return false;
             }
         }
@@ -477,7 +546,8 @@ static bool check_term(struct raft *r, const struct raft_msg *m)
             return true; /* pre-votes never change our term */
         char why[64];
         snprintf(why, sizeof(why), "%s from %" PRIu64, raft_msg_type_name(m->type), m->from);
-        raft__become_follower(r, m->term, is_from_leader(m->type) ? m->from : RAFT_NONE, why);
+        raft__become_follower(r, m->term, is_from_leader(m->type) ? m->from : RAFT_NONE,
+                              RAFT_REASON_HIGHER_TERM, why);
         return true;
     }
     /* m->term < r->term */
@@ -525,7 +595,8 @@ int raft_step(struct raft *r, const struct raft_msg *m)
         if (r->role == RAFT_LEADER)
             return FL_OK; /* same term, another leader: impossible unless a bug is on */
         if (r->role != RAFT_FOLLOWER)
-            raft__become_follower(r, r->term, m->from, "leader of this term found");
+            raft__become_follower(r, r->term, m->from, RAFT_REASON_LEADER_FOUND,
+                                  "leader of this term found");
         r->election_elapsed = 0;
         r->lead = m->from;
         if (m->type == RAFT_MSG_APPEND)

@@ -195,11 +195,48 @@ enum raft_event_kind {
 /* The node_events kind string: "campaign", "prevote", "vote_granted", ... */
 const char *raft_event_kind_name(enum raft_event_kind k);
 
+/* Why an event happened (node events' typed reason; the detail text says it in words). */
+enum raft_reason {
+    RAFT_REASON_NONE = 0,
+    RAFT_REASON_LOG_NOT_UP_TO_DATE, /* vote_rejected: the candidate's log is behind ours */
+    RAFT_REASON_ALREADY_VOTED,      /* vote_rejected: voted for another / follows a leader */
+    RAFT_REASON_LEADER_LEASE,       /* vote_rejected: a leader heard within the election
+                                       timeout (check-quorum); the request was ignored */
+    RAFT_REASON_LEARNER,            /* vote_rejected: a learner ignored it (bug switch) */
+    RAFT_REASON_CAMPAIGN,           /* term: its own campaign */
+    RAFT_REASON_HIGHER_TERM,        /* term, step_down: a message of a higher term */
+    RAFT_REASON_ELECTION_LOST,      /* step_down */
+    RAFT_REASON_PREVOTE_LOST,       /* step_down */
+    RAFT_REASON_LEADER_FOUND,       /* step_down: a leader of its own term spoke */
+    RAFT_REASON_REMOVED,           /* step_down: removed from the configuration while campaigning */
+    RAFT_REASON_REMOVAL_COMMITTED, /* step_down: a leader's own removal committed */
+    RAFT_REASON_CHECK_QUORUM,      /* step_down: no contact with a quorum for an election timeout */
+    RAFT_REASON_TRANSFER_TIMEOUT,  /* step_down (it stays leader): a leader transfer timed out */
+    RAFT_REASON_TRANSFER,          /* campaign: a leader transfer (timeout_now) */
+    RAFT_REASON_ADD_VOTER,         /* conf_change: the entry appended (peer: the member) */
+    RAFT_REASON_ADD_LEARNER,
+    RAFT_REASON_PROMOTE,
+    RAFT_REASON_REMOVE,
+    RAFT_REASON_SNAPSHOT, /* conf_change: the configuration of an installed snapshot */
+    RAFT_REASON_ROLLBACK, /* conf_change: a truncated conf entry rolled back */
+    RAFT_REASON_INVALID,  /* conf_change: an entry that does not apply, ignored */
+    RAFT_REASON_COUNT
+};
+/* "log_not_up_to_date", "already_voted", ...; NULL for RAFT_REASON_NONE or out of range. */
+const char *raft_reason_name(enum raft_reason r);
+
 struct raft_event {
     enum raft_event_kind kind;
     uint64_t term;  /* the node's term after the event */
     uint64_t peer;  /* the other node involved, or RAFT_NONE */
     uint64_t index; /* a log index where relevant (conf entry, snapshot), else 0 */
+    /* Typed facts (the detail text says the same in words): a role change from -> to
+     * (prevote, campaign, leader, step_down), why, and whether a vote event is about a
+     * pre-vote. */
+    bool role_change;
+    enum raft_role from, to;
+    enum raft_reason reason;
+    bool pre;
     char detail[120];
 };
 

@@ -130,7 +130,8 @@ void raft__handle_snapshot(struct raft *r, const struct raft_msg *m)
                 s->term, s->len, m->from);
     raft__event(r, RAFT_EV_CONF_CHANGE, RAFT_NONE, s->index,
                 "configuration from snapshot: %u voters, %u learners", s->conf.voters_count,
-                s->conf.learners_count);
+                s->conf.learners_count)
+        ->reason = RAFT_REASON_SNAPSHOT;
     raft__conf_changed(r);
     resp->index = s->index;
 }

@@ -187,8 +187,9 @@ uint64_t raft__find_conflict_by_term(const struct raft *r, uint64_t index, uint6
 uint64_t raft__last_conf_index(const struct raft *r);
 
 /* ---- events and messages (raft_ready.c) ---- */
-void raft__event(struct raft *r, enum raft_event_kind kind, uint64_t peer, uint64_t index,
-                 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+struct raft_event *raft__event(struct raft *r, enum raft_event_kind kind, uint64_t peer,
+                               uint64_t index, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 /* Appends a message to the outbox with type/from/to/term filled; returns it. */
 struct raft_msg *raft__send(struct raft *r, enum raft_msg_type type, uint64_t to);
 /* Withdraws m, which must be the last message sent. */
@@ -200,7 +201,8 @@ void raft__read_state(struct raft *r, uint64_t context, uint64_t index);
 
 /* ---- roles (raft.c) ---- */
 bool raft__promotable(const struct raft *r);
-void raft__become_follower(struct raft *r, uint64_t term, uint64_t lead, const char *why);
+void raft__become_follower(struct raft *r, uint64_t term, uint64_t lead, enum raft_reason reason,
+                           const char *why);
 void raft__conf_changed(struct raft *r); /* after the configuration in force changed */
 
 /* ---- leader (raft_repl.c) ---- */

@@ -110,6 +110,21 @@ static void conf_push(struct raft *r, uint64_t index, const struct raft_conf_sta
     l->confs_count++;
 }
 
+static enum raft_reason cc_reason(enum raft_cc_type t)
+{
+    switch (t) {
+    case RAFT_CC_ADD_VOTER:
+        return RAFT_REASON_ADD_VOTER;
+    case RAFT_CC_ADD_LEARNER:
+        return RAFT_REASON_ADD_LEARNER;
+    case RAFT_CC_PROMOTE:
+        return RAFT_REASON_PROMOTE;
+    case RAFT_CC_REMOVE:
+        return RAFT_REASON_REMOVE;
+    }
+    return RAFT_REASON_NONE;
+}
+
 void raft__log_append(struct raft *r, uint64_t term, enum raft_entry_type type, const void *data,
                       size_t len)
 {
@@ -139,10 +154,12 @@ void raft__log_append(struct raft *r, uint64_t term, enum raft_entry_type type, 
     conf_push(r, e->index, &next);
     if (rc == FL_OK)
         raft__event(r, RAFT_EV_CONF_CHANGE, cc.node_id, e->index, "appended %s %" PRIu64,
-                    raft_cc_type_name(cc.type), cc.node_id);
+                    raft_cc_type_name(cc.type), cc.node_id)
+            ->reason = cc_reason(cc.type);
     else
         raft__event(r, RAFT_EV_CONF_CHANGE, RAFT_NONE, e->index,
-                    "appended conf entry that does not apply (%s), ignored", fl_strerror(rc));
+                    "appended conf entry that does not apply (%s), ignored", fl_strerror(rc))
+            ->reason = RAFT_REASON_INVALID;
     raft__conf_changed(r);
 }
 
@@ -165,7 +182,8 @@ void raft__log_truncate(struct raft *r, uint64_t from)
     if (rolled) {
         raft__event(r, RAFT_EV_CONF_CHANGE, RAFT_NONE, from,
                     "conf entry truncated at %" PRIu64 ", rolled back to index %" PRIu64, from,
-                    raft__last_conf_index(r));
+                    raft__last_conf_index(r))
+            ->reason = RAFT_REASON_ROLLBACK;
         raft__conf_changed(r);
     }
 }

@@ -93,13 +93,14 @@ void raft__outbox_close(struct raft__outbox *o)
         }                                                                                          \
     } while (0)
 
-void raft__event(struct raft *r, enum raft_event_kind kind, uint64_t peer, uint64_t index,
-                 const char *fmt, ...)
+struct raft_event *raft__event(struct raft *r, enum raft_event_kind kind, uint64_t peer,
+                               uint64_t index, const char *fmt, ...)
 {
     struct raft__outbox *o = &r->box;
     FL_ASSERT(kind < RAFT_EV_KIND_COUNT);
     GROW(o->events, o->events_count, o->events_cap);
     struct raft_event *ev = &o->events[o->events_count++];
+    memset(ev, 0, sizeof *ev);
     ev->kind = kind;
     ev->term = r->term;
     ev->peer = peer;
@@ -108,6 +109,7 @@ void raft__event(struct raft *r, enum raft_event_kind kind, uint64_t peer, uint6
     va_start(ap, fmt);
     vsnprintf(ev->detail, sizeof(ev->detail), fmt, ap);
     va_end(ap);
+    return ev;
 }
 
 struct raft_msg *raft__send(struct raft *r, enum raft_msg_type type, uint64_t to)

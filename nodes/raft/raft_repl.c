@@ -278,7 +278,8 @@ void raft__after_commit(struct raft *r)
     raft__reads_on_commit(r);
     if (!raft_conf_is_voter(raft_conf(r), r->cfg.id) && raft__last_conf_index(r) <= r->commit) {
         raft__flush(r); /* tell the others it committed, then go quiet */
-        raft__become_follower(r, r->term, RAFT_NONE, "own removal committed; no more heartbeats");
+        raft__become_follower(r, r->term, RAFT_NONE, RAFT_REASON_REMOVAL_COMMITTED,
+                              "own removal committed; no more heartbeats");
     }
 }
 
@@ -444,13 +445,14 @@ void raft__leader_tick(struct raft *r)
     if (r->election_elapsed >= r->cfg.election_ticks) {
         r->election_elapsed = 0;
         if (r->cfg.check_quorum && !quorum_active(r)) {
-            raft__become_follower(r, r->term, RAFT_NONE,
+            raft__become_follower(r, r->term, RAFT_NONE, RAFT_REASON_CHECK_QUORUM,
                                   "check-quorum: no contact with a quorum for an election timeout");
             return;
         }
         if (r->transferee != RAFT_NONE) {
             raft__event(r, RAFT_EV_STEP_DOWN, r->transferee, 0,
-                        "leader transfer to %" PRIu64 " timed out, aborted", r->transferee);
+                        "leader transfer to %" PRIu64 " timed out, aborted", r->transferee)
+                ->reason = RAFT_REASON_TRANSFER_TIMEOUT;
             r->transferee = RAFT_NONE;
         }
     }

@@ -136,6 +136,12 @@ bool srv_cluster_hooked(const struct srv_cluster *cl)
 void srv_member_hook(struct srv_member *m, enum srv_hook_kind kind, uint64_t index, uint64_t peer,
                      bool pre, const char *detail)
 {
+    srv_member_hook_reason(m, kind, index, peer, pre, NULL, detail);
+}
+
+void srv_member_hook_reason(struct srv_member *m, enum srv_hook_kind kind, uint64_t index,
+                            uint64_t peer, bool pre, const char *reason, const char *detail)
+{
     struct srv_cluster *cl = m->cl;
     if (!srv_cluster_hooked(cl))
         return;
@@ -147,6 +153,7 @@ void srv_member_hook(struct srv_member *m, enum srv_hook_kind kind, uint64_t ind
                                 .peer = peer ? FL_MAX(0, srv_cluster_dir_node(cl, peer)) : 0,
                                 .pre = pre,
                                 .leader = m->role == RAFT_LEADER,
+                                .reason = reason,
                                 .detail = detail ? detail : ""};
     cl->hook(cl->hook_ud, &ev);
 }
@@ -569,6 +576,24 @@ int srv_cluster_leader(const struct srv_cluster *cl)
         if (raft_role(sl->m->raft) == RAFT_LEADER && raft_term(sl->m->raft) >= best_term) {
             best = i;
             best_term = raft_term(sl->m->raft);
+        }
+    }
+    return best;
+}
+
+int srv_cluster_leader_announced(const struct srv_cluster *cl)
+{
+    int best = 0;
+    uint64_t best_term = 0;
+    for (int i = 1; i <= cl->n_slots; i++) {
+        const struct srv_slot *sl = &cl->slots[i];
+        if (!sl->m || sl->removed || sim_proc_state(cl->w, sl->proc) != SIM_PROC_UP)
+            continue;
+        uint64_t term = raft_term(sl->m->raft);
+        if (raft_role(sl->m->raft) == RAFT_LEADER && sl->m->leader_announced_term == term &&
+            term >= best_term) {
+            best = i;
+            best_term = term;
         }
     }
     return best;

@@ -60,6 +60,11 @@ int srv_cluster_node_proc(const struct srv_cluster *cl, int node);
 /* Slot of the member that is alive, not paused, and leader at the highest term any
  * such member knows; 0 when none. */
 int srv_cluster_leader(const struct srv_cluster *cl);
+/* srv_cluster_leader among the members whose "leader" node event of their current term
+ * was already emitted: the core's role changes when the last vote arrives, the event once
+ * the winning ready is durable (an fsync later), so this is what a scenario's leader()
+ * reports, never ahead of node_events. */
+int srv_cluster_leader_announced(const struct srv_cluster *cl);
 /* Slots of the current voting members (as the leader's, or the newest, configuration
  * says), ascending; returns how many were written (at most cap). */
 int srv_cluster_voters(const struct srv_cluster *cl, int *nodes, int cap);

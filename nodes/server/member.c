@@ -66,8 +66,14 @@ void srv_member_event_lease_end(struct srv_member *m, int64_t id, int64_t revisi
 
 void srv_member_event_compact(struct srv_member *m, int64_t revision, const char *detail)
 {
-    srv_cluster_emit_rev(m->cl, m->node, m->id, SRV_EV_COMPACT, raft_term(m->raft), detail,
-                         revision, mvcc_current_rev(m->kv));
+    srv_cluster_emit_full(m->cl, &(struct srv_event){.node = m->node,
+                                                     .member_id = m->id,
+                                                     .kind = SRV_EV_COMPACT,
+                                                     .term = raft_term(m->raft),
+                                                     .detail = detail,
+                                                     .f = {.index = (uint64_t)FL_MAX(0, revision)},
+                                                     .revision = revision,
+                                                     .store_rev = mvcc_current_rev(m->kv)});
     srv_member_hook(m, SRV_HOOK_COMPACT, (uint64_t)FL_MAX(0, revision), 0, false, detail);
 }
 
@@ -557,7 +563,12 @@ static bool take_snapshot(struct srv_member *m, bool force)
     }
     char d[64];
     snprintf(d, sizeof d, "snapshot at index %" PRIu64, m->applied);
-    srv_member_event(m, SRV_EV_SNAPSHOT, d);
+    srv_cluster_emit_full(m->cl, &(struct srv_event){.node = m->node,
+                                                     .member_id = m->id,
+                                                     .kind = SRV_EV_SNAPSHOT,
+                                                     .term = raft_term(m->raft),
+                                                     .detail = d,
+                                                     .f = {.index = m->applied}});
     srv_member_hook(m, SRV_HOOK_SNAPSHOT, m->applied, 0, false, d);
     return true;
 }
@@ -646,8 +657,24 @@ static void hook_raft_event(struct srv_member *m, const struct raft_event *ev)
     };
     if (!srv_cluster_hooked(m->cl) || kinds[ev->kind] < 0)
         return;
-    bool pre = ev->kind == RAFT_EV_VOTE_GRANTED && !strncmp(ev->detail, "pre-vote", 8);
-    srv_member_hook(m, (enum srv_hook_kind)kinds[ev->kind], ev->index, ev->peer, pre, ev->detail);
+    srv_member_hook_reason(m, (enum srv_hook_kind)kinds[ev->kind], ev->index, ev->peer, ev->pre,
+                           raft_reason_name(ev->reason), ev->detail);
+}
+
+/* A Raft event's typed facts for its node_events row. */
+static struct srv_event_fields raft_event_fields(const struct srv_member *m,
+                                                 const struct raft_event *ev)
+{
+    struct srv_event_fields f = {.index = ev->index, .reason = raft_reason_name(ev->reason)};
+    if (ev->peer)
+        f.peer = FL_MAX(0, srv_cluster_dir_node(m->cl, ev->peer));
+    if (ev->role_change) {
+        f.from_state = raft_role_name(ev->from);
+        f.to_state = raft_role_name(ev->to);
+    }
+    f.vote = ev->kind == RAFT_EV_VOTE_GRANTED || ev->kind == RAFT_EV_VOTE_REJECTED;
+    f.pre = f.vote && ev->pre;
+    return f;
 }
 
 static void emit_raft_events(struct srv_member *m, const struct raft_ready *rd)
@@ -660,7 +687,14 @@ static void emit_raft_events(struct srv_member *m, const struct raft_ready *rd)
                      srv_cluster_dir_node(m->cl, ev->peer));
         else
             snprintf(detail, sizeof detail, "%s", ev->detail);
-        srv_cluster_emit(m->cl, m->node, m->id, raft_event_kind_name(ev->kind), ev->term, detail);
+        srv_cluster_emit_full(m->cl, &(struct srv_event){.node = m->node,
+                                                         .member_id = m->id,
+                                                         .kind = raft_event_kind_name(ev->kind),
+                                                         .term = ev->term,
+                                                         .detail = detail,
+                                                         .f = raft_event_fields(m, ev)});
+        if (ev->kind == RAFT_EV_LEADER)
+            m->leader_announced_term = ev->term;
         hook_raft_event(m, ev);
     }
 }

@@ -87,6 +87,19 @@ struct srv_bytes {
     size_t n;
 };
 
+/* The typed facts of a node event (node_events' typed columns; the detail text says the
+ * same in words and stays as it was). Strings are static. */
+struct srv_event_fields {
+    int peer;               /* the other member's slot when the event names one, else 0 */
+    uint64_t index;         /* a log index (leader: its first; conf_change: the entry;
+                               snapshot*: the snapshot's), a revision for compact; 0 none */
+    const char *from_state; /* a role change: "follower", "pre_candidate", "candidate", */
+    const char *to_state;   /* "leader"; NULL when the event is none */
+    const char *reason;     /* raft.h raft_reason_name: "log_not_up_to_date", ...; NULL none */
+    bool vote;              /* vote_granted / vote_rejected: pre says which kind */
+    bool pre;               /* ... a pre-vote */
+};
+
 struct srv_event {
     int64_t at_ns;      /* simulated time */
     int node;           /* cluster slot, 1-based (see cluster.h) */
@@ -94,9 +107,10 @@ struct srv_event {
     const char *kind;   /* SRV_EV_* */
     uint64_t term;      /* the member's Raft term when it happened */
     const char *detail; /* never NULL */
-    int64_t revision;   /* SRV_EV_COMPACT: the revision compacted to; 0 for other kinds */
-    int64_t store_rev;  /* SRV_EV_COMPACT: the member's current revision then (the
-                           compaction response's header revision); 0 otherwise */
+    struct srv_event_fields f;
+    int64_t revision;  /* SRV_EV_COMPACT: the revision compacted to; 0 for other kinds */
+    int64_t store_rev; /* SRV_EV_COMPACT: the member's current revision then (the
+                          compaction response's header revision); 0 otherwise */
     /* SRV_EV_LEASE_END (an expiry the leader proposed through Raft, applied on this
      * member): the lease, the keys it held, in byte order, deleted at `revision`
      * (when it held none: nothing written, revision = the current revision). */
@@ -144,6 +158,8 @@ struct srv_hook_event {
     int peer;           /* the other member's slot when the event names one, else 0 */
     bool pre;           /* SRV_HOOK_VOTE_GRANTED: a pre-vote */
     bool leader;        /* the member leads (its role as of its last ready) */
+    const char *reason; /* the Raft event's typed reason (srv_event_fields), NULL none:
+                           SRV_HOOK_TERM "campaign" / "higher_term", ... */
     const char *detail; /* never NULL; valid during the call */
 };
 typedef void (*srv_hook_fn)(void *ud, const struct srv_hook_event *ev);

@@ -132,13 +132,14 @@ struct srv_member {
     struct srv_wal_state log; /* mirror of what is persisted (entries, hard state) */
     uint64_t wal_seq;         /* current WAL segment number */
     char wal_name[48];
-    bool persisting;           /* an fsync of a ready is in flight */
-    bool sent_early;           /* FL_BUG(RAFT_ACK_BEFORE_FSYNC): msgs already sent */
-    bool drop_msgs;            /* raft/after_save drop: this ready's messages are lost */
-    bool ready_synced;         /* this ready's fsync completed (the safety checker hears it) */
-    uint64_t hook_append_index; /* SRV_HOOK_APPEND/PERSISTED: last entry being persisted */
-    bool safety_fed;            /* this ready's durable state went to the checker */
-    struct fl_buf pending_wal;  /* raft/before_save delay: the write waiting to start */
+    bool persisting;                /* an fsync of a ready is in flight */
+    bool sent_early;                /* FL_BUG(RAFT_ACK_BEFORE_FSYNC): msgs already sent */
+    bool drop_msgs;                 /* raft/after_save drop: this ready's messages are lost */
+    bool ready_synced;              /* this ready's fsync completed (the safety checker hears it) */
+    uint64_t hook_append_index;     /* SRV_HOOK_APPEND/PERSISTED: last entry being persisted */
+    uint64_t leader_announced_term; /* the term of its last "leader" node event */
+    bool safety_fed;                /* this ready's durable state went to the checker */
+    struct fl_buf pending_wal;      /* raft/before_save delay: the write waiting to start */
     sim_handle delay_timer;
     uint64_t snap_index; /* last local or installed snapshot */
     uint64_t applied;
@@ -416,6 +417,9 @@ bool srv_cluster_hooked(const struct srv_cluster *cl);
  * none); detail may be NULL. */
 void srv_member_hook(struct srv_member *m, enum srv_hook_kind kind, uint64_t index, uint64_t peer,
                      bool pre, const char *detail);
+/* srv_member_hook with the typed reason of the Raft event (raft_reason_name, or NULL). */
+void srv_member_hook_reason(struct srv_member *m, enum srv_hook_kind kind, uint64_t index,
+                            uint64_t peer, bool pre, const char *reason, const char *detail);
 /* Member add: the slot that will run the new member (node 0: a new slot), created
  * with its process when needed; remembers that member_id runs there. Returns the
  * node, or -1 when no slot can be made. */

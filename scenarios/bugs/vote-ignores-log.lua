@@ -48,7 +48,7 @@ for round = 1, 6 do
   if leader() == stale then stale_led = stale_led + 1 end
   local answered = 0
   for _, e in ipairs(node_events{ since = t0, node = fresh }) do
-    if e.peer == stale and (e.kind == "vote_granted" or e.detail:find("log not up to date")) then
+    if e.peer == stale and (e.kind == "vote_granted" or e.reason == "log_not_up_to_date") then
       answered = answered + 1
     end
   end

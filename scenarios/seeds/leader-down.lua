@@ -31,7 +31,7 @@ spawn(function()
   end
 end)
 
-local function peer_of(e) return tonumber(e.detail:match("peer=(%d+)$")) end
+-- a refusal is a vote_rejected event naming the candidate (e.peer) and why (e.reason)
 
 expect(run_until(function() return leader() ~= nil end, 10*s), "a first leader is elected", leader())
 run(1*s)
@@ -52,7 +52,7 @@ for round = 1, 5 do
   local new = leader()
   local refused = 0
   for _, e in ipairs(node_events{ since = t0, kind = "vote_rejected", node = fresh }) do
-    if peer_of(e) == stale and e.detail:find("log not up to date") then refused = refused + 1 end
+    if e.peer == stale and e.reason == "log_not_up_to_date" then refused = refused + 1 end
   end
   -- the stale follower never wins: whoever leads has the longer log
   expect(new ~= stale, "round " .. round .. ": the stale follower does not become leader",

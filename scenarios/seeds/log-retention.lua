@@ -42,10 +42,10 @@ heal()
 local caught = run_until(function()
   return status(f).applied >= status(l).commit end, 10*s)
 expect(caught, "the follower catches up", { leader_commit = status(l).commit, applied = status(f).applied })
-local function from_leader_to_f(e) return tonumber(e.detail:match("peer=(%d+)$")) == f end
+-- each snapshot_sent event names the follower it went to (e.peer)
 local sent = 0
 for _, e in ipairs(node_events{ node = l, kind = "snapshot_sent", since = t0 }) do
-  if from_leader_to_f(e) then sent = sent + 1 end
+  if e.peer == f then sent = sent + 1 end
 end
 local applied = #node_events{ node = f, kind = "snapshot_applied", since = t0 }
 expect(sent >= 1 and applied >= 1, "the leader sent its snapshot and the follower installed it",

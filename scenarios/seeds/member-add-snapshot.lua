@@ -41,7 +41,7 @@ expect(caught, "the new member catches up and follows the leader",
        { applied = status(n4).applied, leader = leader(), commit = leader() and status(leader()).commit })
 local sent = 0
 for _, e in ipairs(node_events{ kind = "snapshot_sent", since = t0 }) do
-  if tonumber(e.detail:match("peer=(%d+)$")) == n4 then sent = sent + 1 end
+  if e.peer == n4 then sent = sent + 1 end
 end
 local installed = node_events{ node = n4, kind = "snapshot_applied", since = t0 }
 expect(sent >= 1 and #installed >= 1, "it caught up by snapshot (sent by the leader, installed by it)",

@@ -58,7 +58,7 @@ expect(removed ~= nil, "the removal of the leader is accepted", rerr)
 
 local appended = {}
 for _, e in ipairs(node_events{ kind = "conf_change", since = t0 }) do
-  if e.node ~= old and appended[e.node] == nil and e.detail:find("remove") then appended[e.node] = e.at end
+  if e.node ~= old and appended[e.node] == nil and e.reason == "remove" then appended[e.node] = e.at end
 end
 local last_at = 0
 for _, n in ipairs(fol) do last_at = math.max(last_at, appended[n] or math.huge) end
@@ -68,7 +68,7 @@ expect(appended[slow] ~= nil and t_removed >= last_at and t_removed >= appended[
          fast_at_ms = appended[fol[2]] and appended[fol[2]] // ms })
 
 local sd = node_events{ node = old, kind = "step_down", since = t0 }
-expect(#sd >= 1 and sd[1].detail:find("removal"), "the old leader steps down once its removal commits",
+expect(#sd >= 1 and sd[1].reason == "removal_committed", "the old leader steps down once its removal commits",
        sd[1] and sd[1].detail)
 local t_sd = sd[1] and sd[1].at or now()
 run(800*ms) -- less than an election timeout: nobody has campaigned yet

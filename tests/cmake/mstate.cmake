@@ -4,7 +4,7 @@
 set(FL_MSTATE_DB ${CMAKE_BINARY_DIR}/tests/mstate)
 file(MAKE_DIRECTORY ${FL_MSTATE_DB})
 set(FL_MSTATE_CLI ${CMAKE_SOURCE_DIR}/tests/scenario/expect_cli.sh)
-set(FL_MSTATE_SCN member_start status_config status_alarm)
+set(FL_MSTATE_SCN member_start status_config status_alarm typed_events leader_event)
 foreach(name ${FL_MSTATE_SCN})
   foreach(seed 1 2)
     add_test(NAME scenario.mstate.${name}.${seed}
@@ -13,3 +13,10 @@ foreach(name ${FL_MSTATE_SCN})
     set_tests_properties(scenario.mstate.${name}.${seed} PROPERTIES LABELS scenario TIMEOUT 120)
   endforeach()
 endforeach()
+
+# The typed columns of node_events: filled, NULL where an event has none, and an older
+# database without them still reports and takes new runs.
+add_test(NAME scenario.mstate.node_events_history
+  COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/scenario/mstate/node_events_history.py ${FL_BIN}
+          ${CMAKE_SOURCE_DIR} ${FL_MSTATE_DB}/node_events_history)
+set_tests_properties(scenario.mstate.node_events_history PROPERTIES LABELS scenario TIMEOUT 120)

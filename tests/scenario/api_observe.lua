@@ -32,7 +32,7 @@ for _, e in ipairs(all) do
 end
 local granted = node_events{ kind = "vote_granted" }
 expect(#granted >= 1 and granted[1].peer ~= nil and granted[1].peer >= 1 and granted[1].peer <= 3,
-       "node_events: peer parsed from the detail", granted[1])
+       "node_events: the typed peer of a vote", granted[1])
 local mine = node_events{ node = l }
 for _, e in ipairs(mine) do expect(e.node == l, "node_events: node filter", e) end
 expect(#node_events{ since = now() + 1 } == 0, "node_events: since filter", 0)

@@ -19,7 +19,7 @@ local x = others(l)[1]
 local paused = false
 -- x is paused right after it asked for votes: the votes wait at its door
 on("term", function(ev)
-  if ev.node == x and not paused and ev.detail:find("campaign") then
+  if ev.node == x and not paused and ev.reason == "campaign" then
     paused = true
     pause(x)
   end
