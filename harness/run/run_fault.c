@@ -345,7 +345,7 @@ int run_member_start(struct run_world *rw, int node)
 {
     if (run_node_proc(rw, node) < 0)
         return FL_ENOENT;
-    if (!srv_cluster_awaits_start(rw->cl, node))
+    if (!run_member_awaits_start(rw, node))
         return FL_EINVAL;
     char target[16];
     node_target(target, sizeof target, node);

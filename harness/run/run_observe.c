@@ -129,7 +129,8 @@ int run_node_config(struct run_world *rw, int id, struct run_node_config *out)
 
 bool run_member_awaits_start(struct run_world *rw, int node)
 {
-    return run_node_proc(rw, node) >= 0 && srv_cluster_awaits_start(rw->cl, node);
+    return run_node_proc(rw, node) >= 0 && srv_cluster_awaits_start(rw->cl, node) &&
+           !srv_cluster_is_removed(rw->cl, node);
 }
 
 int run_set_prevote(struct run_world *rw, int id, bool on)

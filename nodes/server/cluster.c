@@ -693,7 +693,9 @@ void srv_cluster_kill(struct srv_cluster *cl, int node)
 void srv_cluster_restart(struct srv_cluster *cl, int node)
 {
     struct srv_slot *sl = srv_cl_slot_get(cl, node);
-    if (!sl || !sl->member_id)
+    /* A member added without being started is started by srv_cluster_member_start
+     * only, never by a restart (heal_all, a nemesis). */
+    if (!sl || !sl->member_id || sl->awaiting_start)
         return;
     if (sim_proc_state(cl->w, sl->proc) == SIM_PROC_DOWN)
         sim_proc_restart(cl->w, sl->proc);

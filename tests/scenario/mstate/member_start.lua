@@ -29,6 +29,11 @@ expect(st.awaiting_start and not st.alive and st.member_id ~= nil, "it is in the
 expect(#nodes() == 4, "nodes() lists it", nodes())
 run(1*s)
 expect(status(n4).awaiting_start and not status(n4).alive, "it does not start by itself", status(n4))
+restart(n4)
+heal_all()
+run(500*ms)
+expect(status(n4).awaiting_start and not status(n4).alive, "restart(n) and heal_all() do not start it",
+       status(n4))
 expect(c:put("k/1", "1", { node = l }) ~= nil, "three started voters of four are a quorum")
 
 -- one started follower down: 2 of 4 voters answer, below the quorum of 3
@@ -66,4 +71,11 @@ local ok2, m2 = pcall(start, l)
 expect(not ok2 and tostring(m2):find("not awaiting its start") ~= nil,
        "start(n) of a founding member is a script error", m2)
 restart(down)
-run(2*s)
+run(6*s)
+local n5, e5 = member_add{ learner = true, start = false }
+expect(n5 ~= nil and status(n5).awaiting_start, "a learner added without being started", e5)
+local okr, er = member_remove(n5)
+expect(okr, "it is removed before it ever started", er)
+local ok3, m3 = pcall(start, n5)
+expect(not ok3 and tostring(m3):find("not awaiting its start") ~= nil,
+       "start(n) of a removed member is a script error", m3)
