@@ -244,23 +244,49 @@ static void apply_split_change(struct run_world *rw, struct run_lane *l, int lea
     l->undo = UNDO_HEAL_ADD;
 }
 
+/* A learner of the configuration, or 0. */
+static int pick_learner(struct run_world *rw, struct run_lane *l)
+{
+    int ids[RUN_NODES_MAX], n = run_nodes(rw, ids, RUN_NODES_MAX), c[RUN_NODES_MAX], k = 0;
+    for (int i = 0; i < n; i++)
+        if (srv_cluster_is_learner(rw->cl, ids[i]) && !srv_cluster_is_removed(rw->cl, ids[i]))
+            c[k++] = ids[i];
+    return k ? c[below(l, (uint64_t)k)] : 0;
+}
+
+/* The change a membership tick makes, by weight (out of 12): remove a follower 2,
+ * remove the leader 2, add a voter 1, add a learner 3 (promoted by the undo half of
+ * the time: learners stay, and elections happen with them in the configuration),
+ * promote a learner 1 (else add one), replace 1, two changes at once 2 (during a
+ * partition from 5 voters on). Above the initial number of voters a tick removes,
+ * below it adds. */
+enum { MEM_REMOVE, MEM_REMOVE_LEADER, MEM_ADD, MEM_LEARNER, MEM_PROMOTE, MEM_REPLACE, MEM_TWO };
+
+static int membership_draw(struct run_lane *l, int nv, int base, bool can_add)
+{
+    static const int weights[] = {2, 2, 1, 3, 1, 1, 2};
+    int x = (int)below(l, 12), kind = 0;
+    while (x >= weights[kind])
+        x -= weights[kind++];
+    if (nv > base && kind <= MEM_REPLACE)
+        return below(l, 2) ? MEM_REMOVE : MEM_REMOVE_LEADER;
+    if (nv < base && can_add && kind <= MEM_REPLACE)
+        return below(l, 2) ? MEM_ADD : MEM_LEARNER;
+    return kind;
+}
+
 static void apply_membership(struct run_world *rw, struct run_lane *l)
 {
     int v[RUN_NODES_MAX], nv = voters(rw, v), base = rw->ccfg.nodes ? rw->ccfg.nodes : 3;
     int leader = run_leader(rw);
     bool can_add = srv_cluster_slots(rw->cl) < SLOTS_ADD_MAX;
-    uint64_t x = below(l, 7);
-    if (x >= 5 && nv >= 5 && leader) {
-        apply_split_change(rw, l, leader, v, nv);
-        return;
-    }
-    if (nv > base && x < 4)
-        x = below(l, 2); /* above the initial size: remove (a follower or the leader) */
-    else if (nv < base && can_add && x < 4)
-        x = 2 + below(l, 2); /* below: add (a voter or a learner) */
+    int kind = membership_draw(l, nv, base, can_add);
+    int learner = kind == MEM_PROMOTE ? pick_learner(rw, l) : 0;
+    if (kind == MEM_PROMOTE && !learner)
+        kind = MEM_LEARNER; /* no learner to promote: add one */
     l->n_nodes = 0;
-    switch (x) {
-    case 0: { /* remove a follower; the undo adds a fresh member in its place */
+    switch (kind) {
+    case MEM_REMOVE: { /* remove a follower; the undo adds a fresh member in its place */
         int f = pick_follower(rw, l, leader);
         if (f && nv > 1) {
             run_member_remove(rw, f, NULL, NULL);
@@ -268,23 +294,26 @@ static void apply_membership(struct run_world *rw, struct run_lane *l)
         }
         break;
     }
-    case 1: /* remove the leader (etcd: commit counted without it, then it steps down) */
+    case MEM_REMOVE_LEADER: /* etcd: commit counted without it, then it steps down */
         if (leader && nv > 1) {
             run_member_remove(rw, leader, NULL, NULL);
             l->undo = can_add ? UNDO_ADD : UNDO_NONE;
         }
         break;
-    case 2:
+    case MEM_ADD:
         if (can_add && nv >= 3)
             run_member_add(rw, false, NULL, NULL);
         break;
-    case 3: /* a learner, promoted by the undo once caught up (or refused) */
+    case MEM_PROMOTE:
+        run_member_promote(rw, learner, NULL, NULL);
+        break;
+    case MEM_LEARNER: /* a learner, promoted by the undo once caught up (or refused) */
         if (can_add) {
-            l->undo = UNDO_PROMOTE;
+            l->undo = below(l, 2) ? UNDO_PROMOTE : UNDO_NONE;
             run_member_add(rw, true, mem_added, l);
         }
         break;
-    case 4: { /* replace: remove now, add a fresh member at once */
+    case MEM_REPLACE: { /* remove now, add a fresh member at once */
         int f = pick_follower(rw, l, leader);
         if (f && nv > 1) {
             run_member_remove(rw, f, NULL, NULL);
@@ -295,6 +324,10 @@ static void apply_membership(struct run_world *rw, struct run_lane *l)
     }
     default: { /* two changes at once: the second must be refused while the first is
                   uncommitted */
+        if (nv >= 5 && leader && below(l, 2)) {
+            apply_split_change(rw, l, leader, v, nv);
+            break;
+        }
         int f = pick_follower(rw, l, leader), g = pick_follower(rw, l, leader);
         if (f && nv > 2)
             run_member_remove(rw, f, NULL, NULL);
