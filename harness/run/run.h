@@ -366,9 +366,11 @@ enum {
                                         slow watch streams */
     RUN_LANE_LEADER_CRASH = 1 << 14, /* the leader crashes at its next WAL save, after the
                                         fsync and before the messages (raftAfterSave) */
-    RUN_LANE_ALL = 0x7fff
+    RUN_LANE_LAG = 1 << 15,          /* a follower whose watch streams are starved falls
+                                        behind (cut off) and catches up by snapshot */
+    RUN_LANE_ALL = 0xffff
 };
-#define RUN_LANE_COUNT 15
+#define RUN_LANE_COUNT 16
 /* Parses one lane name ("partition", "kill", "power", ...); 0 when unknown. */
 unsigned run_lane_find(const char *name);
 const char *run_lane_name(unsigned bit);

@@ -95,6 +95,12 @@ struct run_lane {
     int last_node;         /* UNDO_RESTART: restart this one last (0: any order) */
     struct sim_rng rng;    /* the current tick's stream */
     struct run_lane_later later[RUN_LANE_LATER_MAX]; /* staggered restarts to come */
+    sim_handle stage_timer;                          /* RUN_LANE_LAG: its next stage */
+    int stage;             /* RUN_LANE_LAG: 0 idle, 1 starved, 2 cut off, 3 healed */
+    int64_t stage_ns[3];   /* RUN_LANE_LAG: drawn durations of stages 1-3 */
+    int64_t stage_ordinal; /* RUN_LANE_LAG: the apply its stages belong to */
+    int64_t stage_rev;     /* RUN_LANE_LAG: the newest revision when its stage began */
+    bool stage_compacted;  /* RUN_LANE_LAG: stage 2 compacted the others */
 };
 
 /* A BUGGIFY failpoint the swarm enables (run_swarm.c). */

@@ -437,6 +437,105 @@ static void apply_leader_crash(struct run_world *rw, struct run_lane *l)
     }
 }
 
+/* A follower falls behind and catches up from the leader's snapshot while its watch
+ * streams are starved (the shape of etcd#17529, #8411 and #20221): in stage 1 its
+ * watch/before_send failpoint holds every send, so responses queue up in its store,
+ * until more revisions than etcd's stream buffer holds (128) were written or
+ * stage_ns[0] is over; in stage 2 it is cut off while the others write,
+ * compact and take snapshots; in stage 3 it is healed and installs the leader's
+ * snapshot with its streams still starved; then the failpoint is off. The stages run
+ * under the apply's ordinal; past the fault phase's end the cut is skipped. */
+#define LAG_POLL_NS (200 * FL_MS)
+#define LAG_REVS    250 /* revisions written while starved: more than a stream's buffer */
+
+static void lag_stage(struct sim_world *w, void *ctx)
+{
+    (void)w;
+    struct run_lane *l = ctx;
+    struct run_world *rw = l->rw;
+    l->stage_timer = 0;
+    bool over = rw->lanes_until_ns && sim_now_ns(rw->w) >= rw->lanes_until_ns;
+    int64_t saved;
+    bool go = run_scope_enter(rw, l->stage_ordinal, &saved);
+    char err[160];
+    int64_t waited = sim_now_ns(rw->w) - l->stage_ns[0] + LAG_POLL_NS;
+    int64_t revs = rw->last_commit_rev - l->stage_rev;
+    bool wait = revs < LAG_REVS && waited < 0;
+    if (l->stage == 2 && !l->stage_compacted && revs >= LAG_REVS / 3) {
+        /* the others compact past what it has, early enough that their next snapshots
+         * hold the compaction: its watchers come back behind it (the others' watchers,
+         * not starved, saw every revision) */
+        if (go)
+            run_compact(rw, rw->last_commit_rev - 5, NULL, NULL);
+        l->stage_compacted = true;
+    }
+    if (wait && (l->stage == 2 || (l->stage == 1 && !over))) {
+        run_scope_leave(rw, saved);
+        l->stage_timer = sim_schedule(rw->w, LAG_POLL_NS, lag_stage, l);
+        return;
+    }
+    if (l->stage == 1 && !over) {
+        if (go)
+            run_isolate(rw, l->nodes[0]);
+        l->stage = 2;
+        l->stage_compacted = false;
+        l->stage_rev = rw->last_commit_rev;
+        l->stage_ns[0] = sim_now_ns(rw->w) + l->stage_ns[1];
+        l->stage_timer = sim_schedule(rw->w, LAG_POLL_NS, lag_stage, l);
+        run_scope_leave(rw, saved);
+        return;
+    } else if (l->stage == 2) {
+        if (go)
+            run_heal(rw);
+        l->stage = 3;
+    } else {
+        if (go)
+            run_failpoint(rw, "watch/before_send", l->nodes[0], "off", 0, 0, 0, err, sizeof err);
+        l->stage = 0;
+    }
+    run_scope_leave(rw, saved);
+    if (l->stage)
+        l->stage_timer = sim_schedule(rw->w, l->stage_ns[l->stage - 1], lag_stage, l);
+}
+
+/* A follower some client's latest stream went to (its watches live there), drawn
+ * among them; else any follower. */
+static int pick_stream_follower(struct run_world *rw, struct run_lane *l, int leader)
+{
+    int c[RUN_BALANCERS_MAX], k = 0;
+    struct kvc_stats st;
+    for (int i = 0; i < rw->n_clients; i++) {
+        if (!rw->clients[i].c || rw->clients[i].closed)
+            continue;
+        kvc_client_stats(rw->clients[i].c, &st);
+        int n = st.last_stream_node;
+        if (n > 0 && n != leader && srv_cluster_is_alive(rw->cl, n) &&
+            !srv_cluster_is_removed(rw->cl, n) && k < RUN_BALANCERS_MAX)
+            c[k++] = n;
+    }
+    return k ? c[below(l, (uint64_t)k)] : pick_follower(rw, l, leader);
+}
+
+static void apply_lag(struct run_world *rw, struct run_lane *l)
+{
+    int leader = run_leader(rw);
+    int f = leader ? pick_stream_follower(rw, l, leader) : 0;
+    int delay = 200 + (int)below(l, 201);
+    char err[160];
+    if (l->stage || !f || !srv_cluster_is_alive(rw->cl, f) ||
+        run_failpoint(rw, "watch/before_send", f, "delay", 1000000, 0, delay, err, sizeof err))
+        return; /* the last one still runs, or nobody to starve */
+    l->nodes[0] = f;
+    l->stage = 1;
+    l->stage_ordinal = rw->cur_ordinal;
+    l->stage_rev = rw->last_commit_rev;
+    /* stage 1 ends by this time at the latest (an absolute time: it polls) */
+    l->stage_ns[0] = sim_now_ns(rw->w) + (2500 + (int64_t)below(l, 2001)) * FL_MS;
+    l->stage_ns[1] = (4000 + (int64_t)below(l, 2001)) * FL_MS;
+    l->stage_ns[2] = (1000 + (int64_t)below(l, 2001)) * FL_MS;
+    l->stage_timer = sim_schedule(rw->w, LAG_POLL_NS, lag_stage, l);
+}
+
 static void lane_apply(struct run_world *rw, struct run_lane *l)
 {
     l->undo = UNDO_NONE;
@@ -487,6 +586,9 @@ static void lane_apply(struct run_world *rw, struct run_lane *l)
         break;
     case RUN_LANE_LEADER_CRASH:
         apply_leader_crash(rw, l);
+        break;
+    case RUN_LANE_LAG:
+        apply_lag(rw, l);
         break;
     default:
         break;
@@ -649,6 +751,8 @@ void run_lanes_stop(struct run_world *rw)
         for (int k = 0; k < RUN_LANE_LATER_MAX; k++)
             if (l->later[k].h)
                 sim_cancel(rw->w, l->later[k].h);
+        if (l->stage_timer)
+            sim_cancel(rw->w, l->stage_timer);
         memset(l, 0, sizeof *l);
     }
     rw->n_lanes = 0;

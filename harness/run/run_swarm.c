@@ -21,7 +21,7 @@
 
 static const char *const lane_names[RUN_LANE_COUNT] = {
     "partition",   "kill",    "power",  "pause", "skew",     "net",  "hold",         "membership",
-    "move_leader", "compact", "defrag", "quota", "snapshot", "slow", "leader_crash",
+    "move_leader", "compact", "defrag", "quota", "snapshot", "slow", "leader_crash", "lag",
 };
 
 unsigned run_lane_find(const char *name)
@@ -227,6 +227,7 @@ static const int64_t lane_periods[RUN_LANE_COUNT][3] = {
     {2000, 4000, 8000}, /* snapshot */
     {1000, 2000, 4000}, /* slow */
     {1000, 2000, 4000}, /* leader_crash */
+    {2000, 3000, 4000}, /* lag */
 };
 
 static void draw_faults(struct run_world *rw, const struct run_swarm_options *o, bool small_quota,
@@ -326,8 +327,8 @@ static void draw_buggify(struct run_world *rw, int nodes, json_t *j)
     json_object_set_new(j, "buggify", a);
 }
 
-/* The trigger menu: node event, action, probability range, firings, delay (ms, of a
- * power loss after the event), down time in election timeouts (min, max). */
+/* The trigger menu: node event, action, probability range, firings, down time in
+ * election timeouts (min, max). */
 static const struct {
     enum srv_hook_kind hook;
     enum run_trigger_action action;
