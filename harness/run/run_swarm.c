@@ -361,6 +361,44 @@ static const struct {
 
 static const char *const trigger_actions[] = {"kill", "power", "isolate", "pause", "crash_save"};
 
+/* How likely a trigger on this event is drawn, given the drawn world: an event the
+ * world never makes gets none (a rule on configuration changes without membership
+ * changes would never fire); one that only the drawn fault lanes make gets more, so
+ * a fault that lands in that window comes with them (the membership lane with cuts
+ * on configuration entries, compactions with crashes in the middle of one). */
+static int trigger_weight(const struct run_swarm *sw, const struct run_cluster_config *c,
+                          enum srv_hook_kind hook)
+{
+    unsigned lanes = (sw->aspects & RUN_SWARM_FAULTS) ? sw->lanes : 0;
+    switch (hook) {
+    case SRV_HOOK_CONF_CHANGE:
+    case SRV_HOOK_CONF_APPLIED:
+        return lanes & RUN_LANE_MEMBERSHIP ? 4 : 0;
+    case SRV_HOOK_COMPACT:
+        return c->auto_compaction_mode || (lanes & (RUN_LANE_COMPACT | RUN_LANE_QUOTA)) ? 1 : 0;
+    case SRV_HOOK_DEFRAG:
+        return lanes & (RUN_LANE_DEFRAG | RUN_LANE_QUOTA) ? 2 : 0;
+    case SRV_HOOK_SNAPSHOT_INSTALL:
+    case SRV_HOOK_SNAPSHOT_SENT:
+        return c->snapshot_count < 100000 ? 1 : 0;
+    default:
+        return 1;
+    }
+}
+
+static size_t trigger_pick(struct sim_rng *r, const struct run_swarm *sw,
+                           const struct run_cluster_config *c)
+{
+    int w[FL_ARRAY_LEN(trigger_menu)], total = 0;
+    for (size_t i = 0; i < FL_ARRAY_LEN(trigger_menu); i++)
+        total += w[i] = trigger_weight(sw, c, trigger_menu[i].hook);
+    int x = (int)sim_rng_below(r, (uint64_t)total);
+    size_t m = 0;
+    while (x >= w[m])
+        x -= w[m++];
+    return m;
+}
+
 static void draw_triggers(struct run_world *rw, const struct run_cluster_config *c, json_t *j)
 {
     struct sim_rng r;
@@ -371,7 +409,7 @@ static void draw_triggers(struct run_world *rw, const struct run_cluster_config 
     int n = chance(&r, 65) ? (int)sim_rng_range(&r, 1, 3) : 0;
     int64_t election_ns = (int64_t)(c->election_ms ? c->election_ms : 1000) * FL_MS;
     for (int i = 0; i < n && sw->n_trig < RUN_TRIGGERS_MAX; i++) {
-        size_t m = sim_rng_below(&r, FL_ARRAY_LEN(trigger_menu));
+        size_t m = trigger_pick(&r, sw, c);
         struct run_trigger *t = &sw->trig[sw->n_trig++];
         memset(t, 0, sizeof *t);
         t->hook = (int)trigger_menu[m].hook;
