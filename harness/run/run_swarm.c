@@ -366,10 +366,9 @@ static const char *const trigger_actions[] = {"kill", "power", "isolate", "pause
  * changes would never fire); one that only the drawn fault lanes make gets more, so
  * a fault that lands in that window comes with them (the membership lane with cuts
  * on configuration entries, compactions with crashes in the middle of one). */
-static int trigger_weight(const struct run_swarm *sw, const struct run_cluster_config *c,
+static int trigger_weight(unsigned lanes, const struct run_cluster_config *c,
                           enum srv_hook_kind hook)
 {
-    unsigned lanes = (sw->aspects & RUN_SWARM_FAULTS) ? sw->lanes : 0;
     switch (hook) {
     case SRV_HOOK_CONF_CHANGE:
     case SRV_HOOK_CONF_APPLIED:
@@ -386,12 +385,11 @@ static int trigger_weight(const struct run_swarm *sw, const struct run_cluster_c
     }
 }
 
-static size_t trigger_pick(struct sim_rng *r, const struct run_swarm *sw,
-                           const struct run_cluster_config *c)
+static size_t trigger_pick(struct sim_rng *r, unsigned lanes, const struct run_cluster_config *c)
 {
     int w[FL_ARRAY_LEN(trigger_menu)], total = 0;
     for (size_t i = 0; i < FL_ARRAY_LEN(trigger_menu); i++)
-        total += w[i] = trigger_weight(sw, c, trigger_menu[i].hook);
+        total += w[i] = trigger_weight(lanes, c, trigger_menu[i].hook);
     int x = (int)sim_rng_below(r, (uint64_t)total);
     size_t m = 0;
     while (x >= w[m])
@@ -399,8 +397,29 @@ static size_t trigger_pick(struct sim_rng *r, const struct run_swarm *sw,
     return m;
 }
 
-static void draw_triggers(struct run_world *rw, const struct run_cluster_config *c, json_t *j)
+/* The cluster and the lanes this seed draws, whether or not those aspects are drawn:
+ * the triggers' weights depend on them, and an aspect drawn alone must draw what it
+ * draws with the others (each aspect's draws are its own). Same streams, same draws;
+ * nothing of the world is kept. */
+static unsigned seed_world(struct run_world *rw, const struct run_swarm_options *o,
+                           struct run_cluster_config *c)
 {
+    struct run_swarm saved = rw->swarm;
+    json_t *scratch = json_object();
+    run_cluster_config_default(c);
+    draw_cluster(rw, o, c, scratch);
+    draw_faults(rw, o, c->quota_bytes > 0 && c->quota_bytes < INT64_C(1) << 20, scratch);
+    unsigned lanes = rw->swarm.lanes;
+    json_decref(scratch);
+    rw->swarm = saved;
+    return lanes;
+}
+
+static void draw_triggers(struct run_world *rw, const struct run_swarm_options *opt,
+                          const struct run_cluster_config *c, json_t *j)
+{
+    struct run_cluster_config seen;
+    unsigned lanes = seed_world(rw, opt, &seen);
     struct sim_rng r;
     sim_rng_derive(&r, rw->seed, "swarm/triggers");
     struct run_swarm *sw = &rw->swarm;
@@ -409,7 +428,7 @@ static void draw_triggers(struct run_world *rw, const struct run_cluster_config 
     int n = chance(&r, 65) ? (int)sim_rng_range(&r, 1, 3) : 0;
     int64_t election_ns = (int64_t)(c->election_ms ? c->election_ms : 1000) * FL_MS;
     for (int i = 0; i < n && sw->n_trig < RUN_TRIGGERS_MAX; i++) {
-        size_t m = trigger_pick(&r, sw, c);
+        size_t m = trigger_pick(&r, lanes, &seen);
         struct run_trigger *t = &sw->trig[sw->n_trig++];
         memset(t, 0, sizeof *t);
         t->hook = (int)trigger_menu[m].hook;
@@ -530,7 +549,7 @@ int run_swarm_draw(struct run_world *rw, const struct run_swarm_options *o, json
     if (sw->aspects & RUN_SWARM_BUGGIFY)
         draw_buggify(rw, c->nodes ? c->nodes : 3, j);
     if (sw->aspects & RUN_SWARM_TRIGGERS)
-        draw_triggers(rw, c, j);
+        draw_triggers(rw, o, c, j);
     sw->info = j;
     run_log_fault(rw, "swarm", "*", json_incref(j));
     run_summary_set(rw, "swarm", json_incref(j));
