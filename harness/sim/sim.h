@@ -27,31 +27,52 @@
 #define FL_SIM_H
 
 #include "harness/common/common.h"
+#include "harness/common/rng.h"
 
 struct sim_world;
 
 /* ---------------------------------------------------------------- RNG ---------
- * xoshiro256** seeded through splitmix64. A stream is a plain value: copying it
- * forks it. Integer-only helpers; nothing random goes through a float. */
+ * The world's streams are harness/common's generator (xoshiro256** seeded through
+ * splitmix64, rng.h) under the simulator's prefix; there is no second copy here. A
+ * stream is a plain value: copying it forks it. Integer-only helpers; nothing
+ * random goes through a float. */
 struct sim_rng {
-    uint64_t s[4];
+    struct fl_rng fl;
 };
 
 /* Seeds r from one 64-bit value (splitmix64 expands it to the 256-bit state). */
-void sim_rng_seed(struct sim_rng *r, uint64_t seed);
+static inline void sim_rng_seed(struct sim_rng *r, uint64_t seed)
+{
+    fl_rng_seed(&r->fl, seed);
+}
 /* Seeds r from (master seed, stream name): streams with different names are
  * independent, so drawing from one never moves another. */
-void sim_rng_derive(struct sim_rng *r, uint64_t master_seed, const char *name);
-uint64_t sim_rng_u64(struct sim_rng *r);
+static inline void sim_rng_derive(struct sim_rng *r, uint64_t master_seed, const char *name)
+{
+    fl_rng_derive(&r->fl, master_seed, name);
+}
+static inline uint64_t sim_rng_u64(struct sim_rng *r)
+{
+    return fl_rng_u64(&r->fl);
+}
 /* Uniform in [0, n) without modulo bias; n > 0. */
-uint64_t sim_rng_below(struct sim_rng *r, uint64_t n);
+static inline uint64_t sim_rng_below(struct sim_rng *r, uint64_t n)
+{
+    return fl_rng_below(&r->fl, n);
+}
 /* Uniform in [lo, hi], both inclusive; lo <= hi. */
-int64_t sim_rng_range(struct sim_rng *r, int64_t lo, int64_t hi);
+static inline int64_t sim_rng_range(struct sim_rng *r, int64_t lo, int64_t hi)
+{
+    return fl_rng_range(&r->fl, lo, hi);
+}
 /* True with probability ppm / 1,000,000 (0 never draws and is false; >= 1e6 is
  * always true without drawing). */
-bool sim_rng_chance_ppm(struct sim_rng *r, uint32_t ppm);
+static inline bool sim_rng_chance_ppm(struct sim_rng *r, uint32_t ppm)
+{
+    return fl_rng_chance_ppm(&r->fl, ppm);
+}
 
-#define SIM_PPM INT64_C(1000000)
+#define SIM_PPM FL_PPM
 
 /* ---------------------------------------------------------------- world -------*/
 

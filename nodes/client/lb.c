@@ -61,43 +61,18 @@ void lb_config_default(struct lb_config *c, enum lb_kind kind)
     c->seed = 1;
 }
 
-/* ---- the policy's random stream: xoshiro256** over splitmix64 ---- */
+/* ---- the policy's random stream: harness/common's xoshiro256** (rng.h) ---- */
 
-static uint64_t lb_splitmix(uint64_t *x)
-{
-    uint64_t z = (*x += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
-
-static uint64_t lb_rotl(uint64_t x, int k)
-{
-    return (x << k) | (x >> (64 - k));
-}
-
-static uint64_t lb_rand(struct lb *lb)
-{
-    uint64_t *s = lb->rng;
-    uint64_t r = lb_rotl(s[1] * 5, 7) * 9;
-    uint64_t t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = lb_rotl(s[3], 45);
-    return r;
-}
-
-/* Uniform in [0, n) by rejection (no modulo bias). */
+/* Uniform in [0, n) by rejection (no modulo bias). Not fl_rng_below: this
+ * reduction (reject the top partial range, then modulo) is what the balancer has
+ * always drawn with, and its choices are part of every run's digest. */
 static uint64_t lb_below(struct lb *lb, uint64_t n)
 {
     FL_ASSERT(n > 0);
     uint64_t limit = UINT64_MAX - UINT64_MAX % n;
     uint64_t r;
     do {
-        r = lb_rand(lb);
+        r = fl_rng_u64(&lb->rng);
     } while (r >= limit);
     return r % n;
 }
@@ -110,9 +85,7 @@ void lb_init(struct lb *lb, const struct lb_config *cfg, size_t endpoint_count)
     lb->cfg = *cfg;
     lb->n = endpoint_count;
     lb->pinned = -1;
-    uint64_t x = cfg->seed;
-    for (int i = 0; i < 4; i++)
-        lb->rng[i] = lb_splitmix(&x);
+    fl_rng_seed(&lb->rng, cfg->seed);
     for (size_t i = 0; i < LB_ENDPOINTS_MAX; i++)
         lb->ep[i].quorum_age_ns = -1;
 }

@@ -36,6 +36,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "harness/common/rng.h"
+
 #define LB_ENDPOINTS_MAX 16
 
 enum lb_kind {
@@ -113,7 +115,7 @@ struct lb {
     struct lb_endpoint ep[LB_ENDPOINTS_MAX];
     int pinned;        /* pinned policies: the pinned endpoint, -1 none */
     size_t rr_next;    /* round robin cursor */
-    uint64_t rng[4];   /* xoshiro256** state, seeded from cfg.seed */
+    struct fl_rng rng; /* harness/common/rng.h, seeded from cfg.seed */
     uint64_t switches; /* times the pinned endpoint changed */
 };
 

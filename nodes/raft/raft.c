@@ -9,33 +9,11 @@
  */
 #include "nodes/raft/raft_int.h"
 
-/* ---- rng: xoshiro256**, seeded through splitmix64 ---- */
-
-static uint64_t splitmix64(uint64_t *x)
-{
-    uint64_t z = (*x += UINT64_C(0x9E3779B97F4A7C15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return z ^ (z >> 31);
-}
-
-static uint64_t rotl(uint64_t x, int k)
-{
-    return (x << k) | (x >> (64 - k));
-}
+/* ---- rng: harness/common's xoshiro256** (rng.h), one stream per node ---- */
 
 uint64_t raft__rng_next(struct raft *r)
 {
-    uint64_t *s = r->rng;
-    uint64_t result = rotl(s[1] * 5, 7) * 9;
-    uint64_t t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl(s[3], 45);
-    return result;
+    return fl_rng_u64(&r->rng);
 }
 
 static void reset_randomized_timeout(struct raft *r)
@@ -140,9 +118,7 @@ struct raft *raft_new(const struct raft_config *cfg)
         r->cfg.max_msg_bytes = 1024 * 1024;
     if (r->cfg.read_pending_max == 0)
         r->cfg.read_pending_max = 4096;
-    uint64_t x = cfg->seed ^ (cfg->id * UINT64_C(0x9E3779B97F4A7C15));
-    for (int i = 0; i < 4; i++)
-        r->rng[i] = splitmix64(&x);
+    fl_rng_seed(&r->rng, cfg->seed ^ (cfg->id * UINT64_C(0x9E3779B97F4A7C15)));
     r->role = RAFT_FOLLOWER;
     r->prev_role = RAFT_FOLLOWER;
     r->applied = cfg->applied;

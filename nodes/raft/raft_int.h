@@ -12,6 +12,7 @@
 
 #include "nodes/raft/raft.h"
 #include "harness/common/bugs.h"
+#include "harness/common/rng.h"
 
 #include <inttypes.h>
 
@@ -104,7 +105,7 @@ struct raft__read {
 
 struct raft {
     struct raft_config cfg;
-    uint64_t rng[4]; /* xoshiro256** */
+    struct fl_rng rng; /* this node's stream (harness/common/rng.h) */
 
     /* persistent state */
     uint64_t term;
