@@ -52,19 +52,7 @@ int cli_unknown_option(const char *cmd, const char *opt)
 
 bool cli_parse_u64(const char *s, uint64_t *out)
 {
-    if (!s || !*s)
-        return false;
-    uint64_t v = 0;
-    for (const char *p = s; *p; p++) {
-        if (*p < '0' || *p > '9')
-            return false;
-        uint64_t d = (uint64_t)(*p - '0');
-        if (v > (UINT64_MAX - d) / 10)
-            return false;
-        v = v * 10 + d;
-    }
-    *out = v;
-    return true;
+    return s && fl_parse_u64(s, strlen(s), out);
 }
 
 int cli_u64_arg(const char *cmd, const char *opt, const char *v, uint64_t min, uint64_t max,

@@ -125,13 +125,7 @@ void fl_buf_close(struct fl_buf *b)
 void fl_buf_reserve(struct fl_buf *b, size_t extra)
 {
     FL_ASSERT(b->len + extra >= b->len);
-    if (b->len + extra <= b->cap)
-        return;
-    size_t cap = b->cap ? b->cap : 64;
-    while (cap < b->len + extra)
-        cap *= 2;
-    b->data = fl_realloc(b->data, cap);
-    b->cap = cap;
+    FL_GROW(b->data, b->cap, b->len + extra, 64);
 }
 
 void fl_buf_append(struct fl_buf *b, const void *p, size_t n)
@@ -190,4 +184,34 @@ void fl_heap_keep_big_buffers(void)
     done = true;
     mallopt(M_MMAP_THRESHOLD, 512 << 20);
     mallopt(M_TRIM_THRESHOLD, 1024 << 20);
+}
+
+bool fl_parse_u64(const char *s, size_t n, uint64_t *out)
+{
+    if (!s || n == 0)
+        return false;
+    uint64_t v = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return false;
+        uint64_t d = (uint64_t)(s[i] - '0');
+        if (v > (UINT64_MAX - d) / 10)
+            return false;
+        v = v * 10 + d;
+    }
+    *out = v;
+    return true;
+}
+
+size_t fl_grow_cap(size_t cap, size_t need, size_t cap_min, size_t elem_bytes)
+{
+    FL_ASSERT(cap_min > 0 && elem_bytes > 0);
+    size_t c = cap ? cap : cap_min;
+    while (c < need) {
+        FL_ASSERTF(c <= SIZE_MAX / 2, "capacity overflow growing to %zu", need);
+        c *= 2;
+    }
+    FL_ASSERTF(c <= SIZE_MAX / elem_bytes, "array of %zu x %zu bytes overflows", c, elem_bytes);
+    FL_ASSERT(c >= need && c >= cap);
+    return c;
 }

@@ -83,6 +83,30 @@ void *fl_realloc(void *p, size_t n);
 char *fl_strdup(const char *s);
 void *fl_memdup(const void *p, size_t n);
 
+/* Dynamic arrays grow through one rule: the capacity doubles from cap (from cap_min
+ * when cap is 0) until it holds need elements, so n appends cost O(n) copies.
+ * fl_grow_cap returns that capacity (cap itself when it already holds need) and
+ * asserts that it and its byte size (times elem_bytes) fit in size_t. */
+size_t fl_grow_cap(size_t cap, size_t need, size_t cap_min, size_t elem_bytes);
+
+/* Makes room for need elements in the array p (fl_realloc'd, may be NULL while cap
+ * is 0) whose capacity is cap: p and cap are updated together, elements past the old
+ * capacity are uninitialised, out of memory aborts. p and cap are lvalues evaluated
+ * more than once (no side effects); cap may be any integer type and the new value
+ * is asserted to fit it. The usual append:
+ *     FL_GROW(v->items, v->cap, v->len + 1, 16);
+ *     v->items[v->len++] = x;                                                      */
+#define FL_GROW(p, cap, need, cap_min)                                                             \
+    do {                                                                                           \
+        size_t fl_need_ = (size_t)(need);                                                          \
+        if (fl_need_ > (size_t)(cap)) {                                                            \
+            size_t fl_cap_ = fl_grow_cap((size_t)(cap), fl_need_, (cap_min), sizeof(*(p)));        \
+            (p) = fl_realloc((p), fl_cap_ * sizeof(*(p)));                                         \
+            (cap) = (__typeof__(cap))fl_cap_;                                                      \
+            FL_ASSERT((size_t)(cap) == fl_cap_);                                                   \
+        }                                                                                          \
+    } while (0)
+
 /* A growable byte buffer. data may be NULL while len == cap == 0. The buffer owns
  * data; fl_buf_close frees it. Never truncates silently. */
 struct fl_buf {
@@ -98,6 +122,11 @@ void fl_buf_printf(struct fl_buf *b, const char *fmt, ...) __attribute__((format
 void fl_buf_reset(struct fl_buf *b); /* len = 0, keeps memory */
 /* Appends a NUL without counting it in len, and returns data as a C string. */
 const char *fl_buf_cstr(struct fl_buf *b);
+
+/* Parses the n bytes at s as a plain decimal number: digits only (no sign, space,
+ * prefix or exponent, unlike strtoull) and at least one; false when anything else
+ * is there or the value does not fit in 64 bits, and *out is then left alone. */
+bool fl_parse_u64(const char *s, size_t n, uint64_t *out);
 
 /* CRC32C (Castagnoli), as used to frame every simulated message. */
 /* Tells malloc to serve large buffers from the heap and keep freed memory (once per

@@ -22,30 +22,13 @@ const char *sweep_verdict_name(enum sweep_verdict v)
     return "error";
 }
 
-static bool parse_u64(const char *s, size_t n, uint64_t *out)
-{
-    if (n == 0 || n > 20)
-        return false;
-    uint64_t v = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            return false;
-        uint64_t d = (uint64_t)(s[i] - '0');
-        if (v > (UINT64_MAX - d) / 10)
-            return false;
-        v = v * 10 + d;
-    }
-    *out = v;
-    return true;
-}
-
 bool sweep_parse_seeds(const char *s, uint64_t *first, uint64_t *last)
 {
     const char *dots = strstr(s, "..");
     if (!dots)
-        return parse_u64(s, strlen(s), first) && (*last = *first, true);
+        return fl_parse_u64(s, strlen(s), first) && (*last = *first, true);
     uint64_t a, b;
-    if (!parse_u64(s, (size_t)(dots - s), &a) || !parse_u64(dots + 2, strlen(dots + 2), &b) ||
+    if (!fl_parse_u64(s, (size_t)(dots - s), &a) || !fl_parse_u64(dots + 2, strlen(dots + 2), &b) ||
         a > b)
         return false;
     *first = a;
@@ -57,8 +40,8 @@ bool sweep_parse_shard(const char *s, int *k, int *n)
 {
     const char *slash = strchr(s, '/');
     uint64_t a, b;
-    if (!slash || !parse_u64(s, (size_t)(slash - s), &a) ||
-        !parse_u64(slash + 1, strlen(slash + 1), &b) || a < 1 || b < 1 || a > b || b > 1000000)
+    if (!slash || !fl_parse_u64(s, (size_t)(slash - s), &a) ||
+        !fl_parse_u64(slash + 1, strlen(slash + 1), &b) || a < 1 || b < 1 || a > b || b > 1000000)
         return false;
     *k = (int)a;
     *n = (int)b;

@@ -35,12 +35,8 @@ static const struct shard_runner runners[] = {
 /* A plain decimal number (digits only) up to 10^9. */
 static bool env_number(const char *s, uint64_t *out)
 {
-    if (!s || !*s || strlen(s) > 10 || strspn(s, "0123456789") != strlen(s))
-        return false;
-    uint64_t v = 0;
-    for (const char *p = s; *p; p++)
-        v = v * 10 + (uint64_t)(*p - '0');
-    if (v > 1000000000)
+    uint64_t v;
+    if (!s || strlen(s) > 10 || !fl_parse_u64(s, strlen(s), &v) || v > 1000000000)
         return false;
     *out = v;
     return true;

@@ -1,0 +1,68 @@
+/*
+ * test_prims.c: the small primitives of harness/common.h that many modules share:
+ * fl_parse_u64 (the one decimal parser of command lines, seed ranges and shard
+ * variables) and the growth rule of dynamic arrays (fl_grow_cap, FL_GROW).
+ */
+#include "fl_test.h"
+
+#include "harness/common/common.h"
+
+static bool parse(const char *s, uint64_t *v)
+{
+    return fl_parse_u64(s, strlen(s), v);
+}
+
+static void test_parse_u64(void)
+{
+    uint64_t v = 7;
+    CHECK(parse("0", &v) && v == 0);
+    CHECK(parse("18446744073709551615", &v) && v == UINT64_MAX);
+    v = 7;
+    CHECK(!parse("18446744073709551616", &v) && v == 7); /* overflow leaves *out */
+    CHECK(!parse("", &v));
+    CHECK(!parse(" 5", &v));
+    CHECK(!parse("-5", &v));
+    CHECK(!parse("+5", &v));
+    CHECK(!parse("0x10", &v));
+    CHECK(!parse("5 ", &v));
+    CHECK(!fl_parse_u64(NULL, 3, &v));
+    /* only the n bytes given are read */
+    CHECK(fl_parse_u64("12..34", 2, &v) && v == 12);
+}
+
+static void test_grow(void)
+{
+    CHECK(fl_grow_cap(0, 1, 16, 8) == 16);
+    CHECK(fl_grow_cap(16, 17, 16, 8) == 32);
+    CHECK(fl_grow_cap(16, 16, 16, 8) == 16); /* already holds need */
+    CHECK(fl_grow_cap(4, 100, 16, 1) == 128);
+    CHECK(fl_grow_cap(0, 100, 16, 1) == 128);
+    /* FL_GROW with a narrow capacity type: same doubling, value kept in range */
+    int *a = NULL;
+    uint32_t cap = 0, len = 0;
+    for (int i = 0; i < 1000; i++) {
+        FL_GROW(a, cap, len + 1, 4);
+        a[len++] = i;
+    }
+    CHECK(cap == 1024 && len == 1000);
+    long sum = 0;
+    for (uint32_t i = 0; i < len; i++)
+        sum += a[i];
+    CHECK(sum == 999L * 1000 / 2);
+    free(a);
+    /* growing to what is already there does not move the array */
+    char *b = NULL;
+    size_t bcap = 0;
+    FL_GROW(b, bcap, 10, 8);
+    char *before = b;
+    FL_GROW(b, bcap, 16, 8);
+    CHECK(b == before && bcap == 16);
+    free(b);
+}
+
+int main(void)
+{
+    test_parse_u64();
+    test_grow();
+    return fl_test_end();
+}
