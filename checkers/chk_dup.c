@@ -108,9 +108,7 @@ static uint32_t dup_compact(struct dup_a *a, uint32_t n)
 {
     if (n < 2)
         return n;
-    uint32_t cap = 16;
-    while (cap < 2 * n)
-        cap <<= 1;
+    uint32_t cap = (uint32_t)fl_grow_cap(0, 2 * (size_t)n, 16, sizeof(uint32_t));
     uint32_t *slot = fl_calloc(cap, sizeof(*slot)); /* index + 1, 0 empty */
     uint32_t m = 0;
     for (uint32_t i = 0; i < n; i++) {
