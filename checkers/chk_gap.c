@@ -417,20 +417,14 @@ static void obs_build(struct rv *r)
                         kv++;
                         continue;
                     }
-                    if (r->obs_count == cap) {
-                        cap = cap ? cap * 2 : 256;
-                        r->obs = fl_realloc(r->obs, cap * sizeof(*r->obs));
-                    }
+                    FL_GROW(r->obs, cap, r->obs_count + 1, 256);
                     r->obs[r->obs_count++] =
                         (struct rv_obs){key, false, false, at, 0, 0, 0, CHK_NIL};
                 }
             }
             uint32_t n = s->kv_count ? s->kv_count : (s->range_end == CHK_RANGE_ONE);
             for (uint32_t k = 0; k < n; k++) {
-                if (r->obs_count == cap) {
-                    cap = cap ? cap * 2 : 256;
-                    r->obs = fl_realloc(r->obs, cap * sizeof(*r->obs));
-                }
+                FL_GROW(r->obs, cap, r->obs_count + 1, 256);
                 struct rv_obs *o = &r->obs[r->obs_count++];
                 if (s->kv_count) {
                     const struct chk_kv *kv = &h->kvs[s->kv_first + k];
@@ -472,10 +466,7 @@ static void obs_build(struct rv *r)
                 if (counted || nothing) {
                     /* a single-key delete's count says whether the key was there */
                     bool there = counted && s->count > 0;
-                    if (r->obs_count == cap) {
-                        cap = cap ? cap * 2 : 256;
-                        r->obs = fl_realloc(r->obs, cap * sizeof(*r->obs));
-                    }
+                    FL_GROW(r->obs, cap, r->obs_count + 1, 256);
                     r->obs[r->obs_count++] = (struct rv_obs){
                         s->key,     there,      false,      at,
                         CHK_NO_REV, CHK_NO_REV, CHK_NO_REV, there ? CHK_NOT_GIVEN : CHK_NIL};
@@ -488,10 +479,7 @@ static void obs_build(struct rv *r)
                     continue;
                 key = s->key;
             }
-            if (r->obs_count == cap) {
-                cap = cap ? cap * 2 : 256;
-                r->obs = fl_realloc(r->obs, cap * sizeof(*r->obs));
-            }
+            FL_GROW(r->obs, cap, r->obs_count + 1, 256);
             r->obs[r->obs_count++] = (struct rv_obs){
                 key, true, value == CHK_NOT_GIVEN, at, CHK_NO_REV, CHK_NO_REV, CHK_NO_REV, value};
         }
@@ -519,10 +507,7 @@ static void obs_build(struct rv *r)
         }
         if (o.present && e->prev_value != CHK_NOT_GIVEN && e->prev_value != CHK_NIL)
             o.value = e->prev_value;
-        if (r->obs_count == cap) {
-            cap = cap ? cap * 2 : 256;
-            r->obs = fl_realloc(r->obs, cap * sizeof(*r->obs));
-        }
+        FL_GROW(r->obs, cap, r->obs_count + 1, 256);
         r->obs[r->obs_count++] = o;
         r->watch_obs = true;
     }
@@ -547,10 +532,7 @@ static void obs_build(struct rv *r)
             if (s->kind == CHK_SUB_RANGE ||
                 (s->kind == CHK_SUB_DELETE && s->range_end != CHK_RANGE_ONE))
                 continue;
-            if (r->put_count == cap) {
-                cap = cap ? cap * 2 : 256;
-                r->puts = fl_realloc(r->puts, cap * sizeof(*r->puts));
-            }
+            FL_GROW(r->puts, cap, r->put_count + 1, 256);
             r->puts[r->put_count++] = (struct rv_put){s->key, s->kind == CHK_SUB_DELETE, at};
         }
     }
@@ -912,10 +894,7 @@ static void place_gap(struct rv *r, int32_t found, int64_t g)
         const struct chk_sub *s = &h->subs[op->sub_first + j];
         if (s->kind == CHK_SUB_RANGE || s->range_end != CHK_RANGE_ONE)
             continue;
-        if (r->xput_count == r->xput_cap) {
-            r->xput_cap = r->xput_cap ? r->xput_cap * 2 : 64;
-            r->xputs = fl_realloc(r->xputs, r->xput_cap * sizeof(*r->xputs));
-        }
+        FL_GROW(r->xputs, r->xput_cap, r->xput_count + 1, 64);
         r->xputs[r->xput_count++] = (struct rv_put){s->key, s->kind == CHK_SUB_DELETE, g};
     }
 }
