@@ -113,10 +113,7 @@ static void gen_exec(struct gen *g, struct gop *op, bool applied)
         for (uint32_t k = (uint32_t)op->key; k < g->o->keys && k < (uint32_t)op->key + 8; k++) {
             if (g->state[k].value < 0)
                 continue;
-            if (g->nrkvs == g->rkvs_cap) {
-                g->rkvs_cap = g->rkvs_cap ? g->rkvs_cap * 2 : 1024;
-                g->rkvs = fl_realloc(g->rkvs, g->rkvs_cap * sizeof(*g->rkvs));
-            }
+            FL_GROW(g->rkvs, g->rkvs_cap, g->nrkvs + 1, 1024);
             g->rkvs[g->nrkvs++] = g->state[k];
         }
         op->kv_n = g->nrkvs - op->kv_first;
@@ -226,10 +223,7 @@ static void gen_ops(struct gen *g)
 
 static void ev_push(struct gen *g, const struct gev *e)
 {
-    if (g->nev == g->evcap) {
-        g->evcap = g->evcap ? g->evcap * 2 : 256;
-        g->ev = fl_realloc(g->ev, g->evcap * sizeof(*g->ev));
-    }
+    FL_GROW(g->ev, g->evcap, g->nev + 1, 256);
     g->ev[g->nev++] = *e;
 }
 
