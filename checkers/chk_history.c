@@ -58,7 +58,7 @@ int32_t chk_intern_add(struct chk_intern *t, const void *p, size_t n)
         s = (s + 1) & t->slot_mask;
     }
     if (t->count == t->cap) {
-        t->cap = t->cap ? t->cap * 2 : 256;
+        t->cap = (uint32_t)fl_grow_cap(t->cap, (size_t)t->count + 1, 256, sizeof(uint32_t));
         t->off = fl_realloc(t->off, t->cap * sizeof(uint32_t));
         t->len = fl_realloc(t->len, t->cap * sizeof(uint32_t));
     }
