@@ -117,10 +117,7 @@ static void emit(const struct chk_model *m, int64_t rev, int32_t key, int kind, 
     struct chk_change_buf *b = m->changes;
     if (!b)
         return;
-    if (b->count == b->cap) {
-        b->cap = b->cap ? b->cap * 2 : 1024;
-        b->v = fl_realloc(b->v, (size_t)b->cap * sizeof(*b->v));
-    }
+    FL_GROW(b->v, b->cap, b->count + 1, 1024);
     struct chk_change *c = &b->v[b->count++];
     c->rev = rev;
     c->key = key;
