@@ -171,10 +171,7 @@ static void rv_classify(struct rv *r)
             if (s->kind == CHK_SUB_RANGE ||
                 (s->kind == CHK_SUB_DELETE && s->range_end != CHK_RANGE_ONE))
                 continue;
-            if (r->cand_count == cap) {
-                cap = cap ? cap * 2 : 256;
-                r->cands = fl_realloc(r->cands, cap * sizeof(*r->cands));
-            }
+            FL_GROW(r->cands, cap, r->cand_count + 1, 256);
             r->cands[r->cand_count++] = (struct cand_ent){
                 s->key, s->kind == CHK_SUB_DELETE ? CHK_NIL : s->value, op->call_ns, i};
         }
@@ -394,10 +391,7 @@ static void rv_replay(struct rv *r)
                 p.st->rev = rev;
                 if (chk__rv_apply_watch_gap(r, &p, rev))
                     r->watch_reveals++; /* content from watch events: re-judged without */
-                if (changes.count == changes.cap) {
-                    changes.cap = changes.cap ? changes.cap * 2 : 1024;
-                    changes.v = fl_realloc(changes.v, changes.cap * sizeof(*changes.v));
-                }
+                FL_GROW(changes.v, changes.cap, changes.count + 1, 1024);
                 changes.v[changes.count++] =
                     (struct chk_change){rev, -1, CHK_EV_PROGRESS, CHK_NIL, CHK_NIL, 0, 0};
             } else {
