@@ -227,7 +227,7 @@ static bool cache_add(struct srch *s, uint64_t hv, const uint8_t *key)
         k = (k + 1) & s->table_mask;
     }
     if (s->rec_count == s->rec_cap) {
-        s->rec_cap = s->rec_cap ? s->rec_cap * 2 : 1024;
+        s->rec_cap = fl_grow_cap(s->rec_cap, s->rec_count + 1, 1024, s->rec_size);
         s->rec = fl_realloc(s->rec, s->rec_cap * s->rec_size);
     }
     uint8_t *r = s->rec + s->rec_count * s->rec_size;
