@@ -44,10 +44,7 @@ static void wviol(struct wk *k, int g, const struct chk_watch *w, int64_t rev, u
     o->g_fail_count[g]++;
     if (o->viol_count == WVIOL_MAX)
         return;
-    if (o->viol_count == k->viol_cap) {
-        k->viol_cap = k->viol_cap ? k->viol_cap * 2 : 16;
-        o->viol = fl_realloc(o->viol, k->viol_cap * sizeof(*o->viol));
-    }
+    FL_GROW(o->viol, k->viol_cap, o->viol_count + 1, 16);
     struct chk_watch_violation *v = &o->viol[o->viol_count++];
     v->guarantee = g;
     v->watch_id = w->watch_id;
