@@ -56,10 +56,7 @@ static struct kvh_member *member_get(struct kvhash *k, uint64_t id)
     for (size_t i = 0; i < k->n_members; i++)
         if (k->members[i].id == id)
             return &k->members[i];
-    if (k->n_members == k->cap_members) {
-        k->cap_members = k->cap_members ? 2 * k->cap_members : 8;
-        k->members = fl_realloc(k->members, k->cap_members * sizeof(k->members[0]));
-    }
+    FL_GROW(k->members, k->cap_members, k->n_members + 1, 8);
     struct kvh_member *m = &k->members[k->n_members++];
     memset(m, 0, sizeof *m);
     m->id = id;
@@ -73,13 +70,7 @@ static struct kvh_rec *rec_get(struct kvhash *k, int64_t rev)
         return NULL;
     size_t at = (size_t)(rev - k->base);
     if (at >= k->count) {
-        if (at >= k->cap) {
-            size_t cap = k->cap ? k->cap : 1024;
-            while (cap <= at)
-                cap *= 2;
-            k->recs = fl_realloc(k->recs, cap * sizeof(k->recs[0]));
-            k->cap = cap;
-        }
+        FL_GROW(k->recs, k->cap, (size_t)at + 1, 1024);
         memset(k->recs + k->count, 0, (at + 1 - k->count) * sizeof(k->recs[0]));
         k->count = at + 1;
     }
