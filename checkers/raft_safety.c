@@ -98,10 +98,7 @@ struct rs_node *rs__node_get(struct raft_safety *c, uint64_t id)
             return &c->nodes[i];
         }
     }
-    if (c->nodes_count == c->nodes_cap) {
-        c->nodes_cap = c->nodes_cap ? c->nodes_cap * 2 : 8;
-        c->nodes = fl_realloc(c->nodes, c->nodes_cap * sizeof(c->nodes[0]));
-    }
+    FL_GROW(c->nodes, c->nodes_cap, c->nodes_count + 1, 8);
     struct rs_node *n = &c->nodes[c->nodes_count++];
     memset(n, 0, sizeof(*n));
     n->id = id;
@@ -116,13 +113,7 @@ static struct rs_rec *rec_get(struct raft_safety *c, uint64_t i)
         return NULL;
     size_t k = (size_t)(i - c->g_base);
     if (k >= c->g_count) {
-        if (k >= c->g_cap) {
-            size_t cap = c->g_cap ? c->g_cap : 1024;
-            while (cap <= k)
-                cap *= 2;
-            c->g = fl_realloc(c->g, cap * sizeof(c->g[0]));
-            c->g_cap = cap;
-        }
+        FL_GROW(c->g, c->g_cap, k + 1, 1024);
         memset(c->g + c->g_count, 0, (k + 1 - c->g_count) * sizeof(c->g[0]));
         c->g_count = k + 1;
     }
@@ -207,7 +198,7 @@ static void node_view_push(struct rs_node *n, uint64_t term, uint64_t chain)
 {
     size_t k = (size_t)(n->last - n->base);
     if (k >= n->cap) {
-        n->cap = n->cap ? n->cap * 2 : 256;
+        n->cap = fl_grow_cap(n->cap, k + 1, 256, sizeof(uint64_t));
         n->terms = fl_realloc(n->terms, n->cap * sizeof(uint64_t));
         n->chains = fl_realloc(n->chains, n->cap * sizeof(uint64_t));
     }
@@ -275,10 +266,7 @@ static bool log_matching_check(struct raft_safety *c, uint64_t i, uint64_t term,
             return a->chain == chain;
         }
     }
-    if (c->alts_count == c->alts_cap) {
-        c->alts_cap = c->alts_cap ? c->alts_cap * 2 : 64;
-        c->alts = fl_realloc(c->alts, c->alts_cap * sizeof(c->alts[0]));
-    }
+    FL_GROW(c->alts, c->alts_cap, c->alts_count + 1, 64);
     c->alts[c->alts_count++] = (struct rs_alt){i, term, chain, hash};
     return true;
 }
@@ -289,12 +277,9 @@ bool raft_safety_leader(struct raft_safety *c, uint64_t node, uint64_t term)
     struct rs_node *n = rs__node_get(c, node);
     c->n_leaders++;
     if (term >= c->leaders_cap) {
-        size_t cap = c->leaders_cap ? c->leaders_cap : 64;
-        while (cap <= term)
-            cap *= 2;
-        c->leaders = fl_realloc(c->leaders, cap * sizeof(uint64_t));
-        memset(c->leaders + c->leaders_cap, 0, (cap - c->leaders_cap) * sizeof(uint64_t));
-        c->leaders_cap = cap;
+        size_t old_cap = c->leaders_cap;
+        FL_GROW(c->leaders, c->leaders_cap, (size_t)term + 1, 64);
+        memset(c->leaders + old_cap, 0, (c->leaders_cap - old_cap) * sizeof(uint64_t));
     }
     if (c->leaders[term] != 0 && c->leaders[term] != node)
         return rs__violate(c, "election_safety", node, c->leaders[term], 0, term,
