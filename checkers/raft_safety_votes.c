@@ -193,10 +193,7 @@ bool raft_safety_conf_entry(struct raft_safety *c, uint64_t node, uint64_t index
     }
     struct rs_conf next = *conf_at(n, index);
     conf_apply(&next, type, member);
-    if (n->confs_count == n->confs_cap) {
-        n->confs_cap = n->confs_cap ? n->confs_cap * 2 : 4;
-        n->confs = fl_realloc(n->confs, n->confs_cap * sizeof(n->confs[0]));
-    }
+    FL_GROW(n->confs, n->confs_cap, n->confs_count + 1, 4);
     n->confs[n->confs_count].index = index;
     n->confs[n->confs_count].conf = next;
     n->confs_count++;
@@ -231,10 +228,7 @@ static void grant_add(struct raft_safety *c, uint64_t term, uint64_t voter, uint
         memmove(c->grants, c->grants + half, (c->grants_count - half) * sizeof(c->grants[0]));
         c->grants_count -= half;
     }
-    if (c->grants_count == c->grants_cap) {
-        c->grants_cap = c->grants_cap ? c->grants_cap * 2 : 64;
-        c->grants = fl_realloc(c->grants, c->grants_cap * sizeof(c->grants[0]));
-    }
+    FL_GROW(c->grants, c->grants_cap, c->grants_count + 1, 64);
     c->grants[c->grants_count++] = (struct rs_grant){term, voter, candidate};
 }
 
