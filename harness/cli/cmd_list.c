@@ -62,10 +62,7 @@ static void collect(const char *dir, char ***paths, size_t *n, size_t *cap)
         size_t len = strlen(e->d_name);
         if (len < 5 || strcmp(e->d_name + len - 4, ".lua"))
             continue;
-        if (*n == *cap) {
-            *cap = *cap ? *cap * 2 : 32;
-            *paths = fl_realloc(*paths, sizeof(char *) * *cap);
-        }
+        FL_GROW(*paths, *cap, *n + 1, 32);
         size_t plen = strlen(dir) + len + 2;
         char *p = fl_malloc(plen);
         snprintf(p, plen, "%s/%s", dir, e->d_name);
