@@ -290,10 +290,7 @@ int flt_enable(struct sim_world *w, const char *name, const struct flt_spec *spe
     struct flt_state *st = state_get(w);
     struct flt_entry *e = entry_find(st, (size_t)fp, spec->node);
     if (!e) {
-        if (st->n == st->cap) {
-            st->cap = st->cap ? st->cap * 2 : 8;
-            st->e = fl_realloc(st->e, st->cap * sizeof(*st->e));
-        }
+        FL_GROW(st->e, st->cap, st->n + 1, 8);
         e = &st->e[st->n++];
         memset(e, 0, sizeof(*e));
         e->fp = (size_t)fp;
