@@ -89,10 +89,7 @@ int hist_runs_list(struct hist_db *db, int64_t **ids_out, size_t *count_out)
     size_t n = 0, cap = 0;
     int64_t *ids = NULL;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (n == cap) {
-            cap = cap ? cap * 2 : 16;
-            ids = fl_realloc(ids, cap * sizeof *ids);
-        }
+        FL_GROW(ids, cap, n + 1, 16);
         ids[n++] = sqlite3_column_int64(st, 0);
     }
     rc = finish(db, st, rc, 0);
