@@ -136,10 +136,7 @@ static int jl_op(struct chk_history *h, json_t *o, uint32_t line, int64_t op_no,
     d.resp = o;
     int rc = ld_build_op(h, &d, msg, msg_size);
     if (rc >= 0 && json_object_get(o, "id")) {
-        if (js->n_ids == js->cap_ids) {
-            js->cap_ids = js->cap_ids ? 2 * js->cap_ids : 64;
-            js->ids = fl_realloc(js->ids, js->cap_ids * sizeof *js->ids);
-        }
+        FL_GROW(js->ids, js->cap_ids, js->n_ids + 1, 64);
         js->ids[js->n_ids].id = d.op_id;
         js->ids[js->n_ids++].line = line;
     }
@@ -201,10 +198,7 @@ static int jl_watch_open(struct chk_history *h, json_t *o, uint32_t line, char *
         w->flags |= CHK_WF_NOPUT;
     if (filters && strstr(filters, "nodelete"))
         w->flags |= CHK_WF_NODELETE;
-    if (st->n_w == st->cap_w) {
-        st->cap_w = st->cap_w ? 2 * st->cap_w : 16;
-        st->w = fl_realloc(st->w, st->cap_w * sizeof *st->w);
-    }
+    FL_GROW(st->w, st->cap_w, st->n_w + 1, 16);
     st->w[st->n_w++] = (struct jl_watch){id, CHK_NEVER, 0};
     return 0;
 }
