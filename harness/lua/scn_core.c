@@ -26,7 +26,7 @@ static char describe_sentinel;
 static void ready_push(struct scn *S, int id)
 {
     if (S->ready_len == S->ready_cap) {
-        int cap = S->ready_cap ? S->ready_cap * 2 : 16;
+        int cap = (int)fl_grow_cap((size_t)S->ready_cap, (size_t)S->ready_len + 1, 16, sizeof(int));
         int *r = fl_malloc(sizeof(int) * (size_t)cap);
         for (int i = 0; i < S->ready_len; i++)
             r[i] = S->ready[(S->ready_head + i) % S->ready_cap];
@@ -51,10 +51,7 @@ static int ready_pop(struct scn *S)
 struct scn_co *scn_co_start(struct scn *S, lua_State *L, int nargs)
 {
     FL_ASSERT(lua_type(L, -nargs - 1) == LUA_TFUNCTION);
-    if (S->n_cos == S->cap_cos) {
-        S->cap_cos = S->cap_cos ? S->cap_cos * 2 : 16;
-        S->cos = fl_realloc(S->cos, sizeof(*S->cos) * (size_t)S->cap_cos);
-    }
+    FL_GROW(S->cos, S->cap_cos, (size_t)S->n_cos + 1, 16);
     struct scn_co *co = fl_calloc(1, sizeof(*co));
     co->S = S;
     co->id = S->n_cos + 1;
