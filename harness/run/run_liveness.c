@@ -161,10 +161,7 @@ static void evaluate(struct run_world *rw)
         *last = sg; /* several rows at one instant: the last state counts */
         return;
     }
-    if (rw->live_n == rw->live_cap) {
-        rw->live_cap = rw->live_cap ? 2 * rw->live_cap : 16;
-        rw->live_segs = fl_realloc(rw->live_segs, rw->live_cap * sizeof(rw->live_segs[0]));
-    }
+    FL_GROW(rw->live_segs, rw->live_cap, rw->live_n + 1, 16);
     rw->live_segs[rw->live_n++] = sg;
 }
 
