@@ -357,10 +357,7 @@ void run_mirror_watch_open(struct run_world *rw, const struct hist_watch *w)
     struct run_mirror *m = &rw->mirror;
     if (!m->on || m->broken)
         return;
-    if (m->n_watches == m->cap_watches) {
-        m->cap_watches = m->cap_watches ? 2 * m->cap_watches : 16;
-        m->watches = fl_realloc(m->watches, m->cap_watches * sizeof *m->watches);
-    }
+    FL_GROW(m->watches, m->cap_watches, m->n_watches + 1, 16);
     struct run_mirror_watch *x = &m->watches[m->n_watches];
     memset(x, 0, sizeof *x);
     x->watch_id = w->watch_id;
@@ -411,10 +408,7 @@ void run_mirror_event(struct run_world *rw, const struct hist_watch_event *ev)
         m->broken = true;
         return;
     }
-    if (m->n_events == m->cap_events) {
-        m->cap_events = m->cap_events ? 2 * m->cap_events : 64;
-        m->events = fl_realloc(m->events, m->cap_events * sizeof *m->events);
-    }
+    FL_GROW(m->events, m->cap_events, m->n_events + 1, 64);
     struct run_mirror_event *x = &m->events[m->n_events++];
     memset(x, 0, sizeof *x);
     x->watch_id = ev->watch_id;
