@@ -8,11 +8,7 @@
 
 void run_events_keep(struct run_world *rw, const struct srv_event *ev)
 {
-    if (rw->n_events == rw->cap_events) {
-        size_t cap = rw->cap_events ? rw->cap_events * 2 : 256;
-        rw->events = fl_realloc(rw->events, cap * sizeof *rw->events);
-        rw->cap_events = cap;
-    }
+    FL_GROW(rw->events, rw->cap_events, rw->n_events + 1, 256);
     struct run_node_event *e = &rw->events[rw->n_events++];
     memset(e, 0, sizeof *e);
     e->at_ns = ev->at_ns;
