@@ -400,10 +400,7 @@ void run_record_lease_end(struct run_world *rw, const struct srv_event *ev)
     for (size_t i = 0; i < rw->n_lease_ends; i++)
         if (rw->lease_ends[i][0] == ev->lease_id && rw->lease_ends[i][1] == ev->revision)
             return;
-    if (rw->n_lease_ends == rw->cap_lease_ends) {
-        rw->cap_lease_ends = rw->cap_lease_ends ? rw->cap_lease_ends * 2 : 16;
-        rw->lease_ends = fl_realloc(rw->lease_ends, sizeof(*rw->lease_ends) * rw->cap_lease_ends);
-    }
+    FL_GROW(rw->lease_ends, rw->cap_lease_ends, rw->n_lease_ends + 1, 16);
     rw->lease_ends[rw->n_lease_ends][0] = ev->lease_id;
     rw->lease_ends[rw->n_lease_ends][1] = ev->revision;
     rw->n_lease_ends++;
@@ -456,11 +453,7 @@ void run_record_compact(struct run_world *rw, const struct srv_event *ev)
     for (size_t i = 0; i < rw->n_compactions; i++)
         if (rw->compactions[i] == ev->revision)
             return;
-    if (rw->n_compactions == rw->cap_compactions) {
-        rw->cap_compactions = rw->cap_compactions ? rw->cap_compactions * 2 : 16;
-        rw->compactions =
-            fl_realloc(rw->compactions, sizeof(*rw->compactions) * rw->cap_compactions);
-    }
+    FL_GROW(rw->compactions, rw->cap_compactions, rw->n_compactions + 1, 16);
     rw->compactions[rw->n_compactions++] = ev->revision;
     if (!rw->db)
         return;
