@@ -98,10 +98,7 @@ static struct disk_file *file_find(const struct disk *d, const char *name)
 
 static void file_insert(struct disk *d, size_t at, struct disk_file *f)
 {
-    if (d->nfiles == d->cap_files) {
-        d->cap_files = d->cap_files ? d->cap_files * 2 : 16;
-        d->files = fl_realloc(d->files, d->cap_files * sizeof(*d->files));
-    }
+    FL_GROW(d->files, d->cap_files, d->nfiles + 1, 16);
     memmove(&d->files[at + 1], &d->files[at], (d->nfiles - at) * sizeof(*d->files));
     d->files[at] = f;
     d->nfiles++;
@@ -260,10 +257,7 @@ static void save_undo(struct disk_file *f, uint64_t off, size_t n)
     u->off = off;
     u->len = len;
     memcpy(u->bytes, f->data.data + off, len);
-    if (f->nundo == f->cap_undo) {
-        f->cap_undo = f->cap_undo ? f->cap_undo * 2 : 8;
-        f->undo = fl_realloc(f->undo, f->cap_undo * sizeof(*f->undo));
-    }
+    FL_GROW(f->undo, f->cap_undo, f->nundo + 1, 8);
     f->undo[f->nundo++] = u;
 }
 
