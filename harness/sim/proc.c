@@ -21,10 +21,7 @@ int sim_proc_add(struct sim_world *w, const char *name, const struct sim_proc_op
 {
     FL_ASSERT(name != NULL && name[0] != 0);
     FL_ASSERTF(sim_proc_find(w, name) < 0, "duplicate process name %s", name);
-    if (w->nprocs == w->cap_procs) {
-        w->cap_procs = w->cap_procs ? w->cap_procs * 2 : 8;
-        w->procs = fl_realloc(w->procs, (size_t)w->cap_procs * sizeof(*w->procs));
-    }
+    FL_GROW(w->procs, w->cap_procs, w->nprocs + 1, 8);
     int id = w->nprocs++;
     struct sim_proc *p = &w->procs[id];
     memset(p, 0, sizeof(*p));
