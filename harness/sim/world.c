@@ -150,10 +150,7 @@ static void heap_sift_down(struct sim_heap_entry *h, size_t n, size_t i)
 static void heap_push(struct sim_world *w, int64_t at_ns, uint64_t seq, uint32_t slot)
 {
     FL_ASSERT(seq <= SIM_SEQ_MAX && slot <= SIM_SLOT_MAX);
-    if (w->nheap == w->cap_heap) {
-        w->cap_heap = w->cap_heap ? w->cap_heap * 2 : 1024;
-        w->heap = fl_realloc(w->heap, w->cap_heap * sizeof(*w->heap));
-    }
+    FL_GROW(w->heap, w->cap_heap, w->nheap + 1, 1024);
     w->heap[w->nheap] = (struct sim_heap_entry){at_ns, (seq << SIM_SLOT_BITS) | slot};
     heap_sift_up(w->heap, w->nheap);
     w->nheap++;
@@ -401,10 +398,7 @@ static inline bool proc_must_defer(const struct sim_proc *p)
 /* Appends a live slot to its process's deferred list. */
 static void defer_slot(struct sim_world *w, struct sim_proc *p, uint32_t s)
 {
-    if (p->ndeferred == p->cap_deferred) {
-        p->cap_deferred = p->cap_deferred ? p->cap_deferred * 2 : 64;
-        p->deferred = fl_realloc(p->deferred, p->cap_deferred * sizeof(*p->deferred));
-    }
+    FL_GROW(p->deferred, p->cap_deferred, p->ndeferred + 1, 64);
     p->deferred[p->ndeferred++] = (struct sim_deferred){s, w->slots[s].seq};
 }
 
@@ -569,10 +563,7 @@ struct sim_rng *sim_rng(struct sim_world *w, const char *name)
     for (size_t i = 0; i < w->nstreams; i++)
         if (strcmp(w->streams[i].name, name) == 0)
             return w->streams[i].rng;
-    if (w->nstreams == w->cap_streams) {
-        w->cap_streams = w->cap_streams ? w->cap_streams * 2 : 16;
-        w->streams = fl_realloc(w->streams, w->cap_streams * sizeof(*w->streams));
-    }
+    FL_GROW(w->streams, w->cap_streams, w->nstreams + 1, 16);
     struct sim_stream *st = &w->streams[w->nstreams++];
     st->name = fl_strdup(name);
     st->rng = fl_malloc(sizeof(*st->rng));
