@@ -10,10 +10,7 @@
 
 void *kvc_scratch_alloc(struct kvc_scratch *s, size_t size)
 {
-    if (s->n == s->cap) {
-        s->cap = s->cap ? s->cap * 2 : 8;
-        s->ptrs = fl_realloc(s->ptrs, s->cap * sizeof(*s->ptrs));
-    }
+    FL_GROW(s->ptrs, s->cap, s->n + 1, 8);
     void *p = fl_calloc(1, size ? size : 1);
     s->ptrs[s->n++] = p;
     return p;
