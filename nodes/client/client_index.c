@@ -31,7 +31,7 @@ static void kvc_idmap_grow(struct kvc_idmap *m)
     size_t old_cap = m->cap;
     uint64_t *old_keys = m->keys;
     void **old_vals = m->vals;
-    m->cap = old_cap ? old_cap * 2 : 16;
+    m->cap = fl_grow_cap(old_cap, old_cap + 1, 16, sizeof(*m->keys));
     m->keys = fl_calloc(m->cap, sizeof(*m->keys));
     m->vals = fl_calloc(m->cap, sizeof(*m->vals));
     m->len = 0;
@@ -148,10 +148,7 @@ static int kvc_stream_id_cmp(const void *a, const void *b)
 
 void kvc_svec_push_list(struct kvc_svec *v, const struct kvc_slist *l)
 {
-    if (v->len + l->len > v->cap) {
-        v->cap = FL_MAX(v->len + l->len, v->cap * 2);
-        v->p = fl_realloc(v->p, v->cap * sizeof(*v->p));
-    }
+    FL_GROW(v->p, v->cap, v->len + l->len, 16);
     for (struct kvc_stream *st = l->head; st; st = st->q_next)
         v->p[v->len++] = st;
 }
@@ -206,10 +203,7 @@ static int kvc_u64_cmp(const void *a, const void *b)
 
 void kvc_ids_push_clist(struct kvc_ids *v, const struct kvc_clist *l, bool reads_only)
 {
-    if (v->len + l->len > v->cap) {
-        v->cap = FL_MAX(v->len + l->len, v->cap * 2);
-        v->p = fl_realloc(v->p, v->cap * sizeof(*v->p));
-    }
+    FL_GROW(v->p, v->cap, v->len + l->len, 16);
     for (const struct kvc_call *call = l->head; call; call = call->q_next) {
         if (!reads_only || (!call->mutating && call->target < 0))
             v->p[v->len++] = call->id;
