@@ -102,7 +102,7 @@ static void kvc_pend_push(struct kvc_stream *st, int64_t rev, int64_t at_ns)
             return; /* several keys of one revision */
     }
     if (st->pend_len == st->pend_cap) {
-        size_t cap = st->pend_cap ? st->pend_cap * 2 : 16;
+        size_t cap = fl_grow_cap(st->pend_cap, st->pend_len + 1, 16, sizeof(*st->pend));
         struct kvc_wpending *p = fl_malloc(cap * sizeof(*p));
         for (size_t i = 0; i < st->pend_len; i++)
             p[i] = st->pend[(st->pend_head + i) % st->pend_cap];
@@ -198,10 +198,7 @@ static void wild_append(struct kvc_client *c, int64_t rev, int64_t at_ns)
     FL_ASSERTF(rev > c->noted_rev_max, "commit of unknown keys at revision %lld noted after %lld",
                (long long)rev, (long long)c->noted_rev_max);
     FL_ASSERT(c->wild_len == 0 || c->wild[c->wild_len - 1].at_ns <= at_ns);
-    if (c->wild_len == c->wild_cap) {
-        c->wild_cap = c->wild_cap ? c->wild_cap * 2 : 64;
-        c->wild = fl_realloc(c->wild, c->wild_cap * sizeof(*c->wild));
-    }
+    FL_GROW(c->wild, c->wild_cap, c->wild_len + 1, 64);
     c->wild[c->wild_len++] = (struct kvc_wpending){rev, at_ns};
     c->wild_rev_max = rev;
     wild_trim(c);
