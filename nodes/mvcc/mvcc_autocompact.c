@@ -66,10 +66,7 @@ static void take_sample(struct mvcc_autocompact *ac, int64_t now_ns, int64_t rev
                 (ac->samples_len - keep_from) * sizeof(*ac->samples));
         ac->samples_len -= keep_from;
     }
-    if (ac->samples_len == ac->samples_cap) {
-        ac->samples_cap = ac->samples_cap ? ac->samples_cap * 2 : 16;
-        ac->samples = fl_realloc(ac->samples, ac->samples_cap * sizeof(*ac->samples));
-    }
+    FL_GROW(ac->samples, ac->samples_cap, ac->samples_len + 1, 16);
     ac->samples[ac->samples_len++] = (struct mvcc_ac_sample){now_ns, rev};
 }
 
