@@ -49,18 +49,12 @@ static struct mvcc_rev *append_rev(struct mvcc_store *s, struct mvcc_key *k)
 {
     FL_ASSERT(s->in_write);
     FL_ASSERT(k->revs_len == 0 || k->revs[k->revs_len - 1].mod_rev < s->write_rev);
-    if (k->revs_len == k->revs_cap) {
-        k->revs_cap = k->revs_cap ? k->revs_cap * 2 : 2;
-        k->revs = fl_realloc(k->revs, k->revs_cap * sizeof(*k->revs));
-    }
+    FL_GROW(k->revs, k->revs_cap, k->revs_len + 1, 2);
     struct mvcc_rev *r = &k->revs[k->revs_len++];
     memset(r, 0, sizeof(*r));
     r->mod_rev = s->write_rev;
     r->sub = s->write_sub++;
-    if (s->log_len == s->log_cap) {
-        s->log_cap = s->log_cap ? s->log_cap * 2 : 256;
-        s->log = fl_realloc(s->log, s->log_cap * sizeof(*s->log));
-    }
+    FL_GROW(s->log, s->log_cap, s->log_len + 1, 256);
     s->log[s->log_len++] = (struct mvcc_logrec){r->mod_rev, r->sub, k};
     return r;
 }
@@ -163,10 +157,7 @@ struct kv_vec {
 static void kv_push(struct kv_vec *kv, const struct mvcc_key *k, const struct mvcc_rev *r,
                     bool keys_only)
 {
-    if (kv->len == kv->cap) {
-        kv->cap = kv->cap ? kv->cap * 2 : 8;
-        kv->v = fl_realloc(kv->v, kv->cap * sizeof(*kv->v));
-    }
+    FL_GROW(kv->v, kv->cap, kv->len + 1, 8);
     mvcc__kv_fill(&kv->v[kv->len++], k, r, keys_only);
 }
 
