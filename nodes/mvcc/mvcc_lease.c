@@ -37,10 +37,7 @@ void mvcc__lease_attach(struct mvcc_store *s, struct mvcc_key *k, int64_t lease)
     FL_ASSERT(k->lease == 0 && lease > 0);
     struct mvcc_lease *l = mvcc__lease_find(s, lease);
     FL_ASSERT(l);
-    if (l->keys_len == l->keys_cap) {
-        l->keys_cap = l->keys_cap ? l->keys_cap * 2 : 4;
-        l->keys = fl_realloc(l->keys, l->keys_cap * sizeof(*l->keys));
-    }
+    FL_GROW(l->keys, l->keys_cap, l->keys_len + 1, 4);
     k->lease = lease;
     k->lease_slot = l->keys_len;
     l->keys[l->keys_len++] = k;
@@ -68,10 +65,7 @@ struct mvcc_lease *mvcc__lease_insert(struct mvcc_store *s, int64_t id, int64_t 
     l->id = id;
     l->ttl_s = ttl_s;
     l->expiry_ns = expiry_ns;
-    if (s->leases_len == s->leases_cap) {
-        s->leases_cap = s->leases_cap ? s->leases_cap * 2 : 8;
-        s->leases = fl_realloc(s->leases, s->leases_cap * sizeof(*s->leases));
-    }
+    FL_GROW(s->leases, s->leases_cap, s->leases_len + 1, 8);
     size_t at = lease_lower(s, id);
     memmove(s->leases + at + 1, s->leases + at, (s->leases_len - at) * sizeof(*s->leases));
     s->leases[at] = l;
