@@ -179,10 +179,7 @@ static const uint8_t *get_bytes(struct rd *r, size_t n)
 
 static void log_push(struct mvcc_store *s, int64_t main, uint32_t sub, struct mvcc_key *k)
 {
-    if (s->log_len == s->log_cap) {
-        s->log_cap = s->log_cap ? s->log_cap * 2 : 256;
-        s->log = fl_realloc(s->log, s->log_cap * sizeof(*s->log));
-    }
+    FL_GROW(s->log, s->log_cap, s->log_len + 1, 256);
     s->log[s->log_len++] = (struct mvcc_logrec){main, sub, k};
 }
 
