@@ -214,9 +214,7 @@ static void table_insert(struct mvcc_store *s, struct mvcc_key *k)
 
 static void table_rebuild(struct mvcc_store *s, size_t want)
 {
-    size_t cap = 16;
-    while (cap < want * 2)
-        cap *= 2;
+    size_t cap = fl_grow_cap(0, want * 2, 16, sizeof(*s->table));
     free(s->table);
     s->table = fl_calloc(cap, sizeof(*s->table));
     s->table_cap = cap;
@@ -268,10 +266,7 @@ struct mvcc_key *mvcc__key_get_or_add(struct mvcc_store *s, const uint8_t *k, si
     e->key = fl_memdup(k, n);
     e->key_len = n;
     e->hash = fl_hash64(k, n);
-    if (s->keys_len == s->keys_cap) {
-        s->keys_cap = s->keys_cap ? s->keys_cap * 2 : 64;
-        s->keys = fl_realloc(s->keys, s->keys_cap * sizeof(*s->keys));
-    }
+    FL_GROW(s->keys, s->keys_cap, s->keys_len + 1, 64);
     s->keys[s->keys_len++] = e;
     if ((s->table_used + 1) * 2 > s->table_cap)
         table_rebuild(s, s->keys_len);
