@@ -37,10 +37,7 @@ struct span_vec {
 
 static void span_push(struct span_vec *sv, const uint8_t *k, size_t kn, const uint8_t *e, size_t en)
 {
-    if (sv->len == sv->cap) {
-        sv->cap = sv->cap ? sv->cap * 2 : 8;
-        sv->v = fl_realloc(sv->v, sv->cap * sizeof(*sv->v));
-    }
+    FL_GROW(sv->v, sv->cap, sv->len + 1, 8);
     sv->v[sv->len++] = (struct span){k, e, kn, en};
 }
 
@@ -211,10 +208,7 @@ struct path {
 
 static void path_push(struct path *p, bool b)
 {
-    if (p->len == p->cap) {
-        p->cap = p->cap ? p->cap * 2 : 8;
-        p->v = fl_realloc(p->v, p->cap * sizeof(*p->v));
-    }
+    FL_GROW(p->v, p->cap, p->len + 1, 8);
     p->v[p->len++] = b;
 }
 
