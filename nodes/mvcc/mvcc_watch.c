@@ -26,10 +26,7 @@ struct ev_vec {
 
 static void ev_push(struct ev_vec *ev, struct ev_ref r)
 {
-    if (ev->len == ev->cap) {
-        ev->cap = ev->cap ? ev->cap * 2 : 8;
-        ev->v = fl_realloc(ev->v, ev->cap * sizeof(*ev->v));
-    }
+    FL_GROW(ev->v, ev->cap, ev->len + 1, 8);
     ev->v[ev->len++] = r;
 }
 
@@ -162,10 +159,7 @@ static void ready_fix(struct mvcc_store *s, struct mvcc_watcher *w)
         return;
     }
     if (w->ready_pos == SIZE_MAX) {
-        if (s->ready_len == s->ready_cap) {
-            s->ready_cap = s->ready_cap ? s->ready_cap * 2 : 16;
-            s->ready = fl_realloc(s->ready, s->ready_cap * sizeof(*s->ready));
-        }
+        FL_GROW(s->ready, s->ready_cap, s->ready_len + 1, 16);
         ready_place(s, s->ready_len++, w);
         ready_sift_up(s, w->ready_pos);
         return;
@@ -183,10 +177,7 @@ static void q_push(struct mvcc_store *s, struct mvcc_watcher *w, const struct mv
         w->q_len -= w->q_head - 1;
         w->q_head = 1;
     }
-    if (w->q_len == w->q_cap) {
-        w->q_cap = w->q_cap ? w->q_cap * 2 : 4;
-        w->q = fl_realloc(w->q, w->q_cap * sizeof(*w->q));
-    }
+    FL_GROW(w->q, w->q_cap, w->q_len + 1, 4);
     if (front) {
         if (w->q_head == 0) {
             memmove(w->q + 1, w->q, w->q_len * sizeof(*w->q));
@@ -251,10 +242,7 @@ static void notify_hit(void *ctx, struct fl_ivnode *n)
     struct mvcc_watcher *w = watcher_of(n);
     if (!w->synced || w->min_rev > nc->rev || watcher_filtered(w, nc->r))
         return;
-    if (s->hits_len == s->hits_cap) {
-        s->hits_cap = s->hits_cap ? s->hits_cap * 2 : 64;
-        s->hits = fl_realloc(s->hits, s->hits_cap * sizeof(*s->hits));
-    }
+    FL_GROW(s->hits, s->hits_cap, s->hits_len + 1, 64);
     s->hits[s->hits_len++] = (struct mvcc_watch_hit){w, nc->j};
 }
 
@@ -349,10 +337,7 @@ static void unsynced_add(struct mvcc_store *s, struct mvcc_watcher *w)
 {
     size_t i = unsynced_slot(s, w->id);
     FL_ASSERT(i == s->unsynced_len || s->unsynced[i] != w);
-    if (s->unsynced_len == s->unsynced_cap) {
-        s->unsynced_cap = s->unsynced_cap ? s->unsynced_cap * 2 : 16;
-        s->unsynced = fl_realloc(s->unsynced, s->unsynced_cap * sizeof(*s->unsynced));
-    }
+    FL_GROW(s->unsynced, s->unsynced_cap, s->unsynced_len + 1, 16);
     memmove(s->unsynced + i + 1, s->unsynced + i, (s->unsynced_len - i) * sizeof(*s->unsynced));
     s->unsynced[i] = w;
     s->unsynced_len++;
@@ -382,7 +367,8 @@ static void watcher_set_synced(struct mvcc_store *s, struct mvcc_watcher *w, boo
 static void watchers_append(struct mvcc_store *s, struct mvcc_watcher *w)
 {
     if (s->watchers_len == s->watchers_cap) {
-        s->watchers_cap = s->watchers_cap ? s->watchers_cap * 2 : 8;
+        s->watchers_cap =
+            fl_grow_cap(s->watchers_cap, s->watchers_len + 1, 8, sizeof(*s->watchers));
         s->watchers = fl_realloc(s->watchers, s->watchers_cap * sizeof(*s->watchers));
         s->watcher_ids = fl_realloc(s->watcher_ids, s->watchers_cap * sizeof(*s->watcher_ids));
     }
@@ -781,10 +767,7 @@ void mvcc__watch_after_restore(struct mvcc_store *s, int64_t old_rev,
         if (FL_BUG(MVCC_RESTORE_LOWERS_FUTURE_WATCH))
             w->synced = false;
         if (!w->synced) {
-            if (s->unsynced_len == s->unsynced_cap) {
-                s->unsynced_cap = s->unsynced_cap ? s->unsynced_cap * 2 : 16;
-                s->unsynced = fl_realloc(s->unsynced, s->unsynced_cap * sizeof(*s->unsynced));
-            }
+            FL_GROW(s->unsynced, s->unsynced_cap, s->unsynced_len + 1, 16);
             s->unsynced[s->unsynced_len++] = w; /* in id order */
         }
     }
