@@ -101,10 +101,7 @@ static void conf_push(struct raft *r, uint64_t index, const struct raft_conf_sta
 {
     struct raft__log *l = &r->log;
     FL_ASSERT(l->confs_count == 0 || l->confs[l->confs_count - 1].index < index);
-    if (l->confs_count == l->confs_cap) {
-        l->confs_cap = l->confs_cap ? l->confs_cap * 2 : 4;
-        l->confs = fl_realloc(l->confs, l->confs_cap * sizeof(l->confs[0]));
-    }
+    FL_GROW(l->confs, l->confs_cap, l->confs_count + 1, 4);
     l->confs[l->confs_count].index = index;
     l->confs[l->confs_count].conf = *conf;
     l->confs_count++;
@@ -131,10 +128,7 @@ void raft__log_append(struct raft *r, uint64_t term, enum raft_entry_type type, 
     struct raft__log *l = &r->log;
     FL_ASSERT(term >= raft__last_term(r));
     FL_ASSERT(len == 0 || data != NULL);
-    if (l->count == l->cap) {
-        l->cap = l->cap ? l->cap * 2 : 64;
-        l->ents = fl_realloc(l->ents, l->cap * sizeof(l->ents[0]));
-    }
+    FL_GROW(l->ents, l->cap, l->count + 1, 64);
     struct raft_entry *e = &l->ents[l->count++];
     e->index = l->base_index + l->count;
     e->term = term;
