@@ -43,10 +43,7 @@ void raft__read_request(struct raft *r, uint64_t context, uint64_t from)
     if (!committed_in_term(r)) {
         if (r->read_waits_count >= r->cfg.read_pending_max)
             return;
-        if (r->read_waits_count == r->read_waits_cap) {
-            r->read_waits_cap = r->read_waits_cap ? r->read_waits_cap * 2 : 16;
-            r->read_waits = fl_realloc(r->read_waits, r->read_waits_cap * sizeof(rd));
-        }
+        FL_GROW(r->read_waits, r->read_waits_cap, r->read_waits_count + 1, 16);
         r->read_waits[r->read_waits_count++] = rd;
         return;
     }
@@ -58,10 +55,7 @@ void raft__read_request(struct raft *r, uint64_t context, uint64_t from)
     }
     if (r->reads_count >= r->cfg.read_pending_max)
         return;
-    if (r->reads_count == r->reads_cap) {
-        r->reads_cap = r->reads_cap ? r->reads_cap * 2 : 16;
-        r->reads = fl_realloc(r->reads, r->reads_cap * sizeof(rd));
-    }
+    FL_GROW(r->reads, r->reads_cap, r->reads_count + 1, 16);
     rd.seq = ++r->read_seq;
     rd.acks[rd.acks_count++] = r->cfg.id;
     FL_ASSERT(r->reads_count == 0 || r->reads[r->reads_count - 1].seq + 1 == rd.seq);
