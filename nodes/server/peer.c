@@ -21,10 +21,7 @@ static struct srv_peer *peer_get(struct srv_member *m, uint64_t id)
     for (size_t i = 0; i < m->n_peers; i++)
         if (m->peers[i].id == id)
             return &m->peers[i];
-    if (m->n_peers == m->cap_peers) {
-        m->cap_peers = m->cap_peers ? m->cap_peers * 2 : 8;
-        m->peers = fl_realloc(m->peers, m->cap_peers * sizeof *m->peers);
-    }
+    FL_GROW(m->peers, m->cap_peers, m->n_peers + 1, 8);
     struct srv_peer *p = &m->peers[m->n_peers++];
     memset(p, 0, sizeof *p);
     p->id = id;
