@@ -111,10 +111,7 @@ void srv_reply_mvcc_error(struct srv_member *m, const struct srv_reply *reply, i
 struct srv_waiter *srv_waiter_add(struct srv_member *m, enum srv_wait_kind kind,
                                   const struct srv_reply *reply, Rpc__ClientMsg *req)
 {
-    if (m->n_waiters == m->cap_waiters) {
-        m->cap_waiters = m->cap_waiters ? m->cap_waiters * 2 : 64;
-        m->waiters = fl_realloc(m->waiters, m->cap_waiters * sizeof *m->waiters);
-    }
+    FL_GROW(m->waiters, m->cap_waiters, m->n_waiters + 1, 64);
     struct srv_waiter *wt = &m->waiters[m->n_waiters++];
     memset(wt, 0, sizeof *wt);
     wt->id = m->next_req_id++;
@@ -415,7 +412,7 @@ static bool blocked(struct srv_member *m)
 static void defer_frame(struct srv_member *m, net_sock s, const uint8_t *p, size_t n)
 {
     if (m->n_deferred == m->cap_deferred) {
-        m->cap_deferred = m->cap_deferred ? m->cap_deferred * 2 : 16;
+        m->cap_deferred = fl_grow_cap(m->cap_deferred, m->n_deferred + 1, 16, sizeof *m->deferred);
         m->deferred = fl_realloc(m->deferred, m->cap_deferred * sizeof *m->deferred);
         m->deferred_sock = fl_realloc(m->deferred_sock, m->cap_deferred * sizeof(net_sock));
     }
@@ -512,10 +509,7 @@ static void on_client_accept(struct sim_world *w, net_sock s, int peer, void *ct
         if (m->conns[i].open)
             m->conns[k++] = m->conns[i];
     m->n_conns = k;
-    if (m->n_conns == m->cap_conns) {
-        m->cap_conns = m->cap_conns ? m->cap_conns * 2 : 16;
-        m->conns = fl_realloc(m->conns, m->cap_conns * sizeof *m->conns);
-    }
+    FL_GROW(m->conns, m->cap_conns, m->n_conns + 1, 16);
     m->conns[m->n_conns].sock = s;
     m->conns[m->n_conns].open = true;
     m->n_conns++;
