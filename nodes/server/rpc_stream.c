@@ -57,9 +57,7 @@ static void call_slot_put(struct srv_member *m, net_sock s, uint64_t call_id, in
 /* Rebuilds the (sock, call_id) table from the active watches, with room for want. */
 static void call_table_rebuild(struct srv_member *m, size_t want)
 {
-    size_t cap = 16;
-    while (cap < 2 * want)
-        cap *= 2;
+    size_t cap = fl_grow_cap(0, 2 * want, 16, sizeof(*m->watch_calls));
     free(m->watch_calls);
     m->watch_calls = fl_calloc(cap, sizeof(*m->watch_calls));
     m->watch_calls_cap = cap;
@@ -238,10 +236,7 @@ void srv_watch_handle(struct srv_member *m, const struct srv_reply *reply,
         srv_reply_status(m, reply, req->method, (int)mvcc_err_code(err), mvcc_err_text(err), true);
         return;
     }
-    if (m->n_watches == m->cap_watches) {
-        m->cap_watches = m->cap_watches ? m->cap_watches * 2 : 16;
-        m->watches = fl_realloc(m->watches, m->cap_watches * sizeof *m->watches);
-    }
+    FL_GROW(m->watches, m->cap_watches, m->n_watches + 1, 16);
     FL_ASSERT(m->n_watches == 0 || m->watches[m->n_watches - 1].mvcc_id < id);
     struct srv_watch *wa = &m->watches[m->n_watches++];
     wa->mvcc_id = id;
@@ -324,10 +319,7 @@ void srv_keepalive_handle(struct srv_member *m, const struct srv_reply *reply, R
         return;
     }
     if (!ka) {
-        if (m->n_kas == m->cap_kas) {
-            m->cap_kas = m->cap_kas ? m->cap_kas * 2 : 8;
-            m->kas = fl_realloc(m->kas, m->cap_kas * sizeof *m->kas);
-        }
+        FL_GROW(m->kas, m->cap_kas, m->n_kas + 1, 8);
         ka = &m->kas[m->n_kas++];
         ka->sock = reply->sock;
         ka->call_id = req->call_id;
