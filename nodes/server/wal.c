@@ -196,10 +196,7 @@ void srv_wal_state_append(struct srv_wal_state *st, uint64_t term, uint64_t inde
             wal_drop_from(st, 0);
         }
     }
-    if (st->n_entries == st->cap_entries) {
-        st->cap_entries = st->cap_entries ? st->cap_entries * 2 : 64;
-        st->entries = fl_realloc(st->entries, st->cap_entries * sizeof *st->entries);
-    }
+    FL_GROW(st->entries, st->cap_entries, st->n_entries + 1, 64);
     struct srv_wal_entry *e = &st->entries[st->n_entries++];
     e->term = term;
     e->index = index;
