@@ -24,6 +24,7 @@
  * prefix, its model state, and the operations that could not be ordered next.
  */
 #include "checkers/chk_int.h"
+#include "harness/common/marker.h"
 
 struct srch_entry {
     int32_t op;    /* index into the partition's op list */
@@ -127,6 +128,9 @@ static void srch_build_list(struct srch *s)
     g_sort_h = s->h;
     g_sort_ops = s->ops;
     qsort(s->e, 2 * n, sizeof(*s->e), entry_cmp);
+    /* the candidate order the search walks: strictly by (time, call first, op) */
+    for (uint32_t i = 1; i < 2 * n; i++)
+        FL_ASSERT(entry_cmp(&s->e[i - 1], &s->e[i]) < 0);
     g_sort_h = NULL;
     int32_t *call_at = fl_malloc((n + 1) * sizeof(int32_t));
     for (uint32_t i = 0; i < 2 * n; i++) {
@@ -273,7 +277,10 @@ static int srch_run(struct srch *s)
             verdict = CHK_UNKNOWN;
             break;
         }
-        FL_ASSERT(cur >= 0);
+        /* the frontier: cur is an entry still in the list, the stack holds at most
+         * every op, and the definite ops left are those not on it */
+        FL_ASSERT(cur >= 0 && (uint32_t)cur < 2 * s->n);
+        FL_ASSERT(s->depth <= s->n && definite_left <= s->n - s->depth);
         struct srch_entry *en = &s->e[cur];
         if (en->is_call) {
             const struct chk_op *op = &s->h->ops[s->ops[en->op]];
@@ -416,6 +423,8 @@ static void srch_twins(struct srch *s)
         }
         if (k < nl) {
             const struct chk_op *prev = &h->ops[s->ops[last_of[k]]];
+            /* a twin is called no later than the op it precedes */
+            FL_ASSERT(last_of[k] != e->op && prev->call_ns <= op->call_ns);
             if (op_ret(prev) <= op_ret(op))
                 s->twin[e->op] = last_of[k];
             last_of[k] = e->op;
@@ -448,58 +457,71 @@ static void srch_close(struct srch *s)
     free(s->best_state);
 }
 
-/* Explains a failed search in out->detail / out->reason. */
-static void srch_explain(struct srch *s, struct chk_lin_result *out, int32_t part_key)
+static bool best_has(const struct srch *s, uint32_t i)
 {
-    struct chk_history *h = s->h;
-    json_t *d = json_object();
-    json_object_set_new(d, "engine", json_string("search"));
-    if (part_key >= 0)
-        json_object_set_new(d, "key", chk_json_key(h, part_key));
-    json_object_set_new(d, "prefix_length", json_integer(s->best_depth));
-    /* The unlinearized op that returns first cannot be ordered; the others called
-     * before it returned are the ones it competes with. */
-    int64_t first_ret = CHK_NEVER;
+    return (s->best_bits[i / 64] & (UINT64_C(1) << (i % 64))) != 0;
+}
+
+/* The unlinearized op of the deepest configuration that returns first: it cannot be
+ * ordered (UINT32_MAX when every op left never returns). */
+static uint32_t explain_blocked(const struct srch *s, int64_t *first_ret)
+{
+    const struct chk_history *h = s->h;
+    *first_ret = CHK_NEVER;
     uint32_t blocked = UINT32_MAX;
     for (uint32_t i = 0; i < s->n; i++) {
-        if (s->best_bits[i / 64] & (UINT64_C(1) << (i % 64)))
-            continue;
         const struct chk_op *op = &h->ops[s->ops[i]];
-        if (op_ret(op) < first_ret) {
-            first_ret = op_ret(op);
+        if (!best_has(s, i) && op_ret(op) < *first_ret) {
+            *first_ret = op_ret(op);
             blocked = i;
         }
     }
+    FL_ASSERT(blocked == UINT32_MAX || (blocked < s->n && !best_has(s, blocked)));
+    return blocked;
+}
+
+/* The ops it competes with (called before it returned), and the linearized prefix. */
+static void explain_ops(const struct srch *s, json_t *d, uint32_t blocked, int64_t first_ret)
+{
+    const struct chk_history *h = s->h;
     json_t *unord = json_array();
     uint32_t listed = 0;
     for (uint32_t i = 0; i < s->n && blocked != UINT32_MAX && listed < 12; i++) {
-        if (s->best_bits[i / 64] & (UINT64_C(1) << (i % 64)))
-            continue;
         const struct chk_op *op = &h->ops[s->ops[i]];
-        if (i != blocked && op->call_ns > first_ret)
+        if (best_has(s, i) || (i != blocked && op->call_ns > first_ret))
             continue;
         json_array_append_new(unord, chk_json_op(h, op));
         listed++;
     }
     json_object_set_new(d, "unordered_ops", unord);
     json_t *prefix = json_array();
-    for (uint32_t i = 0, k = 0; i < s->n; i++) {
-        if (!(s->best_bits[i / 64] & (UINT64_C(1) << (i % 64))))
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < s->n; i++) {
+        if (!best_has(s, i))
             continue;
         if (++k > 200)
             break;
         json_array_append_new(prefix, json_integer(h->ops[s->ops[i]].op_id));
     }
+    /* the prefix is exactly the deepest configuration's linearized set */
+    FL_ASSERT(k > 200 || k == s->best_depth);
     json_object_set_new(d, "prefix_op_ids", prefix);
+}
+
+/* The model state of the deepest configuration: revision and present keys (50 at most). */
+static json_t *explain_state(const struct srch *s)
+{
+    const struct chk_history *h = s->h;
     const struct chk_kstate *st = (const struct chk_kstate *)s->best_state;
     json_t *state = json_object();
     json_object_set_new(state, "revision", json_integer(st->rev));
     json_t *keys = json_object();
-    for (uint32_t r = 0; r < h->keys.count; r++) {
+    for (uint32_t r = 0; r < h->keys.count && json_object_size(keys) < 50; r++) {
         int32_t k = (int32_t)h->key_order[r];
         int32_t sl = s->model.slot ? s->model.slot[k] : k;
         if (sl < 0 || st->ent[sl].value == CHK_NIL)
             continue;
+        FL_ASSERT((uint32_t)sl < s->slots);
         size_t kn;
         const uint8_t *kp = chk_key_bytes(h, k, &kn);
         char kbuf[128];
@@ -510,11 +532,26 @@ static void srch_explain(struct srch *s, struct chk_lin_result *out, int32_t par
         if (s->model.check_revs)
             json_object_set_new(kv, "mod_revision", json_integer(st->ent[sl].mod_rev));
         json_object_set_new(keys, kbuf, kv);
-        if (json_object_size(keys) >= 50)
-            break;
     }
     json_object_set_new(state, "keys", keys);
-    json_object_set_new(d, "state", state);
+    return state;
+}
+
+/* Explains a failed search in out->detail / out->reason: the deepest configuration
+ * reached (its prefix and model state) and the op that could not be ordered next. */
+static void srch_explain(struct srch *s, struct chk_lin_result *out, int32_t part_key)
+{
+    struct chk_history *h = s->h;
+    FL_ASSERT(s->best_depth < s->n); /* a failed search never linearized everything */
+    json_t *d = json_object();
+    json_object_set_new(d, "engine", json_string("search"));
+    if (part_key >= 0)
+        json_object_set_new(d, "key", chk_json_key(h, part_key));
+    json_object_set_new(d, "prefix_length", json_integer(s->best_depth));
+    int64_t first_ret;
+    uint32_t blocked = explain_blocked(s, &first_ret);
+    explain_ops(s, d, blocked, first_ret);
+    json_object_set_new(d, "state", explain_state(s));
     struct fl_buf t;
     fl_buf_init(&t);
     if (blocked != UINT32_MAX)
@@ -660,17 +697,24 @@ static bool history_has_revs(const struct chk_history *h)
     return false;
 }
 
-int chk_lin_search(struct chk_history *h, const struct chk_limits *lim, struct chk_lin_result *out)
+/* The ops that take part in a search, in history order, and the single key each
+ * touches (-1: none or several). */
+struct lin_ops {
+    uint32_t *ops;
+    int32_t *key_of;
+    uint32_t n;
+    bool single; /* every op touches one key: the search may split per key */
+};
+
+/* Selects the ops (op_included) and drops unknown ops called after every definite op
+ * returned: they can be put after everything, i.e. never. */
+static void lin_ops_open(struct lin_ops *o, const struct chk_history *h,
+                         const struct chk_limits *lim)
 {
-    FL_ASSERT(h->finished);
-    out->engine = CHK_ENGINE_SEARCH;
-    /* a duplicate application (chk_dup.c) decides without a search */
-    if (chk_dup_applications(h, out))
-        return FL_OK;
-    uint32_t *ops = fl_malloc((h->op_count + 1) * sizeof(uint32_t));
-    int32_t *key_of = fl_malloc((h->op_count + 1) * sizeof(int32_t));
-    uint32_t n = 0;
-    bool single = !(lim && lim->no_partition);
+    o->ops = fl_malloc((h->op_count + 1) * sizeof(uint32_t));
+    o->key_of = fl_malloc((h->op_count + 1) * sizeof(int32_t));
+    o->n = 0;
+    o->single = !(lim && lim->no_partition);
     int64_t last_definite_ret = INT64_MIN;
     for (uint32_t i = 0; i < h->op_count; i++) {
         const struct chk_op *op = &h->ops[i];
@@ -679,128 +723,202 @@ int chk_lin_search(struct chk_history *h, const struct chk_limits *lim, struct c
     }
     for (uint32_t i = 0; i < h->op_count; i++) {
         const struct chk_op *op = &h->ops[i];
-        if (!op_included(h, op))
+        if (!op_included(h, op) || (op_ret(op) == CHK_NEVER && op->call_ns > last_definite_ret))
             continue;
-        /* An unknown op called after every definite op returned cannot matter: put
-         * it after everything, i.e. never. */
-        if (op_ret(op) == CHK_NEVER && op->call_ns > last_definite_ret)
-            continue;
-        key_of[n] = op_single_key(h, op);
-        if (key_of[n] < 0)
-            single = false;
-        ops[n++] = i;
+        o->key_of[o->n] = op_single_key(h, op);
+        o->single = o->single && o->key_of[o->n] >= 0;
+        o->ops[o->n++] = i;
     }
-    bool revs = history_has_revs(h);
-    if (revs)
-        single = false;
-    int verdict = CHK_PASS;
-    struct chk_change *outside = NULL;
-    if (!single) {
-        bool use_outside = true;
-        for (;;) {
-            struct srch *sr = srch_open(h, lim, ops, n, NULL, h->keys.count, revs);
-            if (revs && !h->revisions_complete) {
-                /* as engine 1: revisions no op explains were written outside the
-                 * history, with the content watch events show */
-                sr->model.revs_open = true;
-                if (use_outside) {
-                    outside = chk_outside_changes(h, &sr->model.outside_count);
-                    sr->model.outside = outside;
-                }
-            }
-            verdict = srch_run(sr);
-            out->steps += sr->steps;
-            /* watch events never fail linearizability: judged again without them */
-            bool retry = verdict == CHK_FAIL && sr->model.outside_count > 0;
-            if (verdict == CHK_PASS)
-                srch_order(sr, out);
-            if (verdict == CHK_FAIL && !retry)
-                srch_explain(sr, out, -1);
-            srch_close(sr);
-            free(sr);
-            if (!retry)
-                break;
-            free(outside);
-            outside = NULL;
-            use_outside = false;
-        }
-    } else {
-        /* Per key, keys in byte order; ops keep their history order. */
-        uint32_t nk = h->keys.count;
-        uint32_t *cnt = fl_calloc(nk + 1, sizeof(uint32_t));
-        for (uint32_t i = 0; i < n; i++)
-            cnt[key_of[i]]++;
-        uint32_t *part = fl_malloc((n + 1) * sizeof(uint32_t));
-        int32_t *slot = fl_malloc((nk + 1) * sizeof(int32_t));
-        for (uint32_t k = 0; k < nk; k++)
-            slot[k] = -1;
-        /* Rounds with a growing step budget per key, each key's search resuming where
-         * it stopped, so that one hard key cannot hide an easy failure on another (a
-         * failure anywhere decides). */
-        struct srch **sr = fl_calloc(nk + 1, sizeof(*sr));
-        uint32_t parts = 0;
-        for (uint32_t k = 0; k < nk; k++)
-            parts += cnt[k] > 0;
-        uint8_t *done = fl_calloc(nk + 1, 1);
-        bool any_unknown = false, pending = true;
-        for (uint64_t budget = 20000; pending && verdict != CHK_FAIL; budget *= 4) {
-            pending = false;
-            for (uint32_t r = 0; r < nk && verdict != CHK_FAIL; r++) {
-                int32_t k = (int32_t)h->key_order[r];
-                if (!cnt[k] || done[k])
-                    continue;
-                if (!sr[k]) {
-                    uint32_t m = 0;
-                    for (uint32_t i = 0; i < n; i++) {
-                        if (key_of[i] == k)
-                            part[m++] = ops[i];
-                    }
-                    slot[k] = 0;
-                    sr[k] = srch_open(h, lim, part, m, slot, 1, false);
-                    slot[k] = -1;
-                }
-                uint64_t before = sr[k]->steps;
-                sr[k]->budget = budget;
-                int v = srch_run(sr[k]);
-                out->steps += sr[k]->steps - before;
-                if (v == CHK_PASS && parts == 1)
-                    srch_order(sr[k], out);
-                if (v == CHK_FAIL) {
-                    verdict = CHK_FAIL;
-                    srch_explain(sr[k], out, k);
-                } else if (v == CHK_UNKNOWN && sr[k]->budget_hit) {
-                    pending = true;
-                    continue;
-                } else {
-                    any_unknown |= v == CHK_UNKNOWN;
-                }
-                done[k] = 1;
-                srch_close(sr[k]);
-                free(sr[k]);
-                sr[k] = NULL;
+    /* history order, each op once */
+    for (uint32_t i = 1; i < o->n; i++)
+        FL_ASSERT(o->ops[i - 1] < o->ops[i]);
+    FL_ASSERT(o->n <= h->op_count);
+}
+
+static void lin_ops_close(struct lin_ops *o)
+{
+    free(o->ops);
+    free(o->key_of);
+}
+
+/* One search over every op. With revisions in a history that is not
+ * revisions_complete, revisions no op explains take what watch events show (as
+ * engine 1); a failure that rests on that content is judged again without it,
+ * because watch events never fail linearizability. */
+static int search_whole(struct chk_history *h, const struct chk_limits *lim,
+                        const struct lin_ops *o, bool revs, struct chk_lin_result *out)
+{
+    bool use_outside = true;
+    for (;;) {
+        struct srch *sr = srch_open(h, lim, o->ops, o->n, NULL, h->keys.count, revs);
+        struct chk_change *outside = NULL;
+        if (revs && !h->revisions_complete) {
+            sr->model.revs_open = true;
+            if (use_outside) {
+                outside = chk_outside_changes(h, &sr->model.outside_count);
+                sr->model.outside = outside;
             }
         }
-        for (uint32_t k = 0; k < nk; k++) {
-            if (sr[k]) {
-                srch_close(sr[k]);
-                free(sr[k]);
-            }
-        }
+        FL_ASSERT(use_outside || sr->model.outside_count == 0);
+        int verdict = srch_run(sr);
+        out->steps += sr->steps;
+        bool retry = verdict == CHK_FAIL && sr->model.outside_count > 0;
+        FL_TESTCASE(retry);
+        if (verdict == CHK_PASS)
+            srch_order(sr, out);
+        if (verdict == CHK_FAIL && !retry)
+            srch_explain(sr, out, -1);
+        srch_close(sr);
         free(sr);
-        free(done);
-        if (verdict != CHK_FAIL && any_unknown)
-            verdict = CHK_UNKNOWN;
-        free(cnt);
-        free(part);
-        free(slot);
+        free(outside);
+        if (!retry)
+            return verdict;
+        use_outside = false;
     }
-    free(outside);
+}
+
+/* The per-key split: each key's ops (in history order) searched alone, with a step
+ * budget that grows by rounds, each key resuming where it stopped, so that one hard
+ * key cannot hide an easy failure on another (a failure anywhere decides). */
+struct per_key {
+    uint32_t nk, parts; /* keys, keys with ops */
+    uint32_t *cnt;      /* ops per key */
+    uint32_t *part;     /* scratch: one key's ops */
+    int32_t *slot;      /* key -> slot 0 for the key searched, else -1 */
+    struct srch **sr;   /* per key: its stopped search, NULL when none */
+    uint8_t *done;      /* per key: decided */
+    bool any_unknown;   /* some key gave up for good */
+};
+
+static void per_key_open(struct per_key *pk, const struct chk_history *h, const struct lin_ops *o)
+{
+    pk->nk = h->keys.count;
+    pk->cnt = fl_calloc(pk->nk + 1, sizeof(uint32_t));
+    for (uint32_t i = 0; i < o->n; i++) {
+        FL_ASSERT(o->key_of[i] >= 0 && (uint32_t)o->key_of[i] < pk->nk);
+        pk->cnt[o->key_of[i]]++;
+    }
+    pk->part = fl_malloc((o->n + 1) * sizeof(uint32_t));
+    pk->slot = fl_malloc((pk->nk + 1) * sizeof(int32_t));
+    pk->parts = 0;
+    for (uint32_t k = 0; k < pk->nk; k++) {
+        pk->slot[k] = -1;
+        pk->parts += pk->cnt[k] > 0;
+    }
+    pk->sr = fl_calloc(pk->nk + 1, sizeof(*pk->sr));
+    pk->done = fl_calloc(pk->nk + 1, 1);
+    pk->any_unknown = false;
+}
+
+static void per_key_drop(struct per_key *pk, int32_t k)
+{
+    if (pk->sr[k]) {
+        srch_close(pk->sr[k]);
+        free(pk->sr[k]);
+        pk->sr[k] = NULL;
+    }
+}
+
+static void per_key_close(struct per_key *pk)
+{
+    for (uint32_t k = 0; k < pk->nk; k++)
+        per_key_drop(pk, (int32_t)k);
+    free(pk->sr);
+    free(pk->done);
+    free(pk->cnt);
+    free(pk->part);
+    free(pk->slot);
+}
+
+/* Key k's search, opened on first use over its ops in history order. */
+static struct srch *per_key_search(struct per_key *pk, struct chk_history *h,
+                                   const struct chk_limits *lim, const struct lin_ops *o, int32_t k)
+{
+    if (pk->sr[k])
+        return pk->sr[k];
+    uint32_t m = 0;
+    for (uint32_t i = 0; i < o->n; i++) {
+        if (o->key_of[i] == k)
+            pk->part[m++] = o->ops[i];
+    }
+    FL_ASSERT(m == pk->cnt[k] && m > 0);
+    pk->slot[k] = 0;
+    pk->sr[k] = srch_open(h, lim, pk->part, m, pk->slot, 1, false);
+    pk->slot[k] = -1;
+    return pk->sr[k];
+}
+
+/* One round of key k with the given budget: its verdict, or -1 when the budget ran
+ * out first (the key stays pending and resumes next round). */
+static int per_key_round(struct per_key *pk, struct chk_history *h, const struct chk_limits *lim,
+                         const struct lin_ops *o, int32_t k, uint64_t budget,
+                         struct chk_lin_result *out)
+{
+    FL_ASSERT(pk->cnt[k] > 0 && !pk->done[k]);
+    struct srch *sr = per_key_search(pk, h, lim, o, k);
+    uint64_t before = sr->steps;
+    sr->budget = budget;
+    int v = srch_run(sr);
+    FL_ASSERT(sr->steps >= before); /* a resumed search goes on from its frontier */
+    out->steps += sr->steps - before;
+    if (v == CHK_UNKNOWN && sr->budget_hit) {
+        FL_TESTCASE(before > 0); /* a key resumed after an earlier round stopped it */
+        return -1;
+    }
+    if (v == CHK_PASS && pk->parts == 1)
+        srch_order(sr, out);
+    if (v == CHK_FAIL)
+        srch_explain(sr, out, k);
+    pk->any_unknown |= v == CHK_UNKNOWN;
+    pk->done[k] = 1;
+    per_key_drop(pk, k);
+    return v;
+}
+
+static int search_per_key(struct chk_history *h, const struct chk_limits *lim,
+                          const struct lin_ops *o, struct chk_lin_result *out)
+{
+    struct per_key pk;
+    per_key_open(&pk, h, o);
+    int verdict = CHK_PASS;
+    bool pending = true;
+    for (uint64_t budget = 20000; pending && verdict != CHK_FAIL; budget *= 4) {
+        pending = false;
+        /* keys in byte order */
+        for (uint32_t r = 0; r < pk.nk && verdict != CHK_FAIL; r++) {
+            int32_t k = (int32_t)h->key_order[r];
+            if (!pk.cnt[k] || pk.done[k])
+                continue;
+            int v = per_key_round(&pk, h, lim, o, k, budget, out);
+            if (v == CHK_FAIL)
+                verdict = CHK_FAIL;
+            pending |= v < 0;
+        }
+    }
+    if (verdict != CHK_FAIL && pk.any_unknown)
+        verdict = CHK_UNKNOWN;
+    per_key_close(&pk);
+    return verdict;
+}
+
+int chk_lin_search(struct chk_history *h, const struct chk_limits *lim, struct chk_lin_result *out)
+{
+    FL_ASSERT(h->finished);
+    out->engine = CHK_ENGINE_SEARCH;
+    /* a duplicate application (chk_dup.c) decides without a search */
+    if (chk_dup_applications(h, out))
+        return FL_OK;
+    struct lin_ops o;
+    lin_ops_open(&o, h, lim);
+    bool revs = history_has_revs(h);
+    int verdict =
+        o.single && !revs ? search_per_key(h, lim, &o, out) : search_whole(h, lim, &o, revs, out);
+    lin_ops_close(&o);
+    FL_ASSERT(verdict == CHK_PASS || verdict == CHK_FAIL || verdict == CHK_UNKNOWN);
     out->verdict = verdict;
     if (verdict == CHK_UNKNOWN)
         snprintf(out->reason, sizeof(out->reason),
                  "search gave up after %llu steps (step, memory or time bound)",
                  (unsigned long long)out->steps);
-    free(ops);
-    free(key_of);
     return FL_OK;
 }
