@@ -43,6 +43,7 @@
  * checker judges watch events against.
  */
 #include "checkers/chk_rev_int.h"
+#include "harness/common/marker.h"
 
 /* Does the op's taken branch (or either, when unknown) write? 2 = surely, 1 = maybe. */
 static int op_writes(const struct chk_history *h, const struct chk_op *op)
@@ -73,6 +74,9 @@ static int op_writes(const struct chk_history *h, const struct chk_op *op)
 static void viol_add(struct rv *r, int kind, uint32_t op, uint32_t other, int64_t rev, int64_t pos,
                      const char *msg, json_t *state)
 {
+    FL_ASSERT(kind >= 0 && kind <= 2 && msg != NULL);
+    FL_ASSERT(op < r->h->op_count && (other == UINT32_MAX || other < r->h->op_count));
+    FL_ASSERT(r->viol_count <= VIOL_MAX && r->viol_count <= r->viol_total);
     r->viol_total++;
     if (r->viol_count == VIOL_MAX) {
         json_decref(state);
@@ -104,72 +108,76 @@ static int64_t max_revision(const struct chk_history *h)
     return m;
 }
 
-/* Roles and claims of acknowledged ops; candidates of unknown ones. */
-static void rv_classify(struct rv *r)
+/* The first classification of op i: its role, and the revision it claims when it
+ * surely wrote. An acknowledged op whose result does not say whether it wrote is
+ * left ROLE_TENT for classify_tentative. */
+static void classify_op(struct rv *r, uint32_t i)
 {
-    struct chk_history *h = r->h;
-    uint32_t cap = 0;
-    for (int pass = 0; pass < 2; pass++) {
-        for (uint32_t i = 0; i < h->op_count; i++) {
-            const struct chk_op *op = &h->ops[i];
-            if (pass == 1 && r->role[i] != ROLE_TENT)
-                continue;
-            if (pass == 1) {
-                if (r->claim[op->rev] < 0 && !r->tent_read) {
-                    r->claim[op->rev] = (int32_t)i;
-                    r->role[i] = ROLE_WRITE;
-                    r->tent_writes++;
-                } else {
-                    r->role[i] = ROLE_READ;
-                }
-                continue;
-            }
-            if (op->status == CHK_ST_FAIL) {
-                r->role[i] = ROLE_FAILED;
-                continue;
-            }
-            if (op->status == CHK_ST_OK && op->rev < 1) {
-                r->role[i] = ROLE_NONE; /* e.g. defragment: not linearizable (rev -1) */
-                continue;
-            }
-            if (op->kind == CHK_OP_COMPACT) {
-                r->role[i] = op->status == CHK_ST_OK ? ROLE_READ : ROLE_NONE;
-                continue;
-            }
-            int w = op_writes(h, op);
-            if (op->status == CHK_ST_UNKNOWN) {
-                r->role[i] = w ? ROLE_CAND : ROLE_NONE;
-                continue;
-            }
-            if (w == 2 && op->rev >= 2) {
-                if (r->claim[op->rev] >= 0) {
-                    char msg[200];
-                    snprintf(msg, sizeof(msg), "two writes claim revision %lld",
-                             (long long)op->rev);
-                    viol_add(r, 2, i, (uint32_t)r->claim[op->rev], op->rev, 2 * op->rev, msg, NULL);
-                    r->role[i] = ROLE_READ; /* judged as a read at its revision */
-                    continue;
-                }
-                r->claim[op->rev] = (int32_t)i;
-                r->role[i] = ROLE_WRITE;
-            } else if (w == 1 && op->rev >= 2) {
-                r->role[i] = ROLE_TENT;
-            } else {
-                r->role[i] = ROLE_READ;
-            }
-        }
+    const struct chk_op *op = &r->h->ops[i];
+    if (op->status == CHK_ST_FAIL) {
+        r->role[i] = ROLE_FAILED;
+        return;
     }
-    /* Candidate index: every put (key, value) and single-key delete of unknown ops. */
+    if (op->status == CHK_ST_OK && op->rev < 1) {
+        r->role[i] = ROLE_NONE; /* e.g. defragment: not linearizable (rev -1) */
+        return;
+    }
+    if (op->kind == CHK_OP_COMPACT) {
+        r->role[i] = op->status == CHK_ST_OK ? ROLE_READ : ROLE_NONE;
+        return;
+    }
+    int w = op_writes(r->h, op);
+    if (op->status == CHK_ST_UNKNOWN) {
+        r->role[i] = w ? ROLE_CAND : ROLE_NONE;
+        return;
+    }
+    FL_ASSERT(op->rev >= 1 && op->rev <= r->max_rev);
+    if (w == 2 && op->rev >= 2) {
+        FL_TESTCASE(r->claim[op->rev] >= 0); /* two acknowledged writes at one revision */
+        if (r->claim[op->rev] >= 0) {
+            char msg[200];
+            snprintf(msg, sizeof(msg), "two writes claim revision %lld", (long long)op->rev);
+            viol_add(r, 2, i, (uint32_t)r->claim[op->rev], op->rev, 2 * op->rev, msg, NULL);
+            r->role[i] = ROLE_READ; /* judged as a read at its revision */
+            return;
+        }
+        r->claim[op->rev] = (int32_t)i;
+        r->role[i] = ROLE_WRITE;
+    } else {
+        r->role[i] = w == 1 && op->rev >= 2 ? ROLE_TENT : ROLE_READ;
+    }
+}
+
+/* A tentative writer takes its revision when no sure write claims it (unless
+ * tent_read: then every tentative op is judged as a read). */
+static void classify_tentative(struct rv *r, uint32_t i)
+{
+    const struct chk_op *op = &r->h->ops[i];
+    FL_ASSERT(r->role[i] == ROLE_TENT && op->rev >= 2);
+    if (r->claim[op->rev] < 0 && !r->tent_read) {
+        r->claim[op->rev] = (int32_t)i;
+        r->role[i] = ROLE_WRITE;
+        r->tent_writes++;
+    } else {
+        r->role[i] = ROLE_READ;
+    }
+}
+
+/* Candidate index: every put (key, value) and single-key delete of unknown ops, in
+ * (key, value, call, op) order for the reveals' binary searches. */
+static void index_candidates(struct rv *r)
+{
+    const struct chk_history *h = r->h;
+    uint32_t cap = 0;
     for (uint32_t i = 0; i < h->op_count; i++) {
         const struct chk_op *op = &h->ops[i];
         if (r->role[i] != ROLE_CAND)
             continue;
         for (uint32_t j = 0; j < (uint32_t)op->then_count + op->else_count; j++) {
             const struct chk_sub *s = &h->subs[op->sub_first + j];
-            if (s->kind == CHK_SUB_DELETE && s->range_end != CHK_RANGE_ONE)
-                r->cand_range = true;
-            if (s->kind == CHK_SUB_RANGE ||
-                (s->kind == CHK_SUB_DELETE && s->range_end != CHK_RANGE_ONE))
+            bool range_delete = s->kind == CHK_SUB_DELETE && s->range_end != CHK_RANGE_ONE;
+            r->cand_range |= range_delete;
+            if (s->kind == CHK_SUB_RANGE || range_delete)
                 continue;
             FL_GROW(r->cands, cap, r->cand_count + 1, 256);
             r->cands[r->cand_count++] = (struct cand_ent){
@@ -178,6 +186,28 @@ static void rv_classify(struct rv *r)
     }
     if (r->cand_count)
         qsort(r->cands, r->cand_count, sizeof(*r->cands), chk__rv_cand_cmp);
+    for (uint32_t c = 1; c < r->cand_count; c++)
+        FL_ASSERT(chk__rv_cand_cmp(&r->cands[c - 1], &r->cands[c]) <= 0);
+}
+
+/* Roles and claims of acknowledged ops; candidates of unknown ones. Afterwards every
+ * claimed revision names a writer answered at it, and no op is left tentative. */
+static void rv_classify(struct rv *r)
+{
+    struct chk_history *h = r->h;
+    for (uint32_t i = 0; i < h->op_count; i++)
+        classify_op(r, i);
+    for (uint32_t i = 0; i < h->op_count; i++) {
+        if (r->role[i] == ROLE_TENT)
+            classify_tentative(r, i);
+    }
+    index_candidates(r);
+    for (int64_t rev = 2; rev <= r->max_rev; rev++) {
+        int32_t w = r->claim[rev];
+        FL_ASSERT(w < 0 || (r->role[w] == ROLE_WRITE && h->ops[w].rev == rev));
+    }
+    for (uint32_t i = 0; i < h->op_count; i++)
+        FL_ASSERT(r->role[i] != ROLE_TENT);
 }
 
 /* The state of the keys an op touches, as JSON (for explanations). */
@@ -333,120 +363,201 @@ static void phantom_revision(struct rv *r, int64_t rev)
     viol_add(r, 0, after, UINT32_MAX, rev, 2 * rev, msg, NULL);
 }
 
-static void rv_replay(struct rv *r)
+/* Sets up a replay: the model (revisions checked, historical reads stepped at their
+ * revision, every change logged), the empty state at revision 1, and the buckets. */
+static void replay_open(struct rv *r, struct rv_replay *p, struct chk_change_buf *changes)
 {
-    struct chk_history *h = r->h;
-    struct rv_replay p;
-    memset(&p, 0, sizeof(p));
-    struct chk_change_buf changes = {0};
-    p.m.h = h;
-    p.m.check_revs = true;
-    p.m.hist_exact = true;
-    p.m.changes = &changes;
-    p.m.why = p.why;
-    p.m.why_size = sizeof(p.why);
-    p.st_size = chk_kstate_size(h->keys.count);
-    p.st = fl_calloc(1, p.st_size);
-    p.tmp = fl_calloc(1, p.st_size);
+    const struct chk_history *h = r->h;
+    memset(p, 0, sizeof(*p));
+    p->m.h = r->h;
+    p->m.check_revs = true;
+    p->m.hist_exact = true;
+    p->m.changes = changes;
+    p->m.why = p->why;
+    p->m.why_size = sizeof(p->why);
+    p->st_size = chk_kstate_size(h->keys.count);
+    p->st = fl_calloc(1, p->st_size);
+    p->tmp = fl_calloc(1, p->st_size);
     for (uint32_t k = 0; k < h->keys.count; k++)
-        p.st->ent[k].value = CHK_NIL;
-    p.st->rev = 1;
+        p->st->ent[k].value = CHK_NIL;
+    p->st->rev = 1;
     int64_t R = r->max_rev;
-    p.head = fl_malloc((size_t)(R + 2) * sizeof(int32_t));
-    p.next = fl_malloc((h->op_count + 1) * sizeof(int32_t));
-    p.sufmin = fl_malloc((size_t)(R + 2) * sizeof(int64_t));
+    FL_ASSERT(R >= 1);
+    p->head = fl_malloc((size_t)(R + 2) * sizeof(int32_t));
+    p->next = fl_malloc((h->op_count + 1) * sizeof(int32_t));
+    p->sufmin = fl_malloc((size_t)(R + 2) * sizeof(int64_t));
     for (int64_t x = 0; x <= R + 1; x++) {
-        p.head[x] = -1;
-        p.sufmin[x] = CHK_NEVER;
+        p->head[x] = -1;
+        p->sufmin[x] = CHK_NEVER;
     }
-    /* Bucket reads (in reverse so each bucket keeps op order); suffix minima. */
+}
+
+static void replay_close(struct rv_replay *p)
+{
+    free(p->st);
+    free(p->tmp);
+    free(p->head);
+    free(p->next);
+    free(p->sufmin);
+}
+
+/* Reads bucketed by the revision they are judged at (filled in reverse, so each
+ * bucket keeps op order), and sufmin[x]: the earliest return of an op positioned
+ * after 2x (suffix minima, so non-decreasing in x). */
+static void replay_buckets(struct rv *r, struct rv_replay *p)
+{
+    const struct chk_history *h = r->h;
+    int64_t R = r->max_rev;
     for (uint32_t i = h->op_count; i-- > 0;) {
         const struct chk_op *op = &h->ops[i];
         if (r->role[i] == ROLE_READ) {
             int64_t e = read_eff_rev(h, op);
             if (e < 1 || e > R)
                 e = op->rev;
-            p.next[i] = p.head[e];
-            p.head[e] = (int32_t)i;
+            FL_ASSERT(e >= 1 && e <= R);
+            p->next[i] = p->head[e];
+            p->head[e] = (int32_t)i;
             if (!(op->flags & CHK_OPF_SERIALIZABLE))
-                p.sufmin[op->rev] = FL_MIN(p.sufmin[op->rev], op->return_ns);
+                p->sufmin[op->rev] = FL_MIN(p->sufmin[op->rev], op->return_ns);
         } else if (r->role[i] == ROLE_WRITE) {
             int64_t g = op->rev - 1;
-            p.sufmin[g] = FL_MIN(p.sufmin[g], op->return_ns);
+            p->sufmin[g] = FL_MIN(p->sufmin[g], op->return_ns);
         }
     }
     for (int64_t x = R; x-- > 0;)
-        p.sufmin[x] = FL_MIN(p.sufmin[x], p.sufmin[x + 1]);
-    for (int64_t rev = 1; rev <= R; rev++) {
+        p->sufmin[x] = FL_MIN(p->sufmin[x], p->sufmin[x + 1]);
+    for (int64_t x = 1; x <= R + 1; x++)
+        FL_ASSERT(p->sufmin[x - 1] <= p->sufmin[x]);
+}
+
+/* Appends a progress change: revision rev happened, its content unknown. */
+static void change_progress(struct chk_change_buf *changes, int64_t rev)
+{
+    FL_GROW(changes->v, changes->cap, changes->count + 1, 1024);
+    changes->v[changes->count++] =
+        (struct chk_change){rev, -1, CHK_EV_PROGRESS, CHK_NIL, CHK_NIL, 0, 0};
+}
+
+/* A revision no op claims (after fill_gap found no writer). With revisions_complete
+ * it is a phantom write; watch events may show what it did. */
+static void replay_gap(struct rv *r, struct rv_replay *p, struct chk_change_buf *changes,
+                       int64_t rev)
+{
+    const struct chk_history *h = r->h;
+    FL_ASSERT(r->claim[rev] < 0 && p->st->rev == rev - 1);
+    r->gaps++;
+    bool phantom = h->revisions_complete && !r->ambiguous && h->op_count;
+    FL_TESTCASE(phantom);
+    if (phantom)
+        phantom_revision(r, rev);
+    p->st->rev = rev;
+    uint32_t shown = chk__rv_apply_watch_gap(r, p, rev);
+    FL_TESTCASE(shown > 0);
+    if (shown)
+        r->watch_reveals++; /* content from watch events: re-judged without */
+    change_progress(changes, rev);
+}
+
+/* The entries of the (up to 8) keys a write's sub-operations touch, kept before it
+ * steps so that a failure can show the state it met (cheaper than a copy). */
+struct saved_keys {
+    uint32_t n;
+    int32_t key[8];
+    struct chk_kent ent[8];
+    int64_t rev;
+};
+
+static void saved_take(struct saved_keys *sk, const struct chk_history *h,
+                       const struct chk_kstate *st, const struct chk_op *op)
+{
+    sk->n = 0;
+    sk->rev = st->rev;
+    for (uint32_t j = 0; j < (uint32_t)op->then_count + op->else_count && sk->n < 8; j++) {
+        sk->key[sk->n] = h->subs[op->sub_first + j].key;
+        sk->ent[sk->n] = st->ent[sk->key[sk->n]];
+        sk->n++;
+    }
+}
+
+/* The state as JSON as it was before the write (the saved entries swapped in and
+ * back; the state is left as the step made it). */
+static json_t *saved_state_json(const struct chk_history *h, struct chk_kstate *st,
+                                const struct chk_op *op, const struct saved_keys *sk)
+{
+    struct chk_kent after[8];
+    int64_t rev_after = st->rev;
+    for (uint32_t j = sk->n; j-- > 0;) {
+        after[j] = st->ent[sk->key[j]];
+        st->ent[sk->key[j]] = sk->ent[j];
+    }
+    st->rev = sk->rev;
+    json_t *before = state_json(h, st, op);
+    for (uint32_t j = 0; j < sk->n; j++)
+        st->ent[sk->key[j]] = after[j];
+    st->rev = rev_after;
+    return before;
+}
+
+/* The writer w of revision rev steps the state: an illegal step, or an unknown op
+ * placed there that writes nothing, is a violation. A guessed writer's changes are
+ * replaced by one progress change (watches are not judged on a guess). */
+static void replay_write(struct rv *r, struct rv_replay *p, struct chk_change_buf *changes,
+                         int64_t rev, uint32_t w)
+{
+    const struct chk_history *h = r->h;
+    const struct chk_op *op = &h->ops[w];
+    FL_ASSERT(r->claim[rev] == (int32_t)w && p->st->rev == rev - 1);
+    FL_ASSERT(r->role[w] == ROLE_WRITE || r->role[w] == ROLE_PLACED);
+    uint32_t changes_before = changes->count;
+    p->why[0] = 0;
+    struct saved_keys sk;
+    saved_take(&sk, h, p->st, op);
+    struct chk_step s = chk_model_step(&p->m, p->st, op);
+    if (!s.legal || (op->status == CHK_ST_UNKNOWN && !s.wrote)) {
+        if (!p->why[0])
+            snprintf(p->why, sizeof(p->why), "revealed at revision %lld but writes nothing there",
+                     (long long)rev);
+        json_t *before = saved_state_json(h, p->st, op, &sk);
+        viol_add(r, 0, w, UINT32_MAX, rev, 2 * rev, p->why, before);
+    }
+    p->st->rev = rev;
+    FL_TESTCASE(p->guessed_rev == rev);
+    if (p->guessed_rev == rev) {
+        changes->count = changes_before;
+        change_progress(changes, rev);
+    }
+    /* the change log never runs ahead of the replay */
+    FL_ASSERT(changes->count == 0 || changes->v[changes->count - 1].rev <= rev);
+}
+
+/* Replays the writes in revision order (filling gaps first) and judges every read at
+ * its revision; leaves the change log in out. */
+static void rv_replay(struct rv *r)
+{
+    struct rv_replay p;
+    struct chk_change_buf changes = {0};
+    replay_open(r, &p, &changes);
+    replay_buckets(r, &p);
+    for (int64_t rev = 1; rev <= r->max_rev; rev++) {
         if (rev >= 2) {
             if (r->claim[rev] < 0)
                 chk__rv_fill_gap(r, &p, rev);
-            int32_t w = r->claim[rev];
-            uint32_t changes_before = changes.count;
             p.st->rev = rev - 1;
-            if (w < 0) {
-                r->gaps++;
-                if (h->revisions_complete && !r->ambiguous && h->op_count)
-                    phantom_revision(r, rev);
-                p.st->rev = rev;
-                if (chk__rv_apply_watch_gap(r, &p, rev))
-                    r->watch_reveals++; /* content from watch events: re-judged without */
-                FL_GROW(changes.v, changes.cap, changes.count + 1, 1024);
-                changes.v[changes.count++] =
-                    (struct chk_change){rev, -1, CHK_EV_PROGRESS, CHK_NIL, CHK_NIL, 0, 0};
-            } else {
-                const struct chk_op *op = &h->ops[w];
-                p.why[0] = 0;
-                /* keep the touched keys' entries, to explain a failure (cheap) */
-                struct chk_kent saved[8];
-                int32_t saved_key[8];
-                uint32_t ns = 0;
-                for (uint32_t j = 0; j < (uint32_t)op->then_count + op->else_count && ns < 8; j++) {
-                    saved_key[ns] = h->subs[op->sub_first + j].key;
-                    saved[ns] = p.st->ent[saved_key[ns]];
-                    ns++;
-                }
-                int64_t rev_before = p.st->rev;
-                struct chk_step s = chk_model_step(&p.m, p.st, op);
-                if (!s.legal || (op->status == CHK_ST_UNKNOWN && !s.wrote)) {
-                    if (!p.why[0])
-                        snprintf(p.why, sizeof(p.why),
-                                 "revealed at revision %lld but writes nothing there",
-                                 (long long)rev);
-                    struct chk_kent after[8];
-                    int64_t rev_after = p.st->rev;
-                    for (uint32_t j = ns; j-- > 0;) {
-                        after[j] = p.st->ent[saved_key[j]];
-                        p.st->ent[saved_key[j]] = saved[j];
-                    }
-                    p.st->rev = rev_before;
-                    json_t *before = state_json(h, p.st, op);
-                    for (uint32_t j = 0; j < ns; j++)
-                        p.st->ent[saved_key[j]] = after[j];
-                    p.st->rev = rev_after;
-                    viol_add(r, 0, (uint32_t)w, UINT32_MAX, rev, 2 * rev, p.why, before);
-                }
-                p.st->rev = rev;
-                if (p.guessed_rev == rev) {
-                    changes.count = changes_before;
-                    changes.v[changes.count++] =
-                        (struct chk_change){rev, -1, CHK_EV_PROGRESS, CHK_NIL, CHK_NIL, 0, 0};
-                }
-            }
+            if (r->claim[rev] < 0)
+                replay_gap(r, &p, &changes, rev);
+            else
+                replay_write(r, &p, &changes, rev, (uint32_t)r->claim[rev]);
         }
+        FL_ASSERT(p.st->rev == rev); /* the model state is at the revision judged */
         for (int32_t i = p.head[rev]; i >= 0; i = p.next[i])
             judge_read(r, &p, (uint32_t)i);
         r->out->steps++;
     }
-    sort_changes(h, &changes);
+    sort_changes(r->h, &changes);
     r->out->changes = changes.v;
     r->out->change_count = changes.count;
     r->out->changes_known = true;
-    free(p.st);
-    free(p.tmp);
-    free(p.head);
-    free(p.next);
-    free(p.sufmin);
+    replay_close(&p);
 }
 
 /* ---- real time ------------------------------------------------------------------- */
@@ -501,13 +612,16 @@ static void rv_realtime(struct rv *r)
     }
     sort_ops(h, bc, nc, by_call);
     sort_ops(h, br, nr, by_return);
+    FL_ASSERT(nr <= nc && nc <= h->op_count);
     int64_t maxpos = INT64_MIN;
     uint32_t maxop = UINT32_MAX;
     uint32_t j = 0;
     for (uint32_t k = 0; k < nc; k++) {
         uint32_t b = bc[k];
         int64_t call = h->ops[b].call_ns;
+        FL_ASSERT(k == 0 || h->ops[bc[k - 1]].call_ns <= call); /* by call */
         while (j < nr && h->ops[br[j]].return_ns < call) {
+            FL_ASSERT(j == 0 || h->ops[br[j - 1]].return_ns <= h->ops[br[j]].return_ns);
             if (r->pos[br[j]] > maxpos) {
                 maxpos = r->pos[br[j]];
                 maxop = br[j];
@@ -515,6 +629,8 @@ static void rv_realtime(struct rv *r)
             j++;
         }
         if (r->pos[b] < maxpos) {
+            /* ordered before an op that returned before it was called */
+            FL_ASSERT(maxop != UINT32_MAX && h->ops[maxop].return_ns < call);
             char msg[200];
             const struct chk_op *a = &h->ops[maxop];
             snprintf(msg, sizeof(msg),
@@ -672,6 +788,7 @@ static bool rv_next_choice(struct rv *r)
             r->choice[x] = 0;
         r->choice[d] = cur + 1;
         r->nchoice = d + 1;
+        FL_ASSERT(r->choice[d] < r->dec_count[d] && r->nchoice <= DECISIONS_MAX);
         return true;
     }
     return false;
@@ -700,6 +817,8 @@ static void rv_attempts(struct rv *r)
             break;
         rv_reset(r, role0, pos0, claim0, revealed0);
     }
+    FL_ASSERT(attempt >= 1 && attempt <= attempts_max);
+    FL_ASSERT(r->viol_count == FL_MIN(r->viol_total, (uint32_t)VIOL_MAX));
     out->verdict = r->viol_total ? CHK_FAIL : CHK_PASS;
     rv_explain(r);
     if (r->ambiguous && r->viol_total) {
@@ -738,6 +857,8 @@ static void rv_retmin(struct rv *r)
     }
     for (int64_t x = R; x-- > 0;)
         r->retmin[x] = FL_MIN(r->retmin[x], r->retmin[x + 1]);
+    for (int64_t x = 1; x <= R + 1; x++)
+        FL_ASSERT(r->retmin[x - 1] <= r->retmin[x]);
 }
 
 /* One run of the engine; no_watch: watch events reveal nothing; tent_read: see struct
@@ -775,6 +896,9 @@ static void rv_run(struct chk_history *h, struct chk_lin_result *out, bool no_wa
             r.cand_ops[r.cand_op_count++] = i;
     }
     sort_ops(h, r.cand_ops, r.cand_op_count, by_call);
+    /* candidate order: the gap filling walks unknown writers by call time */
+    for (uint32_t c = 1; c < r.cand_op_count; c++)
+        FL_ASSERT(h->ops[r.cand_ops[c - 1]].call_ns <= h->ops[r.cand_ops[c]].call_ns);
     rv_attempts(&r);
     if (watch_reveals)
         *watch_reveals = r.watch_reveals + (r.watch_obs && r.out->verdict != CHK_PASS);
