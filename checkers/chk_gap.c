@@ -19,6 +19,7 @@
  * that fit; last those that fit only if another unknown op undoes them.
  */
 #include "checkers/chk_rev_int.h"
+#include "harness/common/marker.h"
 
 int chk__rv_cand_cmp(const void *a, const void *b)
 {
@@ -386,109 +387,139 @@ static int obs_cmp(const void *a, const void *b)
     return (x->create > y->create) - (x->create < y->create);
 }
 
-static void obs_build(struct rv *r)
+static void obs_push(struct rv *r, struct rv_obs o)
 {
-    const struct chk_history *h = r->h;
-    uint32_t cap = 0;
-    r->obs_built = true;
-    /* revisions no write claims yet, counted up to each revision */
+    FL_ASSERT(o.key >= 0 && (uint32_t)o.key < r->h->keys.count);
+    FL_GROW(r->obs, r->obs_cap, r->obs_count + 1, 256);
+    r->obs[r->obs_count++] = o;
+}
+
+/* gapcount[x]: revisions in [2, x] no write claims yet (a step of 0 or 1 per revision). */
+static void gapcount_build(struct rv *r)
+{
     r->gapcount = fl_malloc((size_t)(r->max_rev + 2) * sizeof(int64_t));
     r->gapcount[0] = 0;
-    for (int64_t x = 1; x <= r->max_rev + 1; x++)
-        r->gapcount[x] = r->gapcount[x - 1] + (x >= 2 && x <= r->max_rev && r->claim[x] < 0);
+    for (int64_t x = 1; x <= r->max_rev + 1; x++) {
+        bool gap = x >= 2 && x <= r->max_rev && r->claim[x] < 0;
+        r->gapcount[x] = r->gapcount[x - 1] + gap;
+    }
+    FL_ASSERT(r->gapcount[r->max_rev + 1] <= r->max_rev);
+}
+
+/* What one range with recorded kvs saw at revision at: each kv returned, and (a range
+ * without a limit) every key of the range it did not return was absent; a single-key
+ * range that returned nothing saw its key absent. */
+static void obs_from_range(struct rv *r, const struct chk_sub *s, int64_t at)
+{
+    const struct chk_history *h = r->h;
+    FL_ASSERT(s->kind == CHK_SUB_RANGE && (s->flags & CHK_SUBF_KVS_SET));
+    if (s->range_end != CHK_RANGE_ONE && s->limit == 0) {
+        uint32_t rk = h->key_rank[s->key];
+        uint32_t re = s->range_end == CHK_RANGE_ALL ? h->keys.count : h->key_rank[s->range_end];
+        uint32_t kv = 0;
+        for (uint32_t x = rk; x < re; x++) {
+            int32_t key = (int32_t)h->key_order[x];
+            if (kv < s->kv_count && h->kvs[s->kv_first + kv].key == key) {
+                kv++;
+                continue;
+            }
+            obs_push(r, (struct rv_obs){key, false, false, at, 0, 0, 0, CHK_NIL});
+        }
+    }
+    uint32_t n = s->kv_count ? s->kv_count : (s->range_end == CHK_RANGE_ONE);
+    for (uint32_t k = 0; k < n; k++) {
+        if (!s->kv_count) {
+            obs_push(r, (struct rv_obs){s->key, false, false, at, 0, 0, 0, CHK_NIL});
+            continue;
+        }
+        const struct chk_kv *kv = &h->kvs[s->kv_first + k];
+        obs_push(r, (struct rv_obs){kv->key, true, false, at, kv->mod_rev, kv->create_rev,
+                                    kv->version, kv->value});
+    }
+}
+
+/* What the reads' ranges saw, at the revision each is served at. */
+static void obs_from_reads(struct rv *r)
+{
+    const struct chk_history *h = r->h;
     for (uint32_t i = 0; i < h->op_count; i++) {
         const struct chk_op *op = &h->ops[i];
         if (r->role[i] != ROLE_READ || op->kind != CHK_OP_TXN)
             continue;
         for (uint32_t j = 0; j < (uint32_t)op->then_count + op->else_count; j++) {
             const struct chk_sub *s = &h->subs[op->sub_first + j];
-            if (s->kind != CHK_SUB_RANGE || !(s->flags & CHK_SUBF_KVS_SET))
-                continue;
-            int64_t at = s->req_rev > 0 ? s->req_rev : op->rev;
-            if (s->range_end != CHK_RANGE_ONE && s->limit == 0) {
-                /* the keys of the range it did not return were absent */
-                uint32_t rk = h->key_rank[s->key];
-                uint32_t re =
-                    s->range_end == CHK_RANGE_ALL ? h->keys.count : h->key_rank[s->range_end];
-                uint32_t kv = 0;
-                for (uint32_t x = rk; x < re; x++) {
-                    int32_t key = (int32_t)h->key_order[x];
-                    if (kv < s->kv_count && h->kvs[s->kv_first + kv].key == key) {
-                        kv++;
-                        continue;
-                    }
-                    FL_GROW(r->obs, cap, r->obs_count + 1, 256);
-                    r->obs[r->obs_count++] =
-                        (struct rv_obs){key, false, false, at, 0, 0, 0, CHK_NIL};
-                }
-            }
-            uint32_t n = s->kv_count ? s->kv_count : (s->range_end == CHK_RANGE_ONE);
-            for (uint32_t k = 0; k < n; k++) {
-                FL_GROW(r->obs, cap, r->obs_count + 1, 256);
-                struct rv_obs *o = &r->obs[r->obs_count++];
-                if (s->kv_count) {
-                    const struct chk_kv *kv = &h->kvs[s->kv_first + k];
-                    *o = (struct rv_obs){kv->key,     true,           false,       at,
-                                         kv->mod_rev, kv->create_rev, kv->version, kv->value};
-                } else {
-                    *o = (struct rv_obs){s->key, false, false, at, 0, 0, 0, CHK_NIL};
-                }
-            }
+            if (s->kind == CHK_SUB_RANGE && (s->flags & CHK_SUBF_KVS_SET))
+                obs_from_range(r, s, s->req_rev > 0 ? s->req_rev : op->rev);
         }
     }
-    /* Compares, prev kvs and delete counts look at keys too, in the state before the
-     * op (a write at revision R sees R-1): observations without content, except a
-     * succeeded value-equality compare, which saw that value. */
+}
+
+/* What sub-operation s of op i (a read or a write) saw of its key before it; false
+ * when it looked at nothing. */
+static bool obs_look_sub(const struct rv *r, uint32_t i, const struct chk_sub *s, int64_t at,
+                         struct rv_obs *o)
+{
+    const struct chk_op *op = &r->h->ops[i];
+    bool single = s->kind == CHK_SUB_DELETE && op->cmp_count == 0 && s->range_end == CHK_RANGE_ONE;
+    bool counted = single && (s->flags & CHK_SUBF_COUNT_SET);
+    /* A delete judged as a read (its revision is another's) wrote nothing: its key was
+     * absent there, whether or not its count was recorded (fuzz: else an unknown put
+     * of that key filled a gap before it, a proof only in appearance, and the delete
+     * then had to have written). */
+    bool nothing = single && !counted && r->role[i] == ROLE_READ;
+    if (counted || nothing) {
+        /* a single-key delete's count says whether the key was there */
+        bool there = counted && s->count > 0;
+        *o = (struct rv_obs){s->key,     there,      false,      at,
+                             CHK_NO_REV, CHK_NO_REV, CHK_NO_REV, there ? CHK_NOT_GIVEN : CHK_NIL};
+        return true;
+    }
+    bool looks = (s->flags & CHK_SUBF_PREV_KV) ||
+                 (s->kind == CHK_SUB_DELETE && (s->flags & CHK_SUBF_COUNT_SET));
+    if (s->kind == CHK_SUB_RANGE || r->role[i] != ROLE_WRITE || s->range_end != CHK_RANGE_ONE ||
+        !looks)
+        return false;
+    *o = (struct rv_obs){s->key, true, true, at, CHK_NO_REV, CHK_NO_REV, CHK_NO_REV, CHK_NOT_GIVEN};
+    return true;
+}
+
+/* Compares, prev kvs and delete counts look at keys too, in the state before the op
+ * (a write at revision R sees R-1): observations without content, except a
+ * succeeded value-equality compare, which saw that value. */
+static void obs_from_looks(struct rv *r)
+{
+    const struct chk_history *h = r->h;
     for (uint32_t i = 0; i < h->op_count; i++) {
         const struct chk_op *op = &h->ops[i];
         if ((r->role[i] != ROLE_READ && r->role[i] != ROLE_WRITE) || op->kind != CHK_OP_TXN)
             continue;
         int64_t at = r->role[i] == ROLE_WRITE ? op->rev - 1 : op->rev;
         bool succ = (op->flags & CHK_OPF_SUCCEEDED_SET) && (op->flags & CHK_OPF_SUCCEEDED);
-        for (uint32_t j = 0; j < (uint32_t)op->cmp_count + op->then_count + op->else_count; j++) {
-            int32_t key;
-            int32_t value = CHK_NOT_GIVEN;
-            if (j < op->cmp_count) {
-                const struct chk_cmp *c = &h->cmps[op->cmp_first + j];
-                key = c->key;
-                if (succ && c->target == CHK_CMP_VALUE && c->result == CHK_CMP_EQ)
-                    value = (int32_t)c->operand;
-            } else {
-                const struct chk_sub *s = &h->subs[op->sub_first + j - op->cmp_count];
-                bool single = s->kind == CHK_SUB_DELETE && op->cmp_count == 0 &&
-                              s->range_end == CHK_RANGE_ONE;
-                bool counted = single && (s->flags & CHK_SUBF_COUNT_SET);
-                /* A delete judged as a read (its revision is another's) wrote nothing:
-                 * its key was absent there, whether or not its count was recorded (fuzz:
-                 * else an unknown put of that key filled a gap before it, a proof only
-                 * in appearance, and the delete then had to have written). */
-                bool nothing = single && !counted && r->role[i] == ROLE_READ;
-                if (counted || nothing) {
-                    /* a single-key delete's count says whether the key was there */
-                    bool there = counted && s->count > 0;
-                    FL_GROW(r->obs, cap, r->obs_count + 1, 256);
-                    r->obs[r->obs_count++] = (struct rv_obs){
-                        s->key,     there,      false,      at,
-                        CHK_NO_REV, CHK_NO_REV, CHK_NO_REV, there ? CHK_NOT_GIVEN : CHK_NIL};
-                    continue;
-                }
-                bool looks = (s->flags & CHK_SUBF_PREV_KV) ||
-                             (s->kind == CHK_SUB_DELETE && (s->flags & CHK_SUBF_COUNT_SET));
-                if (s->kind == CHK_SUB_RANGE || r->role[i] != ROLE_WRITE ||
-                    s->range_end != CHK_RANGE_ONE || !looks)
-                    continue;
-                key = s->key;
-            }
-            FL_GROW(r->obs, cap, r->obs_count + 1, 256);
-            r->obs[r->obs_count++] = (struct rv_obs){
-                key, true, value == CHK_NOT_GIVEN, at, CHK_NO_REV, CHK_NO_REV, CHK_NO_REV, value};
+        for (uint32_t j = 0; j < op->cmp_count; j++) {
+            const struct chk_cmp *c = &h->cmps[op->cmp_first + j];
+            int32_t value = succ && c->target == CHK_CMP_VALUE && c->result == CHK_CMP_EQ
+                                ? (int32_t)c->operand
+                                : CHK_NOT_GIVEN;
+            obs_push(r, (struct rv_obs){c->key, true, value == CHK_NOT_GIVEN, at, CHK_NO_REV,
+                                        CHK_NO_REV, CHK_NO_REV, value});
+        }
+        for (uint32_t j = 0; j < (uint32_t)op->then_count + op->else_count; j++) {
+            struct rv_obs o;
+            if (obs_look_sub(r, i, &h->subs[op->sub_first + j], at, &o))
+                obs_push(r, o);
         }
     }
-    /* Watch events show the key just before their revision: a delete or an update
-     * found it there (with its prev value when asked for), a creation found it
-     * absent. They only guide placements; a verdict that rests on them is judged
-     * again without watches. */
-    for (uint32_t i = 0; i < h->event_count && !r->no_watch; i++) {
+}
+
+/* Watch events show the key just before their revision: a delete or an update found
+ * it there (with its prev value when asked for), a creation found it absent. They
+ * only guide placements; a verdict that rests on them is judged again without
+ * watches. */
+static void obs_from_watch(struct rv *r)
+{
+    const struct chk_history *h = r->h;
+    FL_ASSERT(!r->no_watch);
+    for (uint32_t i = 0; i < h->event_count; i++) {
         const struct chk_wevent *e = &h->events[i];
         if (e->kind == CHK_EV_PROGRESS || e->key < 0 || e->mod_rev < 2 || e->mod_rev > r->max_rev)
             continue;
@@ -507,16 +538,18 @@ static void obs_build(struct rv *r)
         }
         if (o.present && e->prev_value != CHK_NOT_GIVEN && e->prev_value != CHK_NIL)
             o.value = e->prev_value;
-        FL_GROW(r->obs, cap, r->obs_count + 1, 256);
-        r->obs[r->obs_count++] = o;
+        obs_push(r, o);
         r->watch_obs = true;
     }
-    if (r->obs_count)
-        qsort(r->obs, r->obs_count, sizeof(*r->obs), obs_cmp);
-    cap = 0;
+}
+
+/* The known writes by (key, revision): acknowledged writers at their revision, and
+ * placed unknown ops whose "then" branch is the only one that writes. */
+static void puts_build(struct rv *r)
+{
+    const struct chk_history *h = r->h;
     for (uint32_t i = 0; i < h->op_count; i++) {
         const struct chk_op *op = &h->ops[i];
-        /* a placed op wrote at its revision: its "then" branch when only that writes */
         bool placed = r->role[i] == ROLE_PLACED && op->kind == CHK_OP_TXN &&
                       (op->cmp_count == 0 || writes_only_then(h, op));
         if ((r->role[i] != ROLE_WRITE && !placed) || op->kind != CHK_OP_TXN)
@@ -525,6 +558,7 @@ static void obs_build(struct rv *r)
         if (op->cmp_count && !placed && !(op->flags & CHK_OPF_SUCCEEDED_SET))
             continue;
         int64_t at = placed ? r->pos[i] / 2 : op->rev;
+        FL_ASSERT(at >= 1 && at <= r->max_rev);
         uint32_t first = op->sub_first + (succ ? 0 : op->then_count);
         uint32_t n = succ ? op->then_count : op->else_count;
         for (uint32_t j = 0; j < n; j++) {
@@ -532,12 +566,33 @@ static void obs_build(struct rv *r)
             if (s->kind == CHK_SUB_RANGE ||
                 (s->kind == CHK_SUB_DELETE && s->range_end != CHK_RANGE_ONE))
                 continue;
-            FL_GROW(r->puts, cap, r->put_count + 1, 256);
+            FL_GROW(r->puts, r->put_cap, r->put_count + 1, 256);
             r->puts[r->put_count++] = (struct rv_put){s->key, s->kind == CHK_SUB_DELETE, at};
         }
     }
     if (r->put_count)
         qsort(r->puts, r->put_count, sizeof(*r->puts), put_cmp);
+    for (uint32_t i = 1; i < r->put_count; i++)
+        FL_ASSERT(put_cmp(&r->puts[i - 1], &r->puts[i]) <= 0);
+}
+
+/* Builds, once per replay and only when a gap needs judging, what later reads can
+ * tell about a placement: the gap counts, the observations by (key, revision) and
+ * the known writes by (key, revision), both sorted for binary search. */
+static void obs_build(struct rv *r)
+{
+    FL_ASSERT(!r->obs_built && r->obs_count == 0 && r->put_count == 0);
+    r->obs_built = true;
+    gapcount_build(r);
+    obs_from_reads(r);
+    obs_from_looks(r);
+    if (!r->no_watch)
+        obs_from_watch(r);
+    if (r->obs_count)
+        qsort(r->obs, r->obs_count, sizeof(*r->obs), obs_cmp);
+    for (uint32_t i = 1; i < r->obs_count; i++)
+        FL_ASSERT(obs_cmp(&r->obs[i - 1], &r->obs[i]) <= 0);
+    puts_build(r);
 }
 
 /* Could key k have been changed at revision g (to present or absent), given the first
@@ -588,8 +643,9 @@ static bool other_cand_puts(const struct rv *r, int32_t k, uint32_t self, int64_
     return false;
 }
 
-static int obs_allows(struct rv *r, int32_t k, int64_t g, bool present, int32_t value,
-                      uint32_t self, int64_t *deadline, bool *weak)
+/* The first observation of key k at or after revision g that saw more than a touch,
+ * or r->obs_count when there is none. */
+static uint32_t obs_next_seen(const struct rv *r, int32_t k, int64_t g)
 {
     uint32_t lo = 0, hi = r->obs_count;
     while (lo < hi) {
@@ -603,28 +659,40 @@ static int obs_allows(struct rv *r, int32_t k, int64_t g, bool present, int32_t 
     while (lo < r->obs_count && r->obs[lo].key == k && r->obs[lo].touch)
         lo++;
     if (lo == r->obs_count || r->obs[lo].key != k)
-        return 1;
-    const struct rv_obs *o = &r->obs[lo];
+        return r->obs_count;
+    FL_ASSERT(r->obs[lo].at >= g && !r->obs[lo].touch);
+    return lo;
+}
+
+/* The value the observation o saw, against ours (present/value at g): 0 when only a
+ * gap that no unknown op can fill could have changed it back in between; 2 when it
+ * saw exactly ours (a demand, due by o->at); else 1. */
+static int obs_value_check(struct rv *r, int32_t k, int64_t g, bool present, int32_t value,
+                           uint32_t self, const struct rv_obs *o, int64_t *deadline, bool *weak)
+{
     /* no known write of k and no undecided revision between g and the observation:
      * it shows our effect */
-    int demanded = 1;
-    if (o->value != CHK_NOT_GIVEN && next_put(r, k, g) > o->at && o->at <= r->max_rev) {
-        bool mine = o->value == (present ? value : CHK_NIL);
-        /* someone must have changed it back in between: only a gap can, and only an
-         * unknown op that writes k can fill one */
-        if (!mine && (r->gapcount[o->at] == r->gapcount[g] ||
-                      !other_cand_writes(r, k, o->value, self, o->at)))
-            return 0;
-        if (!mine)
-            *weak = true; /* fits only if another unknown op undoes it */
-        if (mine) {
-            demanded = 2; /* a later read saw exactly this: prefer it */
-            *deadline = FL_MIN(*deadline, o->at);
-        }
+    if (o->value == CHK_NOT_GIVEN || next_put(r, k, g) <= o->at || o->at > r->max_rev)
+        return 1;
+    FL_ASSERT(o->at >= g);
+    bool mine = o->value == (present ? value : CHK_NIL);
+    if (mine) {
+        *deadline = FL_MIN(*deadline, o->at);
+        return 2; /* a later read saw exactly this: prefer it */
     }
-    if (!o->present)
-        return demanded;
-    /* a compare that saw the value tells nothing of creation: look a little further */
+    /* someone must have changed it back in between: only a gap can, and only an
+     * unknown op that writes k can fill one */
+    if (r->gapcount[o->at] == r->gapcount[g] || !other_cand_writes(r, k, o->value, self, o->at))
+        return 0;
+    *weak = true; /* fits only if another unknown op undoes it */
+    return 1;
+}
+
+/* A compare that saw the value tells nothing of creation: the observation that does,
+ * a little further on while the key stays present (o itself when none). */
+static const struct rv_obs *obs_with_create(const struct rv *r, int32_t k, uint32_t lo)
+{
+    const struct rv_obs *o = &r->obs[lo];
     uint32_t oi = lo;
     while (o->create == CHK_NO_REV && oi + 1 < r->obs_count && oi < lo + 16 &&
            r->obs[oi + 1].key == k && (r->obs[oi + 1].touch || r->obs[oi + 1].present)) {
@@ -632,24 +700,36 @@ static int obs_allows(struct rv *r, int32_t k, int64_t g, bool present, int32_t 
         if (!r->obs[oi].touch)
             o = &r->obs[oi];
     }
-    if (!present) {
-        /* present again later: a put of k must come in between */
-        if (puts_between(r, k, g + 1, o->at) == 0) {
-            if (!other_cand_puts(r, k, self, o->at))
-                return 0;
-            *weak = true;
-        }
-        if (o->create == CHK_NO_REV)
-            return demanded;
-        if (o->create < g)
+    FL_ASSERT(o->key == k && o->present);
+    return o;
+}
+
+/* Our delete at g against a later observation that saw the key present. */
+static int obs_allows_delete(struct rv *r, int32_t k, int64_t g, uint32_t self,
+                             const struct rv_obs *o, int demanded, int64_t *deadline, bool *weak)
+{
+    /* present again later: a put of k must come in between */
+    if (puts_between(r, k, g + 1, o->at) == 0) {
+        if (!other_cand_puts(r, k, self, o->at))
             return 0;
-        /* recreated later: a delete between g and the creation is needed */
-        if (o->create > g && !del_between(r, k, g, o->create - 1)) {
-            *deadline = FL_MIN(*deadline, o->create);
-            return 2;
-        }
-        return demanded;
+        *weak = true;
     }
+    if (o->create == CHK_NO_REV)
+        return demanded;
+    if (o->create < g)
+        return 0;
+    /* recreated later: a delete between g and the creation is needed */
+    if (o->create > g && !del_between(r, k, g, o->create - 1)) {
+        *deadline = FL_MIN(*deadline, o->create);
+        return 2;
+    }
+    return demanded;
+}
+
+/* Our put at g against a later observation that saw the key present. */
+static int obs_allows_put(struct rv *r, int32_t k, int64_t g, uint32_t self, uint32_t lo,
+                          const struct rv_obs *o, int demanded, int64_t *deadline, bool *weak)
+{
     if (o->mod != CHK_NO_REV && o->mod < g)
         return 0;
     /* created again after g: our put must have been deleted in between */
@@ -682,6 +762,25 @@ static int obs_allows(struct rv *r, int32_t k, int64_t g, bool present, int32_t 
         }
     }
     return demanded;
+}
+
+/* Does the first later observation of key k allow it to become present/value at g?
+ * 0: no; 1: yes; 2: yes, and it asks for it (*deadline: by when). *weak: only if
+ * another unknown op undoes part of it. */
+static int obs_allows(struct rv *r, int32_t k, int64_t g, bool present, int32_t value,
+                      uint32_t self, int64_t *deadline, bool *weak)
+{
+    FL_ASSERT(r->obs_built && g >= 2 && g <= r->max_rev);
+    uint32_t lo = obs_next_seen(r, k, g);
+    if (lo == r->obs_count)
+        return 1;
+    const struct rv_obs *o = &r->obs[lo];
+    int demanded = obs_value_check(r, k, g, present, value, self, o, deadline, weak);
+    if (!demanded || !o->present)
+        return demanded;
+    o = obs_with_create(r, k, lo);
+    return present ? obs_allows_put(r, k, g, self, lo, o, demanded, deadline, weak)
+                   : obs_allows_delete(r, k, g, self, o, demanded, deadline, weak);
 }
 
 /* Is the candidate's effect (p->tmp against p->st) consistent with later reads? */
@@ -899,86 +998,131 @@ static void place_gap(struct rv *r, int32_t found, int64_t g)
     }
 }
 
+/* The viable candidates of one gap, best first by (score desc, deadline asc, call
+ * asc): the preferred guess first. The deadline is the revision of the read that
+ * asks for the effect: serving the demand that expires first (earliest deadline) is
+ * how a greedy matching of gaps to demands stays optimal. */
+struct gap_choices {
+    uint32_t n;
+    uint32_t op[GAP_CHOICES_MAX];
+    int score[GAP_CHOICES_MAX];
+    int64_t dead[GAP_CHOICES_MAX];
+    bool same;          /* every viable candidate so far has the same visible effect */
+    bool excluded;      /* some candidate was ruled out by later reads */
+    struct gap_eff eff; /* the first viable candidate's effect */
+};
+
+static bool choice_before(int score_a, int64_t dead_a, int score_b, int64_t dead_b)
+{
+    return score_a > score_b || (score_a == score_b && dead_a < dead_b);
+}
+
+/* Keeps candidate i if it ranks among the best GAP_CHOICES_MAX (candidates come in
+ * call order, so among equals the earlier call stays first). */
+static void choices_insert(struct gap_choices *ch, uint32_t i, int score, int64_t dead)
+{
+    FL_ASSERT(score >= 1 && score <= 3);
+    FL_TESTCASE(ch->n == GAP_CHOICES_MAX); /* more viable candidates than are kept */
+    if (ch->n == GAP_CHOICES_MAX) {
+        ch->same = false;
+        if (!choice_before(score, dead, ch->score[ch->n - 1], ch->dead[ch->n - 1]))
+            return; /* no better than every kept one */
+        ch->n--;    /* the worst kept one makes room */
+    }
+    uint32_t at = ch->n++;
+    while (at > 0 && choice_before(score, dead, ch->score[at - 1], ch->dead[at - 1])) {
+        ch->op[at] = ch->op[at - 1];
+        ch->score[at] = ch->score[at - 1];
+        ch->dead[at] = ch->dead[at - 1];
+        at--;
+    }
+    ch->op[at] = i;
+    ch->score[at] = score;
+    ch->dead[at] = dead;
+    for (uint32_t x = 1; x < ch->n; x++) /* the candidate order */
+        FL_ASSERT(!choice_before(ch->score[x], ch->dead[x], ch->score[x - 1], ch->dead[x - 1]));
+}
+
+/* Judges unknown op i as the writer of gap g: skipped when it writes nothing there or
+ * contradicts the gap's watch events or later reads, else kept among the choices. */
+static void gap_consider(struct rv *r, struct rv_replay *p, int64_t g, uint32_t i,
+                         struct gap_choices *ch)
+{
+    const struct chk_op *op = &r->h->ops[i];
+    FL_ASSERT(r->role[i] == ROLE_CAND && op->call_ns <= p->sufmin[g]);
+    struct gap_eff e;
+    if (!dry_run(p, r->h, op, &e)) {
+        ch->same = false; /* a range write: effects not compared, a guess */
+        return;
+    }
+    if (!e.wrote)
+        return;
+    if (r->wev_count && !eff_fits_events(r, p, &e, g)) {
+        r->watch_reveals++; /* a watch settled it: re-judged without watches */
+        return;
+    }
+    if (!r->obs_built)
+        obs_build(r);
+    int64_t dead;
+    int score = gap_effect_ok(r, p, &e, g, i, &dead);
+    if (!score) {
+        ch->excluded = true;
+        return;
+    }
+    if (ch->n == 0)
+        ch->eff = e;
+    else
+        ch->same = ch->same && same_effect(r, p, g, &ch->eff, &e);
+    choices_insert(ch, i, score, dead);
+}
+
+/* Which choice to place: the first, or at a decision point (several choices with
+ * different effects) the one this attempt's retries ask for. A placement that is not
+ * a proof marks the replay as a guess. */
+static uint32_t gap_pick(struct rv *r, struct rv_replay *p, const struct gap_choices *ch, int64_t g)
+{
+    FL_ASSERT(ch->n > 0 && ch->n <= GAP_CHOICES_MAX);
+    uint32_t pick = 0;
+    if (!ch->same && ch->n > 1 && r->ndecisions < DECISIONS_MAX) {
+        /* a decision point the retries may revisit */
+        uint32_t d = r->ndecisions++;
+        r->dec_rev[d] = g;
+        r->dec_count[d] = ch->n;
+        pick = d < r->nchoice ? FL_MIN(r->choice[d], ch->n - 1) : 0;
+        FL_TESTCASE(pick > 0); /* a retry took another choice */
+    }
+    if (!ch->same || ch->excluded || ch->score[pick] != 2) {
+        if (!r->ambiguous)
+            r->ambiguous_rev = g;
+        r->ambiguous = true;
+        if (!ch->same)
+            p->guessed_rev = g; /* watches are not judged on this revision */
+    }
+    FL_ASSERT(pick < ch->n);
+    return pick;
+}
+
 /* Fills gap revision g with the unknown op that could have written there. Only one
  * candidate, or several with the same effect, is a proof; anything else (a choice
  * between different effects, or a candidate ruled out by later reads) is a guess that
  * can confirm linearizability but never refute it. */
 void chk__rv_fill_gap(struct rv *r, struct rv_replay *p, int64_t g)
 {
-    struct chk_history *h = r->h;
-    uint32_t viable[GAP_CHOICES_MAX];
-    int vscore[GAP_CHOICES_MAX];
-    int64_t vdead[GAP_CHOICES_MAX];
-    uint32_t nv = 0;
-    bool same = true, excluded = false;
-    struct gap_eff e, fe;
+    FL_ASSERT(g >= 2 && g <= r->max_rev && r->claim[g] < 0);
+    struct gap_choices ch;
+    ch.n = 0;
+    ch.same = true;
+    ch.excluded = false;
     for (uint32_t c = 0; c < r->cand_op_count; c++) {
         uint32_t i = r->cand_ops[c];
-        const struct chk_op *op = &h->ops[i];
-        if (op->call_ns > p->sufmin[g])
-            break; /* sorted by call */
-        if (r->role[i] != ROLE_CAND)
-            continue;
-        if (!dry_run(p, h, op, &e)) {
-            same = false; /* a range write: effects not compared, a guess */
-            continue;
-        }
-        if (!e.wrote)
-            continue;
-        if (r->wev_count && !eff_fits_events(r, p, &e, g)) {
-            r->watch_reveals++; /* a watch settled it: re-judged without watches */
-            continue;
-        }
-        if (!r->obs_built)
-            obs_build(r);
-        int64_t dead;
-        int score = gap_effect_ok(r, p, &e, g, i, &dead);
-        if (!score) {
-            excluded = true;
-            continue;
-        }
-        if (nv == 0)
-            fe = e;
-        else
-            same = same && same_effect(r, p, g, &fe, &e);
-        /* keep the best GAP_CHOICES_MAX by (score desc, deadline asc, call asc): the
-         * preferred guess first. The deadline is the revision of the read that asks
-         * for the effect: serving the demand that expires first (earliest deadline)
-         * is how a greedy matching of gaps to demands stays optimal. */
-        if (nv == GAP_CHOICES_MAX) {
-            same = false;
-            if (vscore[nv - 1] > score || (vscore[nv - 1] == score && vdead[nv - 1] <= dead))
-                continue; /* worse than every kept one */
-            nv--;         /* the worst kept one makes room */
-        }
-        uint32_t at = nv++;
-        while (at > 0 &&
-               (vscore[at - 1] < score || (vscore[at - 1] == score && vdead[at - 1] > dead))) {
-            viable[at] = viable[at - 1];
-            vscore[at] = vscore[at - 1];
-            vdead[at] = vdead[at - 1];
-            at--;
-        }
-        viable[at] = i;
-        vscore[at] = score;
-        vdead[at] = dead;
+        if (r->h->ops[i].call_ns > p->sufmin[g])
+            break; /* sorted by call: every later one was called too late */
+        if (r->role[i] == ROLE_CAND)
+            gap_consider(r, p, g, i, &ch);
     }
-    if (nv == 0)
+    if (ch.n == 0)
         return;
-    uint32_t pick = 0;
-    if (!same && nv > 1 && r->ndecisions < DECISIONS_MAX) {
-        /* a decision point the retries may revisit */
-        uint32_t d = r->ndecisions++;
-        r->dec_rev[d] = g;
-        r->dec_count[d] = nv;
-        pick = d < r->nchoice ? FL_MIN(r->choice[d], nv - 1) : 0;
-    }
-    if (!same || excluded || vscore[pick] != 2) {
-        if (!r->ambiguous)
-            r->ambiguous_rev = g;
-        r->ambiguous = true;
-        if (!same)
-            p->guessed_rev = g; /* watches are not judged on this revision */
-    }
-    place_gap(r, (int32_t)viable[pick], g);
+    uint32_t pick = gap_pick(r, p, &ch, g);
+    place_gap(r, (int32_t)ch.op[pick], g);
+    FL_ASSERT(r->claim[g] == (int32_t)ch.op[pick] && r->role[ch.op[pick]] == ROLE_PLACED);
 }

@@ -66,10 +66,10 @@ struct rv {
     uint32_t watch_reveals; /* unknown ops placed by a watch event */
     uint32_t gaps;
     struct rv_obs *obs;
-    uint32_t obs_count;
+    uint32_t obs_count, obs_cap;
     bool obs_built;
     struct rv_put *puts;
-    uint32_t put_count;
+    uint32_t put_count, put_cap;
     uint32_t *cand_ops; /* unknown writes still unplaced after the reveals, by call */
     uint32_t cand_op_count;
     /* Guessed gaps of this attempt (decision points) and the choices to take at them:

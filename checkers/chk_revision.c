@@ -764,6 +764,7 @@ static void rv_reset(struct rv *r, const uint8_t *role0, const int64_t *pos0, co
     r->puts = NULL;
     r->gapcount = NULL;
     r->obs_count = r->put_count = 0;
+    r->obs_cap = r->put_cap = 0;
     r->obs_built = false;
     r->out->revealed = revealed0;
     free(r->out->changes);
