@@ -261,6 +261,32 @@ static bool over_limits(struct srch *s)
     return false;
 }
 
+/* Keeps the deepest configuration reached, for the explanation of a failure. */
+static inline void srch_note_best(struct srch *s, const uint8_t *state)
+{
+    if (s->depth > s->best_depth) {
+        s->best_depth = s->depth;
+        memcpy(s->best_bits, s->bits, s->words * 8);
+        memcpy(s->best_state, state, s->st_size);
+    }
+}
+
+/* Backtracks: the op on top of the stack is un-linearized (its call and return go back
+ * into the list) and its state restored; returns the entry after its call. */
+static inline int32_t srch_pop(struct srch *s, uint8_t *state, uint64_t *zacc,
+                               uint32_t *definite_left)
+{
+    FL_ASSERT(s->depth > 0);
+    int32_t c = s->stack_entry[--s->depth];
+    memcpy(state, s->stack_states + (size_t)s->depth * s->st_size, s->st_size);
+    uint32_t o = (uint32_t)s->e[c].op;
+    s->bits[o / 64] &= ~(UINT64_C(1) << (o % 64));
+    *zacc ^= s->zob[o];
+    *definite_left += op_ret(&s->h->ops[s->ops[o]]) != CHK_NEVER;
+    unlift(s, c);
+    return s->e[c].next;
+}
+
 /* Runs the search; returns CHK_PASS / CHK_FAIL / CHK_UNKNOWN. */
 static int srch_run(struct srch *s)
 {
@@ -303,11 +329,7 @@ static int srch_run(struct srch *s)
                     zacc ^= s->zob[o];
                     lift(s, cur);
                     definite_left -= op_ret(op) != CHK_NEVER;
-                    if (s->depth > s->best_depth) {
-                        s->best_depth = s->depth;
-                        memcpy(s->best_bits, s->bits, s->words * 8);
-                        memcpy(s->best_state, state, s->st_size);
-                    }
+                    srch_note_best(s, state);
                     cur = s->e[head].next;
                     continue;
                 }
@@ -316,17 +338,10 @@ static int srch_run(struct srch *s)
             cur = en->next;
         } else {
             if (s->depth == 0) {
-                verdict = CHK_FAIL;
+                verdict = CHK_FAIL; /* the first unlinearized op returned: none fits */
                 break;
             }
-            int32_t c = s->stack_entry[--s->depth];
-            memcpy(state, s->stack_states + (size_t)s->depth * s->st_size, s->st_size);
-            uint32_t o = (uint32_t)s->e[c].op;
-            s->bits[o / 64] &= ~(UINT64_C(1) << (o % 64));
-            zacc ^= s->zob[o];
-            definite_left += op_ret(&s->h->ops[s->ops[o]]) != CHK_NEVER;
-            unlift(s, c);
-            cur = s->e[c].next;
+            cur = srch_pop(s, state, &zacc, &definite_left);
         }
     }
     s->cur = cur;

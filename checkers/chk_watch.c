@@ -184,12 +184,11 @@ static bool change_matches(const struct chk_history *h, const struct chk_watch *
     return chk_key_in_range(h, c->key, w->key, w->range_end);
 }
 
-/* Reliable and resumable, against the changes. */
-static void watch_changes(struct wk *k, const struct chk_watch *w, int64_t last_reached,
-                          uint32_t *tmp)
+/* The watch's put/delete events its filters and range let through, into tmp in
+ * (revision, key) order; returns how many. */
+static uint32_t watch_delivered(const struct chk_history *h, const struct chk_watch *w,
+                                uint32_t *tmp)
 {
-    const struct chk_history *h = k->h;
-    const struct chk_lin_result *lin = k->lin;
     uint32_t n = 0;
     for (uint32_t i = w->ev_first; i < w->ev_first + w->ev_count; i++) {
         const struct chk_wevent *e = &h->events[i];
@@ -201,28 +200,44 @@ static void watch_changes(struct wk *k, const struct chk_watch *w, int64_t last_
     }
     g_wh = h;
     qsort(tmp, n, sizeof(uint32_t), ev_cmp);
-    int64_t first_rev = w->start_rev > 0 ? w->start_rev : (n ? h->events[tmp[0]].mod_rev : 0);
-    if (w->start_rev > 0 && n) {
-        const struct chk_wevent *e0 = &h->events[w->ev_first];
-        for (uint32_t i = w->ev_first; i < w->ev_first + w->ev_count; i++) {
-            if (h->events[i].kind != CHK_EV_PROGRESS) {
-                e0 = &h->events[i];
-                break;
-            }
+    for (uint32_t i = 1; i < n; i++)
+        FL_ASSERT(h->events[tmp[i - 1]].mod_rev <= h->events[tmp[i]].mod_rev);
+    FL_ASSERT(n <= w->ev_count);
+    return n;
+}
+
+/* Resumable: a watch from a start revision first delivers the first matching change
+ * at or after it. */
+static void watch_resumable(struct wk *k, const struct chk_watch *w)
+{
+    const struct chk_history *h = k->h;
+    const struct chk_lin_result *lin = k->lin;
+    FL_ASSERT(w->start_rev > 0 && w->ev_count > 0);
+    const struct chk_wevent *e0 = &h->events[w->ev_first];
+    for (uint32_t i = w->ev_first; i < w->ev_first + w->ev_count; i++) {
+        if (h->events[i].kind != CHK_EV_PROGRESS) {
+            e0 = &h->events[i];
+            break;
         }
-        uint32_t c = change_lb(lin, w->start_rev);
-        while (c < lin->change_count && !change_matches(h, w, &lin->changes[c]) &&
-               lin->changes[c].kind != CHK_EV_PROGRESS)
-            c++;
-        if (c < lin->change_count && lin->changes[c].kind != CHK_EV_PROGRESS &&
-            lin->changes[c].rev < e0->mod_rev)
-            wviol(k, CHK_G_RESUMABLE, w, lin->changes[c].rev, UINT32_MAX,
-                  "watch from revision %lld first delivered revision %lld, not %lld",
-                  (long long)w->start_rev, (long long)e0->mod_rev, (long long)lin->changes[c].rev);
     }
-    if (!first_rev || last_reached < first_rev)
-        return;
-    /* Merge expected changes [first_rev, last_reached] with received events. */
+    uint32_t c = change_lb(lin, w->start_rev);
+    while (c < lin->change_count && !change_matches(h, w, &lin->changes[c]) &&
+           lin->changes[c].kind != CHK_EV_PROGRESS)
+        c++;
+    if (c < lin->change_count && lin->changes[c].kind != CHK_EV_PROGRESS &&
+        lin->changes[c].rev < e0->mod_rev)
+        wviol(k, CHK_G_RESUMABLE, w, lin->changes[c].rev, UINT32_MAX,
+              "watch from revision %lld first delivered revision %lld, not %lld",
+              (long long)w->start_rev, (long long)e0->mod_rev, (long long)lin->changes[c].rev);
+}
+
+/* Reliable: merges the expected changes [first_rev, last_reached] with the n
+ * delivered events in tmp, both in (revision, key order). */
+static void watch_merge(struct wk *k, const struct chk_watch *w, const uint32_t *tmp, uint32_t n,
+                        int64_t first_rev, int64_t last_reached)
+{
+    const struct chk_history *h = k->h;
+    const struct chk_lin_result *lin = k->lin;
     uint32_t c = change_lb(lin, first_rev), j = 0;
     int64_t prev_rev = -1;
     int32_t prev_key = -1;
@@ -249,29 +264,42 @@ static void watch_changes(struct wk *k, const struct chk_watch *w, int64_t last_
             if (!unknown_rev)
                 wviol(k, CHK_G_RELIABLE, w, e->mod_rev, tmp[j],
                       "event at revision %lld that no write made", (long long)e->mod_rev);
-            prev_rev = e->mod_rev;
-            prev_key = e->key;
-            j++;
         } else if (ord < 0) {
             wviol(k, CHK_G_RELIABLE, w, ch->rev, UINT32_MAX,
                   "missing event at revision %lld (reached %lld)", (long long)ch->rev,
                   (long long)last_reached);
             c++;
+            continue;
         } else {
             int ek = e->kind == CHK_EV_PUT ? CHK_EV_PUT : CHK_EV_DELETE;
             if (ek != ch->kind || (ek == CHK_EV_PUT && e->value != ch->value))
                 wviol(k, CHK_G_RELIABLE, w, e->mod_rev, tmp[j],
                       "event at revision %lld differs from the write", (long long)e->mod_rev);
-            prev_rev = e->mod_rev;
-            prev_key = e->key;
             c++;
-            j++;
-            /* several changes of one key in one revision: the last one is reported */
-            while (c < lin->change_count && lin->changes[c].rev == prev_rev &&
-                   lin->changes[c].key == prev_key)
-                c++;
         }
+        prev_rev = e->mod_rev;
+        prev_key = e->key;
+        j++;
+        /* several changes of one key in one revision: the last one is reported */
+        while (ord == 0 && c < lin->change_count && lin->changes[c].rev == prev_rev &&
+               lin->changes[c].key == prev_key)
+            c++;
     }
+    FL_ASSERT(j >= n); /* every delivered event was judged */
+}
+
+/* Reliable and resumable, against the changes. */
+static void watch_changes(struct wk *k, const struct chk_watch *w, int64_t last_reached,
+                          uint32_t *tmp)
+{
+    const struct chk_history *h = k->h;
+    uint32_t n = watch_delivered(h, w, tmp);
+    int64_t first_rev = w->start_rev > 0 ? w->start_rev : (n ? h->events[tmp[0]].mod_rev : 0);
+    if (w->start_rev > 0 && n)
+        watch_resumable(k, w);
+    if (!first_rev || last_reached < first_rev)
+        return;
+    watch_merge(k, w, tmp, n, first_rev, last_reached);
 }
 
 static void watch_unique(struct wk *k, const struct chk_watch *w, uint32_t *tmp)
