@@ -85,13 +85,8 @@ void raft__outbox_close(struct raft__outbox *o)
     memset(o, 0, sizeof(*o));
 }
 
-#define GROW(arr, count, cap)                                                                      \
-    do {                                                                                           \
-        if ((count) == (cap)) {                                                                    \
-            (cap) = (cap) ? (cap)*2 : 16;                                                          \
-            (arr) = fl_realloc((arr), (cap) * sizeof(*(arr)));                                     \
-        }                                                                                          \
-    } while (0)
+/* One more element (common's growth rule). */
+#define GROW(arr, count, cap) FL_GROW(arr, cap, (size_t)(count) + 1, 16)
 
 struct raft_event *raft__event(struct raft *r, enum raft_event_kind kind, uint64_t peer,
                                uint64_t index, const char *fmt, ...)
