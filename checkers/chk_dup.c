@@ -56,13 +56,8 @@ static int dup_a_cmp(const void *a, const void *b)
     return x->who < y->who ? -1 : x->who > y->who;
 }
 
-#define DUP_GROW(v, n, cap)                                                                        \
-    do {                                                                                           \
-        if ((n) == (cap)) {                                                                        \
-            (cap) = (cap) ? (cap)*2 : 256;                                                         \
-            (v) = fl_realloc((v), (cap) * sizeof(*(v)));                                           \
-        }                                                                                          \
-    } while (0)
+/* One more element (common's growth rule). */
+#define DUP_GROW(v, n, cap) FL_GROW(v, cap, (size_t)(n) + 1, 256)
 
 /* The puts of ok and unknown ops (an ok op with a known branch: that branch only). */
 static struct dup_w *dup_writers(const struct chk_history *h, uint32_t *count)
