@@ -123,13 +123,8 @@ const uint8_t *chk_value_bytes(const struct chk_history *h, int32_t id, size_t *
     return chk_intern_bytes(&h->values, id, n);
 }
 
-#define GROW(arr, count, cap)                                                                      \
-    do {                                                                                           \
-        if ((count) == (cap)) {                                                                    \
-            (cap) = (cap) ? (cap)*2 : 64;                                                          \
-            (arr) = fl_realloc((arr), (size_t)(cap) * sizeof(*(arr)));                             \
-        }                                                                                          \
-    } while (0)
+/* One more element in arr (count used, cap allocated): common's growth rule. */
+#define GROW(arr, count, cap) FL_GROW(arr, cap, (size_t)(count) + 1, 64)
 
 struct chk_op *chk_history_op_add(struct chk_history *h)
 {
