@@ -872,14 +872,13 @@ static int per_key_round(struct per_key *pk, struct chk_history *h, const struct
     FL_ASSERT(pk->cnt[k] > 0 && !pk->done[k]);
     struct srch *sr = per_key_search(pk, h, lim, o, k);
     uint64_t before = sr->steps;
+    FL_TESTCASE(before > 0); /* a key resumed after an earlier round stopped it */
     sr->budget = budget;
     int v = srch_run(sr);
     FL_ASSERT(sr->steps >= before); /* a resumed search goes on from its frontier */
     out->steps += sr->steps - before;
-    if (v == CHK_UNKNOWN && sr->budget_hit) {
-        FL_TESTCASE(before > 0); /* a key resumed after an earlier round stopped it */
+    if (v == CHK_UNKNOWN && sr->budget_hit)
         return -1;
-    }
     if (v == CHK_PASS && pk->parts == 1)
         srch_order(sr, out);
     if (v == CHK_FAIL)
