@@ -1,42 +1,21 @@
 /*
- * client_arena.c: a bump allocator for the protobuf-c decoding of server frames. A
- * frame is decoded, handled and dropped within kvc_conn_on_message, so its fields
- * (a range response carries every key and value) cost one pointer bump each instead
- * of a malloc and a free, and the whole message goes at once when the handler is
- * done. Blocks start at 4 KiB and double up to 256 KiB; a reset keeps the largest,
- * so a steady load settles on one block and allocates nothing.
+ * client_arena.c: the protobuf-c allocator for decoding server frames, over common's
+ * bump allocator (harness/common/arena.h). A frame is decoded, handled and dropped
+ * within kvc_conn_on_message, so its fields (a range response carries every key and
+ * value) cost one pointer bump each instead of a malloc and a free, and the whole
+ * message goes at once when the handler is done. Blocks start at 4 KiB and double up
+ * to 256 KiB; a reset keeps the largest, so a steady load settles on one block and
+ * allocates nothing.
  */
 #include "nodes/client/client_int.h"
 
-#define BLOCK_MIN (4u * 1024u)
-#define BLOCK_MAX (256u * 1024u)
-
-struct kvc_arena_block {
-    struct kvc_arena_block *next;
-    size_t cap, used;
-    max_align_t data[];
-};
+#define BLOCK_MIN ((size_t)4 * 1024)
+#define BLOCK_MAX ((size_t)256 * 1024)
 
 static void *arena_alloc(void *ud, size_t size)
 {
     struct kvc_arena *a = ud;
-    size_t n = (size + 15u) & ~(size_t)15u;
-    if (n == 0)
-        n = 16;
-    struct kvc_arena_block *h = a->head;
-    if (!h || h->cap - h->used < n) {
-        size_t cap = h ? FL_MIN((size_t)BLOCK_MAX, h->cap * 2) : BLOCK_MIN;
-        if (cap < n)
-            cap = n;
-        struct kvc_arena_block *b = fl_malloc(sizeof *b + cap);
-        b->next = h;
-        b->cap = cap;
-        b->used = 0;
-        a->head = h = b;
-    }
-    void *p = (char *)h->data + h->used;
-    h->used += n;
-    return p;
+    return fl_arena_alloc(&a->fl, size);
 }
 
 static void arena_free(void *ud, void *p)
@@ -50,32 +29,16 @@ void kvc_arena_init(struct kvc_arena *a)
     a->alloc.alloc = arena_alloc;
     a->alloc.free = arena_free;
     a->alloc.allocator_data = a;
-    a->head = NULL;
+    /* a reset keeps the largest block, however large (a big range response) */
+    fl_arena_init(&a->fl, BLOCK_MIN, BLOCK_MAX, SIZE_MAX);
 }
 
 void kvc_arena_reset(struct kvc_arena *a)
 {
-    struct kvc_arena_block *keep = a->head;
-    if (!keep)
-        return;
-    for (struct kvc_arena_block *b = keep->next; b; b = b->next)
-        if (b->cap > keep->cap)
-            keep = b;
-    for (struct kvc_arena_block *b = a->head, *next; b; b = next) {
-        next = b->next;
-        if (b != keep)
-            free(b);
-    }
-    keep->next = NULL;
-    keep->used = 0;
-    a->head = keep;
+    fl_arena_reset(&a->fl);
 }
 
 void kvc_arena_close(struct kvc_arena *a)
 {
-    while (a->head) {
-        struct kvc_arena_block *next = a->head->next;
-        free(a->head);
-        a->head = next;
-    }
+    fl_arena_close(&a->fl);
 }

@@ -10,6 +10,7 @@
 
 #include "nodes/client/client.h"
 
+#include "harness/common/arena.h"
 #include "harness/common/bugs.h"
 #include "harness/common/common.h"
 #include "harness/common/ivtree.h"
@@ -198,10 +199,9 @@ struct kvc_stream {
 };
 
 /* client_arena.c: bump allocation for decoding one server frame (see there). */
-struct kvc_arena_block;
 struct kvc_arena {
     ProtobufCAllocator alloc; /* pass &arena.alloc to *_unpack; never *_free_unpacked */
-    struct kvc_arena_block *head;
+    struct fl_arena fl;       /* harness/common/arena.h */
 };
 void kvc_arena_init(struct kvc_arena *a);
 void kvc_arena_reset(struct kvc_arena *a); /* frees every allocation, keeps one block */
