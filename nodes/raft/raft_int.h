@@ -12,6 +12,7 @@
 
 #include "nodes/raft/raft.h"
 #include "harness/common/bugs.h"
+#include "harness/common/arena.h"
 #include "harness/common/rng.h"
 
 #include <inttypes.h>
@@ -20,17 +21,11 @@
  * the check-quorum leader lease (etcd campaignTransfer). */
 #define RAFT_CTX_TRANSFER UINT64_C(1)
 
-/* A bump allocator made of blocks that never move, so pointers into it stay valid
- * until raft__arena_reset. Blocks are reused across resets; oversized ones freed. */
-struct raft__block {
-    struct raft__block *next;
-    size_t cap;
-    size_t used;
-    uint8_t data[];
-};
+/* The outbox's bump allocator: common's (harness/common/arena.h) with the core's
+ * block sizes. Blocks never move, so pointers into it stay valid until
+ * raft__arena_reset. A zeroed arena is set up on its first allocation. */
 struct raft__arena {
-    struct raft__block *head;
-    struct raft__block *cur;
+    struct fl_arena fl;
 };
 void *raft__arena_alloc(struct raft__arena *a, size_t n);
 void raft__arena_reset(struct raft__arena *a);

@@ -10,62 +10,27 @@
 
 #include <stdarg.h>
 
-#define RAFT_BLOCK_BYTES    ((size_t)64 * 1024)
-#define RAFT_BLOCK_KEEP_MAX ((size_t)4 * 1024 * 1024)
+/* Blocks of 64 KiB doubling to 1 MiB; a reset keeps the largest block up to 4 MiB (a
+ * big snapshot's block is not hoarded). */
+#define RAFT_BLOCK_BYTES     ((size_t)64 * 1024)
+#define RAFT_BLOCK_BYTES_MAX ((size_t)1024 * 1024)
+#define RAFT_BLOCK_KEEP_MAX  ((size_t)4 * 1024 * 1024)
 
 void *raft__arena_alloc(struct raft__arena *a, size_t n)
 {
-    n = (n + 7) & ~(size_t)7;
-    if (n == 0)
-        n = 8;
-    while (a->cur && a->cur->cap - a->cur->used < n && a->cur->next)
-        a->cur = a->cur->next; /* reuse blocks kept from earlier cycles */
-    if (!a->cur || a->cur->cap - a->cur->used < n) {
-        size_t cap = FL_MAX(RAFT_BLOCK_BYTES, n);
-        struct raft__block *b = fl_malloc(sizeof(*b) + cap);
-        b->cap = cap;
-        b->used = 0;
-        b->next = NULL;
-        if (a->cur) {
-            b->next = a->cur->next;
-            a->cur->next = b;
-        } else {
-            FL_ASSERT(a->head == NULL);
-            a->head = b;
-        }
-        a->cur = b;
-    }
-    void *p = a->cur->data + a->cur->used;
-    a->cur->used += n;
-    FL_ASSERT(a->cur->used <= a->cur->cap);
-    return p;
+    if (a->fl.block_min == 0) /* zeroed with its outbox */
+        fl_arena_init(&a->fl, RAFT_BLOCK_BYTES, RAFT_BLOCK_BYTES_MAX, RAFT_BLOCK_KEEP_MAX);
+    return fl_arena_alloc(&a->fl, n);
 }
 
 void raft__arena_reset(struct raft__arena *a)
 {
-    struct raft__block **pp = &a->head;
-    while (*pp) {
-        struct raft__block *b = *pp;
-        if (b->cap > RAFT_BLOCK_KEEP_MAX) { /* a big snapshot: do not hoard it */
-            *pp = b->next;
-            free(b);
-            continue;
-        }
-        b->used = 0;
-        pp = &b->next;
-    }
-    a->cur = a->head;
+    fl_arena_reset(&a->fl);
 }
 
 void raft__arena_close(struct raft__arena *a)
 {
-    struct raft__block *b = a->head;
-    while (b) {
-        struct raft__block *next = b->next;
-        free(b);
-        b = next;
-    }
-    a->head = a->cur = NULL;
+    fl_arena_close(&a->fl);
 }
 
 void raft__outbox_reset(struct raft__outbox *o)
