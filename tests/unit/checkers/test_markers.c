@@ -117,7 +117,7 @@ static void case_watch_shows_gap(void)
  * absent: the first guess fails, a retry takes another choice and passes. */
 static void gap_with_choices(struct chk_history *h, int n, bool count_read)
 {
-    char k[8];
+    char k[16];
     for (int i = 0; i < n; i++) {
         snprintf(k, sizeof(k), "k%d", i);
         chk_history_put(h, 10 + i, key(h, k), val(h, "1"), 0, CHK_NEVER, UNK, CHK_NO_REV);
@@ -163,7 +163,7 @@ static void case_per_key_resumes(void)
     struct chk_history h;
     chk_history_init(&h);
     int32_t a = key(&h, "a");
-    char v[8];
+    char v[16];
     for (int i = 0; i < 16; i++) {
         snprintf(v, sizeof(v), "%d", i);
         chk_history_put(&h, 1 + i, a, val(&h, v), 0, 1000, OK, CHK_NO_REV);
