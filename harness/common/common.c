@@ -215,3 +215,17 @@ size_t fl_grow_cap(size_t cap, size_t need, size_t cap_min, size_t elem_bytes)
     FL_ASSERT(c >= need && c >= cap);
     return c;
 }
+
+bool fl_inv_fail(char *why, size_t why_len, const char *file, int line, const char *fmt, ...)
+{
+    if (!why || !why_len)
+        return false;
+    const char *base = strrchr(file, '/');
+    int k = snprintf(why, why_len, "%s:%d: ", base ? base + 1 : file, line);
+    va_list ap;
+    va_start(ap, fmt);
+    if (k >= 0 && (size_t)k < why_len)
+        vsnprintf(why + k, why_len - (size_t)k, fmt, ap);
+    va_end(ap);
+    return false;
+}

@@ -157,6 +157,24 @@ void fl_digest_hex(uint64_t v, char out[17]);
 /* One-shot 64-bit hash for lookups (never for iteration order). */
 uint64_t fl_hash64(const void *p, size_t n);
 
+/* Invariant checkers that report instead of aborting (a core's *_invariants_ok, run
+ * after every step by tests and --paranoid): fl_inv_fail writes "FILE:LINE: message"
+ * (FILE without its directories) into why when why_len > 0, and returns false.
+ * FL_INV / FL_INVF return it from the enclosing function, which must have
+ * `char *why, size_t why_len` in scope. */
+bool fl_inv_fail(char *why, size_t why_len, const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+#define FL_INV(cond)                                                                               \
+    do {                                                                                           \
+        if (!(cond))                                                                               \
+            return fl_inv_fail(why, why_len, __FILE__, __LINE__, "%s", #cond);                     \
+    } while (0)
+#define FL_INVF(cond, ...)                                                                         \
+    do {                                                                                           \
+        if (!(cond))                                                                               \
+            return fl_inv_fail(why, why_len, __FILE__, __LINE__, __VA_ARGS__);                     \
+    } while (0)
+
 /* Logging to stderr. Level names: error, warn, info, debug. fl_log_level defaults
  * to warn; the CLI raises it with -v. Messages are never part of a digest. */
 enum fl_log_level { FL_LOG_ERROR, FL_LOG_WARN, FL_LOG_INFO, FL_LOG_DEBUG };

@@ -14,31 +14,9 @@
 #include <inttypes.h>
 #include <stdarg.h>
 
-static bool inv_fail(char *why, size_t why_len, int line, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static bool inv_fail(char *why, size_t why_len, int line, const char *fmt, ...)
-{
-    if (why && why_len) {
-        int k = snprintf(why, why_len, "mvcc_check.c:%d: ", line);
-        va_list ap;
-        va_start(ap, fmt);
-        if (k >= 0 && (size_t)k < why_len)
-            vsnprintf(why + k, why_len - (size_t)k, fmt, ap);
-        va_end(ap);
-    }
-    return false;
-}
-
-#define MINV(cond)                                                                                 \
-    do {                                                                                           \
-        if (!(cond))                                                                               \
-            return inv_fail(why, why_len, __LINE__, "%s", #cond);                                  \
-    } while (0)
-#define MINVF(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond))                                                                               \
-            return inv_fail(why, why_len, __LINE__, __VA_ARGS__);                                  \
-    } while (0)
+/* A broken invariant is reported through common's fl_inv_fail. */
+#define MINV  FL_INV
+#define MINVF FL_INVF
 
 /* One revision of k (p: the one before it, or NULL). */
 static bool check_rev(const struct mvcc_store *s, const struct mvcc_rev *p,

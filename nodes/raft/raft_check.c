@@ -11,32 +11,9 @@
 
 #include <stdarg.h>
 
-/* Records the first broken invariant in why and returns false. */
-static bool inv_fail(char *why, size_t why_len, int line, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static bool inv_fail(char *why, size_t why_len, int line, const char *fmt, ...)
-{
-    if (why && why_len) {
-        int k = snprintf(why, why_len, "raft_check.c:%d: ", line);
-        va_list ap;
-        va_start(ap, fmt);
-        if (k >= 0 && (size_t)k < why_len)
-            vsnprintf(why + k, why_len - (size_t)k, fmt, ap);
-        va_end(ap);
-    }
-    return false;
-}
-
-#define RINV(cond)                                                                                 \
-    do {                                                                                           \
-        if (!(cond))                                                                               \
-            return inv_fail(why, why_len, __LINE__, "%s", #cond);                                  \
-    } while (0)
-#define RINVF(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond))                                                                               \
-            return inv_fail(why, why_len, __LINE__, __VA_ARGS__);                                  \
-    } while (0)
+/* A broken invariant is reported through common's fl_inv_fail. */
+#define RINV  FL_INV
+#define RINVF FL_INVF
 
 /* The log: contiguous at both ends and over its newest 64 entries, terms never going
  * down and never above the node's term, conf records on conf entries in order. */
