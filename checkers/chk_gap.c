@@ -330,8 +330,9 @@ static int put_cmp(const void *a, const void *b)
     return (x->rev > y->rev) - (x->rev < y->rev);
 }
 
-/* Known puts of key in [lo, hi]. */
-static uint32_t puts_between(const struct rv *r, int32_t key, int64_t lo, int64_t hi)
+/* The first known write of key at or after revision lo (r->puts is in (key,
+ * revision) order), or the first of a later key. */
+static uint32_t puts_lower(const struct rv *r, int32_t key, int64_t lo)
 {
     uint32_t a = 0, b = r->put_count;
     while (a < b) {
@@ -341,6 +342,14 @@ static uint32_t puts_between(const struct rv *r, int32_t key, int64_t lo, int64_
         else
             b = mid;
     }
+    FL_ASSERT(a == r->put_count || r->puts[a].key > key || r->puts[a].rev >= lo);
+    return a;
+}
+
+/* Known puts of key in [lo, hi]. */
+static uint32_t puts_between(const struct rv *r, int32_t key, int64_t lo, int64_t hi)
+{
+    uint32_t a = puts_lower(r, key, lo);
     uint32_t n = 0;
     while (a < r->put_count && r->puts[a].key == key && r->puts[a].rev <= hi) {
         n += !r->puts[a].del;
@@ -355,14 +364,7 @@ static uint32_t puts_between(const struct rv *r, int32_t key, int64_t lo, int64_
 /* Is there a known delete of key in [lo, hi]? */
 static bool del_between(const struct rv *r, int32_t key, int64_t lo, int64_t hi)
 {
-    uint32_t a = 0, b = r->put_count;
-    while (a < b) {
-        uint32_t mid = (a + b) / 2;
-        if (r->puts[mid].key < key || (r->puts[mid].key == key && r->puts[mid].rev < lo))
-            a = mid + 1;
-        else
-            b = mid;
-    }
+    uint32_t a = puts_lower(r, key, lo);
     for (; a < r->put_count && r->puts[a].key == key && r->puts[a].rev <= hi; a++) {
         if (r->puts[a].del)
             return true;

@@ -231,16 +231,22 @@ static struct chk_op *op_begin(struct chk_history *h, int32_t client, int64_t ca
     return op;
 }
 
-struct chk_op *chk_history_put(struct chk_history *h, int32_t client, int32_t key, int32_t value,
-                               int64_t call_ns, int64_t return_ns, int status, int64_t rev)
+/* A put sub-operation of key = value; its result is recorded when the op is ok. */
+static void put_fill(struct chk_sub *s, int32_t key, int32_t value, int status)
 {
-    op_begin(h, client, call_ns, return_ns, status, rev);
-    struct chk_sub *s = chk_history_sub_add(h, false);
     s->kind = CHK_SUB_PUT;
     s->key = key;
     s->value = value;
     if (status == CHK_ST_OK)
         s->flags |= CHK_SUBF_RESULT_SET;
+}
+
+struct chk_op *chk_history_put(struct chk_history *h, int32_t client, int32_t key, int32_t value,
+                               int64_t call_ns, int64_t return_ns, int status, int64_t rev)
+{
+    op_begin(h, client, call_ns, return_ns, status, rev);
+    struct chk_sub *s = chk_history_sub_add(h, false);
+    put_fill(s, key, value, status);
     return &h->ops[h->op_count - 1];
 }
 
@@ -309,11 +315,7 @@ struct chk_op *chk_history_cas(struct chk_history *h, int32_t client, int32_t ke
     }
     c->result = CHK_CMP_EQ;
     struct chk_sub *s = chk_history_sub_add(h, false);
-    s->kind = CHK_SUB_PUT;
-    s->key = key;
-    s->value = value;
-    if (status == CHK_ST_OK)
-        s->flags |= CHK_SUBF_RESULT_SET;
+    put_fill(s, key, value, status);
     return &h->ops[h->op_count - 1];
 }
 

@@ -106,22 +106,24 @@ json_t *chk_json_bytes(const uint8_t *p, size_t n)
     return o;
 }
 
-json_t *chk_json_key(const struct chk_history *h, int32_t key)
+/* An interned key or value as JSON; null for the negative ids (absent, none). */
+static json_t *json_interned(const struct chk_intern *t, int32_t id)
 {
-    if (key < 0)
+    if (id < 0)
         return json_null();
     size_t n;
-    const uint8_t *p = chk_key_bytes(h, key, &n);
+    const uint8_t *p = chk_intern_bytes(t, id, &n);
     return chk_json_bytes(p, n);
+}
+
+json_t *chk_json_key(const struct chk_history *h, int32_t key)
+{
+    return json_interned(&h->keys, key);
 }
 
 json_t *chk_json_value(const struct chk_history *h, int32_t value)
 {
-    if (value < 0)
-        return json_null();
-    size_t n;
-    const uint8_t *p = chk_value_bytes(h, value, &n);
-    return chk_json_bytes(p, n);
+    return json_interned(&h->values, value);
 }
 
 static const char *const status_names[] = {"ok", "fail", "unknown"};

@@ -503,6 +503,17 @@ static void outside_jump(const struct chk_model *m, struct chk_kstate *st, int64
     st->rev = to;
 }
 
+/* The sub-operations of the branch the response says the op took (then, when it has
+ * no compares); *n their count. The caller checked that the branch is known. */
+static const struct chk_sub *recorded_branch(const struct chk_history *h, const struct chk_op *op,
+                                             uint32_t *n)
+{
+    FL_ASSERT(op->cmp_count == 0 || (op->flags & CHK_OPF_SUCCEEDED_SET));
+    bool succ = op->cmp_count == 0 || (op->flags & CHK_OPF_SUCCEEDED);
+    *n = succ ? op->then_count : op->else_count;
+    return &h->subs[op->sub_first + (succ ? 0 : op->then_count)];
+}
+
 /* Does the recorded response say the op wrote nothing (a read, a delete of nothing)?
  * Then it sits at its header revision, after an outside write of that revision. */
 static bool recorded_no_write(const struct chk_history *h, const struct chk_op *op)
@@ -512,9 +523,8 @@ static bool recorded_no_write(const struct chk_history *h, const struct chk_op *
     if (!(op->flags & CHK_OPF_HAS_RESULT) ||
         (op->cmp_count && !(op->flags & CHK_OPF_SUCCEEDED_SET)))
         return false;
-    bool succ = op->cmp_count == 0 || (op->flags & CHK_OPF_SUCCEEDED);
-    const struct chk_sub *subs = &h->subs[op->sub_first + (succ ? 0 : op->then_count)];
-    uint32_t n = succ ? op->then_count : op->else_count;
+    uint32_t n;
+    const struct chk_sub *subs = recorded_branch(h, op, &n);
     for (uint32_t i = 0; i < n; i++) {
         if (subs[i].kind == CHK_SUB_RANGE)
             continue;
@@ -532,9 +542,8 @@ static bool recorded_write(const struct chk_history *h, const struct chk_op *op)
     if (op->kind != CHK_OP_TXN || !(op->flags & CHK_OPF_HAS_RESULT) ||
         (op->cmp_count && !(op->flags & CHK_OPF_SUCCEEDED_SET)))
         return false;
-    bool succ = op->cmp_count == 0 || (op->flags & CHK_OPF_SUCCEEDED);
-    const struct chk_sub *subs = &h->subs[op->sub_first + (succ ? 0 : op->then_count)];
-    uint32_t n = succ ? op->then_count : op->else_count;
+    uint32_t n;
+    const struct chk_sub *subs = recorded_branch(h, op, &n);
     for (uint32_t i = 0; i < n; i++) {
         if (subs[i].kind == CHK_SUB_PUT || subs[i].kind == CHK_SUB_APPEND)
             return true;
