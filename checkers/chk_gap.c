@@ -880,14 +880,8 @@ static int gap_effect_ok(struct rv *r, struct rv_replay *p, const struct gap_eff
 /* First known write of key after rev g (INT64_MAX when none). */
 static int64_t next_put(const struct rv *r, int32_t key, int64_t g)
 {
-    uint32_t a = 0, b = r->put_count;
-    while (a < b) {
-        uint32_t mid = (a + b) / 2;
-        if (r->puts[mid].key < key || (r->puts[mid].key == key && r->puts[mid].rev <= g))
-            a = mid + 1;
-        else
-            b = mid;
-    }
+    FL_ASSERT(g < INT64_MAX);
+    uint32_t a = puts_lower(r, key, g + 1);
     return a < r->put_count && r->puts[a].key == key ? r->puts[a].rev : INT64_MAX;
 }
 
