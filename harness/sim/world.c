@@ -231,7 +231,8 @@ static uint32_t slot_alloc(struct sim_world *w)
     if (w->nslots == w->cap_slots) {
         FL_ASSERTF(w->cap_slots <= SIM_SLOT_MAX / 2, "more than %u pending events",
                    (unsigned)SIM_SLOT_MAX);
-        uint32_t cap = w->cap_slots ? w->cap_slots * 2 : 1024;
+        uint32_t cap = (uint32_t)fl_grow_cap(w->cap_slots, (size_t)w->cap_slots + 1, 1024,
+                                             sizeof(struct sim_slot));
         /* Slots are cache-line aligned, which realloc does not promise. */
         struct sim_slot *slots = aligned_alloc(64, (size_t)cap * sizeof(*slots));
         FL_ASSERTF(slots != NULL, "out of memory for %u event slots", cap);
