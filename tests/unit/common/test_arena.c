@@ -60,7 +60,7 @@ static void test_keep_max(void)
 
 int main(void)
 {
-    test_alloc();
-    test_keep_max();
+    FL_TEST(test_alloc);
+    FL_TEST(test_keep_max);
     return fl_test_end();
 }

@@ -93,8 +93,8 @@ static void test_beliefs(void)
 
 int main(void)
 {
-    test_testcase();
-    test_listing();
-    test_beliefs();
+    FL_TEST(test_testcase);
+    FL_TEST(test_listing);
+    FL_TEST(test_beliefs);
     return fl_test_end();
 }

@@ -62,7 +62,7 @@ static void test_grow(void)
 
 int main(void)
 {
-    test_parse_u64();
-    test_grow();
+    FL_TEST(test_parse_u64);
+    FL_TEST(test_grow);
     return fl_test_end();
 }

@@ -55,7 +55,7 @@ static void test_fork_and_bounds(void)
 
 int main(void)
 {
-    test_reference();
-    test_fork_and_bounds();
+    FL_TEST(test_reference);
+    FL_TEST(test_fork_and_bounds);
     return fl_test_end();
 }
