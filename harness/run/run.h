@@ -453,6 +453,39 @@ bool run_scope_enter(struct run_world *rw, int64_t ordinal, int64_t *saved);
 void run_scope_leave(struct run_world *rw, int64_t saved);
 bool run_fault_skipped(const struct run_world *rw, int64_t ordinal);
 int64_t run_fault_ordinals(const struct run_world *rw); /* ordinals handed out so far */
+/* Faults a schedule adds at fixed times (run_added.c; shrink{ add_faults }): kind
+ * RUN_ADD_* applied to member `node` at at_ns and undone for_ns later. Added fault i
+ * (from 0) is ordinal RUN_ADDED_BASE + i + 1; with `on` it waits from at_ns for the
+ * member's next event of that kind (the nemesis triggers' hook) and applies right
+ * after it, e.g. between an append and its fsync. Call before the world is set up;
+ * FL_EINVAL after, FL_ERANGE for a bad field. run_heal_all cancels what is pending. */
+enum {
+    RUN_ADD_KILL,
+    RUN_ADD_POWER,
+    RUN_ADD_PAUSE,
+    RUN_ADD_ISOLATE,
+    RUN_ADD_CRASH_SAVE,
+    RUN_ADD_COUNT
+};
+#define RUN_ADDED_BASE INT64_C(1000000000000000)
+#define RUN_ADDED_MAX  256
+struct run_added_fault {
+    int64_t at_ns, for_ns;
+    int kind; /* RUN_ADD_* */
+    int node; /* slot; ignored by power; 0 with `on`: whichever member emits the event */
+    int on;   /* 0: at at_ns; else 1 + a srv_hook_kind: right after node's next such event
+               * from at_ns on (a pre-vote is not a vote) */
+};
+int run_add_faults(struct run_world *rw, const struct run_added_fault *v, int n);
+const char *run_added_kind_name(int kind); /* "kill", "power", "pause", "isolate", "crash_save" */
+int run_added_kind_find(const char *name); /* -1 when unknown */
+/* The name of event kind k (run_event_kind_find's inverse), "?" when none. */
+const char *run_event_kind_name(int k);
+/* The swarm's fault draws (lanes, lane ticks, failpoints, triggers) come from seed
+ * instead of the run's seed (shrink{ reseed }); the cluster, clients and workload keep
+ * theirs. Call before swarm{}. */
+void run_reseed_faults(struct run_world *rw, uint64_t seed);
+uint64_t run_fault_seed(const struct run_world *rw);
 /* Simulated time of the next pending event; INT64_MAX when there is none. */
 int64_t run_next_event_ns(struct run_world *rw);
 /* Adds key = value to the --json summary at run_world_finish (replacing an earlier one

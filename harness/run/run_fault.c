@@ -164,6 +164,7 @@ int run_skew(struct run_world *rw, int id, int64_t rate_ppm)
 int run_heal_all(struct run_world *rw)
 {
     run_nemesis_stop(rw);
+    run_added_stop(rw);
     run_log_fault(rw, "heal_all", "*", NULL);
     net_heal(rw->w);
     net_release(rw->w, -1, -1);
@@ -624,7 +625,7 @@ static void nemesis_tick(struct sim_world *w, void *ctx)
         return; /* past its duration and nothing to undo: done */
     char name[48];
     snprintf(name, sizeof name, "fault/nemesis/%lld", (long long)++rw->nem_tick);
-    sim_rng_derive(&rw->nem_rng, rw->seed, name);
+    sim_rng_derive(&rw->nem_rng, run_fault_seed(rw), name);
     int64_t every = rw->nem_every_ns;
     int64_t gap = every / 2 + (int64_t)draw(rw, (uint64_t)every + 1);
     int64_t saved = rw->cur_ordinal;

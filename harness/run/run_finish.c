@@ -324,6 +324,9 @@ static json_t *summary(struct run_world *rw, const struct run_result *res, json_
     json_object_set(s, "leaders", rw->leaders);
     json_object_set_new(s, "clients", clients);
     json_object_set_new(s, "fault_ordinals", json_integer(rw->n_ordinals));
+    json_t *cov = run_coverage_json(rw);
+    if (cov)
+        json_object_set_new(s, "coverage", cov);
     if (rw->setup) {
         json_t *wl = json_object();
         json_object_set_new(wl, "clients", json_integer(rw->n_clients));

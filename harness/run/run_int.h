@@ -27,6 +27,8 @@ _Static_assert(RUN_EPS_MAX == RUN_NODES_MAX + RUN_CLIENTS_MAX, "run.h: RUN_EPS_M
 #define RUN_WATCHERS_MAX 64
 
 struct run_firing;
+struct run_added;
+struct run_cov;
 
 /* A pending run_at callback. Pending ones are linked in rw->calls so that a world
  * closed with timers still queued (an abandoned coroutine's sleep) frees them. */
@@ -305,6 +307,14 @@ struct run_world {
     size_t live_n, live_cap;
     int64_t live_end_ns; /* the end of the judged part: when the scenario ended */
 
+    /* explore (run_added.c, run_coverage.c) */
+    struct run_added *added;
+    int n_added;
+    int added_waiting;   /* added faults waiting for their event (the hook is on) */
+    uint64_t fault_seed; /* run_reseed_faults */
+    bool fault_reseeded;
+    struct run_cov *cov; /* NULL unless FAULTLINE_COVERAGE=1 */
+
     /* --paranoid (run_paranoid.c) */
     bool paranoid;
     uint64_t paranoid_events; /* events after which the invariants were checked */
@@ -331,6 +341,17 @@ json_t *run_liveness_judge(struct run_world *rw, const struct chk_history *h, in
 bool run_sim_step(struct run_world *rw);
 /* The summary's "paranoid" object; NULL when --paranoid is off. */
 json_t *run_paranoid_json(const struct run_world *rw);
+
+/* run_added.c */
+void run_added_arm(struct run_world *rw);  /* at set-up: schedules the added faults */
+void run_added_stop(struct run_world *rw); /* run_heal_all: cancels what is pending */
+void run_added_free(struct run_world *rw);
+void run_added_event(struct run_world *rw, const struct srv_hook_event *ev); /* the hook */
+/* run_coverage.c */
+void run_coverage_init(struct run_world *rw);
+void run_coverage_free(struct run_world *rw);
+void run_coverage_note(struct run_world *rw, const struct srv_event *ev); /* a node event */
+json_t *run_coverage_json(const struct run_world *rw);                    /* NULL when off */
 
 /* run_observe.c */
 void run_events_keep(struct run_world *rw, const struct srv_event *ev);

@@ -685,7 +685,7 @@ static void lane_tick(struct sim_world *w, void *ctx)
     char name[48];
     snprintf(name, sizeof name, "fault/%s/%lld", l->kind ? run_lane_name(l->kind) : "doctor",
              (long long)++l->tick);
-    sim_rng_derive(&l->rng, rw->seed, name);
+    sim_rng_derive(&l->rng, run_fault_seed(rw), name);
     int64_t gap = l->every_ns / 2 + (int64_t)below(l, (uint64_t)l->every_ns + 1);
     int64_t saved = rw->cur_ordinal;
     if (!l->kind) { /* the doctor: no undo slots */
@@ -728,7 +728,7 @@ static void lane_start(struct run_world *rw, unsigned kind, int64_t every_ns)
     l->every_ns = every_ns;
     char name[48];
     snprintf(name, sizeof name, "fault/%s/start", kind ? run_lane_name(kind) : "doctor");
-    sim_rng_derive(&l->rng, rw->seed, name);
+    sim_rng_derive(&l->rng, run_fault_seed(rw), name);
     int64_t first = (int64_t)below(l, (uint64_t)every_ns) + 1;
     l->timer = sim_schedule(rw->w, first, lane_tick, l);
 }

@@ -234,7 +234,7 @@ static void draw_faults(struct run_world *rw, const struct run_swarm_options *o,
                         json_t *j)
 {
     struct sim_rng r;
-    sim_rng_derive(&r, rw->seed, "swarm/faults");
+    sim_rng_derive(&r, run_fault_seed(rw), "swarm/faults");
     unsigned allowed = o->lanes ? o->lanes : RUN_LANE_ALL;
     struct run_swarm *sw = &rw->swarm;
     sw->lanes = 0;
@@ -296,7 +296,7 @@ static const struct {
 static void draw_buggify(struct run_world *rw, int nodes, json_t *j)
 {
     struct sim_rng r;
-    sim_rng_derive(&r, rw->seed, "swarm/buggify");
+    sim_rng_derive(&r, run_fault_seed(rw), "swarm/buggify");
     struct run_swarm *sw = &rw->swarm;
     sw->n_bug = 0;
     json_t *a = json_array();
@@ -421,7 +421,7 @@ static void draw_triggers(struct run_world *rw, const struct run_swarm_options *
     struct run_cluster_config seen;
     unsigned lanes = seed_world(rw, opt, &seen);
     struct sim_rng r;
-    sim_rng_derive(&r, rw->seed, "swarm/triggers");
+    sim_rng_derive(&r, run_fault_seed(rw), "swarm/triggers");
     struct run_swarm *sw = &rw->swarm;
     sw->n_trig = 0;
     json_t *a = json_array();

@@ -162,6 +162,8 @@ static void trigger_event(struct run_world *rw, struct run_trigger *t,
 static void on_hook(void *ud, const struct srv_hook_event *ev)
 {
     struct run_world *rw = ud;
+    if (rw->added_waiting)
+        run_added_event(rw, ev);
     if (rw->triggers_armed)
         for (int i = 0; i < rw->swarm.n_trig; i++)
             if (rw->swarm.trig[i].hook == (int)ev->kind && rw->swarm.trig[i].ordinal)
@@ -183,7 +185,7 @@ static void on_hook(void *ud, const struct srv_hook_event *ev)
 
 void run_hook_update(struct run_world *rw)
 {
-    bool want = rw->triggers_armed || (rw->on_fn && rw->on_kinds);
+    bool want = rw->triggers_armed || (rw->on_fn && rw->on_kinds) || rw->added_waiting > 0;
     if (!rw->cl || want == rw->hooked)
         return;
     srv_cluster_set_hook(rw->cl, want ? on_hook : NULL, rw);
@@ -222,7 +224,7 @@ void run_triggers_arm(struct run_world *rw, int scale_pct)
         }
         char name[32];
         snprintf(name, sizeof name, "trigger/%d", i + 1);
-        sim_rng_derive(&t->rng, rw->seed, name);
+        sim_rng_derive(&t->rng, run_fault_seed(rw), name);
         if (!t->dry) {
             json_t *d = json_object();
             json_object_set_new(d, "on", json_string(srv_hook_kind_name(t->hook)));

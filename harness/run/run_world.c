@@ -102,6 +102,7 @@ int run_world_open(struct run_world **out, const struct run_options *opts, char 
     rw->w = sim_world_new(opts->seed);
     sim_set_scenario(rw->w, rw->scenario);
     sim_rng_derive(&rw->lua_rng, opts->seed, "lua");
+    run_coverage_init(rw);
     net_link_get(rw->w, -1, -1, &rw->base_link);
     rw->faults = json_array();
     rw->leaders = json_array();
@@ -130,6 +131,7 @@ static void on_node_event(void *ud, const struct srv_event *ev)
         run_record_lease_end(rw, ev);
     else if (!strcmp(ev->kind, SRV_EV_COMPACT))
         run_record_compact(rw, ev);
+    run_coverage_note(rw, ev);
     if (!strcmp(ev->kind, SRV_EV_LEADER)) {
         json_t *l = json_object();
         json_object_set_new(l, "at_ms", json_integer(ev->at_ns / FL_MS));
@@ -291,6 +293,7 @@ int run_world_setup(struct run_world *rw, const struct run_cluster_config *clust
         rc = setup_clients(rw, clients, err, err_len);
     if (!rc) {
         run_swarm_setup(rw);
+        run_added_arm(rw);
         run_hook_update(rw);
         rc = run_workload_start(rw);
     }
@@ -315,6 +318,8 @@ void run_world_close(struct run_world *rw)
     if (rw->w)
         sim_world_free(rw->w);
     run_events_free(rw);
+    run_added_free(rw);
+    run_coverage_free(rw);
     while (rw->calls) {
         struct run_call *c = rw->calls;
         rw->calls = c->next;
