@@ -64,12 +64,18 @@ struct scn_directive {
     int64_t scale_from_ns;
     int clients, keys, rate, watchers; /* -1: keep the scenario's */
     int nodes;                         /* cluster.nodes; -1: keep the scenario's */
+    struct run_added_fault *add;       /* add_faults, in order; owned */
+    int n_add;
+    bool reseeded; /* reseed = N: the swarm's fault draws from N */
+    uint64_t reseed;
 };
 void scn_directive_init(struct scn_directive *d);
 void scn_directive_close(struct scn_directive *d);
 void scn_directive_copy(struct scn_directive *dst, const struct scn_directive *src);
 /* Adds ordinals to the skip set (kept ascending and unique). */
 void scn_directive_skip(struct scn_directive *d, const int64_t *ordinals, int n);
+/* Appends one fault to add_faults (faultline explore's insertions). */
+void scn_directive_add(struct scn_directive *d, const struct run_added_fault *f);
 /* True when d asks for nothing (a plain run). */
 bool scn_directive_empty(const struct scn_directive *d);
 /* Appends "shrink{ ... }" (the fields that differ from a plain run) to out. */

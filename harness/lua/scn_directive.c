@@ -20,16 +20,29 @@ void scn_directive_close(struct scn_directive *d)
     free(d->skip_faults);
     d->skip_faults = NULL;
     d->n_skip = 0;
+    free(d->add);
+    d->add = NULL;
+    d->n_add = 0;
 }
 
 void scn_directive_copy(struct scn_directive *dst, const struct scn_directive *src)
 {
     FL_ASSERT(dst != src);
     free(dst->skip_faults);
+    free(dst->add);
     *dst = *src;
     dst->skip_faults = NULL;
+    dst->add = NULL;
     if (src->n_skip)
         dst->skip_faults = fl_memdup(src->skip_faults, sizeof(int64_t) * (size_t)src->n_skip);
+    if (src->n_add)
+        dst->add = fl_memdup(src->add, sizeof *src->add * (size_t)src->n_add);
+}
+
+void scn_directive_add(struct scn_directive *d, const struct run_added_fault *f)
+{
+    d->add = fl_realloc(d->add, sizeof *d->add * (size_t)(d->n_add + 1));
+    d->add[d->n_add++] = *f;
 }
 
 void scn_directive_skip(struct scn_directive *d, const int64_t *ordinals, int n)
@@ -60,7 +73,8 @@ void scn_directive_skip(struct scn_directive *d, const int64_t *ordinals, int n)
 bool scn_directive_empty(const struct scn_directive *d)
 {
     return !d->n_skip && !d->end_at_ns && d->time_scale_pct == 100 && d->clients < 0 &&
-           d->keys < 0 && d->rate < 0 && d->watchers < 0 && d->nodes < 0;
+           d->keys < 0 && d->rate < 0 && d->watchers < 0 && d->nodes < 0 && !d->n_add &&
+           !d->reseeded;
 }
 
 /* A duration as Lua text: whole seconds or milliseconds when exact. */
@@ -106,7 +120,46 @@ void scn_directive_format(const struct scn_directive *d, struct fl_buf *out)
             sep = ", ";
         }
     }
+    if (d->reseeded) {
+        fl_buf_printf(out, "%sreseed = %llu", sep, (unsigned long long)d->reseed);
+        sep = ", ";
+    }
+    if (d->n_add) {
+        fl_buf_printf(out, "%sadd_faults = {", sep);
+        for (int i = 0; i < d->n_add; i++) {
+            const struct run_added_fault *f = &d->add[i];
+            fl_buf_printf(out, "%s{kind = \"%s\", node = %d, at = ", i ? ", " : "",
+                          run_added_kind_name(f->kind), f->node);
+            fmt_duration(out, f->at_ns);
+            fl_buf_printf(out, ", len = ");
+            fmt_duration(out, f->for_ns);
+            if (f->on)
+                fl_buf_printf(out, ", on = \"%s\"", run_event_kind_name(f->on - 1));
+            fl_buf_printf(out, "}");
+        }
+        fl_buf_printf(out, "}");
+    }
     fl_buf_printf(out, " }");
+}
+
+/* The "add_faults" items of a summary's "shrink": {kind, node, at_ns, len_ns}. */
+static void added_from_json(struct scn_directive *d, const json_t *arr)
+{
+    for (size_t i = 0; i < json_array_size(arr); i++) {
+        const json_t *o = json_array_get(arr, i);
+        struct run_added_fault f = {
+            .at_ns = (int64_t)json_integer_value(json_object_get(o, "at_ns")),
+            .for_ns = (int64_t)json_integer_value(json_object_get(o, "len_ns")),
+            .kind = run_added_kind_find(json_string_value(json_object_get(o, "kind"))
+                                            ? json_string_value(json_object_get(o, "kind"))
+                                            : ""),
+            .node = (int)json_integer_value(json_object_get(o, "node")),
+        };
+        const char *on = json_string_value(json_object_get(o, "on"));
+        f.on = on ? run_event_kind_find(on) + 1 : 0;
+        if (f.kind >= 0 && (!on || f.on > 0))
+            scn_directive_add(d, &f);
+    }
 }
 
 static int json_int_or(const json_t *o, const char *key, int64_t def, int64_t *out)
@@ -152,6 +205,11 @@ void scn_directive_from_json(struct scn_directive *d, const json_t *shrink)
         d->watchers = (int)x;
     if (json_int_or(shrink, "nodes", -1, &x))
         d->nodes = (int)x;
+    if (json_int_or(shrink, "reseed", -1, &x) && x >= 0) {
+        d->reseeded = true;
+        d->reseed = (uint64_t)x;
+    }
+    added_from_json(d, json_object_get(shrink, "add_faults"));
 }
 
 size_t scn_directive_prefix_len(const char *text, size_t len)
@@ -163,8 +221,8 @@ size_t scn_directive_prefix_len(const char *text, size_t len)
     int depth = 0;
     for (size_t i = hl - 1; i < len; i++) {
         char c = text[i];
-        if (c == '\n' || c == '"' || c == '\'' || c == '-')
-            return 0; /* not one of ours: ours are one line of numbers and names */
+        if (c == '\n' || c == '\'' || c == '-')
+            return 0; /* not one of ours: ours are one line of numbers, names and kinds */
         if (c == '{')
             depth++;
         else if (c == '}' && --depth == 0) {

@@ -11,7 +11,14 @@
  * duration, asked for at or after scale_from (default 0) take time_scale percent of
  * what the script says (a nemesis tick keeps its ordinal and its draws); clients,
  * keys, rate, watchers, nodes: replace scenario{}'s clients.count, workload knobs and
- * cluster.nodes. It must
+ * cluster.nodes; reseed: the swarm's fault draws (lanes, their ticks, failpoints,
+ * triggers, a nemesis' draws) come from that number instead of the seed, the rest of
+ * the world keeping its own; add_faults: faults at fixed times, each
+ * {kind = "kill"|"power"|"pause"|"isolate"|"crash_save", node = N, at = T, len = D,
+ * on = EVENT} (with on, the fault waits from T for member N's next on() event of that
+ * kind, node 0: any member's, and applies right after it)
+ * (run.h run_add_faults; added fault i is ordinal 10^15 + i, droppable with
+ * skip_faults). `faultline explore` writes reseed and add_faults. It must
  * come before scenario{} and before anything that uses the cluster; once. What it
  * asked for is in the --json summary under "shrink" (with "cut_at_ms" when end_at
  * stopped the scenario).
@@ -65,11 +72,62 @@ static int knob(lua_State *L, const char *key, int min, int max, json_t *info)
     return v;
 }
 
+/* add_faults = { {kind, node, at, len}, ... } */
+static void read_added(lua_State *L, struct scn *S, json_t *info)
+{
+    if (lua_getfield(L, 1, "add_faults") == LUA_TNIL) {
+        lua_pop(L, 1);
+        return;
+    }
+    if (lua_type(L, -1) != LUA_TTABLE)
+        luaL_error(L, "shrink.add_faults: a list of faults expected, got %s", luaL_typename(L, -1));
+    lua_Integer n = luaL_len(L, -1);
+    if (n < 0 || n > RUN_ADDED_MAX)
+        luaL_error(L, "shrink.add_faults: at most %d faults", RUN_ADDED_MAX);
+    static const char *const known[] = {"kind", "node", "at", "len", "on", NULL};
+    struct run_added_fault v[RUN_ADDED_MAX];
+    json_t *arr = json_array();
+    json_object_set_new(info, "add_faults", arr); /* info owns it: an error leaks nothing */
+    for (lua_Integer i = 1; i <= n; i++) {
+        char what[48];
+        snprintf(what, sizeof what, "shrink.add_faults[%lld]", (long long)i);
+        if (lua_geti(L, -1, i) != LUA_TTABLE)
+            luaL_error(L, "%s: a table expected", what);
+        int t = lua_gettop(L);
+        scn_check_options(L, t, what, known);
+        const char *kind = scn_field_str(L, t, what, "kind", "");
+        struct run_added_fault *f = &v[i - 1];
+        f->kind = run_added_kind_find(kind);
+        if (f->kind < 0)
+            luaL_error(L, "%s: unknown kind '%s' (known: kill, power, pause, isolate, crash_save)",
+                       what, kind);
+        const char *on = scn_field_str(L, t, what, "on", "");
+        f->on = *on ? run_event_kind_find(on) + 1 : 0;
+        if (f->on == 0 && *on)
+            luaL_error(L, "%s: unknown event kind '%s' (see on())", what, on);
+        f->node = (int)scn_field_int(L, t, what, "node", 1, f->on ? 0 : 1, 15);
+        f->at_ns = scn_field_duration(L, t, what, "at", 0);
+        f->for_ns = scn_field_duration(L, t, what, "len", FL_S);
+        lua_pop(L, 1);
+        json_t *o = json_object();
+        json_object_set_new(o, "kind", json_string(kind));
+        json_object_set_new(o, "node", json_integer(f->node));
+        json_object_set_new(o, "at_ns", json_integer(f->at_ns));
+        json_object_set_new(o, "len_ns", json_integer(f->for_ns));
+        if (f->on)
+            json_object_set_new(o, "on", json_string(on));
+        json_array_append_new(arr, o);
+    }
+    lua_pop(L, 1);
+    if (run_add_faults(S->rw, v, (int)n))
+        luaL_error(L, "shrink.add_faults: cannot add faults now");
+}
+
 static int l_shrink(lua_State *L)
 {
     static const char *const known[] = {"skip_faults", "end_at", "time_scale", "scale_from",
                                         "clients",     "keys",   "rate",       "watchers",
-                                        "nodes",       NULL};
+                                        "nodes",       "reseed", "add_faults", NULL};
     struct scn *S = scn_of(L);
     scn_guard_api(L);
     luaL_checktype(L, 1, LUA_TTABLE);
@@ -100,6 +158,13 @@ static int l_shrink(lua_State *L)
     S->ov_rate = knob(L, "rate", 0, 10000000, info);
     S->ov_watchers = knob(L, "watchers", 0, 64, info);
     S->ov_nodes = knob(L, "nodes", 1, 15, info);
+    if (lua_getfield(L, 1, "reseed") != LUA_TNIL) {
+        int64_t r = scn_field_int(L, 1, "shrink", "reseed", 0, 0, INT64_MAX);
+        run_reseed_faults(S->rw, (uint64_t)r);
+        json_object_set_new(info, "reseed", json_integer((json_int_t)r));
+    }
+    lua_pop(L, 1);
+    read_added(L, S, info);
     return 0;
 }
 
