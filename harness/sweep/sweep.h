@@ -37,6 +37,10 @@ struct sweep_options {
     bool paranoid;      /* pass --paranoid to every run */
     int progress;       /* 0 none, 1 plain lines, 2 terminal line with \r */
     FILE *progress_out; /* stderr usually */
+    /* faultline explore: one job per scenario, scenario i with seed job_seeds[i] (the
+     * seed range and the shard are then unused); NULL: every scenario x every seed */
+    const uint64_t *job_seeds;
+    bool keep_summaries; /* keep each worker's --json summary in its result */
 };
 
 /* One finished run. */
@@ -48,7 +52,8 @@ struct sweep_result {
     char *error;    /* why a run is 'error' (timeout, signal, no summary), or NULL */
     int64_t run_id; /* in the merged database, 0 before the merge */
     double wall_s;
-    char *first_violation; /* one line, "" for a passing run (after the merge) */
+    char *first_violation;  /* one line, "" for a passing run (after the merge) */
+    struct json_t *summary; /* keep_summaries: the worker's --json summary (owned), or NULL */
 };
 
 struct sweep_report {

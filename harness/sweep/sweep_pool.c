@@ -244,6 +244,8 @@ static void classify(struct slot *s)
     }
     if (dg && !r->digest)
         r->digest = fl_strdup(dg);
+    if (sum && s->p->o->keep_summaries && !r->summary)
+        r->summary = json_incref(sum);
     if (why.len)
         r->error = fl_strdup(fl_buf_cstr(&why));
     fl_buf_close(&why);
@@ -580,8 +582,11 @@ static void plan(struct pool *p)
 {
     const struct sweep_options *o = p->o;
     size_t n_seeds = 0;
-    uint64_t *seeds =
-        sweep_shard_seeds(o->seed_first, o->seed_last, o->shard_k, o->shard_n, &n_seeds);
+    uint64_t *seeds = o->job_seeds ? NULL
+                                   : sweep_shard_seeds(o->seed_first, o->seed_last, o->shard_k,
+                                                       o->shard_n, &n_seeds);
+    if (o->job_seeds) /* one job per scenario, each with its own seed */
+        n_seeds = 1;
     p->n_jobs = n_seeds * (size_t)o->scenario_count;
     p->jobs = fl_calloc(p->n_jobs + 1, sizeof *p->jobs);
     size_t k = 0;
@@ -589,7 +594,7 @@ static void plan(struct pool *p)
         for (size_t i = 0; i < n_seeds; i++, k++) {
             struct job *j = &p->jobs[k];
             j->scenario = s;
-            j->seed = seeds[i];
+            j->seed = o->job_seeds ? o->job_seeds[s] : seeds[i];
             struct fl_buf b;
             fl_buf_init(&b);
             fl_buf_printf(&b, "%s/job-%zu.db", p->tmpdir, k);
@@ -757,6 +762,7 @@ int sweep_run(const struct sweep_options *o, struct sweep_report *rep, char *err
         free(p.jobs[i].db);
         free(p.jobs[i].res.digest);
         free(p.jobs[i].res.error);
+        json_decref(p.jobs[i].res.summary);
     }
     free(p.jobs);
     free(p.slots);
@@ -771,6 +777,7 @@ void sweep_report_close(struct sweep_report *rep)
         free(rep->results[i].digest);
         free(rep->results[i].error);
         free(rep->results[i].first_violation);
+        json_decref(rep->results[i].summary);
     }
     free(rep->results);
     memset(rep, 0, sizeof *rep);
