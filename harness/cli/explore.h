@@ -1,0 +1,122 @@
+/*
+ * explore.h: what cmd_explore.c (the search loop, runs, findings, output) and
+ * explore_mutate.c (schedules, the corpus, mutations) share. Nothing else uses it.
+ *
+ * A schedule is a seed plus a shrink{} directive over the base scenario (scn.h
+ * scn_directive): skip_faults drops faults by ordinal, add_faults inserts faults at
+ * fixed times, reseed redraws the swarm's fault mix. Written in front of line 1 of the
+ * scenario, it is a plain Lua file that `faultline run FILE --seed N` replays.
+ */
+#ifndef FL_EXPLORE_H
+#define FL_EXPLORE_H
+
+#include "harness/lua/scn.h"
+#include "harness/sim/sim.h"
+
+#include <jansson.h>
+
+#define XP_ADDED_MAX 12 /* added faults per schedule */
+
+/* A set of 64-bit hashes with how many runs reached each (open addressing, 0 empty). */
+struct xp_map {
+    uint64_t *keys;
+    uint32_t *hits;
+    size_t cap, n;
+};
+
+struct xp_sched {
+    uint64_t seed;
+    struct scn_directive d;
+    char how[160]; /* "fresh", or the parent and the mutations */
+};
+
+/* A recorded fault of a corpus entry's run that a mutation may drop or move. */
+struct xp_fault {
+    int64_t ordinal;
+    int64_t at_ns, undo_ns; /* undo_ns: its restart/resume; 0 when none seen */
+    int kind;               /* RUN_ADD_* it can be moved as; -1 when it cannot */
+    int node;
+};
+
+struct xp_entry {
+    struct xp_sched s;
+    int id;                       /* the run number that made it (from 1) */
+    int64_t phase_from, phase_to; /* the fault phase: first ordinal .. heal_all (ns) */
+    int nodes;
+    int64_t election_ns;
+    struct xp_fault *faults;
+    int n_faults;
+    int new_sigs;    /* signatures and features it reached first */
+    uint64_t *feats; /* every feature its run reached, owned */
+    int n_feats;
+    int picked; /* times chosen as a parent */
+};
+
+struct xp_args {
+    const char *scenario;
+    int runs;
+    uint64_t seed;
+    const char **bugs;
+    int bug_count;
+    int jobs;
+    bool json, keep_going;
+    const char *out;
+    int shrink_runs;
+    double timeout_s;
+    char self[4096];
+};
+
+/* One finding: a failing run confirmed without the switch, shrunk and written. */
+struct xp_finding {
+    int run;
+    char *file, *replay, *violation, *how;
+    uint64_t seed;
+    bool shrunk;
+};
+
+/* What the exploration of one bug (or of none) found. */
+struct xp_row {
+    const char *bug; /* NULL: no switch */
+    int runs;        /* schedules run, up to the first finding (or all) */
+    int executed;    /* every run, confirmations and batch leftovers included */
+    int confirm_runs, errors, corpus, fresh, mutants;
+    size_t signatures, features;
+    int *false_alarms, n_false_alarms;
+    struct xp_finding *found;
+    int n_found;
+};
+
+struct xp {
+    const struct xp_args *a;
+    struct xp_row *row;
+    struct sim_rng rng;
+    uint64_t next_fresh;
+    char dir[4096];
+    const char *body; /* the scenario text */
+    size_t body_len;
+    /* signatures, features and (feature, count bucket) pairs seen, with their runs */
+    struct xp_map sigs, feats, pairs;
+    struct xp_entry *corpus;
+    int n_corpus;
+    bool stop;
+};
+
+void xp_sched_init(struct xp_sched *s);
+void xp_sched_close(struct xp_sched *s);
+void xp_sched_copy(struct xp_sched *dst, const struct xp_sched *src);
+
+/* Fills e (its schedule copied from s) from its run's --json summary. */
+void xp_entry_from_summary(struct xp_entry *e, const struct xp_sched *s, const json_t *sum, int id);
+void xp_entry_close(struct xp_entry *e);
+
+/* Makes out a mutant of parent: one to three of drop, insert, move, retime and reseed,
+ * every choice drawn from r. */
+void xp_mutate(struct sim_rng *r, const struct xp_entry *parent, struct xp_sched *out);
+
+/* Explores a->scenario (its text body/len) with row->bug on (NULL: none) until the
+ * first finding (every one with --keep-going) or a->runs runs; fills row. Returns 0,
+ * or an exit code (3) when runs could not be made. (explore_run.c) */
+int xp_explore(const struct xp_args *a, const char *body, size_t len, struct xp_row *row);
+void xp_row_close(struct xp_row *row);
+
+#endif

@@ -1,0 +1,300 @@
+/*
+ * explore_mutate.c: the schedules of `faultline explore` and how they change. A corpus
+ * entry is a schedule whose run reached coverage signatures no earlier run reached,
+ * with what its run recorded (explore.h): the faults that carry an ordinal, when the
+ * fault phase ran, the cluster's size and election timeout. A mutant of it applies one
+ * to three of:
+ *
+ *   drop    one recorded fault (skip_faults; an added fault is removed instead)
+ *   insert  a fault at a random time of the fault phase: kill, power loss, pause,
+ *           isolate or crash-after-WAL-save of a random member, for 0.1-3 election
+ *           timeouts; in 60% of inserts it waits from that time for a node event
+ *           (an append before its fsync, a vote, a snapshot install, a configuration
+ *           change, ...) of that member or any member, and fires right after it
+ *   move    an added fault, or a recorded kill or pause (dropped and added back as an
+ *           equal fault), shifted by up to two election timeouts either way
+ *   retime  an added fault's length scaled by 1/4..4, or its time jittered by up to
+ *           200 ms (the window between an append and its fsync is milliseconds wide)
+ *   reseed  the swarm's fault mix drawn again (new lanes, failpoints and triggers over
+ *           the same cluster, clients and workload); its skip list is cleared, since
+ *           the ordinals then name other faults
+ *
+ * Every choice comes from the explorer's own stream: the same invocation makes the
+ * same mutants. Never: a wall clock, an unseeded draw, hash order.
+ */
+#include "harness/cli/explore.h"
+
+#include <string.h>
+
+void xp_sched_init(struct xp_sched *s)
+{
+    memset(s, 0, sizeof *s);
+    scn_directive_init(&s->d);
+}
+
+void xp_sched_close(struct xp_sched *s)
+{
+    scn_directive_close(&s->d);
+}
+
+void xp_sched_copy(struct xp_sched *dst, const struct xp_sched *src)
+{
+    scn_directive_copy(&dst->d, &src->d);
+    dst->seed = src->seed;
+    memcpy(dst->how, src->how, sizeof dst->how);
+}
+
+static int64_t jint(const json_t *o, const char *k, int64_t def)
+{
+    const json_t *v = json_object_get(o, k);
+    return json_is_integer(v) ? (int64_t)json_integer_value(v) : def;
+}
+
+static int target_node(const json_t *f)
+{
+    const char *t = json_string_value(json_object_get(f, "target"));
+    int n = 0;
+    if (t && t[0] == 'n' && sscanf(t + 1, "%d", &n) == 1)
+        return n;
+    return 0;
+}
+
+/* The recorded faults with an ordinal, one per ordinal (its first row), with the time
+ * of the row that undid a kill or a pause of the same member under that ordinal. */
+static void read_faults(struct xp_entry *e, const json_t *faults)
+{
+    size_t n = json_array_size(faults);
+    e->faults = fl_calloc(n + 1, sizeof *e->faults);
+    for (size_t i = 0; i < n; i++) {
+        const json_t *f = json_array_get(faults, i);
+        int64_t ord = jint(f, "ordinal", 0), at = jint(f, "at_ms", 0) * FL_MS;
+        const char *kind = json_string_value(json_object_get(f, "kind"));
+        if (ord <= 0 || !kind)
+            continue;
+        struct xp_fault *x = NULL;
+        for (int k = 0; k < e->n_faults && !x; k++)
+            if (e->faults[k].ordinal == ord)
+                x = &e->faults[k];
+        if (x) {
+            bool undo = (!strcmp(kind, "restart") && x->kind == RUN_ADD_KILL) ||
+                        (!strcmp(kind, "resume") && x->kind == RUN_ADD_PAUSE);
+            if (undo && !x->undo_ns && target_node(f) == x->node)
+                x->undo_ns = at;
+            continue;
+        }
+        x = &e->faults[e->n_faults++];
+        x->ordinal = ord;
+        x->at_ns = at;
+        x->node = target_node(f);
+        x->kind = !strcmp(kind, "kill") && x->node    ? RUN_ADD_KILL
+                  : !strcmp(kind, "pause") && x->node ? RUN_ADD_PAUSE
+                                                      : -1;
+    }
+}
+
+void xp_entry_from_summary(struct xp_entry *e, const struct xp_sched *s, const json_t *sum, int id)
+{
+    memset(e, 0, sizeof *e);
+    xp_sched_init(&e->s);
+    xp_sched_copy(&e->s, s);
+    e->id = id;
+    const json_t *faults = json_object_get(sum, "faults");
+    read_faults(e, faults);
+    e->nodes = (int)jint(json_object_get(sum, "workload"), "nodes", 3);
+    const json_t *cl = json_object_get(json_object_get(sum, "swarm"), "cluster");
+    e->election_ns = jint(cl, "election_ms", 1000) * FL_MS;
+    /* the fault phase: from the first fault with an ordinal to heal_all (or the end) */
+    e->phase_to = jint(sum, "script_end_ms", 0) * FL_MS;
+    e->phase_from = e->n_faults ? e->faults[0].at_ns : 0;
+    for (size_t i = 0; i < json_array_size(faults); i++) {
+        const json_t *f = json_array_get(faults, i);
+        const char *k = json_string_value(json_object_get(f, "kind"));
+        if (k && !strcmp(k, "heal_all") && jint(f, "at_ms", 0) * FL_MS > e->phase_from) {
+            e->phase_to = jint(f, "at_ms", 0) * FL_MS;
+            break;
+        }
+    }
+    if (e->phase_to <= e->phase_from)
+        e->phase_to = e->phase_from + 10 * FL_S;
+}
+
+void xp_entry_close(struct xp_entry *e)
+{
+    xp_sched_close(&e->s);
+    free(e->faults);
+    free(e->feats);
+    e->faults = NULL;
+    e->feats = NULL;
+}
+
+/* --- the mutations ------------------------------------------------------------------- */
+
+static void note(struct xp_sched *out, const char *what)
+{
+    size_t len = strlen(out->how);
+    snprintf(out->how + len, sizeof out->how - len, "%s%s", len ? " " : "", what);
+}
+
+static int64_t rand_len(struct sim_rng *r, const struct xp_entry *p)
+{
+    /* 0.1 to 3 election timeouts, whole milliseconds */
+    int64_t e_ms = p->election_ns / FL_MS;
+    return sim_rng_range(r, e_ms / 10, 3 * e_ms) * FL_MS;
+}
+
+static void add_fault(struct xp_sched *out, const struct run_added_fault *f)
+{
+    if (out->d.n_add < XP_ADDED_MAX)
+        scn_directive_add(&out->d, f);
+}
+
+static void remove_added(struct xp_sched *out, int i)
+{
+    memmove(out->d.add + i, out->d.add + i + 1,
+            sizeof *out->d.add * (size_t)(out->d.n_add - i - 1));
+    out->d.n_add--;
+}
+
+/* The node events an inserted fault may wait for, the windows of issue 13 §2 (between
+ * an append and its fsync, right after a vote, in a snapshot install or a configuration
+ * change) weighted up. */
+static int rand_on(struct sim_rng *r)
+{
+    static const char *const on[] = {
+        "append",      "append",      "append",           "vote_granted",     "vote_granted",
+        "conf_change", "conf_change", "snapshot_install", "snapshot_install", "leader",
+        "term",        "persisted",   "snapshot_sent",    "snapshot_applied", "conf_applied",
+        "compact",     "defrag",      "snapshot"};
+    return run_event_kind_find(on[sim_rng_below(r, FL_ARRAY_LEN(on))]) + 1;
+}
+
+static bool mut_insert(struct sim_rng *r, const struct xp_entry *p, struct xp_sched *out)
+{
+    /* weights: kill 3, power 2, crash_save 3, pause 1, isolate 2 */
+    static const int kinds[] = {RUN_ADD_KILL,       RUN_ADD_KILL,       RUN_ADD_KILL,
+                                RUN_ADD_POWER,      RUN_ADD_POWER,      RUN_ADD_CRASH_SAVE,
+                                RUN_ADD_CRASH_SAVE, RUN_ADD_CRASH_SAVE, RUN_ADD_PAUSE,
+                                RUN_ADD_ISOLATE,    RUN_ADD_ISOLATE};
+    if (out->d.n_add >= XP_ADDED_MAX)
+        return false;
+    struct run_added_fault f = {
+        .kind = kinds[sim_rng_below(r, FL_ARRAY_LEN(kinds))],
+        .node = (int)sim_rng_range(r, 1, FL_MAX(1, p->nodes)),
+        .at_ns = sim_rng_range(r, p->phase_from / FL_MS, p->phase_to / FL_MS) * FL_MS,
+        .for_ns = rand_len(r, p),
+    };
+    if (sim_rng_below(r, 100) < 60) { /* on a node event, from the drawn time on */
+        f.on = rand_on(r);
+        if (sim_rng_below(r, 100) < 30)
+            f.node = 0; /* whichever member emits it first */
+    }
+    add_fault(out, &f);
+    note(out, "insert");
+    return true;
+}
+
+static bool mut_drop(struct sim_rng *r, const struct xp_entry *p, struct xp_sched *out)
+{
+    int n = p->n_faults + out->d.n_add;
+    if (n == 0)
+        return false;
+    int i = (int)sim_rng_below(r, (uint64_t)n);
+    if (i >= p->n_faults) {
+        remove_added(out, i - p->n_faults);
+        note(out, "drop-added");
+        return true;
+    }
+    int64_t ord = p->faults[i].ordinal;
+    if (ord > RUN_ADDED_BASE)
+        return false; /* an added fault of the parent: dropped from add_faults above */
+    scn_directive_skip(&out->d, &ord, 1);
+    note(out, "drop");
+    return true;
+}
+
+static int64_t clamp_at(const struct xp_entry *p, int64_t at)
+{
+    return FL_MIN(FL_MAX(at, p->phase_from), p->phase_to);
+}
+
+static bool mut_move(struct sim_rng *r, const struct xp_entry *p, struct xp_sched *out)
+{
+    int64_t shift =
+        sim_rng_range(r, -2 * p->election_ns / FL_MS, 2 * p->election_ns / FL_MS) * FL_MS;
+    int movable[256], k = 0;
+    for (int i = 0; i < p->n_faults && k < 256; i++)
+        if (p->faults[i].kind >= 0 && p->faults[i].undo_ns > p->faults[i].at_ns &&
+            p->faults[i].ordinal < RUN_ADDED_BASE)
+            movable[k++] = i;
+    int n = k + out->d.n_add;
+    if (n == 0)
+        return false;
+    int i = (int)sim_rng_below(r, (uint64_t)n);
+    if (i >= k) {
+        struct run_added_fault *f = &out->d.add[i - k];
+        f->at_ns = clamp_at(p, f->at_ns + shift);
+        note(out, "move-added");
+        return true;
+    }
+    const struct xp_fault *x = &p->faults[movable[i]];
+    if (out->d.n_add >= XP_ADDED_MAX)
+        return false;
+    scn_directive_skip(&out->d, &x->ordinal, 1);
+    struct run_added_fault f = {.kind = x->kind,
+                                .node = x->node,
+                                .at_ns = clamp_at(p, x->at_ns + shift),
+                                .for_ns = x->undo_ns - x->at_ns};
+    add_fault(out, &f);
+    note(out, "move");
+    return true;
+}
+
+static bool mut_retime(struct sim_rng *r, const struct xp_entry *p, struct xp_sched *out)
+{
+    if (out->d.n_add == 0)
+        return false;
+    struct run_added_fault *f = &out->d.add[sim_rng_below(r, (uint64_t)out->d.n_add)];
+    if (sim_rng_below(r, 2) == 0) {
+        int64_t pct = sim_rng_range(r, 25, 400);
+        f->for_ns = FL_MAX(FL_MS, f->for_ns / 100 * pct / FL_MS * FL_MS);
+        note(out, "retime-len");
+    } else {
+        f->at_ns = clamp_at(p, f->at_ns + sim_rng_range(r, -200, 200) * FL_MS);
+        note(out, "retime-at");
+    }
+    return true;
+}
+
+static bool mut_reseed(struct sim_rng *r, struct xp_sched *out)
+{
+    out->d.reseeded = true;
+    out->d.reseed = sim_rng_below(r, UINT64_C(1) << 40);
+    free(out->d.skip_faults);
+    out->d.skip_faults = NULL;
+    out->d.n_skip = 0;
+    note(out, "reseed");
+    return true;
+}
+
+void xp_mutate(struct sim_rng *r, const struct xp_entry *parent, struct xp_sched *out)
+{
+    xp_sched_copy(out, &parent->s);
+    snprintf(out->how, sizeof out->how, "run %d:", parent->id);
+    int want = (int)sim_rng_range(r, 1, 3), done = 0;
+    bool reseeded = false;
+    for (int tries = 0; done < want && tries < 16; tries++) {
+        /* insert 4, drop 2, move 2, retime 2, reseed 1; after a reseed the parent's
+         * ordinals name other faults: no drop or move of recorded ones then */
+        uint64_t x = sim_rng_below(r, 11);
+        if (reseeded && x >= 4 && x < 8)
+            x = 0;
+        bool ok = x < 4    ? mut_insert(r, parent, out)
+                  : x < 6  ? mut_drop(r, parent, out)
+                  : x < 8  ? mut_move(r, parent, out)
+                  : x < 10 ? mut_retime(r, parent, out)
+                           : (reseeded = mut_reseed(r, out));
+        done += ok;
+    }
+    if (!done)
+        mut_reseed(r, out);
+}
