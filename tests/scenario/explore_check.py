@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+"""explore_check.py FAULTLINE WORKDIR CASE: runs `faultline explore --json` in one of its
+cases and checks what it reports and writes.
+
+  find         on a scenario without faults, a bug that only a crash brings out is found
+               by a mutant (an inserted fault), confirmed without the switch, shrunk and
+               written: the file replays failing with the switch and passing without it
+  determinism  the same invocation twice (a swarm scenario: reseeds, drops, moves) gives
+               byte-identical stdout and files, whatever -j is
+  nobug        without --bug on a clean scenario: nothing found, exit 0, coverage counted
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+fl, work, case = sys.argv[1], sys.argv[2], sys.argv[3]
+src = os.environ.get("FL_SRC", os.path.join(os.path.dirname(__file__), "..", ".."))
+quiet = os.path.join(src, "tests", "scenario", "explore", "quiet.lua")
+chaos = os.path.join(src, "scenarios", "chaos.lua")
+os.makedirs(work, exist_ok=True)
+
+
+def explore(*args, out="out"):
+    p = subprocess.run([fl, "explore", "--json", "--out", os.path.join(work, out), *args],
+                       cwd=work, capture_output=True, text=True, timeout=900,
+                       env=dict(os.environ, TMPDIR=work))
+    text = p.stdout.strip()
+    assert text.count("\n") == 0, f"not one JSON object: {text!r}\n{p.stderr}"
+    return p.returncode, json.loads(text), p.stdout, p.stderr
+
+
+def run(path, seed, *bug):
+    args = [fl, "run", path, "--seed", str(seed), "--db", os.path.join(work, "replay.db")]
+    for b in bug:
+        args += ["--bug", b]
+    p = subprocess.run(args, cwd=work, capture_output=True, text=True, timeout=300)
+    return p.returncode, p.stderr
+
+
+if case == "find":
+    bug = "mvcc.revision_reset_on_restart"
+    rc, o, _, err = explore(quiet, "--bug", bug, "--runs", "120", "--shrink-runs", "25",
+                            "-j", "2")
+    assert rc == 0, (rc, err)
+    (r,) = o["bugs"]
+    assert r["bug"] == bug and r["found"] and r["errors"] == 0, r
+    f = r["findings"][0]
+    assert f["run"] == r["runs"] and r["runs"] <= 120, r
+    # a plain run of the scenario has no fault: only a schedule with one can fail
+    assert f["schedule"] != "fresh" and "insert" in f["schedule"] + "move", f
+    assert r["confirm_runs"] >= 1 and r["corpus"] >= 1 and r["signatures"] > 0, r
+    text = open(f["file"]).read()
+    assert text.startswith("shrink{") and "add_faults" in text.split("\n")[0], text[:300]
+    assert f["replay"] == f"faultline run {f['file']} --seed {f['seed']} --bug {bug}", f
+    rc, err = run(f["file"], f["seed"], bug)
+    assert rc == 1, ("the written file does not fail with the switch", rc, err)
+    rc, err = run(f["file"], f["seed"])
+    assert rc == 0, ("the written file fails without the switch", rc, err)
+    rc, err = run(quiet, f["seed"], bug)
+    assert rc == 0, ("the scenario fails with the switch and no fault", rc, err)
+elif case == "determinism":
+    args = [chaos, "--runs", "16", "--seed", "5", "--bug", "mvcc.watch_old_after_partition",
+            "--shrink-runs", "4", "--keep-going"]
+    outs = []
+    for jobs in ("2", "1"):
+        shutil.rmtree(os.path.join(work, "out"), ignore_errors=True)
+        rc, o, stdout, err = explore(*args, "-j", jobs)
+        assert rc in (0, 1), (rc, err)
+        files = {}
+        for n in sorted(os.listdir(os.path.join(work, "out"))):
+            files[n] = open(os.path.join(work, "out", n)).read()
+        outs.append((stdout, files, o))
+    assert outs[0][0] == outs[1][0], ("stdout differs", outs[0][0], outs[1][0])
+    assert outs[0][1] == outs[1][1], "written files differ"
+    (r,) = outs[0][2]["bugs"]
+    assert r["fresh"] + r["mutants"] == r["explored"] and r["mutants"] > 0, r
+    assert len(outs[0][1]) == len(r["findings"]), (outs[0][1].keys(), r)
+elif case == "nobug":
+    rc, o, _, err = explore(quiet, "--runs", "16", "-j", "2")
+    assert rc == 0, (rc, err)
+    (r,) = o["bugs"]
+    assert r["bug"] is None and not r["found"] and r["findings"] == [], r
+    assert r["explored"] == 16 and r["runs"] == 16 and r["signatures"] > 0, r
+    assert r["features"] > 0 and 1 <= r["corpus"] <= 16 and r["confirm_runs"] == 0, r
+else:
+    sys.exit(f"unknown case {case}")
+print("ok")
