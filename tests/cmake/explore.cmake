@@ -13,6 +13,8 @@ foreach(case find determinism nobug)
   set_tests_properties(cli.explore.${case} PROPERTIES LABELS cli TIMEOUT 600
                        ENVIRONMENT "FL_SRC=${CMAKE_SOURCE_DIR}")
 endforeach()
+# about a minute in the plain build, six under the sanitizers: CI's sanitizer pass skips it
+set_tests_properties(cli.explore.determinism PROPERTIES LABELS "cli;slow")
 
 set(FL_XCHK ${FL_XSCN}/expect_cli.sh)
 set(FL_XQ ${FL_XSCN}/explore/quiet.lua)
