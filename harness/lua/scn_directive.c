@@ -221,8 +221,9 @@ size_t scn_directive_prefix_len(const char *text, size_t len)
     int depth = 0;
     for (size_t i = hl - 1; i < len; i++) {
         char c = text[i];
-        if (c == '\n' || c == '\'' || c == '-')
-            return 0; /* not one of ours: ours are one line of numbers, names and kinds */
+        if (c == '\n' || c == '\'' || c == '-' || (c == '"' && depth < 3))
+            return 0; /* not one of ours: ours are one line of numbers and names, with
+                       * strings only inside an add_faults item (depth 3) */
         if (c == '{')
             depth++;
         else if (c == '}' && --depth == 0) {
