@@ -1,6 +1,7 @@
 /*
- * scn_args.c: checking what a script passes in. Every argument goes through one of
- * these, so a mistake in a scenario is a Lua error with file and line, never a crash.
+ * scn_args.c: checking what a script passes in (and pushing JSON back out to it).
+ * Every argument goes through one of these, so a mistake in a scenario is a Lua error
+ * with file and line, never a crash.
  * Option tables are read with lua_getfield only; the one table walk here collects the
  * keys to name an unknown option, and sorts them first so the message does not depend
  * on Lua's per-process string hash (DESIGN §6).
@@ -432,4 +433,65 @@ int scn_current_line(lua_State *L, int level)
             return ar.currentline;
     }
     return 0;
+}
+
+/* A probability option in [0, 1] as parts per million (0 when absent). */
+int scn_field_prob_ppm(lua_State *L, int idx, const char *what, const char *key)
+{
+    int ppm = 0;
+    if (lua_getfield(L, idx, key) != LUA_TNIL) {
+        if (lua_type(L, -1) != LUA_TNUMBER)
+            luaL_error(L, "%s.%s: a probability in [0, 1] expected, got %s", what, key,
+                       luaL_typename(L, -1));
+        lua_Number p = lua_tonumber(L, -1);
+        if (!(p >= 0 && p <= 1))
+            luaL_error(L, "%s.%s: a probability must be in [0, 1]", what, key);
+        ppm = (int)(p * 1000000.0 + 0.5);
+    }
+    lua_pop(L, 1);
+    return ppm;
+}
+
+/* Pushes a JSON value as Lua: objects as tables with the same keys, arrays as lists,
+ * integers as integers, null as nil (absent). Depth is bounded by the caller's data. */
+void scn_push_json(lua_State *L, json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: {
+        lua_createtable(L, 0, (int)json_object_size(v));
+        const char *k;
+        json_t *e;
+        json_object_foreach(v, k, e)
+        {
+            if (json_is_null(e))
+                continue;
+            scn_push_json(L, e);
+            lua_setfield(L, -2, k);
+        }
+        break;
+    }
+    case JSON_ARRAY:
+        lua_createtable(L, (int)json_array_size(v), 0);
+        for (size_t i = 0; i < json_array_size(v); i++) {
+            scn_push_json(L, json_array_get(v, i));
+            lua_rawseti(L, -2, (lua_Integer)i + 1);
+        }
+        break;
+    case JSON_STRING:
+        lua_pushlstring(L, json_string_value(v), json_string_length(v));
+        break;
+    case JSON_INTEGER:
+        lua_pushinteger(L, (lua_Integer)json_integer_value(v));
+        break;
+    case JSON_REAL:
+        lua_pushnumber(L, json_real_value(v));
+        break;
+    case JSON_TRUE:
+    case JSON_FALSE:
+        lua_pushboolean(L, json_is_true(v));
+        break;
+    default:
+        lua_pushnil(L);
+        break;
+    }
 }

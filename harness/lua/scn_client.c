@@ -515,50 +515,6 @@ static int m_lease_keepalive_stop(lua_State *L)
     return 1;
 }
 
-/* Pushes a JSON value as Lua: objects as tables with the same keys, arrays as lists,
- * integers as integers, null as nil (absent). Depth is bounded by the caller's data. */
-static void push_json(lua_State *L, json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_OBJECT: {
-        lua_createtable(L, 0, (int)json_object_size(v));
-        const char *k;
-        json_t *e;
-        json_object_foreach(v, k, e)
-        {
-            if (json_is_null(e))
-                continue;
-            push_json(L, e);
-            lua_setfield(L, -2, k);
-        }
-        break;
-    }
-    case JSON_ARRAY:
-        lua_createtable(L, (int)json_array_size(v), 0);
-        for (size_t i = 0; i < json_array_size(v); i++) {
-            push_json(L, json_array_get(v, i));
-            lua_rawseti(L, -2, (lua_Integer)i + 1);
-        }
-        break;
-    case JSON_STRING:
-        lua_pushlstring(L, json_string_value(v), json_string_length(v));
-        break;
-    case JSON_INTEGER:
-        lua_pushinteger(L, (lua_Integer)json_integer_value(v));
-        break;
-    case JSON_REAL:
-        lua_pushnumber(L, json_real_value(v));
-        break;
-    case JSON_TRUE:
-    case JSON_FALSE:
-        lua_pushboolean(L, json_is_true(v));
-        break;
-    default:
-        lua_pushnil(L);
-        break;
-    }
-}
-
 /* client:stats(): every field of kvc_stats_json (so new counters of the client show up
  * without a change here), plus the lists fault_ms and failover_ms (-1: no success
  * after that fault yet) that scenarios index by fault number. */
@@ -568,7 +524,7 @@ static int m_stats(lua_State *L)
     struct kvc_stats st;
     kvc_client_stats(c, &st);
     json_t *j = kvc_stats_json(&st);
-    push_json(L, j);
+    scn_push_json(L, j);
     json_decref(j);
     size_t nf = st.fault_count < KVC_FAULTS_MAX ? st.fault_count : KVC_FAULTS_MAX;
     lua_createtable(L, (int)nf, 0);
@@ -599,7 +555,7 @@ static int m_attempts(lua_State *L)
     lua_createtable(L, (int)json_array_size(arr), 0);
     for (size_t i = 0; i < json_array_size(arr); i++) {
         json_t *a = json_array_get(arr, i);
-        push_json(L, a); /* null fields (end, error) stay nil */
+        scn_push_json(L, a); /* null fields (end, error) stay nil */
         lua_getfield(L, -1, "at_ns");
         lua_setfield(L, -2, "at");
         lua_pushnil(L);

@@ -158,6 +158,10 @@ int64_t scn_field_duration(lua_State *L, int idx, const char *what, const char *
 int scn_field_bool(lua_State *L, int idx, const char *what, const char *key, int def);
 const char *scn_field_str(lua_State *L, int idx, const char *what, const char *key,
                           const char *def);
+/* A probability option in [0, 1] as parts per million (0 when absent). */
+int scn_field_prob_ppm(lua_State *L, int idx, const char *what, const char *key);
+/* Pushes a JSON value as Lua: objects as tables, arrays as lists, null as nil. */
+void scn_push_json(lua_State *L, json_t *v);
 /* Appends the value at idx as JSON: tables with sorted keys (array if 1..n), depth
  * bounded, functions and userdata as their type name; never an address. */
 void scn_to_json(lua_State *L, int idx, struct fl_buf *out);

@@ -152,22 +152,6 @@ static int l_heal_all(lua_State *L)
     return 0;
 }
 
-static int prob_ppm(lua_State *L, int idx, const char *what, const char *key)
-{
-    int ppm = 0;
-    if (lua_getfield(L, idx, key) != LUA_TNIL) {
-        if (lua_type(L, -1) != LUA_TNUMBER)
-            luaL_error(L, "%s.%s: a probability in [0, 1] expected, got %s", what, key,
-                       luaL_typename(L, -1));
-        lua_Number p = lua_tonumber(L, -1);
-        if (!(p >= 0 && p <= 1))
-            luaL_error(L, "%s.%s: a probability must be in [0, 1]", what, key);
-        ppm = (int)(p * 1000000.0 + 0.5);
-    }
-    lua_pop(L, 1);
-    return ppm;
-}
-
 /* The endpoints of net{}'s field key (absent: 0 of them, meaning every endpoint). */
 static int net_side(lua_State *L, const char *key, int *out)
 {
@@ -190,7 +174,8 @@ static int l_net(lua_State *L)
     static const char *const known[] = {"drop", "dup", "delay_ms", "from", "to", "oneway", NULL};
     luaL_checktype(L, 1, LUA_TTABLE);
     scn_check_options(L, 1, "net", known);
-    int drop = prob_ppm(L, 1, "net", "drop"), dup = prob_ppm(L, 1, "net", "dup");
+    int drop = scn_field_prob_ppm(L, 1, "net", "drop"),
+        dup = scn_field_prob_ppm(L, 1, "net", "dup");
     int delay = (int)scn_field_int(L, 1, "net", "delay_ms", 0, 0, 3600000);
     struct run_world *rw = scn_world(L);
     int a[EPS_MAX], b[EPS_MAX];

@@ -88,43 +88,6 @@ static void lane_one(lua_State *L, int i, void *ud)
     *(unsigned *)ud |= bit;
 }
 
-static void push_json(lua_State *L, json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_OBJECT: {
-        lua_createtable(L, 0, (int)json_object_size(v));
-        const char *k;
-        json_t *e;
-        json_object_foreach(v, k, e)
-        {
-            push_json(L, e);
-            lua_setfield(L, -2, k);
-        }
-        break;
-    }
-    case JSON_ARRAY:
-        lua_createtable(L, (int)json_array_size(v), 0);
-        for (size_t i = 0; i < json_array_size(v); i++) {
-            push_json(L, json_array_get(v, i));
-            lua_rawseti(L, -2, (lua_Integer)i + 1);
-        }
-        break;
-    case JSON_STRING:
-        lua_pushstring(L, json_string_value(v));
-        break;
-    case JSON_INTEGER:
-        lua_pushinteger(L, (lua_Integer)json_integer_value(v));
-        break;
-    case JSON_TRUE:
-    case JSON_FALSE:
-        lua_pushboolean(L, json_is_true(v));
-        break;
-    default:
-        lua_pushnil(L);
-        break;
-    }
-}
-
 /* The drawn world on one line of stderr at the start of the run (the run's log; the
  * same object is its first `faults` row and the summary's "swarm"). */
 static void print_drawn(const struct scn *S, json_t *drawn)
@@ -178,7 +141,7 @@ static int l_swarm(lua_State *L)
     if (run_swarm_draw(S->rw, &o, &drawn))
         return luaL_error(L, "swarm{}: the world cannot be drawn now");
     print_drawn(S, drawn);
-    push_json(L, drawn);
+    scn_push_json(L, drawn);
     return 1;
 }
 

@@ -289,22 +289,6 @@ static int l_skew(lua_State *L)
     return 0;
 }
 
-static int prob_ppm(lua_State *L, int idx, const char *what, const char *key)
-{
-    int ppm = 0;
-    if (lua_getfield(L, idx, key) != LUA_TNIL) {
-        if (lua_type(L, -1) != LUA_TNUMBER)
-            luaL_error(L, "%s.%s: a probability in [0, 1] expected, got %s", what, key,
-                       luaL_typename(L, -1));
-        lua_Number p = lua_tonumber(L, -1);
-        if (!(p >= 0 && p <= 1))
-            luaL_error(L, "%s.%s: a probability must be in [0, 1]", what, key);
-        ppm = (int)(p * 1000000.0 + 0.5);
-    }
-    lua_pop(L, 1);
-    return ppm;
-}
-
 static int l_failpoint(lua_State *L)
 {
     static const char *const known[] = {"node", "action", "p", "count", "delay_ms", NULL};
@@ -319,7 +303,7 @@ static int l_failpoint(lua_State *L)
         lua_pop(L, 1);
         action = scn_field_str(L, 2, "failpoint options", "action", "error");
         if (lua_getfield(L, 2, "p") != LUA_TNIL)
-            p = prob_ppm(L, 2, "failpoint options", "p");
+            p = scn_field_prob_ppm(L, 2, "failpoint options", "p");
         lua_pop(L, 1);
         count = (int)scn_field_int(L, 2, "failpoint options", "count", 0, 0, INT32_MAX);
         delay = (int)scn_field_int(L, 2, "failpoint options", "delay_ms", 0, 0, 3600000);
