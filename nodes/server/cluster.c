@@ -565,23 +565,9 @@ int srv_cluster_node_proc(const struct srv_cluster *cl, int node)
     return sl && (sl->member_id || sl->started) ? sl->proc : -1;
 }
 
-int srv_cluster_leader(const struct srv_cluster *cl)
-{
-    int best = 0;
-    uint64_t best_term = 0;
-    for (int i = 1; i <= cl->n_slots; i++) {
-        const struct srv_slot *sl = &cl->slots[i];
-        if (!sl->m || sl->removed || sim_proc_state(cl->w, sl->proc) != SIM_PROC_UP)
-            continue;
-        if (raft_role(sl->m->raft) == RAFT_LEADER && raft_term(sl->m->raft) >= best_term) {
-            best = i;
-            best_term = raft_term(sl->m->raft);
-        }
-    }
-    return best;
-}
-
-int srv_cluster_leader_announced(const struct srv_cluster *cl)
+/* The live leader of the highest term (0: none); with `announced`, only a leader whose
+ * "leader" node event for that term is out. */
+static int leader_of(const struct srv_cluster *cl, bool announced)
 {
     int best = 0;
     uint64_t best_term = 0;
@@ -590,13 +576,23 @@ int srv_cluster_leader_announced(const struct srv_cluster *cl)
         if (!sl->m || sl->removed || sim_proc_state(cl->w, sl->proc) != SIM_PROC_UP)
             continue;
         uint64_t term = raft_term(sl->m->raft);
-        if (raft_role(sl->m->raft) == RAFT_LEADER && sl->m->leader_announced_term == term &&
-            term >= best_term) {
+        if (raft_role(sl->m->raft) == RAFT_LEADER && term >= best_term &&
+            (!announced || sl->m->leader_announced_term == term)) {
             best = i;
             best_term = term;
         }
     }
     return best;
+}
+
+int srv_cluster_leader(const struct srv_cluster *cl)
+{
+    return leader_of(cl, false);
+}
+
+int srv_cluster_leader_announced(const struct srv_cluster *cl)
+{
+    return leader_of(cl, true);
 }
 
 /* The configuration to report: the leader's, else the newest any live member has. */
