@@ -160,7 +160,8 @@ static void gen_choose(struct gen *g, struct gop *op)
             below(&g->r, 10) < 6 ? cur : (int32_t)below(&g->r, (uint32_t)op->value + 1) - 1;
     } else if (o->txn && x < 88 && o->keys > 1) {
         op->kind = G_MPUT;
-        op->key2 = (int32_t)((op->key + 1 + below(&g->r, o->keys - 1)) % o->keys);
+        op->key2 = (int32_t)(((uint32_t)op->key + 1 + below(&g->r, (uint32_t)(o->keys - 1))) %
+                             (uint32_t)o->keys);
         op->value2 = g->next_value++;
     } else if (o->deletes && x < 95) {
         op->kind = G_DEL;

@@ -6,6 +6,12 @@
 #ifndef FL_CHK_INT_H
 #define FL_CHK_INT_H
 
+/* Internal to checkers: compiled only into fl_checkers (which defines FL_INTERNAL_checkers)
+ * and into the white-box tests that declare it (tests/CMakeLists.txt). */
+#ifndef FL_INTERNAL_checkers
+#error "checkers/chk_int.h is internal to checkers: include its public header instead"
+#endif
+
 #include "checkers/checkers.h"
 
 int32_t chk_intern_add(struct chk_intern *t, const void *p, size_t n);

@@ -7,6 +7,12 @@
 #ifndef FL_CHK_REV_INT_H
 #define FL_CHK_REV_INT_H
 
+/* Internal to checkers: compiled only into fl_checkers (which defines FL_INTERNAL_checkers)
+ * and into the white-box tests that declare it (tests/CMakeLists.txt). */
+#ifndef FL_INTERNAL_checkers
+#error "checkers/chk_rev_int.h is internal to checkers: include its public header instead"
+#endif
+
 #include "checkers/chk_int.h"
 
 enum { ROLE_NONE = 0, ROLE_WRITE, ROLE_READ, ROLE_TENT, ROLE_CAND, ROLE_PLACED, ROLE_FAILED };

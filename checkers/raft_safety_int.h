@@ -8,6 +8,12 @@
 #ifndef FL_CHECKERS_RAFT_SAFETY_INT_H
 #define FL_CHECKERS_RAFT_SAFETY_INT_H
 
+/* Internal to checkers: compiled only into fl_checkers (which defines FL_INTERNAL_checkers)
+ * and into the white-box tests that declare it (tests/CMakeLists.txt). */
+#ifndef FL_INTERNAL_checkers
+#error "checkers/raft_safety_int.h is internal to checkers: include its public header instead"
+#endif
+
 #include "checkers/raft_safety.h"
 
 #include <inttypes.h>

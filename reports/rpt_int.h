@@ -7,6 +7,12 @@
 #ifndef FL_RPT_INT_H
 #define FL_RPT_INT_H
 
+/* Internal to reports: compiled only into fl_reports (which defines FL_INTERNAL_reports)
+ * and into the white-box tests that declare it (tests/CMakeLists.txt). */
+#ifndef FL_INTERNAL_reports
+#error "reports/rpt_int.h is internal to reports: include its public header instead"
+#endif
+
 #include "harness/history/history.h"
 #include "reports/report.h"
 

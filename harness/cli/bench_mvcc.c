@@ -43,7 +43,7 @@ static double bench_mvcc_puts(void)
     for (int i = 0; i < BENCH_MVCC_PUTS; i++) {
         r.key = (const uint8_t *)keys[i % BENCH_MVCC_KEYS];
         r.key_len = strlen(keys[i % BENCH_MVCC_KEYS]);
-        val[i % sizeof(val)] = (uint8_t)i;
+        val[(size_t)i % sizeof(val)] = (uint8_t)i;
         FL_ASSERT(mvcc_put(s, &r, &out) == MVCC_OK);
         if ((i + 1) % BENCH_MVCC_COMPACT_EVERY == 0)
             FL_ASSERT(mvcc_compact(s, mvcc_current_rev(s), NULL) == MVCC_OK);

@@ -6,6 +6,12 @@
 #ifndef FL_HISTORY_INT_H
 #define FL_HISTORY_INT_H
 
+/* Internal to harness/history: compiled only into fl_history (which defines FL_INTERNAL_history)
+ * and into the white-box tests that declare it (tests/CMakeLists.txt). */
+#ifndef FL_INTERNAL_history
+#error "harness/history/history_int.h is internal to harness/history: include its public header instead"
+#endif
+
 #include "harness/history/history.h"
 
 #include <sqlite3.h>

@@ -253,8 +253,8 @@ bool hist_jt_bytes(struct fl_buf *out, const void *p, size_t n)
     fl_buf_reserve(out, 2 * n + 10);
     fl_buf_append(out, "{\"hex\":\"", 8);
     for (size_t i = 0; i < n; i++) {
-        out->data[out->len++] = hex_lower[b[i] >> 4];
-        out->data[out->len++] = hex_lower[b[i] & 0xF];
+        out->data[out->len++] = (uint8_t)hex_lower[b[i] >> 4];
+        out->data[out->len++] = (uint8_t)hex_lower[b[i] & 0xF];
     }
     fl_buf_append(out, "\"}", 2);
     return false;

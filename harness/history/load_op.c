@@ -35,7 +35,7 @@ int ld_bytes(const json_t *j, struct fl_buf *out, bool *is_null)
         return FL_EINVAL;
     for (size_t i = 0; i < n; i += 2) {
         int v = 0;
-        for (int k = 0; k < 2; k++) {
+        for (size_t k = 0; k < 2; k++) {
             char c = s[i + k];
             int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
             if (d < 0)

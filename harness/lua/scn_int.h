@@ -8,6 +8,12 @@
 #ifndef FL_SCN_INT_H
 #define FL_SCN_INT_H
 
+/* Internal to harness/lua: compiled only into fl_lua (which defines FL_INTERNAL_lua)
+ * and into the white-box tests that declare it (tests/CMakeLists.txt). */
+#ifndef FL_INTERNAL_lua
+#error "harness/lua/scn_int.h is internal to harness/lua: include its public header instead"
+#endif
+
 #include "harness/lua/scn.h"
 
 #include <lauxlib.h>

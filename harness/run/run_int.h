@@ -10,6 +10,12 @@
 #ifndef FL_RUN_INT_H
 #define FL_RUN_INT_H
 
+/* Internal to harness/run: compiled only into fl_run (which defines FL_INTERNAL_run)
+ * and into the white-box tests that declare it (tests/CMakeLists.txt). */
+#ifndef FL_INTERNAL_run
+#error "harness/run/run_int.h is internal to harness/run: include its public header instead"
+#endif
+
 #include "harness/run/run.h"
 
 #include "checkers/checkers.h"

@@ -6,6 +6,12 @@
 #ifndef FL_SIM_NET_INT_H
 #define FL_SIM_NET_INT_H
 
+/* Internal to harness/sim: compiled only into fl_sim (which defines FL_INTERNAL_sim)
+ * and into the white-box tests that declare it (tests/CMakeLists.txt). */
+#ifndef FL_INTERNAL_sim
+#error "harness/sim/net_int.h is internal to harness/sim: include its public header instead"
+#endif
+
 #include "harness/sim/sim_int.h"
 
 enum { FR_DATA = 1, FR_SYN, FR_SYNACK, FR_FIN, FR_RST, FR_DGRAM };

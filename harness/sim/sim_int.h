@@ -11,6 +11,12 @@
 #ifndef FL_SIM_INT_H
 #define FL_SIM_INT_H
 
+/* Internal to harness/sim: compiled only into fl_sim (which defines FL_INTERNAL_sim)
+ * and into the white-box tests that declare it (tests/CMakeLists.txt). */
+#ifndef FL_INTERNAL_sim
+#error "harness/sim/sim_int.h is internal to harness/sim: include its public header instead"
+#endif
+
 #include "harness/sim/sim.h"
 
 /* Called instead of fn when an event is discarded without running (its process

@@ -7,6 +7,12 @@
 #ifndef FL_SWEEP_INT_H
 #define FL_SWEEP_INT_H
 
+/* Internal to harness/sweep: compiled only into fl_sweep (which defines FL_INTERNAL_sweep)
+ * and into the white-box tests that declare it (tests/CMakeLists.txt). */
+#ifndef FL_INTERNAL_sweep
+#error "harness/sweep/sweep_int.h is internal to harness/sweep: include its public header instead"
+#endif
+
 #include "harness/sweep/sweep.h"
 
 #include <sys/types.h>

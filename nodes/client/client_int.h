@@ -8,6 +8,12 @@
 #ifndef FL_CLIENT_INT_H
 #define FL_CLIENT_INT_H
 
+/* Internal to nodes/client: compiled only into fl_client (which defines FL_INTERNAL_client)
+ * and into the white-box tests that declare it (tests/CMakeLists.txt). */
+#ifndef FL_INTERNAL_client
+#error "nodes/client/client_int.h is internal to nodes/client: include its public header instead"
+#endif
+
 #include "nodes/client/client.h"
 
 #include "harness/common/arena.h"

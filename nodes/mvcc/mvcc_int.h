@@ -21,6 +21,12 @@
 #ifndef FL_MVCC_INT_H
 #define FL_MVCC_INT_H
 
+/* Internal to nodes/mvcc: compiled only into fl_mvcc (which defines FL_INTERNAL_mvcc)
+ * and into the white-box tests that declare it (tests/CMakeLists.txt). */
+#ifndef FL_INTERNAL_mvcc
+#error "nodes/mvcc/mvcc_int.h is internal to nodes/mvcc: include its public header instead"
+#endif
+
 #include "harness/common/bugs.h"
 #include "harness/common/common.h"
 #include "harness/common/ivtree.h"

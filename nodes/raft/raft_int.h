@@ -10,6 +10,12 @@
 #ifndef FL_RAFT_INT_H
 #define FL_RAFT_INT_H
 
+/* Internal to nodes/raft: compiled only into fl_raft (which defines FL_INTERNAL_raft)
+ * and into the white-box tests that declare it (tests/CMakeLists.txt). */
+#ifndef FL_INTERNAL_raft
+#error "nodes/raft/raft_int.h is internal to nodes/raft: include its public header instead"
+#endif
+
 #include "nodes/raft/raft.h"
 #include "harness/common/bugs.h"
 #include "harness/common/arena.h"

@@ -6,6 +6,12 @@
 #ifndef FL_SERVER_CLUSTER_INT_H
 #define FL_SERVER_CLUSTER_INT_H
 
+/* Internal to nodes/server: compiled only into fl_server (which defines FL_INTERNAL_server)
+ * and into the white-box tests that declare it (tests/CMakeLists.txt). */
+#ifndef FL_INTERNAL_server
+#error "nodes/server/cluster_int.h is internal to nodes/server: include its public header instead"
+#endif
+
 #include "nodes/server/srv_int.h"
 
 #define SLOTS_MAX  64

@@ -596,7 +596,7 @@ static void tick_waiters(struct srv_member *m, int64_t now)
                 srv_keepalive_timeout(m, wt);
                 continue;
             }
-            srv_reply_error(m, &wt->reply, wt->req ? wt->req->method : 0, timeout_error(wt));
+            srv_reply_error(m, &wt->reply, wt->req ? (int)wt->req->method : 0, timeout_error(wt));
             srv_waiter_done(m, wt);
             continue;
         }

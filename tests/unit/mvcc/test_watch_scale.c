@@ -97,7 +97,7 @@ int main(void)
     int watchers = EXACT + RANGES + 3;
     printf("%d watchers, %d puts: %llu steps (%.1f per watcher and put)\n", watchers, EXACT,
            (unsigned long long)put_steps, (double)put_steps / (watchers + EXACT));
-    CHECK(put_steps <= (uint64_t)STEPS_PER_UNIT * (watchers + EXACT));
+    CHECK(put_steps <= (uint64_t)STEPS_PER_UNIT * (uint64_t)(watchers + EXACT));
 
     /* Watchers from revision 2 (the first put), each caught up at once. */
     before = mvcc_watch_steps(s);
