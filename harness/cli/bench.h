@@ -30,4 +30,9 @@ void bench_e2e(const struct bench_ctx *ctx, json_t *out);      /* e2e_speedup,
                                                                   recorded_ops_per_s */
 void bench_sweep(const struct bench_ctx *ctx, json_t *out);    /* sweep_runs_per_s_j1/_j2 */
 
+/* `bench --curves` (bench_curves.c): the cost curves, each point in a child process;
+ * returns the "curves" object. bench_curves_print writes it as tables. */
+json_t *bench_curves(const struct bench_ctx *ctx);
+void bench_curves_print(json_t *curves);
+
 #endif

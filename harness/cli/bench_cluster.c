@@ -222,10 +222,10 @@ void bench_e2e(const struct bench_ctx *ctx, json_t *out)
     (void)ctx;
     struct run_bench_result r;
     memset(&r, 0, sizeof r);
-    if (run_bench(1, 8, 100, 60 * FL_S, &r) == FL_OK && r.wall_s > 0)
+    if (run_bench(1, 3, 8, 100, 60 * FL_S, &r) == FL_OK && r.wall_s > 0)
         json_object_set_new(out, "e2e_speedup", json_real(r.sim_s / r.wall_s));
     memset(&r, 0, sizeof r);
-    if (run_bench(1, 8, 0, 10 * FL_S, &r) == FL_OK && r.wall_s > 0)
+    if (run_bench(1, 3, 8, 0, 10 * FL_S, &r) == FL_OK && r.wall_s > 0)
         json_object_set_new(out, "recorded_ops_per_s", json_real((double)r.ops_done / r.wall_s));
 }
 

@@ -210,22 +210,32 @@ static bool group_on(const char *only, const char *group)
 
 const char cmd_bench_usage[] =
     "usage: faultline bench [--json] [--corpus DIR] [--only GROUP[,GROUP...]]\n"
+    "       faultline bench --curves [--json]\n"
     "  --json    print one JSON object (the keys of DESIGN section 7) on stdout\n"
     "  --corpus  the porcupine corpus folder (default: ../shared/corpus/porcupine)\n"
     "  --only    run only these figure groups (a profiling aid); other keys stay null:\n"
     "            sim, checkers, mvcc, idle, cluster, e2e, sweep, history\n"
+    "  --curves  instead of the figures: how cost grows (e2e at 3/5/7 members and 8/64\n"
+    "            clients; checking 100k/1M/10M operations; sweep -j1/-j2), each point\n"
+    "            in a child process with its own peak memory (several minutes)\n"
     "environment: FL_BENCH_SIM_MS=N runs the saturated cluster for N simulated ms\n"
-    "  instead of 3 wall seconds (the same work on every build: for profilers)\n";
+    "  instead of 3 wall seconds (the same work on every build: for profilers);\n"
+    "  FL_BENCH_CURVES_QUICK=1 shrinks every --curves size (tests the machinery only)\n";
 
-static int parse_args(int argc, char **argv, bool *json, const char **corpus, const char **only)
+static int parse_args(int argc, char **argv, bool *json, const char **corpus, const char **only,
+                      bool *curves)
 {
-    bool seen_json = false, seen_corpus = false, seen_only = false;
+    bool seen_json = false, seen_corpus = false, seen_only = false, seen_curves = false;
     for (int i = 1; i < argc; i++) {
         int rc = 0;
         if (!strcmp(argv[i], "--json")) {
             if ((rc = cli_once("bench", argv[i], &seen_json)))
                 return rc;
             *json = true;
+        } else if (!strcmp(argv[i], "--curves")) {
+            if ((rc = cli_once("bench", argv[i], &seen_curves)))
+                return rc;
+            *curves = true;
         } else if (!strcmp(argv[i], "--corpus")) {
             if (i + 1 >= argc)
                 return cli_usage_error("bench: --corpus needs a folder");
@@ -257,14 +267,16 @@ static int parse_args(int argc, char **argv, bool *json, const char **corpus, co
             return cli_unknown_option("bench", argv[i]);
         }
     }
+    if (*curves && (seen_only || seen_corpus))
+        return cli_usage_error("bench: --curves takes no --only or --corpus");
     return FL_EXIT_PASS;
 }
 
 int cmd_bench(int argc, char **argv)
 {
-    bool json = false;
+    bool json = false, curves = false;
     const char *corpus_arg = NULL, *only = NULL;
-    int rc = parse_args(argc, argv, &json, &corpus_arg, &only);
+    int rc = parse_args(argc, argv, &json, &corpus_arg, &only, &curves);
     if (rc)
         return rc;
 
@@ -273,6 +285,22 @@ int cmd_bench(int argc, char **argv)
     self[n > 0 ? n : 0] = 0;
     char *corpus = corpus_arg ? fl_strdup(corpus_arg) : find_corpus(n > 0 ? self : NULL);
     struct bench_ctx ctx = {.corpus_dir = corpus, .self_exe = n > 0 ? self : NULL};
+    if (curves) {
+        json_t *c = bench_curves(&ctx);
+        if (json) {
+            json_t *o = json_pack("{s:o}", "curves", c);
+            char *s = json_dumps(o, JSON_INDENT(2));
+            if (s)
+                puts(s);
+            free(s);
+            json_decref(o);
+        } else {
+            bench_curves_print(c);
+            json_decref(c);
+        }
+        free(corpus);
+        return FL_EXIT_PASS;
+    }
     if (!json)
         fprintf(stderr, "faultline: bench: corpus %s\n", corpus ? corpus : "(none)");
 

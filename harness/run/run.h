@@ -527,10 +527,11 @@ struct run_bench_result {
     double wall_s;    /* wall seconds, open to finish, recording and checking included */
     int64_t ops_done; /* completed client operations recorded */
 };
-/* One run without Lua: 3 nodes, `clients` clients, the workload at `rate` ops/s (0 =
- * saturate: every client keeps one operation outstanding), for sim_ns of simulated time,
- * recording into a temporary database and running the checkers. e2e_speedup =
+/* One run without Lua: `nodes` members (3 for the bench's own figures), `clients` clients, the
+ * workload at `rate` ops/s (0 = saturate: every client keeps one operation outstanding), for sim_ns
+ * of simulated time, recording into a temporary database and running the checkers. e2e_speedup =
  * sim_s / wall_s; recorded_ops_per_s = ops_done / wall_s. */
-int run_bench(uint64_t seed, int clients, int rate, int64_t sim_ns, struct run_bench_result *out);
+int run_bench(uint64_t seed, int nodes, int clients, int rate, int64_t sim_ns,
+              struct run_bench_result *out);
 
 #endif

@@ -7,7 +7,8 @@
 
 #include <unistd.h>
 
-int run_bench(uint64_t seed, int clients, int rate, int64_t sim_ns, struct run_bench_result *out)
+int run_bench(uint64_t seed, int nodes, int clients, int rate, int64_t sim_ns,
+              struct run_bench_result *out)
 {
     memset(out, 0, sizeof *out);
     char path[] = "/tmp/faultline-bench-XXXXXX";
@@ -29,6 +30,7 @@ int run_bench(uint64_t seed, int clients, int rate, int64_t sim_ns, struct run_b
     run_cluster_config_default(&cc);
     run_clients_config_default(&kc);
     run_workload_config_default(&wc);
+    cc.nodes = nodes;
     kc.count = clients;
     wc.rate = rate > 0 ? rate : -1;
     wc.keys = 1000;
