@@ -58,8 +58,10 @@ static char *read_all(int fd)
     return (char *)b.data;
 }
 
-/* Runs fn(arg) in a child; returns its JSON object with "peak_rss_mb" added, or an
- * object with "error" saying how the child ended. */
+/* Runs fn(arg) in a child; returns its JSON object with "peak_rss_mb" and "cpu_s" (the
+ * child's own user + system CPU, a figure a loaded machine disturbs less than wall
+ * time; a sweep's worker processes are not in it) added, or an object with "error"
+ * saying how the child ended. */
 static json_t *in_child(point_fn fn, const void *arg)
 {
     int p[2];
@@ -106,6 +108,9 @@ static json_t *in_child(point_fn fn, const void *arg)
     }
     free(text);
     json_object_set_new(o, "peak_rss_mb", json_real((double)ru.ru_maxrss / 1024.0));
+    double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
+                 (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
+    json_object_set_new(o, "cpu_s", json_real(cpu));
     return o;
 }
 
@@ -232,25 +237,28 @@ void bench_curves_print(json_t *c)
 {
     size_t i;
     json_t *p;
-    printf("e2e (%.1f ops/s per client)\n%8s %8s %12s %10s %12s\n", E2E_RATE_PER_8 / 8.0, "members",
-           "clients", "speedup", "ops", "peak_rss_mb");
+    printf("e2e (%.1f ops/s per client)\n%8s %8s %12s %10s %8s %12s\n", E2E_RATE_PER_8 / 8.0,
+           "members", "clients", "speedup", "ops", "cpu_s", "peak_rss_mb");
     json_array_foreach(json_object_get(c, "e2e"), i, p)
     {
         if (json_object_get(p, "error"))
             printf("%8d %8d   %s\n", (int)num(p, "members"), (int)num(p, "clients"),
                    json_string_value(json_object_get(p, "error")));
         else
-            printf("%8d %8d %12.1f %10.0f %12.1f\n", (int)num(p, "members"), (int)num(p, "clients"),
-                   num(p, "e2e_speedup"), num(p, "ops"), num(p, "peak_rss_mb"));
+            printf("%8d %8d %12.1f %10.0f %8.2f %12.1f\n", (int)num(p, "members"),
+                   (int)num(p, "clients"), num(p, "e2e_speedup"), num(p, "ops"), num(p, "cpu_s"),
+                   num(p, "peak_rss_mb"));
     }
-    printf("checkers\n%10s %10s %10s %12s\n", "ops", "lin_ms", "watch_ms", "peak_rss_mb");
+    printf("checkers\n%10s %10s %10s %10s %10s %12s\n", "ops", "lin_ms", "lin_cpu_ms", "watch_ms",
+           "watch_cpu_ms", "peak_rss_mb");
     json_array_foreach(json_object_get(c, "checkers"), i, p)
     {
         if (json_object_get(p, "error"))
             printf("%10.0f   %s\n", num(p, "ops"), json_string_value(json_object_get(p, "error")));
         else
-            printf("%10.0f %10.1f %10.1f %12.1f\n", num(p, "ops"), num(p, "lin_ms"),
-                   num(p, "watch_ms"), num(p, "peak_rss_mb"));
+            printf("%10.0f %10.1f %10.1f %10.1f %10.1f %12.1f\n", num(p, "ops"), num(p, "lin_ms"),
+                   num(p, "lin_cpu_ms"), num(p, "watch_ms"), num(p, "watch_cpu_ms"),
+                   num(p, "peak_rss_mb"));
     }
     json_t *s = json_object_get(c, "sweep");
     printf("sweep runs/s: -j1 %.2f, -j2 %.2f\n", num(s, "sweep_runs_per_s_j1"),

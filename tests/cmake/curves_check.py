@@ -17,7 +17,7 @@ assert grid == [(m, k) for m in (3, 5, 7) for k in (8, 64)], grid
 for e in c["e2e"]:
     assert "error" not in e, e
     assert e["e2e_speedup"] > 0 and e["sim_s"] > 1 and e["ops"] > 0, e
-    assert e["peak_rss_mb"] > 0, e
+    assert e["peak_rss_mb"] > 0 and e["cpu_s"] > 0, e
 sizes = [k["ops"] for k in c["checkers"]]
 assert sizes == [1000, 10000], sizes
 for k in c["checkers"]:
