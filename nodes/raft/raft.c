@@ -82,9 +82,8 @@ const char *raft_msg_type_name(enum raft_msg_type t)
 const char *raft_event_kind_name(enum raft_event_kind k)
 {
     static const char *const names[] = {
-        "campaign",      "prevote",          "vote_granted",   "vote_rejected",
-        "leader",        "step_down",        "term",           "conf_change",
-        "snapshot_sent", "snapshot_applied", "commit_conflict"};
+        "campaign", "prevote",     "vote_granted",  "vote_rejected",    "leader",       "step_down",
+        "term",     "conf_change", "snapshot_sent", "snapshot_applied", "follower_lost"};
     _Static_assert(FL_ARRAY_LEN(names) == RAFT_EV_KIND_COUNT, "names");
     return (unsigned)k < FL_ARRAY_LEN(names) ? names[k] : "unknown";
 }
@@ -197,6 +196,7 @@ int raft_restore(struct raft *r, const struct raft_hard_state *hs, const struct 
     if (r->applied > r->commit)
         r->applied = r->commit; /* the app state claims more than the log holds */
     r->box.events_count = 0;    /* conf events of replaying the log are not news */
+    r->box.notes_count = 0;
     return FL_OK;
 }
 

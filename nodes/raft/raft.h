@@ -187,9 +187,10 @@ enum raft_event_kind {
     RAFT_EV_CONF_CHANGE,      /* configuration in force changed (append or rollback) */
     RAFT_EV_SNAPSHOT_SENT,    /* leader sent its snapshot to peer */
     RAFT_EV_SNAPSHOT_APPLIED, /* follower installed a snapshot from the leader */
-    RAFT_EV_COMMIT_CONFLICT,  /* a leader sent an entry over one this node committed
-                                 (only after a bug switch or lost synced data): refused;
-                                 once per term */
+    /* Notes (raft_ready.notes, never events): */
+    RAFT_EV_FOLLOWER_LOST, /* leader: peer answered below its match, it lost entries it
+                              acknowledged (acks before fsync, a disk that lost synced
+                              data); index: the old match; detail: old -> new */
     RAFT_EV_KIND_COUNT
 };
 /* The node_events kind string: "campaign", "prevote", "vote_granted", ... */
@@ -257,7 +258,7 @@ struct raft_read_state {
  *     store hard_state; then fsync;
  *   send msgs (never before the fsync, unless a bug switch says so);
  *   apply committed[] in order (they start after the snapshot, if any);
- *   answer reads whose index ≤ applied; record events;
+ *   answer reads whose index ≤ applied; record events; log notes;
  *   call raft_advance(r, rd).
  * The struct is owned by the driver (zero it once, or use raft_ready_init) and can
  * be reused for every cycle; raft_ready_close frees its buffers. */
@@ -278,6 +279,12 @@ struct raft_ready {
     size_t reads_count;
     const struct raft_event *events;
     size_t events_count;
+    /* Notes: what the core noticed that no peer or client sees (RAFT_EV_FOLLOWER_LOST).
+     * The core writes to no log itself (it is pure): the driver logs these. A note
+     * rides with the next ready and never makes one on its own, so taking a note
+     * changes nothing in a run. */
+    const struct raft_event *notes;
+    size_t notes_count;
     void *priv; /* internal buffers, owned */
 };
 void raft_ready_init(struct raft_ready *rd);

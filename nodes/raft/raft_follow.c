@@ -15,20 +15,6 @@ static void commit_to(struct raft *r, uint64_t commit)
     }
 }
 
-/* Whether a committed entry would be overwritten: impossible in Raft with durable
- * storage; a bug switch (votes without the log check, old-term commits, acks before
- * fsync, several conf changes) or a disk that loses synced data can lead a leader to
- * send it. The core refuses (it never rewrites what it applied) and does not abort:
- * the safety checker reports the leader that lacked the entry, as a verdict. */
-static bool conflicts_with_committed(const struct raft *r, uint64_t index)
-{
-    if (index > r->commit)
-        return false;
-    fl_log(FL_LOG_DEBUG, "raft %" PRIu64 ": refused to overwrite committed entry %" PRIu64,
-           r->cfg.id, index);
-    return true;
-}
-
 void raft__handle_append(struct raft *r, const struct raft_msg *m)
 {
     FL_ASSERT(r->role == RAFT_FOLLOWER && r->lead == m->from);
@@ -60,21 +46,12 @@ void raft__handle_append(struct raft *r, const struct raft_msg *m)
         if (e->index > raft__last_index(r))
             break;
         if (raft__term_at(r, e->index) != e->term) {
-            if (conflicts_with_committed(r, e->index)) {
-                /* etcd panics here. We stay up but do not answer: the leader retries
-                 * once per heartbeat instead of in a tight loop of big appends. */
-                raft__unsend(r, resp);
-                if (r->conflict_reported_term != r->term) {
-                    r->conflict_reported_term = r->term;
-                    raft__event(r, RAFT_EV_COMMIT_CONFLICT, m->from, e->index,
-                                "leader %" PRIu64 " of term %" PRIu64 " sent (index %" PRIu64
-                                ", term %" PRIu64 ") over committed entry of term %" PRIu64
-                                " (commit %" PRIu64 "): refused",
-                                m->from, m->term, e->index, e->term, raft__term_at(r, e->index),
-                                r->commit);
-                }
-                return;
-            }
+            /* Never a committed entry, whatever a leader sends (a bug switch, a disk
+             * that lost synced data): an append starting below commit was answered
+             * above, so every entry here lies past it. etcd panics at this point; the
+             * order of the checks makes it unreachable, and the safety checker reports
+             * a leader that lacked a committed entry as a verdict. */
+            FL_ASSERT(e->index > r->commit);
             raft__log_truncate(r, e->index);
             break;
         }

@@ -46,6 +46,8 @@ struct raft__outbox {
     size_t msgs_count, msgs_cap;
     struct raft_event *events;
     size_t events_count, events_cap;
+    struct raft_event *notes; /* not counted by raft_has_ready */
+    size_t notes_count, notes_cap;
     struct raft_read_state *reads;
     size_t reads_count, reads_cap;
 };
@@ -122,7 +124,6 @@ struct raft {
     uint32_t heartbeat_elapsed;
     uint32_t randomized_timeout;
     uint64_t transferee;
-    uint64_t conflict_reported_term; /* COMMIT_CONFLICT already reported in this term */
 
     /* candidate */
     uint64_t votes_ids[RAFT_NODES_MAX];
@@ -192,10 +193,12 @@ uint64_t raft__last_conf_index(const struct raft *r);
 struct raft_event *raft__event(struct raft *r, enum raft_event_kind kind, uint64_t peer,
                                uint64_t index, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
+/* The same, into the ready's notes (raft.h): what the driver logs. */
+struct raft_event *raft__note(struct raft *r, enum raft_event_kind kind, uint64_t peer,
+                              uint64_t index, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 /* Appends a message to the outbox with type/from/to/term filled; returns it. */
 struct raft_msg *raft__send(struct raft *r, enum raft_msg_type type, uint64_t to);
-/* Withdraws m, which must be the last message sent. */
-void raft__unsend(struct raft *r, struct raft_msg *m);
 /* Copies entries [from, to] of the log into the outbox arena for m. */
 void raft__msg_attach_entries(struct raft *r, struct raft_msg *m, uint64_t from, uint64_t to);
 void raft__msg_attach_snapshot(struct raft *r, struct raft_msg *m);

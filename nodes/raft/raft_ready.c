@@ -38,6 +38,7 @@ void raft__outbox_reset(struct raft__outbox *o)
     raft__arena_reset(&o->arena);
     o->msgs_count = 0;
     o->events_count = 0;
+    o->notes_count = 0;
     o->reads_count = 0;
 }
 
@@ -46,6 +47,7 @@ void raft__outbox_close(struct raft__outbox *o)
     raft__arena_close(&o->arena);
     free(o->msgs);
     free(o->events);
+    free(o->notes);
     free(o->reads);
     memset(o, 0, sizeof(*o));
 }
@@ -53,21 +55,45 @@ void raft__outbox_close(struct raft__outbox *o)
 /* One more element (common's growth rule). */
 #define GROW(arr, count, cap) FL_GROW(arr, cap, (size_t)(count) + 1, 16)
 
-struct raft_event *raft__event(struct raft *r, enum raft_event_kind kind, uint64_t peer,
-                               uint64_t index, const char *fmt, ...)
+/* One more event or note in (*arr, *count, *cap), its detail from fmt/ap. */
+static struct raft_event *push_event(struct raft *r, struct raft_event **arr, size_t *count,
+                                     size_t *cap, enum raft_event_kind kind, uint64_t peer,
+                                     uint64_t index, const char *fmt, va_list ap)
 {
-    struct raft__outbox *o = &r->box;
     FL_ASSERT(kind < RAFT_EV_KIND_COUNT);
-    GROW(o->events, o->events_count, o->events_cap);
-    struct raft_event *ev = &o->events[o->events_count++];
+    GROW(*arr, *count, *cap);
+    struct raft_event *ev = &(*arr)[(*count)++];
     memset(ev, 0, sizeof *ev);
     ev->kind = kind;
     ev->term = r->term;
     ev->peer = peer;
     ev->index = index;
+    vsnprintf(ev->detail, sizeof(ev->detail), fmt, ap);
+    return ev;
+}
+
+struct raft_event *raft__event(struct raft *r, enum raft_event_kind kind, uint64_t peer,
+                               uint64_t index, const char *fmt, ...)
+{
+    FL_ASSERT(kind != RAFT_EV_FOLLOWER_LOST); /* a note */
+    struct raft__outbox *o = &r->box;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(ev->detail, sizeof(ev->detail), fmt, ap);
+    struct raft_event *ev =
+        push_event(r, &o->events, &o->events_count, &o->events_cap, kind, peer, index, fmt, ap);
+    va_end(ap);
+    return ev;
+}
+
+struct raft_event *raft__note(struct raft *r, enum raft_event_kind kind, uint64_t peer,
+                              uint64_t index, const char *fmt, ...)
+{
+    FL_ASSERT(kind == RAFT_EV_FOLLOWER_LOST);
+    struct raft__outbox *o = &r->box;
+    va_list ap;
+    va_start(ap, fmt);
+    struct raft_event *ev =
+        push_event(r, &o->notes, &o->notes_count, &o->notes_cap, kind, peer, index, fmt, ap);
     va_end(ap);
     return ev;
 }
@@ -84,14 +110,6 @@ struct raft_msg *raft__send(struct raft *r, enum raft_msg_type type, uint64_t to
     m->to = to;
     m->term = r->term;
     return m;
-}
-
-void raft__unsend(struct raft *r, struct raft_msg *m)
-{
-    struct raft__outbox *o = &r->box;
-    FL_ASSERT(o->msgs_count > 0 && m == &o->msgs[o->msgs_count - 1]);
-    FL_ASSERT(m->entries_count == 0 && m->snapshot == NULL);
-    o->msgs_count--;
 }
 
 /* Copies log entries [from, to] (with their data) into arena a. */
@@ -230,6 +248,8 @@ void raft_ready(struct raft *r, struct raft_ready *rd)
     rd->reads_count = p->box.reads_count;
     rd->events = p->box.events;
     rd->events_count = p->box.events_count;
+    rd->notes = p->box.notes;
+    rd->notes_count = p->box.notes_count;
 
     r->ready_out = true;
     r->ready_last_index = last;
@@ -253,7 +273,7 @@ void raft_advance(struct raft *r, struct raft_ready *rd)
     FL_ASSERT(r->applied <= r->commit);
     /* Hand the drained buffers back for reuse on the next cycle. */
     raft__outbox_reset(&((struct raft_ready_priv *)rd->priv)->box);
-    rd->msgs_count = rd->events_count = rd->reads_count = 0;
+    rd->msgs_count = rd->events_count = rd->notes_count = rd->reads_count = 0;
     rd->entries_count = rd->committed_count = 0;
     rd->snapshot = NULL;
 }

@@ -323,10 +323,9 @@ void raft__leader_append(struct raft *r, enum raft_entry_type type, const void *
 static void follower_lost_entries(struct raft *r, struct raft__progress *pr, uint64_t last)
 {
     FL_ASSERT(last < pr->match);
-    fl_log(FL_LOG_DEBUG,
-           "raft %" PRIu64 ": follower %" PRIu64 " lost acknowledged entries (%" PRIu64
-           " -> %" PRIu64 ")",
-           r->cfg.id, pr->id, pr->match, last);
+    raft__note(r, RAFT_EV_FOLLOWER_LOST, pr->id, pr->match,
+               "follower %" PRIu64 " lost acknowledged entries (%" PRIu64 " -> %" PRIu64 ")",
+               pr->id, pr->match, last);
     pr->match = last;
     become_probe(r, pr);
 }

@@ -275,24 +275,17 @@ static bool member_load_image(struct srv_member *m, const uint8_t *p, size_t n,
                               enum mvcc_restore_reason why)
 {
     struct srv_db_image img;
-    struct fl_buf tmp;
-    fl_buf_init(&tmp);
-    /* An image is a db image; reuse the backup decoder by wrapping nothing. */
-    if (srv_backup_open(p, n, true, &img) != SRV_BACKUP_OK) {
-        fl_buf_close(&tmp);
+    /* An image is a db image: the backup decoder reads it. */
+    if (srv_backup_open(p, n, true, &img) != SRV_BACKUP_OK)
         return false;
-    }
-    if (mvcc_snapshot_restore(m->kv, img.mvcc, img.mvcc_len, why) != MVCC_OK) {
-        fl_buf_close(&tmp);
+    if (mvcc_snapshot_restore(m->kv, img.mvcc, img.mvcc_len, why) != MVCC_OK)
         return false;
-    }
     m->n_alarms = 0;
     for (uint32_t i = 0; i < img.alarms_count && i < SRV_ALARMS_MAX; i++) {
         m->alarms[m->n_alarms].member = img.alarms[i].member;
         m->alarms[m->n_alarms].type = img.alarms[i].type;
         m->n_alarms++;
     }
-    fl_buf_close(&tmp);
     return true;
 }
 
@@ -653,7 +646,7 @@ static void hook_raft_event(struct srv_member *m, const struct raft_event *ev)
         [RAFT_EV_CONF_CHANGE] = SRV_HOOK_CONF_CHANGE,
         [RAFT_EV_SNAPSHOT_SENT] = SRV_HOOK_SNAPSHOT_SENT,
         [RAFT_EV_SNAPSHOT_APPLIED] = SRV_HOOK_SNAPSHOT_APPLIED,
-        [RAFT_EV_COMMIT_CONFLICT] = -1,
+        [RAFT_EV_FOLLOWER_LOST] = -1,
     };
     if (!srv_cluster_hooked(m->cl) || kinds[ev->kind] < 0)
         return;
@@ -697,6 +690,10 @@ static void emit_raft_events(struct srv_member *m, const struct raft_ready *rd)
             m->leader_announced_term = ev->term;
         hook_raft_event(m, ev);
     }
+    /* The core's notes are log lines only: no history row, no digest. */
+    for (size_t i = 0; i < rd->notes_count; i++)
+        fl_log(FL_LOG_DEBUG, "member %d: raft %s: %s", m->node,
+               raft_event_kind_name(rd->notes[i].kind), rd->notes[i].detail);
 }
 
 static void after_persist(struct srv_member *m)

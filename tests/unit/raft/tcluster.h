@@ -38,6 +38,7 @@ struct tc_node {
     struct raft_read_state reads[64];
     size_t reads_count;
     size_t events[RAFT_EV_KIND_COUNT];
+    size_t notes[RAFT_EV_KIND_COUNT];
     char last_reject[128];
 };
 
@@ -182,6 +183,8 @@ static inline bool tc_process(struct tc *c, uint64_t id)
                     raft_event_kind_name(rd->events[i].kind), rd->events[i].term,
                     rd->events[i].detail);
     }
+    for (size_t i = 0; i < rd->notes_count; i++)
+        nd->notes[rd->notes[i].kind]++;
     if (tc_ready_hook)
         tc_ready_hook(c, id, rd);
     raft_advance(nd->r, rd);

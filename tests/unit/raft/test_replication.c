@@ -340,6 +340,7 @@ static void test_follower_lost_acked_entries(void)
     tc_restart(&c, 3);
     CHECK_EQ_INT(raft_last_index(tc_r(&c, 3)), 9);
     CHECK_EQ_INT(raft_commit_index(tc_r(&c, 3)), 9); /* clamped to what is on disk */
+    CHECK_EQ_INT(tc_node(&c, 1)->notes[RAFT_EV_FOLLOWER_LOST], 0);
     size_t before = c.sent[RAFT_MSG_APPEND];
     tc_propose(&c, 1, "next");
     tc_stabilize(&c);
@@ -347,6 +348,10 @@ static void test_follower_lost_acked_entries(void)
     CHECK_EQ_INT(raft_last_index(tc_r(&c, 3)), 25);
     CHECK_EQ_INT(raft_commit_index(tc_r(&c, 3)), 25);
     CHECK(c.sent[RAFT_MSG_APPEND] - before < 20); /* no storm of retries */
+    /* The leader said so through its ready's notes (the core logs nothing itself),
+     * and never as an event. */
+    CHECK(tc_node(&c, 1)->notes[RAFT_EV_FOLLOWER_LOST] >= 1);
+    CHECK_EQ_INT(tc_node(&c, 1)->events[RAFT_EV_FOLLOWER_LOST], 0);
     CHECK(tc_applied_agree(&c));
     tc_close(&c);
 }
