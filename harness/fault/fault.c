@@ -18,36 +18,11 @@
 #include <fiu.h>
 
 static const struct flt_info registry[] = {
-    {"raft/before_save", "before a member persists Raft entries and hard state to its WAL"},
-    {"raft/after_save", "after the WAL write and fsync, before messages that depend on it leave"},
-    {"mvcc/before_commit", "before the MVCC backend commits a batch of applied entries"},
-    {"mvcc/compact_batch", "between two batches of a compaction"},
-    {"server/defrag_before_rename", "during defragmentation, before the new data file replaces "
-                                    "the old one"},
-    {"server/before_apply_snapshot", "before a follower installs a snapshot from the leader"},
-    {"raft/before_save_snap", "before a member writes a local snapshot file (etcd "
-                              "raftBeforeSaveSnap)"},
-    {"raft/after_save_snap", "after a snapshot file is durable and renamed, before the WAL "
-                             "segments it replaces go (etcd raftAfterSaveSnap)"},
-    {"server/after_apply_snapshot", "after a leader's snapshot is installed and durable, before "
-                                    "the entries after it apply (etcd raftAfterApplySnap)"},
-    {"server/before_apply", "before a committed entry is applied (etcd applyBeforeOpenSnapshot "
-                            "and beforeApplyOneConfChange)"},
-    {"mvcc/after_commit", "after a batch of committed entries was applied to the MVCC backend "
-                          "(etcd afterCommit)"},
-    {"mvcc/compact_after", "after a compaction was applied, before its reply (etcd "
-                           "compactAfterCommitBatch)"},
-    {"server/defrag_before_copy", "when defragmentation starts, before the data is copied (etcd "
-                                  "defragBeforeCopy)"},
-    {"server/before_send", "before a member sends a message to a peer or a client"},
-    {"watch/before_send", "before a watch response is sent to a client"},
-    {"disk/fsync_eio", "an fsync fails with EIO and nothing it covered becomes durable"},
-    {"disk/write_eio", "a write, append or truncate fails with EIO and writes nothing"},
-    {"disk/read_eio", "a latent sector error: a read fails with EIO"},
-    {"disk/torn_write", "at a crash, the last unsynced write is torn at 512-byte sectors"},
-    {"net/drop", "a frame is lost (on a connection, the connection breaks)"},
-    {"net/corrupt", "a frame gets one flipped bit; the receiver's CRC check drops it"},
+#define FLT_INFO_(e, name, desc) {name, desc},
+    FL_FAILPOINTS(FLT_INFO_)
+#undef FLT_INFO_
 };
+_Static_assert(FL_ARRAY_LEN(registry) == FLT_POINT_COUNT, "registry");
 #define FLT_N FL_ARRAY_LEN(registry)
 
 struct flt_entry {
@@ -190,7 +165,7 @@ static struct flt_entry *entry_find(struct flt_state *st, size_t fp, int node)
     return NULL;
 }
 
-enum sim_fault flt_check_proc(struct sim_world *w, int proc, const char *name,
+enum sim_fault flt_check_proc(struct sim_world *w, int proc, enum flt_point fp,
                               struct sim_fault_hit *hit)
 {
     if (hit) {
@@ -200,8 +175,8 @@ enum sim_fault flt_check_proc(struct sim_world *w, int proc, const char *name,
     struct flt_state *st = sim_fault_hook_ctx(w);
     if (!st || st->n == 0)
         return SIM_FAULT_NONE;
-    int fp = fp_index(name);
-    FL_ASSERTF(fp >= 0, "unregistered failpoint %s", name);
+    FL_ASSERTF((size_t)fp < FLT_N, "unregistered failpoint %d", (int)fp);
+    const char *name = registry[fp].name;
     struct flt_entry *e = proc >= 0 ? entry_find(st, (size_t)fp, proc) : NULL;
     if (!e)
         e = entry_find(st, (size_t)fp, -1);
@@ -226,10 +201,10 @@ enum sim_fault flt_check_proc(struct sim_world *w, int proc, const char *name,
     return e->spec.action;
 }
 
-enum sim_fault flt_check(struct sim_world *w, const char *name, struct sim_fault_hit *hit)
+enum sim_fault flt_check(struct sim_world *w, enum flt_point fp, struct sim_fault_hit *hit)
 {
     int proc = sim_current_proc(w);
-    enum sim_fault a = flt_check_proc(w, proc, name, hit);
+    enum sim_fault a = flt_check_proc(w, proc, fp, hit);
     if (a == SIM_FAULT_CRASH && proc >= 0)
         sim_proc_kill(w, proc);
     return a;
@@ -237,11 +212,11 @@ enum sim_fault flt_check(struct sim_world *w, const char *name, struct sim_fault
 
 /* ---------------------------------------------------------------- enabling ----*/
 
-static bool hook_check(void *ctx, struct sim_world *w, int proc, const char *name,
+static bool hook_check(void *ctx, struct sim_world *w, int proc, enum flt_point fp,
                        struct sim_fault_hit *hit)
 {
     (void)ctx;
-    return flt_check_proc(w, proc, name, hit) != SIM_FAULT_NONE;
+    return flt_check_proc(w, proc, fp, hit) != SIM_FAULT_NONE;
 }
 
 static void entry_remove(struct flt_state *st, size_t i)
@@ -325,9 +300,8 @@ void flt_disable_all(struct sim_world *w)
         entry_remove(st, st->n - 1);
 }
 
-uint64_t flt_fired(struct sim_world *w, const char *name)
+uint64_t flt_fired(struct sim_world *w, enum flt_point fp)
 {
     struct flt_state *st = sim_fault_hook_ctx(w);
-    int fp = fp_index(name);
-    return st && fp >= 0 ? st->fired[fp] : 0;
+    return st && (size_t)fp < FLT_N ? st->fired[fp] : 0;
 }

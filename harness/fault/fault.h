@@ -10,11 +10,14 @@
  * seed always fires the same failpoints and one node's draws never move
  * another's. libfiu's random mode and its POSIX wrappers are never used.
  *
+ * The failpoints and their names are one table, harness/common/failpoints.h: code
+ * names a failpoint by its enum, scenarios and the CLI by its string.
+ *
  * Bug switches are not here: see harness/common/bugs.h.
  *
  * Node code asks at the failpoint:
  *     struct sim_fault_hit hit;
- *     switch (flt_check(w, "raft/before_save", &hit)) {
+ *     switch (flt_check(w, FLT_RAFT_BEFORE_SAVE, &hit)) {
  *     case SIM_FAULT_CRASH: return;  // the process is already dead; unwind
  *     case SIM_FAULT_ERROR: ...; case SIM_FAULT_DELAY: hit.delay_ns ...
  *     default: break; }
@@ -27,7 +30,8 @@
 
 #include "harness/sim/sim.h"
 
-/* Registry of known failpoints, in a fixed order (for `faultline list failpoints`). */
+/* Registry of known failpoints (failpoints.h), in its order (for `faultline list
+ * failpoints`); flt_failpoint_info(FLT_x) is failpoint x. */
 struct flt_info {
     const char *name;        /* "raft/before_save" */
     const char *description; /* one line */
@@ -63,13 +67,13 @@ void flt_disable_all(struct sim_world *w);
  * does not fire) and fills *hit when hit is not NULL. On SIM_FAULT_CRASH the
  * current process has been killed already (see above). Cheap when nothing is
  * enabled. */
-enum sim_fault flt_check(struct sim_world *w, const char *name, struct sim_fault_hit *hit);
+enum sim_fault flt_check(struct sim_world *w, enum flt_point fp, struct sim_fault_hit *hit);
 /* Same, for an explicit process (e.g. the disk of proc). Does not kill on CRASH;
  * the caller decides. */
-enum sim_fault flt_check_proc(struct sim_world *w, int proc, const char *name,
+enum sim_fault flt_check_proc(struct sim_world *w, int proc, enum flt_point fp,
                               struct sim_fault_hit *hit);
 
 /* Times a failpoint fired in this world (all nodes), for reports and tests. */
-uint64_t flt_fired(struct sim_world *w, const char *name);
+uint64_t flt_fired(struct sim_world *w, enum flt_point fp);
 
 #endif

@@ -176,10 +176,10 @@ static struct disk *disk_live(struct sim_world *w, int proc)
 }
 
 /* Asks the fault hook about a disk failpoint. CRASH kills the process. */
-static enum sim_fault disk_fault(struct sim_world *w, int proc, const char *name,
+static enum sim_fault disk_fault(struct sim_world *w, int proc, enum flt_point fp,
                                  struct sim_fault_hit *hit)
 {
-    if (!sim_fault_check(w, proc, name, hit))
+    if (!sim_fault_check(w, proc, fp, hit))
         return SIM_FAULT_NONE;
     if (hit->action == SIM_FAULT_CRASH)
         sim_proc_kill(w, proc);
@@ -235,7 +235,7 @@ void disk__crash(struct sim_world *w, int proc)
     struct disk *d = disk_of(w, proc);
     struct sim_fault_hit hit;
     bool tear = d->tear;
-    if (d->last.file && !tear && sim_fault_check(w, proc, "disk/torn_write", &hit))
+    if (d->last.file && !tear && sim_fault_check(w, proc, FLT_DISK_TORN_WRITE, &hit))
         tear = true;
     for (size_t i = 0; i < d->nfiles; i++)
         file_rollback(d->files[i]);
@@ -299,7 +299,7 @@ int disk_write(struct sim_world *w, int proc, const char *name, uint64_t off, co
     if (!d)
         return FL_EDOWN;
     struct sim_fault_hit hit;
-    if (disk_fault(w, proc, "disk/write_eio", &hit) != SIM_FAULT_NONE)
+    if (disk_fault(w, proc, FLT_DISK_WRITE_EIO, &hit) != SIM_FAULT_NONE)
         return sim_proc_alive(w, proc) ? FL_EIO : FL_EDOWN;
     file_write(d, file_open(d, name, true), off, p, n);
     return FL_OK;
@@ -313,7 +313,7 @@ int disk_write_file(struct sim_world *w, int proc, const char *name, struct fl_b
         return FL_EDOWN;
     }
     struct sim_fault_hit hit;
-    if (disk_fault(w, proc, "disk/write_eio", &hit) != SIM_FAULT_NONE) {
+    if (disk_fault(w, proc, FLT_DISK_WRITE_EIO, &hit) != SIM_FAULT_NONE) {
         fl_buf_close(content);
         return sim_proc_alive(w, proc) ? FL_EIO : FL_EDOWN;
     }
@@ -338,7 +338,7 @@ int disk_append(struct sim_world *w, int proc, const char *name, const void *p, 
     if (!d)
         return FL_EDOWN;
     struct sim_fault_hit hit;
-    if (disk_fault(w, proc, "disk/write_eio", &hit) != SIM_FAULT_NONE)
+    if (disk_fault(w, proc, FLT_DISK_WRITE_EIO, &hit) != SIM_FAULT_NONE)
         return sim_proc_alive(w, proc) ? FL_EIO : FL_EDOWN;
     struct disk_file *f = file_open(d, name, true);
     file_write(d, f, f->data.len, p, n);
@@ -363,7 +363,7 @@ int disk_truncate(struct sim_world *w, int proc, const char *name, uint64_t len)
     if (!f)
         return FL_ENOENT;
     struct sim_fault_hit hit;
-    if (disk_fault(w, proc, "disk/write_eio", &hit) != SIM_FAULT_NONE)
+    if (disk_fault(w, proc, FLT_DISK_WRITE_EIO, &hit) != SIM_FAULT_NONE)
         return sim_proc_alive(w, proc) ? FL_EIO : FL_EDOWN;
     if (len > f->data.len) {
         size_t gap = (size_t)(len - f->data.len);
@@ -441,7 +441,7 @@ static int read_open(struct sim_world *w, int proc, const char *name, struct dis
     if (!f)
         return FL_ENOENT;
     struct sim_fault_hit hit;
-    if (disk_fault(w, proc, "disk/read_eio", &hit) != SIM_FAULT_NONE)
+    if (disk_fault(w, proc, FLT_DISK_READ_EIO, &hit) != SIM_FAULT_NONE)
         return sim_proc_alive(w, proc) ? FL_EIO : FL_EDOWN;
     d->st.reads++;
     *out = f;
@@ -588,7 +588,7 @@ int disk_fsync(struct sim_world *w, int proc, const char *name, disk_fsync_fn *c
     struct sim_fault_hit hit;
     int64_t extra_ns = 0;
     int err = FL_OK;
-    switch (disk_fault(w, proc, "disk/fsync_eio", &hit)) {
+    switch (disk_fault(w, proc, FLT_DISK_FSYNC_EIO, &hit)) {
     case SIM_FAULT_NONE:
         break;
     case SIM_FAULT_CRASH:

@@ -733,10 +733,10 @@ int net_send(struct sim_world *w, net_sock s, const void *p, size_t n)
     const struct net_linkst *l = net__link_at(w, from, to);
     struct sim_fault_hit hit;
     if (sim_rng_chance_ppm(w->net->rng, l->p.loss_ppm) ||
-        sim_fault_check(w, from, "net/drop", &hit))
+        sim_fault_check(w, from, FLT_NET_DROP, &hit))
         f->lost = true;
     if (sim_rng_chance_ppm(w->net->rng, l->p.corrupt_ppm) ||
-        sim_fault_check(w, from, "net/corrupt", &hit))
+        sim_fault_check(w, from, FLT_NET_CORRUPT, &hit))
         corrupt_frame(w, f);
     conn_emit(w, idx, side, f);
     return FL_OK;
@@ -819,7 +819,8 @@ int net_dgram_send(struct sim_world *w, int from, int to, int port, const void *
     st->sent_msgs++;
     st->sent_bytes += n;
     struct sim_fault_hit hit;
-    if (sim_rng_chance_ppm(ns->rng, l->p.loss_ppm) || sim_fault_check(w, from, "net/drop", &hit)) {
+    if (sim_rng_chance_ppm(ns->rng, l->p.loss_ppm) ||
+        sim_fault_check(w, from, FLT_NET_DROP, &hit)) {
         st->dropped_msgs++;
         st->dropped_bytes += n;
         return FL_OK;
@@ -829,7 +830,7 @@ int net_dgram_send(struct sim_world *w, int from, int to, int port, const void *
         struct net_frame *f = frame_new(FR_DGRAM, from, to, p, n);
         f->port = port;
         if (sim_rng_chance_ppm(ns->rng, l->p.corrupt_ppm) ||
-            sim_fault_check(w, from, "net/corrupt", &hit))
+            sim_fault_check(w, from, FLT_NET_CORRUPT, &hit))
             corrupt_frame(w, f);
         int64_t at = w->now_ns + draw_latency(w, l);
         frame_step(f, FS_BIT(FS_NEW), FS_WIRE);

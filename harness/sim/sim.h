@@ -27,6 +27,7 @@
 #define FL_SIM_H
 
 #include "harness/common/common.h"
+#include "harness/common/failpoints.h"
 #include "harness/common/rng.h"
 
 struct sim_world;
@@ -247,8 +248,8 @@ struct sim_fault_hit {
     int64_t delay_ns; /* for SIM_FAULT_DELAY */
 };
 struct sim_fault_hook {
-    /* Decides whether failpoint name fires for proc now; fills *hit. */
-    bool (*check)(void *ctx, struct sim_world *w, int proc, const char *name,
+    /* Decides whether failpoint fp fires for proc now; fills *hit. */
+    bool (*check)(void *ctx, struct sim_world *w, int proc, enum flt_point fp,
                   struct sim_fault_hit *hit);
     void (*free)(void *ctx); /* called by sim_world_free; may be NULL */
     void *ctx;
@@ -257,7 +258,7 @@ void sim_set_fault_hook(struct sim_world *w, const struct sim_fault_hook *hook);
 /* The hook's ctx, or NULL when none is installed. */
 void *sim_fault_hook_ctx(const struct sim_world *w);
 /* Asks the hook (false and action NONE when no hook is installed). */
-bool sim_fault_check(struct sim_world *w, int proc, const char *name, struct sim_fault_hit *hit);
+bool sim_fault_check(struct sim_world *w, int proc, enum flt_point fp, struct sim_fault_hit *hit);
 
 #include "harness/sim/net.h"
 #include "harness/sim/disk.h"

@@ -590,7 +590,7 @@ void *sim_fault_hook_ctx(const struct sim_world *w)
     return w->has_fault ? w->fault.ctx : NULL;
 }
 
-bool sim_fault_check(struct sim_world *w, int proc, const char *name, struct sim_fault_hit *hit)
+bool sim_fault_check(struct sim_world *w, int proc, enum flt_point fp, struct sim_fault_hit *hit)
 {
     struct sim_fault_hit local;
     if (!hit)
@@ -599,7 +599,7 @@ bool sim_fault_check(struct sim_world *w, int proc, const char *name, struct sim
     hit->delay_ns = 0;
     if (!w->has_fault || !w->fault.check)
         return false;
-    return w->fault.check(w->fault.ctx, w, proc, name, hit);
+    return w->fault.check(w->fault.ctx, w, proc, fp, hit);
 }
 
 /* ---------------------------------------------------------------- lifecycle ---*/

@@ -82,6 +82,25 @@ static const struct mvcc_op *drop_ranges(struct srv_arena *a, const struct mvcc_
     return kept;
 }
 
+/* A compaction's apply, a client's or the auto-compactor's, between its two failpoints
+ * (etcd's compactBeforeCommitBatch and compactAfterCommitBatch). Returns false when the
+ * member crashed at one of them (m->stopping is set, nothing more may happen);
+ * otherwise *err is MVCC's answer and *hrev the header revision. */
+static bool compact_apply(struct srv_member *m, int64_t rev, int64_t *hrev, enum mvcc_err *err)
+{
+    struct sim_fault_hit hit;
+    if (flt_check(m->w, FLT_MVCC_COMPACT_BATCH, &hit) == SIM_FAULT_CRASH) {
+        m->stopping = true;
+        return false;
+    }
+    *err = mvcc_compact(m->kv, rev, hrev);
+    if (*err == MVCC_OK && flt_check(m->w, FLT_MVCC_COMPACT_AFTER, &hit) == SIM_FAULT_CRASH) {
+        m->stopping = true;
+        return false;
+    }
+    return true;
+}
+
 /* Applies one client request; fills resp (arena memory) or returns an error id
  * (RPC_ERR_NONE with *merr set for MVCC errors). proposer: a client waits on this
  * member for the answer. */
@@ -141,17 +160,10 @@ static int apply_client(struct srv_member *m, struct srv_arena *a, const Rpc__Cl
     }
     case RPC__CLIENT_MSG__REQ_COMPACT: {
         int64_t hrev = 0;
-        struct sim_fault_hit hit;
-        if (flt_check(m->w, "mvcc/compact_batch", &hit) == SIM_FAULT_CRASH) {
-            m->stopping = true;
+        if (!compact_apply(m, cm->compact->revision, &hrev, merr))
             return RPC_ERR_STOPPED; /* the process died mid-compaction */
-        }
-        if ((*merr = mvcc_compact(m->kv, cm->compact->revision, &hrev)) != MVCC_OK)
+        if (*merr != MVCC_OK)
             return RPC_ERR_NONE;
-        if (flt_check(m->w, "mvcc/compact_after", &hit) == SIM_FAULT_CRASH) {
-            m->stopping = true;
-            return RPC_ERR_STOPPED;
-        }
         Rpc__CompactionResponse *cr = srv_arena_alloc(a, sizeof *cr);
         rpc__compaction_response__init(cr);
         resp->resp_case = RPC__SERVER_MSG__RESP_COMPACT;
@@ -385,16 +397,9 @@ void srv_apply_entry(struct srv_member *m, const struct raft_entry *e)
         break;
     case RAFTPB__INTERNAL_KIND__INTERNAL_COMPACT: {
         int64_t h;
-        struct sim_fault_hit hit;
-        if (flt_check(m->w, "mvcc/compact_batch", &hit) == SIM_FAULT_CRASH) {
-            m->stopping = true;
+        enum mvcc_err err = MVCC_OK;
+        if (!compact_apply(m, ir->revision, &h, &err))
             break;
-        }
-        enum mvcc_err err = mvcc_compact(m->kv, ir->revision, &h);
-        if (err == MVCC_OK && flt_check(m->w, "mvcc/compact_after", &hit) == SIM_FAULT_CRASH) {
-            m->stopping = true;
-            break;
-        }
         if (err == MVCC_OK) {
             char d[64];
             snprintf(d, sizeof d, "auto compaction to revision %" PRId64, ir->revision);

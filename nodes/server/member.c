@@ -354,7 +354,7 @@ static void on_ready_synced(struct sim_world *w, int proc, int err, void *ctx)
     feed_safety_persisted(m, &m->rd);
     m->safety_fed = true;
     struct sim_fault_hit hit;
-    enum sim_fault f = flt_check(w, "raft/after_save", &hit);
+    enum sim_fault f = flt_check(w, FLT_RAFT_AFTER_SAVE, &hit);
     if (f == SIM_FAULT_ERROR)
         sim_proc_kill(w, proc);
     if (f == SIM_FAULT_CRASH || f == SIM_FAULT_ERROR)
@@ -371,7 +371,7 @@ static void on_ready_synced(struct sim_world *w, int proc, int err, void *ctx)
 static void install_snapshot(struct srv_member *m, const struct raft_snapshot *s)
 {
     struct sim_fault_hit hit;
-    if (flt_check(m->w, "server/before_apply_snapshot", &hit) == SIM_FAULT_CRASH)
+    if (flt_check(m->w, FLT_SERVER_BEFORE_APPLY_SNAPSHOT, &hit) == SIM_FAULT_CRASH)
         return;
     srv_snap_file_write(m->w, m->proc, s->index, s->term, &s->conf, s->data, s->len, true);
     srv_wal_put_snapshot(&m->scratch, s->index, s->term, true);
@@ -452,7 +452,7 @@ static bool persist_ready(struct srv_member *m, bool *crashed)
     if (!rd->snapshot && !rd->entries_count && !rd->hard_state_changed)
         return false;
     struct sim_fault_hit hit;
-    enum sim_fault f = flt_check(m->w, "raft/before_save", &hit);
+    enum sim_fault f = flt_check(m->w, FLT_RAFT_BEFORE_SAVE, &hit);
     if (f == SIM_FAULT_ERROR) /* etcd panics when its WAL cannot be written */
         sim_proc_kill(m->w, m->proc);
     if (f == SIM_FAULT_CRASH || f == SIM_FAULT_ERROR) {
@@ -525,7 +525,7 @@ static bool take_snapshot(struct srv_member *m, bool force)
     if (m->applied == 0)
         return true;
     struct sim_fault_hit hit;
-    if (!force && flt_check(m->w, "raft/before_save_snap", &hit) == SIM_FAULT_CRASH) {
+    if (!force && flt_check(m->w, FLT_RAFT_BEFORE_SAVE_SNAP, &hit) == SIM_FAULT_CRASH) {
         m->stopping = true;
         return false;
     }
@@ -703,7 +703,7 @@ static void after_persist(struct srv_member *m)
         feed_safety_persisted(m, rd); /* no fsync: fed here */
     m->safety_fed = false;
     struct sim_fault_hit hit;
-    if (rd->snapshot && flt_check(m->w, "server/after_apply_snapshot", &hit) == SIM_FAULT_CRASH) {
+    if (rd->snapshot && flt_check(m->w, FLT_SERVER_AFTER_APPLY_SNAPSHOT, &hit) == SIM_FAULT_CRASH) {
         m->stopping = true;
         return;
     }
@@ -713,7 +713,7 @@ static void after_persist(struct srv_member *m)
     m->drop_msgs = false;
     handle_soft_state(m, rd);
     enum sim_fault f =
-        rd->committed_count ? flt_check(m->w, "mvcc/before_commit", &hit) : SIM_FAULT_NONE;
+        rd->committed_count ? flt_check(m->w, FLT_MVCC_BEFORE_COMMIT, &hit) : SIM_FAULT_NONE;
     if (f == SIM_FAULT_ERROR)
         sim_proc_kill(m->w, m->proc); /* etcd panics when the backend cannot commit */
     if (f == SIM_FAULT_CRASH || f == SIM_FAULT_ERROR) {
@@ -725,7 +725,7 @@ static void after_persist(struct srv_member *m)
         const struct raft_entry *e = &rd->committed[i];
         if (e->index <= m->applied)
             continue;
-        if (flt_check(m->w, "server/before_apply", &hit) == SIM_FAULT_CRASH) {
+        if (flt_check(m->w, FLT_SERVER_BEFORE_APPLY, &hit) == SIM_FAULT_CRASH) {
             m->stopping = true;
             return;
         }
@@ -738,7 +738,7 @@ static void after_persist(struct srv_member *m)
     safety_check(m, ok);
     if (m->stopping)
         return; /* a crash failpoint in the apply (compaction) killed the process */
-    if (rd->committed_count && flt_check(m->w, "mvcc/after_commit", &hit) == SIM_FAULT_CRASH) {
+    if (rd->committed_count && flt_check(m->w, FLT_MVCC_AFTER_COMMIT, &hit) == SIM_FAULT_CRASH) {
         m->stopping = true;
         return;
     }

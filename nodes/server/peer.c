@@ -331,7 +331,7 @@ static void send_delayed(struct sim_world *w, void *ctx)
 static void send_frame(struct srv_member *m, uint64_t to, Raftpb__PeerFrame *f)
 {
     struct sim_fault_hit hit;
-    enum sim_fault fault = flt_check(m->w, "server/before_send", &hit);
+    enum sim_fault fault = flt_check(m->w, FLT_SERVER_BEFORE_SEND, &hit);
     if (fault == SIM_FAULT_CRASH || fault == SIM_FAULT_DROP || fault == SIM_FAULT_ERROR)
         return; /* crashed, or the frame is lost before it leaves */
     net_sock s = peer_sock(m, to);

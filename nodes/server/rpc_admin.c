@@ -386,7 +386,7 @@ void srv_admin_defrag(struct srv_member *m, const struct srv_reply *reply, int m
         return;
     }
     struct sim_fault_hit hit;
-    if (flt_check(m->w, "server/defrag_before_copy", &hit) == SIM_FAULT_CRASH) {
+    if (flt_check(m->w, FLT_SERVER_DEFRAG_BEFORE_COPY, &hit) == SIM_FAULT_CRASH) {
         /* the process died: a client's connection breaks; a control call hears it */
         if (reply->done)
             ctl_stopped(reply);

@@ -163,7 +163,7 @@ void srv_watch_drain(struct srv_member *m)
     struct mvcc_watch_resp wr;
     while (mvcc_watch_pending(m->kv) > 0) {
         struct sim_fault_hit hit;
-        enum sim_fault f = flt_check(m->w, "watch/before_send", &hit);
+        enum sim_fault f = flt_check(m->w, FLT_WATCH_BEFORE_SEND, &hit);
         if (f == SIM_FAULT_CRASH)
             return;
         if (f == SIM_FAULT_DELAY && hit.delay_ns > 0) {

@@ -154,9 +154,9 @@ static void on_snap_synced(struct sim_world *w, int proc, int err, void *ctx)
     snap_names((uint64_t)(uintptr_t)ctx, name, sizeof name, tmp, sizeof tmp);
     if (!err) {
         struct sim_fault_hit hit;
-        if (flt_check(w, "server/defrag_before_rename", &hit) != SIM_FAULT_CRASH) {
+        if (flt_check(w, FLT_SERVER_DEFRAG_BEFORE_RENAME, &hit) != SIM_FAULT_CRASH) {
             disk_rename(w, proc, tmp, name);
-            if (flt_check(w, "raft/after_save_snap", &hit) != SIM_FAULT_CRASH)
+            if (flt_check(w, FLT_RAFT_AFTER_SAVE_SNAP, &hit) != SIM_FAULT_CRASH)
                 snap_prune(w, proc);
         }
     }

@@ -312,7 +312,7 @@ static void test_watch_delay_failpoint(void)
     for (int i = 0; i < n; i++)
         bad += revs[i] != i + 2;
     CHECK_EQ_INT(bad, 0);
-    CHECK(flt_fired(f.w, "watch/before_send") > 0);
+    CHECK(flt_fired(f.w, FLT_WATCH_BEFORE_SEND) > 0);
     tc_close(&w);
     teardown(&f);
 }

@@ -36,6 +36,19 @@ static void test_registry(void)
         CHECK(strchr(f->name, '/') != NULL && strlen(f->description) > 10);
     }
     CHECK(flt_failpoint_info(flt_failpoint_count()) == NULL);
+    /* One table: the enum, the names the sites use and the registry agree, and each
+     * name is there once. */
+    CHECK_EQ_INT(flt_failpoint_count(), FLT_POINT_COUNT);
+    for (int p = 0; p < FLT_POINT_COUNT; p++) {
+        const char *name = flt_point_name((enum flt_point)p);
+        CHECK(name != NULL);
+        CHECK(strcmp(flt_failpoint_info((size_t)p)->name, name) == 0);
+        CHECK(flt_failpoint_find(name) == flt_failpoint_info((size_t)p));
+        for (int q = 0; q < p; q++)
+            CHECK(strcmp(flt_point_name((enum flt_point)q), name) != 0);
+    }
+    CHECK(flt_point_name(FLT_POINT_COUNT) == NULL);
+    CHECK(strcmp(flt_point_name(FLT_MVCC_COMPACT_BATCH), "mvcc/compact_batch") == 0);
     enum sim_fault a;
     CHECK(flt_action_parse("delay_ms", &a) && a == SIM_FAULT_DELAY);
     CHECK(flt_action_parse("crash", &a) && a == SIM_FAULT_CRASH);
@@ -67,7 +80,7 @@ static void test_per_node_count_skip(void)
     CHECK_EQ_INT(rc[3], FL_OK); /* count exhausted */
     CHECK_EQ_INT(rc[4], FL_OK);
     CHECK_EQ_INT(disk_append(w, 1, "f", "x", 1), FL_OK); /* other node untouched */
-    CHECK_EQ_INT(flt_fired(w, "disk/write_eio"), 2);
+    CHECK_EQ_INT(flt_fired(w, FLT_DISK_WRITE_EIO), 2);
     uint64_t size;
     disk_size(w, 0, "f", &size);
     CHECK_EQ_INT(size, 3); /* failed writes wrote nothing */
@@ -87,9 +100,9 @@ static void pattern(uint64_t seed, bool also_node1, uint32_t ppm, char *out, int
         flt_enable(w, "raft/before_save", &s1);
     }
     for (int i = 0; i < n; i++) {
-        out[i] = flt_check_proc(w, 0, "raft/before_save", NULL) ? '1' : '0';
+        out[i] = flt_check_proc(w, 0, FLT_RAFT_BEFORE_SAVE, NULL) ? '1' : '0';
         if (also_node1)
-            flt_check_proc(w, 1, "raft/before_save", NULL);
+            flt_check_proc(w, 1, FLT_RAFT_BEFORE_SAVE, NULL);
     }
     out[n] = 0;
     sim_world_free(w);
@@ -116,16 +129,16 @@ static void test_through_libfiu(void)
     struct sim_world *w = world2(7);
     struct flt_spec s = {.node = -1, .action = SIM_FAULT_DROP};
     flt_enable(w, "watch/before_send", &s);
-    CHECK_EQ_INT(flt_check_proc(w, 0, "watch/before_send", NULL), SIM_FAULT_DROP);
+    CHECK_EQ_INT(flt_check_proc(w, 0, FLT_WATCH_BEFORE_SEND, NULL), SIM_FAULT_DROP);
     /* a stray fiu_fail outside flt_check never fires */
     CHECK_EQ_INT(fiu_fail("watch/before_send"), 0);
     /* switch it off in libfiu behind our back: the decision went through libfiu */
     fiu_disable("watch/before_send");
-    CHECK_EQ_INT(flt_check_proc(w, 0, "watch/before_send", NULL), SIM_FAULT_NONE);
+    CHECK_EQ_INT(flt_check_proc(w, 0, FLT_WATCH_BEFORE_SEND, NULL), SIM_FAULT_NONE);
     sim_world_free(w);
     /* a new world starts with nothing enabled */
     w = world2(7);
-    CHECK_EQ_INT(flt_check_proc(w, 0, "watch/before_send", NULL), SIM_FAULT_NONE);
+    CHECK_EQ_INT(flt_check_proc(w, 0, FLT_WATCH_BEFORE_SEND, NULL), SIM_FAULT_NONE);
     sim_world_free(w);
 }
 
@@ -183,7 +196,7 @@ static void test_disk_failpoints(void)
     struct disk_stats st;
     disk_stats_get(w, 0, &st);
     CHECK_EQ_INT(st.torn_writes, 1);
-    CHECK_EQ_INT(flt_fired(w, "disk/torn_write"), 1);
+    CHECK_EQ_INT(flt_fired(w, FLT_DISK_TORN_WRITE), 1);
     sim_world_free(w);
 }
 
@@ -228,7 +241,7 @@ static void crash_kill(struct sim_world *w, int proc, void *ctx)
 static void crash_timer(struct sim_world *w, void *ctx)
 {
     struct crash_ctx *c = ctx;
-    c->got = flt_check(w, "raft/before_save", NULL);
+    c->got = flt_check(w, FLT_RAFT_BEFORE_SAVE, NULL);
     c->after_check_alive = sim_proc_alive(w, c->proc);
     CHECK_EQ_INT(c->killed, 0); /* on_kill waits until we return */
 }
@@ -241,7 +254,7 @@ static void test_crash_action(void)
     c.proc = sim_proc_add(w, "n0", &ops, &c);
     struct flt_spec s = {.node = c.proc, .action = SIM_FAULT_CRASH};
     flt_enable(w, "raft/before_save", &s);
-    CHECK_EQ_INT(flt_check(w, "raft/before_save", NULL), SIM_FAULT_NONE); /* no node current */
+    CHECK_EQ_INT(flt_check(w, FLT_RAFT_BEFORE_SAVE, NULL), SIM_FAULT_NONE); /* no node current */
     sim_timer_start(w, c.proc, FL_MS, crash_timer, &c);
     sim_run_for(w, 10 * FL_MS);
     CHECK_EQ_INT(c.got, SIM_FAULT_CRASH);
