@@ -9,6 +9,7 @@
 struct fl_arena_block {
     struct fl_arena_block *next;
     size_t cap, used;
+    bool pooled;        /* one of a pool's blocks: goes back to it */
     max_align_t data[]; /* aligned storage */
 };
 
@@ -19,6 +20,67 @@ void fl_arena_init(struct fl_arena *a, size_t block_min, size_t block_max, size_
     a->block_min = block_min;
     a->block_max = block_max;
     a->keep_bytes_max = keep_bytes_max;
+    a->pool = NULL;
+}
+
+void fl_arena_init_pooled(struct fl_arena *a, struct fl_arena_pool *pool, size_t block_max,
+                          size_t keep_bytes_max)
+{
+    FL_ASSERT(pool && pool->block_bytes > 0);
+    fl_arena_init(a, pool->block_bytes, FL_MAX(block_max, pool->block_bytes), keep_bytes_max);
+    a->pool = pool;
+}
+
+void fl_arena_pool_init(struct fl_arena_pool *p, size_t block_bytes, size_t keep_max)
+{
+    FL_ASSERT(block_bytes >= ARENA_ALIGN);
+    p->free = NULL;
+    p->n = 0;
+    p->keep_max = keep_max;
+    p->block_bytes = block_bytes;
+}
+
+void fl_arena_pool_close(struct fl_arena_pool *p)
+{
+    while (p->free) {
+        struct fl_arena_block *next = p->free->next;
+        free(p->free);
+        p->free = next;
+        p->n--;
+    }
+    FL_ASSERT(p->n == 0);
+}
+
+/* A block of cap bytes: a's pool's when it has one of that size and none is in use. */
+static struct fl_arena_block *block_get(struct fl_arena *a, size_t cap)
+{
+    struct fl_arena_pool *p = a->pool;
+    struct fl_arena_block *b;
+    if (p && !a->head && cap == p->block_bytes && p->free) {
+        b = p->free;
+        p->free = b->next;
+        p->n--;
+    } else {
+        b = fl_malloc(sizeof *b + cap);
+        b->cap = cap;
+        b->pooled = p && !a->head && cap == p->block_bytes;
+    }
+    FL_ASSERT(b->cap == cap);
+    b->used = 0;
+    return b;
+}
+
+static void block_put(struct fl_arena *a, struct fl_arena_block *b)
+{
+    struct fl_arena_pool *p = a->pool;
+    if (b->pooled && p && p->n < p->keep_max) {
+        FL_ASSERT(b->cap == p->block_bytes);
+        b->next = p->free;
+        p->free = b;
+        p->n++;
+    } else {
+        free(b);
+    }
 }
 
 void *fl_arena_alloc(struct fl_arena *a, size_t n)
@@ -29,10 +91,8 @@ void *fl_arena_alloc(struct fl_arena *a, size_t n)
     if (!h || h->cap - h->used < n) {
         size_t cap = h ? FL_MIN(a->block_max, h->cap * 2) : a->block_min;
         cap = FL_MAX(cap, n);
-        struct fl_arena_block *b = fl_malloc(sizeof *b + cap);
+        struct fl_arena_block *b = block_get(a, cap);
         b->next = h;
-        b->cap = cap;
-        b->used = 0;
         a->head = h = b;
     }
     void *p = (char *)h->data + h->used;
@@ -51,7 +111,7 @@ void fl_arena_reset(struct fl_arena *a)
     for (struct fl_arena_block *b = a->head, *next; b; b = next) {
         next = b->next;
         if (b != keep)
-            free(b);
+            block_put(a, b);
     }
     if (keep) {
         keep->next = NULL;
@@ -64,7 +124,7 @@ void fl_arena_close(struct fl_arena *a)
 {
     while (a->head) {
         struct fl_arena_block *next = a->head->next;
-        free(a->head);
+        block_put(a, a->head);
         a->head = next;
     }
 }

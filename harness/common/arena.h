@@ -8,8 +8,16 @@
  * is not hoarded.
  *
  * Used for memory that lives for one step and is dropped whole: the Raft core's
- * outbox (entries, snapshots and data a ready shows) and the client's decoding of
- * one server frame. Pure: no I/O; out of memory aborts (fl_malloc).
+ * outbox (entries, snapshots and data a ready shows), the client's decoding of one
+ * server frame, and the server's protobuf decoding (nodes/server/pbarena.c). Pure: no
+ * I/O; out of memory aborts (fl_malloc).
+ *
+ * A pool (struct fl_arena_pool) serves many short-lived arenas that each start with
+ * one small block (the server's owned request messages, hundreds alive under load):
+ * their first block comes from a free list of same-size blocks and goes back to it,
+ * since malloc's bins did badly with hundreds of live mid-size blocks of varied sizes.
+ * The pool belongs to whoever owns those arenas (the cluster), never to the process:
+ * it must outlive every arena drawing on it.
  */
 #ifndef FL_ARENA_H
 #define FL_ARENA_H
@@ -18,13 +26,28 @@
 
 struct fl_arena_block;
 
+/* A free list of blocks of block_bytes each, at most keep_max kept. */
+struct fl_arena_pool {
+    struct fl_arena_block *free;
+    size_t n, keep_max, block_bytes;
+};
+
 struct fl_arena {
     struct fl_arena_block *head; /* the current block; older ones behind it */
     size_t block_min, block_max, keep_bytes_max;
+    struct fl_arena_pool *pool; /* where the first block comes from; NULL: malloc */
 };
+
+void fl_arena_pool_init(struct fl_arena_pool *p, size_t block_bytes, size_t keep_max);
+/* Frees the kept blocks; arenas still holding pool blocks must be closed first. */
+void fl_arena_pool_close(struct fl_arena_pool *p);
 
 /* An empty arena (no block until the first allocation). */
 void fl_arena_init(struct fl_arena *a, size_t block_min, size_t block_max, size_t keep_bytes_max);
+/* An arena whose first block is one of pool's (block_min = the pool's block size);
+ * its blocks return to the pool when it is reset or closed. */
+void fl_arena_init_pooled(struct fl_arena *a, struct fl_arena_pool *pool, size_t block_max,
+                          size_t keep_bytes_max);
 /* n bytes aligned to 16 (n == 0 still gives a distinct pointer), owned by the arena;
  * never NULL. */
 void *fl_arena_alloc(struct fl_arena *a, size_t n);

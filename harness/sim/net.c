@@ -468,10 +468,7 @@ static void link_enqueue(struct sim_world *w, struct net_linkst *l, struct net_f
             return;
         }
     }
-    if (l->nq == l->cap) {
-        l->cap = l->cap ? l->cap * 2 : 16;
-        l->q = fl_realloc(l->q, l->cap * sizeof(*l->q));
-    }
+    FL_GROW(l->q, l->cap, l->nq + 1, 16);
     frame_step(f, FS_BIT(FS_WIRE), FS_LINK);
     l->q[l->nq++] = f;
     waiting_adjust(w, f, 1);
@@ -634,10 +631,7 @@ int net_listen(struct sim_world *w, int proc, int port, net_accept_fn *fn, void 
     if (listener_find(w, proc, port))
         return FL_EEXIST;
     struct net_state *n = w->net;
-    if (n->nlis == n->cap_lis) {
-        n->cap_lis = n->cap_lis ? n->cap_lis * 2 : 8;
-        n->lis = fl_realloc(n->lis, n->cap_lis * sizeof(*n->lis));
-    }
+    FL_GROW(n->lis, n->cap_lis, n->nlis + 1, 8);
     n->lis[n->nlis++] = (struct net_listener){proc, port, fn, ctx};
     return FL_OK;
 }
@@ -662,11 +656,8 @@ static uint32_t conn_alloc(struct sim_world *w)
         n->free_conn = n->conns[i].next_free;
         return i;
     }
-    if (n->nconns == n->cap_conns) {
-        FL_ASSERT(n->cap_conns < (UINT32_MAX >> 2));
-        n->cap_conns = n->cap_conns ? n->cap_conns * 2 : 64;
-        n->conns = fl_realloc(n->conns, n->cap_conns * sizeof(*n->conns));
-    }
+    FL_ASSERT(n->nconns < (UINT32_MAX >> 2));
+    FL_GROW(n->conns, n->cap_conns, n->nconns + 1, 64);
     uint32_t i = n->nconns++;
     n->conns[i].gen = 1;
     return i;
@@ -800,10 +791,7 @@ int net_dgram_bind(struct sim_world *w, int proc, int port, net_dgram_fn *fn, vo
         return FL_OK;
     }
     struct net_state *n = w->net;
-    if (n->nbinds == n->cap_binds) {
-        n->cap_binds = n->cap_binds ? n->cap_binds * 2 : 8;
-        n->binds = fl_realloc(n->binds, n->cap_binds * sizeof(*n->binds));
-    }
+    FL_GROW(n->binds, n->cap_binds, n->nbinds + 1, 8);
     n->binds[n->nbinds++] = (struct net_binding){proc, port, fn, ctx};
     return FL_OK;
 }

@@ -493,6 +493,7 @@ int srv_cluster_create(struct sim_world *w, const struct srv_config *cfg, srv_ob
     cl->obs = obs;
     cl->obs_ud = obs_ud;
     cl->ids_rng = sim_rng(w, "server/ids");
+    srv_pb_pool_init(&cl->pb_pool);
     uint64_t cluster_id = srv_cluster_rand(cl);
     for (int i = 0; i < cfg->nodes; i++) {
         int node = slot_new(cl);
@@ -529,6 +530,7 @@ void srv_cluster_destroy(struct srv_cluster *cl)
         }
     }
     free(cl->ctl);
+    fl_arena_pool_close(&cl->pb_pool); /* every owned request is freed by now */
     for (int i = 0; i < cl->n_safety; i++) {
         raft_safety_free(cl->safety[i].c);
         kvhash_free(cl->safety[i].kv);
@@ -545,6 +547,11 @@ struct srv_slot *srv_cl_slot_get(const struct srv_cluster *cl, int node)
     if (node <= 0 || node > cl->n_slots)
         return NULL;
     return (struct srv_slot *)&cl->slots[node];
+}
+
+struct fl_arena_pool *srv_cluster_pb_pool(struct srv_cluster *cl)
+{
+    return &cl->pb_pool;
 }
 
 int srv_cluster_slots(const struct srv_cluster *cl)

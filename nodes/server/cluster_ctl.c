@@ -69,7 +69,7 @@ static void ctl_send(struct srv_cluster *cl, int node, const Rpc__ClientMsg *msg
     struct ctl_call *c = fl_calloc(1, sizeof *c);
     c->cl = cl;
     c->node = node;
-    c->req = srv_req_decode(n, buf.data);
+    c->req = srv_req_decode(cl, n, buf.data);
     c->done = done;
     c->ud = ud;
     fl_buf_close(&buf);
@@ -84,10 +84,7 @@ static void ctl_send(struct srv_cluster *cl, int node, const Rpc__ClientMsg *msg
     while (k < cl->n_ctl && cl->ctl[k])
         k++;
     if (k == cl->n_ctl) {
-        if (cl->n_ctl == cl->cap_ctl) {
-            cl->cap_ctl = cl->cap_ctl ? cl->cap_ctl * 2 : 16;
-            cl->ctl = fl_realloc(cl->ctl, (size_t)cl->cap_ctl * sizeof *cl->ctl);
-        }
+        FL_GROW(cl->ctl, cl->cap_ctl, (size_t)cl->n_ctl + 1, 16);
         cl->n_ctl++;
     }
     cl->ctl[k] = c;

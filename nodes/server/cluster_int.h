@@ -66,6 +66,8 @@ struct srv_cluster {
     bool destroying;
     struct ctl_call **ctl; /* control calls queued on a member's process */
     int n_ctl, cap_ctl;
+    /* first blocks of the owned request messages (pbarena.h), closed last */
+    struct fl_arena_pool pb_pool;
 };
 
 /* A control call queued on a member's process (so a paused member answers late). */

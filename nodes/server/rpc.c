@@ -427,14 +427,14 @@ static void *req_decode(ProtobufCAllocator *a, size_t n, const uint8_t *p)
     return rpc_client_msg_decode(a, n, p);
 }
 
-Rpc__ClientMsg *srv_req_decode(size_t n, const uint8_t *p)
+Rpc__ClientMsg *srv_req_decode(struct srv_cluster *cl, size_t n, const uint8_t *p)
 {
-    return srv_pb_decode_owned(req_decode, sizeof(Rpc__ClientMsg), n, p);
+    return srv_pb_decode_owned(srv_cluster_pb_pool(cl), req_decode, sizeof(Rpc__ClientMsg), n, p);
 }
 
 static void handle_frame(struct srv_member *m, net_sock s, const uint8_t *p, size_t n)
 {
-    Rpc__ClientMsg *req = srv_req_decode(n, p);
+    Rpc__ClientMsg *req = srv_req_decode(m->cl, n, p);
     if (!req)
         return;
     const struct srv_config *c = srv_member_config(m);

@@ -373,8 +373,10 @@ void srv_keepalive_handle(struct srv_member *m, const struct srv_reply *reply,
                           Rpc__ClientMsg *req); /* takes ownership */
 
 /* waiters */
-/* A client frame decoded into its own arena (free with srv_pb_free_owned). */
-Rpc__ClientMsg *srv_req_decode(size_t n, const uint8_t *p);
+/* A client frame decoded into its own arena (free with srv_pb_free_owned), its first
+ * block from the cluster's pool (srv_cluster_pb_pool, cluster.c). */
+Rpc__ClientMsg *srv_req_decode(struct srv_cluster *cl, size_t n, const uint8_t *p);
+struct fl_arena_pool *srv_cluster_pb_pool(struct srv_cluster *cl);
 struct srv_waiter *srv_waiter_add(struct srv_member *m, enum srv_wait_kind kind,
                                   const struct srv_reply *reply, Rpc__ClientMsg *req);
 struct srv_waiter *srv_waiter_find(struct srv_member *m, uint64_t id);

@@ -146,10 +146,7 @@ static inline bool tc_process(struct tc *c, uint64_t id)
     if (rd->entries_count) {
         tc_disk_truncate(nd, rd->entries[0].index);
         for (size_t i = 0; i < rd->entries_count; i++) {
-            if (nd->disk_count == nd->disk_cap) {
-                nd->disk_cap = nd->disk_cap ? nd->disk_cap * 2 : 64;
-                nd->disk = fl_realloc(nd->disk, nd->disk_cap * sizeof(nd->disk[0]));
-            }
+            FL_GROW(nd->disk, nd->disk_cap, nd->disk_count + 1, 64);
             struct raft_entry e = rd->entries[i];
             e.data = e.len ? fl_memdup(e.data, e.len) : NULL;
             nd->disk[nd->disk_count++] = e;
@@ -158,10 +155,7 @@ static inline bool tc_process(struct tc *c, uint64_t id)
     if (rd->hard_state_changed)
         nd->hs = rd->hard_state;
     for (size_t i = 0; i < rd->msgs_count; i++) {
-        if (c->q_count == c->q_cap) {
-            c->q_cap = c->q_cap ? c->q_cap * 2 : 256;
-            c->q = fl_realloc(c->q, c->q_cap * sizeof(c->q[0]));
-        }
+        FL_GROW(c->q, c->q_cap, c->q_count + 1, 256);
         tc_msg_copy(&c->q[c->q_count++].m, &rd->msgs[i]);
         c->sent[rd->msgs[i].type]++;
     }

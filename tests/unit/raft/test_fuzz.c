@@ -99,10 +99,7 @@ static void deliver_lossy(struct tc *c, unsigned loss_pct)
         for (size_t i = 0; i < n; i++) {
             if (fz_below(100) >= 3)
                 continue;
-            if (c->q_count == c->q_cap) {
-                c->q_cap = c->q_cap ? c->q_cap * 2 : 256;
-                c->q = fl_realloc(c->q, c->q_cap * sizeof(c->q[0]));
-            }
+            FL_GROW(c->q, c->q_cap, c->q_count + 1, 256);
             tc_msg_copy(&c->q[c->q_count++].m, &c->q[i].m);
         }
     }
