@@ -453,6 +453,9 @@ bool run_scope_enter(struct run_world *rw, int64_t ordinal, int64_t *saved);
 void run_scope_leave(struct run_world *rw, int64_t saved);
 bool run_fault_skipped(const struct run_world *rw, int64_t ordinal);
 int64_t run_fault_ordinals(const struct run_world *rw); /* ordinals handed out so far */
+/* The ordinal of the fault application in progress (or of the rule firing whose scope
+ * is entered); 0 between them, which is where every fault call returns to. */
+int64_t run_fault_current(const struct run_world *rw);
 /* Faults a schedule adds at fixed times (run_added.c; shrink{ add_faults }): kind
  * RUN_ADD_* applied to member `node` at at_ns and undone for_ns later. Added fault i
  * (from 0) is ordinal RUN_ADDED_BASE + i + 1; with `on` it waits from at_ns for the

@@ -127,7 +127,8 @@ static int64_t added_apply(struct run_world *rw, struct run_added *a)
         run_isolate(rw, node);
         break;
     case RUN_ADD_CRASH_SAVE:
-        run_failpoint(rw, "raft/after_save", node, "crash", 1000000, 1, 0, err, sizeof err);
+        run_failpoint(rw, flt_point_name(FLT_RAFT_AFTER_SAVE), node, "crash", 1000000, 1, 0, err,
+                      sizeof err);
         break;
     default:
         return -1;
@@ -159,7 +160,8 @@ static int64_t added_undo(struct run_world *rw, struct run_added *a)
         run_heal(rw);
         return -1;
     case RUN_ADD_CRASH_SAVE:
-        run_failpoint(rw, "raft/after_save", node, "off", 0, 0, 0, err, sizeof err);
+        run_failpoint(rw, flt_point_name(FLT_RAFT_AFTER_SAVE), node, "off", 0, 0, 0, err,
+                      sizeof err);
         run_swarm_restart(rw, node);
         return -1;
     default:

@@ -4,7 +4,7 @@
  * which draws random fault schedules from the "fault" stream only, so the workload's
  * draws never move when the schedule changes (what shrinking needs).
  *
- * Each application of a fault gets an ordinal (run.h): run_fault_begin hands it out
+ * Each application of a fault gets an ordinal (run.h): run_fault_apply hands it out
  * after the arguments are checked and before anything is applied or recorded, so a
  * skipped fault leaves no trace but keeps its number. Calls made inside an
  * application (isolate's partition, a nemesis draw's kill) belong to it.
@@ -56,7 +56,10 @@ static bool ordinal_skipped(const struct run_world *rw, int64_t ordinal)
            (ordinal >= RUN_FIRING_BASE && run_fault_skipped(rw, ordinal / RUN_FIRING_BASE));
 }
 
-bool run_fault_begin(struct run_world *rw, int64_t *saved)
+/* The two halves of run_fault_apply, never called apart: begin hands out the next
+ * ordinal (unless one is in progress, which this application is then part of) and
+ * returns false when it is skipped; end restores the scope begin found. */
+static bool fault_begin(struct run_world *rw, int64_t *saved)
 {
     *saved = rw->cur_ordinal;
     if (rw->cur_ordinal)
@@ -66,10 +69,31 @@ bool run_fault_begin(struct run_world *rw, int64_t *saved)
     return !rw->cur_skipped;
 }
 
-void run_fault_end(struct run_world *rw, int64_t saved)
+static void fault_end(struct run_world *rw, int64_t saved)
 {
     rw->cur_ordinal = saved;
     rw->cur_skipped = saved && ordinal_skipped(rw, saved);
+}
+
+bool run_fault_apply(struct run_world *rw, run_fault_fn *fn, void *arg, int64_t *ordinal)
+{
+    int64_t saved;
+    bool apply = fault_begin(rw, &saved);
+    int64_t mine = rw->cur_ordinal;
+    FL_ASSERT(mine > 0); /* a new ordinal, or the one in progress (also a firing's) */
+    if (ordinal)
+        *ordinal = mine;
+    if (apply && fn)
+        fn(rw, arg);
+    /* fn leaves the scope as it found it: whatever it applied was part of this one */
+    FL_ASSERT(rw->cur_ordinal == mine);
+    fault_end(rw, saved);
+    return apply;
+}
+
+int64_t run_fault_current(const struct run_world *rw)
+{
+    return rw->cur_ordinal;
 }
 
 bool run_rule_begin(struct run_world *rw, int64_t *ordinal)
@@ -89,7 +113,7 @@ bool run_scope_enter(struct run_world *rw, int64_t ordinal, int64_t *saved)
 
 void run_scope_leave(struct run_world *rw, int64_t saved)
 {
-    run_fault_end(rw, saved);
+    fault_end(rw, saved);
 }
 
 /* "n3", or "*" for node 0 (every node). */
@@ -101,25 +125,32 @@ static void node_target(char *out, size_t n, int node)
         snprintf(out, n, "*");
 }
 
+struct node_fault {
+    int id;
+    const char *kind;
+};
+
+static void node_fault_apply(struct run_world *rw, void *arg)
+{
+    const struct node_fault *a = arg;
+    char target[16];
+    snprintf(target, sizeof target, "n%d", a->id);
+    run_log_fault(rw, a->kind, target, NULL);
+    if (!strcmp(a->kind, "kill"))
+        srv_cluster_kill(rw->cl, a->id);
+    else if (!strcmp(a->kind, "restart"))
+        srv_cluster_restart(rw->cl, a->id);
+    else if (!strcmp(a->kind, "pause"))
+        srv_cluster_pause(rw->cl, a->id);
+    else
+        srv_cluster_resume(rw->cl, a->id);
+}
+
 static int node_fault(struct run_world *rw, int id, const char *kind)
 {
     if (run_node_proc(rw, id) < 0)
         return FL_ENOENT;
-    int64_t saved;
-    if (run_fault_begin(rw, &saved)) {
-        char target[16];
-        snprintf(target, sizeof target, "n%d", id);
-        run_log_fault(rw, kind, target, NULL);
-        if (!strcmp(kind, "kill"))
-            srv_cluster_kill(rw->cl, id);
-        else if (!strcmp(kind, "restart"))
-            srv_cluster_restart(rw->cl, id);
-        else if (!strcmp(kind, "pause"))
-            srv_cluster_pause(rw->cl, id);
-        else
-            srv_cluster_resume(rw->cl, id);
-    }
-    run_fault_end(rw, saved);
+    run_fault_apply(rw, node_fault_apply, &(struct node_fault){id, kind}, NULL);
     return FL_OK;
 }
 
@@ -140,6 +171,23 @@ int run_resume(struct run_world *rw, int id)
     return node_fault(rw, id, "resume");
 }
 
+struct skew {
+    int id, proc;
+    int64_t rate_ppm;
+};
+
+static void skew_apply(struct run_world *rw, void *arg)
+{
+    const struct skew *a = arg;
+    char target[16];
+    snprintf(target, sizeof target, "n%d", a->id);
+    json_t *d = json_object();
+    json_object_set_new(d, "rate_ppm", json_integer(a->rate_ppm));
+    run_log_fault(rw, "skew", target, d);
+    if (sim_proc_alive(rw->w, a->proc))
+        sim_proc_set_rate(rw->w, a->proc, a->rate_ppm);
+}
+
 int run_skew(struct run_world *rw, int id, int64_t rate_ppm)
 {
     int proc = run_node_proc(rw, id);
@@ -147,17 +195,7 @@ int run_skew(struct run_world *rw, int id, int64_t rate_ppm)
         return FL_ENOENT;
     if (rate_ppm < 1000 || rate_ppm > 100 * SIM_PPM)
         return FL_ERANGE;
-    int64_t saved;
-    if (run_fault_begin(rw, &saved)) {
-        char target[16];
-        snprintf(target, sizeof target, "n%d", id);
-        json_t *d = json_object();
-        json_object_set_new(d, "rate_ppm", json_integer(rate_ppm));
-        run_log_fault(rw, "skew", target, d);
-        if (sim_proc_alive(rw->w, proc))
-            sim_proc_set_rate(rw->w, proc, rate_ppm);
-    }
-    run_fault_end(rw, saved);
+    run_fault_apply(rw, skew_apply, &(struct skew){id, proc, rate_ppm}, NULL);
     return FL_OK;
 }
 
@@ -194,6 +232,41 @@ int run_failpoint(struct run_world *rw, const char *name, int node, const char *
     return run_failpoint_skip(rw, name, node, action, p_ppm, count, 0, delay_ms, err, err_len);
 }
 
+struct failpoint {
+    const char *name;
+    int node;
+    const char *action;
+    bool off;
+    const struct flt_spec *spec;
+    char *err;
+    size_t err_len;
+    int rc; /* out */
+};
+
+static void failpoint_apply(struct run_world *rw, void *arg)
+{
+    struct failpoint *a = arg;
+    const struct flt_spec *spec = a->spec;
+    char target[16];
+    node_target(target, sizeof target, a->node);
+    json_t *d = json_object();
+    json_object_set_new(d, "name", json_string(a->name));
+    json_object_set_new(d, "action", json_string(a->action));
+    json_object_set_new(d, "p_ppm", json_integer(spec->p_ppm));
+    json_object_set_new(d, "count", json_integer(spec->count));
+    if (spec->skip)
+        json_object_set_new(d, "skip", json_integer(spec->skip));
+    if (a->off) {
+        flt_disable(rw->w, a->name, spec->node);
+    } else if ((a->rc = flt_enable(rw->w, a->name, spec)) != FL_OK) {
+        snprintf(a->err, a->err_len, "failpoint '%s': %s", a->name, fl_strerror(a->rc));
+        json_decref(d);
+        d = NULL;
+    }
+    if (d)
+        run_log_fault(rw, "failpoint", target, d);
+}
+
 int run_failpoint_skip(struct run_world *rw, const char *name, int node, const char *action,
                        int p_ppm, int count, int skip, int delay_ms, char *err, size_t err_len)
 {
@@ -217,30 +290,9 @@ int run_failpoint_skip(struct run_world *rw, const char *name, int node, const c
                  action);
         return FL_EINVAL;
     }
-    int64_t saved;
-    int rc = FL_OK;
-    if (run_fault_begin(rw, &saved)) {
-        char target[16];
-        node_target(target, sizeof target, node);
-        json_t *d = json_object();
-        json_object_set_new(d, "name", json_string(name));
-        json_object_set_new(d, "action", json_string(action));
-        json_object_set_new(d, "p_ppm", json_integer(p_ppm));
-        json_object_set_new(d, "count", json_integer(count));
-        if (skip)
-            json_object_set_new(d, "skip", json_integer(skip));
-        if (off) {
-            flt_disable(rw->w, name, proc);
-        } else if ((rc = flt_enable(rw->w, name, &spec)) != FL_OK) {
-            snprintf(err, err_len, "failpoint '%s': %s", name, fl_strerror(rc));
-            json_decref(d);
-            d = NULL;
-        }
-        if (d)
-            run_log_fault(rw, "failpoint", target, d);
-    }
-    run_fault_end(rw, saved);
-    return rc;
+    struct failpoint a = {name, node, action, off, &spec, err, err_len, FL_OK};
+    run_fault_apply(rw, failpoint_apply, &a, NULL);
+    return a.rc;
 }
 
 int run_bug(struct run_world *rw, const char *name)
@@ -593,8 +645,9 @@ static void nemesis_undo(struct run_world *rw)
 }
 
 /* Applies one fault of a random kind (an apply slot). */
-static void nemesis_apply(struct run_world *rw)
+static void nemesis_apply(struct run_world *rw, void *arg)
 {
+    (void)arg;
     unsigned bits[8];
     int nb = 0;
     for (unsigned b = 1; b <= RUN_NEMESIS_NET; b <<= 1)
@@ -615,6 +668,15 @@ static void nemesis_apply(struct run_world *rw)
  * fault is skipped or the cluster state leaves nothing to do), the undo slot after it
  * undoes whatever was applied. Each tick draws first the gap to the next tick, then
  * its fault, from its own stream, so neither depends on what earlier ticks did. */
+static void nemesis_log(struct run_world *rw, void *arg)
+{
+    (void)arg;
+    json_t *d = json_object();
+    json_object_set_new(d, "kinds", json_integer(rw->nem_kinds));
+    json_object_set_new(d, "every_ms", json_integer(rw->nem_every_ns / FL_MS));
+    run_log_fault(rw, "nemesis", "*", d);
+}
+
 static void nemesis_tick(struct sim_world *w, void *ctx)
 {
     (void)w;
@@ -639,11 +701,7 @@ static void nemesis_tick(struct sim_world *w, void *ctx)
     } else {
         rw->nem_undo_next = true;
         rw->nem_undo_kind = 0;
-        bool apply = run_fault_begin(rw, &saved);
-        rw->nem_ordinal = rw->cur_ordinal;
-        if (apply && !rw->nem_dry)
-            nemesis_apply(rw);
-        run_fault_end(rw, saved);
+        run_fault_apply(rw, rw->nem_dry ? NULL : nemesis_apply, NULL, &rw->nem_ordinal);
     }
     rw->nem_timer = sim_schedule(rw->w, gap, nemesis_tick, rw);
 }
@@ -660,18 +718,10 @@ int run_nemesis(struct run_world *rw, unsigned kinds, int64_t every_ns, int64_t 
         rw->cur_ordinal = saved;
     }
     run_nemesis_stop(rw);
-    int64_t saved;
-    rw->nem_dry = !run_fault_begin(rw, &saved);
     rw->nem_kinds = kinds & RUN_NEMESIS_ALL;
     rw->nem_every_ns = every_ns;
     rw->nem_until_ns = duration_ns ? sim_now_ns(rw->w) + duration_ns : 0;
-    if (!rw->nem_dry) {
-        json_t *d = json_object();
-        json_object_set_new(d, "kinds", json_integer(rw->nem_kinds));
-        json_object_set_new(d, "every_ms", json_integer(every_ns / FL_MS));
-        run_log_fault(rw, "nemesis", "*", d);
-    }
-    run_fault_end(rw, saved);
+    rw->nem_dry = !run_fault_apply(rw, nemesis_log, NULL, NULL);
     rw->nem_timer = sim_schedule(rw->w, every_ns, nemesis_tick, rw);
     return FL_OK;
 }

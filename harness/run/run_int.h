@@ -424,10 +424,15 @@ void run_triggers_arm(struct run_world *rw, int scale_pct);
 void run_triggers_disarm(struct run_world *rw);
 /* A trigger killed node and will restart it (the doctor leaves it alone). */
 bool run_trigger_holds(struct run_world *rw, int node);
-/* Starts a fault application: hands out the next ordinal (unless one is in progress,
- * which this call is then part of) and returns false when it is skipped. Every call
- * is paired with run_fault_end(rw, *saved). */
-bool run_fault_begin(struct run_world *rw, int64_t *saved);
-void run_fault_end(struct run_world *rw, int64_t saved);
+/* One fault application (run.h, shrinking), in one call: hands out the next ordinal
+ * (or joins the application in progress: isolate's partition, a nemesis draw's kill),
+ * calls fn(rw, arg) unless that ordinal is skipped, then ends the application. No path
+ * can take an ordinal and leave its application open, which would make every later
+ * fault part of it and shift the ordinals shrinking names. fn NULL takes the ordinal
+ * and applies nothing (a dry draw, so that later ordinals keep their numbers).
+ * *ordinal (may be NULL) is set to the application's ordinal before fn runs. Returns
+ * false when the ordinal is skipped. */
+typedef void run_fault_fn(struct run_world *rw, void *arg);
+bool run_fault_apply(struct run_world *rw, run_fault_fn *fn, void *arg, int64_t *ordinal);
 
 #endif

@@ -404,12 +404,12 @@ static void apply_snapshot(struct run_world *rw, struct run_lane *l)
 /* etcd's gofailSleepAndDeactivate: a "sleep" failpoint for one lane period. */
 static void apply_slow(struct run_world *rw, struct run_lane *l)
 {
-    static const char *const names[] = {"raft/before_save", "raft/before_save",
-                                        "watch/before_send"};
+    static const enum flt_point fps[] = {FLT_RAFT_BEFORE_SAVE, FLT_RAFT_BEFORE_SAVE,
+                                         FLT_WATCH_BEFORE_SEND};
     int ids[RUN_NODES_MAX], n = run_nodes(rw, ids, RUN_NODES_MAX);
     if (n == 0)
         return;
-    const char *name = names[below(l, FL_ARRAY_LEN(names))];
+    const char *name = flt_point_name(fps[below(l, FL_ARRAY_LEN(fps))]);
     int node = below(l, 4) == 0 ? 0 : ids[below(l, (uint64_t)n)];
     int delay = 20 + (int)below(l, 381);
     char err[160];
@@ -428,9 +428,9 @@ static void apply_leader_crash(struct run_world *rw, struct run_lane *l)
 {
     int leader = run_leader(rw);
     char err[160];
-    if (leader && run_failpoint(rw, "raft/after_save", leader, "crash", 1000000, 1, 0, err,
-                                sizeof err) == FL_OK) {
-        l->slow_name = "raft/after_save";
+    if (leader && run_failpoint(rw, flt_point_name(FLT_RAFT_AFTER_SAVE), leader, "crash", 1000000,
+                                1, 0, err, sizeof err) == FL_OK) {
+        l->slow_name = flt_point_name(FLT_RAFT_AFTER_SAVE);
         l->nodes[0] = leader;
         l->n_nodes = 1;
         l->undo = UNDO_FAILPOINT;
@@ -490,7 +490,8 @@ static void lag_stage(struct sim_world *w, void *ctx)
         l->stage = 3;
     } else {
         if (go)
-            run_failpoint(rw, "watch/before_send", l->nodes[0], "off", 0, 0, 0, err, sizeof err);
+            run_failpoint(rw, flt_point_name(FLT_WATCH_BEFORE_SEND), l->nodes[0], "off", 0, 0, 0,
+                          err, sizeof err);
         l->stage = 0;
     }
     run_scope_leave(rw, saved);
@@ -523,7 +524,8 @@ static void apply_lag(struct run_world *rw, struct run_lane *l)
     int delay = 200 + (int)below(l, 201);
     char err[160];
     if (l->stage || !f || !srv_cluster_is_alive(rw->cl, f) ||
-        run_failpoint(rw, "watch/before_send", f, "delay", 1000000, 0, delay, err, sizeof err))
+        run_failpoint(rw, flt_point_name(FLT_WATCH_BEFORE_SEND), f, "delay", 1000000, 0, delay, err,
+                      sizeof err))
         return; /* the last one still runs, or nobody to starve */
     l->nodes[0] = f;
     l->stage = 1;
@@ -672,6 +674,17 @@ static void doctor(struct run_world *rw)
             run_swarm_restart(rw, ids[i]);
 }
 
+static void doctor_fn(struct run_world *rw, void *arg)
+{
+    (void)arg;
+    doctor(rw);
+}
+
+static void lane_apply_fn(struct run_world *rw, void *arg)
+{
+    lane_apply(rw, arg);
+}
+
 static void lane_tick(struct sim_world *w, void *ctx)
 {
     (void)w;
@@ -687,15 +700,12 @@ static void lane_tick(struct sim_world *w, void *ctx)
              (long long)++l->tick);
     sim_rng_derive(&l->rng, run_fault_seed(rw), name);
     int64_t gap = l->every_ns / 2 + (int64_t)below(l, (uint64_t)l->every_ns + 1);
-    int64_t saved = rw->cur_ordinal;
     if (!l->kind) { /* the doctor: no undo slots */
-        bool apply = run_fault_begin(rw, &saved);
-        if (apply && !rw->lanes_dry)
-            doctor(rw);
-        run_fault_end(rw, saved);
+        run_fault_apply(rw, rw->lanes_dry ? NULL : doctor_fn, NULL, NULL);
     } else if (undo) {
         l->undo_next = false;
         if (l->undo) {
+            int64_t saved;
             run_scope_enter(rw, l->ordinal, &saved);
             lane_undo(rw, l);
             run_scope_leave(rw, saved);
@@ -703,11 +713,7 @@ static void lane_tick(struct sim_world *w, void *ctx)
     } else {
         l->undo_next = true;
         l->undo = UNDO_NONE;
-        bool apply = run_fault_begin(rw, &saved);
-        l->ordinal = rw->cur_ordinal;
-        if (apply && !rw->lanes_dry)
-            lane_apply(rw, l);
-        run_fault_end(rw, saved);
+        run_fault_apply(rw, rw->lanes_dry ? NULL : lane_apply_fn, l, &l->ordinal);
     }
     l->timer = sim_schedule(rw->w, gap, lane_tick, l);
 }

@@ -71,6 +71,38 @@ static void eps_text(char *out, size_t n, const int *a, int na)
 /* Room for a side's text: every endpoint "c64," at most. */
 #define SIDE_TEXT_MAX (RUN_EPS_MAX * 5 + 8)
 
+/* The arguments of a partition or a per-link net fault, checked: two sides of
+ * endpoints, their processes, and (net) the link's loss, duplication and delay. */
+struct sides {
+    const int *a;
+    int na;
+    const int *b;
+    int nb;
+    const int *pa, *pb;
+    bool oneway;
+    int drop_ppm, dup_ppm, delay_ms;
+};
+
+/* "n1,n2|n3": the target of a fault between two sides. */
+static void sides_text(char *out, size_t n, const struct sides *s)
+{
+    char ta[SIDE_TEXT_MAX], tb[SIDE_TEXT_MAX];
+    eps_text(ta, sizeof ta, s->a, s->na);
+    eps_text(tb, sizeof tb, s->b, s->nb);
+    snprintf(out, n, "%s|%s", ta, tb);
+}
+
+static void partition_apply(struct run_world *rw, void *arg)
+{
+    const struct sides *s = arg;
+    char target[2 * SIDE_TEXT_MAX + 2];
+    sides_text(target, sizeof target, s);
+    json_t *d = json_object();
+    json_object_set_new(d, "oneway", json_boolean(s->oneway));
+    run_log_fault(rw, "partition", target, d);
+    net_partition(rw->w, s->pa, (size_t)s->na, s->pb, (size_t)s->nb, s->oneway);
+}
+
 int run_partition(struct run_world *rw, const int *a, int na, const int *b, int nb, bool oneway)
 {
     int pa[RUN_EPS_MAX], pb[RUN_EPS_MAX];
@@ -80,18 +112,8 @@ int run_partition(struct run_world *rw, const int *a, int na, const int *b, int 
         for (int j = 0; j < nb; j++)
             if (a[i] == b[j])
                 return FL_EINVAL;
-    int64_t saved;
-    if (run_fault_begin(rw, &saved)) {
-        char ta[SIDE_TEXT_MAX], tb[SIDE_TEXT_MAX], target[2 * SIDE_TEXT_MAX + 2];
-        eps_text(ta, sizeof ta, a, na);
-        eps_text(tb, sizeof tb, b, nb);
-        snprintf(target, sizeof target, "%s|%s", ta, tb);
-        json_t *d = json_object();
-        json_object_set_new(d, "oneway", json_boolean(oneway));
-        run_log_fault(rw, "partition", target, d);
-        net_partition(rw->w, pa, (size_t)na, pb, (size_t)nb, oneway);
-    }
-    run_fault_end(rw, saved);
+    struct sides s = {a, na, b, nb, pa, pb, oneway, 0, 0, 0};
+    run_fault_apply(rw, partition_apply, &s, NULL);
     return FL_OK;
 }
 
@@ -105,28 +127,40 @@ static int others_of(struct run_world *rw, int e, int *out)
     return k;
 }
 
+struct isolate {
+    int e;
+    int others[RUN_NODES_MAX];
+    int n;
+    int rc; /* out: the partition's */
+};
+
+/* The partition of e from the others, as part of this application (its ordinal). */
+static void isolate_apply(struct run_world *rw, void *arg)
+{
+    struct isolate *a = arg;
+    a->rc = run_partition(rw, &a->e, 1, a->others, a->n, false);
+}
+
 int run_isolate(struct run_world *rw, int e)
 {
     if (ep_proc(rw, e) < 0)
         return FL_ENOENT;
-    int others[RUN_NODES_MAX];
-    int n = others_of(rw, e, others);
-    int64_t saved;
-    int rc = FL_OK;
-    if (run_fault_begin(rw, &saved))
-        rc = run_partition(rw, &e, 1, others, n, false);
-    run_fault_end(rw, saved);
-    return rc;
+    struct isolate a = {e, {0}, 0, FL_OK};
+    a.n = others_of(rw, e, a.others);
+    run_fault_apply(rw, isolate_apply, &a, NULL);
+    return a.rc;
+}
+
+static void heal_apply(struct run_world *rw, void *arg)
+{
+    (void)arg;
+    run_log_fault(rw, "heal", "*", NULL);
+    net_heal(rw->w);
 }
 
 int run_heal(struct run_world *rw)
 {
-    int64_t saved;
-    if (run_fault_begin(rw, &saved)) {
-        run_log_fault(rw, "heal", "*", NULL);
-        net_heal(rw->w);
-    }
-    run_fault_end(rw, saved);
+    run_fault_apply(rw, heal_apply, NULL, NULL);
     return FL_OK;
 }
 
@@ -152,20 +186,33 @@ static struct net_link net_params(struct run_world *rw, int drop_ppm, int dup_pp
     return l;
 }
 
+static void net_apply(struct run_world *rw, void *arg)
+{
+    const struct sides *s = arg;
+    json_t *d;
+    struct net_link l = net_params(rw, s->drop_ppm, s->dup_ppm, s->delay_ms, &d);
+    run_log_fault(rw, "net", "*", d);
+    net_link_set(rw->w, -1, -1, &l);
+    rw->net_changed = s->drop_ppm || s->dup_ppm || s->delay_ms;
+}
+
 int run_net(struct run_world *rw, int drop_ppm, int dup_ppm, int delay_ms)
 {
     if (!net_args_ok(drop_ppm, dup_ppm, delay_ms))
         return FL_ERANGE;
-    int64_t saved;
-    if (run_fault_begin(rw, &saved)) {
-        json_t *d;
-        struct net_link l = net_params(rw, drop_ppm, dup_ppm, delay_ms, &d);
-        run_log_fault(rw, "net", "*", d);
-        net_link_set(rw->w, -1, -1, &l);
-        rw->net_changed = drop_ppm || dup_ppm || delay_ms;
-    }
-    run_fault_end(rw, saved);
+    struct sides s = {.drop_ppm = drop_ppm, .dup_ppm = dup_ppm, .delay_ms = delay_ms};
+    run_fault_apply(rw, net_apply, &s, NULL);
     return FL_OK;
+}
+
+/* Field by field: struct net_link has tail padding, which memcmp would compare too
+ * (and which a copy through a function's return value need not keep). */
+static bool link_is_base(struct run_world *rw, const struct net_link *l)
+{
+    const struct net_link *b = &rw->base_link;
+    return l->latency_ns == b->latency_ns && l->jitter_ns == b->jitter_ns &&
+           l->loss_ppm == b->loss_ppm && l->dup_ppm == b->dup_ppm &&
+           l->corrupt_ppm == b->corrupt_ppm;
 }
 
 /* Does any link (or the default for links to come) differ from the base? */
@@ -173,7 +220,7 @@ static bool links_changed(struct run_world *rw)
 {
     struct net_link l;
     net_link_get(rw->w, -1, -1, &l);
-    if (memcmp(&l, &rw->base_link, sizeof l) != 0)
+    if (!link_is_base(rw, &l))
         return true;
     int n = sim_proc_count(rw->w);
     for (int a = 0; a < n; a++)
@@ -181,7 +228,7 @@ static bool links_changed(struct run_world *rw)
             if (a == b)
                 continue;
             net_link_get(rw->w, a, b, &l);
-            if (memcmp(&l, &rw->base_link, sizeof l) != 0)
+            if (!link_is_base(rw, &l))
                 return true;
         }
     return false;
@@ -209,6 +256,19 @@ static void links_set(struct run_world *rw, const int *pa, int na, const int *pb
         }
 }
 
+static void net_links_apply(struct run_world *rw, void *arg)
+{
+    const struct sides *s = arg;
+    char target[2 * SIDE_TEXT_MAX + 2];
+    sides_text(target, sizeof target, s);
+    json_t *d;
+    struct net_link l = net_params(rw, s->drop_ppm, s->dup_ppm, s->delay_ms, &d);
+    json_object_set_new(d, "oneway", json_boolean(s->oneway));
+    run_log_fault(rw, "net", target, d);
+    links_set(rw, s->pa, s->na, s->pb, s->nb, s->oneway, &l);
+    rw->net_changed = links_changed(rw);
+}
+
 int run_net_links(struct run_world *rw, const int *a, int na, const int *b, int nb, bool oneway,
                   int drop_ppm, int dup_ppm, int delay_ms)
 {
@@ -219,20 +279,8 @@ int run_net_links(struct run_world *rw, const int *a, int na, const int *b, int 
         return FL_ENOENT;
     if (na == 0 && nb == 0)
         return FL_EINVAL; /* that is run_net */
-    int64_t saved;
-    if (run_fault_begin(rw, &saved)) {
-        char ta[SIDE_TEXT_MAX], tb[SIDE_TEXT_MAX], target[2 * SIDE_TEXT_MAX + 2];
-        eps_text(ta, sizeof ta, a, na);
-        eps_text(tb, sizeof tb, b, nb);
-        snprintf(target, sizeof target, "%s|%s", ta, tb);
-        json_t *d;
-        struct net_link l = net_params(rw, drop_ppm, dup_ppm, delay_ms, &d);
-        json_object_set_new(d, "oneway", json_boolean(oneway));
-        run_log_fault(rw, "net", target, d);
-        links_set(rw, pa, na, pb, nb, oneway, &l);
-        rw->net_changed = links_changed(rw);
-    }
-    run_fault_end(rw, saved);
+    struct sides s = {a, na, b, nb, pa, pb, oneway, drop_ppm, dup_ppm, delay_ms};
+    run_fault_apply(rw, net_links_apply, &s, NULL);
     return FL_OK;
 }
 
@@ -247,22 +295,31 @@ static int link_end(struct run_world *rw, int e, int *proc)
     return *proc < 0 ? FL_ENOENT : FL_OK;
 }
 
+struct link_fault {
+    const char *kind;
+    int from, to; /* endpoints (0: every one) */
+    int pf, pt;   /* their processes (-1: every one) */
+    void (*fn)(struct sim_world *, int, int);
+};
+
+static void link_fault_apply(struct run_world *rw, void *arg)
+{
+    const struct link_fault *f = arg;
+    char a[16], b[16], target[40];
+    ep_text(a, sizeof a, f->from);
+    ep_text(b, sizeof b, f->to);
+    snprintf(target, sizeof target, "%s>%s", a, b);
+    run_log_fault(rw, f->kind, target, NULL);
+    f->fn(rw->w, f->pf, f->pt);
+}
+
 static int link_fault(struct run_world *rw, const char *kind, int from, int to,
                       void (*fn)(struct sim_world *, int, int))
 {
-    int pf, pt;
-    if (link_end(rw, from, &pf) || link_end(rw, to, &pt))
+    struct link_fault a = {kind, from, to, 0, 0, fn};
+    if (link_end(rw, from, &a.pf) || link_end(rw, to, &a.pt))
         return FL_ENOENT;
-    int64_t saved;
-    if (run_fault_begin(rw, &saved)) {
-        char a[16], b[16], target[40];
-        ep_text(a, sizeof a, from);
-        ep_text(b, sizeof b, to);
-        snprintf(target, sizeof target, "%s>%s", a, b);
-        run_log_fault(rw, kind, target, NULL);
-        fn(rw->w, pf, pt);
-    }
-    run_fault_end(rw, saved);
+    run_fault_apply(rw, link_fault_apply, &a, NULL);
     return FL_OK;
 }
 

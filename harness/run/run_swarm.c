@@ -268,29 +268,29 @@ static void draw_faults(struct run_world *rw, const struct run_swarm_options *o,
 
 /* The BUGGIFY menu: etcd's gofail places and the simulator's disk and network edges. */
 static const struct {
-    const char *name;
+    enum flt_point fp;
     const char *action;
     int p_ppm[2]; /* drawn between */
     int count_max;
     int delay_ms[2];
 } buggify_menu[] = {
-    {"raft/before_save", "crash", {1000, 5000}, 2, {0, 0}},
-    {"raft/before_save", "delay", {50000, 500000}, 0, {20, 300}}, /* a slow disk */
-    {"raft/after_save", "crash", {1000, 5000}, 2, {0, 0}},
-    {"mvcc/before_commit", "crash", {1000, 5000}, 2, {0, 0}},
-    {"mvcc/after_commit", "crash", {1000, 5000}, 2, {0, 0}},
-    {"server/before_apply", "crash", {500, 2000}, 2, {0, 0}},
-    {"server/before_apply_snapshot", "crash", {200000, 600000}, 1, {0, 0}},
-    {"server/after_apply_snapshot", "crash", {200000, 600000}, 1, {0, 0}},
-    {"raft/before_save_snap", "crash", {100000, 400000}, 1, {0, 0}},
-    {"raft/after_save_snap", "crash", {100000, 400000}, 1, {0, 0}},
-    {"mvcc/compact_batch", "crash", {100000, 400000}, 1, {0, 0}},
-    {"mvcc/compact_after", "crash", {100000, 400000}, 1, {0, 0}},
-    {"server/defrag_before_copy", "crash", {200000, 500000}, 1, {0, 0}},
-    {"server/defrag_before_rename", "crash", {50000, 200000}, 1, {0, 0}},
-    {"watch/before_send", "delay", {200000, 1000000}, 0, {50, 400}},
-    {"disk/torn_write", "error", {300000, 1000000}, 0, {0, 0}},
-    {"net/drop", "drop", {2000, 20000}, 0, {0, 0}},
+    {FLT_RAFT_BEFORE_SAVE, "crash", {1000, 5000}, 2, {0, 0}},
+    {FLT_RAFT_BEFORE_SAVE, "delay", {50000, 500000}, 0, {20, 300}}, /* a slow disk */
+    {FLT_RAFT_AFTER_SAVE, "crash", {1000, 5000}, 2, {0, 0}},
+    {FLT_MVCC_BEFORE_COMMIT, "crash", {1000, 5000}, 2, {0, 0}},
+    {FLT_MVCC_AFTER_COMMIT, "crash", {1000, 5000}, 2, {0, 0}},
+    {FLT_SERVER_BEFORE_APPLY, "crash", {500, 2000}, 2, {0, 0}},
+    {FLT_SERVER_BEFORE_APPLY_SNAPSHOT, "crash", {200000, 600000}, 1, {0, 0}},
+    {FLT_SERVER_AFTER_APPLY_SNAPSHOT, "crash", {200000, 600000}, 1, {0, 0}},
+    {FLT_RAFT_BEFORE_SAVE_SNAP, "crash", {100000, 400000}, 1, {0, 0}},
+    {FLT_RAFT_AFTER_SAVE_SNAP, "crash", {100000, 400000}, 1, {0, 0}},
+    {FLT_MVCC_COMPACT_BATCH, "crash", {100000, 400000}, 1, {0, 0}},
+    {FLT_MVCC_COMPACT_AFTER, "crash", {100000, 400000}, 1, {0, 0}},
+    {FLT_SERVER_DEFRAG_BEFORE_COPY, "crash", {200000, 500000}, 1, {0, 0}},
+    {FLT_SERVER_DEFRAG_BEFORE_RENAME, "crash", {50000, 200000}, 1, {0, 0}},
+    {FLT_WATCH_BEFORE_SEND, "delay", {200000, 1000000}, 0, {50, 400}},
+    {FLT_DISK_TORN_WRITE, "error", {300000, 1000000}, 0, {0, 0}},
+    {FLT_NET_DROP, "drop", {2000, 20000}, 0, {0, 0}},
 };
 
 static void draw_buggify(struct run_world *rw, int nodes, json_t *j)
@@ -304,7 +304,7 @@ static void draw_buggify(struct run_world *rw, int nodes, json_t *j)
     for (int i = 0; i < n && sw->n_bug < RUN_BUGGIFY_MAX; i++) {
         size_t m = sim_rng_below(&r, FL_ARRAY_LEN(buggify_menu));
         struct run_buggify *b = &sw->bug[sw->n_bug++];
-        snprintf(b->name, sizeof b->name, "%s", buggify_menu[m].name);
+        snprintf(b->name, sizeof b->name, "%s", flt_point_name(buggify_menu[m].fp));
         snprintf(b->action, sizeof b->action, "%s", buggify_menu[m].action);
         b->node = chance(&r, 50) ? (int)sim_rng_range(&r, 1, nodes) : 0;
         b->p_ppm = (int)sim_rng_range(&r, buggify_menu[m].p_ppm[0], buggify_menu[m].p_ppm[1]);
@@ -590,32 +590,33 @@ void run_swarm_free(struct run_world *rw)
     rw->swarm.info = NULL;
 }
 
+/* The swarm nemesis's fault row; arg: its duration_ns (int64_t). */
+static void swarm_log(struct run_world *rw, void *arg)
+{
+    int64_t duration_ns = *(const int64_t *)arg;
+    json_t *d = json_object();
+    json_object_set_new(d, "swarm", json_true());
+    json_object_set_new(d, "lanes", json_integer(rw->swarm.lanes));
+    if (duration_ns)
+        json_object_set_new(d, "duration_ms", json_integer(duration_ns / FL_MS));
+    run_log_fault(rw, "nemesis", "*", d);
+}
+
 int run_nemesis_swarm(struct run_world *rw, int64_t duration_ns, int scale_pct)
 {
     struct run_swarm *sw = &rw->swarm;
     if (!sw->drawn || !rw->cl)
         return FL_EINVAL;
     run_nemesis_stop(rw);
-    int64_t saved;
-    rw->lanes_dry = !run_fault_begin(rw, &saved);
     rw->lanes_until_ns = duration_ns ? sim_now_ns(rw->w) + duration_ns : 0;
-    if (!rw->lanes_dry) {
-        json_t *d = json_object();
-        json_object_set_new(d, "swarm", json_true());
-        json_object_set_new(d, "lanes", json_integer(sw->lanes));
-        if (duration_ns)
-            json_object_set_new(d, "duration_ms", json_integer(duration_ns / FL_MS));
-        run_log_fault(rw, "nemesis", "*", d);
-    }
-    run_fault_end(rw, saved);
+    rw->lanes_dry = !run_fault_apply(rw, swarm_log, &duration_ns, NULL);
     /* failpoints: each one a fault application of its own */
     for (int i = 0; i < sw->n_bug && (sw->aspects & RUN_SWARM_BUGGIFY); i++) {
         const struct run_buggify *b = &sw->bug[i];
         char err[160];
         int node = b->node && run_node_exists(rw, b->node) ? b->node : 0;
         if (rw->lanes_dry) { /* the ordinal is taken all the same: later ones keep theirs */
-            run_fault_begin(rw, &saved);
-            run_fault_end(rw, saved);
+            run_fault_apply(rw, NULL, NULL, NULL);
             continue;
         }
         run_failpoint(rw, b->name, node, b->action, b->p_ppm, b->count, b->delay_ms, err,

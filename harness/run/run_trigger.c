@@ -110,8 +110,9 @@ static void firing_run(struct sim_world *w, void *ctx)
             break;
         case RUN_TRIG_CRASH_SAVE: {
             char err[160];
-            run_failpoint_skip(rw, "raft/after_save", f->node, f->undo ? "off" : "crash", 1000000,
-                               1, f->undo ? 0 : f->skip, 0, err, sizeof err);
+            run_failpoint_skip(rw, flt_point_name(FLT_RAFT_AFTER_SAVE), f->node,
+                               f->undo ? "off" : "crash", 1000000, 1, f->undo ? 0 : f->skip, 0, err,
+                               sizeof err);
             if (f->undo)
                 run_swarm_restart(rw, f->node);
             break;
