@@ -59,13 +59,13 @@ struct run_added {
 
 void run_reseed_faults(struct run_world *rw, uint64_t seed)
 {
-    rw->fault_seed = seed;
-    rw->fault_reseeded = true;
+    rw->explore.fault_seed = seed;
+    rw->explore.fault_reseeded = true;
 }
 
 uint64_t run_fault_seed(const struct run_world *rw)
 {
-    return rw->fault_reseeded ? rw->fault_seed : rw->seed;
+    return rw->explore.fault_reseeded ? rw->explore.fault_seed : rw->seed;
 }
 
 int run_add_faults(struct run_world *rw, const struct run_added_fault *v, int n)
@@ -77,11 +77,11 @@ int run_add_faults(struct run_world *rw, const struct run_added_fault *v, int n)
             v[i].node < (v[i].on ? 0 : 1) || v[i].node > RUN_NODES_MAX || v[i].on < 0 ||
             v[i].on > SRV_HOOK_KIND_COUNT)
             return FL_ERANGE;
-    free(rw->added);
-    rw->added = n ? fl_calloc((size_t)n, sizeof *rw->added) : NULL;
-    rw->n_added = n;
+    free(rw->explore.added);
+    rw->explore.added = n ? fl_calloc((size_t)n, sizeof *rw->explore.added) : NULL;
+    rw->explore.n_added = n;
     for (int i = 0; i < n; i++) {
-        struct run_added *a = &rw->added[i];
+        struct run_added *a = &rw->explore.added[i];
         a->rw = rw;
         a->f = v[i];
         a->ordinal = RUN_ADDED_BASE + i + 1;
@@ -177,7 +177,7 @@ static void added_fire(struct sim_world *w, void *ctx)
     a->h = 0;
     if (a->step == 0 && a->f.on) { /* from now on, wait for the event */
         a->waiting = true;
-        rw->added_waiting++;
+        rw->explore.added_waiting++;
         run_hook_update(rw);
         return;
     }
@@ -197,14 +197,14 @@ static void added_fire(struct sim_world *w, void *ctx)
 
 void run_added_event(struct run_world *rw, const struct srv_hook_event *ev)
 {
-    for (int i = 0; i < rw->n_added && rw->added_waiting > 0; i++) {
-        struct run_added *a = &rw->added[i];
+    for (int i = 0; i < rw->explore.n_added && rw->explore.added_waiting > 0; i++) {
+        struct run_added *a = &rw->explore.added[i];
         if (!a->waiting || (int)ev->kind != a->f.on - 1 || (a->f.node && ev->node != a->f.node))
             continue;
         if (ev->kind == SRV_HOOK_VOTE_GRANTED && ev->pre)
             continue; /* a pre-vote promises nothing durable */
         a->waiting = false;
-        rw->added_waiting--;
+        rw->explore.added_waiting--;
         a->node = ev->node;
         a->step = 1;
         a->h = sim_schedule(rw->w, 0, added_fire, a);
@@ -215,8 +215,8 @@ void run_added_event(struct run_world *rw, const struct srv_hook_event *ev)
 void run_added_arm(struct run_world *rw)
 {
     int64_t now = sim_now_ns(rw->w);
-    for (int i = 0; i < rw->n_added; i++) {
-        struct run_added *a = &rw->added[i];
+    for (int i = 0; i < rw->explore.n_added; i++) {
+        struct run_added *a = &rw->explore.added[i];
         a->step = 0;
         a->h = sim_schedule(rw->w, FL_MAX(0, a->f.at_ns - now), added_fire, a);
     }
@@ -224,20 +224,20 @@ void run_added_arm(struct run_world *rw)
 
 void run_added_stop(struct run_world *rw)
 {
-    for (int i = 0; i < rw->n_added; i++) {
-        if (rw->added[i].h)
-            sim_cancel(rw->w, rw->added[i].h);
-        rw->added[i].h = 0;
-        rw->added[i].waiting = false;
+    for (int i = 0; i < rw->explore.n_added; i++) {
+        if (rw->explore.added[i].h)
+            sim_cancel(rw->w, rw->explore.added[i].h);
+        rw->explore.added[i].h = 0;
+        rw->explore.added[i].waiting = false;
     }
-    rw->added_waiting = 0;
-    if (rw->n_added)
+    rw->explore.added_waiting = 0;
+    if (rw->explore.n_added)
         run_hook_update(rw);
 }
 
 void run_added_free(struct run_world *rw)
 {
-    free(rw->added);
-    rw->added = NULL;
-    rw->n_added = 0;
+    free(rw->explore.added);
+    rw->explore.added = NULL;
+    rw->explore.n_added = 0;
 }

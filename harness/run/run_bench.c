@@ -42,7 +42,7 @@ int run_bench(uint64_t seed, int nodes, int clients, int rate, int64_t sim_ns,
     run_advance(rw, sim_ns);
     struct run_result res;
     rc = run_world_finish(rw, NULL, &res);
-    out->ops_done = rw->ops_ok + rw->ops_fail + rw->ops_unknown;
+    out->ops_done = rw->sum.ops_ok + rw->sum.ops_fail + rw->sum.ops_unknown;
     out->sim_s = (double)run_now_ns(rw) / 1e9;
     run_result_close(&res);
 out:

@@ -61,18 +61,18 @@ void run_coverage_init(struct run_world *rw)
     const char *e = getenv("FAULTLINE_COVERAGE");
     if (!e || strcmp(e, "1"))
         return;
-    rw->cov = fl_calloc(1, sizeof *rw->cov);
-    rw->cov->cap = 1024;
-    rw->cov->set = fl_calloc(rw->cov->cap, sizeof(uint64_t));
+    rw->explore.cov = fl_calloc(1, sizeof *rw->explore.cov);
+    rw->explore.cov->cap = 1024;
+    rw->explore.cov->set = fl_calloc(rw->explore.cov->cap, sizeof(uint64_t));
 }
 
 void run_coverage_free(struct run_world *rw)
 {
-    if (!rw->cov)
+    if (!rw->explore.cov)
         return;
-    free(rw->cov->set);
-    free(rw->cov);
-    rw->cov = NULL;
+    free(rw->explore.cov->set);
+    free(rw->explore.cov);
+    rw->explore.cov = NULL;
 }
 
 static void cov_insert(uint64_t *set, size_t cap, uint64_t h)
@@ -168,7 +168,7 @@ static bool any_cut(struct run_world *rw, const int *ids, int n)
 
 void run_coverage_note(struct run_world *rw, const struct srv_event *ev)
 {
-    if (!rw->cov || !rw->cl)
+    if (!rw->explore.cov || !rw->cl)
         return;
     int ids[RUN_NODES_MAX], n = run_nodes(rw, ids, RUN_NODES_MAX);
     struct run_node_status st[RUN_NODES_MAX];
@@ -199,10 +199,10 @@ void run_coverage_note(struct run_world *rw, const struct srv_event *ev)
                        : nv > base ? '+'
                                    : '=',
                        learners > 0, FL_MIN(leaders, 2), any_cut(rw, ids, n), FL_MIN(down, 2), me);
-    cov_add(rw->cov, fl_hash64(text, (size_t)FL_MIN(len, (int)sizeof text - 1)));
+    cov_add(rw->explore.cov, fl_hash64(text, (size_t)FL_MIN(len, (int)sizeof text - 1)));
     /* the feature: the kind and the member's role and commit lag, counted */
     len = snprintf(text, sizeof text, "%s|%c%c", ev->kind, me[0], me[2]);
-    feat_count(rw->cov, fl_hash64(text, (size_t)FL_MIN(len, (int)sizeof text - 1)));
+    feat_count(rw->explore.cov, fl_hash64(text, (size_t)FL_MIN(len, (int)sizeof text - 1)));
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -213,7 +213,7 @@ static int cmp_u64(const void *a, const void *b)
 
 json_t *run_coverage_json(const struct run_world *rw)
 {
-    const struct run_cov *c = rw->cov;
+    const struct run_cov *c = rw->explore.cov;
     if (!c)
         return NULL;
     uint64_t *v = fl_malloc(sizeof(uint64_t) * (c->n ? c->n : 1));

@@ -27,26 +27,26 @@ static int cmp_i64(const void *a, const void *b)
 
 void run_skip_faults(struct run_world *rw, const int64_t *ordinals, int n)
 {
-    free(rw->skip);
-    rw->skip = NULL;
-    rw->n_skip = 0;
+    free(rw->ord.skip);
+    rw->ord.skip = NULL;
+    rw->ord.n_skip = 0;
     if (n <= 0)
         return;
-    rw->skip = fl_malloc(sizeof(int64_t) * (size_t)n);
-    memcpy(rw->skip, ordinals, sizeof(int64_t) * (size_t)n);
-    qsort(rw->skip, (size_t)n, sizeof(int64_t), cmp_i64);
-    rw->n_skip = n;
+    rw->ord.skip = fl_malloc(sizeof(int64_t) * (size_t)n);
+    memcpy(rw->ord.skip, ordinals, sizeof(int64_t) * (size_t)n);
+    qsort(rw->ord.skip, (size_t)n, sizeof(int64_t), cmp_i64);
+    rw->ord.n_skip = n;
 }
 
 bool run_fault_skipped(const struct run_world *rw, int64_t ordinal)
 {
-    return rw->n_skip &&
-           bsearch(&ordinal, rw->skip, (size_t)rw->n_skip, sizeof(int64_t), cmp_i64) != NULL;
+    return rw->ord.n_skip && bsearch(&ordinal, rw->ord.skip, (size_t)rw->ord.n_skip,
+                                     sizeof(int64_t), cmp_i64) != NULL;
 }
 
 int64_t run_fault_ordinals(const struct run_world *rw)
 {
-    return rw->n_ordinals;
+    return rw->ord.n;
 }
 
 /* A firing's ordinal (rule * RUN_FIRING_BASE + k) is skipped with its rule too. */
@@ -61,54 +61,54 @@ static bool ordinal_skipped(const struct run_world *rw, int64_t ordinal)
  * returns false when it is skipped; end restores the scope begin found. */
 static bool fault_begin(struct run_world *rw, int64_t *saved)
 {
-    *saved = rw->cur_ordinal;
-    if (rw->cur_ordinal)
-        return !rw->cur_skipped; /* part of the application in progress */
-    rw->cur_ordinal = ++rw->n_ordinals;
-    rw->cur_skipped = run_fault_skipped(rw, rw->cur_ordinal);
-    return !rw->cur_skipped;
+    *saved = rw->ord.cur;
+    if (rw->ord.cur)
+        return !rw->ord.cur_skipped; /* part of the application in progress */
+    rw->ord.cur = ++rw->ord.n;
+    rw->ord.cur_skipped = run_fault_skipped(rw, rw->ord.cur);
+    return !rw->ord.cur_skipped;
 }
 
 static void fault_end(struct run_world *rw, int64_t saved)
 {
-    rw->cur_ordinal = saved;
-    rw->cur_skipped = saved && ordinal_skipped(rw, saved);
+    rw->ord.cur = saved;
+    rw->ord.cur_skipped = saved && ordinal_skipped(rw, saved);
 }
 
 bool run_fault_apply(struct run_world *rw, run_fault_fn *fn, void *arg, int64_t *ordinal)
 {
     int64_t saved;
     bool apply = fault_begin(rw, &saved);
-    int64_t mine = rw->cur_ordinal;
+    int64_t mine = rw->ord.cur;
     FL_ASSERT(mine > 0); /* a new ordinal, or the one in progress (also a firing's) */
     if (ordinal)
         *ordinal = mine;
     if (apply && fn)
         fn(rw, arg);
     /* fn leaves the scope as it found it: whatever it applied was part of this one */
-    FL_ASSERT(rw->cur_ordinal == mine);
+    FL_ASSERT(rw->ord.cur == mine);
     fault_end(rw, saved);
     return apply;
 }
 
 int64_t run_fault_current(const struct run_world *rw)
 {
-    return rw->cur_ordinal;
+    return rw->ord.cur;
 }
 
 bool run_rule_begin(struct run_world *rw, int64_t *ordinal)
 {
-    FL_ASSERT(rw->cur_ordinal == 0);
-    *ordinal = ++rw->n_ordinals;
+    FL_ASSERT(rw->ord.cur == 0);
+    *ordinal = ++rw->ord.n;
     return !run_fault_skipped(rw, *ordinal);
 }
 
 bool run_scope_enter(struct run_world *rw, int64_t ordinal, int64_t *saved)
 {
-    *saved = rw->cur_ordinal;
-    rw->cur_ordinal = ordinal;
-    rw->cur_skipped = ordinal && ordinal_skipped(rw, ordinal);
-    return !rw->cur_skipped;
+    *saved = rw->ord.cur;
+    rw->ord.cur = ordinal;
+    rw->ord.cur_skipped = ordinal && ordinal_skipped(rw, ordinal);
+    return !rw->ord.cur_skipped;
 }
 
 void run_scope_leave(struct run_world *rw, int64_t saved)
@@ -206,9 +206,9 @@ int run_heal_all(struct run_world *rw)
     run_log_fault(rw, "heal_all", "*", NULL);
     net_heal(rw->w);
     net_release(rw->w, -1, -1);
-    if (rw->net_changed) {
-        net_link_set(rw->w, -1, -1, &rw->base_link);
-        rw->net_changed = false;
+    if (rw->net.changed) {
+        net_link_set(rw->w, -1, -1, &rw->net.base_link);
+        rw->net.changed = false;
     }
     flt_disable_all(rw->w);
     int slots = rw->cl ? srv_cluster_slots(rw->cl) : 0;
@@ -510,7 +510,7 @@ unsigned run_nemesis_kind(const char *name)
 /* Draws from the current nemesis tick's stream. */
 static uint64_t draw(struct run_world *rw, uint64_t n)
 {
-    return sim_rng_below(&rw->nem_rng, n);
+    return sim_rng_below(&rw->nem.rng, n);
 }
 
 int run_live_nodes(struct run_world *rw, int *out)
@@ -568,8 +568,8 @@ static void nemesis_partition(struct run_world *rw)
     int ids[RUN_NODES_MAX];
     if (run_nodes(rw, ids, RUN_NODES_MAX) < 2)
         return;
-    run_partition_shape(rw, &rw->nem_rng);
-    rw->nem_undo_kind = RUN_NEMESIS_PARTITION;
+    run_partition_shape(rw, &rw->nem.rng);
+    rw->nem.undo_kind = RUN_NEMESIS_PARTITION;
 }
 
 static void nemesis_node(struct run_world *rw, unsigned kind)
@@ -580,8 +580,8 @@ static void nemesis_node(struct run_world *rw, unsigned kind)
     if (n <= total / 2 || n == 0)
         return;
     int node = ids[draw(rw, (uint64_t)n)];
-    rw->nem_undo_node = node;
-    rw->nem_undo_kind = (int)kind;
+    rw->nem.undo_node = node;
+    rw->nem.undo_kind = (int)kind;
     if (kind == RUN_NEMESIS_KILL) {
         run_kill(rw, node);
     } else if (kind == RUN_NEMESIS_PAUSE) {
@@ -603,7 +603,7 @@ static void nemesis_membership(struct run_world *rw)
         return;
     /* remove a follower now; the undo adds a fresh member in its place */
     run_member_remove(rw, cand[draw(rw, (uint64_t)k)], NULL, NULL);
-    rw->nem_undo_kind = RUN_NEMESIS_MEMBERSHIP;
+    rw->nem.undo_kind = RUN_NEMESIS_MEMBERSHIP;
 }
 
 static void nemesis_net(struct run_world *rw)
@@ -614,23 +614,23 @@ static void nemesis_net(struct run_world *rw)
     if (!drop && !delay)
         delay = 50;
     run_net(rw, drop, 0, delay);
-    rw->nem_undo_kind = RUN_NEMESIS_NET;
+    rw->nem.undo_kind = RUN_NEMESIS_NET;
 }
 
 static void nemesis_undo(struct run_world *rw)
 {
-    switch (rw->nem_undo_kind) {
+    switch (rw->nem.undo_kind) {
     case RUN_NEMESIS_PARTITION:
         run_heal(rw);
         break;
     case RUN_NEMESIS_KILL:
-        run_restart(rw, rw->nem_undo_node);
+        run_restart(rw, rw->nem.undo_node);
         break;
     case RUN_NEMESIS_PAUSE:
-        run_resume(rw, rw->nem_undo_node);
+        run_resume(rw, rw->nem.undo_node);
         break;
     case RUN_NEMESIS_SKEW:
-        run_skew(rw, rw->nem_undo_node, SIM_PPM);
+        run_skew(rw, rw->nem.undo_node, SIM_PPM);
         break;
     case RUN_NEMESIS_MEMBERSHIP:
         run_member_add(rw, false, NULL, NULL);
@@ -641,7 +641,7 @@ static void nemesis_undo(struct run_world *rw)
     default:
         break;
     }
-    rw->nem_undo_kind = 0;
+    rw->nem.undo_kind = 0;
 }
 
 /* Applies one fault of a random kind (an apply slot). */
@@ -651,7 +651,7 @@ static void nemesis_apply(struct run_world *rw, void *arg)
     unsigned bits[8];
     int nb = 0;
     for (unsigned b = 1; b <= RUN_NEMESIS_NET; b <<= 1)
-        if (rw->nem_kinds & b)
+        if (rw->nem.kinds & b)
             bits[nb++] = b;
     unsigned kind = bits[draw(rw, (uint64_t)nb)];
     if (kind == RUN_NEMESIS_PARTITION)
@@ -672,8 +672,8 @@ static void nemesis_log(struct run_world *rw, void *arg)
 {
     (void)arg;
     json_t *d = json_object();
-    json_object_set_new(d, "kinds", json_integer(rw->nem_kinds));
-    json_object_set_new(d, "every_ms", json_integer(rw->nem_every_ns / FL_MS));
+    json_object_set_new(d, "kinds", json_integer(rw->nem.kinds));
+    json_object_set_new(d, "every_ms", json_integer(rw->nem.every_ns / FL_MS));
     run_log_fault(rw, "nemesis", "*", d);
 }
 
@@ -681,48 +681,48 @@ static void nemesis_tick(struct sim_world *w, void *ctx)
 {
     (void)w;
     struct run_world *rw = ctx;
-    rw->nem_timer = 0;
-    bool undo = rw->nem_undo_next;
-    if (!undo && rw->nem_until_ns && sim_now_ns(rw->w) >= rw->nem_until_ns)
+    rw->nem.timer = 0;
+    bool undo = rw->nem.undo_next;
+    if (!undo && rw->nem.until_ns && sim_now_ns(rw->w) >= rw->nem.until_ns)
         return; /* past its duration and nothing to undo: done */
     char name[48];
-    snprintf(name, sizeof name, "fault/nemesis/%lld", (long long)++rw->nem_tick);
-    sim_rng_derive(&rw->nem_rng, run_fault_seed(rw), name);
-    int64_t every = rw->nem_every_ns;
+    snprintf(name, sizeof name, "fault/nemesis/%lld", (long long)++rw->nem.tick);
+    sim_rng_derive(&rw->nem.rng, run_fault_seed(rw), name);
+    int64_t every = rw->nem.every_ns;
     int64_t gap = every / 2 + (int64_t)draw(rw, (uint64_t)every + 1);
-    int64_t saved = rw->cur_ordinal;
+    int64_t saved = rw->ord.cur;
     if (undo) {
-        rw->nem_undo_next = false;
-        if (rw->nem_undo_kind) {
-            rw->cur_ordinal = rw->nem_ordinal;
+        rw->nem.undo_next = false;
+        if (rw->nem.undo_kind) {
+            rw->ord.cur = rw->nem.ordinal;
             nemesis_undo(rw);
-            rw->cur_ordinal = saved;
+            rw->ord.cur = saved;
         }
     } else {
-        rw->nem_undo_next = true;
-        rw->nem_undo_kind = 0;
-        run_fault_apply(rw, rw->nem_dry ? NULL : nemesis_apply, NULL, &rw->nem_ordinal);
+        rw->nem.undo_next = true;
+        rw->nem.undo_kind = 0;
+        run_fault_apply(rw, rw->nem.dry ? NULL : nemesis_apply, NULL, &rw->nem.ordinal);
     }
-    rw->nem_timer = sim_schedule(rw->w, gap, nemesis_tick, rw);
+    rw->nem.timer = sim_schedule(rw->w, gap, nemesis_tick, rw);
 }
 
 int run_nemesis(struct run_world *rw, unsigned kinds, int64_t every_ns, int64_t duration_ns)
 {
     if (!kinds || every_ns <= 0)
         return FL_EINVAL;
-    if (rw->nem_undo_next && rw->nem_undo_kind) {
+    if (rw->nem.undo_next && rw->nem.undo_kind) {
         /* a nemesis replaced while its fault is in force: undo that fault first */
-        int64_t saved = rw->cur_ordinal;
-        rw->cur_ordinal = rw->nem_ordinal;
+        int64_t saved = rw->ord.cur;
+        rw->ord.cur = rw->nem.ordinal;
         nemesis_undo(rw);
-        rw->cur_ordinal = saved;
+        rw->ord.cur = saved;
     }
     run_nemesis_stop(rw);
-    rw->nem_kinds = kinds & RUN_NEMESIS_ALL;
-    rw->nem_every_ns = every_ns;
-    rw->nem_until_ns = duration_ns ? sim_now_ns(rw->w) + duration_ns : 0;
-    rw->nem_dry = !run_fault_apply(rw, nemesis_log, NULL, NULL);
-    rw->nem_timer = sim_schedule(rw->w, every_ns, nemesis_tick, rw);
+    rw->nem.kinds = kinds & RUN_NEMESIS_ALL;
+    rw->nem.every_ns = every_ns;
+    rw->nem.until_ns = duration_ns ? sim_now_ns(rw->w) + duration_ns : 0;
+    rw->nem.dry = !run_fault_apply(rw, nemesis_log, NULL, NULL);
+    rw->nem.timer = sim_schedule(rw->w, every_ns, nemesis_tick, rw);
     return FL_OK;
 }
 
@@ -730,12 +730,12 @@ void run_nemesis_stop(struct run_world *rw)
 {
     run_lanes_stop(rw);
     run_triggers_disarm(rw);
-    if (rw->nem_timer) {
-        sim_cancel(rw->w, rw->nem_timer);
-        rw->nem_timer = 0;
+    if (rw->nem.timer) {
+        sim_cancel(rw->w, rw->nem.timer);
+        rw->nem.timer = 0;
     }
-    rw->nem_kinds = 0;
-    rw->nem_undo_kind = 0; /* heal_all undoes everything anyway */
-    rw->nem_undo_next = false;
-    rw->nem_dry = false;
+    rw->nem.kinds = 0;
+    rw->nem.undo_kind = 0; /* heal_all undoes everything anyway */
+    rw->nem.undo_next = false;
+    rw->nem.dry = false;
 }

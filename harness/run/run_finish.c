@@ -51,9 +51,9 @@ void run_expect(struct run_world *rw, bool ok, const char *message, size_t messa
         sim_digest_str(rw->w, text);
     free(text);
     json_object_set_new(d, "verdict", json_string(ok ? "pass" : "fail"));
-    json_array_append_new(rw->expects, d);
-    rw->expect_total++;
-    rw->expect_failed += !ok;
+    json_array_append_new(rw->sum.expects, d);
+    rw->sum.expect_total++;
+    rw->sum.expect_failed += !ok;
 }
 
 static void add_check(struct run_world *rw, json_t *checks, const char *name, int verdict,
@@ -97,7 +97,7 @@ static int converge_phase(struct run_world *rw, json_t *checks)
 static void drain_and_close(struct run_world *rw, json_t *clients)
 {
     int64_t until = sim_now_ns(rw->w) + RUN_DRAIN_BOUND_NS;
-    while (rw->wl_outstanding > 0 && sim_now_ns(rw->w) < until && !run_world_stopped(rw))
+    while (rw->wl.outstanding > 0 && sim_now_ns(rw->w) < until && !run_world_stopped(rw))
         if (!run_sim_step(rw))
             break;
     for (int i = 0; i < rw->n_clients; i++) {
@@ -267,11 +267,11 @@ static void asked_unjudged(struct run_world *rw, json_t *checks, const char *scr
 static int judge(struct run_world *rw, json_t *checks)
 {
     int worst = 0;
-    bool paranoid_raft = rw->paranoid_violation && rw->paranoid_raft;
+    bool paranoid_raft = rw->par.violation && rw->par.raft;
     if (rw->cl && ((rw->checks & RUN_CHECK_RAFT_SAFETY) || paranoid_raft)) {
         const char *v = srv_cluster_safety_violation(rw->cl);
         if (!v && paranoid_raft)
-            v = rw->paranoid_violation; /* a Raft core's invariant (--paranoid) */
+            v = rw->par.violation; /* a Raft core's invariant (--paranoid) */
         json_t *d = json_object();
         json_object_set_new(d, "violation", v ? json_string(v) : json_null());
         struct fl_buf sb;
@@ -284,22 +284,22 @@ static int judge(struct run_world *rw, json_t *checks)
         add_check(rw, checks, "raft_safety", v ? CHK_FAIL : CHK_PASS, d);
         worst = v ? 2 : worst;
     }
-    if (rw->paranoid_violation && !rw->paranoid_raft) {
+    if (rw->par.violation && !rw->par.raft) {
         /* An MVCC store's invariant (--paranoid) stopped the run before convergence. */
         json_t *d = json_object();
-        json_object_set_new(d, "invariant", json_string(rw->paranoid_violation));
+        json_object_set_new(d, "invariant", json_string(rw->par.violation));
         add_check(rw, checks, "converge", CHK_FAIL, d);
         worst = 2;
     }
     if (rw->db && (rw->checks & (RUN_CHECK_LINEARIZABILITY | RUN_CHECK_WATCH | RUN_CHECK_LIVENESS)))
         kv_checks(rw, checks, &worst);
     json_t *e = json_object();
-    json_object_set_new(e, "verdict", json_string(rw->expect_failed ? "fail" : "pass"));
-    json_object_set_new(e, "total", json_integer(rw->expect_total));
-    json_object_set_new(e, "failed", json_integer(rw->expect_failed));
-    json_object_set(e, "items", rw->expects);
+    json_object_set_new(e, "verdict", json_string(rw->sum.expect_failed ? "fail" : "pass"));
+    json_object_set_new(e, "total", json_integer(rw->sum.expect_total));
+    json_object_set_new(e, "failed", json_integer(rw->sum.expect_failed));
+    json_object_set(e, "items", rw->sum.expects);
     json_object_set_new(checks, "expect", e);
-    if (rw->expect_failed)
+    if (rw->sum.expect_failed)
         worst = 2;
     return worst;
 }
@@ -314,16 +314,16 @@ static json_t *summary(struct run_world *rw, const struct run_result *res, json_
     json_object_set_new(s, "verdict", json_string(run_verdict_name(res->verdict)));
     json_object_set_new(s, "sim_ms", json_integer(sim_now_ns(rw->w) / FL_MS));
     json_object_set_new(s, "wall_ms", json_integer(wall_ms));
-    json_object_set_new(ops, "total", json_integer(rw->ops_total));
-    json_object_set_new(ops, "ok", json_integer(rw->ops_ok));
-    json_object_set_new(ops, "fail", json_integer(rw->ops_fail));
-    json_object_set_new(ops, "unknown", json_integer(rw->ops_unknown));
+    json_object_set_new(ops, "total", json_integer(rw->sum.ops_total));
+    json_object_set_new(ops, "ok", json_integer(rw->sum.ops_ok));
+    json_object_set_new(ops, "fail", json_integer(rw->sum.ops_fail));
+    json_object_set_new(ops, "unknown", json_integer(rw->sum.ops_unknown));
     json_object_set_new(s, "ops", ops);
     json_object_set_new(s, "checks", checks);
-    json_object_set(s, "faults", rw->faults);
-    json_object_set(s, "leaders", rw->leaders);
+    json_object_set(s, "faults", rw->sum.faults);
+    json_object_set(s, "leaders", rw->sum.leaders);
     json_object_set_new(s, "clients", clients);
-    json_object_set_new(s, "fault_ordinals", json_integer(rw->n_ordinals));
+    json_object_set_new(s, "fault_ordinals", json_integer(rw->ord.n));
     json_t *cov = run_coverage_json(rw);
     if (cov)
         json_object_set_new(s, "coverage", cov);
@@ -341,8 +341,8 @@ static json_t *summary(struct run_world *rw, const struct run_result *res, json_
     json_t *paranoid = run_paranoid_json(rw);
     if (paranoid)
         json_object_set_new(s, "paranoid", paranoid);
-    if (rw->extra)
-        json_object_update_missing(s, rw->extra);
+    if (rw->sum.extra)
+        json_object_update_missing(s, rw->sum.extra);
     if (script_error)
         json_object_set_new(s, "error", json_string(script_error));
     else if (rw->fatal_code)
@@ -388,7 +388,7 @@ int run_world_finish(struct run_world *rw, const char *script_error, struct run_
     memset(res, 0, sizeof *res);
     json_t *checks = json_object(), *clients = json_array();
     int worst = 0;
-    rw->live_end_ns = sim_now_ns(rw->w); /* liveness judges what the scenario ran */
+    rw->live.end_ns = sim_now_ns(rw->w); /* liveness judges what the scenario ran */
     if (rw->cl)
         run_liveness_update(rw);
     if (rw->setup && rw->cl) {

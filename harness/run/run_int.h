@@ -194,6 +194,134 @@ struct run_mirror {
     size_t n_events, cap_events;
 };
 
+/* The parts of a run world, each written by one file (others read them). */
+
+/* The built-in workload and its watchers (run_workload.c). */
+struct run_wl_state {
+    struct run_wl_client client[RUN_CLIENTS_MAX];
+    bool stopped;
+    int64_t outstanding;
+    int64_t gap_mean_ns;
+    uint64_t watcher_ids[RUN_WATCHERS_MAX];
+    int watcher_client[RUN_WATCHERS_MAX];
+    int n_watchers;
+    /* RUN_WL_WATCH_REOPEN: the revision each fixed watcher reached */
+    int64_t watcher_reached[RUN_WATCHERS_MAX];
+    struct run_churn_watch churn[RUN_CHURN_MAX];
+    int churn_next; /* the slot the next opening reuses */
+    sim_handle churn_timer;
+    struct sim_rng churn_rng; /* "workload/watch" */
+};
+
+/* The plain nemesis (run_fault.c). */
+struct run_nem_state {
+    unsigned kinds;
+    int64_t every_ns, until_ns;
+    sim_handle timer;
+    int undo_kind; /* what the active fault was */
+    int undo_node;
+    bool dry;           /* the run_nemesis call was skipped: ticks apply nothing */
+    bool undo_next;     /* the next tick is an undo slot */
+    int64_t tick;       /* ticks so far; names the per-tick stream */
+    int64_t ordinal;    /* ordinal of the fault drawn at the last apply slot */
+    struct sim_rng rng; /* the current tick's stream */
+};
+
+/* The swarm nemesis's lanes (run_lanes.c; run_swarm.c starts them). */
+struct run_lane_set {
+    struct run_lane l[RUN_LANE_COUNT + 1]; /* + the doctor */
+    int n;
+    bool dry;         /* run_nemesis_swarm was skipped */
+    int64_t until_ns; /* 0: until healed */
+};
+
+/* The cluster's typed-event hook: the swarm's triggers and Lua's on() (run_trigger.c). */
+struct run_hook_state {
+    bool triggers_armed;
+    run_event_fn *on_fn; /* Lua's on() subscriber */
+    void *on_ud;
+    unsigned on_kinds;
+    bool installed;             /* the cluster's typed-event hook is installed */
+    struct run_firing *firings; /* trigger actions and undos pending */
+};
+
+/* Fault ordinals (run.h, shrinking; run_fault.c). */
+struct run_ordinals {
+    int64_t n;        /* handed out so far */
+    int64_t cur;      /* of the application in progress; 0 outside one */
+    bool cur_skipped; /* ... and it is skipped (a rule firing's scope) */
+    int64_t *skip;    /* sorted ordinals to skip */
+    int n_skip;
+};
+
+/* Summary material (run_finish.c builds the summary; run_world.c and run_fault.c
+ * append faults and leaders as they happen). */
+struct run_summary_state {
+    json_t *extra;   /* run_summary_set: object merged into the summary */
+    json_t *faults;  /* array */
+    json_t *leaders; /* array */
+    json_t *expects; /* array of expect items */
+    int64_t expect_total, expect_failed;
+    int64_t ops_total, ops_ok, ops_fail, ops_unknown;
+    int64_t last_commit_rev;
+    bool safety_logged;
+};
+
+/* Net state to restore at heal_all (run_net.c). */
+struct run_net_state {
+    struct net_link base_link;
+    bool changed;
+};
+
+/* Recording (run_record.c). */
+struct run_rec_state {
+    /* the request/response text of the op being recorded, reused */
+    struct fl_buf request, response;
+    /* lease expiries recorded as system ops, one per (lease, revision) */
+    int64_t (*lease_ends)[2];
+    size_t n_lease_ends, cap_lease_ends;
+    /* compactions recorded as system ops, one per revision */
+    int64_t *compactions;
+    size_t n_compactions, cap_compactions;
+};
+
+/* Node events kept for run_node_events (run_observe.c). */
+struct run_obs_state {
+    struct run_node_event *events;
+    size_t n_events, cap_events;
+};
+
+/* The liveness check's fault timeline (run_liveness.c). */
+struct run_live_state {
+    uint64_t gen, seen; /* fault rows written / evaluated */
+    int holds, clogs, failpoints;
+    bool unknown; /* a fault row of a kind run_liveness.c does not know */
+    struct liveness_segment *segs;
+    size_t n, cap;
+    int64_t end_ns; /* the end of the judged part: when the scenario ended */
+};
+
+/* Explore: added faults (run_added.c), reseeding (run_fault.c), coverage
+ * (run_coverage.c). */
+struct run_explore_state {
+    struct run_added *added;
+    int n_added;
+    int added_waiting;   /* added faults waiting for their event (the hook is on) */
+    uint64_t fault_seed; /* run_reseed_faults */
+    bool fault_reseeded;
+    struct run_cov *cov; /* NULL unless FAULTLINE_COVERAGE=1 */
+};
+
+/* --paranoid (run_paranoid.c). */
+struct run_paranoid_state {
+    bool on;
+    uint64_t events; /* events after which the invariants were checked */
+    char *violation; /* the first broken invariant (JSON text), owned */
+    bool raft;       /* ... in a Raft core (else in an MVCC store) */
+};
+
+/* The world of one run. Its own fields (run_world.c: open, set-up, close) come first,
+ * then one part per concern, each written by the file named at its struct. */
 struct run_world {
     char *scenario;
     uint64_t seed;
@@ -215,87 +343,9 @@ struct run_world {
     int n_clients;
     enum lb_kind balancer;
 
-    /* workload */
-    struct run_wl_client wl[RUN_CLIENTS_MAX];
-    bool wl_stopped;
-    int64_t wl_outstanding;
-    int64_t wl_gap_mean_ns;
-    uint64_t watcher_ids[RUN_WATCHERS_MAX];
-    int watcher_client[RUN_WATCHERS_MAX];
-    int n_watchers;
-    /* RUN_WL_WATCH_REOPEN: the revision each fixed watcher reached */
-    int64_t watcher_reached[RUN_WATCHERS_MAX];
-    struct run_churn_watch churn[RUN_CHURN_MAX];
-    int churn_next; /* the slot the next opening reuses */
-    sim_handle churn_timer;
-    struct sim_rng churn_rng; /* "workload/watch" */
-
-    /* nemesis */
-    unsigned nem_kinds;
-    int64_t nem_every_ns, nem_until_ns;
-    sim_handle nem_timer;
-    int nem_undo_kind; /* what the active fault was */
-    int nem_undo_node;
-    bool nem_dry;           /* the run_nemesis call was skipped: ticks apply nothing */
-    bool nem_undo_next;     /* the next tick is an undo slot */
-    int64_t nem_tick;       /* ticks so far; names the per-tick stream */
-    int64_t nem_ordinal;    /* ordinal of the fault drawn at the last apply slot */
-    struct sim_rng nem_rng; /* the current tick's stream */
-
-    /* the swarm and its nemesis (run_swarm.c, run_lanes.c, run_trigger.c) */
-    struct run_swarm swarm;
-    struct run_lane lanes[RUN_LANE_COUNT + 1]; /* + the doctor */
-    int n_lanes;
-    bool lanes_dry;         /* run_nemesis_swarm was skipped */
-    int64_t lanes_until_ns; /* 0: until healed */
-    bool triggers_armed;
-    run_event_fn *on_fn; /* Lua's on() subscriber */
-    void *on_ud;
-    unsigned on_kinds;
-    bool hooked;                /* the cluster's typed-event hook is installed */
-    struct run_firing *firings; /* trigger actions and undos pending (run_trigger.c) */
-
-    /* fault ordinals (run.h, shrinking) */
-    int64_t n_ordinals;  /* handed out so far */
-    int64_t cur_ordinal; /* of the application in progress; 0 outside one */
-    bool cur_skipped;    /* ... and it is skipped (a rule firing's scope) */
-    int64_t *skip;       /* sorted ordinals to skip */
-    int n_skip;
-    json_t *extra; /* run_summary_set: object merged into the summary */
-
-    /* net state to restore at heal_all */
-    struct net_link base_link;
-    bool net_changed;
-
-    /* summary material */
-    json_t *faults;  /* array */
-    json_t *leaders; /* array */
-    json_t *expects; /* array of expect items */
-    int64_t expect_total, expect_failed;
-    int64_t ops_total, ops_ok, ops_fail, ops_unknown;
-    int64_t last_commit_rev;
-    bool safety_logged;
-
-    struct run_call *calls; /* pending run_at callbacks (run_world.c) */
+    struct run_call *calls; /* pending run_at callbacks */
     /* control calls the cluster has not answered (run_fault.c); freed at close */
     struct run_ctl_call *ctls;
-
-    /* the history the checkers will judge, kept as it is recorded (run_mirror.c) */
-    struct run_mirror mirror;
-    /* the request/response text of the op being recorded, reused (run_record.c) */
-    struct fl_buf rec_request, rec_response;
-
-    /* lease expiries recorded as system ops, one per (lease, revision) (run_record.c) */
-    int64_t (*lease_ends)[2];
-    size_t n_lease_ends, cap_lease_ends;
-    /* compactions recorded as system ops, one per revision (run_record.c) */
-    int64_t *compactions;
-    size_t n_compactions, cap_compactions;
-
-    /* node events kept for run_node_events (run_observe.c) */
-    struct run_node_event *events;
-    size_t n_events, cap_events;
-
     /* the "lua" stream for math.random */
     struct sim_rng lua_rng;
     bool interrupted;
@@ -305,27 +355,21 @@ struct run_world {
     int fatal_code;
     char fatal[640];
 
-    /* the liveness check's fault timeline (run_liveness.c) */
-    uint64_t live_gen, live_seen; /* fault rows written / evaluated */
-    int live_holds, live_clogs, live_failpoints;
-    bool live_unknown; /* a fault row of a kind run_liveness.c does not know */
-    struct liveness_segment *live_segs;
-    size_t live_n, live_cap;
-    int64_t live_end_ns; /* the end of the judged part: when the scenario ended */
-
-    /* explore (run_added.c, run_coverage.c) */
-    struct run_added *added;
-    int n_added;
-    int added_waiting;   /* added faults waiting for their event (the hook is on) */
-    uint64_t fault_seed; /* run_reseed_faults */
-    bool fault_reseeded;
-    struct run_cov *cov; /* NULL unless FAULTLINE_COVERAGE=1 */
-
-    /* --paranoid (run_paranoid.c) */
-    bool paranoid;
-    uint64_t paranoid_events; /* events after which the invariants were checked */
-    char *paranoid_violation; /* the first broken invariant (JSON text), owned */
-    bool paranoid_raft;       /* ... in a Raft core (else in an MVCC store) */
+    struct run_wl_state wl;
+    struct run_nem_state nem;
+    struct run_swarm swarm; /* what the swarm drew (run_swarm.c) */
+    struct run_lane_set lanes;
+    struct run_hook_state hook;
+    struct run_ordinals ord;
+    struct run_summary_state sum;
+    struct run_net_state net;
+    /* the history the checkers will judge, kept as it is recorded (run_mirror.c) */
+    struct run_mirror mirror;
+    struct run_rec_state rec;
+    struct run_obs_state obs;
+    struct run_live_state live;
+    struct run_explore_state explore;
+    struct run_paranoid_state par;
 };
 
 /* run_world.c */

@@ -97,7 +97,7 @@ static void restart_staggered(struct run_world *rw, struct run_lane *l, int *nod
             run_swarm_restart(rw, nodes[i]);
             continue;
         }
-        *lt = (struct run_lane_later){l, 0, nodes[i], rw->cur_ordinal};
+        *lt = (struct run_lane_later){l, 0, nodes[i], rw->ord.cur};
         lt->h = sim_schedule(rw->w, at, later_restart, lt);
     }
 }
@@ -356,8 +356,8 @@ static int64_t watch_floor(const struct run_world *rw, int64_t rev)
 {
     if (!(rw->wcfg.features & RUN_WL_WATCH_REOPEN))
         return rev;
-    for (int i = 0; i < rw->n_watchers; i++)
-        rev = FL_MIN(rev, rw->watcher_reached[i]);
+    for (int i = 0; i < rw->wl.n_watchers; i++)
+        rev = FL_MIN(rev, rw->wl.watcher_reached[i]);
     return rev;
 }
 
@@ -365,7 +365,7 @@ static void apply_compact(struct run_world *rw, struct run_lane *l)
 {
     /* etcd's robustness traffic: a revision in [current - 50, current + 5], so both
      * "compacted" and "future revision" answers happen */
-    int64_t cur = rw->last_commit_rev;
+    int64_t cur = rw->sum.last_commit_rev;
     int64_t rev = cur - 50 + (int64_t)below(l, 56);
     if (rev <= cur)
         rev = watch_floor(rw, rev);
@@ -385,7 +385,7 @@ static void apply_defrag(struct run_world *rw, struct run_lane *l)
  * would not do on purpose but may well do by accident). */
 static void apply_quota(struct run_world *rw)
 {
-    int64_t rev = watch_floor(rw, rw->last_commit_rev);
+    int64_t rev = watch_floor(rw, rw->sum.last_commit_rev);
     if (rev > 1)
         run_compact(rw, rev, NULL, NULL);
     int ids[RUN_NODES_MAX], n = run_live_nodes(rw, ids);
@@ -454,19 +454,19 @@ static void lag_stage(struct sim_world *w, void *ctx)
     struct run_lane *l = ctx;
     struct run_world *rw = l->rw;
     l->stage_timer = 0;
-    bool over = rw->lanes_until_ns && sim_now_ns(rw->w) >= rw->lanes_until_ns;
+    bool over = rw->lanes.until_ns && sim_now_ns(rw->w) >= rw->lanes.until_ns;
     int64_t saved;
     bool go = run_scope_enter(rw, l->stage_ordinal, &saved);
     char err[160];
     int64_t waited = sim_now_ns(rw->w) - l->stage_ns[0] + LAG_POLL_NS;
-    int64_t revs = rw->last_commit_rev - l->stage_rev;
+    int64_t revs = rw->sum.last_commit_rev - l->stage_rev;
     bool wait = revs < LAG_REVS && waited < 0;
     if (l->stage == 2 && !l->stage_compacted && revs >= LAG_REVS / 3) {
         /* the others compact past what it has, early enough that their next snapshots
          * hold the compaction: its watchers come back behind it (the others' watchers,
          * not starved, saw every revision) */
         if (go)
-            run_compact(rw, rw->last_commit_rev - 5, NULL, NULL);
+            run_compact(rw, rw->sum.last_commit_rev - 5, NULL, NULL);
         l->stage_compacted = true;
     }
     if (wait && (l->stage == 2 || (l->stage == 1 && !over))) {
@@ -479,7 +479,7 @@ static void lag_stage(struct sim_world *w, void *ctx)
             run_isolate(rw, l->nodes[0]);
         l->stage = 2;
         l->stage_compacted = false;
-        l->stage_rev = rw->last_commit_rev;
+        l->stage_rev = rw->sum.last_commit_rev;
         l->stage_ns[0] = sim_now_ns(rw->w) + l->stage_ns[1];
         l->stage_timer = sim_schedule(rw->w, LAG_POLL_NS, lag_stage, l);
         run_scope_leave(rw, saved);
@@ -529,8 +529,8 @@ static void apply_lag(struct run_world *rw, struct run_lane *l)
         return; /* the last one still runs, or nobody to starve */
     l->nodes[0] = f;
     l->stage = 1;
-    l->stage_ordinal = rw->cur_ordinal;
-    l->stage_rev = rw->last_commit_rev;
+    l->stage_ordinal = rw->ord.cur;
+    l->stage_rev = rw->sum.last_commit_rev;
     /* stage 1 ends by this time at the latest (an absolute time: it polls) */
     l->stage_ns[0] = sim_now_ns(rw->w) + (2500 + (int64_t)below(l, 2001)) * FL_MS;
     l->stage_ns[1] = (4000 + (int64_t)below(l, 2001)) * FL_MS;
@@ -650,8 +650,8 @@ static void lane_undo(struct run_world *rw, struct run_lane *l)
 /* Is node a member some lane killed and will restart itself? */
 static bool held_by_lane(struct run_world *rw, int node)
 {
-    for (int i = 0; i < rw->n_lanes; i++) {
-        const struct run_lane *l = &rw->lanes[i];
+    for (int i = 0; i < rw->lanes.n; i++) {
+        const struct run_lane *l = &rw->lanes.l[i];
         if (l->undo == UNDO_RESTART && l->undo_next)
             for (int j = 0; j < l->n_nodes; j++)
                 if (l->nodes[j] == node)
@@ -692,7 +692,7 @@ static void lane_tick(struct sim_world *w, void *ctx)
     struct run_world *rw = l->rw;
     l->timer = 0;
     bool undo = l->undo_next;
-    bool over = rw->lanes_until_ns && sim_now_ns(rw->w) >= rw->lanes_until_ns;
+    bool over = rw->lanes.until_ns && sim_now_ns(rw->w) >= rw->lanes.until_ns;
     if (!undo && over)
         return; /* past its duration and nothing to undo: done */
     char name[48];
@@ -701,7 +701,7 @@ static void lane_tick(struct sim_world *w, void *ctx)
     sim_rng_derive(&l->rng, run_fault_seed(rw), name);
     int64_t gap = l->every_ns / 2 + (int64_t)below(l, (uint64_t)l->every_ns + 1);
     if (!l->kind) { /* the doctor: no undo slots */
-        run_fault_apply(rw, rw->lanes_dry ? NULL : doctor_fn, NULL, NULL);
+        run_fault_apply(rw, rw->lanes.dry ? NULL : doctor_fn, NULL, NULL);
     } else if (undo) {
         l->undo_next = false;
         if (l->undo) {
@@ -713,7 +713,7 @@ static void lane_tick(struct sim_world *w, void *ctx)
     } else {
         l->undo_next = true;
         l->undo = UNDO_NONE;
-        run_fault_apply(rw, rw->lanes_dry ? NULL : lane_apply_fn, l, &l->ordinal);
+        run_fault_apply(rw, rw->lanes.dry ? NULL : lane_apply_fn, l, &l->ordinal);
     }
     l->timer = sim_schedule(rw->w, gap, lane_tick, l);
 }
@@ -726,8 +726,8 @@ static int64_t scaled(int64_t d, int pct)
 /* Starts one lane: its first tick at a drawn offset, so lanes do not tick together. */
 static void lane_start(struct run_world *rw, unsigned kind, int64_t every_ns)
 {
-    FL_ASSERT(rw->n_lanes < RUN_LANE_COUNT + 1);
-    struct run_lane *l = &rw->lanes[rw->n_lanes++];
+    FL_ASSERT(rw->lanes.n < RUN_LANE_COUNT + 1);
+    struct run_lane *l = &rw->lanes.l[rw->lanes.n++];
     memset(l, 0, sizeof *l);
     l->rw = rw;
     l->kind = kind;
@@ -750,8 +750,8 @@ void run_lanes_start(struct run_world *rw, int scale_pct)
 
 void run_lanes_stop(struct run_world *rw)
 {
-    for (int i = 0; i < rw->n_lanes; i++) {
-        struct run_lane *l = &rw->lanes[i];
+    for (int i = 0; i < rw->lanes.n; i++) {
+        struct run_lane *l = &rw->lanes.l[i];
         if (l->timer)
             sim_cancel(rw->w, l->timer);
         for (int k = 0; k < RUN_LANE_LATER_MAX; k++)
@@ -761,7 +761,7 @@ void run_lanes_stop(struct run_world *rw)
             sim_cancel(rw->w, l->stage_timer);
         memset(l, 0, sizeof *l);
     }
-    rw->n_lanes = 0;
-    rw->lanes_until_ns = 0;
-    rw->lanes_dry = false;
+    rw->lanes.n = 0;
+    rw->lanes.until_ns = 0;
+    rw->lanes.dry = false;
 }

@@ -40,28 +40,28 @@ static bool kind_neutral(const char *kind)
 
 void run_liveness_fault(struct run_world *rw, const char *kind, const char *target, json_t *detail)
 {
-    rw->live_gen++;
+    rw->live.gen++;
     if (!strcmp(kind, "heal_all")) {
-        rw->live_holds = rw->live_clogs = rw->live_failpoints = 0;
-        rw->live_unknown = false;
+        rw->live.holds = rw->live.clogs = rw->live.failpoints = 0;
+        rw->live.unknown = false;
     } else if (!strcmp(kind, "heal")) {
-        rw->live_clogs = 0; /* net_heal removes every clog */
+        rw->live.clogs = 0; /* net_heal removes every clog */
     } else if (!strcmp(kind, "hold")) {
-        rw->live_holds++;
+        rw->live.holds++;
     } else if (!strcmp(kind, "release")) {
-        rw->live_holds = strcmp(target, "*>*") ? FL_MAX(0, rw->live_holds - 1) : 0;
+        rw->live.holds = strcmp(target, "*>*") ? FL_MAX(0, rw->live.holds - 1) : 0;
     } else if (!strcmp(kind, "clog")) {
-        rw->live_clogs++;
+        rw->live.clogs++;
     } else if (!strcmp(kind, "unclog")) {
-        rw->live_clogs = strcmp(target, "*>*") ? FL_MAX(0, rw->live_clogs - 1) : 0;
+        rw->live.clogs = strcmp(target, "*>*") ? FL_MAX(0, rw->live.clogs - 1) : 0;
     } else if (!strcmp(kind, "failpoint")) {
         const char *action = json_string_value(json_object_get(detail, "action"));
         if (action && !strcmp(action, "off"))
-            rw->live_failpoints = FL_MAX(0, rw->live_failpoints - 1);
+            rw->live.failpoints = FL_MAX(0, rw->live.failpoints - 1);
         else
-            rw->live_failpoints++;
+            rw->live.failpoints++;
     } else if (!kind_neutral(kind)) {
-        rw->live_unknown = true;
+        rw->live.unknown = true;
     }
 }
 
@@ -89,8 +89,8 @@ static bool other_faults(struct run_world *rw, const int *procs, int n)
 {
     struct net_link l;
     net_link_get(rw->w, -1, -1, &l);
-    if (rw->net_changed || rw->live_holds || rw->live_clogs || rw->live_failpoints ||
-        rw->live_unknown || memcmp(&l, &rw->base_link, sizeof l) != 0)
+    if (rw->net.changed || rw->live.holds || rw->live.clogs || rw->live.failpoints ||
+        rw->live.unknown || memcmp(&l, &rw->net.base_link, sizeof l) != 0)
         return true;
     for (int i = 0; i < n; i++)
         if (sim_proc_alive(rw->w, procs[i]) && sim_proc_rate(rw->w, procs[i]) != SIM_PPM)
@@ -108,7 +108,7 @@ static bool other_faults(struct run_world *rw, const int *procs, int n)
 
 static void evaluate(struct run_world *rw)
 {
-    rw->live_seen = rw->live_gen;
+    rw->live.seen = rw->live.gen;
     int nodes[RUN_NODES_MAX], procs[RUN_NODES_MAX];
     bool up[RUN_NODES_MAX], reach[RUN_NODES_MAX];
     int n = srv_cluster_voters(rw->cl, nodes, RUN_NODES_MAX), k = 0;
@@ -153,7 +153,7 @@ static void evaluate(struct run_world *rw)
     for (int i = 0; i < k && sg.state == LIVENESS_MINORITY; i++)
         sg.gray = sg.gray || (!best_set[i] && srv_cluster_is_alive(rw->cl, nodes[i]) &&
                               procs[i] >= 0 && sim_proc_state(rw->w, procs[i]) != SIM_PROC_DOWN);
-    struct liveness_segment *last = rw->live_n ? &rw->live_segs[rw->live_n - 1] : NULL;
+    struct liveness_segment *last = rw->live.n ? &rw->live.segs[rw->live.n - 1] : NULL;
     if (last && last->state == sg.state && last->leader_affected == sg.leader_affected &&
         last->gray == sg.gray)
         return; /* the same state goes on */
@@ -161,13 +161,13 @@ static void evaluate(struct run_world *rw)
         *last = sg; /* several rows at one instant: the last state counts */
         return;
     }
-    FL_GROW(rw->live_segs, rw->live_cap, rw->live_n + 1, 16);
-    rw->live_segs[rw->live_n++] = sg;
+    FL_GROW(rw->live.segs, rw->live.cap, rw->live.n + 1, 16);
+    rw->live.segs[rw->live.n++] = sg;
 }
 
 void run_liveness_update(struct run_world *rw)
 {
-    if (rw->cl && rw->live_gen != rw->live_seen)
+    if (rw->cl && rw->live.gen != rw->live.seen)
         evaluate(rw);
 }
 
@@ -213,9 +213,9 @@ json_t *run_liveness_judge(struct run_world *rw, const struct chk_history *h, in
     struct liveness_input in = {
         .election_ns = (rw->ccfg.election_ms ? rw->ccfg.election_ms : 1000) * FL_MS,
         .client_timeout_ns = (rw->kcfg.timeout_ms ? rw->kcfg.timeout_ms : 2000) * FL_MS,
-        .end_ns = rw->live_end_ns,
-        .segments = rw->live_segs,
-        .n_segments = rw->live_n,
+        .end_ns = rw->live.end_ns,
+        .segments = rw->live.segs,
+        .n_segments = rw->live.n,
         .leaders_ns = leaders,
         .n_leaders = n_leaders,
         .clients = clients,

@@ -174,7 +174,7 @@ static bool net_args_ok(int drop_ppm, int dup_ppm, int delay_ms)
 static struct net_link net_params(struct run_world *rw, int drop_ppm, int dup_ppm, int delay_ms,
                                   json_t **detail)
 {
-    struct net_link l = rw->base_link;
+    struct net_link l = rw->net.base_link;
     l.loss_ppm = (uint32_t)drop_ppm;
     l.dup_ppm = (uint32_t)dup_ppm;
     l.latency_ns += (int64_t)delay_ms * FL_MS;
@@ -193,7 +193,7 @@ static void net_apply(struct run_world *rw, void *arg)
     struct net_link l = net_params(rw, s->drop_ppm, s->dup_ppm, s->delay_ms, &d);
     run_log_fault(rw, "net", "*", d);
     net_link_set(rw->w, -1, -1, &l);
-    rw->net_changed = s->drop_ppm || s->dup_ppm || s->delay_ms;
+    rw->net.changed = s->drop_ppm || s->dup_ppm || s->delay_ms;
 }
 
 int run_net(struct run_world *rw, int drop_ppm, int dup_ppm, int delay_ms)
@@ -209,7 +209,7 @@ int run_net(struct run_world *rw, int drop_ppm, int dup_ppm, int delay_ms)
  * (and which a copy through a function's return value need not keep). */
 static bool link_is_base(struct run_world *rw, const struct net_link *l)
 {
-    const struct net_link *b = &rw->base_link;
+    const struct net_link *b = &rw->net.base_link;
     return l->latency_ns == b->latency_ns && l->jitter_ns == b->jitter_ns &&
            l->loss_ppm == b->loss_ppm && l->dup_ppm == b->dup_ppm &&
            l->corrupt_ppm == b->corrupt_ppm;
@@ -266,7 +266,7 @@ static void net_links_apply(struct run_world *rw, void *arg)
     json_object_set_new(d, "oneway", json_boolean(s->oneway));
     run_log_fault(rw, "net", target, d);
     links_set(rw, s->pa, s->na, s->pb, s->nb, s->oneway, &l);
-    rw->net_changed = links_changed(rw);
+    rw->net.changed = links_changed(rw);
 }
 
 int run_net_links(struct run_world *rw, const int *a, int na, const int *b, int nb, bool oneway,

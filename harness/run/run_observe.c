@@ -8,8 +8,8 @@
 
 void run_events_keep(struct run_world *rw, const struct srv_event *ev)
 {
-    FL_GROW(rw->events, rw->cap_events, rw->n_events + 1, 256);
-    struct run_node_event *e = &rw->events[rw->n_events++];
+    FL_GROW(rw->obs.events, rw->obs.cap_events, rw->obs.n_events + 1, 256);
+    struct run_node_event *e = &rw->obs.events[rw->obs.n_events++];
     memset(e, 0, sizeof *e);
     e->at_ns = ev->at_ns;
     e->node = ev->node;
@@ -42,15 +42,15 @@ void run_record_node_event(struct run_world *rw, const struct srv_event *ev)
 
 void run_events_free(struct run_world *rw)
 {
-    free(rw->events);
-    rw->events = NULL;
-    rw->n_events = rw->cap_events = 0;
+    free(rw->obs.events);
+    rw->obs.events = NULL;
+    rw->obs.n_events = rw->obs.cap_events = 0;
 }
 
 const struct run_node_event *run_node_events(const struct run_world *rw, size_t *n)
 {
-    *n = rw->n_events;
-    return rw->events;
+    *n = rw->obs.n_events;
+    return rw->obs.events;
 }
 
 int run_node_status(struct run_world *rw, int id, struct run_node_status *out)

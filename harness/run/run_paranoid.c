@@ -29,8 +29,8 @@ static void paranoid_failed(struct run_world *rw, const struct srv_invariant_rep
     json_object_set_new(v, "at_ns", json_integer(now));
     json_object_set_new(v, "event", json_integer((json_int_t)event));
     json_object_set_new(v, "detail", json_string(r->why));
-    rw->paranoid_violation = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS);
-    rw->paranoid_raft = r->raft;
+    rw->par.violation = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS);
+    rw->par.raft = r->raft;
     json_decref(v);
     fl_log(FL_LOG_ERROR,
            "--paranoid: %s invariant broken on node %d after event %" PRIu64 " at %" PRId64
@@ -42,9 +42,9 @@ bool run_sim_step(struct run_world *rw)
 {
     run_liveness_update(rw); /* a fault applied since the last event */
     bool ran = sim_step(rw->w);
-    if (!ran || !rw->paranoid || !rw->cl || rw->paranoid_violation)
+    if (!ran || !rw->par.on || !rw->cl || rw->par.violation)
         return ran;
-    rw->paranoid_events++;
+    rw->par.events++;
     struct srv_invariant_report r;
     if (!srv_cluster_invariants_ok(rw->cl, &r))
         paranoid_failed(rw, &r);
@@ -53,11 +53,11 @@ bool run_sim_step(struct run_world *rw)
 
 json_t *run_paranoid_json(const struct run_world *rw)
 {
-    if (!rw->paranoid)
+    if (!rw->par.on)
         return NULL;
     json_t *p = json_object();
-    json_object_set_new(p, "events_checked", json_integer((json_int_t)rw->paranoid_events));
+    json_object_set_new(p, "events_checked", json_integer((json_int_t)rw->par.events));
     json_object_set_new(p, "violation",
-                        rw->paranoid_violation ? json_string(rw->paranoid_violation) : json_null());
+                        rw->par.violation ? json_string(rw->par.violation) : json_null());
     return p;
 }

@@ -342,12 +342,12 @@ static void on_op_done(void *ud, const struct kvc_client *c, const struct kvc_re
                        const struct kvc_result *res)
 {
     struct run_world *rw = ud;
-    rw->ops_total++;
-    rw->ops_ok += res->status == KVC_OK;
-    rw->ops_fail += res->status == KVC_FAIL;
-    rw->ops_unknown += res->status == KVC_UNKNOWN;
-    if (res->status == KVC_OK && is_write(req) && res->header.revision > rw->last_commit_rev) {
-        rw->last_commit_rev = res->header.revision;
+    rw->sum.ops_total++;
+    rw->sum.ops_ok += res->status == KVC_OK;
+    rw->sum.ops_fail += res->status == KVC_FAIL;
+    rw->sum.ops_unknown += res->status == KVC_UNKNOWN;
+    if (res->status == KVC_OK && is_write(req) && res->header.revision > rw->sum.last_commit_rev) {
+        rw->sum.last_commit_rev = res->header.revision;
         struct kvc_bytes key = req->method == KVC_TXN ? (struct kvc_bytes){0} : req->op.key;
         for (int i = 0; i < rw->n_clients; i++)
             if (rw->clients[i].c && !rw->clients[i].closed)
@@ -368,13 +368,13 @@ static void on_op_done(void *ud, const struct kvc_client *c, const struct kvc_re
             op.range_end_len = req->op.range_end.n;
         }
     }
-    fl_buf_reset(&rw->rec_request);
-    fl_buf_reset(&rw->rec_response);
-    bool nul = run_request_text(&rw->rec_request, req);
-    op.request = fl_buf_cstr(&rw->rec_request);
+    fl_buf_reset(&rw->rec.request);
+    fl_buf_reset(&rw->rec.response);
+    bool nul = run_request_text(&rw->rec.request, req);
+    op.request = fl_buf_cstr(&rw->rec.request);
     if (res->status == KVC_OK) {
-        nul |= run_response_text(&rw->rec_response, req, res);
-        op.response = fl_buf_cstr(&rw->rec_response);
+        nul |= run_response_text(&rw->rec.response, req, res);
+        op.response = fl_buf_cstr(&rw->rec.response);
     }
     op.call_ns = res->call_ns;
     op.return_ns = res->status == KVC_UNKNOWN && !res->answered ? HIST_NULL : res->return_ns;
@@ -397,15 +397,15 @@ static void on_op_done(void *ud, const struct kvc_client *c, const struct kvc_re
  * revision too. */
 void run_record_lease_end(struct run_world *rw, const struct srv_event *ev)
 {
-    for (size_t i = 0; i < rw->n_lease_ends; i++)
-        if (rw->lease_ends[i][0] == ev->lease_id && rw->lease_ends[i][1] == ev->revision)
+    for (size_t i = 0; i < rw->rec.n_lease_ends; i++)
+        if (rw->rec.lease_ends[i][0] == ev->lease_id && rw->rec.lease_ends[i][1] == ev->revision)
             return;
-    FL_GROW(rw->lease_ends, rw->cap_lease_ends, rw->n_lease_ends + 1, 16);
-    rw->lease_ends[rw->n_lease_ends][0] = ev->lease_id;
-    rw->lease_ends[rw->n_lease_ends][1] = ev->revision;
-    rw->n_lease_ends++;
-    if (ev->n_keys && ev->revision > rw->last_commit_rev) {
-        rw->last_commit_rev = ev->revision;
+    FL_GROW(rw->rec.lease_ends, rw->rec.cap_lease_ends, rw->rec.n_lease_ends + 1, 16);
+    rw->rec.lease_ends[rw->rec.n_lease_ends][0] = ev->lease_id;
+    rw->rec.lease_ends[rw->rec.n_lease_ends][1] = ev->revision;
+    rw->rec.n_lease_ends++;
+    if (ev->n_keys && ev->revision > rw->sum.last_commit_rev) {
+        rw->sum.last_commit_rev = ev->revision;
         for (int i = 0; i < rw->n_clients; i++)
             if (rw->clients[i].c && !rw->clients[i].closed)
                 kvc_client_note_commit(rw->clients[i].c, ev->revision, (struct kvc_bytes){0},
@@ -450,11 +450,11 @@ void run_record_lease_end(struct run_world *rw, const struct srv_event *ev)
  * such errors against the compactions that explain them. */
 void run_record_compact(struct run_world *rw, const struct srv_event *ev)
 {
-    for (size_t i = 0; i < rw->n_compactions; i++)
-        if (rw->compactions[i] == ev->revision)
+    for (size_t i = 0; i < rw->rec.n_compactions; i++)
+        if (rw->rec.compactions[i] == ev->revision)
             return;
-    FL_GROW(rw->compactions, rw->cap_compactions, rw->n_compactions + 1, 16);
-    rw->compactions[rw->n_compactions++] = ev->revision;
+    FL_GROW(rw->rec.compactions, rw->rec.cap_compactions, rw->rec.n_compactions + 1, 16);
+    rw->rec.compactions[rw->rec.n_compactions++] = ev->revision;
     if (!rw->db)
         return;
     json_t *rq = json_object(), *rs = json_object(), *hdr = json_object();

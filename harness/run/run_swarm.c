@@ -608,14 +608,14 @@ int run_nemesis_swarm(struct run_world *rw, int64_t duration_ns, int scale_pct)
     if (!sw->drawn || !rw->cl)
         return FL_EINVAL;
     run_nemesis_stop(rw);
-    rw->lanes_until_ns = duration_ns ? sim_now_ns(rw->w) + duration_ns : 0;
-    rw->lanes_dry = !run_fault_apply(rw, swarm_log, &duration_ns, NULL);
+    rw->lanes.until_ns = duration_ns ? sim_now_ns(rw->w) + duration_ns : 0;
+    rw->lanes.dry = !run_fault_apply(rw, swarm_log, &duration_ns, NULL);
     /* failpoints: each one a fault application of its own */
     for (int i = 0; i < sw->n_bug && (sw->aspects & RUN_SWARM_BUGGIFY); i++) {
         const struct run_buggify *b = &sw->bug[i];
         char err[160];
         int node = b->node && run_node_exists(rw, b->node) ? b->node : 0;
-        if (rw->lanes_dry) { /* the ordinal is taken all the same: later ones keep theirs */
+        if (rw->lanes.dry) { /* the ordinal is taken all the same: later ones keep theirs */
             run_fault_apply(rw, NULL, NULL, NULL);
             continue;
         }

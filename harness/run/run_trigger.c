@@ -32,7 +32,7 @@ struct run_firing {
 
 static void firing_unlink(struct run_firing *f)
 {
-    for (struct run_firing **p = &f->rw->firings; *p; p = &(*p)->next)
+    for (struct run_firing **p = &f->rw->hook.firings; *p; p = &(*p)->next)
         if (*p == f) {
             *p = f->next;
             return;
@@ -41,7 +41,7 @@ static void firing_unlink(struct run_firing *f)
 
 bool run_trigger_holds(struct run_world *rw, int node)
 {
-    for (struct run_firing *f = rw->firings; f; f = f->next)
+    for (struct run_firing *f = rw->hook.firings; f; f = f->next)
         if (f->undo && (f->node == node || f->node == 0))
             return true;
     return false;
@@ -90,7 +90,7 @@ static void firing_run(struct sim_world *w, void *ctx)
     struct run_world *rw = f->rw;
     firing_unlink(f);
     int64_t saved;
-    bool go = run_scope_enter(rw, f->ordinal, &saved) && rw->triggers_armed;
+    bool go = run_scope_enter(rw, f->ordinal, &saved) && rw->hook.triggers_armed;
     if (go) {
         switch (f->t->action) {
         case RUN_TRIG_KILL:
@@ -130,8 +130,8 @@ static void firing_run(struct sim_world *w, void *ctx)
 
 static void firing_schedule(struct run_firing *f, int64_t delay_ns)
 {
-    f->next = f->rw->firings;
-    f->rw->firings = f;
+    f->next = f->rw->hook.firings;
+    f->rw->hook.firings = f;
     f->h = sim_schedule(f->rw->w, delay_ns, firing_run, f);
 }
 
@@ -163,13 +163,13 @@ static void trigger_event(struct run_world *rw, struct run_trigger *t,
 static void on_hook(void *ud, const struct srv_hook_event *ev)
 {
     struct run_world *rw = ud;
-    if (rw->added_waiting)
+    if (rw->explore.added_waiting)
         run_added_event(rw, ev);
-    if (rw->triggers_armed)
+    if (rw->hook.triggers_armed)
         for (int i = 0; i < rw->swarm.n_trig; i++)
             if (rw->swarm.trig[i].hook == (int)ev->kind && rw->swarm.trig[i].ordinal)
                 trigger_event(rw, &rw->swarm.trig[i], ev);
-    if (rw->on_fn && (rw->on_kinds & (1u << ev->kind))) {
+    if (rw->hook.on_fn && (rw->hook.on_kinds & (1u << ev->kind))) {
         struct run_event e = {.kind = srv_hook_kind_name(ev->kind),
                               .at_ns = sim_now_ns(rw->w),
                               .node = ev->node,
@@ -180,17 +180,18 @@ static void on_hook(void *ud, const struct srv_hook_event *ev)
                               .leader = ev->leader,
                               .reason = ev->reason,
                               .detail = ev->detail};
-        rw->on_fn(rw->on_ud, &e);
+        rw->hook.on_fn(rw->hook.on_ud, &e);
     }
 }
 
 void run_hook_update(struct run_world *rw)
 {
-    bool want = rw->triggers_armed || (rw->on_fn && rw->on_kinds) || rw->added_waiting > 0;
-    if (!rw->cl || want == rw->hooked)
+    bool want = rw->hook.triggers_armed || (rw->hook.on_fn && rw->hook.on_kinds) ||
+                rw->explore.added_waiting > 0;
+    if (!rw->cl || want == rw->hook.installed)
         return;
     srv_cluster_set_hook(rw->cl, want ? on_hook : NULL, rw);
-    rw->hooked = want;
+    rw->hook.installed = want;
 }
 
 int run_event_kind_find(const char *name)
@@ -205,9 +206,9 @@ void run_log_rule(struct run_world *rw, const char *kind, const char *target)
 
 void run_on_events(struct run_world *rw, unsigned kinds, run_event_fn *fn, void *ud)
 {
-    rw->on_fn = fn;
-    rw->on_ud = fn ? ud : NULL;
-    rw->on_kinds = fn ? kinds : 0;
+    rw->hook.on_fn = fn;
+    rw->hook.on_ud = fn ? ud : NULL;
+    rw->hook.on_kinds = fn ? kinds : 0;
     run_hook_update(rw);
 }
 
@@ -218,7 +219,7 @@ void run_triggers_arm(struct run_world *rw, int scale_pct)
         struct run_trigger *t = &sw->trig[i];
         t->fired = 0;
         t->last_ns = 0;
-        t->dry = !run_rule_begin(rw, &t->ordinal) || rw->lanes_dry;
+        t->dry = !run_rule_begin(rw, &t->ordinal) || rw->lanes.dry;
         if (scale_pct != 100) {
             t->down_ns = FL_MAX(FL_MS, t->down_ns / 100 * scale_pct);
             t->cooldown_ns = t->cooldown_ns / 100 * scale_pct;
@@ -240,18 +241,18 @@ void run_triggers_arm(struct run_world *rw, int scale_pct)
             run_scope_leave(rw, saved);
         }
     }
-    rw->triggers_armed = sw->n_trig > 0;
+    rw->hook.triggers_armed = sw->n_trig > 0;
     run_hook_update(rw);
 }
 
 void run_triggers_disarm(struct run_world *rw)
 {
-    rw->triggers_armed = false;
+    rw->hook.triggers_armed = false;
     for (int i = 0; i < rw->swarm.n_trig; i++)
         rw->swarm.trig[i].ordinal = 0;
-    while (rw->firings) {
-        struct run_firing *f = rw->firings;
-        rw->firings = f->next;
+    while (rw->hook.firings) {
+        struct run_firing *f = rw->hook.firings;
+        rw->hook.firings = f->next;
         sim_cancel(rw->w, f->h);
         free(f);
     }

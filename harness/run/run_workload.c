@@ -33,11 +33,11 @@ static void wl_issue(struct sim_world *w, void *ctx);
 static void wl_schedule(struct run_wl_client *c)
 {
     struct run_world *rw = c->rw;
-    if (rw->wl_stopped)
+    if (rw->wl.stopped)
         return;
     int64_t gap = 0;
-    if (rw->wl_gap_mean_ns > 0)
-        gap = sim_rng_range(c->rng, 0, 2 * rw->wl_gap_mean_ns);
+    if (rw->wl.gap_mean_ns > 0)
+        gap = sim_rng_range(c->rng, 0, 2 * rw->wl.gap_mean_ns);
     c->timer = sim_schedule(rw->w, gap, wl_issue, c);
 }
 
@@ -78,7 +78,7 @@ static void wl_done(void *ud, const struct kvc_result *r)
     if (r->method == KVC_LEASE_GRANT)
         c->granting = false;
     c->busy = false;
-    rw->wl_outstanding--;
+    rw->wl.outstanding--;
     wl_schedule(c);
 }
 
@@ -150,8 +150,8 @@ static void wl_multi_txn(struct run_wl_client *c, struct kvc_client *kc, const c
         ncmp = (int)sim_rng_range(c->more, 0, 2);
     int first = (int)sim_rng_range(c->more, 0, keys - 1);
     int64_t compacted = 0;
-    for (size_t i = 0; i < c->rw->n_compactions; i++)
-        compacted = FL_MAX(compacted, c->rw->compactions[i]);
+    for (size_t i = 0; i < c->rw->rec.n_compactions; i++)
+        compacted = FL_MAX(compacted, c->rw->rec.compactions[i]);
     memset(ops, 0, sizeof ops);
     memset(cmps, 0, sizeof cmps);
     for (int i = 0; i < nops; i++) {
@@ -259,7 +259,7 @@ static void wl_issue(struct sim_world *w, void *ctx)
     struct run_wl_client *c = ctx;
     struct run_world *rw = c->rw;
     c->timer = 0;
-    if (rw->wl_stopped || c->busy)
+    if (rw->wl.stopped || c->busy)
         return;
     struct kvc_client *kc = rw->clients[c->index].c;
     unsigned f = rw->wcfg.features;
@@ -276,7 +276,7 @@ static void wl_issue(struct sim_world *w, void *ctx)
     struct kvc_bytes none = {NULL, 0};
     struct kvc_bytes lo = {range_lo, 3}, hi = {range_hi, 3};
     c->busy = true;
-    rw->wl_outstanding++;
+    rw->wl.outstanding++;
     switch (wl_pick(c)) {
     case 0:
         kvc_put(kc, bk, bv, 0, NULL, wl_done, c);
@@ -317,17 +317,17 @@ static void wl_watch_cb(void *ud, const struct kvc_watch_resp *r)
     if (!(rw->wcfg.features & RUN_WL_WATCH_REOPEN))
         return;
     int i = 0;
-    while (i < rw->n_watchers && rw->watcher_ids[i] != r->watch_id)
+    while (i < rw->wl.n_watchers && rw->wl.watcher_ids[i] != r->watch_id)
         i++;
-    if (i == rw->n_watchers)
+    if (i == rw->wl.n_watchers)
         return;
     int64_t reached = r->header.revision;
     for (size_t k = 0; k < r->event_count; k++)
         reached = FL_MAX(reached, r->events[k].kv.mod_rev);
-    rw->watcher_reached[i] = FL_MAX(rw->watcher_reached[i], reached);
-    if (!r->canceled || r->compact_revision <= 0 || rw->wl_stopped)
+    rw->wl.watcher_reached[i] = FL_MAX(rw->wl.watcher_reached[i], reached);
+    if (!r->canceled || r->compact_revision <= 0 || rw->wl.stopped)
         return;
-    struct run_client *rc = &rw->clients[rw->watcher_client[i]];
+    struct run_client *rc = &rw->clients[rw->wl.watcher_client[i]];
     if (!rc->c || rc->closed)
         return;
     struct kvc_watch_req req = {.key = {range_lo, 3},
@@ -335,7 +335,7 @@ static void wl_watch_cb(void *ud, const struct kvc_watch_resp *r)
                                 .start_rev = r->compact_revision,
                                 .prev_kv = true,
                                 .progress_notify = true};
-    rw->watcher_ids[i] = kvc_watch(rc->c, &req, NULL, wl_watch_cb, rw);
+    rw->wl.watcher_ids[i] = kvc_watch(rc->c, &req, NULL, wl_watch_cb, rw);
 }
 
 /* --- watch churn (RUN_WL_WATCH_CHURN) ------------------------------------------------ */
@@ -350,7 +350,7 @@ static void churn_cb(void *ud, const struct kvc_watch_resp *r)
     cw->id = 0;
     /* etcd's robustness watchers: a watch cancelled by compaction starts again at the
      * compact revision it was told */
-    if (r->compact_revision > 0 && !cw->rw->wl_stopped) {
+    if (r->compact_revision > 0 && !cw->rw->wl.stopped) {
         cw->req.start_rev = r->compact_revision;
         churn_open(cw->rw, cw);
     }
@@ -369,7 +369,7 @@ static void churn_open(struct run_world *rw, struct run_churn_watch *cw)
 /* Draws a new watch's options from the churn stream. */
 static void churn_draw(struct run_world *rw, struct run_churn_watch *cw)
 {
-    struct sim_rng *r = &rw->churn_rng;
+    struct sim_rng *r = &rw->wl.churn_rng;
     int keys = FL_MIN(rw->wcfg.keys, 64);
     cw->rw = rw;
     cw->client = (int)sim_rng_below(r, (uint64_t)rw->n_clients);
@@ -386,7 +386,7 @@ static void churn_draw(struct run_world *rw, struct run_churn_watch *cw)
         snprintf(cw->end, sizeof cw->end, "kez"); /* every key */
     int64_t seen = 0;
     for (int i = 0; i < rw->n_clients; i++)
-        seen = FL_MAX(seen, rw->wl[i].max_rev);
+        seen = FL_MAX(seen, rw->wl.client[i].max_rev);
     uint64_t when = sim_rng_below(r, 10);
     if (when < 4 || seen < 2)
         cw->req.start_rev = 0; /* from now */
@@ -406,11 +406,11 @@ static void churn_tick(struct sim_world *w, void *ctx)
 {
     (void)w;
     struct run_world *rw = ctx;
-    rw->churn_timer = 0;
-    if (rw->wl_stopped || rw->n_clients == 0)
+    rw->wl.churn_timer = 0;
+    if (rw->wl.stopped || rw->n_clients == 0)
         return;
-    struct run_churn_watch *cw = &rw->churn[rw->churn_next];
-    rw->churn_next = (rw->churn_next + 1) % RUN_CHURN_MAX;
+    struct run_churn_watch *cw = &rw->wl.churn[rw->wl.churn_next];
+    rw->wl.churn_next = (rw->wl.churn_next + 1) % RUN_CHURN_MAX;
     if (cw->id) { /* the oldest goes */
         uint64_t id = cw->id;
         cw->id = 0;
@@ -421,8 +421,8 @@ static void churn_tick(struct sim_world *w, void *ctx)
     churn_draw(rw, cw);
     churn_open(rw, cw);
     int64_t mean = (int64_t)(rw->wcfg.watch_every_ms > 0 ? rw->wcfg.watch_every_ms : 1000) * FL_MS;
-    rw->churn_timer =
-        sim_schedule(rw->w, sim_rng_range(&rw->churn_rng, mean / 2, 3 * mean / 2), churn_tick, rw);
+    rw->wl.churn_timer = sim_schedule(
+        rw->w, sim_rng_range(&rw->wl.churn_rng, mean / 2, 3 * mean / 2), churn_tick, rw);
 }
 
 int run_workload_start(struct run_world *rw)
@@ -440,15 +440,15 @@ int run_workload_start(struct run_world *rw)
                                     .range_end = {range_hi, 3},
                                     .prev_kv = true,
                                     .progress_notify = true};
-        rw->watcher_ids[i] = kvc_watch(rw->clients[ci].c, &req, NULL, wl_watch_cb, rw);
-        rw->watcher_client[i] = ci;
-        rw->n_watchers = i + 1;
+        rw->wl.watcher_ids[i] = kvc_watch(rw->clients[ci].c, &req, NULL, wl_watch_cb, rw);
+        rw->wl.watcher_client[i] = ci;
+        rw->wl.n_watchers = i + 1;
     }
     if (wc->rate == 0 || rw->n_clients == 0)
         return FL_OK;
-    rw->wl_gap_mean_ns = wc->rate < 0 ? 0 : (int64_t)rw->n_clients * FL_S / wc->rate;
+    rw->wl.gap_mean_ns = wc->rate < 0 ? 0 : (int64_t)rw->n_clients * FL_S / wc->rate;
     for (int i = 0; i < rw->n_clients; i++) {
-        struct run_wl_client *c = &rw->wl[i];
+        struct run_wl_client *c = &rw->wl.client[i];
         char name[32];
         snprintf(name, sizeof name, "workload/%d", i + 1);
         c->rw = rw;
@@ -461,24 +461,24 @@ int run_workload_start(struct run_world *rw)
         wl_schedule(c);
     }
     if (wc->features & RUN_WL_WATCH_CHURN) {
-        sim_rng_derive(&rw->churn_rng, rw->seed, "workload/watch");
-        rw->churn_timer =
-            sim_schedule(rw->w, (int64_t)sim_rng_below(&rw->churn_rng, FL_S), churn_tick, rw);
+        sim_rng_derive(&rw->wl.churn_rng, rw->seed, "workload/watch");
+        rw->wl.churn_timer =
+            sim_schedule(rw->w, (int64_t)sim_rng_below(&rw->wl.churn_rng, FL_S), churn_tick, rw);
     }
     return FL_OK;
 }
 
 void run_workload_stop(struct run_world *rw)
 {
-    rw->wl_stopped = true;
+    rw->wl.stopped = true;
     for (int i = 0; i < rw->n_clients; i++) {
-        if (rw->wl[i].timer) {
-            sim_cancel(rw->w, rw->wl[i].timer);
-            rw->wl[i].timer = 0;
+        if (rw->wl.client[i].timer) {
+            sim_cancel(rw->w, rw->wl.client[i].timer);
+            rw->wl.client[i].timer = 0;
         }
     }
-    if (rw->churn_timer) {
-        sim_cancel(rw->w, rw->churn_timer);
-        rw->churn_timer = 0;
+    if (rw->wl.churn_timer) {
+        sim_cancel(rw->w, rw->wl.churn_timer);
+        rw->wl.churn_timer = 0;
     }
 }

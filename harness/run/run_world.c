@@ -72,7 +72,7 @@ int run_world_open(struct run_world **out, const struct run_options *opts, char 
     rw->wall_start_s = wall_now_s();
     rw->scenario = fl_strdup(opts->scenario ? opts->scenario : "(none)");
     rw->seed = opts->seed;
-    rw->paranoid = opts->paranoid; /* not in options_json: it changes no digest */
+    rw->par.on = opts->paranoid; /* not in options_json: it changes no digest */
     rw->options_json = options_json(opts);
     fl_digest_init(&rw->hdigest);
     fl_bug_reset();
@@ -103,10 +103,10 @@ int run_world_open(struct run_world **out, const struct run_options *opts, char 
     sim_set_scenario(rw->w, rw->scenario);
     sim_rng_derive(&rw->lua_rng, opts->seed, "lua");
     run_coverage_init(rw);
-    net_link_get(rw->w, -1, -1, &rw->base_link);
-    rw->faults = json_array();
-    rw->leaders = json_array();
-    rw->expects = json_array();
+    net_link_get(rw->w, -1, -1, &rw->net.base_link);
+    rw->sum.faults = json_array();
+    rw->sum.leaders = json_array();
+    rw->sum.expects = json_array();
     *out = rw;
     return FL_OK;
 fail:
@@ -137,7 +137,7 @@ static void on_node_event(void *ud, const struct srv_event *ev)
         json_object_set_new(l, "at_ms", json_integer(ev->at_ns / FL_MS));
         json_object_set_new(l, "node", json_integer(ev->node));
         json_object_set_new(l, "term", json_integer((json_int_t)ev->term));
-        json_array_append_new(rw->leaders, l);
+        json_array_append_new(rw->sum.leaders, l);
     }
 }
 
@@ -213,7 +213,7 @@ static int setup_cluster(struct run_world *rw, const struct run_cluster_config *
         if (c->net_jitter_us)
             l.jitter_ns = c->net_jitter_us * FL_US;
         net_link_set(rw->w, -1, -1, &l);
-        rw->base_link = l;
+        rw->net.base_link = l;
     }
     if (srv_cluster_create(rw->w, &sc, on_node_event, rw, &rw->cl, &msg)) {
         snprintf(err, err_len, "%s", msg ? msg : "cannot create the cluster");
@@ -328,18 +328,18 @@ void run_world_close(struct run_world *rw)
     if (rw->db)
         hist_close(rw->db);
     fl_digest_close(&rw->hdigest);
-    json_decref(rw->faults);
-    json_decref(rw->leaders);
-    json_decref(rw->expects);
-    json_decref(rw->extra);
-    free(rw->skip);
+    json_decref(rw->sum.faults);
+    json_decref(rw->sum.leaders);
+    json_decref(rw->sum.expects);
+    json_decref(rw->sum.extra);
+    free(rw->ord.skip);
     run_mirror_close(rw);
-    fl_buf_close(&rw->rec_request);
-    fl_buf_close(&rw->rec_response);
-    free(rw->lease_ends);
-    free(rw->compactions);
-    free(rw->paranoid_violation);
-    free(rw->live_segs);
+    fl_buf_close(&rw->rec.request);
+    fl_buf_close(&rw->rec.response);
+    free(rw->rec.lease_ends);
+    free(rw->rec.compactions);
+    free(rw->par.violation);
+    free(rw->live.segs);
     free(rw->scenario);
     free(rw->db_path);
     free(rw->options_json);
@@ -393,8 +393,7 @@ bool run_world_stopped(struct run_world *rw)
 {
     if (hist_interrupted())
         rw->interrupted = true;
-    return rw->interrupted || rw->paranoid_violation ||
-           (rw->cl && srv_cluster_safety_violation(rw->cl));
+    return rw->interrupted || rw->par.violation || (rw->cl && srv_cluster_safety_violation(rw->cl));
 }
 
 bool run_step(struct run_world *rw)
@@ -419,9 +418,9 @@ int64_t run_next_event_ns(struct run_world *rw)
 
 void run_summary_set(struct run_world *rw, const char *key, json_t *value)
 {
-    if (!rw->extra)
-        rw->extra = json_object();
-    json_object_set_new(rw->extra, key, value);
+    if (!rw->sum.extra)
+        rw->sum.extra = json_object();
+    json_object_set_new(rw->sum.extra, key, value);
 }
 
 uint64_t run_rng_next(struct run_world *rw)
@@ -497,11 +496,11 @@ void run_log_fault(struct run_world *rw, const char *kind, const char *target, j
     json_object_set_new(f, "at_ms", json_integer(now / FL_MS));
     json_object_set_new(f, "kind", json_string(kind));
     json_object_set_new(f, "target", json_string(target));
-    if (rw->cur_ordinal)
-        json_object_set_new(f, "ordinal", json_integer(rw->cur_ordinal));
+    if (rw->ord.cur)
+        json_object_set_new(f, "ordinal", json_integer(rw->ord.cur));
     if (detail)
         json_object_set(f, "detail", detail);
-    json_array_append_new(rw->faults, f);
+    json_array_append_new(rw->sum.faults, f);
     for (int i = 0; i < rw->n_clients; i++)
         if (rw->clients[i].c && !rw->clients[i].closed)
             kvc_client_note_fault(rw->clients[i].c, now);

@@ -44,7 +44,7 @@ static int nproc(int n)
 
 static const char *target_of(size_t i)
 {
-    return json_string_value(json_object_get(json_array_get(rw->faults, i), "target"));
+    return json_string_value(json_object_get(json_array_get(rw->sum.faults, i), "target"));
 }
 
 static void test_refused(void)
@@ -66,7 +66,7 @@ static void test_refused(void)
 static void test_cuts(void)
 {
     struct sim_world *w = rw->w;
-    size_t row = json_array_size(rw->faults);
+    size_t row = json_array_size(rw->sum.faults);
     int a[] = {RUN_EP_CLIENT(1)}, b[] = {2};
     CHECK_EQ_INT(run_partition(rw, a, 1, b, 1, false), FL_OK);
     CHECK_EQ_STR(target_of(row), "c1|n2");
@@ -102,34 +102,34 @@ static void test_net_links(void)
     struct sim_world *w = rw->w;
     struct net_link l;
     int c1 = RUN_EP_CLIENT(1), n2 = 2;
-    CHECK(!rw->net_changed);
+    CHECK(!rw->net.changed);
     CHECK_EQ_INT(run_net_links(rw, &c1, 1, &n2, 1, true, 0, 0, 40), FL_OK);
-    CHECK(rw->net_changed);
+    CHECK(rw->net.changed);
     net_link_get(w, cproc(1), nproc(2), &l);
-    CHECK_EQ_INT(l.latency_ns, rw->base_link.latency_ns + 40 * FL_MS);
+    CHECK_EQ_INT(l.latency_ns, rw->net.base_link.latency_ns + 40 * FL_MS);
     net_link_get(w, nproc(2), cproc(1), &l); /* oneway: the way back is untouched */
-    CHECK_EQ_INT(l.latency_ns, rw->base_link.latency_ns);
+    CHECK_EQ_INT(l.latency_ns, rw->net.base_link.latency_ns);
     net_link_get(w, nproc(1), nproc(2), &l);
-    CHECK_EQ_INT(l.latency_ns, rw->base_link.latency_ns);
+    CHECK_EQ_INT(l.latency_ns, rw->net.base_link.latency_ns);
     /* every link of client 1, both ways */
     CHECK_EQ_INT(run_net_links(rw, &c1, 1, NULL, 0, false, 1000, 0, 0), FL_OK);
     net_link_get(w, nproc(3), cproc(1), &l);
     CHECK_EQ_INT(l.loss_ppm, 1000);
     net_link_get(w, cproc(1), nproc(2), &l); /* replaced: loss, no delay */
-    CHECK(l.loss_ppm == 1000 && l.latency_ns == rw->base_link.latency_ns);
+    CHECK(l.loss_ppm == 1000 && l.latency_ns == rw->net.base_link.latency_ns);
     net_link_get(w, cproc(2), nproc(3), &l);
     CHECK_EQ_INT(l.loss_ppm, 0);
-    CHECK(rw->net_changed);
+    CHECK(rw->net.changed);
     /* zeros put them back to the base: the network is as it was */
     CHECK_EQ_INT(run_net_links(rw, &c1, 1, NULL, 0, false, 0, 0, 0), FL_OK);
-    CHECK(!rw->net_changed);
+    CHECK(!rw->net.changed);
     /* heal_all resets what was set on some links */
     CHECK_EQ_INT(run_net_links(rw, NULL, 0, &c1, 1, false, 0, 0, 10), FL_OK);
-    CHECK(rw->net_changed);
+    CHECK(rw->net.changed);
     run_heal_all(rw);
-    CHECK(!rw->net_changed);
+    CHECK(!rw->net.changed);
     net_link_get(w, nproc(1), cproc(1), &l);
-    CHECK_EQ_INT(l.latency_ns, rw->base_link.latency_ns);
+    CHECK_EQ_INT(l.latency_ns, rw->net.base_link.latency_ns);
 }
 
 int main(void)
