@@ -16,26 +16,26 @@
 
 bool srv_alarm_active(const struct srv_member *m, uint32_t type)
 {
-    for (uint32_t i = 0; i < m->n_alarms; i++)
-        if (m->alarms[i].type == type)
+    for (uint32_t i = 0; i < m->app.n_alarms; i++)
+        if (m->app.alarms[i].type == type)
             return true;
     return false;
 }
 
 static void alarm_set(struct srv_member *m, uint64_t member, uint32_t type, bool on)
 {
-    for (uint32_t i = 0; i < m->n_alarms; i++) {
-        if ((m->alarms[i].member == member || member == 0) && m->alarms[i].type == type) {
+    for (uint32_t i = 0; i < m->app.n_alarms; i++) {
+        if ((m->app.alarms[i].member == member || member == 0) && m->app.alarms[i].type == type) {
             if (on)
                 return;
-            m->alarms[i] = m->alarms[--m->n_alarms];
+            m->app.alarms[i] = m->app.alarms[--m->app.n_alarms];
             i--;
         }
     }
-    if (on && m->n_alarms < SRV_ALARMS_MAX) {
-        m->alarms[m->n_alarms].member = member;
-        m->alarms[m->n_alarms].type = type;
-        m->n_alarms++;
+    if (on && m->app.n_alarms < SRV_ALARMS_MAX) {
+        m->app.alarms[m->app.n_alarms].member = member;
+        m->app.alarms[m->app.n_alarms].type = type;
+        m->app.n_alarms++;
     }
     char d[96];
     snprintf(d, sizeof d, "%s %s", on ? "activate" : "deactivate",
@@ -47,12 +47,12 @@ static Rpc__AlarmResponse *alarm_list_pb(struct srv_arena *a, struct srv_member 
 {
     Rpc__AlarmResponse *o = srv_arena_alloc(a, sizeof *o);
     rpc__alarm_response__init(o);
-    o->alarms = srv_arena_alloc(a, (m->n_alarms + 1) * sizeof *o->alarms);
-    for (uint32_t i = 0; i < m->n_alarms; i++) {
+    o->alarms = srv_arena_alloc(a, (m->app.n_alarms + 1) * sizeof *o->alarms);
+    for (uint32_t i = 0; i < m->app.n_alarms; i++) {
         Rpc__AlarmMember *am = srv_arena_alloc(a, sizeof *am);
         rpc__alarm_member__init(am);
-        am->memberid = m->alarms[i].member;
-        am->alarm = (Rpc__AlarmType)m->alarms[i].type;
+        am->memberid = m->app.alarms[i].member;
+        am->alarm = (Rpc__AlarmType)m->app.alarms[i].type;
         o->alarms[o->n_alarms++] = am;
     }
     return o;
@@ -284,7 +284,7 @@ static void apply_conf_entry(struct srv_member *m, const struct raft_entry *e)
     struct raft_conf_change cc;
     if (raft_conf_change_decode(e, &cc) != FL_OK)
         return;
-    raft_conf_apply(&m->applied_conf, &cc);
+    raft_conf_apply(&m->app.applied_conf, &cc);
     Raftpb__MemberInfo *mi = NULL;
     if (cc.context_len)
         mi = raftpb__member_info__unpack(NULL, cc.context_len, cc.context);

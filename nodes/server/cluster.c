@@ -152,7 +152,7 @@ void srv_member_hook_reason(struct srv_member *m, enum srv_hook_kind kind, uint6
                                 .index = index,
                                 .peer = peer ? FL_MAX(0, srv_cluster_dir_node(cl, peer)) : 0,
                                 .pre = pre,
-                                .leader = m->role == RAFT_LEADER,
+                                .leader = m->soft.role == RAFT_LEADER,
                                 .reason = reason,
                                 .detail = detail ? detail : ""};
     cl->hook(cl->hook_ud, &ev);
@@ -185,7 +185,7 @@ void srv_cluster_kv_corrupt(struct srv_cluster *cl, struct srv_member *m)
 {
     if (cl->corruption)
         return;
-    cl->corruption = fl_strdup(kvhash_violation_json(m->kvh));
+    cl->corruption = fl_strdup(kvhash_violation_json(m->chk.kvh));
     srv_cluster_emit(cl, m->node, m->id, SRV_EV_CORRUPT, raft_term(m->raft), cl->corruption);
 }
 
@@ -204,13 +204,13 @@ bool srv_cluster_invariants_ok(struct srv_cluster *cl, struct srv_invariant_repo
         if (!raft_invariants_ok(m->raft, out->why, sizeof out->why))
             return false;
         uint64_t fp = mvcc_fingerprint(m->kv);
-        if (m->inv_fp_set && fp == m->inv_fp)
+        if (m->chk.inv_fp_set && fp == m->chk.inv_fp)
             continue;
         out->raft = false;
         if (!mvcc_invariants_ok(m->kv, out->why, sizeof out->why))
             return false;
-        m->inv_fp = fp;
-        m->inv_fp_set = true;
+        m->chk.inv_fp = fp;
+        m->chk.inv_fp_set = true;
     }
     return true;
 }
@@ -241,7 +241,7 @@ void srv_cluster_safety_failed(struct srv_cluster *cl, struct srv_member *m)
 {
     if (cl->violation)
         return;
-    cl->violation = fl_strdup(raft_safety_violation_json(m->safety));
+    cl->violation = fl_strdup(raft_safety_violation_json(m->chk.safety));
     srv_cluster_emit(cl, m->node, m->id, SRV_EV_SAFETY, raft_term(m->raft), cl->violation);
     sim_stop(cl->w);
 }
@@ -329,8 +329,8 @@ static void on_proc_kill(struct sim_world *w, int proc, void *ctx)
             free(c);
         }
     }
-    raft_safety_not_leader(m->safety, m->id);
-    kvhash_forget(m->kvh, m->id);
+    raft_safety_not_leader(m->chk.safety, m->id);
+    kvhash_forget(m->chk.kvh, m->id);
     srv_cluster_emit(sl->cl, sl->node, m->id, SRV_EV_CRASH, raft_term(m->raft),
                      sl->removed ? "stopped after its removal" : "process killed");
     sl->m = NULL;
@@ -365,7 +365,7 @@ static void on_proc_restart(struct sim_world *w, int proc, void *ctx)
     srv_cl_slot_start(sl);
     char d[96];
     snprintf(d, sizeof d, "recovered from disk: applied %" PRIu64 ", last index %" PRIu64,
-             sl->m->applied, raft_last_index(sl->m->raft));
+             sl->m->app.applied, raft_last_index(sl->m->raft));
     srv_cluster_emit(sl->cl, sl->node, sl->m->id, SRV_EV_RESTART, raft_term(sl->m->raft), d);
 }
 
@@ -584,7 +584,7 @@ static int leader_of(const struct srv_cluster *cl, bool announced)
             continue;
         uint64_t term = raft_term(sl->m->raft);
         if (raft_role(sl->m->raft) == RAFT_LEADER && term >= best_term &&
-            (!announced || sl->m->leader_announced_term == term)) {
+            (!announced || sl->m->soft.leader_announced_term == term)) {
             best = i;
             best_term = term;
         }

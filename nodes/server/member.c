@@ -94,10 +94,10 @@ static void safety_check(struct srv_member *m, bool ok)
 static void feed_kv_hash(struct srv_member *m, bool force)
 {
     int64_t rev = mvcc_current_rev(m->kv);
-    if (!force && rev == m->kvh_rev)
+    if (!force && rev == m->chk.kvh_rev)
         return;
-    m->kvh_rev = rev;
-    if (!kvhash_feed(m->kvh, m->id, rev, mvcc_state_hash(m->kv), sim_now_ns(m->w)))
+    m->chk.kvh_rev = rev;
+    if (!kvhash_feed(m->chk.kvh, m->id, rev, mvcc_state_hash(m->kv), sim_now_ns(m->w)))
         srv_cluster_kv_corrupt(m->cl, m);
 }
 
@@ -119,7 +119,7 @@ static void send_msgs(struct srv_member *m, const struct raft_msg *msgs, size_t 
         uint64_t vote = g->type == RAFT_MSG_VOTE                      ? m->id
                         : g->type == RAFT_MSG_VOTE_RESP && !g->reject ? g->to
                                                                       : 0;
-        ok = raft_safety_sent(m->safety, m->id, g->term, vote) && ok;
+        ok = raft_safety_sent(m->chk.safety, m->id, g->term, vote) && ok;
     }
     safety_check(m, ok);
     srv_peer_send_msgs(m, msgs, n);
@@ -138,23 +138,23 @@ static struct srv_member *member_alloc(struct srv_cluster *cl, int node, int pro
     m->proc = proc;
     m->id = id;
     m->cluster_id = cluster_id;
-    m->safety = srv_cluster_safety(cl, cluster_id);
-    m->kvh = srv_cluster_kvhash(cl, cluster_id);
+    m->chk.safety = srv_cluster_safety(cl, cluster_id);
+    m->chk.kvh = srv_cluster_kvhash(cl, cluster_id);
     /* Proposal ids (and read contexts) never repeat across incarnations: an entry a
      * member proposed before a crash may be applied after its restart, and must not
      * meet a new request waiting under the same id (etcd's ids carry a time prefix).
      * The first incarnation keeps 1, 2, 3, ... */
-    m->next_req_id = ((uint64_t)sim_proc_incarnation(m->w, proc) << 40) + 1;
-    m->last_leader_contact_ns = -1;
-    m->last_leader_msg_ns = -1;
-    m->last_refused_ns = INT64_MIN / 2;
-    m->tick_ns = c->heartbeat_ms * FL_MS;
+    m->req.next_req_id = ((uint64_t)sim_proc_incarnation(m->w, proc) << 40) + 1;
+    m->soft.last_leader_contact_ns = -1;
+    m->soft.last_leader_msg_ns = -1;
+    m->net.last_refused_ns = INT64_MIN / 2;
+    m->soft.tick_ns = c->heartbeat_ms * FL_MS;
     fl_buf_init(&m->scratch);
-    fl_buf_init(&m->pending_wal);
+    fl_buf_init(&m->disk.pending_wal);
     srv_pb_arena_init(&m->pb_peer);
     srv_pb_arena_init(&m->pb_apply);
-    srv_wal_state_init(&m->log);
-    m->log.no_data = true;
+    srv_wal_state_init(&m->disk.log);
+    m->disk.log.no_data = true;
     raft_ready_init(&m->rd);
 
     mvcc_config_default(&m->kv_cfg);
@@ -182,8 +182,8 @@ static struct srv_member *member_alloc(struct srv_cluster *cl, int node, int pro
         acm = MVCC_AUTOCOMPACT_REVISION;
     else if (c->auto_compaction_mode == SRV_AUTOCOMPACT_PERIODIC)
         acm = MVCC_AUTOCOMPACT_PERIODIC;
-    mvcc_autocompact_init(&m->ac, acm, c->auto_compaction_retention, sim_now_ns(m->w));
-    m->last_progress_ns = srv_member_now(m);
+    mvcc_autocompact_init(&m->maint.ac, acm, c->auto_compaction_retention, sim_now_ns(m->w));
+    m->maint.last_progress_ns = srv_member_now(m);
     return m;
 }
 
@@ -191,7 +191,7 @@ static void member_start(struct srv_member *m)
 {
     srv_peer_listen(m);
     srv_rpc_listen(m);
-    m->tick_timer = sim_timer_start(m->w, m->proc, m->tick_ns, member_tick, m);
+    m->soft.tick_timer = sim_timer_start(m->w, m->proc, m->soft.tick_ns, member_tick, m);
 }
 
 void srv_member_free(struct srv_member *m)
@@ -199,38 +199,38 @@ void srv_member_free(struct srv_member *m)
     if (!m)
         return;
     m->stopping = true;
-    if (m->tick_timer)
-        sim_cancel(m->w, m->tick_timer);
-    if (m->unblock_timer)
-        sim_cancel(m->w, m->unblock_timer);
-    if (m->watch_hold_timer)
-        sim_cancel(m->w, m->watch_hold_timer);
-    if (m->delay_timer)
-        sim_cancel(m->w, m->delay_timer);
-    fl_buf_close(&m->pending_wal);
-    free(m->defrag_pending); /* a plain allocation (rpc.c); its answer is moot now */
+    if (m->soft.tick_timer)
+        sim_cancel(m->w, m->soft.tick_timer);
+    if (m->maint.unblock_timer)
+        sim_cancel(m->w, m->maint.unblock_timer);
+    if (m->streams.watch_hold_timer)
+        sim_cancel(m->w, m->streams.watch_hold_timer);
+    if (m->disk.delay_timer)
+        sim_cancel(m->w, m->disk.delay_timer);
+    fl_buf_close(&m->disk.pending_wal);
+    free(m->maint.defrag_pending); /* a plain allocation (rpc.c); its answer is moot now */
     if (sim_proc_alive(m->w, m->proc)) {
         srv_peers_close(m);
         srv_rpc_close_all(m);
     }
-    for (size_t i = 0; i < m->n_waiters; i++)
-        if (m->waiters[i].req)
-            srv_pb_free_owned(m->waiters[i].req);
-    free(m->waiters);
-    free(m->peers);
-    free(m->conns);
-    free(m->watches);
-    free(m->watch_calls);
-    free(m->kas);
-    for (size_t i = 0; i < m->n_deferred; i++)
-        fl_buf_close(&m->deferred[i]);
-    free(m->deferred);
-    free(m->deferred_sock);
-    mvcc_autocompact_close(&m->ac);
+    for (size_t i = 0; i < m->req.n_waiters; i++)
+        if (m->req.waiters[i].req)
+            srv_pb_free_owned(m->req.waiters[i].req);
+    free(m->req.waiters);
+    free(m->net.peers);
+    free(m->net.conns);
+    free(m->streams.watches);
+    free(m->streams.watch_calls);
+    free(m->streams.kas);
+    for (size_t i = 0; i < m->maint.n_deferred; i++)
+        fl_buf_close(&m->maint.deferred[i]);
+    free(m->maint.deferred);
+    free(m->maint.deferred_sock);
+    mvcc_autocompact_close(&m->maint.ac);
     raft_ready_close(&m->rd);
     raft_free(m->raft);
     mvcc_close(m->kv);
-    srv_wal_state_close(&m->log);
+    srv_wal_state_close(&m->disk.log);
     fl_buf_close(&m->scratch);
     srv_pb_arena_close(&m->pb_peer);
     srv_pb_arena_close(&m->pb_apply);
@@ -244,9 +244,9 @@ void srv_member_image(struct srv_member *m, struct fl_buf *out, int64_t pad_to)
     struct srv_db_image img;
     memset(&img, 0, sizeof img);
     img.cluster_id = m->cluster_id;
-    img.index = m->applied;
-    img.term = raft_entry_term(m->raft, m->applied);
-    const struct raft_conf_state *c = &m->applied_conf;
+    img.index = m->app.applied;
+    img.term = raft_entry_term(m->raft, m->app.applied);
+    const struct raft_conf_state *c = &m->app.applied_conf;
     for (uint32_t i = 0; i < c->voters_count && img.members_count < SRV_BACKUP_MEMBERS_MAX; i++) {
         struct srv_db_member *dm = &img.members[img.members_count++];
         dm->id = c->voters[i];
@@ -258,10 +258,10 @@ void srv_member_image(struct srv_member *m, struct fl_buf *out, int64_t pad_to)
         dm->node = (uint32_t)FL_MAX(0, srv_cluster_dir_node(m->cl, c->learners[i]));
         dm->learner = true;
     }
-    img.alarms_count = m->n_alarms;
-    for (uint32_t i = 0; i < m->n_alarms; i++) {
-        img.alarms[i].member = m->alarms[i].member;
-        img.alarms[i].type = m->alarms[i].type;
+    img.alarms_count = m->app.n_alarms;
+    for (uint32_t i = 0; i < m->app.n_alarms; i++) {
+        img.alarms[i].member = m->app.alarms[i].member;
+        img.alarms[i].type = m->app.alarms[i].type;
     }
     size_t start;
     size_t mark = srv_db_encode_begin(&img, out, &start);
@@ -280,11 +280,11 @@ static bool member_load_image(struct srv_member *m, const uint8_t *p, size_t n,
         return false;
     if (mvcc_snapshot_restore(m->kv, img.mvcc, img.mvcc_len, why) != MVCC_OK)
         return false;
-    m->n_alarms = 0;
+    m->app.n_alarms = 0;
     for (uint32_t i = 0; i < img.alarms_count && i < SRV_ALARMS_MAX; i++) {
-        m->alarms[m->n_alarms].member = img.alarms[i].member;
-        m->alarms[m->n_alarms].type = img.alarms[i].type;
-        m->n_alarms++;
+        m->app.alarms[m->app.n_alarms].member = img.alarms[i].member;
+        m->app.alarms[m->app.n_alarms].type = img.alarms[i].type;
+        m->app.n_alarms++;
     }
     return true;
 }
@@ -296,23 +296,23 @@ static void feed_safety_persisted(struct srv_member *m, const struct raft_ready 
     bool ok = true;
     if (rd->snapshot) {
         struct raft_safety_conf sc = safety_conf(&rd->snapshot->conf);
-        ok = raft_safety_snapshot_conf(m->safety, m->id, rd->snapshot->index, rd->snapshot->term,
-                                       &sc);
+        ok = raft_safety_snapshot_conf(m->chk.safety, m->id, rd->snapshot->index,
+                                       rd->snapshot->term, &sc);
     }
     for (size_t i = 0; i < rd->entries_count; i++) {
         const struct raft_entry *e = &rd->entries[i];
-        ok = raft_safety_append(m->safety, m->id, e->index, e->term, entry_hash(e)) && ok;
+        ok = raft_safety_append(m->chk.safety, m->id, e->index, e->term, entry_hash(e)) && ok;
         struct raft_conf_change cc;
         if (e->type == RAFT_ENTRY_CONF_CHANGE) {
             int type = raft_conf_change_decode(e, &cc) == FL_OK ? (int)cc.type : -1;
-            ok = raft_safety_conf_entry(m->safety, m->id, e->index, type, cc.node_id) && ok;
+            ok = raft_safety_conf_entry(m->chk.safety, m->id, e->index, type, cc.node_id) && ok;
         }
     }
     if (rd->hard_state_changed)
-        ok = raft_safety_commit(m->safety, m->id, rd->hard_state.commit) && ok;
-    if (m->ready_synced)
-        raft_safety_synced(m->safety, m->id); /* everything fed so far is on disk */
-    m->ready_synced = false;
+        ok = raft_safety_commit(m->chk.safety, m->id, rd->hard_state.commit) && ok;
+    if (m->disk.ready_synced)
+        raft_safety_synced(m->chk.safety, m->id); /* everything fed so far is on disk */
+    m->disk.ready_synced = false;
     safety_check(m, ok);
 }
 
@@ -327,9 +327,9 @@ static void after_save_resume(struct sim_world *w, void *ctx)
 {
     (void)w;
     struct srv_member *m = ctx;
-    m->delay_timer = 0;
+    m->disk.delay_timer = 0;
     after_persist(m);
-    m->persisting = false;
+    m->disk.persisting = false;
     srv_member_process(m);
 }
 
@@ -344,15 +344,15 @@ static void on_ready_synced(struct sim_world *w, int proc, int err, void *ctx)
         sim_proc_kill(w, proc);
         return;
     }
-    if (m->hook_append_index) {
-        srv_member_hook(m, SRV_HOOK_PERSISTED, m->hook_append_index, 0, false, NULL);
-        m->hook_append_index = 0;
+    if (m->disk.hook_append_index) {
+        srv_member_hook(m, SRV_HOOK_PERSISTED, m->disk.hook_append_index, 0, false, NULL);
+        m->disk.hook_append_index = 0;
     }
     /* What is durable now is what the safety checker must know, even if the member
      * dies before it goes on (raft/after_save crashes right here). */
-    m->ready_synced = true;
+    m->disk.ready_synced = true;
     feed_safety_persisted(m, &m->rd);
-    m->safety_fed = true;
+    m->disk.safety_fed = true;
     struct sim_fault_hit hit;
     enum sim_fault f = flt_check(w, FLT_RAFT_AFTER_SAVE, &hit);
     if (f == SIM_FAULT_ERROR)
@@ -360,9 +360,9 @@ static void on_ready_synced(struct sim_world *w, int proc, int err, void *ctx)
     if (f == SIM_FAULT_CRASH || f == SIM_FAULT_ERROR)
         return;
     if (f == SIM_FAULT_DROP)
-        m->drop_msgs = true; /* this ready's messages are lost on the way out */
+        m->disk.drop_msgs = true; /* this ready's messages are lost on the way out */
     if (f == SIM_FAULT_DELAY && hit.delay_ns > 0) {
-        m->delay_timer = sim_timer_start(w, proc, hit.delay_ns, after_save_resume, m);
+        m->disk.delay_timer = sim_timer_start(w, proc, hit.delay_ns, after_save_resume, m);
         return;
     }
     after_save_resume(w, m);
@@ -375,21 +375,21 @@ static void install_snapshot(struct srv_member *m, const struct raft_snapshot *s
         return;
     srv_snap_file_write(m->w, m->proc, s->index, s->term, &s->conf, s->data, s->len, true);
     srv_wal_put_snapshot(&m->scratch, s->index, s->term, true);
-    srv_wal_state_reset(&m->log);
-    m->log.snap_index = s->index;
-    m->log.snap_term = s->term;
+    srv_wal_state_reset(&m->disk.log);
+    m->disk.log.snap_index = s->index;
+    m->disk.log.snap_term = s->term;
     if (!member_load_image(m, s->data, s->len, MVCC_RESTORE_RAFT_SNAPSHOT))
         FL_ASSERTF(false, "member %d: leader snapshot at %" PRIu64 " does not decode", m->node,
                    s->index);
-    m->applied = s->index;
-    m->snap_index = s->index;
-    m->applied_since_snap = 0;
-    m->applied_conf = s->conf;
+    m->app.applied = s->index;
+    m->app.snap_index = s->index;
+    m->app.applied_since_snap = 0;
+    m->app.applied_conf = s->conf;
     mvcc_set_applied_index(m->kv, s->index);
     feed_kv_hash(m, true);
     struct raft_safety_conf sc = safety_conf(&s->conf);
-    safety_check(m, raft_safety_snapshot_conf(m->safety, m->id, s->index, s->term, &sc));
-    srv_member_hook(m, SRV_HOOK_SNAPSHOT_INSTALL, s->index, m->leader, false, NULL);
+    safety_check(m, raft_safety_snapshot_conf(m->chk.safety, m->id, s->index, s->term, &sc));
+    srv_member_hook(m, SRV_HOOK_SNAPSHOT_INSTALL, s->index, m->soft.leader, false, NULL);
     /* The core reports snapshot_applied itself (raft events of this ready). */
 }
 
@@ -397,7 +397,7 @@ static void install_snapshot(struct srv_member *m, const struct raft_snapshot *s
  * panics). Returns false when the process died. */
 static bool wal_write(struct srv_member *m, const uint8_t *p, size_t n)
 {
-    int err = disk_append(m->w, m->proc, m->wal_name, p, n);
+    int err = disk_append(m->w, m->proc, m->disk.wal_name, p, n);
     if (err == FL_EIO)
         sim_proc_kill(m->w, m->proc);
     return err == FL_OK;
@@ -406,12 +406,12 @@ static bool wal_write(struct srv_member *m, const uint8_t *p, size_t n)
 static void delayed_save(struct sim_world *w, void *ctx)
 {
     struct srv_member *m = ctx;
-    m->delay_timer = 0;
-    if (!wal_write(m, m->pending_wal.data, m->pending_wal.len))
+    m->disk.delay_timer = 0;
+    if (!wal_write(m, m->disk.pending_wal.data, m->disk.pending_wal.len))
         return;
-    if (m->hook_append_index)
-        srv_member_hook(m, SRV_HOOK_APPEND, m->hook_append_index, 0, false, NULL);
-    disk_fsync(w, m->proc, m->wal_name, on_ready_synced, m);
+    if (m->disk.hook_append_index)
+        srv_member_hook(m, SRV_HOOK_APPEND, m->disk.hook_append_index, 0, false, NULL);
+    disk_fsync(w, m->proc, m->disk.wal_name, on_ready_synced, m);
 }
 
 /* FL_BUG(SERVER_APPLY_BEFORE_WAL_SYNC), etcd#14370 (etcd <= 3.5.4): the apply loop ran
@@ -426,12 +426,12 @@ static void apply_before_sync(struct srv_member *m, const struct raft_ready *rd)
     bool ok = true;
     for (size_t i = 0; i < rd->committed_count && !m->stopping; i++) {
         const struct raft_entry *e = &rd->committed[i];
-        if (e->index <= m->applied)
+        if (e->index <= m->app.applied)
             continue;
         srv_apply_entry(m, e);
-        m->applied = e->index;
+        m->app.applied = e->index;
         mvcc_set_applied_index(m->kv, e->index);
-        ok = raft_safety_apply(m->safety, m->id, e->index, e->term, entry_hash(e)) && ok;
+        ok = raft_safety_apply(m->chk.safety, m->id, e->index, e->term, entry_hash(e)) && ok;
     }
     safety_check(m, ok); /* after_persist skips what is applied here */
 }
@@ -439,14 +439,14 @@ static void apply_before_sync(struct srv_member *m, const struct raft_ready *rd)
 static void send_early(struct srv_member *m, const struct raft_ready *rd)
 {
     send_msgs(m, rd->msgs, rd->msgs_count);
-    m->sent_early = true;
+    m->disk.sent_early = true;
 }
 
 static bool persist_ready(struct srv_member *m, bool *crashed)
 {
     const struct raft_ready *rd = &m->rd;
-    bool term_or_vote = rd->hard_state_changed &&
-                        (rd->hard_state.term != m->log.term || rd->hard_state.vote != m->log.vote);
+    bool term_or_vote = rd->hard_state_changed && (rd->hard_state.term != m->disk.log.term ||
+                                                   rd->hard_state.vote != m->disk.log.vote);
     bool must_sync = rd->snapshot || rd->entries_count || term_or_vote;
     *crashed = false;
     if (!rd->snapshot && !rd->entries_count && !rd->hard_state_changed)
@@ -470,28 +470,28 @@ static bool persist_ready(struct srv_member *m, bool *crashed)
     for (size_t i = 0; i < rd->entries_count; i++) {
         const struct raft_entry *e = &rd->entries[i];
         srv_wal_put_entry(&m->scratch, e->term, e->index, e->type, e->data, e->len);
-        srv_wal_state_append(&m->log, e->term, e->index, e->type, e->data, e->len);
+        srv_wal_state_append(&m->disk.log, e->term, e->index, e->type, e->data, e->len);
     }
     if (rd->hard_state_changed) {
         srv_wal_put_hardstate(&m->scratch, rd->hard_state.term, rd->hard_state.vote,
                               rd->hard_state.commit);
-        m->log.term = rd->hard_state.term;
-        m->log.vote = rd->hard_state.vote;
-        m->log.commit = rd->hard_state.commit;
+        m->disk.log.term = rd->hard_state.term;
+        m->disk.log.vote = rd->hard_state.vote;
+        m->disk.log.commit = rd->hard_state.commit;
     }
-    m->hook_append_index = rd->entries_count && srv_cluster_hooked(m->cl)
-                               ? rd->entries[rd->entries_count - 1].index
-                               : 0;
+    m->disk.hook_append_index = rd->entries_count && srv_cluster_hooked(m->cl)
+                                    ? rd->entries[rd->entries_count - 1].index
+                                    : 0;
     /* FL_BUG(RAFT_ACK_BEFORE_FSYNC): votes and append acknowledgements leave before they
      * are durable: right after the write, before its fsync (or, on a slow disk, before
      * the write). They go after the WAL bytes are taken, as sending reuses scratch. */
     bool early = must_sync && FL_BUG(RAFT_ACK_BEFORE_FSYNC) && rd->msgs_count;
     if (must_sync && f == SIM_FAULT_DELAY && hit.delay_ns > 0) {
         /* A slow disk: the write and its fsync start later; nothing waits less. */
-        m->persisting = true;
-        fl_buf_reset(&m->pending_wal);
-        fl_buf_append(&m->pending_wal, m->scratch.data, m->scratch.len);
-        m->delay_timer = sim_timer_start(m->w, m->proc, hit.delay_ns, delayed_save, m);
+        m->disk.persisting = true;
+        fl_buf_reset(&m->disk.pending_wal);
+        fl_buf_append(&m->disk.pending_wal, m->scratch.data, m->scratch.len);
+        m->disk.delay_timer = sim_timer_start(m->w, m->proc, hit.delay_ns, delayed_save, m);
         if (early)
             send_early(m, rd);
         apply_before_sync(m, rd);
@@ -506,10 +506,10 @@ static bool persist_ready(struct srv_member *m, bool *crashed)
     if (!must_sync)
         return false;
     apply_before_sync(m, rd);
-    m->persisting = true;
-    if (m->hook_append_index)
-        srv_member_hook(m, SRV_HOOK_APPEND, m->hook_append_index, 0, false, NULL);
-    disk_fsync(m->w, m->proc, m->wal_name, on_ready_synced, m);
+    m->disk.persisting = true;
+    if (m->disk.hook_append_index)
+        srv_member_hook(m, SRV_HOOK_APPEND, m->disk.hook_append_index, 0, false, NULL);
+    disk_fsync(m->w, m->proc, m->disk.wal_name, on_ready_synced, m);
     return true;
 }
 
@@ -520,49 +520,50 @@ static bool persist_ready(struct srv_member *m, bool *crashed)
 static bool take_snapshot(struct srv_member *m, bool force)
 {
     const struct srv_config *c = srv_member_config(m);
-    if (!force && (m->applied <= m->snap_index || m->applied - m->snap_index < c->snapshot_count))
+    if (!force && (m->app.applied <= m->app.snap_index ||
+                   m->app.applied - m->app.snap_index < c->snapshot_count))
         return true;
-    if (m->applied == 0)
+    if (m->app.applied == 0)
         return true;
     struct sim_fault_hit hit;
     if (!force && flt_check(m->w, FLT_RAFT_BEFORE_SAVE_SNAP, &hit) == SIM_FAULT_CRASH) {
         m->stopping = true;
         return false;
     }
-    uint64_t term = raft_entry_term(m->raft, m->applied);
-    if (term == 0 && m->applied == m->log.snap_index)
-        term = m->log.snap_term;
+    uint64_t term = raft_entry_term(m->raft, m->app.applied);
+    if (term == 0 && m->app.applied == m->disk.log.snap_index)
+        term = m->disk.log.snap_term;
     /* The image goes straight into the snapshot file's buffer, which the disk takes. */
     struct fl_buf f;
     fl_buf_init(&f);
-    size_t off = srv_snap_file_begin(&f, m->applied, term, &m->applied_conf);
+    size_t off = srv_snap_file_begin(&f, m->app.applied, term, &m->app.applied_conf);
     srv_member_image(m, &f, 0);
     bool compacted = false;
-    if (m->applied > m->snap_index)
-        compacted = raft_compact(m->raft, m->applied, NULL, 0) == FL_OK; /* data: the file */
+    if (m->app.applied > m->app.snap_index)
+        compacted = raft_compact(m->raft, m->app.applied, NULL, 0) == FL_OK; /* data: the file */
     if (!compacted && !force) {
         fl_buf_close(&f);
         return true;
     }
-    srv_snap_file_finish(m->w, m->proc, m->applied, &f, off, true);
-    m->snap_index = m->applied;
-    m->log.snap_index = m->applied;
-    m->log.snap_term = term;
+    srv_snap_file_finish(m->w, m->proc, m->app.applied, &f, off, true);
+    m->app.snap_index = m->app.applied;
+    m->disk.log.snap_index = m->app.applied;
+    m->disk.log.snap_term = term;
     if (compacted) {
         uint64_t first = raft_first_index(m->raft);
         if (first > 0)
-            srv_wal_state_compact(&m->log, first - 1);
+            srv_wal_state_compact(&m->disk.log, first - 1);
         srv_wal_rotate(m);
     }
     char d[64];
-    snprintf(d, sizeof d, "snapshot at index %" PRIu64, m->applied);
+    snprintf(d, sizeof d, "snapshot at index %" PRIu64, m->app.applied);
     srv_cluster_emit_full(m->cl, &(struct srv_event){.node = m->node,
                                                      .member_id = m->id,
                                                      .kind = SRV_EV_SNAPSHOT,
                                                      .term = raft_term(m->raft),
                                                      .detail = d,
-                                                     .f = {.index = m->applied}});
-    srv_member_hook(m, SRV_HOOK_SNAPSHOT, m->applied, 0, false, d);
+                                                     .f = {.index = m->app.applied}});
+    srv_member_hook(m, SRV_HOOK_SNAPSHOT, m->app.applied, 0, false, d);
     return true;
 }
 
@@ -581,7 +582,7 @@ static void save_db_stale_index(struct srv_member *m)
     if (!srv_snap_file_read(m->w, m->proc, &index, &term, &conf, &old, &old_len)) {
         index = 0; /* no commit yet: the db's consistent index is still 0 */
         term = 0;
-        conf = m->applied_conf;
+        conf = m->app.applied_conf;
     }
     free(old);
     struct fl_buf f;
@@ -604,10 +605,10 @@ static void handle_soft_state(struct srv_member *m, const struct raft_ready *rd)
 {
     if (!rd->soft_state_changed)
         return;
-    bool was_leader = m->role == RAFT_LEADER;
-    uint64_t old_leader = m->leader;
-    m->role = rd->role;
-    m->leader = rd->leader;
+    bool was_leader = m->soft.role == RAFT_LEADER;
+    uint64_t old_leader = m->soft.leader;
+    m->soft.role = rd->role;
+    m->soft.leader = rd->leader;
     if (rd->role == RAFT_LEADER && !was_leader) {
         /* The term it won, as of this ready: by the time the ready is durable the core
          * may have stepped down to a later term (a paused member replaying its votes and
@@ -615,20 +616,20 @@ static void handle_soft_state(struct srv_member *m, const struct raft_ready *rd)
          * first: a leader elected without a quorum is the cause of what the leader
          * checks (e.g. leader completeness) would find next. */
         struct raft_safety_conf sc = safety_conf(raft_conf(m->raft));
-        bool ok = raft_safety_elected(m->safety, m->id, rd->hard_state.term, &sc);
-        ok = raft_safety_leader(m->safety, m->id, rd->hard_state.term) && ok;
+        bool ok = raft_safety_elected(m->chk.safety, m->id, rd->hard_state.term, &sc);
+        ok = raft_safety_leader(m->chk.safety, m->id, rd->hard_state.term) && ok;
         safety_check(m, ok);
         const struct srv_config *c = srv_member_config(m);
         mvcc_lease_promote(m->kv, srv_member_now(m), c->election_ms * FL_MS);
-        mvcc_autocompact_pause(&m->ac, false); /* etcd: compactor.Resume() */
+        mvcc_autocompact_pause(&m->maint.ac, false); /* etcd: compactor.Resume() */
     } else if (rd->role != RAFT_LEADER && was_leader) {
-        safety_check(m, raft_safety_not_leader(m->safety, m->id));
+        safety_check(m, raft_safety_not_leader(m->chk.safety, m->id));
         mvcc_lease_demote(m->kv);
-        mvcc_autocompact_pause(&m->ac, true); /* etcd: compactor.Pause() */
+        mvcc_autocompact_pause(&m->maint.ac, true); /* etcd: compactor.Pause() */
     }
-    if (m->leader != RAFT_NONE)
-        m->last_leader_contact_ns = srv_member_now(m);
-    if (old_leader != m->leader)
+    if (m->soft.leader != RAFT_NONE)
+        m->soft.last_leader_contact_ns = srv_member_now(m);
+    if (old_leader != m->soft.leader)
         srv_rpc_leader_changed(m);
 }
 
@@ -687,7 +688,7 @@ static void emit_raft_events(struct srv_member *m, const struct raft_ready *rd)
                                                          .detail = detail,
                                                          .f = raft_event_fields(m, ev)});
         if (ev->kind == RAFT_EV_LEADER)
-            m->leader_announced_term = ev->term;
+            m->soft.leader_announced_term = ev->term;
         hook_raft_event(m, ev);
     }
     /* The core's notes are log lines only: no history row, no digest. */
@@ -699,18 +700,18 @@ static void emit_raft_events(struct srv_member *m, const struct raft_ready *rd)
 static void after_persist(struct srv_member *m)
 {
     struct raft_ready *rd = &m->rd;
-    if (!m->safety_fed)
+    if (!m->disk.safety_fed)
         feed_safety_persisted(m, rd); /* no fsync: fed here */
-    m->safety_fed = false;
+    m->disk.safety_fed = false;
     struct sim_fault_hit hit;
     if (rd->snapshot && flt_check(m->w, FLT_SERVER_AFTER_APPLY_SNAPSHOT, &hit) == SIM_FAULT_CRASH) {
         m->stopping = true;
         return;
     }
-    if (!m->sent_early && !m->drop_msgs && rd->msgs_count)
+    if (!m->disk.sent_early && !m->disk.drop_msgs && rd->msgs_count)
         send_msgs(m, rd->msgs, rd->msgs_count);
-    m->sent_early = false;
-    m->drop_msgs = false;
+    m->disk.sent_early = false;
+    m->disk.drop_msgs = false;
     handle_soft_state(m, rd);
     enum sim_fault f =
         rd->committed_count ? flt_check(m->w, FLT_MVCC_BEFORE_COMMIT, &hit) : SIM_FAULT_NONE;
@@ -723,17 +724,17 @@ static void after_persist(struct srv_member *m)
     bool ok = true;
     for (size_t i = 0; i < rd->committed_count && !m->stopping; i++) {
         const struct raft_entry *e = &rd->committed[i];
-        if (e->index <= m->applied)
+        if (e->index <= m->app.applied)
             continue;
         if (flt_check(m->w, FLT_SERVER_BEFORE_APPLY, &hit) == SIM_FAULT_CRASH) {
             m->stopping = true;
             return;
         }
         srv_apply_entry(m, e);
-        m->applied = e->index;
+        m->app.applied = e->index;
         mvcc_set_applied_index(m->kv, e->index);
         feed_kv_hash(m, false);
-        ok = raft_safety_apply(m->safety, m->id, e->index, e->term, entry_hash(e)) && ok;
+        ok = raft_safety_apply(m->chk.safety, m->id, e->index, e->term, entry_hash(e)) && ok;
     }
     safety_check(m, ok);
     if (m->stopping)
@@ -747,15 +748,15 @@ static void after_persist(struct srv_member *m)
         if (wt && wt->kind == SRV_WAIT_READ) {
             wt->read_index = rd->reads[i].index;
             wt->read_ready = true;
-            m->reads_ready = true;
+            m->req.reads_ready = true;
         }
     }
     emit_raft_events(m, rd);
     raft_advance(m->raft, rd);
     if (!take_snapshot(m, false))
         return;
-    if (m->bug_reset_at && m->applied >= m->bug_reset_at) {
-        m->bug_reset_at = 0;
+    if (m->app.bug_reset_at && m->app.applied >= m->app.bug_reset_at) {
+        m->app.bug_reset_at = 0;
         struct fl_buf kv;
         fl_buf_init(&kv);
         mvcc_snapshot_encode(m->kv, &kv);
@@ -769,7 +770,7 @@ static void after_persist(struct srv_member *m)
 void srv_member_process(struct srv_member *m)
 {
     int guard = 0;
-    while (!m->persisting && !m->stopping && raft_has_ready(m->raft)) {
+    while (!m->disk.persisting && !m->stopping && raft_has_ready(m->raft)) {
         FL_ASSERT(++guard < 1000000);
         raft_ready(m->raft, &m->rd);
         bool crashed = false;
@@ -786,15 +787,15 @@ void srv_member_process(struct srv_member *m)
 static void member_tick(struct sim_world *w, void *ctx)
 {
     struct srv_member *m = ctx;
-    m->tick_timer = sim_timer_start(w, m->proc, m->tick_ns, member_tick, m);
+    m->soft.tick_timer = sim_timer_start(w, m->proc, m->soft.tick_ns, member_tick, m);
     if (m->removed)
         return;
-    m->ticks++;
+    m->soft.ticks++;
     raft_tick(m->raft);
     if (raft_leader(m->raft) == RAFT_NONE)
-        m->no_leader_ticks++;
+        m->soft.no_leader_ticks++;
     else
-        m->no_leader_ticks = 0;
+        m->soft.no_leader_ticks = 0;
     srv_rpc_tick(m);
     srv_peers_tick(m);
     srv_member_process(m);
@@ -804,15 +805,15 @@ static void member_tick(struct sim_world *w, void *ctx)
 
 static void wal_start_fresh(struct srv_member *m)
 {
-    m->wal_seq = 1;
-    srv_wal_segment_name(m->wal_name, sizeof m->wal_name, m->wal_seq);
+    m->disk.wal_seq = 1;
+    srv_wal_segment_name(m->disk.wal_name, sizeof m->disk.wal_name, m->disk.wal_seq);
     struct fl_buf b;
     fl_buf_init(&b);
     fl_buf_reserve(&b, SRV_WAL_SEGMENT_BYTES);
     srv_wal_put_meta(&b, m->id, m->cluster_id);
-    m->log.member_id = m->id;
-    m->log.cluster_id = m->cluster_id;
-    disk_write_file(m->w, m->proc, m->wal_name, &b);
+    m->disk.log.member_id = m->id;
+    m->disk.log.cluster_id = m->cluster_id;
+    disk_write_file(m->w, m->proc, m->disk.wal_name, &b);
 }
 
 struct srv_member *srv_member_boot(struct srv_cluster *cl, int node, int proc, uint64_t id,
@@ -832,7 +833,7 @@ struct srv_member *srv_member_join(struct srv_cluster *cl, int node, int proc, u
 {
     struct srv_member *m = member_alloc(cl, node, proc, id, cluster_id, 0);
     wal_start_fresh(m);
-    disk_fsync(m->w, m->proc, m->wal_name, srv_fsync_ignore, NULL);
+    disk_fsync(m->w, m->proc, m->disk.wal_name, srv_fsync_ignore, NULL);
     member_start(m);
     return m;
 }
@@ -894,13 +895,13 @@ struct srv_member *srv_member_recover(struct srv_cluster *cl, int node, int proc
     /* FL_BUG(MVCC_REVISION_RESET_ON_RESTART) without a snapshot file: once the replay of
      * the WAL reaches the commit index, the store is reloaded "for a restart" too. */
     if (FL_BUG(MVCC_REVISION_RESET_ON_RESTART) && st.commit > (have_snap ? snap.index : 0))
-        m->bug_reset_at = st.commit;
+        m->app.bug_reset_at = st.commit;
     if (have_snap) {
         bool ok = member_load_image(m, snap_data, snap_len, MVCC_RESTORE_RESTART);
         FL_ASSERTF(ok, "member %d: snapshot file does not decode", node);
-        m->applied = snap.index;
-        m->snap_index = snap.index;
-        m->applied_conf = snap.conf;
+        m->app.applied = snap.index;
+        m->app.snap_index = snap.index;
+        m->app.applied_conf = snap.conf;
         mvcc_set_applied_index(m->kv, snap.index);
         /* Entries after a snapshot that do not continue it belong to a log the
          * snapshot replaced (a crash between the snapshot file and its WAL record). */
@@ -932,12 +933,12 @@ struct srv_member *srv_member_recover(struct srv_cluster *cl, int node, int proc
     free(ents);
     free(snap_data);
 
-    srv_wal_state_close(&m->log);
-    m->log = st; /* the mirror is what the disk holds */
-    srv_wal_state_drop_data(&m->log);
-    m->wal_seq = seq;
-    snprintf(m->wal_name, sizeof m->wal_name, "%s", name);
-    m->term = st.term;
+    srv_wal_state_close(&m->disk.log);
+    m->disk.log = st; /* the mirror is what the disk holds */
+    srv_wal_state_drop_data(&m->disk.log);
+    m->disk.wal_seq = seq;
+    snprintf(m->disk.wal_name, sizeof m->disk.wal_name, "%s", name);
+    m->soft.term = st.term;
     struct raft_status rs;
     raft_status_get(m->raft, &rs);
     struct raft_safety_conf sc = safety_conf(&rs.conf);
@@ -945,9 +946,9 @@ struct srv_member *srv_member_recover(struct srv_cluster *cl, int node, int proc
                                     .vote = rs.vote,
                                     .commit = rs.commit,
                                     .last_index = rs.last_index,
-                                    .applied = m->applied,
+                                    .applied = m->app.applied,
                                     .conf = &sc};
-    safety_check(m, raft_safety_recovered(m->safety, m->id, &boot));
+    safety_check(m, raft_safety_recovered(m->chk.safety, m->id, &boot));
     feed_kv_hash(m, true); /* its store as restored, before it re-applies its log */
     member_start(m);
     srv_member_process(m);
@@ -958,8 +959,8 @@ struct srv_member *srv_member_recover(struct srv_cluster *cl, int node, int proc
 static void status_alarms(const struct srv_member *m, struct srv_member_status *out)
 {
     uint32_t n = 0;
-    for (uint32_t i = 0; i < m->n_alarms && n < SRV_STATUS_ALARMS_MAX; i++) {
-        struct srv_alarm_info a = {m->alarms[i].member, m->alarms[i].type};
+    for (uint32_t i = 0; i < m->app.n_alarms && n < SRV_STATUS_ALARMS_MAX; i++) {
+        struct srv_alarm_info a = {m->app.alarms[i].member, m->app.alarms[i].type};
         uint32_t k = n++;
         while (k > 0 && (out->alarms[k - 1].member_id > a.member_id ||
                          (out->alarms[k - 1].member_id == a.member_id &&
@@ -994,7 +995,7 @@ void srv_member_status(struct srv_member *m, struct srv_member_status *out)
     out->leader_id = st.leader;
     out->raft_term = st.term;
     out->raft_index = st.last_index;
-    out->raft_applied = m->applied;
+    out->raft_applied = m->app.applied;
     out->commit_index = st.commit;
     out->revision = mvcc_current_rev(m->kv);
     out->compact_revision = mvcc_compact_rev(m->kv);
@@ -1003,6 +1004,6 @@ void srv_member_status(struct srv_member *m, struct srv_member_status *out)
     out->is_learner = raft_conf_is_learner(&st.conf, m->id);
     out->nospace_alarm = srv_alarm_active(m, RPC__ALARM_TYPE__NOSPACE);
     status_alarms(m, out);
-    out->last_quorum_contact_ns = m->last_leader_contact_ns;
-    out->watch_steps = m->watch_steps + mvcc_watch_steps(m->kv);
+    out->last_quorum_contact_ns = m->soft.last_leader_contact_ns;
+    out->watch_steps = m->streams.watch_steps + mvcc_watch_steps(m->kv);
 }

@@ -11,18 +11,18 @@
  * ID; a frame from another cluster is refused and answered with a refusal, which the
  * sender reports as a node event ("etcdserver: cluster ID mismatch").
  *
- * Owns: the sockets in m->peers (outgoing) and the accepted peer sockets (bound to
+ * Owns: the sockets in m->net.peers (outgoing) and the accepted peer sockets (bound to
  * the member, closed by the simulator when the process dies).
  */
 #include "nodes/server/srv_int.h"
 
 static struct srv_peer *peer_get(struct srv_member *m, uint64_t id)
 {
-    for (size_t i = 0; i < m->n_peers; i++)
-        if (m->peers[i].id == id)
-            return &m->peers[i];
-    FL_GROW(m->peers, m->cap_peers, m->n_peers + 1, 8);
-    struct srv_peer *p = &m->peers[m->n_peers++];
+    for (size_t i = 0; i < m->net.n_peers; i++)
+        if (m->net.peers[i].id == id)
+            return &m->net.peers[i];
+    FL_GROW(m->net.peers, m->net.cap_peers, m->net.n_peers + 1, 8);
+    struct srv_peer *p = &m->net.peers[m->net.n_peers++];
     memset(p, 0, sizeof *p);
     p->id = id;
     p->proc = -1;
@@ -32,18 +32,18 @@ static struct srv_peer *peer_get(struct srv_member *m, uint64_t id)
 
 static struct srv_peer *peer_by_sock(struct srv_member *m, net_sock s)
 {
-    for (size_t i = 0; i < m->n_peers; i++)
-        if (m->peers[i].out == s)
-            return &m->peers[i];
+    for (size_t i = 0; i < m->net.n_peers; i++)
+        if (m->net.peers[i].out == s)
+            return &m->net.peers[i];
     return NULL;
 }
 
 bool srv_peer_active(struct srv_member *m, uint64_t id)
 {
-    for (size_t i = 0; i < m->n_peers; i++)
-        if (m->peers[i].id == id)
-            return m->peers[i].out && m->peers[i].connected_since_ns >= 0 &&
-                   net_sock_open(m->w, m->peers[i].out);
+    for (size_t i = 0; i < m->net.n_peers; i++)
+        if (m->net.peers[i].id == id)
+            return m->net.peers[i].out && m->net.peers[i].connected_since_ns >= 0 &&
+                   net_sock_open(m->w, m->net.peers[i].out);
     return false;
 }
 
@@ -51,9 +51,9 @@ bool srv_peer_connected_since(struct srv_member *m, uint64_t id, int64_t since_n
 {
     if (!srv_peer_active(m, id))
         return false;
-    for (size_t i = 0; i < m->n_peers; i++)
-        if (m->peers[i].id == id)
-            return m->peers[i].connected_since_ns < since_ns;
+    for (size_t i = 0; i < m->net.n_peers; i++)
+        if (m->net.peers[i].id == id)
+            return m->net.peers[i].connected_since_ns < since_ns;
     return false;
 }
 
@@ -198,12 +198,12 @@ static void step_frame(struct srv_member *m, const Raftpb__PeerFrame *f)
             msg.type == RAFT_MSG_SNAPSHOT) {
             int64_t now = srv_member_now(m);
             const struct srv_config *c = srv_member_config(m);
-            if (FL_BUG(MVCC_WATCH_OLD_AFTER_PARTITION) && m->last_leader_msg_ns >= 0 &&
-                now - m->last_leader_msg_ns > c->election_ms * FL_MS)
+            if (FL_BUG(MVCC_WATCH_OLD_AFTER_PARTITION) && m->soft.last_leader_msg_ns >= 0 &&
+                now - m->soft.last_leader_msg_ns > c->election_ms * FL_MS)
                 srv_watches_rewind(m); /* etcd#15271: the rejoined member resyncs wrongly */
-            m->last_leader_msg_ns = now;
+            m->soft.last_leader_msg_ns = now;
             if (msg.from == raft_leader(m->raft))
-                m->last_leader_contact_ns = now;
+                m->soft.last_leader_contact_ns = now;
         }
         raft_step(m->raft, &msg);
         if (m->stopping)
@@ -222,8 +222,8 @@ static void on_peer_message(struct sim_world *w, net_sock s, const uint8_t *p, s
     Raftpb__PeerFrame *f = raftpb__peer_frame__unpack(&m->pb_peer.alloc, n, p);
     if (!f)
         return; /* garbage: etcd drops it */
-    if (f->refused && sim_now_ns(w) - m->last_refused_ns >= FL_S) {
-        m->last_refused_ns = sim_now_ns(w);
+    if (f->refused && sim_now_ns(w) - m->net.last_refused_ns >= FL_S) {
+        m->net.last_refused_ns = sim_now_ns(w);
         char d[160];
         snprintf(d, sizeof d, "refused by the member on process %d: %s", net_sock_peer(w, s),
                  f->error ? f->error : "");
@@ -485,8 +485,8 @@ static void peers_dial(struct srv_member *m, int64_t now)
  * linkHeartbeatMessage), so the peer's read timeout does not close an idle stream. */
 static void peers_link_heartbeat(struct srv_member *m, int64_t now)
 {
-    for (size_t i = 0; i < m->n_peers; i++) {
-        struct srv_peer *p = &m->peers[i];
+    for (size_t i = 0; i < m->net.n_peers; i++) {
+        struct srv_peer *p = &m->net.peers[i];
         if (!p->out || p->connected_since_ns < 0 ||
             now - FL_MAX(p->last_sent_ns, p->connected_since_ns) < SRV_PEER_LINK_HEARTBEAT_NS)
             continue;
@@ -500,8 +500,8 @@ void srv_peers_tick(struct srv_member *m)
     int64_t now = sim_now_ns(m->w);
     peers_dial(m, now);
     peers_link_heartbeat(m, now);
-    for (size_t i = 0; i < m->n_peers; i++) {
-        struct srv_peer *p = &m->peers[i];
+    for (size_t i = 0; i < m->net.n_peers; i++) {
+        struct srv_peer *p = &m->net.peers[i];
         if (!p->out)
             continue;
         /* A connection still opening is judged by its attempt alone: frames the peer
@@ -523,10 +523,10 @@ void srv_peers_tick(struct srv_member *m)
 
 void srv_peers_close(struct srv_member *m)
 {
-    for (size_t i = 0; i < m->n_peers; i++) {
-        if (m->peers[i].out)
-            net_close(m->w, m->peers[i].out);
-        m->peers[i].out = 0;
+    for (size_t i = 0; i < m->net.n_peers; i++) {
+        if (m->net.peers[i].out)
+            net_close(m->w, m->net.peers[i].out);
+        m->net.peers[i].out = 0;
     }
     net_unlisten(m->w, m->proc, SRV_PEER_PORT);
 }

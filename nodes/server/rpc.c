@@ -111,10 +111,10 @@ void srv_reply_mvcc_error(struct srv_member *m, const struct srv_reply *reply, i
 struct srv_waiter *srv_waiter_add(struct srv_member *m, enum srv_wait_kind kind,
                                   const struct srv_reply *reply, Rpc__ClientMsg *req)
 {
-    FL_GROW(m->waiters, m->cap_waiters, m->n_waiters + 1, 64);
-    struct srv_waiter *wt = &m->waiters[m->n_waiters++];
+    FL_GROW(m->req.waiters, m->req.cap_waiters, m->req.n_waiters + 1, 64);
+    struct srv_waiter *wt = &m->req.waiters[m->req.n_waiters++];
     memset(wt, 0, sizeof *wt);
-    wt->id = m->next_req_id++;
+    wt->id = m->req.next_req_id++;
     wt->kind = kind;
     wt->reply = *reply;
     wt->req = req;
@@ -125,16 +125,16 @@ struct srv_waiter *srv_waiter_add(struct srv_member *m, enum srv_wait_kind kind,
 /* Waiters are kept in id order (ids only grow), so lookups are binary searches. */
 struct srv_waiter *srv_waiter_find(struct srv_member *m, uint64_t id)
 {
-    size_t lo = 0, hi = m->n_waiters;
+    size_t lo = 0, hi = m->req.n_waiters;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (m->waiters[mid].id < id)
+        if (m->req.waiters[mid].id < id)
             lo = mid + 1;
         else
             hi = mid;
     }
-    if (lo < m->n_waiters && m->waiters[lo].id == id && !m->waiters[lo].dead)
-        return &m->waiters[lo];
+    if (lo < m->req.n_waiters && m->req.waiters[lo].id == id && !m->req.waiters[lo].dead)
+        return &m->req.waiters[lo];
     return NULL;
 }
 
@@ -151,10 +151,10 @@ void srv_waiter_done(struct srv_member *m, struct srv_waiter *wt)
 void srv_waiters_sweep(struct srv_member *m)
 {
     size_t k = 0;
-    for (size_t i = 0; i < m->n_waiters; i++)
-        if (!m->waiters[i].dead)
-            m->waiters[k++] = m->waiters[i];
-    m->n_waiters = k;
+    for (size_t i = 0; i < m->req.n_waiters; i++)
+        if (!m->req.waiters[i].dead)
+            m->req.waiters[k++] = m->req.waiters[i];
+    m->req.n_waiters = k;
 }
 
 /* ---- proposals ----------------------------------------------------------------- */
@@ -206,7 +206,7 @@ static int propose_client(struct srv_member *m, struct srv_waiter *wt)
 void srv_rpc_write(struct srv_member *m, const struct srv_reply *reply, Rpc__ClientMsg *req)
 {
     const struct srv_config *c = srv_member_config(m);
-    if (raft_commit_index(m->raft) > m->applied + SRV_MAX_APPLY_GAP) {
+    if (raft_commit_index(m->raft) > m->app.applied + SRV_MAX_APPLY_GAP) {
         srv_reply_error(m, reply, req->method, RPC_ERR_TOO_MANY_REQUESTS);
         goto out;
     }
@@ -390,9 +390,10 @@ void srv_rpc_handle(struct srv_member *m, struct srv_reply *reply, Rpc__ClientMs
             struct srv_watch *wa = srv_watch_by_call(m, reply->sock, req->call_id);
             if (wa)
                 srv_watch_end(m, wa, RPC_ERR_NONE);
-            for (size_t i = 0; i < m->n_kas; i++)
-                if (m->kas[i].sock == reply->sock && m->kas[i].call_id == req->call_id)
-                    m->kas[i].active = false;
+            for (size_t i = 0; i < m->streams.n_kas; i++)
+                if (m->streams.kas[i].sock == reply->sock &&
+                    m->streams.kas[i].call_id == req->call_id)
+                    m->streams.kas[i].active = false;
             break;
         }
         srv_reply_status(m, reply, method, RPC_CODE_UNIMPLEMENTED, "unknown method", false);
@@ -406,20 +407,23 @@ free_req:
 
 static bool blocked(struct srv_member *m)
 {
-    return m->blocked_until_ns > 0 && srv_member_now(m) < m->blocked_until_ns;
+    return m->maint.blocked_until_ns > 0 && srv_member_now(m) < m->maint.blocked_until_ns;
 }
 
 static void defer_frame(struct srv_member *m, net_sock s, const uint8_t *p, size_t n)
 {
-    if (m->n_deferred == m->cap_deferred) {
-        m->cap_deferred = fl_grow_cap(m->cap_deferred, m->n_deferred + 1, 16, sizeof *m->deferred);
-        m->deferred = fl_realloc(m->deferred, m->cap_deferred * sizeof *m->deferred);
-        m->deferred_sock = fl_realloc(m->deferred_sock, m->cap_deferred * sizeof(net_sock));
+    if (m->maint.n_deferred == m->maint.cap_deferred) {
+        m->maint.cap_deferred = fl_grow_cap(m->maint.cap_deferred, m->maint.n_deferred + 1, 16,
+                                            sizeof *m->maint.deferred);
+        m->maint.deferred =
+            fl_realloc(m->maint.deferred, m->maint.cap_deferred * sizeof *m->maint.deferred);
+        m->maint.deferred_sock =
+            fl_realloc(m->maint.deferred_sock, m->maint.cap_deferred * sizeof(net_sock));
     }
-    fl_buf_init(&m->deferred[m->n_deferred]);
-    fl_buf_append(&m->deferred[m->n_deferred], p, n);
-    m->deferred_sock[m->n_deferred] = s;
-    m->n_deferred++;
+    fl_buf_init(&m->maint.deferred[m->maint.n_deferred]);
+    fl_buf_append(&m->maint.deferred[m->maint.n_deferred], p, n);
+    m->maint.deferred_sock[m->maint.n_deferred] = s;
+    m->maint.n_deferred++;
 }
 
 static void *req_decode(ProtobufCAllocator *a, size_t n, const uint8_t *p)
@@ -458,12 +462,12 @@ static void handle_frame(struct srv_member *m, net_sock s, const uint8_t *p, siz
 
 void srv_rpc_replay_deferred(struct srv_member *m)
 {
-    size_t n = m->n_deferred;
-    struct fl_buf *bufs = m->deferred;
-    net_sock *socks = m->deferred_sock;
-    m->deferred = NULL;
-    m->deferred_sock = NULL;
-    m->n_deferred = m->cap_deferred = 0;
+    size_t n = m->maint.n_deferred;
+    struct fl_buf *bufs = m->maint.deferred;
+    net_sock *socks = m->maint.deferred_sock;
+    m->maint.deferred = NULL;
+    m->maint.deferred_sock = NULL;
+    m->maint.n_deferred = m->maint.cap_deferred = 0;
     for (size_t i = 0; i < n; i++) {
         if (!m->stopping && net_sock_open(m->w, socks[i]))
             handle_frame(m, socks[i], bufs[i].data, bufs[i].len);
@@ -490,12 +494,12 @@ static void on_client_close(struct sim_world *w, net_sock s, int reason, void *c
     (void)reason;
     struct srv_member *m = ctx;
     srv_watches_close_sock(m, s);
-    for (size_t i = 0; i < m->n_kas; i++)
-        if (m->kas[i].sock == s)
-            m->kas[i].active = false;
-    for (size_t i = 0; i < m->n_conns; i++)
-        if (m->conns[i].sock == s)
-            m->conns[i].open = false;
+    for (size_t i = 0; i < m->streams.n_kas; i++)
+        if (m->streams.kas[i].sock == s)
+            m->streams.kas[i].active = false;
+    for (size_t i = 0; i < m->net.n_conns; i++)
+        if (m->net.conns[i].sock == s)
+            m->net.conns[i].open = false;
 }
 
 static void on_client_accept(struct sim_world *w, net_sock s, int peer, void *ctx)
@@ -505,14 +509,14 @@ static void on_client_accept(struct sim_world *w, net_sock s, int peer, void *ct
     static const struct net_sock_ops ops = {NULL, on_client_message, on_client_close};
     net_sock_bind(w, s, &ops, m);
     size_t k = 0;
-    for (size_t i = 0; i < m->n_conns; i++)
-        if (m->conns[i].open)
-            m->conns[k++] = m->conns[i];
-    m->n_conns = k;
-    FL_GROW(m->conns, m->cap_conns, m->n_conns + 1, 16);
-    m->conns[m->n_conns].sock = s;
-    m->conns[m->n_conns].open = true;
-    m->n_conns++;
+    for (size_t i = 0; i < m->net.n_conns; i++)
+        if (m->net.conns[i].open)
+            m->net.conns[k++] = m->net.conns[i];
+    m->net.n_conns = k;
+    FL_GROW(m->net.conns, m->net.cap_conns, m->net.n_conns + 1, 16);
+    m->net.conns[m->net.n_conns].sock = s;
+    m->net.conns[m->net.n_conns].open = true;
+    m->net.n_conns++;
 }
 
 int srv_rpc_listen(struct srv_member *m)
@@ -522,10 +526,10 @@ int srv_rpc_listen(struct srv_member *m)
 
 void srv_rpc_close_all(struct srv_member *m)
 {
-    for (size_t i = 0; i < m->n_conns; i++)
-        if (m->conns[i].open)
-            net_close(m->w, m->conns[i].sock);
-    m->n_conns = 0;
+    for (size_t i = 0; i < m->net.n_conns; i++)
+        if (m->net.conns[i].open)
+            net_close(m->w, m->net.conns[i].sock);
+    m->net.n_conns = 0;
     net_unlisten(m->w, m->proc, SRV_CLIENT_PORT);
 }
 
@@ -533,15 +537,15 @@ void srv_rpc_close_all(struct srv_member *m)
 
 static void serve_ready_reads(struct srv_member *m)
 {
-    if (!m->reads_ready)
+    if (!m->req.reads_ready)
         return;
-    m->reads_ready = false;
-    for (size_t i = 0; i < m->n_waiters; i++) {
-        struct srv_waiter *wt = &m->waiters[i];
+    m->req.reads_ready = false;
+    for (size_t i = 0; i < m->req.n_waiters; i++) {
+        struct srv_waiter *wt = &m->req.waiters[i];
         if (wt->dead || wt->kind != SRV_WAIT_READ || !wt->read_ready)
             continue;
-        if (wt->read_index > m->applied) {
-            m->reads_ready = true; /* look again after the next apply */
+        if (wt->read_index > m->app.applied) {
+            m->req.reads_ready = true; /* look again after the next apply */
             continue;
         }
         srv_rpc_serve_read(m, &wt->reply, wt->req);
@@ -558,8 +562,8 @@ void srv_rpc_after_apply(struct srv_member *m)
 void srv_rpc_leader_changed(struct srv_member *m)
 {
     uint64_t leader = raft_leader(m->raft);
-    for (size_t i = 0; i < m->n_waiters; i++) {
-        struct srv_waiter *wt = &m->waiters[i];
+    for (size_t i = 0; i < m->req.n_waiters; i++) {
+        struct srv_waiter *wt = &m->req.waiters[i];
         if (wt->dead || !wt->req)
             continue;
         if (wt->req->req_case == RPC__CLIENT_MSG__REQ_MOVE_LEADER && wt->read_index == leader) {
@@ -587,8 +591,8 @@ static enum rpc_err_id timeout_error(const struct srv_waiter *wt)
 
 static void tick_waiters(struct srv_member *m, int64_t now)
 {
-    for (size_t i = 0; i < m->n_waiters; i++) {
-        struct srv_waiter *wt = &m->waiters[i];
+    for (size_t i = 0; i < m->req.n_waiters; i++) {
+        struct srv_waiter *wt = &m->req.waiters[i];
         if (wt->dead)
             continue;
         if (now >= wt->deadline_ns) {
@@ -608,7 +612,7 @@ static void tick_waiters(struct srv_member *m, int64_t now)
             if (propose_client(m, wt) == FL_OK)
                 wt->kind = SRV_WAIT_PROPOSAL;
         } else if (wt->kind == SRV_WAIT_READ && !wt->read_ready &&
-                   (wt->read_index == UINT64_MAX || m->ticks % READ_RETRY_TICKS == 0)) {
+                   (wt->read_index == UINT64_MAX || m->soft.ticks % READ_RETRY_TICKS == 0)) {
             wt->read_index = raft_read_index(m->raft, wt->id) == FL_OK ? 0 : UINT64_MAX;
         }
     }
@@ -619,12 +623,12 @@ static void tick_streams(struct srv_member *m)
 {
     const struct srv_config *c = srv_member_config(m);
     int64_t limit = 3 * FL_MAX(1, c->election_ms / c->heartbeat_ms);
-    if (m->no_leader_ticks < limit)
+    if (m->soft.no_leader_ticks < limit)
         return;
     /* etcd cancels require_leader streams after 3 election timeouts without leader. */
     srv_watches_no_leader(m);
-    for (size_t i = 0; i < m->n_kas; i++) {
-        struct srv_ka_stream *ka = &m->kas[i];
+    for (size_t i = 0; i < m->streams.n_kas; i++) {
+        struct srv_ka_stream *ka = &m->streams.kas[i];
         if (ka->active && ka->require_leader) {
             ka->active = false;
             struct srv_reply r = {ka->sock, ka->call_id, NULL, NULL};
@@ -649,7 +653,7 @@ static void tick_leader(struct srv_member *m, int64_t now)
             active++;
     }
     if (active >= raft_conf_quorum(conf))
-        m->last_leader_contact_ns = now;
+        m->soft.last_leader_contact_ns = now;
     /* Leases: only the leader expires them, through Raft. */
     int64_t ids[64];
     size_t n = mvcc_lease_expired(m->kv, now, ids, FL_ARRAY_LEN(ids));
@@ -666,17 +670,17 @@ static void tick_leader(struct srv_member *m, int64_t now)
 static void tick_autocompact(struct srv_member *m)
 {
     int64_t wnow = sim_now_ns(m->w);
-    if (wnow < mvcc_autocompact_next_ns(&m->ac))
+    if (wnow < mvcc_autocompact_next_ns(&m->maint.ac))
         return;
-    int64_t rev = mvcc_autocompact_step(&m->ac, wnow, mvcc_current_rev(m->kv));
+    int64_t rev = mvcc_autocompact_step(&m->maint.ac, wnow, mvcc_current_rev(m->kv));
     if (rev <= 0 || rev <= mvcc_compact_rev(m->kv))
         return;
-    FL_ASSERT(m->role == RAFT_LEADER);
+    FL_ASSERT(m->soft.role == RAFT_LEADER);
     Raftpb__InternalRequest ir = RAFTPB__INTERNAL_REQUEST__INIT;
     ir.kind = RAFTPB__INTERNAL_KIND__INTERNAL_COMPACT;
     ir.revision = rev;
     if (srv_propose(m, &ir) != FL_OK)
-        mvcc_autocompact_failed(&m->ac, wnow);
+        mvcc_autocompact_failed(&m->maint.ac, wnow);
 }
 
 void srv_rpc_tick(struct srv_member *m)
@@ -690,8 +694,8 @@ void srv_rpc_tick(struct srv_member *m)
     if (!blocked(m)) {
         mvcc_watch_sync(m->kv);
         if (c->progress_notify_ms > 0 &&
-            now - m->last_progress_ns >= c->progress_notify_ms * FL_MS) {
-            m->last_progress_ns = now;
+            now - m->maint.last_progress_ns >= c->progress_notify_ms * FL_MS) {
+            m->maint.last_progress_ns = now;
             mvcc_watch_progress_all(m->kv);
         }
         srv_watch_drain(m);

@@ -21,7 +21,7 @@
  * attributes once, i.e. it has run at least once). This member always has. */
 static void started_members(struct srv_member *m, uint64_t *out, size_t *n)
 {
-    const struct raft_conf_state *c = &m->applied_conf;
+    const struct raft_conf_state *c = &m->app.applied_conf;
     *n = 0;
     out[(*n)++] = m->id;
     for (uint32_t i = 0; i < c->voters_count; i++)
@@ -208,11 +208,11 @@ void srv_admin_member(struct srv_member *m, const struct srv_reply *reply, Rpc__
     /* etcd makes both halves of the check on its membership, which changes when a
      * configuration entry is applied (not when appended, as Raft's does here). */
     if (c->strict_reconfig_check &&
-        !raft_conf_change_quorum_ok(&m->applied_conf, &cc, started, n_started)) {
+        !raft_conf_change_quorum_ok(&m->app.applied_conf, &cc, started, n_started)) {
         srv_reply_error(m, reply, req->method, RPC_ERR_NOT_ENOUGH_STARTED);
         goto free_req;
     }
-    if (c->strict_reconfig_check && !reconfig_healthy(m, &m->applied_conf, &cc)) {
+    if (c->strict_reconfig_check && !reconfig_healthy(m, &m->app.applied_conf, &cc)) {
         srv_reply_error(m, reply, req->method, RPC_ERR_UNHEALTHY);
         goto free_req;
     }
@@ -277,8 +277,9 @@ void srv_admin_status(struct srv_member *m, const struct srv_reply *reply, int m
         r.n_errors = 1;
         r.errors = errs;
     }
-    r.quorum_contact_age_ns =
-        m->last_leader_contact_ns < 0 ? -1 : srv_member_now(m) - m->last_leader_contact_ns;
+    r.quorum_contact_age_ns = m->soft.last_leader_contact_ns < 0
+                                  ? -1
+                                  : srv_member_now(m) - m->soft.last_leader_contact_ns;
     Rpc__ServerMsg msg = RPC__SERVER_MSG__INIT;
     msg.method = method;
     msg.resp_case = RPC__SERVER_MSG__RESP_STATUS;
@@ -364,9 +365,9 @@ static void on_defrag_done(struct sim_world *w, void *ctx)
     (void)w;
     struct defrag_done *d = ctx;
     struct srv_member *m = d->m;
-    m->unblock_timer = 0;
-    m->defrag_pending = NULL;
-    m->blocked_until_ns = 0;
+    m->maint.unblock_timer = 0;
+    m->maint.defrag_pending = NULL;
+    m->maint.blocked_until_ns = 0;
     Rpc__ServerMsg msg = RPC__SERVER_MSG__INIT;
     Rpc__DefragmentResponse r = RPC__DEFRAGMENT_RESPONSE__INIT;
     msg.method = d->method;
@@ -380,7 +381,7 @@ static void on_defrag_done(struct sim_world *w, void *ctx)
 
 void srv_admin_defrag(struct srv_member *m, const struct srv_reply *reply, int method)
 {
-    if (m->defrag_pending) {
+    if (m->maint.defrag_pending) {
         /* etcd serialises defragmentation behind the backend lock. */
         srv_reply_error(m, reply, method, RPC_ERR_TIMEOUT);
         return;
@@ -401,27 +402,27 @@ void srv_admin_defrag(struct srv_member *m, const struct srv_reply *reply, int m
              dur / FL_MS, mvcc_size_bytes(m->kv));
     srv_member_event(m, SRV_EV_DEFRAG, d);
     srv_member_hook(m, SRV_HOOK_DEFRAG, 0, 0, false, d);
-    m->blocked_until_ns = srv_member_now(m) + dur;
+    m->maint.blocked_until_ns = srv_member_now(m) + dur;
     struct defrag_done *dd = fl_calloc(1, sizeof *dd);
     dd->m = m;
     dd->reply = *reply;
     dd->method = method;
-    m->defrag_pending = dd;
-    m->unblock_timer = sim_timer_start(m->w, m->proc, dur, on_defrag_done, dd);
+    m->maint.defrag_pending = dd;
+    m->maint.unblock_timer = sim_timer_start(m->w, m->proc, dur, on_defrag_done, dd);
 }
 
 void srv_rpc_fail_pending(struct srv_member *m)
 {
-    for (size_t i = 0; i < m->n_waiters; i++) {
-        struct srv_waiter *wt = &m->waiters[i];
+    for (size_t i = 0; i < m->req.n_waiters; i++) {
+        struct srv_waiter *wt = &m->req.waiters[i];
         if (!wt->dead && wt->reply.done)
             ctl_stopped(&wt->reply);
         if (!wt->dead)
             srv_waiter_done(m, wt);
     }
-    struct defrag_done *dd = m->defrag_pending;
+    struct defrag_done *dd = m->maint.defrag_pending;
     if (dd) {
-        m->defrag_pending = NULL;
+        m->maint.defrag_pending = NULL;
         if (dd->reply.done)
             ctl_stopped(&dd->reply);
         free(dd);
@@ -478,13 +479,13 @@ void srv_admin_alarm(struct srv_member *m, const struct srv_reply *reply, Rpc__C
         Rpc__AlarmResponse r = RPC__ALARM_RESPONSE__INIT;
         Rpc__AlarmMember am[SRV_ALARMS_MAX];
         Rpc__AlarmMember *ptr[SRV_ALARMS_MAX];
-        for (uint32_t i = 0; i < m->n_alarms; i++) {
+        for (uint32_t i = 0; i < m->app.n_alarms; i++) {
             rpc__alarm_member__init(&am[i]);
-            am[i].memberid = m->alarms[i].member;
-            am[i].alarm = (Rpc__AlarmType)m->alarms[i].type;
+            am[i].memberid = m->app.alarms[i].member;
+            am[i].alarm = (Rpc__AlarmType)m->app.alarms[i].type;
             ptr[i] = &am[i];
         }
-        r.n_alarms = m->n_alarms;
+        r.n_alarms = m->app.n_alarms;
         r.alarms = ptr;
         Rpc__ServerMsg msg = RPC__SERVER_MSG__INIT;
         msg.method = req->method;

@@ -19,16 +19,18 @@
 /* Any watch (active or not) with this mvcc id, by binary search. */
 static struct srv_watch *watch_find(struct srv_member *m, int64_t id)
 {
-    m->watch_steps++;
-    size_t lo = 0, hi = m->n_watches;
+    m->streams.watch_steps++;
+    size_t lo = 0, hi = m->streams.n_watches;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (m->watches[mid].mvcc_id < id)
+        if (m->streams.watches[mid].mvcc_id < id)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return lo < m->n_watches && m->watches[lo].mvcc_id == id ? &m->watches[lo] : NULL;
+    return lo < m->streams.n_watches && m->streams.watches[lo].mvcc_id == id
+               ? &m->streams.watches[lo]
+               : NULL;
 }
 
 static struct srv_watch *watch_by_mvcc(struct srv_member *m, int64_t id)
@@ -46,24 +48,24 @@ static size_t call_hash(net_sock s, uint64_t call_id)
 
 static void call_slot_put(struct srv_member *m, net_sock s, uint64_t call_id, int64_t mvcc_id)
 {
-    size_t mask = m->watch_calls_cap - 1;
+    size_t mask = m->streams.watch_calls_cap - 1;
     size_t i = call_hash(s, call_id) & mask;
-    while (m->watch_calls[i].mvcc_id != 0)
+    while (m->streams.watch_calls[i].mvcc_id != 0)
         i = (i + 1) & mask;
-    m->watch_calls[i] = (struct srv_watch_slot){s, call_id, mvcc_id};
-    m->watch_calls_used++;
+    m->streams.watch_calls[i] = (struct srv_watch_slot){s, call_id, mvcc_id};
+    m->streams.watch_calls_used++;
 }
 
 /* Rebuilds the (sock, call_id) table from the active watches, with room for want. */
 static void call_table_rebuild(struct srv_member *m, size_t want)
 {
-    size_t cap = fl_grow_cap(0, 2 * want, 16, sizeof(*m->watch_calls));
-    free(m->watch_calls);
-    m->watch_calls = fl_calloc(cap, sizeof(*m->watch_calls));
-    m->watch_calls_cap = cap;
-    m->watch_calls_used = 0;
-    for (size_t i = 0; i < m->n_watches; i++) {
-        const struct srv_watch *wa = &m->watches[i];
+    size_t cap = fl_grow_cap(0, 2 * want, 16, sizeof(*m->streams.watch_calls));
+    free(m->streams.watch_calls);
+    m->streams.watch_calls = fl_calloc(cap, sizeof(*m->streams.watch_calls));
+    m->streams.watch_calls_cap = cap;
+    m->streams.watch_calls_used = 0;
+    for (size_t i = 0; i < m->streams.n_watches; i++) {
+        const struct srv_watch *wa = &m->streams.watches[i];
         if (wa->active)
             call_slot_put(m, wa->sock, wa->call_id, wa->mvcc_id);
     }
@@ -73,14 +75,14 @@ static void call_table_rebuild(struct srv_member *m, size_t want)
  * order found. Entries of ended watches stay until the next rebuild and are skipped. */
 struct srv_watch *srv_watch_by_call(struct srv_member *m, net_sock s, uint64_t call_id)
 {
-    if (m->watch_calls_cap == 0)
+    if (m->streams.watch_calls_cap == 0)
         return NULL;
-    size_t mask = m->watch_calls_cap - 1;
+    size_t mask = m->streams.watch_calls_cap - 1;
     struct srv_watch *best = NULL;
-    for (size_t i = call_hash(s, call_id) & mask; m->watch_calls[i].mvcc_id != 0;
+    for (size_t i = call_hash(s, call_id) & mask; m->streams.watch_calls[i].mvcc_id != 0;
          i = (i + 1) & mask) {
-        const struct srv_watch_slot *e = &m->watch_calls[i];
-        m->watch_steps++;
+        const struct srv_watch_slot *e = &m->streams.watch_calls[i];
+        m->streams.watch_steps++;
         if (e->sock != s || e->call_id != call_id)
             continue;
         struct srv_watch *wa = watch_by_mvcc(m, e->mvcc_id);
@@ -95,8 +97,8 @@ static void watch_deactivate(struct srv_member *m, struct srv_watch *wa)
     if (!wa->active)
         return;
     wa->active = false;
-    FL_ASSERT(m->active_watches > 0);
-    m->active_watches--;
+    FL_ASSERT(m->streams.active_watches > 0);
+    m->streams.active_watches--;
 }
 
 void srv_watch_end(struct srv_member *m, struct srv_watch *wa, enum rpc_err_id err)
@@ -145,8 +147,8 @@ static void on_watch_hold_end(struct sim_world *w, void *ctx)
 {
     (void)w;
     struct srv_member *m = ctx;
-    m->watch_hold_timer = 0;
-    m->watch_held_until_ns = 0;
+    m->streams.watch_hold_timer = 0;
+    m->streams.watch_held_until_ns = 0;
     srv_watch_drain(m);
 }
 
@@ -158,7 +160,7 @@ static void on_watch_hold_end(struct sim_world *w, void *ctx)
 void srv_watch_drain(struct srv_member *m)
 {
     int64_t now = srv_member_now(m);
-    if (m->blocked_until_ns > now || m->watch_held_until_ns > now)
+    if (m->maint.blocked_until_ns > now || m->streams.watch_held_until_ns > now)
         return;
     struct mvcc_watch_resp wr;
     while (mvcc_watch_pending(m->kv) > 0) {
@@ -167,9 +169,9 @@ void srv_watch_drain(struct srv_member *m)
         if (f == SIM_FAULT_CRASH)
             return;
         if (f == SIM_FAULT_DELAY && hit.delay_ns > 0) {
-            m->watch_held_until_ns = now + hit.delay_ns;
-            if (!m->watch_hold_timer)
-                m->watch_hold_timer =
+            m->streams.watch_held_until_ns = now + hit.delay_ns;
+            if (!m->streams.watch_hold_timer)
+                m->streams.watch_hold_timer =
                     sim_timer_start(m->w, m->proc, hit.delay_ns, on_watch_hold_end, m);
             return;
         }
@@ -236,18 +238,19 @@ void srv_watch_handle(struct srv_member *m, const struct srv_reply *reply,
         srv_reply_status(m, reply, req->method, (int)mvcc_err_code(err), mvcc_err_text(err), true);
         return;
     }
-    FL_GROW(m->watches, m->cap_watches, m->n_watches + 1, 16);
-    FL_ASSERT(m->n_watches == 0 || m->watches[m->n_watches - 1].mvcc_id < id);
-    struct srv_watch *wa = &m->watches[m->n_watches++];
+    FL_GROW(m->streams.watches, m->streams.cap_watches, m->streams.n_watches + 1, 16);
+    FL_ASSERT(m->streams.n_watches == 0 ||
+              m->streams.watches[m->streams.n_watches - 1].mvcc_id < id);
+    struct srv_watch *wa = &m->streams.watches[m->streams.n_watches++];
     wa->mvcc_id = id;
     wa->sock = reply->sock;
     wa->call_id = req->call_id;
     wa->require_leader = req->require_leader;
     wa->active = true;
     wa->start_rev = q.start_rev > 0 ? q.start_rev : hrev + 1;
-    m->active_watches++;
-    if (2 * (m->watch_calls_used + 1) > m->watch_calls_cap)
-        call_table_rebuild(m, 2 * m->active_watches); /* wa is in it */
+    m->streams.active_watches++;
+    if (2 * (m->streams.watch_calls_used + 1) > m->streams.watch_calls_cap)
+        call_table_rebuild(m, 2 * m->streams.active_watches); /* wa is in it */
     else
         call_slot_put(m, wa->sock, wa->call_id, id);
     struct mvcc_watch_resp c;
@@ -262,33 +265,33 @@ void srv_watch_handle(struct srv_member *m, const struct srv_reply *reply,
 /* Drops ended watches once they outnumber the active ones (amortised O(1) an end). */
 void srv_watches_compact(struct srv_member *m)
 {
-    size_t ended = m->n_watches - m->active_watches;
-    if (m->n_watches <= 64 || ended <= m->active_watches)
+    size_t ended = m->streams.n_watches - m->streams.active_watches;
+    if (m->streams.n_watches <= 64 || ended <= m->streams.active_watches)
         return;
-    m->watch_steps += m->n_watches;
+    m->streams.watch_steps += m->streams.n_watches;
     size_t k = 0;
-    for (size_t i = 0; i < m->n_watches; i++)
-        if (m->watches[i].active)
-            m->watches[k++] = m->watches[i];
-    FL_ASSERT(k == m->active_watches);
-    m->n_watches = k;
+    for (size_t i = 0; i < m->streams.n_watches; i++)
+        if (m->streams.watches[i].active)
+            m->streams.watches[k++] = m->streams.watches[i];
+    FL_ASSERT(k == m->streams.active_watches);
+    m->streams.n_watches = k;
     call_table_rebuild(m, 2 * k);
 }
 
 void srv_watches_close_sock(struct srv_member *m, net_sock s)
 {
-    m->watch_steps += m->n_watches;
-    for (size_t i = 0; i < m->n_watches; i++)
-        if (m->watches[i].sock == s)
-            srv_watch_end(m, &m->watches[i], RPC_ERR_NONE);
+    m->streams.watch_steps += m->streams.n_watches;
+    for (size_t i = 0; i < m->streams.n_watches; i++)
+        if (m->streams.watches[i].sock == s)
+            srv_watch_end(m, &m->streams.watches[i], RPC_ERR_NONE);
 }
 
 void srv_watches_no_leader(struct srv_member *m)
 {
-    m->watch_steps += m->n_watches;
-    for (size_t i = 0; i < m->n_watches; i++)
-        if (m->watches[i].active && m->watches[i].require_leader)
-            srv_watch_end(m, &m->watches[i], RPC_ERR_NO_LEADER);
+    m->streams.watch_steps += m->streams.n_watches;
+    for (size_t i = 0; i < m->streams.n_watches; i++)
+        if (m->streams.watches[i].active && m->streams.watches[i].require_leader)
+            srv_watch_end(m, &m->streams.watches[i], RPC_ERR_NO_LEADER);
 }
 
 /* ---- lease keep-alive streams -------------------------------------------------- */
@@ -309,9 +312,10 @@ static void ka_reply(struct srv_member *m, net_sock s, uint64_t call_id, int64_t
 void srv_keepalive_handle(struct srv_member *m, const struct srv_reply *reply, Rpc__ClientMsg *req)
 {
     struct srv_ka_stream *ka = NULL;
-    for (size_t i = 0; i < m->n_kas; i++)
-        if (m->kas[i].active && m->kas[i].sock == reply->sock && m->kas[i].call_id == req->call_id)
-            ka = &m->kas[i];
+    for (size_t i = 0; i < m->streams.n_kas; i++)
+        if (m->streams.kas[i].active && m->streams.kas[i].sock == reply->sock &&
+            m->streams.kas[i].call_id == req->call_id)
+            ka = &m->streams.kas[i];
     if (req->close_stream) {
         if (ka)
             ka->active = false;
@@ -319,8 +323,8 @@ void srv_keepalive_handle(struct srv_member *m, const struct srv_reply *reply, R
         return;
     }
     if (!ka) {
-        FL_GROW(m->kas, m->cap_kas, m->n_kas + 1, 8);
-        ka = &m->kas[m->n_kas++];
+        FL_GROW(m->streams.kas, m->streams.cap_kas, m->streams.n_kas + 1, 8);
+        ka = &m->streams.kas[m->streams.n_kas++];
         ka->sock = reply->sock;
         ka->call_id = req->call_id;
         ka->require_leader = req->require_leader;
@@ -390,8 +394,8 @@ void srv_keepalive_timeout(struct srv_member *m, struct srv_waiter *wt)
         srv_waiter_done(m, wt);
         return;
     }
-    for (size_t i = 0; i < m->n_kas; i++) {
-        struct srv_ka_stream *ka = &m->kas[i];
+    for (size_t i = 0; i < m->streams.n_kas; i++) {
+        struct srv_ka_stream *ka = &m->streams.kas[i];
         if (ka->active && ka->sock == wt->reply.sock && ka->call_id == wt->reply.call_id)
             ka->active = false;
     }
@@ -444,7 +448,8 @@ void srv_rpc_on_renew(struct srv_member *m, uint64_t from, const Raftpb__LeaseRe
 
 void srv_watches_rewind(struct srv_member *m)
 {
-    for (size_t i = 0; i < m->n_watches; i++)
-        if (m->watches[i].active)
-            mvcc_watch_rewind(m->kv, m->watches[i].mvcc_id, m->watches[i].start_rev);
+    for (size_t i = 0; i < m->streams.n_watches; i++)
+        if (m->streams.watches[i].active)
+            mvcc_watch_rewind(m->kv, m->streams.watches[i].mvcc_id,
+                              m->streams.watches[i].start_rev);
 }

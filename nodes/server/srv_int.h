@@ -118,6 +118,102 @@ struct srv_alarm {
 };
 #define SRV_ALARMS_MAX 16
 
+/* The parts of a member, each written by the file(s) named at its struct (others
+ * read them). scripts/regroup-srv-member.pl rewrote the uses when they were grouped. */
+
+/* The Raft core's soft state as the member last saw it, and its tick (member.c). */
+struct srv_member_soft {
+    enum raft_role role;
+    uint64_t leader;
+    uint64_t term;
+    int64_t last_leader_contact_ns; /* local clock; leader: quorum acks */
+    int64_t last_leader_msg_ns;     /* last append/heartbeat/snapshot from a leader; -1 */
+    int no_leader_ticks;
+    uint64_t leader_announced_term; /* the term of its last "leader" node event */
+    sim_handle tick_timer;
+    int64_t tick_ns;
+    int ticks;
+};
+
+/* The ready loop's persistence (member.c; storage.c writes the files). */
+struct srv_member_disk {
+    struct srv_wal_state log; /* mirror of what is persisted (entries, hard state) */
+    uint64_t wal_seq;         /* current WAL segment number */
+    char wal_name[48];
+    bool persisting;           /* an fsync of a ready is in flight */
+    bool sent_early;           /* FL_BUG(RAFT_ACK_BEFORE_FSYNC): msgs already sent */
+    bool drop_msgs;            /* raft/after_save drop: this ready's messages are lost */
+    bool ready_synced;         /* this ready's fsync completed (the safety checker hears it) */
+    bool safety_fed;           /* this ready's durable state went to the checker */
+    struct fl_buf pending_wal; /* raft/before_save delay: the write waiting to start */
+    sim_handle delay_timer;
+    uint64_t hook_append_index; /* SRV_HOOK_APPEND/PERSISTED: last entry being persisted */
+};
+
+/* What is applied (apply.c; member.c for snapshots and restarts). */
+struct srv_member_app {
+    uint64_t applied;
+    uint64_t applied_since_snap;
+    struct raft_conf_state applied_conf; /* configuration as of the applied index */
+    uint64_t snap_index;                 /* last local or installed snapshot */
+    uint64_t bug_reset_at; /* FL_BUG(MVCC_REVISION_RESET_ON_RESTART): reload at this index */
+    /* cluster-wide state applied through Raft */
+    struct srv_alarm alarms[SRV_ALARMS_MAX];
+    uint32_t n_alarms;
+};
+
+/* The cluster's online checkers as this member feeds them (member.c). */
+struct srv_member_chk {
+    struct raft_safety *safety; /* the cluster's checker for this cluster ID */
+    struct kvhash *kvh;         /* the cluster's corruption check for this cluster ID */
+    int64_t kvh_rev;            /* the store revision last reported to it */
+    uint64_t inv_fp;            /* --paranoid: mvcc_fingerprint at its last check */
+    bool inv_fp_set;
+};
+
+/* Peers (peer.c) and client connections (rpc.c). */
+struct srv_member_net {
+    struct srv_peer *peers;
+    size_t n_peers, cap_peers;
+    struct srv_conn *conns;
+    size_t n_conns, cap_conns;
+    int64_t last_refused_ns; /* last peer_refused event (rate-limited to 1/s) */
+};
+
+/* Watch and keep-alive streams (rpc_stream.c). */
+struct srv_member_streams {
+    struct srv_watch *watches; /* ascending mvcc_id */
+    size_t n_watches, cap_watches, active_watches;
+    struct srv_watch_slot *watch_calls; /* (sock, call_id) -> mvcc_id, lookups only */
+    size_t watch_calls_cap, watch_calls_used;
+    uint64_t watch_steps; /* watches examined by the stream bookkeeping (a work count) */
+    struct srv_ka_stream *kas;
+    size_t n_kas, cap_kas;
+    int64_t watch_held_until_ns; /* watch/before_send "delay": responses wait in the store */
+    sim_handle watch_hold_timer;
+};
+
+/* Requests waiting for their entry or read index (rpc.c). */
+struct srv_member_req {
+    struct srv_waiter *waiters;
+    size_t n_waiters, cap_waiters;
+    uint64_t next_req_id;
+    bool reads_ready; /* some read waiter has its read index: serve when applied */
+};
+
+/* Maintenance: defragmentation's block and the frames deferred meanwhile, the
+ * auto-compactor (rpc_admin.c). */
+struct srv_member_maint {
+    int64_t blocked_until_ns; /* defrag in progress */
+    struct fl_buf *deferred;  /* client frames received while blocked */
+    size_t n_deferred, cap_deferred;
+    net_sock *deferred_sock;
+    sim_handle unblock_timer;
+    struct defrag_done *defrag_pending; /* the defrag answer waiting for its end */
+    struct mvcc_autocompact ac;
+    int64_t last_progress_ns;
+};
+
 struct srv_member {
     struct srv_cluster *cl;
     struct sim_world *w;
@@ -128,85 +224,20 @@ struct srv_member {
     struct raft_ready rd;
     struct mvcc_store *kv;
     struct mvcc_config kv_cfg;
-    struct raft_safety *safety; /* the cluster's checker for this cluster ID */
-    struct kvhash *kvh;         /* the cluster's corruption check for this cluster ID */
-    int64_t kvh_rev;            /* the store revision last reported to it */
-    uint64_t inv_fp;            /* --paranoid: mvcc_fingerprint at its last check */
-    bool inv_fp_set;
-
-    /* persistence */
-    struct srv_wal_state log; /* mirror of what is persisted (entries, hard state) */
-    uint64_t wal_seq;         /* current WAL segment number */
-    char wal_name[48];
-    bool persisting;                /* an fsync of a ready is in flight */
-    bool sent_early;                /* FL_BUG(RAFT_ACK_BEFORE_FSYNC): msgs already sent */
-    bool drop_msgs;                 /* raft/after_save drop: this ready's messages are lost */
-    bool ready_synced;              /* this ready's fsync completed (the safety checker hears it) */
-    uint64_t hook_append_index;     /* SRV_HOOK_APPEND/PERSISTED: last entry being persisted */
-    uint64_t leader_announced_term; /* the term of its last "leader" node event */
-    bool safety_fed;                /* this ready's durable state went to the checker */
-    struct fl_buf pending_wal;      /* raft/before_save delay: the write waiting to start */
-    sim_handle delay_timer;
-    uint64_t snap_index; /* last local or installed snapshot */
-    uint64_t applied;
-    uint64_t applied_since_snap;
-    struct raft_conf_state applied_conf; /* configuration as of the applied index */
-    uint64_t bug_reset_at; /* FL_BUG(MVCC_REVISION_RESET_ON_RESTART): reload at this index */
-
-    /* raft soft state */
-    enum raft_role role;
-    uint64_t leader;
-    uint64_t term;
-    int64_t last_leader_contact_ns; /* local clock; leader: quorum acks */
-    int64_t last_leader_msg_ns;     /* last append/heartbeat/snapshot from a leader; -1 */
-    int no_leader_ticks;
-
-    /* timers */
-    sim_handle tick_timer;
-    int64_t tick_ns;
-    int ticks;
-
-    /* network */
-    struct srv_peer *peers;
-    size_t n_peers, cap_peers;
-    struct srv_conn *conns;
-    size_t n_conns, cap_conns;
-    struct srv_watch *watches; /* ascending mvcc_id (rpc_stream.c) */
-    size_t n_watches, cap_watches, active_watches;
-    struct srv_watch_slot *watch_calls; /* (sock, call_id) -> mvcc_id, lookups only */
-    size_t watch_calls_cap, watch_calls_used;
-    uint64_t watch_steps; /* watches examined by the stream bookkeeping (a work count) */
-    struct srv_ka_stream *kas;
-    size_t n_kas, cap_kas;
-
-    /* requests */
-    struct srv_waiter *waiters;
-    size_t n_waiters, cap_waiters;
-    uint64_t next_req_id;
-    bool reads_ready; /* some read waiter has its read index: serve when applied */
-
-    /* cluster-wide state applied through Raft */
-    struct srv_alarm alarms[SRV_ALARMS_MAX];
-    uint32_t n_alarms;
-
-    /* maintenance */
-    int64_t blocked_until_ns; /* defrag in progress */
-    struct fl_buf *deferred;  /* client frames received while blocked */
-    size_t n_deferred, cap_deferred;
-    net_sock *deferred_sock;
-    sim_handle unblock_timer;
-    int64_t watch_held_until_ns; /* watch/before_send "delay": responses wait in the store */
-    sim_handle watch_hold_timer;
-    struct defrag_done *defrag_pending; /* the defrag answer waiting for its end */
-    struct mvcc_autocompact ac;
-    int64_t last_progress_ns;
-
-    int64_t last_refused_ns; /* last peer_refused event (rate-limited to 1/s) */
-    bool removed;            /* applied its own removal */
-    bool stopping;           /* being freed */
+    bool removed;  /* applied its own removal */
+    bool stopping; /* being freed */
     struct fl_buf scratch;
     struct srv_pb_arena pb_peer;  /* decoding of one peer frame */
     struct srv_pb_arena pb_apply; /* decoding of one entry being applied */
+
+    struct srv_member_soft soft;
+    struct srv_member_disk disk;
+    struct srv_member_app app;
+    struct srv_member_chk chk;
+    struct srv_member_net net;
+    struct srv_member_streams streams;
+    struct srv_member_req req;
+    struct srv_member_maint maint;
 };
 
 /* ---- member.c ---- */

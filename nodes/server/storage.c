@@ -62,14 +62,14 @@ void srv_wal_rotate(struct srv_member *m)
     fl_buf_init(&b);
     fl_buf_reserve(&b, SRV_WAL_SEGMENT_BYTES);
     srv_wal_put_meta(&b, m->id, m->cluster_id);
-    if (m->log.snap_index)
-        srv_wal_put_snapshot(&b, m->log.snap_index, m->log.snap_term, false);
-    srv_wal_put_hardstate(&b, m->log.term, m->log.vote, m->log.commit);
+    if (m->disk.log.snap_index)
+        srv_wal_put_snapshot(&b, m->disk.log.snap_index, m->disk.log.snap_term, false);
+    srv_wal_put_hardstate(&b, m->disk.log.term, m->disk.log.vote, m->disk.log.commit);
     /* The mirror keeps no bytes (see srv_wal_state.no_data): they come from the Raft
      * log, where an entry with the same index and term is the same entry. Should the
      * log no longer hold one as persisted, this rotation waits for the next one. */
-    for (size_t i = 0; i < m->log.n_entries; i++) {
-        const struct srv_wal_entry *e = &m->log.entries[i];
+    for (size_t i = 0; i < m->disk.log.n_entries; i++) {
+        const struct srv_wal_entry *e = &m->disk.log.entries[i];
         const void *data = e->data;
         if (!data && e->len) {
             const struct raft_entry *re = raft_entry_get(m->raft, e->index);
@@ -81,10 +81,11 @@ void srv_wal_rotate(struct srv_member *m)
         }
         srv_wal_put_entry(&b, e->term, e->index, e->type, data, e->len);
     }
-    m->wal_seq++;
-    srv_wal_segment_name(m->wal_name, sizeof m->wal_name, m->wal_seq);
-    disk_write_file(m->w, m->proc, m->wal_name, &b); /* takes b, capacity and all */
-    disk_fsync(m->w, m->proc, m->wal_name, on_rotate_synced, (void *)(uintptr_t)m->wal_seq);
+    m->disk.wal_seq++;
+    srv_wal_segment_name(m->disk.wal_name, sizeof m->disk.wal_name, m->disk.wal_seq);
+    disk_write_file(m->w, m->proc, m->disk.wal_name, &b); /* takes b, capacity and all */
+    disk_fsync(m->w, m->proc, m->disk.wal_name, on_rotate_synced,
+               (void *)(uintptr_t)m->disk.wal_seq);
 }
 
 /* ---- snapshot files ----------------------------------------------------------- */
