@@ -19,38 +19,18 @@
 
 /* 'FLTH': marks a database as a faultline history. */
 
-static const char schema_sql[] =
-    "CREATE TABLE IF NOT EXISTS runs(run_id INTEGER PRIMARY KEY, scenario TEXT,"
-    " seed INTEGER, options TEXT, started_at TEXT, sim_end_ns INTEGER, wall_ms INTEGER,"
-    " digest TEXT, verdict TEXT, reason TEXT, seed_text TEXT);"
-    "CREATE TABLE IF NOT EXISTS ops(run_id INTEGER NOT NULL, op_id INTEGER NOT NULL,"
-    " client_id INTEGER, node_id INTEGER, kind TEXT, key BLOB, range_end BLOB,"
-    " request TEXT, call_ns INTEGER, return_ns INTEGER, status TEXT, error TEXT,"
-    " revision INTEGER, response TEXT, value BLOB, expect BLOB, mod_rev INTEGER,"
-    " create_rev INTEGER, version INTEGER, succeeded INTEGER, deleted INTEGER,"
-    " PRIMARY KEY(run_id, op_id)) WITHOUT ROWID;"
-    "CREATE TABLE IF NOT EXISTS watches(run_id INTEGER NOT NULL, watch_id INTEGER NOT NULL,"
-    " client_id INTEGER, key BLOB, range_end BLOB, start_rev INTEGER, opened_ns INTEGER,"
-    " closed_ns INTEGER, close_reason TEXT, node_id INTEGER, prev_kv INTEGER,"
-    " progress_notify INTEGER, filters TEXT, request TEXT);"
-    "CREATE UNIQUE INDEX IF NOT EXISTS watches_by_run ON watches(run_id, watch_id);"
-    "CREATE TABLE IF NOT EXISTS watch_events(run_id INTEGER NOT NULL,"
-    " watch_id INTEGER NOT NULL, seq INTEGER, response_seq INTEGER, kind TEXT, key BLOB,"
-    " value BLOB, create_rev INTEGER, mod_rev INTEGER, version INTEGER, prev_value BLOB,"
-    " delivered_ns INTEGER, revision INTEGER, prev_kv INTEGER, prev_mod_rev INTEGER,"
-    " PRIMARY KEY(run_id, watch_id, seq)) WITHOUT ROWID;"
-    "CREATE TABLE IF NOT EXISTS faults(run_id INTEGER NOT NULL, at_ns INTEGER, kind TEXT,"
-    " target TEXT, detail TEXT, seq INTEGER);"
-    "CREATE INDEX IF NOT EXISTS faults_by_run ON faults(run_id, at_ns, seq);"
-    "CREATE TABLE IF NOT EXISTS node_events(run_id INTEGER NOT NULL, at_ns INTEGER,"
-    " node_id INTEGER, kind TEXT, term INTEGER, detail TEXT, seq INTEGER, peer INTEGER,"
-    " log_index INTEGER, from_state TEXT, to_state TEXT, reason TEXT, pre INTEGER);"
-    "CREATE INDEX IF NOT EXISTS node_events_by_run ON node_events(run_id, at_ns, seq);"
-    "CREATE TABLE IF NOT EXISTS checks(run_id INTEGER NOT NULL, checker TEXT, verdict TEXT,"
-    " elapsed_ms INTEGER, detail TEXT, seq INTEGER);"
-    "CREATE INDEX IF NOT EXISTS checks_by_run ON checks(run_id, seq);"
-    "CREATE TABLE IF NOT EXISTS clients(run_id INTEGER NOT NULL, client_id INTEGER NOT NULL,"
-    " balancer TEXT, stats TEXT, attempts TEXT, PRIMARY KEY(run_id, client_id)) WITHOUT ROWID;";
+/* Every table's CREATE TABLE and indexes, from hist_schema.h. */
+static const char schema_sql[] = HIST_TABLES(HIST_CREATE_SQL);
+
+#define HIST_COLS_ARRAY(table, list, first, tail)                                                  \
+    static const struct hist_col table##_cols[] = {list(HIST_COL_DESC)};
+HIST_TABLES(HIST_COLS_ARRAY)
+#undef HIST_COLS_ARRAY
+
+#define HIST_TABLE_DESC(table, list, first, tail)                                                  \
+    [HIST_T_##table] = {#table, table##_cols, (int)FL_ARRAY_LEN(table##_cols)},
+const struct hist_table hist_tables[HIST_T_COUNT] = {HIST_TABLES(HIST_TABLE_DESC)};
+#undef HIST_TABLE_DESC
 
 static const char *const stmt_sql[HIST_ST_COUNT] = {
     /* IMMEDIATE: take the write lock up front, through the busy handler, so that
@@ -62,29 +42,15 @@ static const char *const stmt_sql[HIST_ST_COUNT] = {
                            " seed_text) VALUES(?1, ?2, ?3, ?4, 'running', ?5)",
     [HIST_ST_RUN_END] = "UPDATE runs SET sim_end_ns = ?2, wall_ms = ?3, digest = ?4,"
                         " verdict = ?5, reason = ?6 WHERE run_id = ?1",
-    [HIST_ST_OP] = "INSERT INTO ops(run_id, op_id, client_id, node_id, kind, key, range_end,"
-                   " request, call_ns, return_ns, status, error, revision, response, value,"
-                   " expect, mod_rev, create_rev, version, succeeded, deleted) VALUES(?1, ?2,"
-                   " ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,"
-                   " ?19, ?20, ?21)",
-    [HIST_ST_WATCH] = "INSERT INTO watches(run_id, watch_id, client_id, key, range_end,"
-                      " start_rev, opened_ns, node_id, prev_kv, progress_notify, filters,"
-                      " request) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+    [HIST_ST_OP] = HIST_INSERT_SQL(ops, HIST_OPS_COLUMNS),
+    [HIST_ST_WATCH] = HIST_INSERT_SQL(watches, HIST_WATCHES_COLUMNS),
     [HIST_ST_WATCH_CLOSE] = "UPDATE watches SET closed_ns = ?3, close_reason = ?4"
                             " WHERE run_id = ?1 AND watch_id = ?2",
-    [HIST_ST_WATCH_EVENT] = "INSERT INTO watch_events(run_id, watch_id, seq, response_seq,"
-                            " kind, key, value, create_rev, mod_rev, version, prev_value,"
-                            " delivered_ns, revision, prev_kv, prev_mod_rev) VALUES(?1, ?2,"
-                            " ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
-    [HIST_ST_FAULT] = "INSERT INTO faults(run_id, at_ns, kind, target, detail, seq)"
-                      " VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
-    [HIST_ST_NODE_EVENT] = "INSERT INTO node_events(run_id, at_ns, node_id, kind, term,"
-                           " detail, seq, peer, log_index, from_state, to_state, reason, pre)"
-                           " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-    [HIST_ST_CHECK] = "INSERT INTO checks(run_id, checker, verdict, elapsed_ms, detail, seq)"
-                      " VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
-    [HIST_ST_CLIENT] = "INSERT INTO clients(run_id, client_id, balancer, stats, attempts)"
-                       " VALUES(?1, ?2, ?3, ?4, ?5)",
+    [HIST_ST_WATCH_EVENT] = HIST_INSERT_SQL(watch_events, HIST_WATCH_EVENTS_COLUMNS),
+    [HIST_ST_FAULT] = HIST_INSERT_SQL(faults, HIST_FAULTS_COLUMNS),
+    [HIST_ST_NODE_EVENT] = HIST_INSERT_SQL(node_events, HIST_NODE_EVENTS_COLUMNS),
+    [HIST_ST_CHECK] = HIST_INSERT_SQL(checks, HIST_CHECKS_COLUMNS),
+    [HIST_ST_CLIENT] = HIST_INSERT_SQL(clients, HIST_CLIENTS_COLUMNS),
 };
 
 /* ---- errors ------------------------------------------------------------------------ */
@@ -241,27 +207,23 @@ int hist_identity_check(int64_t application_id, int64_t user_version, char *why,
     return FL_OK;
 }
 
-/* Columns added after the first schema, for a database written by an older faultline
- * (DESIGN §3.6: columns may be added, none renamed). */
+/* Columns added after the first schema (since >= 1 in hist_schema.h), for a database
+ * written by an older faultline (DESIGN §3.6: columns may be added, none renamed). */
 static int add_columns(struct hist_db *db)
 {
-    static const char *const cols[][3] = {{"runs", "reason", "TEXT"},
-                                          {"runs", "seed_text", "TEXT"},
-                                          {"node_events", "peer", "INTEGER"},
-                                          {"node_events", "log_index", "INTEGER"},
-                                          {"node_events", "from_state", "TEXT"},
-                                          {"node_events", "to_state", "TEXT"},
-                                          {"node_events", "reason", "TEXT"},
-                                          {"node_events", "pre", "INTEGER"}};
-    for (size_t i = 0; i < FL_ARRAY_LEN(cols); i++) {
-        if (hist__has_column(db->db, cols[i][0], cols[i][1]))
-            continue;
-        char sql[128];
-        snprintf(sql, sizeof sql, "ALTER TABLE %s ADD COLUMN %s %s", cols[i][0], cols[i][1],
-                 cols[i][2]);
-        int rc = exec(db, sql);
-        if (rc)
-            return rc;
+    for (int t = 0; t < HIST_T_COUNT; t++) {
+        const struct hist_table *tb = &hist_tables[t];
+        for (int i = 0; i < tb->n_cols; i++) {
+            const struct hist_col *c = &tb->cols[i];
+            if (c->since == 0 || hist__has_column(db->db, tb->name, c->name))
+                continue;
+            char sql[128];
+            snprintf(sql, sizeof sql, "ALTER TABLE %s ADD COLUMN %s %s", tb->name, c->name,
+                     c->sql_type);
+            int rc = exec(db, sql);
+            if (rc)
+                return rc;
+        }
     }
     return FL_OK;
 }

@@ -12,6 +12,7 @@
 #error "harness/history/history_int.h is internal to harness/history: include its public header instead"
 #endif
 
+#include "harness/history/hist_schema.h"
 #include "harness/history/history.h"
 
 #include <sqlite3.h>
@@ -102,5 +103,51 @@ void hist__dig_i64(struct hist_db *db, int64_t v);
 void hist__dig_str(struct hist_db *db, const char *s);
 void hist__dig_blob(struct hist_db *db, const void *p, size_t n);
 void hist__dig_end(struct hist_db *db);
+
+/* ---- one row of a table, from its column list (hist_schema.h) --------------------------
+ *
+ * Each expands a table's list in a function that names its statement hist__st, the
+ * last parameter number used hist__c, the row struct pointer hist__row and the
+ * handle hist__db. */
+
+#define HIST_BIND_I64(st, c, r, f)  hist__bind_i64(st, c, (r)->f)
+#define HIST_BIND_ID                HIST_BIND_I64
+#define HIST_BIND_TEXT(st, c, r, f) hist__bind_text(st, c, (r)->f)
+#define HIST_BIND_BLOB(st, c, r, f) hist__bind_blob(st, c, (r)->f, (r)->f##_len)
+#define HIST_BIND_STATUS(st, c, r, f)                                                              \
+    sqlite3_bind_text(st, c, hist_status_name((r)->f), -1, SQLITE_STATIC)
+#define HIST_BIND_ROLE_DIG(kind, f)  HIST_BIND_##kind(hist__st, ++hist__c, hist__row, f);
+#define HIST_BIND_ROLE_KEEP(kind, f) HIST_BIND_##kind(hist__st, ++hist__c, hist__row, f);
+#define HIST_BIND_ROLE_LATE(kind, f)
+/* Binds every inserted column, from parameter 2 on (1 is run_id). */
+#define HIST_BIND_COL(col, field, kind, role, since, load) HIST_BIND_ROLE_##role(kind, field)
+
+#define HIST_DIG_I64(d, r, f)      hist__dig_i64(d, (r)->f)
+#define HIST_DIG_ID                HIST_DIG_I64
+#define HIST_DIG_TEXT(d, r, f)     hist__dig_str(d, (r)->f)
+#define HIST_DIG_BLOB(d, r, f)     hist__dig_blob(d, (r)->f, (r)->f##_len)
+#define HIST_DIG_STATUS(d, r, f)   hist__dig_i64(d, (int64_t)(r)->f)
+#define HIST_DIG_ROLE_DIG(kind, f) HIST_DIG_##kind(hist__db, hist__row, f);
+#define HIST_DIG_ROLE_KEEP(kind, f)
+#define HIST_DIG_ROLE_LATE(kind, f)
+/* Folds every DIG column, in list order. */
+#define HIST_DIG_COL(col, field, kind, role, since, load) HIST_DIG_ROLE_##role(kind, field)
+
+#define HIST_READ_I64(st, c, r, f)    (r)->f = hist__col_i64(st, c)
+#define HIST_READ_ID                  HIST_READ_I64
+#define HIST_READ_TEXT(st, c, r, f)   (r)->f = hist__col_text(st, c)
+#define HIST_READ_BLOB(st, c, r, f)   (r)->f = hist__col_blob(st, c, &(r)->f##_len)
+#define HIST_READ_STATUS(st, c, r, f) (r)->f = hist__col_status(st, c)
+/* Reads every column, from result column 1 on (0 is run_id), as hist__select_sql
+ * lists them. */
+#define HIST_READ_COL(col, field, kind, role, since, load)                                         \
+    HIST_READ_##kind(hist__st, ++hist__c, hist__row, field);
+
+/* A status column: HIST_STATUS_UNKNOWN for NULL or a name nobody knows. */
+enum hist_status hist__col_status(sqlite3_stmt *st, int col);
+
+/* Appends "SELECT run_id, c1, c2, ... FROM table" to sql: every column of the table
+ * in schema order, NULL in place of one an older database lacks (since >= 1). */
+void hist__select_sql(sqlite3 *db, enum hist_table_id t, struct fl_buf *sql);
 
 #endif

@@ -25,6 +25,26 @@ const char *hist__col_text(sqlite3_stmt *st, int col)
     return (const char *)sqlite3_column_text(st, col);
 }
 
+enum hist_status hist__col_status(sqlite3_stmt *st, int col)
+{
+    enum hist_status s = HIST_STATUS_UNKNOWN;
+    if (!hist_status_parse(hist__col_text(st, col), &s))
+        s = HIST_STATUS_UNKNOWN;
+    return s;
+}
+
+void hist__select_sql(sqlite3 *db, enum hist_table_id t, struct fl_buf *sql)
+{
+    const struct hist_table *tb = &hist_tables[t];
+    fl_buf_printf(sql, "SELECT run_id");
+    for (int i = 0; i < tb->n_cols; i++) {
+        const struct hist_col *c = &tb->cols[i];
+        bool has = c->since == 0 || hist__has_column(db, tb->name, c->name);
+        fl_buf_printf(sql, ", %s", has ? c->name : "NULL");
+    }
+    fl_buf_printf(sql, " FROM %s", tb->name);
+}
+
 const void *hist__col_blob(sqlite3_stmt *st, int col, size_t *n)
 {
     if (sqlite3_column_type(st, col) == SQLITE_NULL) {
@@ -192,181 +212,55 @@ int hist_ops_count(struct hist_db *db, int64_t run_id, struct hist_op_counts *ou
 
 /* ---- iterators ---------------------------------------------------------------------- */
 
-int hist_ops_each(struct hist_db *db, int64_t run_id,
-                  int (*fn)(void *arg, const struct hist_op *op), void *arg)
+/* Every row of table T of the run, in `order`, read whole (hist_schema.h) into a TYPE
+ * and handed to fn until fn returns non-zero. A column an older database lacks reads
+ * as NULL. */
+static int rows_prepare(struct hist_db *db, enum hist_table_id t, const char *order, int64_t run_id,
+                        sqlite3_stmt **st)
 {
-    sqlite3_stmt *st = NULL;
-    int rc = prepare(db,
-                     "SELECT op_id, client_id, node_id, kind, key, range_end, request, call_ns,"
-                     " return_ns, status, error, revision, response, value, expect, mod_rev,"
-                     " create_rev, version, succeeded, deleted FROM ops WHERE run_id = ?1"
-                     " ORDER BY op_id",
-                     run_id, &st);
-    if (rc)
-        return rc;
-    int stopped = 0;
-    while (!stopped && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        struct hist_op op;
-        hist_op_init(&op);
-        op.op_id = hist__col_i64(st, 0);
-        op.client_id = hist__col_i64(st, 1);
-        op.node_id = hist__col_i64(st, 2);
-        op.kind = hist__col_text(st, 3);
-        op.key = hist__col_blob(st, 4, &op.key_len);
-        op.range_end = hist__col_blob(st, 5, &op.range_end_len);
-        op.request = hist__col_text(st, 6);
-        op.call_ns = hist__col_i64(st, 7);
-        op.return_ns = hist__col_i64(st, 8);
-        if (!hist_status_parse(hist__col_text(st, 9), &op.status))
-            op.status = HIST_STATUS_UNKNOWN;
-        op.error = hist__col_text(st, 10);
-        op.revision = hist__col_i64(st, 11);
-        op.response = hist__col_text(st, 12);
-        op.value = hist__col_blob(st, 13, &op.value_len);
-        op.expect = hist__col_blob(st, 14, &op.expect_len);
-        op.mod_rev = hist__col_i64(st, 15);
-        op.create_rev = hist__col_i64(st, 16);
-        op.version = hist__col_i64(st, 17);
-        op.succeeded = hist__col_i64(st, 18);
-        op.deleted = hist__col_i64(st, 19);
-        stopped = fn(arg, &op);
-    }
-    return finish(db, st, rc, stopped);
+    struct fl_buf sql;
+    fl_buf_init(&sql);
+    hist__select_sql(db->db, t, &sql);
+    fl_buf_printf(&sql, " WHERE run_id = ?1 ORDER BY %s", order);
+    int rc = prepare(db, fl_buf_cstr(&sql), run_id, st);
+    fl_buf_close(&sql);
+    return rc;
 }
 
-int hist_watches_each(struct hist_db *db, int64_t run_id,
-                      int (*fn)(void *arg, const struct hist_watch *w), void *arg)
-{
-    sqlite3_stmt *st = NULL;
-    int rc = prepare(db,
-                     "SELECT watch_id, client_id, key, range_end, start_rev, opened_ns,"
-                     " closed_ns, close_reason, node_id, prev_kv, progress_notify, filters,"
-                     " request FROM watches WHERE run_id = ?1 ORDER BY watch_id",
-                     run_id, &st);
-    if (rc)
-        return rc;
-    int stopped = 0;
-    while (!stopped && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        struct hist_watch w;
-        hist_watch_init(&w);
-        w.watch_id = hist__col_i64(st, 0);
-        w.client_id = hist__col_i64(st, 1);
-        w.key = hist__col_blob(st, 2, &w.key_len);
-        w.range_end = hist__col_blob(st, 3, &w.range_end_len);
-        w.start_rev = hist__col_i64(st, 4);
-        w.opened_ns = hist__col_i64(st, 5);
-        w.closed_ns = hist__col_i64(st, 6);
-        w.close_reason = hist__col_text(st, 7);
-        w.node_id = hist__col_i64(st, 8);
-        w.prev_kv = hist__col_i64(st, 9);
-        w.progress_notify = hist__col_i64(st, 10);
-        w.filters = hist__col_text(st, 11);
-        w.request = hist__col_text(st, 12);
-        stopped = fn(arg, &w);
+#define HIST_EACH_FN(fn, TYPE, T, list, order)                                                     \
+    int fn(struct hist_db *db, int64_t run_id, int (*cb)(void *arg, const TYPE *row), void *arg)   \
+    {                                                                                              \
+        sqlite3_stmt *hist__st = NULL;                                                             \
+        int rc = rows_prepare(db, T, order, run_id, &hist__st);                                    \
+        if (rc)                                                                                    \
+            return rc;                                                                             \
+        int stopped = 0;                                                                           \
+        while (!stopped && (rc = sqlite3_step(hist__st)) == SQLITE_ROW) {                          \
+            TYPE row;                                                                              \
+            TYPE *hist__row = &row;                                                                \
+            int hist__c = 0;                                                                       \
+            memset(&row, 0, sizeof row);                                                           \
+            list(HIST_READ_COL);                                                                   \
+            (void)hist__c;                                                                         \
+            stopped = cb(arg, &row);                                                               \
+        }                                                                                          \
+        return finish(db, hist__st, rc, stopped);                                                  \
     }
-    return finish(db, st, rc, stopped);
-}
 
-int hist_watch_events_each(struct hist_db *db, int64_t run_id,
-                           int (*fn)(void *arg, const struct hist_watch_event *ev), void *arg)
-{
-    sqlite3_stmt *st = NULL;
-    int rc = prepare(db,
-                     "SELECT watch_id, seq, response_seq, kind, key, value, create_rev,"
-                     " mod_rev, version, prev_value, delivered_ns, revision, prev_kv,"
-                     " prev_mod_rev FROM watch_events WHERE run_id = ?1"
-                     " ORDER BY watch_id, seq",
-                     run_id, &st);
-    if (rc)
-        return rc;
-    int stopped = 0;
-    while (!stopped && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        struct hist_watch_event ev;
-        hist_watch_event_init(&ev);
-        ev.watch_id = hist__col_i64(st, 0);
-        ev.seq = hist__col_i64(st, 1);
-        ev.response_seq = hist__col_i64(st, 2);
-        ev.kind = hist__col_text(st, 3);
-        ev.key = hist__col_blob(st, 4, &ev.key_len);
-        ev.value = hist__col_blob(st, 5, &ev.value_len);
-        ev.create_rev = hist__col_i64(st, 6);
-        ev.mod_rev = hist__col_i64(st, 7);
-        ev.version = hist__col_i64(st, 8);
-        ev.prev_value = hist__col_blob(st, 9, &ev.prev_value_len);
-        ev.delivered_ns = hist__col_i64(st, 10);
-        ev.revision = hist__col_i64(st, 11);
-        ev.prev_kv = hist__col_i64(st, 12);
-        ev.prev_mod_rev = hist__col_i64(st, 13);
-        stopped = fn(arg, &ev);
-    }
-    return finish(db, st, rc, stopped);
-}
+HIST_EACH_FN(hist_ops_each, struct hist_op, HIST_T_ops, HIST_OPS_COLUMNS, "op_id")
+HIST_EACH_FN(hist_watches_each, struct hist_watch, HIST_T_watches, HIST_WATCHES_COLUMNS, "watch_id")
+HIST_EACH_FN(hist_watch_events_each, struct hist_watch_event, HIST_T_watch_events,
+             HIST_WATCH_EVENTS_COLUMNS, "watch_id, seq")
+HIST_EACH_FN(hist_faults_each, struct hist_fault, HIST_T_faults, HIST_FAULTS_COLUMNS,
+             "at_ns, seq, rowid")
+HIST_EACH_FN(hist_node_events_each, struct hist_node_event, HIST_T_node_events,
+             HIST_NODE_EVENTS_COLUMNS, "at_ns, seq, rowid")
+HIST_EACH_FN(hist_checks_each, struct hist_check, HIST_T_checks, HIST_CHECKS_COLUMNS, "seq, rowid")
+static HIST_EACH_FN(clients_each, struct hist_client, HIST_T_clients, HIST_CLIENTS_COLUMNS,
+                    "client_id")
 
-int hist_faults_each(struct hist_db *db, int64_t run_id,
-                     int (*fn)(void *arg, const struct hist_fault *f), void *arg)
-{
-    sqlite3_stmt *st = NULL;
-    int rc = prepare(db,
-                     "SELECT at_ns, seq, kind, target, detail FROM faults WHERE run_id = ?1"
-                     " ORDER BY at_ns, seq, rowid",
-                     run_id, &st);
-    if (rc)
-        return rc;
-    int stopped = 0;
-    while (!stopped && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        struct hist_fault f = {
-            .at_ns = hist__col_i64(st, 0),
-            .seq = hist__col_i64(st, 1),
-            .kind = hist__col_text(st, 2),
-            .target = hist__col_text(st, 3),
-            .detail = hist__col_text(st, 4),
-        };
-        stopped = fn(arg, &f);
-    }
-    return finish(db, st, rc, stopped);
-}
-
-int hist_node_events_each(struct hist_db *db, int64_t run_id,
-                          int (*fn)(void *arg, const struct hist_node_event *e), void *arg)
-{
-    sqlite3_stmt *st = NULL;
-    /* a database written before the typed columns (opened read-only, so not upgraded)
-     * reads them as NULL */
-    static const char *const typed[] = {"peer",     "log_index", "from_state",
-                                        "to_state", "reason",    "pre"};
-    char sql[512];
-    int k = snprintf(sql, sizeof sql, "SELECT at_ns, seq, node_id, term, kind, detail");
-    for (size_t i = 0; i < FL_ARRAY_LEN(typed); i++)
-        k += snprintf(sql + k, sizeof sql - (size_t)k, ", %s",
-                      hist__has_column(db->db, "node_events", typed[i]) ? typed[i] : "NULL");
-    snprintf(sql + k, sizeof sql - (size_t)k,
-             " FROM node_events WHERE run_id = ?1 ORDER BY at_ns, seq, rowid");
-    int rc = prepare(db, sql, run_id, &st);
-    if (rc)
-        return rc;
-    int stopped = 0;
-    while (!stopped && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        struct hist_node_event e = {
-            .at_ns = hist__col_i64(st, 0),
-            .seq = hist__col_i64(st, 1),
-            .node_id = hist__col_i64(st, 2),
-            .term = hist__col_i64(st, 3),
-            .kind = hist__col_text(st, 4),
-            .detail = hist__col_text(st, 5),
-            .f = {.peer = hist__col_i64(st, 6),
-                  .log_index = hist__col_i64(st, 7),
-                  .from_state = hist__col_text(st, 8),
-                  .to_state = hist__col_text(st, 9),
-                  .reason = hist__col_text(st, 10),
-                  .pre = hist__col_i64(st, 11)},
-        };
-        stopped = fn(arg, &e);
-    }
-    return finish(db, st, rc, stopped);
-}
-
-int hist_clients_each(struct hist_db *db, int64_t run_id,
-                      int (*fn)(void *arg, const struct hist_client *c), void *arg)
+    int hist_clients_each(struct hist_db *db, int64_t run_id,
+                          int (*fn)(void *arg, const struct hist_client *c), void *arg)
 {
     sqlite3_stmt *st = NULL;
     /* a database written before the table existed (opened read-only, so not upgraded) */
@@ -380,45 +274,5 @@ int hist_clients_each(struct hist_db *db, int64_t run_id,
     sqlite3_finalize(st);
     if (!exists)
         return FL_OK;
-    rc = prepare(db,
-                 "SELECT client_id, balancer, stats, attempts FROM clients WHERE run_id = ?1"
-                 " ORDER BY client_id",
-                 run_id, &st);
-    if (rc)
-        return rc;
-    int stopped = 0;
-    while (!stopped && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        struct hist_client c = {
-            .client_id = hist__col_i64(st, 0),
-            .balancer = hist__col_text(st, 1),
-            .stats = hist__col_text(st, 2),
-            .attempts = hist__col_text(st, 3),
-        };
-        stopped = fn(arg, &c);
-    }
-    return finish(db, st, rc, stopped);
-}
-
-int hist_checks_each(struct hist_db *db, int64_t run_id,
-                     int (*fn)(void *arg, const struct hist_check *c), void *arg)
-{
-    sqlite3_stmt *st = NULL;
-    int rc = prepare(db,
-                     "SELECT seq, elapsed_ms, checker, verdict, detail FROM checks"
-                     " WHERE run_id = ?1 ORDER BY seq, rowid",
-                     run_id, &st);
-    if (rc)
-        return rc;
-    int stopped = 0;
-    while (!stopped && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        struct hist_check c = {
-            .seq = hist__col_i64(st, 0),
-            .elapsed_ms = hist__col_i64(st, 1),
-            .checker = hist__col_text(st, 2),
-            .verdict = hist__col_text(st, 3),
-            .detail = hist__col_text(st, 4),
-        };
-        stopped = fn(arg, &c);
-    }
-    return finish(db, st, rc, stopped);
+    return clients_each(db, run_id, fn, arg);
 }

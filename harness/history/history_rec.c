@@ -3,8 +3,10 @@
  * binding a prepared statement, writing it inside the batch transaction and folding
  * the same row into the run digest.
  *
- * Digest format of a row: a tag naming the table, then every column the row carries
- * in schema order (the run_id excepted: it depends on what else the database holds),
+ * Binding and folding come from the column lists of hist_schema.h (one row function
+ * per table, row_TABLE below). Digest format of a row: a tag naming the table, then
+ * every DIG column in schema order (the run_id excepted: it depends on what else the
+ * database holds),
  * integers as 8 little-endian bytes with HIST_NULL for NULL, texts and blobs length-
  * prefixed with a distinct marker for NULL. Wall-clock columns (checks.elapsed_ms) are
  * never folded.
@@ -117,6 +119,38 @@ static int ready(struct hist_db *db)
     return hist__tx(db);
 }
 
+/* ---- one row function per table, from hist_schema.h -------------------------------- */
+
+/* Binds row (a struct TYPE) to the table's INSERT, writes it and folds its DIG columns
+ * under the tag. */
+#define HIST_ROW_FN(fn, TYPE, list, stmt, tag, what)                                               \
+    static int fn(struct hist_db *hist__db, const TYPE *hist__row)                                 \
+    {                                                                                              \
+        sqlite3_stmt *hist__st = hist__db->st[stmt];                                               \
+        int hist__c = 1;                                                                           \
+        sqlite3_bind_int64(hist__st, 1, hist__db->run_id);                                         \
+        list(HIST_BIND_COL);                                                                       \
+        int rc = hist__write(hist__db, hist__st, what);                                            \
+        if (rc)                                                                                    \
+            return rc;                                                                             \
+        hist__dig_tag(hist__db, tag);                                                              \
+        list(HIST_DIG_COL);                                                                        \
+        hist__dig_end(hist__db);                                                                   \
+        (void)hist__c;                                                                             \
+        return FL_OK;                                                                              \
+    }
+
+HIST_ROW_FN(row_ops, struct hist_op, HIST_OPS_COLUMNS, HIST_ST_OP, "op", "ops")
+HIST_ROW_FN(row_watches, struct hist_watch, HIST_WATCHES_COLUMNS, HIST_ST_WATCH, "watch", "watches")
+HIST_ROW_FN(row_watch_events, struct hist_watch_event, HIST_WATCH_EVENTS_COLUMNS,
+            HIST_ST_WATCH_EVENT, "watch_event", "watch_events")
+HIST_ROW_FN(row_faults, struct hist_fault, HIST_FAULTS_COLUMNS, HIST_ST_FAULT, "fault", "faults")
+HIST_ROW_FN(row_node_events, struct hist_node_event, HIST_NODE_EVENTS_COLUMNS, HIST_ST_NODE_EVENT,
+            "node_event", "node_events")
+HIST_ROW_FN(row_checks, struct hist_check, HIST_CHECKS_COLUMNS, HIST_ST_CHECK, "check", "checks")
+HIST_ROW_FN(row_clients, struct hist_client, HIST_CLIENTS_COLUMNS, HIST_ST_CLIENT, "client",
+            "clients")
+
 /* ---- status names ------------------------------------------------------------------- */
 
 static const char *const status_names[] = {"ok", "fail", "unknown"};
@@ -157,68 +191,20 @@ void hist_op_init(struct hist_op *op)
     op->deleted = HIST_NULL;
 }
 
-static void op_digest(struct hist_db *d, int64_t op_id, const struct hist_op *op)
-{
-    hist__dig_tag(d, "op");
-    hist__dig_i64(d, op_id);
-    hist__dig_i64(d, op->client_id);
-    hist__dig_i64(d, op->node_id);
-    hist__dig_str(d, op->kind);
-    hist__dig_blob(d, op->key, op->key_len);
-    hist__dig_blob(d, op->range_end, op->range_end_len);
-    hist__dig_str(d, op->request);
-    hist__dig_i64(d, op->call_ns);
-    hist__dig_i64(d, op->return_ns);
-    hist__dig_i64(d, op->status);
-    hist__dig_str(d, op->error);
-    hist__dig_i64(d, op->revision);
-    hist__dig_str(d, op->response);
-    hist__dig_blob(d, op->value, op->value_len);
-    hist__dig_blob(d, op->expect, op->expect_len);
-    hist__dig_i64(d, op->mod_rev);
-    hist__dig_i64(d, op->create_rev);
-    hist__dig_i64(d, op->version);
-    hist__dig_i64(d, op->succeeded);
-    hist__dig_i64(d, op->deleted);
-    hist__dig_end(d);
-}
-
 int hist_op_add(struct hist_db *db, const struct hist_op *op, int64_t *op_id_out)
 {
     int rc = ready(db);
     if (rc)
         return rc;
-    int64_t op_id = op->op_id == HIST_NULL || op->op_id <= 0 ? db->op_id_max + 1 : op->op_id;
-    sqlite3_stmt *st = db->st[HIST_ST_OP];
-    sqlite3_bind_int64(st, 1, db->run_id);
-    sqlite3_bind_int64(st, 2, op_id);
-    hist__bind_i64(st, 3, op->client_id);
-    hist__bind_i64(st, 4, op->node_id);
-    hist__bind_text(st, 5, op->kind);
-    hist__bind_blob(st, 6, op->key, op->key_len);
-    hist__bind_blob(st, 7, op->range_end, op->range_end_len);
-    hist__bind_text(st, 8, op->request);
-    hist__bind_i64(st, 9, op->call_ns);
-    hist__bind_i64(st, 10, op->return_ns);
-    sqlite3_bind_text(st, 11, hist_status_name(op->status), -1, SQLITE_STATIC);
-    hist__bind_text(st, 12, op->error);
-    hist__bind_i64(st, 13, op->revision);
-    hist__bind_text(st, 14, op->response);
-    hist__bind_blob(st, 15, op->value, op->value_len);
-    hist__bind_blob(st, 16, op->expect, op->expect_len);
-    hist__bind_i64(st, 17, op->mod_rev);
-    hist__bind_i64(st, 18, op->create_rev);
-    hist__bind_i64(st, 19, op->version);
-    hist__bind_i64(st, 20, op->succeeded);
-    hist__bind_i64(st, 21, op->deleted);
-    rc = hist__write(db, st, "ops");
+    struct hist_op row = *op;
+    row.op_id = op->op_id == HIST_NULL || op->op_id <= 0 ? db->op_id_max + 1 : op->op_id;
+    rc = row_ops(db, &row);
     if (rc)
         return rc;
-    if (op_id > db->op_id_max)
-        db->op_id_max = op_id;
-    op_digest(db, op_id, op);
+    if (row.op_id > db->op_id_max)
+        db->op_id_max = row.op_id;
     if (op_id_out)
-        *op_id_out = op_id;
+        *op_id_out = row.op_id;
     return FL_OK;
 }
 
@@ -243,37 +229,7 @@ int hist_watch_open(struct hist_db *db, const struct hist_watch *w)
     if (rc)
         return rc;
     FL_ASSERT(w->watch_id != HIST_NULL);
-    sqlite3_stmt *st = db->st[HIST_ST_WATCH];
-    sqlite3_bind_int64(st, 1, db->run_id);
-    sqlite3_bind_int64(st, 2, w->watch_id);
-    hist__bind_i64(st, 3, w->client_id);
-    hist__bind_blob(st, 4, w->key, w->key_len);
-    hist__bind_blob(st, 5, w->range_end, w->range_end_len);
-    hist__bind_i64(st, 6, w->start_rev);
-    hist__bind_i64(st, 7, w->opened_ns);
-    hist__bind_i64(st, 8, w->node_id);
-    hist__bind_i64(st, 9, w->prev_kv);
-    hist__bind_i64(st, 10, w->progress_notify);
-    hist__bind_text(st, 11, w->filters);
-    hist__bind_text(st, 12, w->request);
-    rc = hist__write(db, st, "watches");
-    if (rc)
-        return rc;
-    struct hist_db *d = db;
-    hist__dig_tag(d, "watch");
-    hist__dig_i64(d, w->watch_id);
-    hist__dig_i64(d, w->client_id);
-    hist__dig_blob(d, w->key, w->key_len);
-    hist__dig_blob(d, w->range_end, w->range_end_len);
-    hist__dig_i64(d, w->start_rev);
-    hist__dig_i64(d, w->opened_ns);
-    hist__dig_i64(d, w->node_id);
-    hist__dig_i64(d, w->prev_kv);
-    hist__dig_i64(d, w->progress_notify);
-    hist__dig_str(d, w->filters);
-    hist__dig_str(d, w->request);
-    hist__dig_end(d);
-    return FL_OK;
+    return row_watches(db, w);
 }
 
 int hist_watch_close(struct hist_db *db, int64_t watch_id, int64_t closed_ns,
@@ -317,55 +273,19 @@ void hist_watch_event_init(struct hist_watch_event *ev)
     ev->delivered_ns = HIST_NULL;
 }
 
-static void wev_digest(struct hist_db *d, int64_t seq, const struct hist_watch_event *ev)
-{
-    hist__dig_tag(d, "watch_event");
-    hist__dig_i64(d, ev->watch_id);
-    hist__dig_i64(d, seq);
-    hist__dig_i64(d, ev->response_seq);
-    hist__dig_str(d, ev->kind);
-    hist__dig_blob(d, ev->key, ev->key_len);
-    hist__dig_blob(d, ev->value, ev->value_len);
-    hist__dig_i64(d, ev->create_rev);
-    hist__dig_i64(d, ev->mod_rev);
-    hist__dig_i64(d, ev->version);
-    hist__dig_blob(d, ev->prev_value, ev->prev_value_len);
-    hist__dig_i64(d, ev->delivered_ns);
-    hist__dig_i64(d, ev->revision);
-    hist__dig_i64(d, ev->prev_kv);
-    hist__dig_i64(d, ev->prev_mod_rev);
-    hist__dig_end(d);
-}
-
 int hist_watch_event_add(struct hist_db *db, const struct hist_watch_event *ev)
 {
     int rc = ready(db);
     if (rc)
         return rc;
     FL_ASSERT(ev->watch_id != HIST_NULL);
-    int64_t seq = ev->seq == HIST_NULL ? db->wev_seq + 1 : ev->seq;
-    sqlite3_stmt *st = db->st[HIST_ST_WATCH_EVENT];
-    sqlite3_bind_int64(st, 1, db->run_id);
-    sqlite3_bind_int64(st, 2, ev->watch_id);
-    sqlite3_bind_int64(st, 3, seq);
-    hist__bind_i64(st, 4, ev->response_seq);
-    hist__bind_text(st, 5, ev->kind);
-    hist__bind_blob(st, 6, ev->key, ev->key_len);
-    hist__bind_blob(st, 7, ev->value, ev->value_len);
-    hist__bind_i64(st, 8, ev->create_rev);
-    hist__bind_i64(st, 9, ev->mod_rev);
-    hist__bind_i64(st, 10, ev->version);
-    hist__bind_blob(st, 11, ev->prev_value, ev->prev_value_len);
-    hist__bind_i64(st, 12, ev->delivered_ns);
-    hist__bind_i64(st, 13, ev->revision);
-    hist__bind_i64(st, 14, ev->prev_kv);
-    hist__bind_i64(st, 15, ev->prev_mod_rev);
-    rc = hist__write(db, st, "watch_events");
+    struct hist_watch_event row = *ev;
+    row.seq = ev->seq == HIST_NULL ? db->wev_seq + 1 : ev->seq;
+    rc = row_watch_events(db, &row);
     if (rc)
         return rc;
-    if (seq > db->wev_seq)
-        db->wev_seq = seq;
-    wev_digest(db, seq, ev);
+    if (row.seq > db->wev_seq)
+        db->wev_seq = row.seq;
     return FL_OK;
 }
 
@@ -377,27 +297,12 @@ int hist_fault_add(struct hist_db *db, int64_t at_ns, const char *kind, const ch
     int rc = ready(db);
     if (rc)
         return rc;
-    int64_t seq = db->fault_seq + 1;
-    sqlite3_stmt *st = db->st[HIST_ST_FAULT];
-    sqlite3_bind_int64(st, 1, db->run_id);
-    hist__bind_i64(st, 2, at_ns);
-    hist__bind_text(st, 3, kind);
-    hist__bind_text(st, 4, target);
-    hist__bind_text(st, 5, detail);
-    sqlite3_bind_int64(st, 6, seq);
-    rc = hist__write(db, st, "faults");
-    if (rc)
-        return rc;
-    db->fault_seq = seq;
-    struct hist_db *d = db;
-    hist__dig_tag(d, "fault");
-    hist__dig_i64(d, at_ns);
-    hist__dig_str(d, kind);
-    hist__dig_str(d, target);
-    hist__dig_str(d, detail);
-    hist__dig_i64(d, seq);
-    hist__dig_end(d);
-    return FL_OK;
+    struct hist_fault row = {
+        .at_ns = at_ns, .seq = db->fault_seq + 1, .kind = kind, .target = target, .detail = detail};
+    rc = row_faults(db, &row);
+    if (!rc)
+        db->fault_seq = row.seq;
+    return rc;
 }
 
 int hist_node_event_add(struct hist_db *db, int64_t at_ns, int64_t node_id, const char *kind,
@@ -406,52 +311,25 @@ int hist_node_event_add(struct hist_db *db, int64_t at_ns, int64_t node_id, cons
     return hist_node_event_add_typed(db, at_ns, node_id, kind, term, detail, NULL);
 }
 
-/* NULL for an absent typed integer (HIST_NULL) or string. */
-static void bind_typed(sqlite3_stmt *st, const struct hist_node_fields *f)
-{
-    struct hist_node_fields none = {HIST_NULL, HIST_NULL, NULL, NULL, NULL, HIST_NULL};
-    if (!f)
-        f = &none;
-    hist__bind_i64(st, 8, f->peer);
-    hist__bind_i64(st, 9, f->log_index);
-    hist__bind_text(st, 10, f->from_state);
-    hist__bind_text(st, 11, f->to_state);
-    hist__bind_text(st, 12, f->reason);
-    hist__bind_i64(st, 13, f->pre);
-}
-
 int hist_node_event_add_typed(struct hist_db *db, int64_t at_ns, int64_t node_id, const char *kind,
                               int64_t term, const char *detail, const struct hist_node_fields *f)
 {
     int rc = ready(db);
     if (rc)
         return rc;
-    int64_t seq = db->node_seq + 1;
-    sqlite3_stmt *st = db->st[HIST_ST_NODE_EVENT];
-    sqlite3_bind_int64(st, 1, db->run_id);
-    hist__bind_i64(st, 2, at_ns);
-    hist__bind_i64(st, 3, node_id);
-    hist__bind_text(st, 4, kind);
-    hist__bind_i64(st, 5, term);
-    hist__bind_text(st, 6, detail);
-    sqlite3_bind_int64(st, 7, seq);
-    /* The typed columns are not folded into the digest: each is a function of the event
-     * whose kind, term and detail are (DESIGN §2), so bundled digests stay as they were. */
-    bind_typed(st, f);
-    rc = hist__write(db, st, "node_events");
-    if (rc)
-        return rc;
-    db->node_seq = seq;
-    struct hist_db *d = db;
-    hist__dig_tag(d, "node_event");
-    hist__dig_i64(d, at_ns);
-    hist__dig_i64(d, node_id);
-    hist__dig_str(d, kind);
-    hist__dig_i64(d, term);
-    hist__dig_str(d, detail);
-    hist__dig_i64(d, seq);
-    hist__dig_end(d);
-    return FL_OK;
+    /* NULL for an absent typed integer (HIST_NULL) or string. */
+    struct hist_node_fields none = {HIST_NULL, HIST_NULL, NULL, NULL, NULL, HIST_NULL};
+    struct hist_node_event row = {.at_ns = at_ns,
+                                  .seq = db->node_seq + 1,
+                                  .node_id = node_id,
+                                  .term = term,
+                                  .kind = kind,
+                                  .detail = detail,
+                                  .f = f ? *f : none};
+    rc = row_node_events(db, &row);
+    if (!rc)
+        db->node_seq = row.seq;
+    return rc;
 }
 
 int hist_client_add(struct hist_db *db, int64_t client_id, const char *balancer, const char *stats,
@@ -460,23 +338,9 @@ int hist_client_add(struct hist_db *db, int64_t client_id, const char *balancer,
     int rc = ready(db);
     if (rc)
         return rc;
-    sqlite3_stmt *st = db->st[HIST_ST_CLIENT];
-    sqlite3_bind_int64(st, 1, db->run_id);
-    hist__bind_i64(st, 2, client_id);
-    hist__bind_text(st, 3, balancer);
-    hist__bind_text(st, 4, stats);
-    hist__bind_text(st, 5, attempts);
-    rc = hist__write(db, st, "clients");
-    if (rc)
-        return rc;
-    struct hist_db *d = db;
-    hist__dig_tag(d, "client");
-    hist__dig_i64(d, client_id);
-    hist__dig_str(d, balancer);
-    hist__dig_str(d, stats);
-    hist__dig_str(d, attempts);
-    hist__dig_end(d);
-    return FL_OK;
+    struct hist_client row = {
+        .client_id = client_id, .balancer = balancer, .stats = stats, .attempts = attempts};
+    return row_clients(db, &row);
 }
 
 int hist_check_add(struct hist_db *db, const char *checker, const char *verdict, int64_t elapsed_ms,
@@ -489,24 +353,13 @@ int hist_check_add(struct hist_db *db, const char *checker, const char *verdict,
     int rc = ready(db);
     if (rc)
         return rc;
-    int64_t seq = db->check_seq + 1;
-    sqlite3_stmt *st = db->st[HIST_ST_CHECK];
-    sqlite3_bind_int64(st, 1, db->run_id);
-    hist__bind_text(st, 2, checker);
-    hist__bind_text(st, 3, verdict);
-    hist__bind_i64(st, 4, elapsed_ms);
-    hist__bind_text(st, 5, detail);
-    sqlite3_bind_int64(st, 6, seq);
-    rc = hist__write(db, st, "checks");
-    if (rc)
-        return rc;
-    db->check_seq = seq;
-    struct hist_db *d = db;
-    hist__dig_tag(d, "check");
-    hist__dig_str(d, checker);
-    hist__dig_str(d, verdict);
-    hist__dig_str(d, detail); /* elapsed_ms is wall time: never folded */
-    hist__dig_i64(d, seq);
-    hist__dig_end(d);
-    return FL_OK;
+    struct hist_check row = {.seq = db->check_seq + 1,
+                             .elapsed_ms = elapsed_ms,
+                             .checker = checker,
+                             .verdict = verdict,
+                             .detail = detail};
+    rc = row_checks(db, &row);
+    if (!rc)
+        db->check_seq = row.seq;
+    return rc;
 }
