@@ -20,16 +20,11 @@ struct dbl {
     struct chk_history *h;
     struct fl_buf *err;
     struct fl_buf b;
-    bool has_col[8];
     int64_t run_id;
     /* The row being read, formatted only for a message: "ops row 3 (op_id 7)". */
     const char *table;
     int64_t row, id, seq; /* id/seq HIST_NULL until read */
 };
-
-enum { C_VALUE, C_EXPECT, C_MOD, C_CREATE, C_VERSION, C_SUCC, C_DELETED, C_COUNT };
-static const char *const extra_cols[C_COUNT] = {"value",   "expect",    "mod_rev", "create_rev",
-                                                "version", "succeeded", "deleted"};
 
 static bool table_has(sqlite3 *db, const char *table, const char *col)
 {
@@ -46,14 +41,11 @@ static bool table_has(sqlite3 *db, const char *table, const char *col)
 
 /* One ops row, whichever way it arrives: read back from the database (db_op) or
  * handed over as the recorder wrote it (hist_load_op). Pointers NULL and integers
- * HIST_NULL are SQL NULL; has[] says which added columns the table has. */
+ * HIST_NULL are SQL NULL, and so is a column an older database lacks. status is the
+ * column's text (op.status is not used). */
 struct ld_row {
-    int64_t op_id, client_id, call_ns, return_ns, revision;
-    const char *kind, *status, *error, *request, *response;
-    const void *key, *range_end, *value, *expect;
-    size_t key_len, range_end_len, value_len, expect_len;
-    int64_t ints[5]; /* mod_rev, create_rev, version, succeeded, deleted */
-    bool has[C_COUNT];
+    struct hist_op op;
+    const char *status;
 };
 
 static json_t *blob_json(const void *p, size_t n)
@@ -85,12 +77,38 @@ static void set_missing(json_t *o, const char *k, json_t *v)
 
 static const char *where(const struct dbl *l, char *buf, size_t n);
 
+/* Whether v (not NULL) is in the range the column's HIST_LD_* flags allow. */
+static bool ld_in_range(int64_t v, unsigned load)
+{
+    if (v == HIST_NULL || (load & HIST_LD_SKIP))
+        return true;
+    return !(((load & HIST_LD_NONNEG) && v < 0) || ((load & HIST_LD_BOOL) && v != 0 && v != 1) ||
+             ((load & HIST_LD_I32) && (v < 0 || v > INT32_MAX)));
+}
+
+#define LD_RANGE_I64(col, field, load)                                                             \
+    if (!bad && !ld_in_range(op->field, load))                                                     \
+        bad = #col;
+#define LD_RANGE_ID LD_RANGE_I64
+#define LD_RANGE_TEXT(col, field, load)
+#define LD_RANGE_BLOB(col, field, load)
+#define LD_RANGE_STATUS(col, field, load)
+#define LD_RANGE_COL(col, field, kind, role, since, load) LD_RANGE_##kind(col, field, load)
+
+/* The first integer column of op outside its range (hist_schema.h), or NULL. */
+static const char *ld_out_of_range(const struct hist_op *op)
+{
+    const char *bad = NULL;
+    HIST_OPS_COLUMNS(LD_RANGE_COL)
+    return bad;
+}
+
 /* The row for a message: the database's, or the recorder's op id. */
 static const char *row_where(const struct dbl *l, const struct ld_row *r, char *buf, size_t n)
 {
     if (l)
         return where(l, buf, n);
-    snprintf(buf, n, "op %lld", (long long)r->op_id);
+    snprintf(buf, n, "op %lld", (long long)r->op.op_id);
     return buf;
 }
 
@@ -102,14 +120,14 @@ static int row_op(const char *name, const struct dbl *l, struct chk_history *h, 
     char wbuf[128];
     struct ld_op d;
     memset(&d, 0, sizeof(d));
-    d.op_id = r->op_id;
-    d.client = (int32_t)(r->client_id == HIST_NULL ? 0 : r->client_id);
-    d.kind = r->kind;
-    d.call_ns = r->call_ns == HIST_NULL ? 0 : r->call_ns;
-    d.return_ns = r->return_ns == HIST_NULL ? CHK_NEVER : r->return_ns;
+    d.op_id = r->op.op_id;
+    d.client = (int32_t)(r->op.client_id == HIST_NULL ? 0 : r->op.client_id);
+    d.kind = r->op.kind;
+    d.call_ns = r->op.call_ns == HIST_NULL ? 0 : r->op.call_ns;
+    d.return_ns = r->op.return_ns == HIST_NULL ? CHK_NEVER : r->op.return_ns;
     const char *status = r->status;
-    d.error = r->error;
-    d.rev = r->revision == HIST_NULL ? CHK_NO_REV : r->revision;
+    d.error = r->op.error;
+    d.rev = r->op.revision == HIST_NULL ? CHK_NO_REV : r->op.revision;
     if (!status || !d.kind) {
         fl_buf_printf(err, "%s: %s: missing kind or status", name,
                       row_where(l, r, wbuf, sizeof wbuf));
@@ -128,16 +146,7 @@ static int row_op(const char *name, const struct dbl *l, struct chk_history *h, 
         fl_buf_printf(err, "%s: %s: return before call", name, row_where(l, r, wbuf, sizeof wbuf));
         return FL_EINVAL;
     }
-    const char *bad = r->call_ns < 0 && r->call_ns != HIST_NULL       ? "call_ns"
-                      : r->return_ns < 0 && r->return_ns != HIST_NULL ? "return_ns"
-                      : r->revision < 0 && r->revision != HIST_NULL   ? "revision"
-                      : r->client_id != HIST_NULL && (r->client_id < 0 || r->client_id > INT32_MAX)
-                          ? "client_id"
-                          : NULL;
-    for (int i = 0; !bad && i < 5; i++)
-        if (r->has[C_MOD + i] && r->ints[i] != HIST_NULL &&
-            (r->ints[i] < 0 || (i == 3 && r->ints[i] > 1)))
-            bad = extra_cols[C_MOD + i];
+    const char *bad = ld_out_of_range(&r->op);
     if (bad) {
         fl_buf_printf(err, "%s: %s: %s out of range", name, row_where(l, r, wbuf, sizeof wbuf),
                       bad);
@@ -148,8 +157,8 @@ static int row_op(const char *name, const struct dbl *l, struct chk_history *h, 
     /* Kinds the checkers do not model (leases, members, maintenance) are skipped by
      * ld_build_op; a kind nobody knows is refused, never silently dropped. */
     d.lenient = false;
-    d.req = text_json(r->request);
-    d.resp = text_json(r->response);
+    d.req = text_json(r->op.request);
+    d.resp = text_json(r->op.response);
     int rc = FL_OK;
     if (!d.req || !d.resp) {
         fl_buf_printf(err, "%s: %s: request/response is not a JSON object", name,
@@ -157,22 +166,22 @@ static int row_op(const char *name, const struct dbl *l, struct chk_history *h, 
         rc = FL_EINVAL;
         goto out;
     }
-    set_missing(d.req, "key", blob_json(r->key, r->key_len));
-    set_missing(d.req, "range_end", blob_json(r->range_end, r->range_end_len));
+    const struct hist_op *o = &r->op;
+    set_missing(d.req, "key", blob_json(o->key, o->key_len));
+    set_missing(d.req, "range_end", blob_json(o->range_end, o->range_end_len));
     bool is_read = !strcmp(d.kind, "get") || !strcmp(d.kind, "range");
-    if (r->has[C_VALUE])
-        set_missing(is_read ? d.resp : d.req, "value", blob_json(r->value, r->value_len));
-    if (r->has[C_EXPECT])
-        set_missing(d.req, "expect", blob_json(r->expect, r->expect_len));
-    static const char *const resp_int[] = {"mod_rev", "create_rev", "version"};
+    set_missing(is_read ? d.resp : d.req, "value", blob_json(o->value, o->value_len));
+    set_missing(d.req, "expect", blob_json(o->expect, o->expect_len));
+    const int64_t resp_int[] = {o->mod_rev, o->create_rev, o->version};
+    static const char *const resp_name[] = {"mod_rev", "create_rev", "version"};
     for (int i = 0; i < 3; i++) {
-        if (r->has[C_MOD + i] && r->ints[i] != HIST_NULL)
-            set_missing(d.resp, resp_int[i], json_integer(r->ints[i]));
+        if (resp_int[i] != HIST_NULL)
+            set_missing(d.resp, resp_name[i], json_integer(resp_int[i]));
     }
-    if (r->has[C_SUCC] && r->ints[3] != HIST_NULL)
-        set_missing(d.resp, "succeeded", json_boolean(r->ints[3] != 0));
-    if (r->has[C_DELETED] && r->ints[4] != HIST_NULL)
-        set_missing(d.resp, "deleted", json_integer(r->ints[4]));
+    if (o->succeeded != HIST_NULL)
+        set_missing(d.resp, "succeeded", json_boolean(o->succeeded != 0));
+    if (o->deleted != HIST_NULL)
+        set_missing(d.resp, "deleted", json_integer(o->deleted));
     if (d.rev == CHK_NO_REV) {
         json_t *hd = json_object_get(d.resp, "header");
         json_t *rv = hd ? json_object_get(hd, "revision") : json_object_get(d.resp, "revision");
@@ -245,7 +254,12 @@ static int bad_col(struct dbl *l, sqlite3_stmt *st, int col, const char *what, c
 }
 
 /* INTEGER flags for vint. */
-enum { V_NULL = 1, V_NONNEG = 2, V_BOOL = 4, V_I32 = 8 };
+enum {
+    V_NULL = HIST_LD_NULL,
+    V_NONNEG = HIST_LD_NONNEG,
+    V_BOOL = HIST_LD_BOOL,
+    V_I32 = HIST_LD_I32
+};
 
 /* An INTEGER column (or NULL with V_NULL, read as HIST_NULL) into *out, in range. */
 static int vint(struct dbl *l, sqlite3_stmt *st, int col, unsigned f, int64_t *out)
@@ -300,50 +314,30 @@ static int vblob(struct dbl *l, sqlite3_stmt *st, int col, const void **p, size_
     return FL_OK;
 }
 
-/* Columns: 0 op_id 1 client_id 2 kind 3 key 4 range_end 5 request 6 call_ns 7 return_ns
- * 8 status 9 error 10 revision 11 response, then the extra columns in order. */
-static int db_op(struct dbl *l, sqlite3_stmt *st, int extra_at[C_COUNT], int64_t row)
+#define LD_READ_I64(c, load, f)                                                                    \
+    ((load)&HIST_LD_SKIP ? (r.op.f = HIST_NULL, FL_OK) : vint(l, st, c, load, &r.op.f))
+#define LD_READ_ID                 LD_READ_I64
+#define LD_READ_TEXT(c, load, f)   vtext(l, st, c, &r.op.f)
+#define LD_READ_BLOB(c, load, f)   vblob(l, st, c, &r.op.f, &r.op.f##_len)
+#define LD_READ_STATUS(c, load, f) vtext(l, st, c, &r.status)
+#define LD_READ_COL(col, field, kind, role, since, load)                                           \
+    c++;                                                                                           \
+    if (!rc)                                                                                       \
+        rc = LD_READ_##kind(c, load, field);
+
+/* One row of hist__select_sql's ops query: every column after run_id, checked as its
+ * HIST_LD_* flags say (hist_schema.h). */
+static int db_op(struct dbl *l, sqlite3_stmt *st, int64_t row)
 {
     struct ld_row r;
     memset(&r, 0, sizeof r);
     at_row(l, "ops", row);
-    int rc = vint(l, st, 0, 0, &r.op_id);
+    int rc = vint(l, st, 1, 0, &r.op.op_id); /* first, so messages name it */
     if (rc)
         return rc;
-    l->id = r.op_id;
-    rc = vint(l, st, 1, V_NULL | V_I32, &r.client_id);
-    if (!rc)
-        rc = vtext(l, st, 2, &r.kind);
-    if (!rc)
-        rc = vblob(l, st, 3, &r.key, &r.key_len);
-    if (!rc)
-        rc = vblob(l, st, 4, &r.range_end, &r.range_end_len);
-    if (!rc)
-        rc = vtext(l, st, 5, &r.request);
-    if (!rc)
-        rc = vint(l, st, 6, V_NONNEG, &r.call_ns);
-    if (!rc)
-        rc = vint(l, st, 7, V_NULL | V_NONNEG, &r.return_ns);
-    if (!rc)
-        rc = vtext(l, st, 8, &r.status);
-    if (!rc)
-        rc = vtext(l, st, 9, &r.error);
-    if (!rc)
-        rc = vint(l, st, 10, V_NULL | V_NONNEG, &r.revision);
-    if (!rc)
-        rc = vtext(l, st, 11, &r.response);
-    for (int i = 0; i < C_COUNT; i++)
-        r.has[i] = extra_at[i] >= 0;
-    if (!rc)
-        rc = vblob(l, st, extra_at[C_VALUE], &r.value, &r.value_len);
-    if (!rc)
-        rc = vblob(l, st, extra_at[C_EXPECT], &r.expect, &r.expect_len);
-    for (int i = 0; !rc && i < 5; i++) {
-        r.ints[i] = HIST_NULL;
-        if (extra_at[C_MOD + i] >= 0)
-            rc =
-                vint(l, st, extra_at[C_MOD + i], V_NULL | (i == 3 ? V_BOOL : V_NONNEG), &r.ints[i]);
-    }
+    l->id = r.op.op_id;
+    int c = 0;
+    HIST_OPS_COLUMNS(LD_READ_COL)
     if (rc)
         return rc;
     return row_op(l->name, l, l->h, l->err, &r);
@@ -352,30 +346,8 @@ static int db_op(struct dbl *l, sqlite3_stmt *st, int extra_at[C_COUNT], int64_t
 int hist_load_op(struct chk_history *h, const char *name, int64_t op_id, const struct hist_op *op,
                  struct fl_buf *err)
 {
-    struct ld_row r;
-    memset(&r, 0, sizeof r);
-    r.op_id = op_id;
-    r.client_id = op->client_id;
-    r.kind = op->kind;
-    r.key = op->key;
-    r.key_len = op->key ? op->key_len : 0;
-    r.range_end = op->range_end;
-    r.range_end_len = op->range_end ? op->range_end_len : 0;
-    r.request = op->request;
-    r.call_ns = op->call_ns;
-    r.return_ns = op->return_ns;
-    r.status = hist_status_name(op->status);
-    r.error = op->error;
-    r.revision = op->revision;
-    r.response = op->response;
-    for (int i = 0; i < C_COUNT; i++)
-        r.has[i] = true;
-    r.value = op->value;
-    r.value_len = op->value ? op->value_len : 0;
-    r.expect = op->expect;
-    r.expect_len = op->expect ? op->expect_len : 0;
-    int64_t ints[5] = {op->mod_rev, op->create_rev, op->version, op->succeeded, op->deleted};
-    memcpy(r.ints, ints, sizeof ints);
+    struct ld_row r = {.op = *op, .status = hist_status_name(op->status)};
+    r.op.op_id = op_id;
     return row_op(name, NULL, h, err, &r);
 }
 
@@ -406,18 +378,8 @@ static int db_ops(struct dbl *l, int64_t run_id)
 {
     struct fl_buf sql;
     fl_buf_init(&sql);
-    fl_buf_printf(&sql, "SELECT op_id, client_id, kind, key, range_end, request, call_ns, "
-                        "return_ns, status, error, revision, response");
-    int extra_at[C_COUNT];
-    int ncol = 12;
-    for (int i = 0; i < C_COUNT; i++) {
-        extra_at[i] = -1;
-        if (table_has(l->db, "ops", extra_cols[i])) {
-            fl_buf_printf(&sql, ", \"%s\"", extra_cols[i]);
-            extra_at[i] = ncol++;
-        }
-    }
-    fl_buf_printf(&sql, " FROM ops WHERE run_id = ? ORDER BY op_id");
+    hist__select_sql(l->db, HIST_T_ops, &sql);
+    fl_buf_printf(&sql, " WHERE run_id = ? ORDER BY op_id");
     sqlite3_stmt *st;
     int rc = FL_OK;
     if (sqlite3_prepare_v2(l->db, fl_buf_cstr(&sql), -1, &st, NULL) != SQLITE_OK) {
@@ -430,7 +392,7 @@ static int db_ops(struct dbl *l, int64_t run_id)
     int s = SQLITE_DONE;
     int64_t row = 0;
     while (!rc && (s = sqlite3_step(st)) == SQLITE_ROW)
-        rc = db_op(l, st, extra_at, ++row);
+        rc = db_op(l, st, ++row);
     if (!rc && s != SQLITE_DONE)
         rc = read_fail(l, "ops", s);
     sqlite3_finalize(st);
@@ -697,7 +659,7 @@ static int pick_run(struct dbl *l, int64_t run_id, int64_t *out)
 static int load_sqlite(sqlite3 *db, const char *name, int64_t run_id, struct chk_history *h,
                        int64_t *run_id_out, struct fl_buf *err)
 {
-    struct dbl l = {db, name, h, err, {0}, {0}, 0, "", 0, HIST_NULL, HIST_NULL};
+    struct dbl l = {db, name, h, err, {0}, 0, "", 0, HIST_NULL, HIST_NULL};
     int64_t rid = 0;
     int rc = pick_run(&l, run_id, &rid);
     if (rc)
