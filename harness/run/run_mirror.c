@@ -15,9 +15,15 @@
  * Watches and events are kept as rows and interned at the end, in the loader's order.
  * Whatever the mirror cannot follow (a failed write, an op the loader would refuse,
  * a NUL inside a JSON string) marks it broken, and the checkers then load the
- * database as before. Histories of up to RUN_MIRROR_VERIFY_OPS operations (every
- * scenario test) are also loaded from the database and compared, and a difference is
- * an internal error of the run (exit 3, the run recorded 'error' with the reason,
+ * database as before. Two cross-checks keep the paths together:
+ *   - every RUN_MIRROR_SPOT_EVERY-th op of every run, whatever its size, goes both
+ *     ways into two scratch histories (the fast path, and hist_load_op on the row's
+ *     text, which is what the database load runs on each row) and they must be equal;
+ *   - histories of up to RUN_MIRROR_VERIFY_OPS operations, and every history when the
+ *     run asks for it (verify_history, or FAULTLINE_VERIFY_HISTORY=1 in the
+ *     environment, as the test suite sets for all its runs), are also loaded from the
+ *     database and compared whole.
+ * A difference is an internal error of the run (exit 3, the run recorded 'error' with the reason,
  * never an abort that leaves its row unfinished): the two paths cannot drift apart
  * unnoticed. A database that cannot be read back (damaged) is FL_ECORRUPT.
  */
@@ -26,6 +32,7 @@
 #include "harness/history/load.h"
 
 #define RUN_MIRROR_VERIFY_OPS 3000
+#define RUN_MIRROR_SPOT_EVERY 16
 
 struct run_mirror_watch {
     int64_t watch_id, client_id, start_rev, opened_ns, closed_ns;
@@ -237,10 +244,9 @@ static void add_txn(struct chk_history *h, const struct kvc_request *req,
 }
 
 /* The row as on_op_done gave it to hist_op_add, into the mirror (ld_build_op). */
-static void fast_op(struct run_world *rw, int64_t op_id, const struct hist_op *row,
+static void fast_op(struct chk_history *h, int64_t op_id, const struct hist_op *row,
                     const struct kvc_request *req, const struct kvc_result *res)
 {
-    struct chk_history *h = &rw->mirror.h;
     int64_t call_ns = row->call_ns == HIST_NULL ? 0 : row->call_ns;
     int64_t return_ns = row->return_ns == HIST_NULL ? CHK_NEVER : row->return_ns;
     int status = row->status == HIST_STATUS_OK     ? CHK_ST_OK
@@ -272,6 +278,30 @@ static void fast_op(struct run_world *rw, int64_t op_id, const struct hist_op *r
     op->err = (uint8_t)(status == CHK_ST_FAIL ? hist_load_error_kind(row->error) : CHK_ERR_NONE);
 }
 
+/* The op both ways, each into a history of its own: what fast_op made of it must be
+ * what the loader makes of the row. A difference is kept for run_mirror_take. */
+static void spot_check(struct run_world *rw, int64_t op_id, const struct hist_op *row,
+                       const struct kvc_request *req, const struct kvc_result *res)
+{
+    struct run_mirror *m = &rw->mirror;
+    struct chk_history fast, slow;
+    struct fl_buf err;
+    chk_history_init(&fast);
+    chk_history_init(&slow);
+    fl_buf_init(&err);
+    fast_op(&fast, op_id, row, req, res);
+    char why[128];
+    if (hist_load_op(&slow, hist_path(rw->db), op_id, row, &err) != FL_OK)
+        snprintf(m->spot_err, sizeof m->spot_err, "op %lld: the loader refuses it: %s",
+                 (long long)op_id, fl_buf_cstr(&err));
+    else if (!chk_history_equal(&fast, &slow, why, sizeof why))
+        snprintf(m->spot_err, sizeof m->spot_err, "op %lld: %s", (long long)op_id, why);
+    m->spot_checks++;
+    chk_history_close(&fast);
+    chk_history_close(&slow);
+    fl_buf_close(&err);
+}
+
 void run_mirror_op(struct run_world *rw, int64_t op_id, const struct hist_op *row,
                    const struct kvc_request *req, const struct kvc_result *res, bool nul)
 {
@@ -288,7 +318,9 @@ void run_mirror_op(struct run_world *rw, int64_t op_id, const struct hist_op *ro
     bool in_order =
         row->return_ns == HIST_NULL || row->call_ns == HIST_NULL || row->return_ns >= row->call_ns;
     if (req && res && !nul && in_order && row->kind && fast_ok(req, res, ok)) {
-        fast_op(rw, op_id, row, req, res);
+        fast_op(&m->h, op_id, row, req, res);
+        if (m->ops % RUN_MIRROR_SPOT_EVERY == 1 && !m->spot_err[0])
+            spot_check(rw, op_id, row, req, res);
         return;
     }
     struct fl_buf err;
@@ -546,9 +578,22 @@ static int verify(struct run_world *rw, struct fl_buf *err)
     return rc;
 }
 
+static bool verify_all(void)
+{
+    const char *e = getenv("FAULTLINE_VERIFY_HISTORY");
+    return e && e[0] && strcmp(e, "0") != 0;
+}
+
 int run_mirror_take(struct run_world *rw, struct chk_history *out, struct fl_buf *err)
 {
     struct run_mirror *m = &rw->mirror;
+    if (m->on && m->spot_err[0]) {
+        fl_buf_printf(err,
+                      "internal error: the in-memory history differs from the loader's (%s; "
+                      "%s)",
+                      m->spot_err, hist_path(rw->db));
+        return FL_EINTERNAL;
+    }
     if (!m->on || m->broken)
         return hist_load_db(rw->db, rw->run_id, out, err);
     add_watches(m);
@@ -557,7 +602,7 @@ int run_mirror_take(struct run_world *rw, struct chk_history *out, struct fl_buf
         fl_buf_reset(err); /* let the database load say it, as before */
         return hist_load_db(rw->db, rw->run_id, out, err);
     }
-    if (m->ops <= RUN_MIRROR_VERIFY_OPS || m->verify) {
+    if (m->ops <= RUN_MIRROR_VERIFY_OPS || m->verify || verify_all()) {
         int vrc = verify(rw, err);
         if (vrc)
             return vrc;

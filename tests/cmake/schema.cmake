@@ -15,3 +15,14 @@ add_test(NAME history.schema.v1_append
           ${FL_BIN} ${FL_SCHEMA_DATA} ${FL_SCHEMA_TMP} ${CMAKE_SOURCE_DIR})
 set_tests_properties(history.schema.v1_checks.run1 history.schema.v1_checks.run2
   history.schema.v1_append PROPERTIES LABELS history TIMEOUT 120)
+
+# Every run of the suite compares the history it kept in memory with a fresh load of
+# its database, whatever its size (FAULTLINE_VERIFY_HISTORY, harness/run/run_mirror.c):
+# set on every test of this directory once all of them are defined.
+function(fl_schema_verify_all)
+  get_property(all DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR} PROPERTY TESTS)
+  if(all)
+    set_property(TEST ${all} APPEND PROPERTY ENVIRONMENT FAULTLINE_VERIFY_HISTORY=1)
+  endif()
+endfunction()
+cmake_language(DEFER CALL fl_schema_verify_all)
