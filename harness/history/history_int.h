@@ -143,6 +143,14 @@ void hist__dig_end(struct hist_db *db);
 #define HIST_READ_COL(col, field, kind, role, since, load)                                         \
     HIST_READ_##kind(hist__st, ++hist__c, hist__row, field);
 
+/* An unset row: every integer HIST_NULL, every pointer NULL, a status unknown. */
+#define HIST_INIT_I64(r, f)                                (r)->f = HIST_NULL
+#define HIST_INIT_ID                                       HIST_INIT_I64
+#define HIST_INIT_TEXT(r, f)                               (r)->f = NULL
+#define HIST_INIT_BLOB(r, f)                               ((r)->f = NULL, (r)->f##_len = 0)
+#define HIST_INIT_STATUS(r, f)                             (r)->f = HIST_STATUS_UNKNOWN
+#define HIST_INIT_COL(col, field, kind, role, since, load) HIST_INIT_##kind(hist__row, field);
+
 /* A status column: HIST_STATUS_UNKNOWN for NULL or a name nobody knows. */
 enum hist_status hist__col_status(sqlite3_stmt *st, int col);
 

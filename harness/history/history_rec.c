@@ -176,19 +176,9 @@ bool hist_status_parse(const char *s, enum hist_status *out)
 
 void hist_op_init(struct hist_op *op)
 {
+    struct hist_op *hist__row = op;
     memset(op, 0, sizeof *op);
-    op->op_id = HIST_NULL;
-    op->client_id = HIST_NULL;
-    op->node_id = HIST_NULL;
-    op->call_ns = HIST_NULL;
-    op->return_ns = HIST_NULL;
-    op->status = HIST_STATUS_UNKNOWN;
-    op->revision = HIST_NULL;
-    op->mod_rev = HIST_NULL;
-    op->create_rev = HIST_NULL;
-    op->version = HIST_NULL;
-    op->succeeded = HIST_NULL;
-    op->deleted = HIST_NULL;
+    HIST_OPS_COLUMNS(HIST_INIT_COL)
 }
 
 int hist_op_add(struct hist_db *db, const struct hist_op *op, int64_t *op_id_out)
@@ -212,15 +202,9 @@ int hist_op_add(struct hist_db *db, const struct hist_op *op, int64_t *op_id_out
 
 void hist_watch_init(struct hist_watch *w)
 {
+    struct hist_watch *hist__row = w;
     memset(w, 0, sizeof *w);
-    w->watch_id = HIST_NULL;
-    w->client_id = HIST_NULL;
-    w->node_id = HIST_NULL;
-    w->start_rev = HIST_NULL;
-    w->opened_ns = HIST_NULL;
-    w->closed_ns = HIST_NULL;
-    w->prev_kv = HIST_NULL;
-    w->progress_notify = HIST_NULL;
+    HIST_WATCHES_COLUMNS(HIST_INIT_COL)
 }
 
 int hist_watch_open(struct hist_db *db, const struct hist_watch *w)
@@ -260,17 +244,9 @@ int hist_watch_close(struct hist_db *db, int64_t watch_id, int64_t closed_ns,
 
 void hist_watch_event_init(struct hist_watch_event *ev)
 {
+    struct hist_watch_event *hist__row = ev;
     memset(ev, 0, sizeof *ev);
-    ev->watch_id = HIST_NULL;
-    ev->seq = HIST_NULL;
-    ev->response_seq = HIST_NULL;
-    ev->create_rev = HIST_NULL;
-    ev->mod_rev = HIST_NULL;
-    ev->version = HIST_NULL;
-    ev->prev_kv = HIST_NULL;
-    ev->prev_mod_rev = HIST_NULL;
-    ev->revision = HIST_NULL;
-    ev->delivered_ns = HIST_NULL;
+    HIST_WATCH_EVENTS_COLUMNS(HIST_INIT_COL)
 }
 
 int hist_watch_event_add(struct hist_db *db, const struct hist_watch_event *ev)

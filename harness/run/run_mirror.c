@@ -32,7 +32,7 @@
 #include "harness/history/load.h"
 
 #define RUN_MIRROR_VERIFY_OPS 3000
-#define RUN_MIRROR_SPOT_EVERY 16
+#define RUN_MIRROR_SPOT_EVERY 32
 
 struct run_mirror_watch {
     int64_t watch_id, client_id, start_rev, opened_ns, closed_ns;

@@ -71,7 +71,7 @@ static void hand_put(struct run_world *rw, int64_t op_id, const char *text_key)
     row.error = res.error;
     row.value = "1";
     row.value_len = 1;
-    rw->mirror.ops = 16 * (rw->mirror.ops / 16 + 1); /* the next op is checked */
+    rw->mirror.ops = 32 * (rw->mirror.ops / 32 + 1); /* the next op is checked */
     run_mirror_op(rw, op_id, &row, &req, &res, false);
     fl_buf_close(&text);
 }
