@@ -75,6 +75,16 @@ int hist_load_op(struct chk_history *h, const char *name, int64_t op_id, const s
                  struct fl_buf *err);
 /* The loaders' enum chk_err for an etcd error text (NULL or "": CHK_ERR_NONE). */
 int hist_load_error_kind(const char *error);
+struct hist_watch;
+struct hist_watch_event;
+
+/* One watches row into h (after the watches before it in watch_id order): what the
+ * database load does with it once its columns are checked, and what the run's mirror
+ * does with the rows it kept. */
+void hist_load_watch(struct chk_history *h, const struct hist_watch *w);
+/* One watch_events row of kind (enum chk_ev_kind) into h, likewise; the prev value
+ * counts as given when ev->prev_kv is 1. */
+void hist_load_watch_event(struct chk_history *h, const struct hist_watch_event *ev, int kind);
 /* chk_history_finish with the loaders' message format ("NAME:LINE: message"). */
 int hist_load_finish(const char *name, struct chk_history *h, struct fl_buf *err);
 /* Opens path read-only, loads, closes. */

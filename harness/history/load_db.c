@@ -400,18 +400,70 @@ static int db_ops(struct dbl *l, int64_t run_id)
     return rc;
 }
 
-static int32_t blob_key(struct dbl *l, const void *p, size_t n, bool range_end)
+static int32_t blob_key(struct chk_history *h, const void *p, size_t n, bool range_end)
 {
     if (!p)
-        return range_end ? CHK_RANGE_ONE : chk_history_key(l->h, "", 0);
+        return range_end ? CHK_RANGE_ONE : chk_history_key(h, "", 0);
     if (range_end && n == 1 && ((const uint8_t *)p)[0] == 0)
         return CHK_RANGE_ALL;
-    return chk_history_key(l->h, p, n);
+    return chk_history_key(h, p, n);
 }
 
-static int32_t blob_value(struct dbl *l, const void *p, size_t n)
+static int32_t blob_value(struct chk_history *h, const void *p, size_t n)
 {
-    return p ? chk_history_value(l->h, p, n) : CHK_NIL;
+    return p ? chk_history_value(h, p, n) : CHK_NIL;
+}
+
+static int64_t or_null(int64_t v, int64_t dflt)
+{
+    return v == HIST_NULL ? dflt : v;
+}
+
+void hist_load_watch(struct chk_history *h, const struct hist_watch *w)
+{
+    int32_t k = blob_key(h, w->key, w->key_len, false);
+    int32_t e = blob_key(h, w->range_end, w->range_end_len, true);
+    struct chk_watch *x = chk_history_watch_add(h);
+    x->watch_id = w->watch_id;
+    x->client = (int32_t)or_null(w->client_id, 0);
+    x->key = k;
+    x->range_end = e;
+    x->start_rev = or_null(w->start_rev, 0);
+    x->opened_ns = or_null(w->opened_ns, 0);
+    x->closed_ns = or_null(w->closed_ns, CHK_NEVER);
+    if (w->prev_kv == 1)
+        x->flags |= CHK_WF_PREV_KV;
+    if (w->progress_notify == 1)
+        x->flags |= CHK_WF_PROGRESS_NOTIFY;
+    if (w->filters && strstr(w->filters, "noput"))
+        x->flags |= CHK_WF_NOPUT;
+    if (w->filters && strstr(w->filters, "nodelete"))
+        x->flags |= CHK_WF_NODELETE;
+}
+
+void hist_load_watch_event(struct chk_history *h, const struct hist_watch_event *ev, int kind)
+{
+    struct chk_wevent *e = chk_history_event_add(h);
+    e->watch_id = ev->watch_id;
+    e->seq = ev->seq;
+    e->response = or_null(ev->response_seq, ev->seq);
+    e->kind = (uint8_t)kind;
+    e->t_ns = or_null(ev->delivered_ns, 0);
+    if (kind == CHK_EV_PROGRESS) {
+        e->mod_rev = or_null(ev->revision, or_null(ev->mod_rev, 0));
+        return;
+    }
+    int32_t ki = blob_key(h, ev->key, ev->key_len, false);
+    int32_t vi = kind == CHK_EV_PUT ? blob_value(h, ev->value, ev->value_len) : CHK_NIL;
+    int32_t pi =
+        ev->prev_kv == 1 ? blob_value(h, ev->prev_value, ev->prev_value_len) : CHK_NOT_GIVEN;
+    e = &h->events[h->event_count - 1];
+    e->key = ki;
+    e->value = vi;
+    e->create_rev = or_null(ev->create_rev, CHK_NO_REV);
+    e->mod_rev = or_null(ev->mod_rev, 0);
+    e->version = or_null(ev->version, CHK_NO_REV);
+    e->prev_value = pi;
 }
 
 /* Columns: 0 watch_id 1 client_id 2 key 3 range_end 4 start_rev 5 opened_ns 6 closed_ns
@@ -458,24 +510,21 @@ static int db_watch(struct dbl *l, sqlite3_stmt *st, int64_t row, int64_t *last_
                       where(l, wb, sizeof wb), (long long)closed, (long long)opened);
         return FL_EINVAL;
     }
-    int32_t k = blob_key(l, key, key_len, false);
-    int32_t e = blob_key(l, end, end_len, true);
-    struct chk_watch *w = chk_history_watch_add(l->h);
-    w->watch_id = id;
-    w->client = (int32_t)(client == HIST_NULL ? 0 : client);
-    w->key = k;
-    w->range_end = e;
-    w->start_rev = start == HIST_NULL ? 0 : start;
-    w->opened_ns = opened == HIST_NULL ? 0 : opened;
-    w->closed_ns = closed == HIST_NULL ? CHK_NEVER : closed;
-    if (pk == 1)
-        w->flags |= CHK_WF_PREV_KV;
-    if (pn == 1)
-        w->flags |= CHK_WF_PROGRESS_NOTIFY;
-    if (filters && strstr(filters, "noput"))
-        w->flags |= CHK_WF_NOPUT;
-    if (filters && strstr(filters, "nodelete"))
-        w->flags |= CHK_WF_NODELETE;
+    struct hist_watch w;
+    hist_watch_init(&w);
+    w.watch_id = id;
+    w.client_id = client;
+    w.key = key;
+    w.key_len = key_len;
+    w.range_end = end;
+    w.range_end_len = end_len;
+    w.start_rev = start;
+    w.opened_ns = opened;
+    w.closed_ns = closed;
+    w.prev_kv = pk;
+    w.progress_notify = pn;
+    w.filters = filters;
+    hist_load_watch(l->h, &w);
     return FL_OK;
 }
 
@@ -547,27 +596,25 @@ static int db_event(struct dbl *l, sqlite3_stmt *st, int64_t row, bool epk)
                       where(l, w, sizeof w), (long long)wid);
         return FL_EINVAL;
     }
-    struct chk_wevent *e = chk_history_event_add(l->h);
-    e->watch_id = wid;
-    e->seq = seq;
-    e->response = resp == HIST_NULL ? seq : resp;
-    e->kind = (uint8_t)k;
-    e->t_ns = t == HIST_NULL ? 0 : t;
-    if (k == CHK_EV_PROGRESS) {
-        e->mod_rev = rev != HIST_NULL ? rev : mr != HIST_NULL ? mr : 0;
-        return FL_OK;
-    }
-    int32_t ki = blob_key(l, key, key_len, false);
-    int32_t vi = k == CHK_EV_PUT ? blob_value(l, val, val_len) : CHK_NIL;
-    bool given = epk ? pk == 1 : prev != NULL;
-    int32_t pi = given ? blob_value(l, prev, prev_len) : CHK_NOT_GIVEN;
-    e = &l->h->events[l->h->event_count - 1];
-    e->key = ki;
-    e->value = vi;
-    e->create_rev = cr == HIST_NULL ? CHK_NO_REV : cr;
-    e->mod_rev = mr == HIST_NULL ? 0 : mr;
-    e->version = ver == HIST_NULL ? CHK_NO_REV : ver;
-    e->prev_value = pi;
+    struct hist_watch_event ev;
+    hist_watch_event_init(&ev);
+    ev.watch_id = wid;
+    ev.seq = seq;
+    ev.response_seq = resp;
+    ev.key = key;
+    ev.key_len = key_len;
+    ev.value = val;
+    ev.value_len = val_len;
+    ev.create_rev = cr;
+    ev.mod_rev = mr;
+    ev.version = ver;
+    ev.prev_value = prev;
+    ev.prev_value_len = prev_len;
+    ev.delivered_ns = t;
+    ev.revision = rev;
+    /* a database without the prev_kv column: a prev value is given when there is one */
+    ev.prev_kv = epk ? pk : prev != NULL;
+    hist_load_watch_event(l->h, &ev, k);
     return FL_OK;
 }
 

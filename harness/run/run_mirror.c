@@ -34,11 +34,11 @@
 #define RUN_MIRROR_VERIFY_OPS 3000
 #define RUN_MIRROR_SPOT_EVERY 32
 
+/* A watches row as hist_watch_open wrote it (and its close), bytes kept in the mirror. */
 struct run_mirror_watch {
-    int64_t watch_id, client_id, start_rev, opened_ns, closed_ns;
-    int64_t key_off, range_end_off; /* into bytes; -1: NULL */
-    size_t key_len, range_end_len;
-    uint8_t flags; /* CHK_WF_* */
+    int64_t watch_id, client_id, start_rev, opened_ns, closed_ns, prev_kv, progress_notify;
+    int64_t key_off, range_end_off, filters_off; /* into bytes; -1: NULL */
+    size_t key_len, range_end_len, filters_len;
 };
 
 struct run_mirror_event {
@@ -402,16 +402,12 @@ void run_mirror_watch_open(struct run_world *rw, const struct hist_watch *w)
     x->start_rev = w->start_rev;
     x->opened_ns = w->opened_ns;
     x->closed_ns = w->closed_ns;
+    x->prev_kv = w->prev_kv;
+    x->progress_notify = w->progress_notify;
     keep(m, w->key, w->key_len, &x->key_off, &x->key_len);
     keep(m, w->range_end, w->range_end_len, &x->range_end_off, &x->range_end_len);
-    if (w->prev_kv == 1)
-        x->flags |= CHK_WF_PREV_KV;
-    if (w->progress_notify == 1)
-        x->flags |= CHK_WF_PROGRESS_NOTIFY;
-    if (w->filters && strstr(w->filters, "noput"))
-        x->flags |= CHK_WF_NOPUT;
-    if (w->filters && strstr(w->filters, "nodelete"))
-        x->flags |= CHK_WF_NODELETE;
+    /* with its NUL, so that it reads back as a string */
+    keep(m, w->filters, w->filters ? strlen(w->filters) + 1 : 0, &x->filters_off, &x->filters_len);
 }
 
 void run_mirror_watch_close(struct run_world *rw, int64_t watch_id, int64_t closed_ns)
@@ -460,27 +456,6 @@ void run_mirror_event(struct run_world *rw, const struct hist_watch_event *ev)
 
 /* ---- the end: the loader's watch part, finish --------------------------------------- */
 
-static int64_t or (int64_t v, int64_t dflt)
-{
-    return v == HIST_NULL ? dflt : v;
-}
-
-static int32_t blob_key(struct run_mirror *m, int64_t off, size_t n, bool range_end)
-{
-    const uint8_t *p = kept(m, off);
-    if (!p)
-        return range_end ? CHK_RANGE_ONE : chk_history_key(&m->h, "", 0);
-    if (range_end && n == 1 && p[0] == 0)
-        return CHK_RANGE_ALL;
-    return chk_history_key(&m->h, p, n);
-}
-
-static int32_t blob_value(struct run_mirror *m, int64_t off, size_t n)
-{
-    const void *p = kept(m, off);
-    return p ? chk_history_value(&m->h, p, n) : CHK_NIL;
-}
-
 static int watch_cmp(const void *a, const void *b)
 {
     const struct run_mirror_watch *x = a, *y = b;
@@ -495,8 +470,8 @@ static int event_cmp(const void *a, const void *b)
     return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
-/* load_db.c db_watches over the kept rows: watches by watch_id, then events by
- * (watch_id, seq), interning in that order. */
+/* The kept rows, as load_db.c db_watches reads them: watches by watch_id, then events
+ * by (watch_id, seq), each through the loader's own hist_load_watch(_event). */
 static void add_watches(struct run_mirror *m)
 {
     if (m->n_watches) {
@@ -505,48 +480,44 @@ static void add_watches(struct run_mirror *m)
     }
     for (size_t i = 0; i < m->n_watches; i++) {
         const struct run_mirror_watch *x = &m->watches[i];
-        int32_t key = blob_key(m, x->key_off, x->key_len, false);
-        int32_t end = blob_key(m, x->range_end_off, x->range_end_len, true);
-        struct chk_watch *w = chk_history_watch_add(&m->h);
-        w->watch_id = x->watch_id;
-        w->client = (int32_t) or (x->client_id, 0);
-        w->key = key;
-        w->range_end = end;
-        w->start_rev = or (x->start_rev, 0);
-        w->opened_ns = or (x->opened_ns, 0);
-        w->closed_ns = or (x->closed_ns, CHK_NEVER);
-        w->flags = x->flags;
+        struct hist_watch w;
+        hist_watch_init(&w);
+        w.watch_id = x->watch_id;
+        w.client_id = x->client_id;
+        w.key = kept(m, x->key_off);
+        w.key_len = x->key_len;
+        w.range_end = kept(m, x->range_end_off);
+        w.range_end_len = x->range_end_len;
+        w.start_rev = x->start_rev;
+        w.opened_ns = x->opened_ns;
+        w.closed_ns = x->closed_ns;
+        w.prev_kv = x->prev_kv;
+        w.progress_notify = x->progress_notify;
+        w.filters = kept(m, x->filters_off);
+        hist_load_watch(&m->h, &w);
     }
     if (m->n_events)
         qsort(m->events, m->n_events, sizeof *m->events, event_cmp);
     for (size_t i = 0; i < m->n_events; i++) {
         const struct run_mirror_event *x = &m->events[i];
-        if (x->kind == CHK_EV_PROGRESS) {
-            struct chk_wevent *e = chk_history_event_add(&m->h);
-            e->watch_id = x->watch_id;
-            e->seq = x->seq;
-            e->response = or (x->response_seq, x->seq);
-            e->kind = (uint8_t)x->kind;
-            e->t_ns = or (x->delivered_ns, 0);
-            e->mod_rev = or (x->revision, or (x->mod_rev, 0));
-            continue;
-        }
-        int32_t key = blob_key(m, x->key_off, x->key_len, false);
-        int32_t value = x->kind == CHK_EV_PUT ? blob_value(m, x->value_off, x->value_len) : CHK_NIL;
-        int32_t prev =
-            or (x->prev_kv, 0) == 1 ? blob_value(m, x->prev_off, x->prev_len) : CHK_NOT_GIVEN;
-        struct chk_wevent *e = chk_history_event_add(&m->h);
-        e->watch_id = x->watch_id;
-        e->seq = x->seq;
-        e->response = or (x->response_seq, x->seq);
-        e->kind = (uint8_t)x->kind;
-        e->t_ns = or (x->delivered_ns, 0);
-        e->key = key;
-        e->value = value;
-        e->create_rev = or (x->create_rev, CHK_NO_REV);
-        e->mod_rev = or (x->mod_rev, 0);
-        e->version = or (x->version, CHK_NO_REV);
-        e->prev_value = prev;
+        struct hist_watch_event ev;
+        hist_watch_event_init(&ev);
+        ev.watch_id = x->watch_id;
+        ev.seq = x->seq;
+        ev.response_seq = x->response_seq;
+        ev.key = kept(m, x->key_off);
+        ev.key_len = x->key_len;
+        ev.value = kept(m, x->value_off);
+        ev.value_len = x->value_len;
+        ev.create_rev = x->create_rev;
+        ev.mod_rev = x->mod_rev;
+        ev.version = x->version;
+        ev.prev_value = kept(m, x->prev_off);
+        ev.prev_value_len = x->prev_len;
+        ev.delivered_ns = x->delivered_ns;
+        ev.revision = x->revision;
+        ev.prev_kv = x->prev_kv;
+        hist_load_watch_event(&m->h, &ev, x->kind);
     }
 }
 
