@@ -16,7 +16,8 @@
  *   since   0: in the first schema; N >= 1: added while the schema version was N, so
  *           an older database may lack it: opening for writing adds it, reading takes
  *           it as NULL;
- *   load    what the database loader (load_db.c) accepts in it: HIST_LD_* flags.
+ *   load    what the database loader (load_db.c) accepts in it: HIST_LD_* flags (ops,
+ *           watches and watch_events; the other tables are not loaded for checking).
  *
  * From these lists come, with nothing else to keep in step: the CREATE TABLE text and
  * the ALTER TABLE of missing columns (history_db.c), the INSERT statements, their
@@ -29,7 +30,7 @@
 #ifndef FL_HIST_SCHEMA_H
 #define FL_HIST_SCHEMA_H
 
-/* What the database loader accepts in a column (ops). A column without HIST_LD_NULL
+/* What the database loader accepts in a column. An integer column without HIST_LD_NULL
  * must not be NULL; TEXT/BLOB columns always accept NULL. */
 #define HIST_LD_NULL   1u  /* NULL allowed (read as HIST_NULL) */
 #define HIST_LD_NONNEG 2u  /* >= 0 */
@@ -74,36 +75,36 @@
     X(succeeded,  succeeded,  I64,    DIG, 1, HIST_LD_NULL | HIST_LD_BOOL) \
     X(deleted,    deleted,    I64,    DIG, 1, HIST_LD_OPT)
 
-#define HIST_WATCHES_COLUMNS(X)                                      \
-    X(watch_id,        watch_id,        ID,   DIG,  0, 0)            \
-    X(client_id,       client_id,       I64,  DIG,  0, 0)            \
-    X(key,             key,             BLOB, DIG,  0, 0)            \
-    X(range_end,       range_end,       BLOB, DIG,  0, 0)            \
-    X(start_rev,       start_rev,       I64,  DIG,  0, 0)            \
-    X(opened_ns,       opened_ns,       I64,  DIG,  0, 0)            \
-    X(closed_ns,       closed_ns,       I64,  LATE, 0, 0)            \
-    X(close_reason,    close_reason,    TEXT, LATE, 0, 0)            \
-    X(node_id,         node_id,         I64,  DIG,  1, 0)            \
-    X(prev_kv,         prev_kv,         I64,  DIG,  1, 0)            \
-    X(progress_notify, progress_notify, I64,  DIG,  1, 0)            \
-    X(filters,         filters,         TEXT, DIG,  1, 0)            \
-    X(request,         request,         TEXT, DIG,  1, 0)
+#define HIST_WATCHES_COLUMNS(X)                                                        \
+    X(watch_id,        watch_id,        ID,   DIG,  0, 0)                              \
+    X(client_id,       client_id,       I64,  DIG,  0, HIST_LD_NULL | HIST_LD_I32)     \
+    X(key,             key,             BLOB, DIG,  0, 0)                              \
+    X(range_end,       range_end,       BLOB, DIG,  0, 0)                              \
+    X(start_rev,       start_rev,       I64,  DIG,  0, HIST_LD_OPT)                    \
+    X(opened_ns,       opened_ns,       I64,  DIG,  0, HIST_LD_OPT)                    \
+    X(closed_ns,       closed_ns,       I64,  LATE, 0, HIST_LD_OPT)                    \
+    X(close_reason,    close_reason,    TEXT, LATE, 0, HIST_LD_SKIP)                   \
+    X(node_id,         node_id,         I64,  DIG,  1, HIST_LD_SKIP)                   \
+    X(prev_kv,         prev_kv,         I64,  DIG,  1, HIST_LD_NULL | HIST_LD_BOOL)    \
+    X(progress_notify, progress_notify, I64,  DIG,  1, HIST_LD_NULL | HIST_LD_BOOL)    \
+    X(filters,         filters,         TEXT, DIG,  1, 0)                              \
+    X(request,         request,         TEXT, DIG,  1, HIST_LD_SKIP)
 
-#define HIST_WATCH_EVENTS_COLUMNS(X)                               \
-    X(watch_id,     watch_id,     ID,   DIG, 0, 0)                 \
-    X(seq,          seq,          I64,  DIG, 0, 0)                 \
-    X(response_seq, response_seq, I64,  DIG, 0, 0)                 \
-    X(kind,         kind,         TEXT, DIG, 0, 0)                 \
-    X(key,          key,          BLOB, DIG, 0, 0)                 \
-    X(value,        value,        BLOB, DIG, 0, 0)                 \
-    X(create_rev,   create_rev,   I64,  DIG, 0, 0)                 \
-    X(mod_rev,      mod_rev,      I64,  DIG, 0, 0)                 \
-    X(version,      version,      I64,  DIG, 0, 0)                 \
-    X(prev_value,   prev_value,   BLOB, DIG, 0, 0)                 \
-    X(delivered_ns, delivered_ns, I64,  DIG, 0, 0)                 \
-    X(revision,     revision,     I64,  DIG, 1, 0)                 \
-    X(prev_kv,      prev_kv,      I64,  DIG, 1, 0)                 \
-    X(prev_mod_rev, prev_mod_rev, I64,  DIG, 1, 0)
+#define HIST_WATCH_EVENTS_COLUMNS(X)                                               \
+    X(watch_id,     watch_id,     ID,   DIG, 0, 0)                                 \
+    X(seq,          seq,          I64,  DIG, 0, HIST_LD_NONNEG)                    \
+    X(response_seq, response_seq, I64,  DIG, 0, HIST_LD_OPT)                       \
+    X(kind,         kind,         TEXT, DIG, 0, 0)                                 \
+    X(key,          key,          BLOB, DIG, 0, 0)                                 \
+    X(value,        value,        BLOB, DIG, 0, 0)                                 \
+    X(create_rev,   create_rev,   I64,  DIG, 0, HIST_LD_OPT)                       \
+    X(mod_rev,      mod_rev,      I64,  DIG, 0, HIST_LD_OPT)                       \
+    X(version,      version,      I64,  DIG, 0, HIST_LD_OPT)                       \
+    X(prev_value,   prev_value,   BLOB, DIG, 0, 0)                                 \
+    X(delivered_ns, delivered_ns, I64,  DIG, 0, HIST_LD_OPT)                       \
+    X(revision,     revision,     I64,  DIG, 1, HIST_LD_OPT)                       \
+    X(prev_kv,      prev_kv,      I64,  DIG, 1, HIST_LD_NULL | HIST_LD_BOOL)       \
+    X(prev_mod_rev, prev_mod_rev, I64,  DIG, 1, HIST_LD_SKIP)
 
 #define HIST_FAULTS_COLUMNS(X)                  \
     X(at_ns,  at_ns,  I64,  DIG, 0, 0)          \

@@ -314,12 +314,16 @@ static int vblob(struct dbl *l, sqlite3_stmt *st, int col, const void **p, size_
     return FL_OK;
 }
 
+/* Reading a row of a hist__select_sql query into the struct *ldr, each column checked
+ * as its HIST_LD_* flags say (hist_schema.h); a status column's text goes to
+ * *ldr_status. */
 #define LD_READ_I64(c, load, f)                                                                    \
-    ((load)&HIST_LD_SKIP ? (r.op.f = HIST_NULL, FL_OK) : vint(l, st, c, load, &r.op.f))
-#define LD_READ_ID                 LD_READ_I64
-#define LD_READ_TEXT(c, load, f)   vtext(l, st, c, &r.op.f)
-#define LD_READ_BLOB(c, load, f)   vblob(l, st, c, &r.op.f, &r.op.f##_len)
-#define LD_READ_STATUS(c, load, f) vtext(l, st, c, &r.status)
+    ((load)&HIST_LD_SKIP ? (ldr->f = HIST_NULL, FL_OK) : vint(l, st, c, load, &ldr->f))
+#define LD_READ_ID LD_READ_I64
+#define LD_READ_TEXT(c, load, f)                                                                   \
+    ((load)&HIST_LD_SKIP ? (ldr->f = NULL, FL_OK) : vtext(l, st, c, &ldr->f))
+#define LD_READ_BLOB(c, load, f)   vblob(l, st, c, &ldr->f, &ldr->f##_len)
+#define LD_READ_STATUS(c, load, f) vtext(l, st, c, ldr_status)
 #define LD_READ_COL(col, field, kind, role, since, load)                                           \
     c++;                                                                                           \
     if (!rc)                                                                                       \
@@ -336,6 +340,8 @@ static int db_op(struct dbl *l, sqlite3_stmt *st, int64_t row)
     if (rc)
         return rc;
     l->id = r.op.op_id;
+    struct hist_op *ldr = &r.op;
+    const char **ldr_status = &r.status;
     int c = 0;
     HIST_OPS_COLUMNS(LD_READ_COL)
     if (rc)
@@ -471,59 +477,28 @@ void hist_load_watch_event(struct chk_history *h, const struct hist_watch_event 
 static int db_watch(struct dbl *l, sqlite3_stmt *st, int64_t row, int64_t *last_id)
 {
     char wb[128];
-    int64_t id, client, start, opened, closed, pk, pn;
-    const void *key, *end;
-    size_t key_len, end_len;
-    const char *filters;
-    at_row(l, "watches", row);
-    int rc = vint(l, st, 0, 0, &id);
-    if (rc)
-        return rc;
-    l->id = id;
-    if (row > 1 && id == *last_id) {
-        fl_buf_printf(l->err, "%s: %s: watch %lld opened twice", l->name, where(l, wb, sizeof wb),
-                      (long long)id);
-        return FL_EINVAL;
-    }
-    *last_id = id;
-    rc = vint(l, st, 1, V_NULL | V_I32, &client);
-    if (!rc)
-        rc = vblob(l, st, 2, &key, &key_len);
-    if (!rc)
-        rc = vblob(l, st, 3, &end, &end_len);
-    if (!rc)
-        rc = vint(l, st, 4, V_NULL | V_NONNEG, &start);
-    if (!rc)
-        rc = vint(l, st, 5, V_NULL | V_NONNEG, &opened);
-    if (!rc)
-        rc = vint(l, st, 6, V_NULL | V_NONNEG, &closed);
-    if (!rc)
-        rc = vint(l, st, 7, V_NULL | V_BOOL, &pk);
-    if (!rc)
-        rc = vint(l, st, 8, V_NULL | V_BOOL, &pn);
-    if (!rc)
-        rc = vtext(l, st, 9, &filters);
-    if (rc)
-        return rc;
-    if (closed != HIST_NULL && opened != HIST_NULL && closed < opened) {
-        fl_buf_printf(l->err, "%s: %s: closed (%lld) before it was opened (%lld)", l->name,
-                      where(l, wb, sizeof wb), (long long)closed, (long long)opened);
-        return FL_EINVAL;
-    }
-    struct hist_watch w;
+    struct hist_watch w, *ldr = &w;
     hist_watch_init(&w);
-    w.watch_id = id;
-    w.client_id = client;
-    w.key = key;
-    w.key_len = key_len;
-    w.range_end = end;
-    w.range_end_len = end_len;
-    w.start_rev = start;
-    w.opened_ns = opened;
-    w.closed_ns = closed;
-    w.prev_kv = pk;
-    w.progress_notify = pn;
-    w.filters = filters;
+    at_row(l, "watches", row);
+    int rc = vint(l, st, 1, 0, &w.watch_id); /* first, so messages name it */
+    if (rc)
+        return rc;
+    l->id = w.watch_id;
+    if (row > 1 && w.watch_id == *last_id) {
+        fl_buf_printf(l->err, "%s: %s: watch %lld opened twice", l->name, where(l, wb, sizeof wb),
+                      (long long)w.watch_id);
+        return FL_EINVAL;
+    }
+    *last_id = w.watch_id;
+    int c = 0;
+    HIST_WATCHES_COLUMNS(LD_READ_COL)
+    if (rc)
+        return rc;
+    if (w.closed_ns != HIST_NULL && w.opened_ns != HIST_NULL && w.closed_ns < w.opened_ns) {
+        fl_buf_printf(l->err, "%s: %s: closed (%lld) before it was opened (%lld)", l->name,
+                      where(l, wb, sizeof wb), (long long)w.closed_ns, (long long)w.opened_ns);
+        return FL_EINVAL;
+    }
     hist_load_watch(l->h, &w);
     return FL_OK;
 }
@@ -556,82 +531,58 @@ static bool watch_known(const struct chk_history *h, int64_t id)
 static int db_event(struct dbl *l, sqlite3_stmt *st, int64_t row, bool epk)
 {
     char w[128];
-    int64_t wid, seq, resp, cr, mr, ver, t, pk, rev;
-    const void *key, *val, *prev;
-    size_t key_len, val_len, prev_len;
-    const char *kind;
+    struct hist_watch_event ev, *ldr = &ev;
+    hist_watch_event_init(&ev);
     at_row(l, "watch_events", row);
-    int rc = vint(l, st, 0, 0, &wid);
+    int rc = vint(l, st, 1, 0, &ev.watch_id); /* first, so messages name them */
     if (!rc)
-        rc = vint(l, st, 1, V_NONNEG, &seq);
+        rc = vint(l, st, 2, V_NONNEG, &ev.seq);
     if (rc)
         return rc;
-    l->id = wid;
-    l->seq = seq;
-    rc = vint(l, st, 2, V_NULL | V_NONNEG, &resp);
-    if (!rc)
-        rc = vtext(l, st, 3, &kind);
-    if (!rc)
-        rc = vblob(l, st, 4, &key, &key_len);
-    if (!rc)
-        rc = vblob(l, st, 5, &val, &val_len);
-    int cols[] = {6, 7, 8, 10, 12};
-    int64_t *outs[] = {&cr, &mr, &ver, &t, &rev};
-    for (int i = 0; !rc && i < 5; i++)
-        rc = vint(l, st, cols[i], V_NULL | V_NONNEG, outs[i]);
-    if (!rc)
-        rc = vblob(l, st, 9, &prev, &prev_len);
-    if (!rc)
-        rc = vint(l, st, 11, V_NULL | V_BOOL, &pk);
+    l->id = ev.watch_id;
+    l->seq = ev.seq;
+    int c = 0;
+    HIST_WATCH_EVENTS_COLUMNS(LD_READ_COL)
     if (rc)
         return rc;
-    int k = event_kind(kind);
+    int k = event_kind(ev.kind);
     if (k < 0) {
         fl_buf_printf(l->err, "%s: %s: unknown event kind \"%s\"", l->name, where(l, w, sizeof w),
-                      kind ? kind : "NULL");
+                      ev.kind ? ev.kind : "NULL");
         return FL_EINVAL;
     }
-    if (!watch_known(l->h, wid)) {
+    if (!watch_known(l->h, ev.watch_id)) {
         fl_buf_printf(l->err, "%s: %s: event of watch %lld that was never opened", l->name,
-                      where(l, w, sizeof w), (long long)wid);
+                      where(l, w, sizeof w), (long long)ev.watch_id);
         return FL_EINVAL;
     }
-    struct hist_watch_event ev;
-    hist_watch_event_init(&ev);
-    ev.watch_id = wid;
-    ev.seq = seq;
-    ev.response_seq = resp;
-    ev.key = key;
-    ev.key_len = key_len;
-    ev.value = val;
-    ev.value_len = val_len;
-    ev.create_rev = cr;
-    ev.mod_rev = mr;
-    ev.version = ver;
-    ev.prev_value = prev;
-    ev.prev_value_len = prev_len;
-    ev.delivered_ns = t;
-    ev.revision = rev;
     /* a database without the prev_kv column: a prev value is given when there is one */
-    ev.prev_kv = epk ? pk : prev != NULL;
+    if (!epk)
+        ev.prev_kv = ev.prev_value != NULL;
     hist_load_watch_event(l->h, &ev, k);
+    return FL_OK;
+}
+
+static int db_rows(struct dbl *l, enum hist_table_id t, const char *order, int64_t run_id,
+                   sqlite3_stmt **st)
+{
+    struct fl_buf sql;
+    fl_buf_init(&sql);
+    hist__select_sql(l->db, t, &sql);
+    fl_buf_printf(&sql, " WHERE run_id = ? ORDER BY %s", order);
+    int rc = sqlite3_prepare_v2(l->db, fl_buf_cstr(&sql), -1, st, NULL);
+    fl_buf_close(&sql);
+    if (rc != SQLITE_OK)
+        return FL_ENOENT;
+    sqlite3_bind_int64(*st, 1, run_id);
     return FL_OK;
 }
 
 static int db_watches(struct dbl *l, int64_t run_id)
 {
-    bool pk = table_has(l->db, "watches", "prev_kv");
-    bool pn = table_has(l->db, "watches", "progress_notify");
-    bool fi = table_has(l->db, "watches", "filters");
-    char sql[400];
-    snprintf(sql, sizeof(sql),
-             "SELECT watch_id, client_id, key, range_end, start_rev, opened_ns, closed_ns, %s, %s, "
-             "%s FROM watches WHERE run_id = ? ORDER BY watch_id",
-             pk ? "prev_kv" : "0", pn ? "progress_notify" : "0", fi ? "filters" : "NULL");
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(l->db, sql, -1, &st, NULL) != SQLITE_OK)
+    if (db_rows(l, HIST_T_watches, "watch_id", run_id, &st))
         return FL_OK; /* no watches table: no watches */
-    sqlite3_bind_int64(st, 1, run_id);
     int rc = FL_OK, s = SQLITE_DONE;
     int64_t row = 0, last = 0;
     while (!rc && (s = sqlite3_step(st)) == SQLITE_ROW)
@@ -642,15 +593,8 @@ static int db_watches(struct dbl *l, int64_t run_id)
     if (rc)
         return rc;
     bool epk = table_has(l->db, "watch_events", "prev_kv");
-    bool erev = table_has(l->db, "watch_events", "revision");
-    snprintf(sql, sizeof(sql),
-             "SELECT watch_id, seq, response_seq, kind, key, value, create_rev, mod_rev, version, "
-             "prev_value, delivered_ns, %s, %s FROM watch_events WHERE run_id = ? "
-             "ORDER BY watch_id, seq",
-             epk ? "prev_kv" : "NULL", erev ? "revision" : "NULL");
-    if (sqlite3_prepare_v2(l->db, sql, -1, &st, NULL) != SQLITE_OK)
+    if (db_rows(l, HIST_T_watch_events, "watch_id, seq", run_id, &st))
         return FL_OK;
-    sqlite3_bind_int64(st, 1, run_id);
     row = 0;
     while (!rc && (s = sqlite3_step(st)) == SQLITE_ROW)
         rc = db_event(l, st, ++row, epk);
