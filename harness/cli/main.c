@@ -21,6 +21,7 @@ static const char usage[] =
     "  hunt [SCENARIO.lua] [--seeds A..B] [--bug NAME]... [--own] [-j N] [--json]\n"
     "  explore SCENARIO.lua [--runs N] [--seed S] [--bug NAME]... [-j N] [--json] [--out DIR]\n"
     "  merge OUT.db IN.db...\n"
+    "  export DB [--run ID] --format jsonl [-o FILE]\n"
     "\n"
     "exit codes: 0 pass, 1 violation, 2 bad input, 3 internal error, 4 unknown\n";
 
@@ -49,6 +50,7 @@ static const struct {
     {"shrink", cmd_shrink, cmd_shrink_usage}, {"bench", cmd_bench, cmd_bench_usage},
     {"list", cmd_list, cmd_list_usage},       {"hunt", cmd_hunt, cmd_hunt_usage},
     {"merge", cmd_merge, cmd_merge_usage},    {"explore", cmd_explore, cmd_explore_usage},
+    {"export", cmd_export, cmd_export_usage},
 };
 
 const char *cli_usage(const char *cmd)

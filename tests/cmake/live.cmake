@@ -1,0 +1,37 @@
+# Tests owned by engineer "live" (issue 16): `faultline export`, the process
+# supervisor and TCP proxy of harness/live, and the etcd transport.
+set(FL_LIVE_WORK ${CMAKE_BINARY_DIR}/live-tests)
+
+# export -> check gives the database's verdicts: a passing run, a linearizability
+# bug and a watch bug.
+foreach(entry "smoke=scenarios/smoke.lua=-" "stale-read=scenarios/bugs/stale-read.lua=mvcc.stale_read"
+        "watch-skip=scenarios/bugs/watch-skip-on-compact.lua=mvcc.watch_skip_on_compact")
+  string(REPLACE "=" ";" parts ${entry})
+  list(GET parts 0 name)
+  list(GET parts 1 scn)
+  list(GET parts 2 bug)
+  add_test(NAME cli.export.roundtrip.${name}
+    COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/cmake/live_export.py ${FL_BIN}
+            ${CMAKE_SOURCE_DIR}/${scn} 1 ${bug} ${FL_LIVE_WORK}/export)
+  set_tests_properties(cli.export.roundtrip.${name} PROPERTIES LABELS cli TIMEOUT 120)
+endforeach()
+
+# Bad arguments: exit 2 with a message naming what is wrong.
+set(FL_EXPORT_BAD
+  "format_missing=export x.db=--format jsonl is required"
+  "format_other=export x.db --format csv=--format wants jsonl"
+  "no_db=export --format jsonl=no database given"
+  "db_missing=export /nonexistent/h.db --format jsonl=/nonexistent/h.db"
+  "bad_run=export x.db --run 0 --format jsonl=--run"
+  "unknown_opt=export x.db --format jsonl --bogus=unknown option '--bogus'"
+  "out_dir_missing=export x.db --format jsonl -o /nonexistent/dir/o.jsonl=does not exist"
+  "two_dbs=export a.db b.db --format jsonl=one database at a time")
+foreach(entry ${FL_EXPORT_BAD})
+  string(REPLACE "=" ";" parts "${entry}")
+  list(GET parts 0 name)
+  list(GET parts 1 args)
+  list(GET parts 2 msg)
+  add_test(NAME cli.export.bad.${name}
+    COMMAND sh -c "out=$(\"$0\" ${args} 2>&1); rc=$?; echo \"$out\"; test $rc -eq 2 && echo \"$out\" | grep -qF -- \"${msg}\"" ${FL_BIN})
+  set_tests_properties(cli.export.bad.${name} PROPERTIES LABELS cli TIMEOUT 30)
+endforeach()
