@@ -15,11 +15,12 @@
  * builds the same arrays. Keys and values are JSON strings, or {"hex":...} when
  * they are not UTF-8.
  *
- * Re-loading the output with hist_load_jsonl gives a history equal to the input
- * (chk_history_equal) except for source line numbers, and one corner: a plain put
- * that asked for prev_kv and has its result is written as a one-put txn (a flat line
- * cannot carry both the request's "prev_kv":true and the response's prev_kv), which
- * re-loads with the txn's "succeeded" flags set; verdicts are the same.
+ * Re-loading the output with hist_load_jsonl and exporting again gives the same
+ * bytes (tests/unit/export), and the same verdicts as the source (tests/cmake/live.cmake).
+ * One corner changes the in-memory form, not the verdicts: a plain put that asked for
+ * prev_kv and has its result is written as a one-put txn (a flat line cannot carry
+ * both the request's "prev_kv":true and the response's prev_kv), which re-loads with
+ * the txn's "succeeded" flags set.
  */
 #ifndef FL_EXPORT_H
 #define FL_EXPORT_H
