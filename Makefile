@@ -4,13 +4,15 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 CTEST_ARGS ?=
+# ETCD=1: `make deps` also installs etcd-server and etcd-client (the live etcd tests).
+ETCD ?= 0
 
 .PHONY: all deps configure build run test asan fuzz clean
 
 all: build
 
 deps:
-	@./scripts/deps.sh
+	@FL_DEPS_ETCD=$(ETCD) ./scripts/deps.sh
 
 configure: deps
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS) >/dev/null

@@ -5,11 +5,17 @@
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libuv1-dev libsqlite3-dev liblua5.4-dev
       libprotobuf-c-dev protobuf-c-compiler libfiu-dev libjansson-dev
-      libxxhash-dev libssl-dev sqlite3 python3)
+      libxxhash-dev libssl-dev libcurl4-openssl-dev sqlite3 python3)
 # `make fuzz` (FL_DEPS_FUZZ=1) also needs clang and its libFuzzer/sanitizer runtimes;
 # the normal build does not.
 if [ "${FL_DEPS_FUZZ:-0}" = 1 ]; then
     pkgs+=(clang-14 libclang-rt-14-dev)
+fi
+# `make deps ETCD=1` (FL_DEPS_ETCD=1; .ci/run sets it): Debian's etcd 3.4 server and
+# etcdctl, for the live tests against a real etcd cluster (harness/live); those tests
+# say "skipped: etcd not installed" without them.
+if [ "${FL_DEPS_ETCD:-0}" = 1 ]; then
+    pkgs+=(etcd-server etcd-client)
 fi
 missing=()
 for p in "${pkgs[@]}"; do
