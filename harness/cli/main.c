@@ -5,6 +5,7 @@
  */
 #include "harness/cli/cli.h"
 #include "harness/common/common.h"
+#include "harness/live/live.h"
 
 static const char usage[] =
     "usage: faultline COMMAND [ARGS]   (faultline COMMAND --help for one command)\n"
@@ -71,6 +72,9 @@ int main(int argc, char **argv)
         fputs(usage, stdout);
         return FL_EXIT_PASS;
     }
+    /* Hidden: the parent-death exec wrapper of the live process supervisor (live.h). */
+    if (!strcmp(argv[1], "_pdeath-exec"))
+        return lv_pdeath_exec_main(argc - 1, argv + 1);
     if (!strcmp(argv[1], "--version")) {
         printf("faultline %s\n", FL_VERSION);
         return FL_EXIT_PASS;
