@@ -35,3 +35,13 @@ foreach(entry ${FL_EXPORT_BAD})
     COMMAND sh -c "out=$(\"$0\" ${args} 2>&1); rc=$?; echo \"$out\"; test $rc -eq 2 && echo \"$out\" | grep -qF -- \"${msg}\"" ${FL_BIN})
   set_tests_properties(cli.export.bad.${name} PROPERTIES LABELS cli TIMEOUT 30)
 endforeach()
+
+# harness/live: the unit tests of the supervisor and proxy are unit tests (label unit
+# and live); the etcd cluster test needs etcd and says it skipped without it (exit 77).
+set_tests_properties(unit.live.test_proc unit.live.test_proxy PROPERTIES LABELS "unit;live")
+set_tests_properties(unit.live.test_etcd PROPERTIES LABELS live SKIP_RETURN_CODE 77 TIMEOUT 120)
+# The skip itself: with no etcd to find, the test exits 77 and says why.
+add_test(NAME live.etcd_skip_without_etcd
+  COMMAND sh -c "out=$(FL_ETCD=/nonexistent/etcd \"$0\"); rc=$?; echo \"$out\"; test $rc -eq 77 && echo \"$out\" | grep -q 'skipped: etcd not installed'"
+          $<TARGET_FILE:unit_live_test_etcd>)
+set_tests_properties(live.etcd_skip_without_etcd PROPERTIES LABELS live TIMEOUT 30)

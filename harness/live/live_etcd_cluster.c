@@ -1,0 +1,185 @@
+/*
+ * live_etcd_cluster.c: n real etcd members under the supervisor (live_etcd.h), each
+ * behind a proxy on its peer port, for the live etcd target and its tests.
+ *
+ * Member i: client URL http://127.0.0.1:C_i (etcd listens), peer listener P_i (etcd
+ * listens), advertised peer URL http://127.0.0.1:X_i (proxy i listens, forwards to
+ * P_i). Every port is a claim of lv_port_claim. The cluster token carries this
+ * process's id and a counter, so member ids differ between runs. Election timeouts are
+ * short (heartbeat 50 ms, election 500 ms: faster start and failover on loopback).
+ */
+#include "harness/live/live_etcd.h"
+
+#include <stdio.h>
+#include <unistd.h>
+
+char *lv_etcd_find(void)
+{
+    const char *env = getenv("FL_ETCD");
+    if (env && *env)
+        return access(env, X_OK) == 0 ? fl_strdup(env) : NULL;
+    const char *path = getenv("PATH");
+    if (!path)
+        path = "/usr/bin:/bin";
+    char *copy = fl_strdup(path), *save = NULL, *found = NULL;
+    for (char *d = strtok_r(copy, ":", &save); d && !found; d = strtok_r(NULL, ":", &save)) {
+        struct fl_buf b;
+        fl_buf_init(&b);
+        fl_buf_printf(&b, "%s/etcd", d);
+        if (access(fl_buf_cstr(&b), X_OK) == 0)
+            found = fl_strdup(fl_buf_cstr(&b));
+        fl_buf_close(&b);
+    }
+    free(copy);
+    return found;
+}
+
+static int member_setup(struct lv_etcd_cluster *c, int i, struct lv_workdir *wd, struct fl_buf *err)
+{
+    struct lv_etcd_member *m = &c->m[i];
+    snprintf(m->name, sizeof m->name, "m%d", i);
+    if (lv_port_claim(&c->ports, &m->client_port, err) ||
+        lv_port_claim(&c->ports, &m->peer_port, err) ||
+        lv_port_claim(&c->ports, &m->proxy_port, err))
+        return FL_EIO;
+    snprintf(m->client_url, sizeof m->client_url, "http://127.0.0.1:%d", m->client_port);
+    snprintf(m->peer_url, sizeof m->peer_url, "http://127.0.0.1:%d", m->proxy_port);
+    m->data_dir = lv_workdir_sub(wd, m->name, err);
+    if (!m->data_dir)
+        return FL_EIO;
+    struct fl_buf b;
+    fl_buf_init(&b);
+    fl_buf_printf(&b, "%s/%s.log", wd->path, m->name);
+    m->log_path = fl_strdup(fl_buf_cstr(&b));
+    fl_buf_close(&b);
+    return lv_proxy_start(&c->proxy[i], &c->net, i, m->proxy_port, m->peer_port, LV_EXTERNAL,
+                          lv_identify_etcd_peer, &c->ids, err);
+}
+
+static void member_argv(struct lv_etcd_cluster *c, int i, const char *bin, const char *cluster)
+{
+    struct lv_etcd_member *m = &c->m[i];
+    char listen_peer[64], data[4200];
+    snprintf(listen_peer, sizeof listen_peer, "http://127.0.0.1:%d", m->peer_port);
+    snprintf(data, sizeof data, "%s/data", m->data_dir);
+    const char *argv[] = {bin,           "--name",
+                          m->name,       "--data-dir",
+                          data,          "--listen-client-urls",
+                          m->client_url, "--advertise-client-urls",
+                          m->client_url, "--listen-peer-urls",
+                          listen_peer,   "--initial-advertise-peer-urls",
+                          m->peer_url,   "--initial-cluster",
+                          cluster,       "--initial-cluster-token",
+                          c->token,      "--initial-cluster-state",
+                          "new",         "--heartbeat-interval",
+                          "50",          "--election-timeout",
+                          "500",         "--logger",
+                          "zap",         NULL};
+    lv_proc_init(&m->proc, c->loop, argv, m->log_path);
+}
+
+/* Every member answers Status and names the same leader: its index, else -1. */
+int lv_etcd_cluster_leader(struct lv_etcd_cluster *c, int64_t timeout_ms)
+{
+    uint64_t leader = 0;
+    for (int i = 0; i < c->n; i++) {
+        struct lv_etcd_status st;
+        if (lv_etcd_status(&c->client, c->m[i].client_url, timeout_ms, &st, NULL) || !st.leader)
+            return -1;
+        if (leader && st.leader != leader)
+            return -1;
+        leader = st.leader;
+        c->m[i].id = st.member_id;
+    }
+    for (int i = 0; i < c->n; i++)
+        if (c->m[i].id == leader)
+            return i;
+    return -1;
+}
+
+static void sleep_loop(uv_loop_t *loop, int64_t ms);
+
+int lv_etcd_cluster_start(struct lv_etcd_cluster *c, uv_loop_t *loop, struct lv_workdir *wd, int n,
+                          const char *etcd_bin, int64_t timeout_ms, struct fl_buf *err)
+{
+    static unsigned counter;
+    FL_ASSERT(n >= 1 && n <= LV_NODES_MAX);
+    memset(c, 0, sizeof *c);
+    c->loop = loop;
+    c->n = n;
+    lv_net_init(&c->net, loop, 1);
+    lv_ports_init(&c->ports);
+    lv_etcd_init(&c->client, loop);
+    snprintf(c->token, sizeof c->token, "faultline-%d-%u", (int)getpid(), counter++);
+    struct fl_buf cluster;
+    fl_buf_init(&cluster);
+    int rc = FL_OK;
+    for (int i = 0; i < n && !rc; i++) {
+        rc = member_setup(c, i, wd, err);
+        if (!rc)
+            fl_buf_printf(&cluster, "%s%s=%s", i ? "," : "", c->m[i].name, c->m[i].peer_url);
+    }
+    for (int i = 0; i < n && !rc; i++) {
+        member_argv(c, i, etcd_bin, fl_buf_cstr(&cluster));
+        rc = lv_proc_start(&c->m[i].proc, err);
+    }
+    fl_buf_close(&cluster);
+    if (rc)
+        return rc;
+    int64_t t0 = (int64_t)uv_now(loop);
+    while (lv_etcd_cluster_leader(c, 1000) < 0) {
+        for (int i = 0; i < n; i++) {
+            if (!c->m[i].proc.running) {
+                fl_buf_printf(err, "etcd member %s exited (status %lld); see %s", c->m[i].name,
+                              (long long)c->m[i].proc.exit_status, c->m[i].log_path);
+                return FL_EIO;
+            }
+        }
+        if ((int64_t)uv_now(loop) - t0 > timeout_ms) {
+            fl_buf_printf(err, "etcd cluster of %d: no agreed leader in %lld ms", n,
+                          (long long)timeout_ms);
+            return FL_ETIMEOUT;
+        }
+        sleep_loop(loop, 50);
+    }
+    c->ids.n = n;
+    for (int i = 0; i < n; i++) {
+        c->ids.id[i] = c->m[i].id;
+        lv_proxy_reset_unidentified(&c->proxy[i]); /* reconnect: now attributed */
+    }
+    return FL_OK;
+}
+
+static bool never(void *arg)
+{
+    (void)arg;
+    return false;
+}
+
+static void sleep_loop(uv_loop_t *loop, int64_t ms)
+{
+    lv_run_until(loop, never, NULL, ms);
+}
+
+void lv_etcd_cluster_isolate(struct lv_etcd_cluster *c, int i, bool on)
+{
+    for (int j = 0; j < c->n; j++)
+        if (j != i)
+            lv_net_cut(&c->net, i, j, true, on);
+    lv_net_update(&c->net);
+}
+
+void lv_etcd_cluster_close(struct lv_etcd_cluster *c)
+{
+    for (int i = 0; i < c->n; i++) {
+        struct lv_etcd_member *m = &c->m[i];
+        lv_proc_close(&m->proc);
+        if (c->proxy[i].net)
+            lv_proxy_close(&c->proxy[i]);
+        free(m->data_dir);
+        free(m->log_path);
+    }
+    lv_etcd_close(&c->client);
+    lv_ports_close(&c->ports);
+    memset(c, 0, sizeof *c);
+}
