@@ -96,8 +96,10 @@ int lv_etcd_status(struct lv_etcd *e, const char *endpoint, int64_t timeout_ms,
 /* ---- a cluster of real etcd members ------------------------------------------------ */
 
 struct lv_etcd_member {
-    int client_port, peer_port, proxy_port;
-    char name[16], client_url[64], peer_url[64];
+    int client_port, peer_port, proxy_port, client_proxy_port;
+    /* client_url: through the client proxy (what clients and scenarios use, and what
+     * etcd advertises); direct_url: etcd's own listener (the harness's status polls) */
+    char name[16], client_url[64], direct_url[64], peer_url[64];
     char *data_dir, *log_path;
     struct lv_proc proc;
     uint64_t id;
@@ -108,7 +110,8 @@ struct lv_etcd_cluster {
     int n;
     struct lv_etcd_member m[LV_NODES_MAX];
     struct lv_net net;
-    struct lv_proxy proxy[LV_NODES_MAX];
+    struct lv_proxy proxy[LV_NODES_MAX];        /* peer port of member i */
+    struct lv_proxy client_proxy[LV_NODES_MAX]; /* client port of member i */
     struct lv_id_table ids;
     struct lv_ports ports;
     struct lv_etcd client;
@@ -118,15 +121,20 @@ struct lv_etcd_cluster {
 /* Starts n members of etcd_bin (a path or "etcd") with data directories and logs
  * under wd; member i's peers reach it through proxy i (advertised peer URL), which
  * attributes each peer connection to its sender by X-Server-From, so
- * lv_net_cut(&c->net, i, j, ...) cuts i -> j. Waits until every member answers
+ * lv_net_cut(&c->net, i, j, ...) cuts i -> j; clients reach it through client proxy i
+ * (client_url), whose connections are LV_EXTERNAL's: lv_net_cut(&c->net,
+ * LV_EXTERNAL, i, ...) cuts the clients from member i. Waits until every member answers
  * Status and they agree on a leader, learns the member ids, and resets the peer
  * connections made before that. FL_ETIMEOUT / FL_EIO with err. */
 int lv_etcd_cluster_start(struct lv_etcd_cluster *c, uv_loop_t *loop, struct lv_workdir *wd, int n,
                           const char *etcd_bin, int64_t timeout_ms, struct fl_buf *err);
 /* Cuts member i from every other member both ways (on: isolate, off: heal). */
 void lv_etcd_cluster_isolate(struct lv_etcd_cluster *c, int i, bool on);
-/* The index of the member the others follow, -1 when none is agreed. */
+/* The index of the member every member follows (Status through direct_url), -1 when
+ * some member does not answer or they disagree. */
 int lv_etcd_cluster_leader(struct lv_etcd_cluster *c, int64_t timeout_ms);
+/* lv_etcd_cluster_leader polled until it agrees or wait_ms passes. */
+int lv_etcd_cluster_wait_leader(struct lv_etcd_cluster *c, int64_t wait_ms);
 /* Kills every member, closes proxies and the client, releases the ports. */
 void lv_etcd_cluster_close(struct lv_etcd_cluster *c);
 

@@ -2,11 +2,13 @@
  * live_etcd_cluster.c: n real etcd members under the supervisor (live_etcd.h), each
  * behind a proxy on its peer port, for the live etcd target and its tests.
  *
- * Member i: client URL http://127.0.0.1:C_i (etcd listens), peer listener P_i (etcd
- * listens), advertised peer URL http://127.0.0.1:X_i (proxy i listens, forwards to
- * P_i). Every port is a claim of lv_port_claim. The cluster token carries this
- * process's id and a counter, so member ids differ between runs. Election timeouts are
- * short (heartbeat 50 ms, election 500 ms: faster start and failover on loopback).
+ * Member i: client listener C_i (etcd listens; direct_url, for the harness's own
+ * polls), client URL http://127.0.0.1:Y_i (client proxy i, forwards to C_i; etcd
+ * advertises it), peer listener P_i (etcd listens), advertised peer URL
+ * http://127.0.0.1:X_i (peer proxy i listens, forwards to P_i). Every port is a claim of
+ * lv_port_claim. The cluster token carries this process's id and a counter, so member ids differ
+ * between runs. Election timeouts are short (heartbeat 50 ms, election 500 ms: faster start and
+ * failover on loopback).
  */
 #include "harness/live/live_etcd.h"
 
@@ -40,9 +42,11 @@ static int member_setup(struct lv_etcd_cluster *c, int i, struct lv_workdir *wd,
     snprintf(m->name, sizeof m->name, "m%d", i);
     if (lv_port_claim(&c->ports, &m->client_port, err) ||
         lv_port_claim(&c->ports, &m->peer_port, err) ||
-        lv_port_claim(&c->ports, &m->proxy_port, err))
+        lv_port_claim(&c->ports, &m->proxy_port, err) ||
+        lv_port_claim(&c->ports, &m->client_proxy_port, err))
         return FL_EIO;
-    snprintf(m->client_url, sizeof m->client_url, "http://127.0.0.1:%d", m->client_port);
+    snprintf(m->direct_url, sizeof m->direct_url, "http://127.0.0.1:%d", m->client_port);
+    snprintf(m->client_url, sizeof m->client_url, "http://127.0.0.1:%d", m->client_proxy_port);
     snprintf(m->peer_url, sizeof m->peer_url, "http://127.0.0.1:%d", m->proxy_port);
     m->data_dir = lv_workdir_sub(wd, m->name, err);
     if (!m->data_dir)
@@ -52,8 +56,11 @@ static int member_setup(struct lv_etcd_cluster *c, int i, struct lv_workdir *wd,
     fl_buf_printf(&b, "%s/%s.log", wd->path, m->name);
     m->log_path = fl_strdup(fl_buf_cstr(&b));
     fl_buf_close(&b);
-    return lv_proxy_start(&c->proxy[i], &c->net, i, m->proxy_port, m->peer_port, LV_EXTERNAL,
-                          lv_identify_etcd_peer, &c->ids, err);
+    if (lv_proxy_start(&c->proxy[i], &c->net, i, m->proxy_port, m->peer_port, LV_EXTERNAL,
+                       lv_identify_etcd_peer, &c->ids, err))
+        return FL_EIO;
+    return lv_proxy_start(&c->client_proxy[i], &c->net, i, m->client_proxy_port, m->client_port,
+                          LV_EXTERNAL, NULL, NULL, err);
 }
 
 static void member_argv(struct lv_etcd_cluster *c, int i, const char *bin, const char *cluster)
@@ -62,19 +69,15 @@ static void member_argv(struct lv_etcd_cluster *c, int i, const char *bin, const
     char listen_peer[64], data[4200];
     snprintf(listen_peer, sizeof listen_peer, "http://127.0.0.1:%d", m->peer_port);
     snprintf(data, sizeof data, "%s/data", m->data_dir);
-    const char *argv[] = {bin,           "--name",
-                          m->name,       "--data-dir",
-                          data,          "--listen-client-urls",
-                          m->client_url, "--advertise-client-urls",
-                          m->client_url, "--listen-peer-urls",
-                          listen_peer,   "--initial-advertise-peer-urls",
-                          m->peer_url,   "--initial-cluster",
-                          cluster,       "--initial-cluster-token",
-                          c->token,      "--initial-cluster-state",
-                          "new",         "--heartbeat-interval",
-                          "50",          "--election-timeout",
-                          "500",         "--logger",
-                          "zap",         NULL};
+    /* clang-format off */
+    const char *argv[] = {
+        bin, "--name", m->name, "--data-dir", data,
+        "--listen-client-urls", m->direct_url, "--advertise-client-urls", m->client_url,
+        "--listen-peer-urls", listen_peer, "--initial-advertise-peer-urls", m->peer_url,
+        "--initial-cluster", cluster, "--initial-cluster-token", c->token,
+        "--initial-cluster-state", "new",
+        "--heartbeat-interval", "50", "--election-timeout", "500", "--logger", "zap", NULL};
+    /* clang-format on */
     lv_proc_init(&m->proc, c->loop, argv, m->log_path);
 }
 
@@ -84,7 +87,7 @@ int lv_etcd_cluster_leader(struct lv_etcd_cluster *c, int64_t timeout_ms)
     uint64_t leader = 0;
     for (int i = 0; i < c->n; i++) {
         struct lv_etcd_status st;
-        if (lv_etcd_status(&c->client, c->m[i].client_url, timeout_ms, &st, NULL) || !st.leader)
+        if (lv_etcd_status(&c->client, c->m[i].direct_url, timeout_ms, &st, NULL) || !st.leader)
             return -1;
         if (leader && st.leader != leader)
             return -1;
@@ -98,6 +101,15 @@ int lv_etcd_cluster_leader(struct lv_etcd_cluster *c, int64_t timeout_ms)
 }
 
 static void sleep_loop(uv_loop_t *loop, int64_t ms);
+
+int lv_etcd_cluster_wait_leader(struct lv_etcd_cluster *c, int64_t wait_ms)
+{
+    int64_t t0 = (int64_t)uv_now(c->loop);
+    int l;
+    while ((l = lv_etcd_cluster_leader(c, 1000)) < 0 && (int64_t)uv_now(c->loop) - t0 < wait_ms)
+        sleep_loop(c->loop, 50);
+    return l;
+}
 
 int lv_etcd_cluster_start(struct lv_etcd_cluster *c, uv_loop_t *loop, struct lv_workdir *wd, int n,
                           const char *etcd_bin, int64_t timeout_ms, struct fl_buf *err)
@@ -176,6 +188,8 @@ void lv_etcd_cluster_close(struct lv_etcd_cluster *c)
         lv_proc_close(&m->proc);
         if (c->proxy[i].net)
             lv_proxy_close(&c->proxy[i]);
+        if (c->client_proxy[i].net)
+            lv_proxy_close(&c->client_proxy[i]);
         free(m->data_dir);
         free(m->log_path);
     }

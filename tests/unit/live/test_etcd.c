@@ -2,9 +2,10 @@
  * test_etcd.c: a real 3-member etcd cluster under the live supervisor, peer traffic
  * through the proxy, driven through the JSON gateway transport (harness/live/
  * live_etcd.h): puts, gets, a txn, a streamed watch, lease/compaction/defragment/
- * alarm calls; one follower isolated through the proxy falls behind and catches up
- * when healed; another is killed (calls to it fail) and restarted on its data
- * directory (it catches up); Status fields agree with the member list. Exits 77
+ * alarm calls; membership (a learner added, its promotion refused, removed); the
+ * clients cut from one member through its client proxy; one follower isolated through the proxy
+ * falls behind and catches up when healed; another is killed (calls to it fail) and restarted on
+ * its data directory (it catches up); Status fields agree with the member list. Exits 77
  * ("skipped: etcd not installed") without an etcd binary. Prints its timings.
  */
 #include "fl_test.h"
@@ -28,11 +29,17 @@ static json_t *call(int member, const char *path, json_t *body)
     return rc ? NULL : r;
 }
 
+/* A put, tried up to three times: a loaded machine may see a leader change mid-test,
+ * and what is tested here is the harness, not etcd's failover. */
 static bool put(int member, const char *k, const char *v)
 {
-    json_t *r = call(member, "/v3/kv/put", lv_etcd_body_put(k, v, 0));
-    json_decref(r);
-    return r != NULL;
+    for (int attempt = 0; attempt < 3; attempt++) {
+        json_t *r = call(member, "/v3/kv/put", lv_etcd_body_put(k, v, 0));
+        json_decref(r);
+        if (r)
+            return true;
+    }
+    return false;
 }
 
 /* The value of k read through member (linearizable), "" when absent, into out. */
@@ -60,7 +67,7 @@ static bool value_is(int member, const char *k, const char *want)
 static uint64_t index_of(int member)
 {
     struct lv_etcd_status st;
-    return lv_etcd_status(&cl.client, cl.m[member].client_url, 2000, &st, NULL) ? 0 : st.raft_index;
+    return lv_etcd_status(&cl.client, cl.m[member].direct_url, 2000, &st, NULL) ? 0 : st.raft_index;
 }
 
 static bool never(void *a)
@@ -163,7 +170,7 @@ static void lease_compact_defrag_alarm(int leader)
     json_decref(r);
     CHECK(value_is(leader, "leased", "")); /* the revoke deleted the key */
     struct lv_etcd_status st;
-    CHECK(lv_etcd_status(&cl.client, cl.m[leader].client_url, 2000, &st, NULL) == FL_OK);
+    CHECK(lv_etcd_status(&cl.client, cl.m[leader].direct_url, 2000, &st, NULL) == FL_OK);
     r = call(leader, "/v3/kv/compaction", json_pack("{s:I}", "revision", (json_int_t)st.revision));
     CHECK(r != NULL);
     json_decref(r);
@@ -185,7 +192,7 @@ static void members_and_status(int leader)
     CHECK(r && json_array_size(ms) == 3);
     for (int i = 0; i < 3; i++) {
         struct lv_etcd_status st;
-        CHECK(lv_etcd_status(&cl.client, cl.m[i].client_url, 2000, &st, NULL) == FL_OK);
+        CHECK(lv_etcd_status(&cl.client, cl.m[i].direct_url, 2000, &st, NULL) == FL_OK);
         CHECK(st.member_id == cl.m[i].id && st.leader == cl.m[leader].id);
         CHECK(st.raft_term >= 1 && st.raft_index >= 1 && st.raft_applied_index >= 1);
         CHECK(st.db_size > 0 && st.revision >= 1 && !st.is_learner);
@@ -200,6 +207,52 @@ static void members_and_status(int leader)
         }
         CHECK(listed);
     }
+    json_decref(r);
+}
+
+/* Clients cut from member f (client proxy): a call through it gets no answer, the
+ * member itself is fine (its direct listener answers); healed, calls work again. */
+static void clients_cut_from_a_member(int leader, int f)
+{
+    lv_net_cut(&cl.net, LV_EXTERNAL, f, true, true);
+    lv_net_update(&cl.net);
+    struct lv_etcd_status st;
+    CHECK(lv_etcd_status(&cl.client, cl.m[f].client_url, 500, &st, NULL) == FL_ETIMEOUT);
+    CHECK(lv_etcd_status(&cl.client, cl.m[f].direct_url, 2000, &st, NULL) == FL_OK);
+    CHECK(put(leader, "cut", "1"));
+    lv_net_cut(&cl.net, LV_EXTERNAL, f, true, false);
+    lv_net_update(&cl.net);
+    CHECK(value_is(f, "cut", "1"));
+}
+
+/* Membership through the API: a learner added (not started) is listed as a learner,
+ * cannot be promoted while not in sync, and is removed. Member ids are uint64 and go
+ * as decimal strings. */
+static void membership(int leader)
+{
+    /* etcd refuses a member add until every member has been connected for 5 s
+     * ("unhealthy cluster", its strict reconfiguration check): ask again until then. */
+    json_t *r = NULL;
+    uint64_t t0 = uv_now(&loop);
+    while (!r && uv_now(&loop) - t0 < 15000) {
+        json_t *add = json_pack("{s:[s],s:b}", "peerURLs", "http://127.0.0.1:9", "isLearner", 1);
+        if (!(r = call(leader, "/v3/cluster/member/add", add)))
+            pause_ms(250);
+    }
+    printf("member add accepted %llu ms after asking\n", (unsigned long long)(uv_now(&loop) - t0));
+    json_t *mem = json_object_get(r, "member");
+    uint64_t id = lv_json_u64(mem, "ID");
+    CHECK(r && id && json_is_true(json_object_get(mem, "isLearner")));
+    json_decref(r);
+    char ids[32];
+    snprintf(ids, sizeof ids, "%llu", (unsigned long long)id);
+    r = call(leader, "/v3/cluster/member/promote", json_pack("{s:s}", "ID", ids));
+    CHECK(r == NULL); /* a learner that never started is not in sync */
+    r = call(leader, "/v3/cluster/member/remove", json_pack("{s:s}", "ID", ids));
+    CHECK(r != NULL);
+    json_decref(r);
+    r = call(leader, "/v3/cluster/member/list", json_object());
+    CHECK(r && json_array_size(json_object_get(r, "members")) == 3);
     json_decref(r);
 }
 
@@ -263,14 +316,16 @@ static void cluster(void)
     CHECK(rc == FL_OK);
     printf("3-member etcd cluster up (leader agreed) in %llu ms\n",
            (unsigned long long)(uv_now(&loop) - t0));
-    int leader = lv_etcd_cluster_leader(&cl, 2000);
+    int leader = lv_etcd_cluster_wait_leader(&cl, 5000);
     CHECK(leader >= 0);
     kv_txn_watch(leader);
     members_and_status(leader);
     lease_compact_defrag_alarm(leader);
+    membership(leader);
     int f1 = (leader + 1) % 3, f2 = (leader + 2) % 3;
+    clients_cut_from_a_member(leader, f1);
     partition_falls_behind_and_rejoins(leader, f1);
-    leader = lv_etcd_cluster_leader(&cl, 2000);
+    leader = lv_etcd_cluster_wait_leader(&cl, 10000); /* the healed member may call an election */
     CHECK(leader >= 0);
     f2 = leader == f2 ? f1 : f2;
     kill_and_restart(leader, f2);
