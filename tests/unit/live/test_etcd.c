@@ -23,8 +23,7 @@ static json_t *call(int member, const char *path, json_t *body)
     fl_buf_init(&err);
     int rc = lv_etcd_call_sync(&cl.client, cl.m[member].client_url, path, body, 5000, &r, &err);
     if (rc)
-        fprintf(stderr, "%s on m%d: %s (expected where the test asks for a failure)\n", path,
-                member, fl_buf_cstr(&err));
+        fprintf(stderr, "call %s on m%d failed: %s\n", path, member, fl_buf_cstr(&err));
     fl_buf_close(&err);
     return rc ? NULL : r;
 }
