@@ -405,6 +405,14 @@ void lv_proxy_reset_unidentified(struct lv_proxy *p)
     }
 }
 
+size_t lv_proxy_queued(const struct lv_proxy *p)
+{
+    size_t n = 0;
+    for (const struct lv_conn *c = p->conns; c; c = c->next)
+        n += c->fwd.queued + c->back.queued;
+    return n;
+}
+
 static void on_listener_closed(uv_handle_t *h)
 {
     ((struct lv_proxy *)h->data)->handles--;

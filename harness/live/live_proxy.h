@@ -96,6 +96,8 @@ int lv_proxy_start(struct lv_proxy *p, struct lv_net *net, int node, int listen_
 /* Closes every connection whose sender is not known yet or is from_default, so that
  * they reconnect and are identified again (after the identify table changed). */
 void lv_proxy_reset_unidentified(struct lv_proxy *p);
+/* Bytes read and not yet forwarded, over every connection of p (a clog's backlog). */
+size_t lv_proxy_queued(const struct lv_proxy *p);
 /* Closes the listener and every connection, and runs the loop until they are closed. */
 void lv_proxy_close(struct lv_proxy *p);
 
