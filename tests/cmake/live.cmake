@@ -45,3 +45,14 @@ add_test(NAME live.etcd_skip_without_etcd
   COMMAND sh -c "out=$(FL_ETCD=/nonexistent/etcd \"$0\"); rc=$?; echo \"$out\"; test $rc -eq 77 && echo \"$out\" | grep -q 'skipped: etcd not installed'"
           $<TARGET_FILE:unit_live_test_etcd>)
 set_tests_properties(live.etcd_skip_without_etcd PROPERTIES LABELS live TIMEOUT 30)
+
+# The hidden exec wrapper of the supervisor, in the faultline binary: it runs the
+# program when its parent is the pid it was given, and refuses (127) otherwise.
+add_test(NAME cli.pdeath_exec.runs
+  COMMAND sh -c "out=$(sh -c '\"$0\" _pdeath-exec $$ echo wrapped; true' \"$0\"); test \"$out\" = wrapped" ${FL_BIN})
+add_test(NAME cli.pdeath_exec.parent_gone
+  COMMAND sh -c "\"$0\" _pdeath-exec 1 echo wrapped; test $? -eq 127" ${FL_BIN})
+add_test(NAME cli.export.help
+  COMMAND sh -c "\"$0\" export --help | grep -q 'faultline export DB'" ${FL_BIN})
+set_tests_properties(cli.pdeath_exec.runs cli.pdeath_exec.parent_gone cli.export.help
+  PROPERTIES LABELS cli TIMEOUT 30)
