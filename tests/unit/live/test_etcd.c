@@ -3,10 +3,12 @@
  * through the proxy, driven through the JSON gateway transport (harness/live/
  * live_etcd.h): puts, gets, a txn, a streamed watch, lease/compaction/defragment/
  * alarm calls; membership (a learner added, its promotion refused, removed); the
- * clients cut from one member through its client proxy; one follower isolated through the proxy
- * falls behind and catches up when healed; another is killed (calls to it fail) and restarted on
- * its data directory (it catches up); Status fields agree with the member list. Exits 77
- * ("skipped: etcd not installed") without an etcd binary. Prints its timings.
+ * clients cut from one member through its client proxy; one follower isolated
+ * through the proxy falls behind and catches up when healed; another is killed (calls
+ * to it fail) and restarted on its data directory (it catches up); one is paused
+ * (SIGSTOP: no answers) and resumed (it catches up); Status fields agree with the
+ * member list. Exits 77 ("skipped: etcd not installed") without an etcd binary.
+ * Prints its timings.
  */
 #include "fl_test.h"
 
@@ -302,6 +304,21 @@ static void kill_and_restart(int leader, int f)
     CHECK(cl.m[f].proc.starts == 2);
 }
 
+/* Follower f SIGSTOPped: it answers nothing, the others go on; SIGCONT: it serves
+ * what was written meanwhile. */
+static void pause_and_resume(int leader, int f)
+{
+    CHECK(lv_proc_pause(&cl.m[f].proc) == FL_OK);
+    struct lv_etcd_status st;
+    CHECK(lv_etcd_status(&cl.client, cl.m[f].direct_url, 500, &st, NULL) == FL_ETIMEOUT);
+    CHECK(put(leader, "while-paused", "1"));
+    CHECK(lv_proc_resume(&cl.m[f].proc) == FL_OK);
+    uint64_t t0 = uv_now(&loop);
+    while (!value_is(f, "while-paused", "1") && uv_now(&loop) - t0 < 15000)
+        pause_ms(100);
+    CHECK(value_is(f, "while-paused", "1"));
+}
+
 static void cluster(void)
 {
     char *bin = lv_etcd_find();
@@ -328,6 +345,9 @@ static void cluster(void)
     CHECK(leader >= 0);
     f2 = leader == f2 ? f1 : f2;
     kill_and_restart(leader, f2);
+    leader = lv_etcd_cluster_wait_leader(&cl, 10000);
+    CHECK(leader >= 0);
+    pause_and_resume(leader, (leader + 1) % 3);
     lv_etcd_cluster_close(&cl);
     lv_workdir_close(&wd);
     free(bin);
