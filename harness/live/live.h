@@ -29,7 +29,9 @@
  * lv_ports_close or the process's death (the kernel drops the lock), so two runs of a
  * parallel sweep never hand out the same port even before the member binds it. Ports
  * come from 20000-29999 by default (below Linux's ephemeral range, so outgoing
- * connections do not take them); FL_PORT_RANGE=LO-HI changes it.
+ * connections do not take them); FL_PORT_RANGE=LO-HI changes it. The lock files stay
+ * (empty, one per port ever claimed): unlinking one that another process holds would
+ * let a third lock a new file of the same name.
  */
 #ifndef FL_LIVE_H
 #define FL_LIVE_H
