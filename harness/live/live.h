@@ -67,7 +67,10 @@ int lv_proc_start(struct lv_proc *p, struct fl_buf *err);
 int lv_proc_kill(struct lv_proc *p);
 /* kill, then start again with the same arguments. */
 int lv_proc_restart(struct lv_proc *p, struct fl_buf *err);
-int lv_proc_pause(struct lv_proc *p);  /* SIGSTOP to the group; FL_EDOWN when not running */
+/* SIGSTOP to the group, then waits (at most 2 s) until every thread of the process is
+ * stopped: FL_OK, FL_ETIMEOUT when it is not stopped by then, FL_EDOWN when not
+ * running. */
+int lv_proc_pause(struct lv_proc *p);
 int lv_proc_resume(struct lv_proc *p); /* SIGCONT */
 /* Runs the loop until the process exits or timeout_ms passes: FL_OK / FL_ETIMEOUT. */
 int lv_proc_wait_exit(struct lv_proc *p, int64_t timeout_ms);

@@ -4,11 +4,13 @@
  */
 #include "harness/live/live.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/prctl.h>
+#include <time.h>
 #include <unistd.h>
 
 static char **argv_copy(const char *const *argv)
@@ -179,12 +181,48 @@ static int group_signal(struct lv_proc *p, int sig)
     return FL_OK;
 }
 
+/* Every thread of pid is stopped ('T' in /proc/PID/task/TID/stat). */
+static bool all_threads_stopped(int pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", pid);
+    DIR *d = opendir(path);
+    if (!d)
+        return false;
+    bool all = true, any = false;
+    struct dirent *e;
+    while (all && (e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        char sp[320], buf[512];
+        snprintf(sp, sizeof sp, "/proc/%d/task/%s/stat", pid, e->d_name);
+        FILE *f = fopen(sp, "r");
+        size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+        if (f)
+            fclose(f);
+        buf[n] = 0;
+        const char *rp = strrchr(buf, ')');
+        all = rp && rp[1] == ' ' && (rp[2] == 'T' || rp[2] == 't');
+        any = true;
+    }
+    closedir(d);
+    return all && any;
+}
+
 int lv_proc_pause(struct lv_proc *p)
 {
     int rc = group_signal(p, SIGSTOP);
-    if (!rc)
-        p->paused = true;
-    return rc;
+    if (rc)
+        return rc;
+    p->paused = true;
+    /* SIGSTOP takes effect asynchronously, thread by thread: return once the whole
+     * process is stopped, so nothing it answers afterwards was answered "while
+     * paused" (bounded: 2 s). */
+    for (int i = 0; i < 200 && !all_threads_stopped(p->pid); i++) {
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    return all_threads_stopped(p->pid) ? FL_OK : FL_ETIMEOUT;
 }
 
 int lv_proc_resume(struct lv_proc *p)

@@ -310,7 +310,9 @@ static void pause_and_resume(int leader, int f)
 {
     CHECK(lv_proc_pause(&cl.m[f].proc) == FL_OK);
     struct lv_etcd_status st;
-    CHECK(lv_etcd_status(&cl.client, cl.m[f].direct_url, 500, &st, NULL) == FL_ETIMEOUT);
+    int rc = lv_etcd_status(&cl.client, cl.m[f].direct_url, 500, &st, NULL);
+    printf("status of paused m%d: %s\n", f, fl_strerror(rc));
+    CHECK(rc == FL_ETIMEOUT);
     CHECK(put(leader, "while-paused", "1"));
     CHECK(lv_proc_resume(&cl.m[f].proc) == FL_OK);
     uint64_t t0 = uv_now(&loop);
