@@ -119,10 +119,12 @@ struct mvcc_config {
     int64_t watch_sync_events_max;      /* events one watcher catches up per mvcc_watch_sync;
                                            0 = unlimited; default 0 */
     int64_t watch_queue_max;            /* responses a watcher's stream buffers (etcd's
-                                           chanBufLen, 128). A full buffer refuses a
-                                           compaction cancel, retried at the next sync;
-                                           events wait behind it in any case (etcd keeps
-                                           them as a victim batch). 0 = unlimited; default 0 */
+                                           chanBufLen, 128). A synced watcher notified on
+                                           a full buffer becomes a victim: its response
+                                           is kept (queued) and it catches up as an
+                                           unsynced watcher once there is room. A full
+                                           buffer refuses a compaction cancel, retried
+                                           at the next sync. 0 = unlimited; default 0 */
     int64_t backend_base_bytes;         /* size of an empty backend; default 16384 */
     int64_t backend_rev_overhead_bytes; /* added per written revision; default 64 */
     int64_t defrag_base_ns;             /* defrag duration = base + size * ns_per_kib / 1024 */

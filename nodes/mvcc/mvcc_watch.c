@@ -258,6 +258,9 @@ static int hit_cmp(const void *pa, const void *pb)
  * in log order: what visiting every watcher and every record produced, found through
  * the key-range tree. A synced watcher that gets nothing moves on to the next
  * revision without being visited (its min_rev is read as at least current + 1). */
+static bool q_full(const struct mvcc_store *s, const struct mvcc_watcher *w);
+static void watcher_set_synced(struct mvcc_store *s, struct mvcc_watcher *w, bool synced);
+
 void mvcc__watch_notify(struct mvcc_store *s, size_t log_start)
 {
     struct notify_ctx nc = {s, s->current_rev, 0, NULL};
@@ -284,9 +287,19 @@ void mvcc__watch_notify(struct mvcc_store *s, size_t log_start)
             FL_ASSERT(watcher_wants(w, lr->key, &lr->key->revs[lr->key->revs_len - 1]));
             ev_push(&ev, event_of(w, lr));
         }
+        /* etcd's notify: a send on a full stream buffer fails and the watcher becomes
+         * a victim (out of the synced group, its batch kept for later); once its
+         * stream has room it goes to the unsynced group and catches up from there, so
+         * a compaction meanwhile reaches it as one for an unsynced watcher. The batch
+         * is queued here at once: nothing else reaches the watcher before it. */
+        bool full = q_full(s, w);
         struct mvcc_watch_resp resp;
         build_resp(s, w, ev.v, ev.len, &resp);
         q_push(s, w, &resp, false);
+        if (full) {
+            w->min_rev = s->current_rev + 1;
+            watcher_set_synced(s, w, false);
+        }
     }
     free(ev.v);
     s->hits_len = 0;
@@ -549,6 +562,10 @@ static void sync_one(struct mvcc_store *s, struct mvcc_watcher *w, struct ev_vec
             return;
         w->min_rev = s->compact_rev;
     }
+    /* A victim: its stream has no room for what it would catch up (etcd keeps the
+     * watcher a victim until a send succeeds). */
+    if (q_full(s, w))
+        return;
     size_t lo = 0, hi = s->log_len;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
