@@ -30,6 +30,7 @@ static void read_cluster(lua_State *L, int idx, struct run_cluster_config *c)
                                         "auto_compaction_mode",
                                         "auto_compaction_retention",
                                         "progress_notify_ms",
+                                        "watch_buffer",
                                         NULL};
     const char *w = "scenario.cluster";
     scn_check_options(L, idx, w, known);
@@ -59,6 +60,7 @@ static void read_cluster(lua_State *L, int idx, struct run_cluster_config *c)
     c->auto_compaction_retention =
         scn_field_int(L, idx, w, "auto_compaction_retention", 0, 0, INT64_MAX);
     c->progress_notify_ms = (int)scn_field_int(L, idx, w, "progress_notify_ms", 0, 0, 3600000);
+    c->watch_buffer = (int)scn_field_int(L, idx, w, "watch_buffer", 0, 0, 1000000);
 }
 
 /* clients.balancers = { "pinned_random", "health_aware", ... }: one client each. */

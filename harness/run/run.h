@@ -64,6 +64,7 @@ struct run_cluster_config {
     int64_t auto_compaction_retention; /* revisions (mode 1) or ms (mode 2) */
     int progress_notify_ms;            /* watch progress notify interval; default 10 min */
     int max_msg_bytes;                 /* Raft MaxSizePerMsg; default 1 MiB */
+    int watch_buffer;                  /* a watch stream's buffer (etcd's chanBufLen); 128 */
     bool loose_reconfig; /* etcd's --strict-reconfig-check=false: membership changes are
                             made whatever the members' health; default false (checked) */
 };

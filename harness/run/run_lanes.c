@@ -441,7 +441,8 @@ static void apply_leader_crash(struct run_world *rw, struct run_lane *l)
  * streams are starved (the shape of etcd#17529, #8411 and #20221): in stage 1 its
  * watch/before_send failpoint holds every send, so responses queue up in its store,
  * until more revisions than etcd's stream buffer holds (128) were written or
- * stage_ns[0] is over; in stage 2 it is cut off while the others write,
+ * stage_ns[0] is over, and the cluster compacts once meanwhile (its watchers whose
+ * buffers filled are victims behind it); in stage 2 it is cut off while the others write,
  * compact and take snapshots; in stage 3 it is healed and installs the leader's
  * snapshot with its streams still starved; then the failpoint is off. The stages run
  * under the apply's ordinal; past the fault phase's end the cut is skipped. */
@@ -461,10 +462,13 @@ static void lag_stage(struct sim_world *w, void *ctx)
     int64_t waited = sim_now_ns(rw->w) - l->stage_ns[0] + LAG_POLL_NS;
     int64_t revs = rw->sum.last_commit_rev - l->stage_rev;
     bool wait = revs < LAG_REVS && waited < 0;
-    if (l->stage == 2 && !l->stage_compacted && revs >= LAG_REVS / 3) {
-        /* the others compact past what it has, early enough that their next snapshots
-         * hold the compaction: its watchers come back behind it (the others' watchers,
-         * not starved, saw every revision) */
+    if ((l->stage == 1 || l->stage == 2) && !l->stage_compacted && revs >= LAG_REVS / 3) {
+        /* stage 1: a compaction while its streams are starved, as in etcd's own
+         * Issue17529 regression (a sleep before each watch send, compactions): watchers
+         * whose buffers filled are victims, unsynced, and now behind it. Stage 2: the
+         * others compact past what it has, early enough that their next snapshots hold
+         * the compaction: its watchers come back behind it (the others' watchers, not
+         * starved, saw every revision) */
         if (go)
             run_compact(rw, rw->sum.last_commit_rev - 5, NULL, NULL);
         l->stage_compacted = true;
@@ -529,6 +533,7 @@ static void apply_lag(struct run_world *rw, struct run_lane *l)
         return; /* the last one still runs, or nobody to starve */
     l->nodes[0] = f;
     l->stage = 1;
+    l->stage_compacted = false;
     l->stage_ordinal = rw->ord.cur;
     l->stage_rev = rw->sum.last_commit_rev;
     /* stage 1 ends by this time at the latest (an absolute time: it polls) */

@@ -130,6 +130,12 @@ static void draw_cluster(struct run_world *rw, const struct run_swarm_options *o
     json_object_set_new(o_, "max_msg_bytes", json_integer(c->max_msg_bytes));
     json_object_set_new(o_, "progress_notify_ms", json_integer(c->progress_notify_ms));
     json_object_set_new(o_, "strict_reconfig_check", json_boolean(!c->loose_reconfig));
+    /* a watch stream's buffer (etcd's chanBufLen, 128, which etcd's own watch tests set
+     * as low as 1): a starved stream fills a small one within the fault phase, and its
+     * watchers become victims that catch up as unsynced ones (drawn last: the draws
+     * before it keep their values) */
+    c->watch_buffer = (int)PICK(&r, 128, 128, 32, 8);
+    json_object_set_new(o_, "watch_buffer", json_integer(c->watch_buffer));
     json_object_set_new(j, "cluster", o_);
 }
 

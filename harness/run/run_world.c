@@ -187,6 +187,8 @@ static int setup_cluster(struct run_world *rw, const struct run_cluster_config *
         sc.progress_notify_ms = c->progress_notify_ms;
     if (c->max_msg_bytes > 0)
         sc.max_msg_bytes = (uint64_t)c->max_msg_bytes;
+    if (c->watch_buffer > 0)
+        sc.watch_buffer = c->watch_buffer;
     if (c->loose_reconfig)
         sc.strict_reconfig_check = false;
     if (c->auto_compaction_mode) {

@@ -32,6 +32,7 @@ void srv_config_default(struct srv_config *c)
     c->max_request_bytes = 1572864;
     c->max_txn_ops = 128;
     c->progress_notify_ms = 10 * 60 * 1000;
+    c->watch_buffer = 128;
 }
 
 const char *srv_config_check(const struct srv_config *c)
@@ -50,6 +51,8 @@ const char *srv_config_check(const struct srv_config *c)
         return "max_inflight_msgs and max_msg_bytes must be positive";
     if (c->fsync_latency_ns < 0)
         return "fsync latency must not be negative";
+    if (c->watch_buffer < 1)
+        return "watch_buffer must be positive";
     return NULL;
 }
 

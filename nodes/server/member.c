@@ -162,7 +162,7 @@ static struct srv_member *member_alloc(struct srv_cluster *cl, int node, int pro
     int64_t ticks = FL_MAX(1, c->election_ms / c->heartbeat_ms);
     m->kv_cfg.lease_min_ttl_s = ((3 * ticks / 2) * c->heartbeat_ms + 999) / 1000;
     m->kv_cfg.max_txn_ops = c->max_txn_ops;
-    m->kv_cfg.watch_queue_max = 128; /* etcd's chanBufLen: one buffer per watch stream */
+    m->kv_cfg.watch_queue_max = c->watch_buffer; /* etcd's chanBufLen: one per stream */
     m->kv = mvcc_open(&m->kv_cfg);
 
     struct raft_config rc;

@@ -51,6 +51,7 @@ struct srv_config {
     uint64_t max_request_bytes;                     /* [1.5 MiB] */
     int max_txn_ops;                                /* [128] */
     int64_t progress_notify_ms;                     /* watch progress notify interval [10 min] */
+    int watch_buffer; /* responses a watch stream buffers (etcd's chanBufLen) [128] */
 };
 void srv_config_default(struct srv_config *c);
 /* Returns NULL when c is usable, else a static message naming the bad knob. */
