@@ -158,6 +158,11 @@ static bool node_chain_at(struct raft_safety *c, const struct rs_node *n, uint64
     return true;
 }
 
+bool rs__chain_at(struct raft_safety *c, const struct rs_node *n, uint64_t i, uint64_t *chain)
+{
+    return node_chain_at(c, n, i, chain);
+}
+
 void rs__view_truncate(struct raft_safety *c, struct rs_node *n, uint64_t last)
 {
     if (last >= n->last)

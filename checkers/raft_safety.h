@@ -35,7 +35,10 @@
  *                       restored to;
  *   conf_after_restart  the configuration a restarted member has in force is the one
  *                       its log and snapshot imply (modelled here from the conf entries
- *                       and snapshots fed, independently of the Raft core).
+ *                       and snapshots fed, independently of the Raft core);
+ *   commit_quorum       every index a leader declares committed is held, in their
+ *                       persisted logs, by a quorum of the voters of the configuration
+ *                       in force on it (raft_safety_leader_commit).
  *
  * The first violation is kept as a structured description (JSON text) for the
  * `checks` table; feeding continues to work after it. Memory: per index one small
@@ -126,6 +129,18 @@ bool raft_safety_snapshot_conf(struct raft_safety *c, uint64_t node, uint64_t in
  * voters. */
 bool raft_safety_elected(struct raft_safety *c, uint64_t node, uint64_t term,
                          const struct raft_safety_conf *conf);
+
+/* node, leading term, moved its commit index to commit (fed after raft_safety_commit;
+ * ignored unless raft_safety_leader fed node as the leader of term before): the entry there must be
+ * held, in the persisted logs fed so far, by a quorum of the voters of the configuration the leader
+ * has in force (its latest conf entry; joint configurations are not used by this core,
+ * which changes one member at a time) — the leader itself counted only when it is one
+ * of them (commit_quorum: Raft §5.3, thesis §4.2.2; it catches a leader that counts an
+ * acknowledgement it never got, or itself where it is not a voter). Holding is judged
+ * by the hash chain, so the whole prefix is held as well. A member whose view cannot
+ * tell counts as holding. */
+bool raft_safety_leader_commit(struct raft_safety *c, uint64_t node, uint64_t term,
+                               uint64_t commit);
 
 /* What a member recovered from its disk at a restart. */
 struct raft_safety_boot {

@@ -362,3 +362,50 @@ bool raft_safety_recovered(struct raft_safety *c, uint64_t node, const struct ra
         rs__conf_reset(n, &cf); /* unseen entries: follow it from what it says */
     return ok && !c->failed;
 }
+
+/* ---- commits by quorum ---------------------------------------------------------- */
+
+/* Whether member f holds, in its (persisted) log view, the entry whose chain at index i
+ * is `chain`. A view that cannot tell (unanchored, or below its base with the chain no
+ * longer known) counts as holding it: the property never guesses a violation. */
+static bool holds(struct raft_safety *c, const struct rs_node *f, uint64_t i, uint64_t chain)
+{
+    if (f->last < i)
+        return false;
+    uint64_t have = 0;
+    if (f->unanchored || !rs__chain_at(c, f, i, &have))
+        return true;
+    return have == chain;
+}
+
+bool raft_safety_leader_commit(struct raft_safety *c, uint64_t node, uint64_t term, uint64_t commit)
+{
+    FL_ASSERT(c != NULL && node != 0);
+    struct rs_node *n = rs__node_get(c, node);
+    uint64_t chain = 0;
+    if (!n->leader || n->leader_term != term || !n->conf_known || n->unanchored ||
+        commit > n->last || commit <= n->base || !rs__chain_at(c, n, commit, &chain))
+        return !c->failed; /* nothing new, or the checker cannot tell */
+    const struct rs_conf *cf = conf_at(n, n->last);
+    uint32_t voters = conf_count(cf, false), quorum = voters / 2 + 1, held = 0;
+    if (voters == 0)
+        return !c->failed; /* no voters known */
+    for (uint32_t k = 0; k < cf->n; k++) {
+        if (cf->learner[k])
+            continue;
+        const struct rs_node *f = NULL;
+        for (size_t j = 0; j < c->nodes_count && !f; j++)
+            if (c->nodes[j].id == cf->ids[k])
+                f = &c->nodes[j];
+        held += f && holds(c, f, commit, chain);
+    }
+    if (held >= quorum)
+        return !c->failed;
+    char text[400];
+    conf_text(cf, text, sizeof text);
+    return rs__violate(c, "commit_quorum", node, 0, commit, n->leader_term,
+                       "leader %" PRIu64 " of term %" PRIu64 " declared index %" PRIu64
+                       " committed, but only %" PRIu32 " voters of its configuration (%s) hold it "
+                       "in their persisted logs, quorum %" PRIu32,
+                       node, n->leader_term, commit, held, text, quorum);
+}

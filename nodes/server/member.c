@@ -310,6 +310,13 @@ static void feed_safety_persisted(struct srv_member *m, const struct raft_ready 
     }
     if (rd->hard_state_changed)
         ok = raft_safety_commit(m->chk.safety, m->id, rd->hard_state.commit) && ok;
+    /* a leader's commit is its own count: judged when the checker knows the member led
+     * this term before this ready (in the same term nobody else can have moved it,
+     * even in the ready where the member stepped down) */
+    if (rd->hard_state_changed)
+        ok = raft_safety_leader_commit(m->chk.safety, m->id, rd->hard_state.term,
+                                       rd->hard_state.commit) &&
+             ok;
     if (m->disk.ready_synced)
         raft_safety_synced(m->chk.safety, m->id); /* everything fed so far is on disk */
     m->disk.ready_synced = false;

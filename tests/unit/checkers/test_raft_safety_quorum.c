@@ -1,0 +1,131 @@
+/* Unit tests of raft_safety's commit_quorum property (raft_safety_leader_commit): a
+ * leader's commit is held by a quorum of the voters of its configuration. A correct
+ * leader (four members, one removed, an add) passes; a leader that counts itself where
+ * it is no longer a voter (camunda#15231, raft.removed_leader_counts_self), or an
+ * acknowledgement of an entry the follower does not hold, is reported; members whose
+ * view cannot tell, and commits fed while the checker does not know the member leads
+ * that term, are never reported. */
+#include "checkers/raft_safety.h"
+#include "fl_test.h"
+
+static uint64_t h(uint64_t v)
+{
+    return v * UINT64_C(0x9E3779B97F4A7C15) + 1;
+}
+
+/* Members 1..4 bootstrap: conf entries 1..4 (term 1), committed; 1 leads term 2. */
+static struct raft_safety *boot4(void)
+{
+    struct raft_safety *c = raft_safety_new();
+    for (uint64_t n = 1; n <= 4; n++) {
+        for (uint64_t i = 1; i <= 4; i++) {
+            CHECK(raft_safety_append(c, n, i, 1, h(i)));
+            CHECK(raft_safety_conf_entry(c, n, i, RAFT_SAFETY_CC_ADD_VOTER, i));
+        }
+        CHECK(raft_safety_commit(c, n, 4));
+        raft_safety_synced(c, n);
+    }
+    CHECK(raft_safety_leader(c, 1, 2));
+    return c;
+}
+
+/* node appends (index, term 2) with data h(index); a conf entry when type >= 0. */
+static void put(struct raft_safety *c, uint64_t node, uint64_t index, int type, uint64_t member)
+{
+    CHECK(raft_safety_append(c, node, index, 2, h(index)));
+    if (type >= 0)
+        CHECK(raft_safety_conf_entry(c, node, index, type, member));
+    raft_safety_synced(c, node);
+}
+
+static void expect_quorum_violation(struct raft_safety *c)
+{
+    CHECK(raft_safety_failed(c));
+    CHECK_EQ_STR(raft_safety_violation_property(c), "commit_quorum");
+    CHECK(strstr(raft_safety_violation_json(c), "\"property\":\"commit_quorum\"") != NULL);
+    raft_safety_free(c);
+}
+
+static void test_correct_leader(void)
+{
+    struct raft_safety *c = boot4();
+    /* index 5 on 1, 2, 3: a quorum of four */
+    for (uint64_t n = 1; n <= 3; n++)
+        put(c, n, 5, -1, 0);
+    CHECK(raft_safety_commit(c, 1, 5));
+    CHECK(raft_safety_leader_commit(c, 1, 2, 5));
+    /* 1 removes 4 (index 6): {1, 2, 3} in force; 1 and 2 hold it: a quorum of three */
+    put(c, 1, 6, RAFT_SAFETY_CC_REMOVE, 4);
+    put(c, 2, 6, RAFT_SAFETY_CC_REMOVE, 4);
+    CHECK(raft_safety_commit(c, 1, 6));
+    CHECK(raft_safety_leader_commit(c, 1, 2, 6));
+    /* 1 adds 5 (index 7): four voters again, 1, 2 and the unanchored joiner 5 (it
+     * installed a snapshot whose chain the checker never saw: counts as holding) */
+    put(c, 1, 7, RAFT_SAFETY_CC_ADD_VOTER, 5);
+    put(c, 2, 7, RAFT_SAFETY_CC_ADD_VOTER, 5);
+    CHECK(raft_safety_restart(c, 5, 0));
+    CHECK(raft_safety_snapshot(c, 5, 7, 2));
+    CHECK(raft_safety_commit(c, 1, 7));
+    CHECK(raft_safety_leader_commit(c, 1, 2, 7));
+    CHECK(!raft_safety_failed(c));
+    raft_safety_free(c);
+}
+
+static void test_removed_leader_counts_self(void)
+{
+    struct raft_safety *c = boot4();
+    /* 1 removes itself (index 5): {2, 3, 4} in force, quorum 2. Only 2 holds it. */
+    put(c, 1, 5, RAFT_SAFETY_CC_REMOVE, 1);
+    put(c, 2, 5, RAFT_SAFETY_CC_REMOVE, 1);
+    CHECK(raft_safety_commit(c, 1, 5));
+    CHECK(!raft_safety_leader_commit(c, 1, 2, 5));
+    expect_quorum_violation(c);
+
+    /* the same with 3 holding it too: a quorum of {2, 3, 4} without the leader */
+    c = boot4();
+    for (uint64_t n = 1; n <= 3; n++)
+        put(c, n, 5, RAFT_SAFETY_CC_REMOVE, 1);
+    CHECK(raft_safety_commit(c, 1, 5));
+    CHECK(raft_safety_leader_commit(c, 1, 2, 5));
+    CHECK(!raft_safety_failed(c));
+    raft_safety_free(c);
+}
+
+static void test_unheld_ack(void)
+{
+    /* 1 counts 2 and 3, but 3 holds another entry at 5 (and 2 none): a minority */
+    struct raft_safety *c = boot4();
+    put(c, 1, 5, -1, 0);
+    put(c, 2, 5, -1, 0);
+    CHECK(raft_safety_append(c, 3, 5, 1, h(99)));
+    CHECK(raft_safety_restart(c, 2, 4)); /* 2 lost it (never synced, in reality) */
+    CHECK(raft_safety_commit(c, 1, 5));
+    CHECK(!raft_safety_leader_commit(c, 1, 2, 5));
+    expect_quorum_violation(c);
+}
+
+static void test_not_judged(void)
+{
+    /* the checker does not know 1 leads term 3: nothing is judged */
+    struct raft_safety *c = boot4();
+    put(c, 1, 5, -1, 0);
+    CHECK(raft_safety_commit(c, 1, 5));
+    CHECK(raft_safety_leader_commit(c, 1, 3, 5));
+    /* deposed: a follower's commit is not its own count */
+    CHECK(raft_safety_not_leader(c, 1));
+    CHECK(raft_safety_leader_commit(c, 1, 2, 5));
+    /* beyond the leader's persisted view: not judged */
+    CHECK(raft_safety_leader(c, 2, 3));
+    CHECK(raft_safety_leader_commit(c, 2, 3, 9));
+    CHECK(!raft_safety_failed(c));
+    raft_safety_free(c);
+}
+
+int main(void)
+{
+    FL_TEST(test_correct_leader);
+    FL_TEST(test_removed_leader_counts_self);
+    FL_TEST(test_unheld_ack);
+    FL_TEST(test_not_judged);
+    return fl_test_end();
+}
