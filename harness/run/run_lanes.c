@@ -26,10 +26,11 @@ enum {
     UNDO_UNSKEW,
     UNDO_NET,
     UNDO_RELEASE,
-    UNDO_ADD,       /* add a voter (a removal's replacement) */
-    UNDO_PROMOTE,   /* promote the learner nodes[0] once it is known */
-    UNDO_FAILPOINT, /* turn failpoint slow_name off on nodes[0] */
-    UNDO_HEAL_ADD,  /* heal, and add a member back */
+    UNDO_ADD,         /* add a voter (a removal's replacement) */
+    UNDO_PROMOTE,     /* promote the learner nodes[0] once it is known */
+    UNDO_FAILPOINT,   /* turn failpoint slow_name off on nodes[0] */
+    UNDO_HEAL_ADD,    /* heal, and add a member back */
+    UNDO_RELEASE_ADD, /* release nodes[0]'s links to nodes[1..], and add a member back */
 };
 
 static uint64_t below(struct run_lane *l, uint64_t n)
@@ -254,6 +255,31 @@ static int pick_learner(struct run_world *rw, struct run_lane *l)
     return k ? c[below(l, (uint64_t)k)] : 0;
 }
 
+/* Half of the leader's removals happen while its messages to some of the others are
+ * held (Jepsen's member nemesis with a one-way partition): all of them but a quorum of
+ * the new configuration less one, so that the removal entry reaches exactly one member
+ * fewer than the new configuration's quorum until the undo releases them (the shape
+ * in which a leader must not count itself: thesis §4.2.2). nodes[0] is the leader,
+ * nodes[1..] the members it cannot reach. */
+static void hold_from_leader(struct run_world *rw, struct run_lane *l, int leader, const int *v,
+                             int nv)
+{
+    int rest[RUN_NODES_MAX], nr = 0;
+    for (int i = 0; i < nv; i++)
+        if (v[i] != leader && !srv_cluster_is_removed(rw->cl, v[i]))
+            rest[nr++] = v[i];
+    int need = nr / 2 + 1; /* the new configuration's quorum */
+    if (nr < 2)
+        return;
+    shuffle(l, rest, nr);
+    l->nodes[0] = leader;
+    l->n_nodes = 1;
+    for (int i = need - 1; i < nr && l->n_nodes < (int)FL_ARRAY_LEN(l->nodes); i++) {
+        run_hold(rw, leader, rest[i]);
+        l->nodes[l->n_nodes++] = rest[i];
+    }
+}
+
 /* The change a membership tick makes, by weight (out of 12): remove a follower 2,
  * remove the leader 2, add a voter 1, add a learner 3 (promoted by the undo half of
  * the time: learners stay, and elections happen with them in the configuration),
@@ -296,8 +322,10 @@ static void apply_membership(struct run_world *rw, struct run_lane *l)
     }
     case MEM_REMOVE_LEADER: /* etcd: commit counted without it, then it steps down */
         if (leader && nv > 1) {
+            if (below(l, 2))
+                hold_from_leader(rw, l, leader, v, nv);
             run_member_remove(rw, leader, NULL, NULL);
-            l->undo = can_add ? UNDO_ADD : UNDO_NONE;
+            l->undo = l->n_nodes ? UNDO_RELEASE_ADD : can_add ? UNDO_ADD : UNDO_NONE;
         }
         break;
     case MEM_ADD:
@@ -625,6 +653,12 @@ static void lane_undo(struct run_world *rw, struct run_lane *l)
         run_release(rw, l->nodes[0], l->nodes[1]);
         break;
     case UNDO_ADD:
+        if (srv_cluster_slots(rw->cl) < SLOTS_ADD_MAX)
+            run_member_add(rw, false, NULL, NULL);
+        break;
+    case UNDO_RELEASE_ADD:
+        for (int i = 1; i < l->n_nodes; i++)
+            run_release(rw, l->nodes[0], l->nodes[i]);
         if (srv_cluster_slots(rw->cl) < SLOTS_ADD_MAX)
             run_member_add(rw, false, NULL, NULL);
         break;
