@@ -21,7 +21,7 @@ struct judge {
     const struct liveness_input *in;
     struct fl_buf *out;
     int judged, not_judged, listed;
-    bool failed;
+    bool failed, cut; /* cut: a window the end of the run cut before its bound */
     char first[300];
 };
 
@@ -103,30 +103,60 @@ static bool attempted(const struct liveness_input *in, int client, bool writes, 
     return false;
 }
 
+static int64_t heal_bound(const struct liveness_input *in)
+{
+    return in->heal_bound_ns > 0 ? in->heal_bound_ns : LIVENESS_HEAL_ELECTIONS * in->election_ns;
+}
+
+/* Whether every client is pinned_random (none fails over from a paused member). */
+static bool all_pinned(const struct liveness_input *in)
+{
+    for (size_t c = 0; c < in->n_clients; c++)
+        if (strcmp(in->clients[c].policy, "pinned_random"))
+            return false;
+    return in->n_clients > 0;
+}
+
+/* A leader and a write within the bound after the window [h, e) began (rule: after_heal
+ * for a heal, quorum_up for a minority window in cluster_only). A write that succeeded
+ * proves a leader: with cluster_only the leader events are not needed. */
+static void judge_write(struct judge *j, const struct liveness_segment *sg, int64_t e,
+                        const char *rule)
+{
+    const struct liveness_input *in = j->in;
+    int64_t h = sg->at_ns, bound = heal_bound(in);
+    int64_t lim = FL_MIN(e, h + bound);
+    bool leader = in->cluster_only || sg->leader || leader_between(in, h, lim);
+    const char *since = strcmp(rule, "after_heal") ? "the fault began" : "the heal";
+    int64_t w = first_ok(in, 0, true, INT64_MIN, h, lim);
+    if (leader && w >= 0) {
+        record(j, h, e, sg->state, rule, "pass",
+               "a leader, and a write succeeded %" PRId64 " ms after %s", (w - h) / FL_MS, since);
+    } else if (e < h + bound) {
+        bool cut = e >= in->end_ns;
+        j->cut = j->cut || cut;
+        record(j, h, e, sg->state, rule, "not_judged",
+               "the window lasted %" PRId64 " ms, less than the bound (%" PRId64 " ms)%s",
+               (e - h) / FL_MS, bound / FL_MS, cut ? ": the run ended (unknown)" : "");
+    } else if (!attempted(in, 0, true, h, lim, true)) {
+        record(j, h, e, sg->state, rule, "not_judged", "no write was attempted");
+    } else if (!leader) {
+        record(j, h, e, sg->state, rule, "fail", "no leader within %" PRId64 " ms after %s",
+               bound / FL_MS, since);
+    } else {
+        record(j, h, e, sg->state, rule, "fail",
+               "no write succeeded within %" PRId64 " ms after %s", bound / FL_MS, since);
+    }
+}
+
 /* after_heal and client_heal for the healed window [h, e). */
 static void judge_heal(struct judge *j, const struct liveness_segment *sg, int64_t e)
 {
     const struct liveness_input *in = j->in;
-    int64_t h = sg->at_ns, bound = LIVENESS_HEAL_ELECTIONS * in->election_ns;
+    int64_t h = sg->at_ns, bound = heal_bound(in);
     int64_t lim = FL_MIN(e, h + bound);
-    bool leader = sg->leader || leader_between(in, h, lim);
-    int64_t w = first_ok(in, 0, true, INT64_MIN, h, lim);
-    if (leader && w >= 0)
-        record(j, h, e, sg->state, "after_heal", "pass",
-               "a leader, and a write succeeded %" PRId64 " ms after the heal", (w - h) / FL_MS);
-    else if (e < h + bound)
-        record(j, h, e, sg->state, "after_heal", "not_judged",
-               "the window lasted %" PRId64 " ms, less than the bound (%" PRId64 " ms)",
-               (e - h) / FL_MS, bound / FL_MS);
-    else if (!attempted(in, 0, true, h, lim, true))
-        record(j, h, e, sg->state, "after_heal", "not_judged", "no write was attempted");
-    else if (!leader)
-        record(j, h, e, sg->state, "after_heal", "fail",
-               "no leader within %" PRId64 " ms after the heal", bound / FL_MS);
-    else
-        record(j, h, e, sg->state, "after_heal", "fail",
-               "no write succeeded within %" PRId64 " ms after the heal", bound / FL_MS);
-    for (size_t c = 0; c < in->n_clients; c++) {
+    judge_write(j, sg, e, "after_heal");
+    for (size_t c = 0; c < in->n_clients && !in->cluster_only; c++) {
         int id = in->clients[c].id;
         if (!attempted(in, id, false, h, lim, false) ||
             first_ok(in, id, false, INT64_MIN, h, lim) >= 0)
@@ -140,6 +170,17 @@ static void judge_heal(struct judge *j, const struct liveness_segment *sg, int64
                    "client %d (%s): no call succeeded within %" PRId64 " ms after the heal", id,
                    in->clients[c].policy, bound / FL_MS);
     }
+}
+
+/* quorum_up (cluster_only) for the minority window [s, e). */
+static void judge_quorum_up(struct judge *j, const struct liveness_segment *sg, int64_t e)
+{
+    if (sg->gray && all_pinned(j->in)) {
+        record(j, sg->at_ns, e, sg->state, "quorum_up", "not_judged",
+               "every client is pinned_random and a faulty member is paused or cut off");
+        return;
+    }
+    judge_write(j, sg, e, "quorum_up");
 }
 
 /* failover for every client, in the minority window [s, e). */
@@ -209,9 +250,66 @@ static void judge_health_aware(struct judge *j, const struct liveness_segment *s
     }
 }
 
+static bool alarmed_at(const struct liveness_input *in, int64_t t)
+{
+    for (size_t a = 0; a < in->n_alarms; a++) {
+        int64_t from = in->alarms_ns[2 * a], to = in->alarms_ns[2 * a + 1];
+        if (t >= from && (to < 0 || t < to))
+            return true;
+    }
+    return false;
+}
+
+/* The segments with the alarm intervals laid over them: "other" while an alarm is
+ * active, split at every alarm boundary (a segment that starts at an alarm's end has
+ * no leader known at its start). Returns a new array of *n segments. */
+static struct liveness_segment *overlay_alarms(const struct liveness_input *in, size_t *n)
+{
+    size_t cap = in->n_segments + 2 * in->n_alarms + 1, k = 0;
+    struct liveness_segment *out = fl_calloc(cap, sizeof *out);
+    size_t si = 0, ai = 0; /* next segment start; next alarm boundary (2 per alarm) */
+    for (;;) {
+        int64_t ts = si < in->n_segments ? in->segments[si].at_ns : INT64_MAX;
+        int64_t ta = INT64_MAX;
+        while (ai < 2 * in->n_alarms && in->alarms_ns[ai] < 0)
+            ai++; /* an open interval has no end */
+        if (ai < 2 * in->n_alarms)
+            ta = in->alarms_ns[ai];
+        int64_t t = FL_MIN(ts, ta);
+        if (t == INT64_MAX)
+            break;
+        struct liveness_segment sg = {.at_ns = t, .state = LIVENESS_OTHER};
+        if (t == ts)
+            sg = in->segments[si];
+        else if (si > 0)
+            sg = (struct liveness_segment){.at_ns = t,
+                                           .state = in->segments[si - 1].state,
+                                           .leader_affected = in->segments[si - 1].leader_affected,
+                                           .gray = in->segments[si - 1].gray};
+        if (alarmed_at(in, t))
+            sg.state = LIVENESS_OTHER;
+        si += t == ts;
+        ai += t == ta;
+        if (k && out[k - 1].at_ns == t)
+            out[k - 1] = sg;
+        else if (!k || out[k - 1].state != sg.state || out[k - 1].gray != sg.gray ||
+                 out[k - 1].leader_affected != sg.leader_affected)
+            out[k++] = sg;
+    }
+    *n = k;
+    return out;
+}
+
 enum liveness_verdict liveness_judge(const struct liveness_input *in, struct fl_buf *out)
 {
     FL_ASSERT(in != NULL && out != NULL && in->election_ns > 0);
+    struct liveness_input laid = *in;
+    struct liveness_segment *segs = NULL;
+    if (in->n_alarms) {
+        segs = overlay_alarms(in, &laid.n_segments);
+        laid.segments = segs;
+        in = &laid;
+    }
     struct judge j = {.in = in, .out = out};
     fl_buf_reset(out);
     fl_buf_printf(out, "{\"windows\":[");
@@ -226,6 +324,8 @@ enum liveness_verdict liveness_judge(const struct liveness_input *in, struct fl_
         if (sg->state == LIVENESS_HEALED && i > 0 && in->segments[i - 1].state != LIVENESS_HEALED) {
             healed_once = true;
             judge_heal(&j, sg, e);
+        } else if (sg->state == LIVENESS_MINORITY && in->cluster_only) {
+            judge_quorum_up(&j, sg, e);
         } else if (sg->state == LIVENESS_MINORITY) {
             judge_failover(&j, sg, e);
             judge_health_aware(&j, sg, e);
@@ -241,6 +341,9 @@ enum liveness_verdict liveness_judge(const struct liveness_input *in, struct fl_
     if (!healed_once)
         fl_buf_printf(out, ",\"note\":\"nothing to judge after a heal: the run never healed "
                            "(no fault ended with every fault off)\"");
+    if (j.cut && !j.failed)
+        fl_buf_printf(out, ",\"unknown\":\"the run ended before a window's bound elapsed\"");
     fl_buf_printf(out, "}");
-    return j.failed ? LIVENESS_FAIL : LIVENESS_PASS;
+    free(segs);
+    return j.failed ? LIVENESS_FAIL : j.cut ? LIVENESS_UNKNOWN : LIVENESS_PASS;
 }

@@ -25,6 +25,23 @@
  *                timeout before the fault ends, at least 99% succeed (etcd#8673:
  *                balancer-partition-8673's documented availability).
  *
+ * With cluster_only (a swarm world: its workload fails calls by design — compacted
+ * revisions, expired leases, a full quota — and the history does not tell those from
+ * lost availability), only the cluster is judged, per client nothing:
+ *
+ *   after_heal   as above, the bound being heal_bound_ns;
+ *   quorum_up    while only a minority is faulty (the voters up, connected and unpaused
+ *                are a quorum), within heal_bound_ns after the state began a write
+ *                succeeds (which needs a leader) — not judged when the faulty members
+ *                are paused or cut off and every client is pinned_random (grpc 1.0 stays
+ *                on them, see failover);
+ *
+ * and while a NOSPACE or CORRUPT alarm is active (alarms[]) writes are refused by
+ * design: that time is "other", never judged.
+ *
+ * A window that the end of the run cuts before its bound, with no write yet, makes the
+ * verdict unknown (never pass); a failure elsewhere still fails.
+ *
  * It judges a window only where it is meaningful and says why otherwise: a window
  * shorter than its bound that did not already succeed (a new fault, the end of the
  * run), a window without calls, a run that never heals ("nothing to judge"). A verdict
@@ -80,9 +97,13 @@ struct liveness_input {
     size_t n_clients;
     const struct liveness_op *ops;
     size_t n_ops;
+    bool cluster_only;        /* judge the cluster only (see above) */
+    int64_t heal_bound_ns;    /* after_heal/quorum_up bound; 0: LIVENESS_HEAL_ELECTIONS elections */
+    const int64_t *alarms_ns; /* alarm intervals [from, to) as pairs, ascending; to < 0: open */
+    size_t n_alarms;          /* pairs */
 };
 
-enum liveness_verdict { LIVENESS_PASS = 0, LIVENESS_FAIL };
+enum liveness_verdict { LIVENESS_PASS = 0, LIVENESS_FAIL, LIVENESS_UNKNOWN };
 
 /* Judges in; writes the detail as one JSON object into out (reset first): {"judged":N,
  * "not_judged":N,"windows":[{"from_ms","to_ms","state","rule","result","why"}...],

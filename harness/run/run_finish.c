@@ -219,7 +219,7 @@ static int kv_checks(struct run_world *rw, json_t *checks, int *worst)
         int v = CHK_PASS;
         json_t *d = run_liveness_judge(rw, &h, &v);
         add_check(rw, checks, "liveness", v, d);
-        *worst = FL_MAX(*worst, v == CHK_FAIL ? 2 : 0);
+        *worst = FL_MAX(*worst, v == CHK_FAIL ? 2 : v == CHK_UNKNOWN ? 1 : 0);
     }
     if (!(rw->checks & (RUN_CHECK_LINEARIZABILITY | RUN_CHECK_WATCH)))
         goto out; /* liveness only (a liveness left unjudged: asked_unjudged) */

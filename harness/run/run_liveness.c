@@ -196,6 +196,31 @@ static struct liveness_op *ops_of(const struct chk_history *h, size_t *n)
     return ops;
 }
 
+/* The times an alarm (NOSPACE, CORRUPT) was active, from the members' "alarm" events:
+ * from an activation while none was active to the next deactivation. Pairs [from, to),
+ * to = -1 while still active at the end. */
+static int64_t *alarm_intervals(const struct run_node_event *ev, size_t n_ev, size_t *n)
+{
+    int64_t *a = fl_calloc(2 * n_ev + 2, sizeof *a);
+    size_t k = 0;
+    bool on = false;
+    for (size_t i = 0; i < n_ev; i++) {
+        if (strcmp(ev[i].kind, SRV_EV_ALARM))
+            continue;
+        bool activate = !strncmp(ev[i].detail, "activate", 8);
+        if (activate && !on) {
+            a[2 * k] = ev[i].at_ns;
+            a[2 * k + 1] = -1;
+            on = true;
+        } else if (!activate && on) {
+            a[2 * k++ + 1] = ev[i].at_ns;
+            on = false;
+        }
+    }
+    *n = k + on;
+    return a;
+}
+
 json_t *run_liveness_judge(struct run_world *rw, const struct chk_history *h, int *verdict)
 {
     run_liveness_update(rw);
@@ -210,9 +235,21 @@ json_t *run_liveness_judge(struct run_world *rw, const struct chk_history *h, in
     for (int i = 0; i < rw->n_clients; i++)
         clients[i] = (struct liveness_client){
             i + 1, i < rw->kcfg.n_balancers ? rw->kcfg.balancers[i] : rw->kcfg.balancer};
+    size_t n_alarms = 0;
+    int64_t *alarms = alarm_intervals(ev, n_ev, &n_alarms);
+    int64_t election_ns = (rw->ccfg.election_ms ? rw->ccfg.election_ms : 1000) * FL_MS;
+    int64_t timeout_ns = (rw->kcfg.timeout_ms ? rw->kcfg.timeout_ms : 2000) * FL_MS;
+    /* a swarm world judges the cluster only (liveness.h), with a bound from its drawn
+     * timeouts: ten election timeouts, and two request timeouts for the calls in flight
+     * to a member that died (they fail over after their timeout) */
+    bool swarm = rw->swarm.drawn;
     struct liveness_input in = {
-        .election_ns = (rw->ccfg.election_ms ? rw->ccfg.election_ms : 1000) * FL_MS,
-        .client_timeout_ns = (rw->kcfg.timeout_ms ? rw->kcfg.timeout_ms : 2000) * FL_MS,
+        .cluster_only = swarm,
+        .heal_bound_ns = swarm ? LIVENESS_HEAL_ELECTIONS * election_ns + 2 * timeout_ns : 0,
+        .alarms_ns = alarms,
+        .n_alarms = n_alarms,
+        .election_ns = election_ns,
+        .client_timeout_ns = timeout_ns,
         .end_ns = rw->live.end_ns,
         .segments = rw->live.segs,
         .n_segments = rw->live.n,
@@ -224,10 +261,12 @@ json_t *run_liveness_judge(struct run_world *rw, const struct chk_history *h, in
         .n_ops = n_ops};
     struct fl_buf out;
     fl_buf_init(&out);
-    *verdict = liveness_judge(&in, &out) == LIVENESS_PASS ? CHK_PASS : CHK_FAIL;
+    enum liveness_verdict lv = liveness_judge(&in, &out);
+    *verdict = lv == LIVENESS_PASS ? CHK_PASS : lv == LIVENESS_FAIL ? CHK_FAIL : CHK_UNKNOWN;
     json_t *d = json_loads(fl_buf_cstr(&out), 0, NULL);
     FL_ASSERTF(d != NULL, "liveness detail is not JSON: %s", fl_buf_cstr(&out));
     fl_buf_close(&out);
+    free(alarms);
     free(leaders);
     free(ops);
     return d;
