@@ -9,13 +9,14 @@
 -- failpoints fire (BUGGIFY) and which faults fire on node events (triggers). The
 -- fault phase ends with heal_all(); then the cluster must come back: a leader, a
 -- write that succeeds, every client failing over when the member most of them use
--- dies, and convergence (the converge check).
+-- dies, and convergence (the converge check). liveness judges the cluster after every
+-- heal and while only a minority is faulty: a write within the world's bound.
 local world = swarm {}
 
 scenario {
   name = "chaos",
   description = "swarm chaos: each seed draws its cluster, clients, workload, faults, failpoints and triggers",
-  checks = { "linearizability", "watch", "raft_safety", "converge" },
+  checks = { "linearizability", "watch", "raft_safety", "converge", "liveness" },
 }
 
 local E = world.cluster.election_ms * ms
