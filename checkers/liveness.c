@@ -132,8 +132,13 @@ static void judge_write(struct judge *j, const struct liveness_segment *sg, int6
     if (leader && w >= 0) {
         record(j, h, e, sg->state, rule, "pass",
                "a leader, and a write succeeded %" PRId64 " ms after %s", (w - h) / FL_MS, since);
+    } else if (e < h + bound && !attempted(in, 0, true, h, lim, true)) {
+        record(j, h, e, sg->state, rule, "not_judged",
+               "the window lasted %" PRId64 " ms, less than the bound (%" PRId64
+               " ms), and no write was attempted",
+               (e - h) / FL_MS, bound / FL_MS);
     } else if (e < h + bound) {
-        bool cut = e >= in->end_ns;
+        bool cut = e >= in->end_ns; /* a write was tried: the end of the run cut it short */
         j->cut = j->cut || cut;
         record(j, h, e, sg->state, rule, "not_judged",
                "the window lasted %" PRId64 " ms, less than the bound (%" PRId64 " ms)%s",

@@ -39,8 +39,8 @@
  * and while a NOSPACE or CORRUPT alarm is active (alarms[]) writes are refused by
  * design: that time is "other", never judged.
  *
- * A window that the end of the run cuts before its bound, with no write yet, makes the
- * verdict unknown (never pass); a failure elsewhere still fails.
+ * A window that the end of the run cuts before its bound, with writes attempted and none
+ * succeeded yet, makes the verdict unknown (never pass); a failure elsewhere still fails.
  *
  * It judges a window only where it is meaningful and says why otherwise: a window
  * shorter than its bound that did not already succeed (a new fault, the end of the

@@ -52,10 +52,11 @@ fl_props_test(props.raft.learner_votes_off 300
   ${FL_EXPECT} ${FL_SCNS}/bugs/learner-votes.lua 1..3 ${FL_PDB}/learner_off --exit 0)
 # raft.ack_before_fsync: a follower acknowledges entries before they are durable, a crash
 # drops them, and a committed entry is lost (or the member comes back below the term or
-# commit index it had promised).
+# commit index it had promised; or, first, the leader counts acknowledgements of entries
+# not persisted yet: commit_quorum).
 fl_props_test(props.raft.ack_before_fsync 300
   ${FL_EXPECT} ${FL_SCNS}/bugs/ack-before-fsync.lua 1..3 ${FL_PDB}/ack --exit 1
-  --property "raft_safety=committed_lost|term_durability|vote_durability|commit_durability"
+  --property "raft_safety=commit_quorum|committed_lost|term_durability|vote_durability|commit_durability"
   -- --bug raft.ack_before_fsync)
 # server.restore_keeps_ids: the restored member reuses an identity with a lower term.
 fl_props_test(props.raft.restore_keeps_ids 300

@@ -74,7 +74,10 @@ static void test_ack_before_fsync_still_writes(void)
     CHECK(after.raft_index == before.raft_index);
     net_heal(f.w);
     CHECK(wait_converged(&f, 10 * FL_S));
-    CHECK(srv_cluster_safety_violation(f.cl) == NULL);
+    /* the switch's own signature only: raft_safety's commit_quorum sees the leader count
+     * acknowledgements of entries its followers have not persisted yet */
+    const char *v = srv_cluster_safety_violation(f.cl);
+    CHECK(v == NULL || strstr(v, "\"commit_quorum\"") != NULL);
     CHECK(read_is(&f, fol, "k20", "v20", true));
     teardown(&f);
     fl_bug_reset();
