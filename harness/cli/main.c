@@ -32,7 +32,8 @@ static const char check_usage[] =
     "usage: faultline check HISTORY [--format auto|db|jsonl|jepsen|porcupine-kv] [--run ID]\n"
     "       [--json] [--timeout S] [--engine auto|revision|search]\n"
     "  HISTORY   a faultline database, or a JSON-lines, Jepsen or porcupine-kv history\n"
-    "  --run ID  the run of a database to check (default: the latest)\n"
+    "  --run ID  the run of a database to check (needed when it holds several runs;\n"
+    "            without it, a database of several runs is exit 2, naming them)\n"
     "  --json    print one JSON object on stdout\n"
     "  --timeout S  give up (exit 4) after S seconds of checking\n"
     "exit codes: 0 pass, 1 violation, 2 bad input, 4 unknown\n";
