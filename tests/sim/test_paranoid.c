@@ -18,23 +18,17 @@
 #include "nodes/server/srv_int.h"
 
 #include "fl_test.h"
+#include "run_fixture.h"
 
 static struct run_world *world(uint64_t seed, bool paranoid)
 {
     struct run_options o = {.scenario = "test_paranoid.c", .seed = seed, .paranoid = paranoid};
-    struct run_world *rw = NULL;
-    char err[256] = "";
-    CHECK_EQ_INT(run_world_open(&rw, &o, err, sizeof err), FL_OK);
-    struct run_cluster_config c;
-    struct run_clients_config k;
-    struct run_workload_config w;
-    run_cluster_config_default(&c);
-    run_clients_config_default(&k);
-    run_workload_config_default(&w);
-    w.rate = 50;
+    struct run_world *rw = fx_open(&o);
+    struct fx_config x;
+    fx_config_default(&x);
+    x.w.rate = 50;
     /* (no database: the checks that judge the history would be left unjudged) */
-    unsigned checks = RUN_CHECK_RAFT_SAFETY | RUN_CHECK_CONVERGE;
-    CHECK_EQ_INT(run_world_setup(rw, &c, &k, &w, checks, err, sizeof err), FL_OK);
+    fx_setup(rw, &x, RUN_CHECK_RAFT_SAFETY | RUN_CHECK_CONVERGE);
     run_advance(rw, 3 * FL_S);
     CHECK(run_leader(rw) > 0);
     return rw;

@@ -10,6 +10,7 @@
 #include "harness/run/run.h"
 
 #include "fl_test.h"
+#include "run_fixture.h"
 
 /* One call of a fault kind (on a three-member cluster with one client). */
 struct kind {
@@ -89,14 +90,22 @@ static int k_nemesis(struct run_world *rw)
 }
 
 static const struct kind kinds[] = {
-    {"kill", k_kill},           {"restart", k_restart},
-    {"pause", k_pause},         {"resume", k_resume},
-    {"skew", k_skew},           {"partition", k_partition},
-    {"isolate", k_isolate},     {"heal", k_heal},
-    {"net", k_net},             {"net_links", k_net_links},
-    {"hold", k_hold},           {"release", k_release},
-    {"clog", k_clog},           {"unclog", k_unclog},
-    {"failpoint", k_failpoint}, {"failpoint off", k_failpoint_off},
+    {"kill", k_kill},
+    {"restart", k_restart},
+    {"pause", k_pause},
+    {"resume", k_resume},
+    {"skew", k_skew},
+    {"partition", k_partition},
+    {"isolate", k_isolate},
+    {"heal", k_heal},
+    {"net", k_net},
+    {"net_links", k_net_links},
+    {"hold", k_hold},
+    {"release", k_release},
+    {"clog", k_clog},
+    {"unclog", k_unclog},
+    {"failpoint", k_failpoint},
+    {"failpoint off", k_failpoint_off},
     {"nemesis", k_nemesis},
 };
 #define N_KINDS (sizeof kinds / sizeof kinds[0])
@@ -110,18 +119,12 @@ static void advance(struct run_world *rw, int64_t d_ns)
 static struct run_world *open_world(const int64_t *skip, int n_skip)
 {
     struct run_options o = {.scenario = "test_fault_apply.c", .seed = 11};
-    struct run_world *rw = NULL;
-    char err[256] = "";
-    CHECK_EQ_INT(run_world_open(&rw, &o, err, sizeof err), FL_OK);
+    struct run_world *rw = fx_open(&o);
     run_skip_faults(rw, skip, n_skip);
-    struct run_cluster_config c;
-    struct run_clients_config k;
-    struct run_workload_config w;
-    run_cluster_config_default(&c);
-    run_clients_config_default(&k);
-    run_workload_config_default(&w);
-    w.rate = 20;
-    CHECK_EQ_INT(run_world_setup(rw, &c, &k, &w, RUN_CHECK_ALL, err, sizeof err), FL_OK);
+    struct fx_config x;
+    fx_config_default(&x);
+    x.w.rate = 20;
+    fx_setup(rw, &x, RUN_CHECK_ALL);
     return rw;
 }
 

@@ -14,6 +14,7 @@
 #include "nodes/client/client.h"
 
 #include "fl_test.h"
+#include "run_fixture.h"
 
 #include <stdlib.h>
 #include <unistd.h>
@@ -26,30 +27,20 @@ static struct run_world *open_world(uint64_t seed, char *db, size_t n)
     snprintf(db, n, "%s/m%d.db", dir, ++db_no);
     struct run_options o = {
         .scenario = "test_mirror.c", .seed = seed, .db_path = db, .verify_history = true};
-    struct run_world *rw = NULL;
-    char err[256] = "";
-    CHECK_EQ_INT(run_world_open(&rw, &o, err, sizeof err), FL_OK);
-    return rw;
+    return fx_open(&o);
 }
 
 static void setup(struct run_world *rw, int clients, int rate, int keys, int value_size,
                   int watchers)
 {
-    struct run_cluster_config c;
-    struct run_clients_config k;
-    struct run_workload_config w;
-    run_cluster_config_default(&c);
-    run_clients_config_default(&k);
-    run_workload_config_default(&w);
-    k.count = clients;
-    w.rate = rate;
-    w.keys = keys;
-    w.value_size = value_size;
-    w.watchers = watchers;
-    char err[256] = "";
-    CHECK_EQ_INT(run_world_setup(rw, &c, &k, &w, RUN_CHECK_LINEARIZABILITY | RUN_CHECK_WATCH, err,
-                                 sizeof err),
-                 FL_OK);
+    struct fx_config x;
+    fx_config_default(&x);
+    x.k.count = clients;
+    x.w.rate = rate;
+    x.w.keys = keys;
+    x.w.value_size = value_size;
+    x.w.watchers = watchers;
+    fx_setup(rw, &x, RUN_CHECK_LINEARIZABILITY | RUN_CHECK_WATCH);
 }
 
 static const char *verdict(json_t *summary, const char *check)

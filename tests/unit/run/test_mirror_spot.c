@@ -10,6 +10,7 @@
 #include "harness/run/run_int.h"
 
 #include "fl_test.h"
+#include "run_fixture.h"
 
 #include <stdlib.h>
 #include <unistd.h>
@@ -19,19 +20,12 @@ static char dir[] = "/tmp/fl-test-mirror-spot-XXXXXX";
 static struct run_world *open_world(const char *db)
 {
     struct run_options o = {.scenario = "test_mirror_spot.c", .seed = 4, .db_path = db};
-    struct run_world *rw = NULL;
-    char err[256] = "";
-    CHECK_EQ_INT(run_world_open(&rw, &o, err, sizeof err), FL_OK);
-    struct run_cluster_config c;
-    struct run_clients_config k;
-    struct run_workload_config w;
-    run_cluster_config_default(&c);
-    run_clients_config_default(&k);
-    run_workload_config_default(&w);
-    k.count = 1;
-    w.rate = 0;
-    CHECK_EQ_INT(run_world_setup(rw, &c, &k, &w, RUN_CHECK_LINEARIZABILITY, err, sizeof err),
-                 FL_OK);
+    struct run_world *rw = fx_open(&o);
+    struct fx_config x;
+    fx_config_default(&x);
+    x.k.count = 1;
+    x.w.rate = 0;
+    fx_setup(rw, &x, RUN_CHECK_LINEARIZABILITY);
     return rw;
 }
 

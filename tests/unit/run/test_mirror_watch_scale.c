@@ -16,6 +16,7 @@
 #include "harness/run/run_int.h"
 
 #include "fl_test.h"
+#include "run_fixture.h"
 
 #include <stdlib.h>
 #include <unistd.h>
@@ -31,18 +32,12 @@ int main(void)
     snprintf(db, sizeof db, "%s/m.db", dir);
     struct run_options o = {
         .scenario = "test_mirror_watch_scale.c", .seed = 5, .db_path = db, .verify_history = true};
-    struct run_world *rw = NULL;
-    char err[256] = "";
-    CHECK_EQ_INT(run_world_open(&rw, &o, err, sizeof err), FL_OK);
-    struct run_cluster_config c;
-    struct run_clients_config k;
-    struct run_workload_config w;
-    run_cluster_config_default(&c);
-    run_clients_config_default(&k);
-    run_workload_config_default(&w);
-    k.count = 2;
-    w.rate = 0;
-    CHECK_EQ_INT(run_world_setup(rw, &c, &k, &w, RUN_CHECK_WATCH, err, sizeof err), FL_OK);
+    struct run_world *rw = fx_open(&o);
+    struct fx_config x;
+    fx_config_default(&x);
+    x.k.count = 2;
+    x.w.rate = 0;
+    fx_setup(rw, &x, RUN_CHECK_WATCH);
     run_advance(rw, 2 * FL_S);
 
     static uint64_t ids[2][PER_CLIENT];

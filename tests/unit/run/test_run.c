@@ -8,6 +8,7 @@
 #include "harness/run/run.h"
 
 #include "fl_test.h"
+#include "run_fixture.h"
 
 #include <stdlib.h>
 #include <unistd.h>
@@ -25,27 +26,16 @@ static const char *db_path(char *buf, size_t n)
 static struct run_world *open_world(uint64_t seed, const char *db)
 {
     struct run_options o = {.scenario = "test_run.c", .seed = seed, .db_path = db};
-    struct run_world *rw = NULL;
-    char err[256] = "";
-    int rc = run_world_open(&rw, &o, err, sizeof err);
-    CHECK_EQ_INT(rc, FL_OK);
-    if (rc)
-        fprintf(stderr, "open: %s\n", err);
-    return rw;
+    return fx_open(&o);
 }
 
 static void setup(struct run_world *rw, int rate)
 {
-    struct run_cluster_config c;
-    struct run_clients_config k;
-    struct run_workload_config w;
-    run_cluster_config_default(&c);
-    run_clients_config_default(&k);
-    run_workload_config_default(&w);
-    w.rate = rate;
-    w.watchers = 1;
-    char err[256] = "";
-    CHECK_EQ_INT(run_world_setup(rw, &c, &k, &w, RUN_CHECK_ALL, err, sizeof err), FL_OK);
+    struct fx_config x;
+    fx_config_default(&x);
+    x.w.rate = rate;
+    x.w.watchers = 1;
+    fx_setup(rw, &x, RUN_CHECK_ALL);
 }
 
 /* A short run with a kill and a restart; returns the summary (caller decrefs). */
@@ -281,14 +271,10 @@ static void test_bad_input(void)
     rw = open_world(1, NULL);
     if (!rw)
         return;
-    struct run_cluster_config c;
-    struct run_clients_config k;
-    struct run_workload_config w;
-    run_cluster_config_default(&c);
-    run_clients_config_default(&k);
-    run_workload_config_default(&w);
-    snprintf(k.balancer, sizeof k.balancer, "no_such_balancer");
-    CHECK_EQ_INT(run_world_setup(rw, &c, &k, &w, RUN_CHECK_ALL, err, sizeof err), FL_EINVAL);
+    struct fx_config x;
+    fx_config_default(&x);
+    snprintf(x.k.balancer, sizeof x.k.balancer, "no_such_balancer");
+    CHECK_EQ_INT(run_world_setup(rw, &x.c, &x.k, &x.w, RUN_CHECK_ALL, err, sizeof err), FL_EINVAL);
     CHECK(strstr(err, "unknown balancer 'no_such_balancer'") != NULL);
     CHECK_EQ_INT(run_kill(rw, 9), FL_ENOENT);
     CHECK_EQ_INT(run_skew(rw, 1, 10), FL_ERANGE);

@@ -9,6 +9,7 @@
 #include "harness/run/run_int.h"
 
 #include "fl_test.h"
+#include "run_fixture.h"
 
 /* The one world the cases share, in order (each leaves the network healed). */
 static struct run_world *rw;
@@ -16,18 +17,10 @@ static struct run_world *rw;
 static struct run_world *open_world(void)
 {
     struct run_options o = {.scenario = "test_run_net.c", .seed = 11};
-    struct run_world *w = NULL;
-    char err[256] = "";
-    CHECK_EQ_INT(run_world_open(&w, &o, err, sizeof err), FL_OK);
-    if (!w)
-        return NULL;
-    struct run_cluster_config c;
-    struct run_clients_config k;
-    struct run_workload_config wl;
-    run_cluster_config_default(&c);
-    run_clients_config_default(&k); /* 2 clients */
-    run_workload_config_default(&wl);
-    CHECK_EQ_INT(run_world_setup(w, &c, &k, &wl, RUN_CHECK_ALL, err, sizeof err), FL_OK);
+    struct run_world *w = fx_open(&o);
+    struct fx_config x;
+    fx_config_default(&x); /* 2 clients */
+    fx_setup(w, &x, RUN_CHECK_ALL);
     run_advance(w, 2 * FL_S);
     return w;
 }
