@@ -98,39 +98,46 @@ void chk__rv_wev_at(const struct rv *r, int64_t rev, uint32_t *lo, uint32_t *hi)
     *hi = a;
 }
 
-/* Could op (either branch) have made every watch event of revision rev? A revision
- * whose events delete keys the op does not delete (a lease expiry) is not its. */
-static bool op_covers_events(const struct rv *r, const struct chk_op *op, int64_t rev)
+/* Does branch b (0 then, 1 else) of op write what watch event e shows? */
+static bool branch_makes_event(const struct chk_history *h, const struct chk_op *op, int b,
+                               const struct chk_wevent *e)
+{
+    uint32_t first = op->sub_first + (b ? op->then_count : 0);
+    uint32_t n = b ? op->else_count : op->then_count;
+    for (uint32_t j = 0; j < n; j++) {
+        const struct chk_sub *s = &h->subs[first + j];
+        if (e->kind == CHK_EV_DELETE) {
+            if (s->kind == CHK_SUB_DELETE && chk_key_in_range(h, e->key, s->key, s->range_end))
+                return true;
+        } else if ((s->kind == CHK_SUB_PUT && s->key == e->key && s->value == e->value) ||
+                   (s->kind == CHK_SUB_APPEND && s->key == e->key)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Could branch b of op have made revision rev, as its watch events show it? Every
+ * event is one of the branch's writes, and (etcd delivers a revision whole) every
+ * single key the branch puts inside the range of a watch that delivered rev is among
+ * that watch's events of rev. */
+static bool branch_covers_events(const struct rv *r, const struct chk_op *op, int b, uint32_t lo,
+                                 uint32_t hi)
 {
     const struct chk_history *h = r->h;
-    uint32_t lo, hi;
-    chk__rv_wev_at(r, rev, &lo, &hi);
     for (uint32_t x = lo; x < hi; x++) {
-        const struct chk_wevent *e = &h->events[r->wev[x]];
-        bool found = false;
-        for (uint32_t j = 0; j < (uint32_t)op->then_count + op->else_count && !found; j++) {
-            const struct chk_sub *s = &h->subs[op->sub_first + j];
-            if (e->kind == CHK_EV_DELETE)
-                found =
-                    s->kind == CHK_SUB_DELETE && chk_key_in_range(h, e->key, s->key, s->range_end);
-            else
-                found = (s->kind == CHK_SUB_PUT && s->key == e->key && s->value == e->value) ||
-                        (s->kind == CHK_SUB_APPEND && s->key == e->key);
-        }
-        if (!found)
+        if (!branch_makes_event(h, op, b, &h->events[r->wev[x]]))
             return false;
     }
-    /* etcd delivers a revision whole: a key the op surely writes inside the range of a
-     * watch that delivered this revision must be among its events */
-    if (op->cmp_count)
-        return true; /* the branch is not known */
+    uint32_t first = op->sub_first + (b ? op->then_count : 0);
+    uint32_t n = b ? op->else_count : op->then_count;
     for (uint32_t x = lo; x < hi; x++) {
         const struct chk_wevent *ev = &h->events[r->wev[x]];
         const struct chk_watch *w = NULL;
         for (uint32_t wi = 0; wi < h->watch_count && !w; wi++)
             w = h->watches[wi].watch_id == ev->watch_id ? &h->watches[wi] : NULL;
-        for (uint32_t j = 0; w && j < op->then_count; j++) {
-            const struct chk_sub *s = &h->subs[op->sub_first + j];
+        for (uint32_t j = 0; w && j < n; j++) {
+            const struct chk_sub *s = &h->subs[first + j];
             if (s->kind != CHK_SUB_PUT || s->range_end != CHK_RANGE_ONE ||
                 (w->flags & CHK_WF_NOPUT) || !chk_key_in_range(h, s->key, w->key, w->range_end))
                 continue;
@@ -144,6 +151,20 @@ static bool op_covers_events(const struct rv *r, const struct chk_op *op, int64_
         }
     }
     return true;
+}
+
+/* Could op have made every watch event of revision rev? A revision whose events
+ * delete keys the op does not delete (a lease expiry) is not its, nor one whose
+ * watches miss a key the op puts. With compares either branch may have run, but one
+ * branch made the whole revision: a txn that deletes the key an event deletes in the
+ * branch that also puts a watched key the revision's events lack did not make it. */
+static bool op_covers_events(const struct rv *r, const struct chk_op *op, int64_t rev)
+{
+    uint32_t lo, hi;
+    chk__rv_wev_at(r, rev, &lo, &hi);
+    if (branch_covers_events(r, op, 0, lo, hi))
+        return true;
+    return op->cmp_count && branch_covers_events(r, op, 1, lo, hi);
 }
 
 uint32_t chk__rv_apply_watch_gap(struct rv *r, struct rv_replay *p, int64_t g)
