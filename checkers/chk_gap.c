@@ -9,7 +9,8 @@
  *
  * Watch events bound both: an op is never placed at a revision whose watch events it
  * cannot have made (a delete of a key it does not delete, a key it writes inside a
- * watch that delivered that revision without it), nor at a revision that was over
+ * watch that delivered that revision without it; for a txn, judged per branch, as one
+ * branch made the whole revision), nor at a revision that was over
  * before it was called. A gap no op can fill was written outside the history (a lease
  * expiry nobody recorded): it takes the content its watch events show (unless that
  * content is a put of a value a recorded op wrote and applied elsewhere: a duplicate
