@@ -9,7 +9,8 @@
 /* Internal to harness/history: compiled only into fl_history (which defines FL_INTERNAL_history)
  * and into the white-box tests that declare it (tests/CMakeLists.txt). */
 #ifndef FL_INTERNAL_history
-#error "harness/history/history_int.h is internal to harness/history: include its public header instead"
+#error                                                                                             \
+    "harness/history/history_int.h is internal to harness/history: include its public header instead"
 #endif
 
 #include "harness/history/hist_schema.h"
@@ -154,8 +155,9 @@ void hist__dig_end(struct hist_db *db);
 /* A status column: HIST_STATUS_UNKNOWN for NULL or a name nobody knows. */
 enum hist_status hist__col_status(sqlite3_stmt *st, int col);
 
-/* Appends "SELECT run_id, c1, c2, ... FROM table" to sql: every column of the table
- * in schema order, NULL in place of one an older database lacks (since >= 1). */
-void hist__select_sql(sqlite3 *db, enum hist_table_id t, struct fl_buf *sql);
+/* Appends "SELECT run_id, c1, c2, ... FROM table WHERE run_id = ?1 ORDER BY order" to
+ * sql: every column of the table in schema order, NULL in place of one an older
+ * database lacks (since >= 1); the caller binds the run id to ?1. */
+void hist__select_sql(sqlite3 *db, enum hist_table_id t, const char *order, struct fl_buf *sql);
 
 #endif

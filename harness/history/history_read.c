@@ -33,7 +33,7 @@ enum hist_status hist__col_status(sqlite3_stmt *st, int col)
     return s;
 }
 
-void hist__select_sql(sqlite3 *db, enum hist_table_id t, struct fl_buf *sql)
+void hist__select_sql(sqlite3 *db, enum hist_table_id t, const char *order, struct fl_buf *sql)
 {
     const struct hist_table *tb = &hist_tables[t];
     fl_buf_printf(sql, "SELECT run_id");
@@ -42,7 +42,7 @@ void hist__select_sql(sqlite3 *db, enum hist_table_id t, struct fl_buf *sql)
         bool has = c->since == 0 || hist__has_column(db, tb->name, c->name);
         fl_buf_printf(sql, ", %s", has ? c->name : "NULL");
     }
-    fl_buf_printf(sql, " FROM %s", tb->name);
+    fl_buf_printf(sql, " FROM %s WHERE run_id = ?1 ORDER BY %s", tb->name, order);
 }
 
 const void *hist__col_blob(sqlite3_stmt *st, int col, size_t *n)
@@ -220,8 +220,7 @@ static int rows_prepare(struct hist_db *db, enum hist_table_id t, const char *or
 {
     struct fl_buf sql;
     fl_buf_init(&sql);
-    hist__select_sql(db->db, t, &sql);
-    fl_buf_printf(&sql, " WHERE run_id = ?1 ORDER BY %s", order);
+    hist__select_sql(db->db, t, order, &sql);
     int rc = prepare(db, fl_buf_cstr(&sql), run_id, st);
     fl_buf_close(&sql);
     return rc;

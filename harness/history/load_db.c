@@ -384,8 +384,7 @@ static int db_ops(struct dbl *l, int64_t run_id)
 {
     struct fl_buf sql;
     fl_buf_init(&sql);
-    hist__select_sql(l->db, HIST_T_ops, &sql);
-    fl_buf_printf(&sql, " WHERE run_id = ? ORDER BY op_id");
+    hist__select_sql(l->db, HIST_T_ops, "op_id", &sql);
     sqlite3_stmt *st;
     int rc = FL_OK;
     if (sqlite3_prepare_v2(l->db, fl_buf_cstr(&sql), -1, &st, NULL) != SQLITE_OK) {
@@ -568,8 +567,7 @@ static int db_rows(struct dbl *l, enum hist_table_id t, const char *order, int64
 {
     struct fl_buf sql;
     fl_buf_init(&sql);
-    hist__select_sql(l->db, t, &sql);
-    fl_buf_printf(&sql, " WHERE run_id = ? ORDER BY %s", order);
+    hist__select_sql(l->db, t, order, &sql);
     int rc = sqlite3_prepare_v2(l->db, fl_buf_cstr(&sql), -1, st, NULL);
     fl_buf_close(&sql);
     if (rc != SQLITE_OK)
