@@ -285,6 +285,21 @@ struct chk_op *chk_history_append(struct chk_history *h, int32_t client, int32_t
  * after building and before checking.
  */
 int chk_history_finish(struct chk_history *h, struct fl_buf *err);
+/* The part of a finished history that happened before t_ns, as a new unfinished
+ * history in out (initialised here; the caller finishes it): for a run whose cluster
+ * was rewound at t_ns (a whole-cluster restore from a backup: DESIGN §3.7), where what
+ * follows is another cluster's history. Operations called at or after t_ns are left
+ * out; one pending at t_ns (answered later, or never) becomes an unknown-outcome call
+ * that never returned, its results dropped: its answer may come from the new cluster,
+ * and it may have taken effect before t_ns or not at all. Watches opened at or after
+ * t_ns are left out; the others keep their events delivered before t_ns and end at
+ * t_ns. Keys and values keep their ids. The counts of what was left out or cut go
+ * into the optional stats. */
+struct chk_cut_stats {
+    uint32_t ops_after, ops_pending, watches_after, events_after;
+};
+void chk_history_cut(const struct chk_history *h, int64_t t_ns, struct chk_history *out,
+                     struct chk_cut_stats *stats);
 /* Whether two histories hold the same content: interned bytes in id order, every
  * array element field by field and the flags (the key ranks follow from the keys).
  * On a difference, why names the first one. */

@@ -557,6 +557,102 @@ const char *chk_guarantee_name(int g)
     return guarantee_names[g];
 }
 
+/* ---- a history cut at a time --------------------------------------------------- */
+
+static void cut_op(struct chk_history *out, const struct chk_history *h, const struct chk_op *op,
+                   bool pending)
+{
+    struct chk_op *o = chk_history_op_add(out);
+    uint32_t cmp_first = o->cmp_first, sub_first = o->sub_first;
+    *o = *op;
+    o->cmp_first = cmp_first;
+    o->sub_first = sub_first;
+    o->cmp_count = 0;
+    o->then_count = o->else_count = 0;
+    if (pending) {
+        o->status = CHK_ST_UNKNOWN;
+        o->return_ns = CHK_NEVER;
+        o->rev = CHK_NO_REV;
+        o->err = CHK_ERR_NONE;
+        o->flags &= (uint8_t) ~(CHK_OPF_SUCCEEDED | CHK_OPF_SUCCEEDED_SET | CHK_OPF_HAS_RESULT);
+    }
+    /* a lease end's deletes were derived at finish: they are given now */
+    if (op->flags & CHK_OPF_LEASE_END)
+        o->flags |= CHK_OPF_LEASE_KEYS;
+    for (uint32_t c = 0; c < op->cmp_count; c++)
+        *chk_history_cmp_add(out) = h->cmps[op->cmp_first + c];
+    uint32_t n = (uint32_t)op->then_count + op->else_count;
+    for (uint32_t k = 0; k < n; k++) {
+        const struct chk_sub *in = &h->subs[op->sub_first + k];
+        struct chk_sub *s = chk_history_sub_add(out, k >= op->then_count);
+        uint32_t kv_first = s->kv_first;
+        *s = *in;
+        s->kv_first = kv_first;
+        s->kv_count = 0;
+        if (pending) {
+            s->flags &= (uint8_t) ~(CHK_SUBF_COUNT_SET | CHK_SUBF_KVS_SET | CHK_SUBF_RESULT_SET);
+            s->count = 0;
+            continue;
+        }
+        for (uint32_t v = 0; v < in->kv_count; v++)
+            *chk_history_kv_add(out) = h->kvs[in->kv_first + v];
+        s->flags = in->flags; /* kv_add sets flags a sub without kvs may not have had */
+    }
+}
+
+void chk_history_cut(const struct chk_history *h, int64_t t_ns, struct chk_history *out,
+                     struct chk_cut_stats *stats)
+{
+    struct chk_cut_stats st = {0, 0, 0, 0};
+    chk_history_init(out);
+    /* keys and values first, in id order: every id stays what it was */
+    for (uint32_t i = 0; i < h->keys.count; i++) {
+        size_t n;
+        const uint8_t *p = chk_key_bytes(h, (int32_t)i, &n);
+        chk_history_key(out, p, n);
+    }
+    for (uint32_t i = 0; i < h->values.count; i++) {
+        size_t n;
+        const uint8_t *p = chk_value_bytes(h, (int32_t)i, &n);
+        chk_history_value(out, p ? p : (const uint8_t *)"", n);
+    }
+    out->empty_is_absent = h->empty_is_absent;
+    out->revisions_complete = h->revisions_complete;
+    for (uint32_t i = 0; i < h->op_count; i++) {
+        const struct chk_op *op = &h->ops[i];
+        if (op->call_ns >= t_ns) {
+            st.ops_after++;
+            continue;
+        }
+        bool pending = op->return_ns == CHK_NEVER || op->return_ns >= t_ns;
+        st.ops_pending += pending && op->return_ns != CHK_NEVER;
+        cut_op(out, h, op, pending);
+    }
+    for (uint32_t i = 0; i < h->watch_count; i++) {
+        const struct chk_watch *w = &h->watches[i];
+        if (w->opened_ns >= t_ns) {
+            st.watches_after++;
+            st.events_after += w->ev_count;
+            continue;
+        }
+        struct chk_watch *o = chk_history_watch_add(out);
+        *o = *w;
+        o->ev_first = o->ev_count = 0;
+        if (o->closed_ns > t_ns)
+            o->closed_ns = t_ns;
+        for (uint32_t k = 0; k < w->ev_count; k++) {
+            const struct chk_wevent *e = &h->events[w->ev_first + k];
+            if (e->t_ns >= t_ns) {
+                st.events_after++;
+                continue;
+            }
+            *chk_history_event_add(out) = *e;
+        }
+    }
+    if (stats)
+        *stats = st;
+}
+
 /* ---- equality ------------------------------------------------------------------- */
 
 static bool intern_equal(const struct chk_intern *a, const struct chk_intern *b)

@@ -372,6 +372,11 @@ enum {
     RUN_LANE_ALL = 0xffff
 };
 #define RUN_LANE_COUNT 16
+/* Not a lane of its own period but a flow drawn per seed (run_restore.c): a backup
+ * taken during the fault phase, restored into every member at its end (etcd's
+ * disaster recovery). Named "restore" in swarm{ lanes }; outside RUN_LANE_ALL so that
+ * the lanes' draws never move. */
+#define RUN_LANE_RESTORE (1u << 31)
 /* Parses one lane name ("partition", "kill", "power", ...); 0 when unknown. */
 unsigned run_lane_find(const char *name);
 const char *run_lane_name(unsigned bit);

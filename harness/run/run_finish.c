@@ -196,6 +196,7 @@ static int kv_checks(struct run_world *rw, json_t *checks, int *worst)
     struct chk_history h;
     struct chk_result r;
     struct fl_buf err;
+    json_t *cut = NULL; /* run_restore_cut's note: what a restore left unjudged */
     chk_history_init(&h);
     fl_buf_init(&err);
     memset(&r, 0, sizeof r);
@@ -224,6 +225,8 @@ static int kv_checks(struct run_world *rw, json_t *checks, int *worst)
     if (!(rw->checks & (RUN_CHECK_LINEARIZABILITY | RUN_CHECK_WATCH)))
         goto out; /* liveness only (a liveness left unjudged: asked_unjudged) */
     if (!rc)
+        rc = run_restore_cut(rw, &h, &cut, &err);
+    if (!rc)
         rc = chk_check(&h, NULL, &r);
     int64_t elapsed_ms = (int64_t)((run_wall_now_s() - t0) * 1000.0);
     if (rc) {
@@ -231,8 +234,14 @@ static int kv_checks(struct run_world *rw, json_t *checks, int *worst)
         goto out;
     }
     kv_store(rw, checks, worst, &h, &r, elapsed_ms);
+    for (size_t i = 0; cut && i < FL_ARRAY_LEN(kv_parts); i++) {
+        json_t *o = json_object_get(checks, kv_parts[i].name);
+        if (o)
+            json_object_set(o, "restore_cut", cut); /* what the rewind left unjudged */
+    }
     chk_result_close(&r);
 out:
+    json_decref(cut);
     chk_history_close(&h);
     fl_buf_close(&err);
     return FL_OK;

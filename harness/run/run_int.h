@@ -237,6 +237,21 @@ struct run_lane_set {
     int64_t until_ns; /* 0: until healed */
 };
 
+/* The swarm's restore flow (run_restore.c): a backup during the fault phase, a
+ * whole-cluster restore from it at the phase's end. */
+struct run_restore_state {
+    bool drawn;    /* the swarm drew the flow for this seed */
+    int backup_pm; /* when the backup is taken: per mille of the fault phase */
+    sim_handle backup_h, restore_h;
+    struct sim_rng rng; /* "fault/restore": which member backs up */
+    uint8_t *backup;    /* the backup's bytes (owned), NULL until taken */
+    size_t backup_len;
+    int64_t backup_rev;
+    int64_t until_ns; /* the fault phase's end */
+    int64_t cut_ns;   /* when the restore rewound the cluster; 0: none */
+    int64_t ordinal;  /* of the restore's application */
+};
+
 /* The cluster's typed-event hook: the swarm's triggers and Lua's on() (run_trigger.c). */
 struct run_hook_state {
     bool triggers_armed;
@@ -371,6 +386,7 @@ struct run_world {
     struct run_obs_state obs;
     struct run_live_state live;
     struct run_explore_state explore;
+    struct run_restore_state rst;
     struct run_paranoid_state par;
 };
 
@@ -480,5 +496,18 @@ bool run_trigger_holds(struct run_world *rw, int node);
  * false when the ordinal is skipped. */
 typedef void run_fault_fn(struct run_world *rw, void *arg);
 bool run_fault_apply(struct run_world *rw, run_fault_fn *fn, void *arg, int64_t *ordinal);
+
+/* run_restore.c: the swarm's restore flow. draw: whether this seed runs it (stream
+ * "swarm/restore", only with the faults aspect and the "restore" lane allowed), into
+ * j as "restore" when it does; arm: schedules the backup and the restore within a fault
+ * phase of duration_ns (none when 0); stop: cancels what is pending (the backup taken
+ * stays); free: at close. cut: the history the linearizability and watch checkers
+ * judge when a restore rewound the cluster (chk_history_cut at the restore; *h
+ * replaced), with what was left out in note (a new object), else nothing. */
+void run_restore_draw(struct run_world *rw, unsigned allowed_lanes, json_t *j);
+void run_restore_arm(struct run_world *rw, int64_t duration_ns, int scale_pct);
+void run_restore_stop(struct run_world *rw);
+void run_restore_free(struct run_world *rw);
+int run_restore_cut(struct run_world *rw, struct chk_history *h, json_t **note, struct fl_buf *err);
 
 #endif

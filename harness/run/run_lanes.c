@@ -803,4 +803,5 @@ void run_lanes_stop(struct run_world *rw)
     rw->lanes.n = 0;
     rw->lanes.until_ns = 0;
     rw->lanes.dry = false;
+    run_restore_stop(rw); /* the restore flow ends with the fault phase */
 }

@@ -29,7 +29,7 @@ unsigned run_lane_find(const char *name)
     for (int i = 0; i < RUN_LANE_COUNT; i++)
         if (!strcmp(lane_names[i], name))
             return 1u << i;
-    return 0;
+    return !strcmp(name, "restore") ? RUN_LANE_RESTORE : 0;
 }
 
 const char *run_lane_name(unsigned bit)
@@ -37,7 +37,7 @@ const char *run_lane_name(unsigned bit)
     for (int i = 0; i < RUN_LANE_COUNT; i++)
         if (bit == 1u << i)
             return lane_names[i];
-    return "?";
+    return bit == RUN_LANE_RESTORE ? "restore" : "?";
 }
 
 bool run_swarm_active(const struct run_world *rw, unsigned aspect)
@@ -556,6 +556,8 @@ int run_swarm_draw(struct run_world *rw, const struct run_swarm_options *o, json
         draw_buggify(rw, c->nodes ? c->nodes : 3, j);
     if (sw->aspects & RUN_SWARM_TRIGGERS)
         draw_triggers(rw, o, c, j);
+    if (sw->aspects & RUN_SWARM_FAULTS)
+        run_restore_draw(rw, o->lanes, j); /* its own stream, after the others */
     sw->info = j;
     run_log_fault(rw, "swarm", "*", json_incref(j));
     run_summary_set(rw, "swarm", json_incref(j));
@@ -594,6 +596,7 @@ void run_swarm_free(struct run_world *rw)
 {
     json_decref(rw->swarm.info);
     rw->swarm.info = NULL;
+    run_restore_free(rw);
 }
 
 /* The swarm nemesis's fault row; arg: its duration_ns (int64_t). */
@@ -630,7 +633,10 @@ int run_nemesis_swarm(struct run_world *rw, int64_t duration_ns, int scale_pct)
     }
     if (sw->aspects & RUN_SWARM_TRIGGERS)
         run_triggers_arm(rw, scale_pct);
-    if (sw->aspects & RUN_SWARM_FAULTS)
+    if (sw->aspects & RUN_SWARM_FAULTS) {
         run_lanes_start(rw, scale_pct);
+        if (!rw->lanes.dry)
+            run_restore_arm(rw, duration_ns, scale_pct);
+    }
     return FL_OK;
 }
