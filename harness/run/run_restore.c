@@ -51,6 +51,15 @@ void run_restore_draw(struct run_world *rw, unsigned allowed_lanes, json_t *j)
 
 static void backup_tick(struct sim_world *w, void *ctx);
 
+/* No backup yet: another try a little later (another member), while the phase lasts. */
+static void backup_retry(struct run_world *rw)
+{
+    struct run_restore_state *rs = &rw->rst;
+    if (rs->until_ns && !rs->backup_h &&
+        sim_now_ns(rw->w) + BACKUP_RETRY_NS < rs->until_ns - RESTORE_BEFORE_END_NS)
+        rs->backup_h = sim_schedule(rw->w, BACKUP_RETRY_NS, backup_tick, rw);
+}
+
 static void backup_done(void *arg, const struct run_ctl_result *r)
 {
     struct run_world *rw = arg;
@@ -63,18 +72,17 @@ static void backup_done(void *arg, const struct run_ctl_result *r)
         rs->backup_rev = r->revision;
         return;
     }
-    /* its member died meanwhile: another one, a little later, while the phase lasts */
-    if (rs->until_ns && !rs->backup_h &&
-        sim_now_ns(rw->w) + BACKUP_RETRY_NS < rs->until_ns - RESTORE_BEFORE_END_NS)
-        rs->backup_h = sim_schedule(rw->w, BACKUP_RETRY_NS, backup_tick, rw);
+    backup_retry(rw); /* its member died meanwhile */
 }
 
 static void backup_apply(struct run_world *rw, void *arg)
 {
     (void)arg;
     int ids[RUN_NODES_MAX], n = run_live_nodes(rw, ids);
-    if (n == 0)
+    if (n == 0) {
+        backup_retry(rw); /* every member is down (a power loss) */
         return;
+    }
     run_snapshot_save(rw, ids[sim_rng_below(&rw->rst.rng, (uint64_t)n)], backup_done, rw);
 }
 
