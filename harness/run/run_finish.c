@@ -403,6 +403,8 @@ int run_world_finish(struct run_world *rw, const char *script_error, struct run_
     if (rw->setup && rw->cl) {
         run_workload_stop(rw);
         run_nemesis_stop(rw);
+        if (!script_error)
+            run_restore_finish(rw); /* the swarm's restore flow, when drawn */
         if (!script_error && !run_world_stopped(rw) && (rw->checks & RUN_CHECK_CONVERGE))
             worst = converge_phase(rw, checks) == CHK_FAIL ? 2 : 0;
         drain_and_close(rw, clients);

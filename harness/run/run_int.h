@@ -238,11 +238,11 @@ struct run_lane_set {
 };
 
 /* The swarm's restore flow (run_restore.c): a backup during the fault phase, a
- * whole-cluster restore from it at the phase's end. */
+ * whole-cluster restore from it when the scenario is over. */
 struct run_restore_state {
     bool drawn;    /* the swarm drew the flow for this seed */
     int backup_pm; /* when the backup is taken: per mille of the fault phase */
-    sim_handle backup_h, restore_h;
+    sim_handle backup_h;
     struct sim_rng rng; /* "fault/restore": which member backs up */
     uint8_t *backup;    /* the backup's bytes (owned), NULL until taken */
     size_t backup_len;
@@ -507,6 +507,9 @@ bool run_fault_apply(struct run_world *rw, run_fault_fn *fn, void *arg, int64_t 
 void run_restore_draw(struct run_world *rw, unsigned allowed_lanes, json_t *j);
 void run_restore_arm(struct run_world *rw, int64_t duration_ns, int scale_pct);
 void run_restore_stop(struct run_world *rw);
+/* At the end of the run (run_world_finish, the workload stopped, before convergence):
+ * the restore, when the flow was drawn and its backup taken. */
+void run_restore_finish(struct run_world *rw);
 void run_restore_free(struct run_world *rw);
 int run_restore_cut(struct run_world *rw, struct chk_history *h, json_t **note, struct fl_buf *err);
 

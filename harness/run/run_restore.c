@@ -1,13 +1,15 @@
 /*
  * run_restore.c: the swarm's restore flow, etcd's disaster recovery in a chaos run. On
  * the seeds that draw it (stream "swarm/restore"), a backup (snapshot save) is taken
- * from a live member at a drawn point of the fault phase; at the phase's end every
- * fault is healed (the cluster quiesced: no fault in force, every member up) and the
- * backup is restored into every member at once, as etcd's recovery guide says: stop
- * them all, restore each member's data dir from the same snapshot into a new cluster
- * (new cluster ID, new member IDs), start them. With server.restore_keeps_ids the
- * restored members keep the old identities, and raft_safety sees members it knows
- * come back with a lower term and commit (the restored cluster is taken for the old one).
+ * from a live member at a drawn point of the fault phase; when the scenario is over
+ * (after its own checks of the cluster's recovery, which a restore would hide) the
+ * workload has stopped, every fault is healed (the cluster quiesced) and the backup is
+ * restored into every member at once, as etcd's recovery guide says: stop them all,
+ * restore each member's data dir from the same snapshot into a new cluster (new
+ * cluster ID, new member IDs), start them; convergence is then judged on them. With
+ * server.restore_keeps_ids the restored members keep the old identities, and raft_safety sees
+ * members it knows come back with a lower term and commit (the restored cluster is taken for the
+ * old one).
  *
  * A restore rewinds the data and the revision to the backup on purpose, so the client
  * history across it is not one linearizable history. The linearizability and watch
@@ -27,8 +29,6 @@
 #define RESTORE_PCT 7
 /* a backup that fails (its member died) is tried again this much later */
 #define BACKUP_RETRY_NS (300 * FL_MS)
-/* the restore: this long before the end of the fault phase (the lanes' last ticks) */
-#define RESTORE_BEFORE_END_NS FL_MS
 
 void run_restore_draw(struct run_world *rw, unsigned allowed_lanes, json_t *j)
 {
@@ -55,8 +55,7 @@ static void backup_tick(struct sim_world *w, void *ctx);
 static void backup_retry(struct run_world *rw)
 {
     struct run_restore_state *rs = &rw->rst;
-    if (rs->until_ns && !rs->backup_h &&
-        sim_now_ns(rw->w) + BACKUP_RETRY_NS < rs->until_ns - RESTORE_BEFORE_END_NS)
+    if (rs->until_ns && !rs->backup_h && sim_now_ns(rw->w) + BACKUP_RETRY_NS < rs->until_ns)
         rs->backup_h = sim_schedule(rw->w, BACKUP_RETRY_NS, backup_tick, rw);
 }
 
@@ -115,21 +114,25 @@ static void restore_apply(struct run_world *rw, void *arg)
         fl_log(FL_LOG_WARN, "swarm restore: %s", err);
 }
 
-static void restore_tick(struct sim_world *w, void *ctx)
+/* The restore runs when the scenario is over (run_world_finish, before convergence):
+ * the old cluster's own recovery after the fault phase was judged first (a restore
+ * would hide a cluster that never came back), the workload has stopped (quiesced),
+ * every fault is healed, then every member is restored and the world runs until the
+ * restored cluster has a leader (or a bound), so that raft_safety meets its members. */
+void run_restore_finish(struct run_world *rw)
 {
-    (void)w;
-    struct run_world *rw = ctx;
     struct run_restore_state *rs = &rw->rst;
-    rs->restore_h = 0;
-    if (rs->backup_h) {
-        sim_cancel(rw->w, rs->backup_h);
-        rs->backup_h = 0;
-    }
-    if (!rs->backup)
+    run_restore_stop(rw);
+    if (!rs->drawn || !rs->backup || rs->cut_ns || run_world_stopped(rw))
         return; /* no backup was taken (or its application was shrunk away) */
-    /* quiesce: the fault phase ends here, every fault healed, every member up */
     run_heal_all(rw);
     run_fault_apply(rw, restore_apply, NULL, &rs->ordinal);
+    if (!rs->cut_ns)
+        return;
+    int64_t election = (int64_t)(rw->ccfg.election_ms ? rw->ccfg.election_ms : 1000) * FL_MS;
+    int64_t until = sim_now_ns(rw->w) + 10 * election + 2 * FL_S;
+    while (!run_world_stopped(rw) && sim_now_ns(rw->w) < until && !run_leader(rw))
+        run_advance(rw, FL_MIN(until, sim_now_ns(rw->w) + 100 * FL_MS));
 }
 
 void run_restore_arm(struct run_world *rw, int64_t duration_ns, int scale_pct)
@@ -137,14 +140,13 @@ void run_restore_arm(struct run_world *rw, int64_t duration_ns, int scale_pct)
     struct run_restore_state *rs = &rw->rst;
     (void)scale_pct; /* the points are fractions of the phase: nothing to scale */
     run_restore_stop(rw);
-    if (!rs->drawn || duration_ns <= 2 * RESTORE_BEFORE_END_NS || rs->cut_ns)
+    if (!rs->drawn || duration_ns <= 0 || rs->cut_ns)
         return; /* one restore per run (each makes a new cluster ID) */
     sim_rng_derive(&rs->rng, run_fault_seed(rw), "fault/restore");
     int64_t now = sim_now_ns(rw->w);
     rs->until_ns = now + duration_ns;
     int64_t at = duration_ns / 1000 * rs->backup_pm + duration_ns % 1000 * rs->backup_pm / 1000;
     rs->backup_h = sim_schedule(rw->w, FL_MAX(at, 1), backup_tick, rw);
-    rs->restore_h = sim_schedule(rw->w, duration_ns - RESTORE_BEFORE_END_NS, restore_tick, rw);
 }
 
 void run_restore_stop(struct run_world *rw)
@@ -152,9 +154,7 @@ void run_restore_stop(struct run_world *rw)
     struct run_restore_state *rs = &rw->rst;
     if (rs->backup_h)
         sim_cancel(rw->w, rs->backup_h);
-    if (rs->restore_h)
-        sim_cancel(rw->w, rs->restore_h);
-    rs->backup_h = rs->restore_h = 0;
+    rs->backup_h = 0;
     rs->until_ns = 0;
 }
 
