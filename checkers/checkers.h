@@ -348,6 +348,12 @@ struct chk_lin_result {
     uint32_t change_count;
     bool changes_known;
     uint32_t revealed; /* unknown-outcome ops placed by a later read or watch event */
+    /* Engine 1, a pass found only by judging again without the watch events (judged
+     * with them the history was undecided): when that linearization placed an
+     * unknown-outcome op by a guess, the lowest such revision. From there on the
+     * changes are one placement among several; the watch checker judges nothing
+     * against them (unknown, with the reason). 0 otherwise. */
+    int64_t guessed_from;
     /* Search engine, verdict pass, one partition: the linearization found (history op
      * indexes in order; unknown-outcome ops not in it never took effect). Owned. */
     uint32_t *order;
@@ -383,6 +389,10 @@ struct chk_watch_result {
     struct chk_watch_violation *viol; /* first violations (bounded), owned */
     uint32_t viol_count;
     uint32_t watches, events;
+    /* Violations of the change-log guarantees at or after lin->guessed_from: not
+     * judged (they rest on a guessed placement), counted here; reason says why. */
+    uint32_t undecided;
+    char reason[256];
     json_t *detail; /* owned */
 };
 

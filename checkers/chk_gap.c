@@ -244,11 +244,7 @@ static void rv_reveal(struct rv *r, int32_t key, int32_t value, int64_t rev)
             continue;
         }
         ambiguous_here = true;
-        {
-            if (!r->ambiguous)
-                r->ambiguous_rev = rev;
-            r->ambiguous = true; /* another op could have written it too: a guess */
-        }
+        chk__rv_guess(r, rev); /* another op could have written it too: a guess */
     }
     if (pick == UINT32_MAX)
         return;
@@ -283,11 +279,8 @@ static void rv_reveal_create(struct rv *r, int32_t key, int64_t rev)
     }
     if (best == UINT32_MAX)
         return;
-    if (n > 1) {
-        if (!r->ambiguous)
-            r->ambiguous_rev = rev;
-        r->ambiguous = true;
-    }
+    if (n > 1)
+        chk__rv_guess(r, rev);
     r->role[best] = ROLE_PLACED;
     r->claim[rev] = (int32_t)best;
     r->pos[best] = 2 * rev;
@@ -1110,9 +1103,7 @@ static uint32_t gap_pick(struct rv *r, struct rv_replay *p, const struct gap_cho
         FL_TESTCASE(pick > 0); /* a retry took another choice */
     }
     if (!ch->same || ch->excluded || ch->score[pick] != 2) {
-        if (!r->ambiguous)
-            r->ambiguous_rev = g;
-        r->ambiguous = true;
+        chk__rv_guess(r, g);
         if (!ch->same)
             p->guessed_rev = g; /* watches are not judged on this revision */
     }

@@ -268,6 +268,8 @@ json_t *chk_lin_json(const struct chk_history *h, const struct chk_lin_result *r
         json_object_set_new(o, "reason", json_string(r->reason));
     if (r->revealed)
         json_object_set_new(o, "revealed", json_integer(r->revealed));
+    if (r->guessed_from)
+        json_object_set_new(o, "guessed_from", json_integer(r->guessed_from));
     if (r->detail && r->verdict != CHK_PASS)
         json_object_set_new(o, "explanation", json_deep_copy(r->detail));
     return o;
@@ -326,6 +328,8 @@ void chk_result_explain(const struct chk_history *h, const struct chk_result *r,
             fl_buf_printf(out, "  %s: %s (%u violations)\n", chk_guarantee_name(g),
                           chk_verdict_name(w->g_verdict[g]), w->g_fail_count[g]);
     }
+    if (w->undecided)
+        fl_buf_printf(out, "  %u not judged: %s\n", w->undecided, w->reason);
     for (uint32_t i = 0; i < w->viol_count && i < 10; i++)
         fl_buf_printf(out, "  broke %s: watch %lld, revision %lld: %s\n",
                       chk_guarantee_name(w->viol[i].guarantee), (long long)w->viol[i].watch_id,

@@ -68,6 +68,7 @@ struct rv {
     bool cand_range; /* some unknown op writes a range (not in cands) */
     bool watch_obs;  /* watch events guided gap placements */
     int64_t ambiguous_rev;
+    int64_t guess_min;      /* the lowest revision a guess placed an op at (0: none) */
     bool no_watch;          /* watch events reveal nothing in this run */
     uint32_t watch_reveals; /* unknown ops placed by a watch event */
     uint32_t gaps;
@@ -113,6 +114,15 @@ struct rv_replay {
     int64_t *sufmin;      /* per revision: min return of ops positioned after 2r */
     int64_t guessed_rev;  /* the gap whose writer was guessed last */
 };
+
+/* A placement at rev that is a guess (another op, or no op, could have made rev). */
+static inline void chk__rv_guess(struct rv *r, int64_t rev)
+{
+    if (!r->ambiguous)
+        r->ambiguous_rev = rev;
+    r->ambiguous = true;
+    r->guess_min = r->guess_min ? FL_MIN(r->guess_min, rev) : rev;
+}
 
 int chk__rv_cand_cmp(const void *a, const void *b);
 /* Builds r->wev (nothing when r->no_watch). */

@@ -754,6 +754,7 @@ static void rv_reset(struct rv *r, const uint8_t *role0, const int64_t *pos0, co
         json_decref(r->viol[i].state);
     r->viol_count = r->viol_total = 0;
     r->ambiguous = false;
+    r->guess_min = 0;
     r->gaps = 0;
     r->xput_count = 0;
     r->ndecisions = 0;
@@ -901,6 +902,8 @@ static void rv_run(struct chk_history *h, struct chk_lin_result *out, bool no_wa
     for (uint32_t c = 1; c < r.cand_op_count; c++)
         FL_ASSERT(h->ops[r.cand_ops[c - 1]].call_ns <= h->ops[r.cand_ops[c]].call_ns);
     rv_attempts(&r);
+    /* a pass whose linearization rests on guessed placements: where they start */
+    out->guessed_from = out->verdict == CHK_PASS && r.ambiguous ? r.guess_min : 0;
     if (watch_reveals)
         *watch_reveals = r.watch_reveals + (r.watch_obs && r.out->verdict != CHK_PASS);
     if (tent_writes)
@@ -996,7 +999,10 @@ int chk_lin_revision(struct chk_history *h, const struct chk_limits *lim,
     }
     uint32_t watch_reveals = 0;
     rv_run_tent(h, out, false, &watch_reveals);
+    /* A linearization found with the watch events is one they agree with wherever they
+     * guided a placement: the watch checker takes its changes as they are. */
     if (out->verdict == CHK_PASS || watch_reveals == 0) {
+        out->guessed_from = 0;
         chk_dup_applications(h, out);
         return FL_OK;
     }
@@ -1007,14 +1013,22 @@ int chk_lin_revision(struct chk_history *h, const struct chk_limits *lim,
     alt.steps += out->steps;
     if (alt.verdict != CHK_PASS) {
         out->steps = alt.steps;
+        out->guessed_from = 0;
         chk_lin_result_close(&alt);
         chk_dup_applications(h, out);
         return FL_OK;
     }
     chk_lin_result_close(out);
     *out = alt;
-    if (out->detail)
+    /* Judged without the watch events (with them it was undecided), the pass may have
+     * guessed where an unknown-outcome op took effect: alt.guessed_from says from which
+     * revision on its changes are one placement among several, which the watch checker
+     * must not take as fact (a false "reliable" failure against the guess otherwise). */
+    if (out->detail) {
         json_object_set_new(out->detail, "watch_reveals_ignored", json_integer(watch_reveals));
+        if (out->guessed_from)
+            json_object_set_new(out->detail, "guessed_from", json_integer(out->guessed_from));
+    }
     chk_dup_applications(h, out);
     return FL_OK;
 }

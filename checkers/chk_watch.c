@@ -36,10 +36,32 @@ struct wk {
 static void wviol(struct wk *k, int g, const struct chk_watch *w, int64_t rev, uint32_t ev,
                   const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
+/* Does a violation of guarantee g at rev rest on a guessed placement? The guarantees
+ * judged against the change log (resumable, is_create, prev_kv, reliable) at or
+ * after the first revision a guess placed (lin->guessed_from): the change there, and
+ * the state every later change starts from, may differ under another placement. */
+static bool rests_on_guess(const struct wk *k, int g, int64_t rev)
+{
+    bool by_changes =
+        g == CHK_G_RESUMABLE || g == CHK_G_IS_CREATE || g == CHK_G_PREV_KV || g == CHK_G_RELIABLE;
+    return by_changes && k->lin && k->lin->guessed_from && rev >= k->lin->guessed_from;
+}
+
 static void wviol(struct wk *k, int g, const struct chk_watch *w, int64_t rev, uint32_t ev,
                   const char *fmt, ...)
 {
     struct chk_watch_result *o = k->out;
+    if (rests_on_guess(k, g, rev)) {
+        if (o->g_verdict[g] != CHK_FAIL)
+            o->g_verdict[g] = CHK_UNKNOWN;
+        if (!o->undecided++)
+            snprintf(o->reason, sizeof(o->reason),
+                     "judged against a linearization that guessed where unknown-outcome "
+                     "operations took effect from revision %lld on (with the watch events "
+                     "it was undecided): %s at revision %lld not judged",
+                     (long long)k->lin->guessed_from, chk_guarantee_name(g), (long long)rev);
+        return;
+    }
     o->g_verdict[g] = CHK_FAIL;
     o->g_fail_count[g]++;
     if (o->viol_count == WVIOL_MAX)
@@ -378,6 +400,10 @@ json_t *chk_watch_json(const struct chk_history *h, const struct chk_watch_resul
         json_object_set_new(g, chk_guarantee_name(i), gi);
     }
     json_object_set_new(o, "guarantees", g);
+    if (r->undecided) {
+        json_object_set_new(o, "undecided", json_integer(r->undecided));
+        json_object_set_new(o, "reason", json_string(r->reason));
+    }
     json_t *v = json_array();
     for (uint32_t i = 0; i < r->viol_count; i++) {
         const struct chk_watch_violation *x = &r->viol[i];
