@@ -530,12 +530,13 @@ void net__free(struct sim_world *w)
     struct net_state *n = w->net;
     if (!n)
         return;
-    for (int i = 0; i < n->dim * n->dim; i++) {
-        struct net_linkst *l = &n->links[i];
-        for (size_t k = 0; k < l->nq; k++)
-            frame_release(l->q[k]);
-        free(l->q);
-    }
+    for (int a = 0; a < n->dim; a++)
+        for (int b = 0; b < n->dim; b++) {
+            struct net_linkst *l = &n->links[a * n->cap + b];
+            for (size_t k = 0; k < l->nq; k++)
+                frame_release(l->q[k]);
+            free(l->q);
+        }
     free(n->links);
     free(n->conns);
     free(n->lis);
@@ -550,16 +551,20 @@ void net__proc_added(struct sim_world *w, int proc)
     struct net_state *n = w->net;
     int dim = proc + 1;
     FL_ASSERT(dim == w->nprocs && dim > n->dim);
-    struct net_linkst *links = fl_calloc((size_t)dim * (size_t)dim, sizeof(*links));
-    for (int a = 0; a < dim; a++)
-        for (int b = 0; b < dim; b++) {
-            if (a < n->dim && b < n->dim)
-                links[a * dim + b] = n->links[a * n->dim + b];
-            else
-                links[a * dim + b].p = n->defaults;
-        }
-    free(n->links);
-    n->links = links;
+    if (dim > n->cap) {
+        int cap = FL_MAX(dim, n->cap ? 2 * n->cap : 8);
+        struct net_linkst *links = fl_calloc((size_t)cap * (size_t)cap, sizeof(*links));
+        for (int a = 0; a < n->dim; a++)
+            memcpy(&links[a * cap], &n->links[a * n->cap], (size_t)n->dim * sizeof(*links));
+        free(n->links);
+        n->links = links;
+        n->cap = cap;
+    }
+    /* the new process's row and column: untouched zeroes until now */
+    for (int a = 0; a < dim; a++) {
+        n->links[a * n->cap + proc].p = n->defaults;
+        n->links[proc * n->cap + a].p = n->defaults;
+    }
     n->dim = dim;
     n->stats = fl_realloc(n->stats, (size_t)dim * sizeof(*n->stats));
     memset(&n->stats[proc], 0, sizeof(n->stats[proc]));

@@ -79,8 +79,10 @@ struct net_binding {
 
 struct net_state {
     struct net_link defaults;
-    struct net_linkst *links; /* dim x dim, links[from * dim + to] */
-    int dim;
+    /* dim x dim in use, in a cap x cap array: links[from * cap + to]. cap grows by
+     * doubling, so adding P processes one by one costs O(P^2), not O(P^3). */
+    struct net_linkst *links;
+    int dim, cap;
     struct net_conn *conns;
     uint32_t nconns, cap_conns, free_conn;
     struct net_listener *lis;
@@ -97,7 +99,7 @@ static inline struct net_linkst *net__link_at(const struct sim_world *w, int fro
 {
     const struct net_state *n = w->net;
     FL_ASSERTF(from >= 0 && from < n->dim && to >= 0 && to < n->dim, "bad link %d->%d", from, to);
-    return &n->links[from * n->dim + to];
+    return &n->links[from * n->cap + to];
 }
 
 static inline bool net__link_open(const struct net_linkst *l)
