@@ -4,8 +4,8 @@
  * that its peak memory is its own (wait4's ru_maxrss) and a point that crashes or runs
  * out of memory is reported as such instead of taking the others with it:
  *
- *   e2e       one whole run (clients, recorder, checkers) at 3/5/7 members and 8/64
- *             clients, each client at the bench's per-client load (e2e_speedup runs 8
+ *   e2e       one whole run (clients, recorder, checkers) at 3/5/7 members and
+ *             8/64/512 clients, each client at the bench's per-client load (e2e_speedup runs 8
  *             clients at 100 ops/s in all: 12.5 ops/s each), 20 simulated s: simulated
  *             s per wall s, and operations per wall s;
  *   checkers  linearizability (the revision engine) and watch checking of generated
@@ -189,7 +189,7 @@ static bool quick(void)
 static json_t *e2e_curve(bool q)
 {
     static const int members[] = {3, 5, 7};
-    static const int clients[] = {8, 64};
+    static const int clients[] = {8, 64, 512};
     json_t *a = json_array();
     for (size_t i = 0; i < FL_ARRAY_LEN(members); i++)
         for (size_t k = 0; k < FL_ARRAY_LEN(clients); k++) {

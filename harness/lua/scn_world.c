@@ -97,7 +97,7 @@ static void read_clients(lua_State *L, int idx, struct run_clients_config *c)
     static const char *const known[] = {"count", "balancer", "balancers", "timeout_ms", NULL};
     const char *w = "scenario.clients";
     scn_check_options(L, idx, w, known);
-    c->count = (int)scn_field_int(L, idx, w, "count", 2, 0, 64);
+    c->count = (int)scn_field_int(L, idx, w, "count", 2, 0, RUN_BALANCERS_MAX);
     const char *b = scn_field_str(L, idx, w, "balancer", "round_robin");
     if (strlen(b) >= sizeof c->balancer)
         luaL_error(L, "%s.balancer: unknown balancer '%s'", w, b);

@@ -70,7 +70,7 @@ struct run_cluster_config {
 };
 
 #define RUN_BALANCER_NAME_MAX 32
-#define RUN_BALANCERS_MAX     64 /* = the most clients a run has */
+#define RUN_BALANCERS_MAX     512 /* = the most clients a run has */
 /* Clients: scenario{ clients = {...} }. */
 struct run_clients_config {
     int count;                            /* default 2 */

@@ -13,7 +13,7 @@ assert p.returncode == 0, (p.returncode, p.stderr)
 c = json.loads(p.stdout)["curves"]
 assert c["quick"] is True
 grid = sorted((e["members"], e["clients"]) for e in c["e2e"])
-assert grid == [(m, k) for m in (3, 5, 7) for k in (8, 64)], grid
+assert grid == [(m, k) for m in (3, 5, 7) for k in (8, 64, 512)], grid
 for e in c["e2e"]:
     assert "error" not in e, e
     assert e["e2e_speedup"] > 0 and e["sim_s"] > 1 and e["ops"] > 0, e

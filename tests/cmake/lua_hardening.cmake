@@ -80,3 +80,7 @@ fl_hard_run(sync_control 0 - sync_control.lua --json)
 fl_hard_run(long_prefix 0 - long_prefix.lua --json)
 # Messages that name the real problem with a node id.
 fl_hard_run(node_args 0 - node_args.lua --json)
+# 21. The client cap: 512 clients run, 513 is refused naming the line.
+fl_hard_run(clients_512 0 - clients_512.lua --json)
+fl_hard_run(clients_513 2 "clients_513.lua:2: scenario.clients.count: 513 is out of range \\[0, 512\\]"
+  clients_513.lua)
