@@ -12,8 +12,10 @@
  *             histories of 100k, 1M and 10M operations: wall and CPU ms, verdicts;
  *   sweep     smoke-scenario runs per wall second at -j1 and -j2 (bench_sweep).
  *
- * None of this is counted in `bench`'s own peak_rss_mb: the 90-second bench does not
- * run it. FL_BENCH_CURVES_QUICK=1 shrinks every size (a test of the machinery, not a
+ * A checker point also reports history_rss_mb (after generation, the generator freed)
+ * and check_peak_rss_mb (VmHWM reset through /proc/self/clear_refs: the peak of checking
+ * alone, the history included). None of this is counted in `bench`'s own peak_rss_mb:
+ * the 90-second bench does not run it. FL_BENCH_CURVES_QUICK=1 shrinks every size (a test of the machinery, not a
  * figure). Wall time is read here, for figures only; nothing measured feeds a run.
  */
 #include "harness/cli/bench.h"
@@ -133,6 +135,35 @@ static json_t *e2e_point(const void *arg)
                      (json_int_t)r.ops_done, "ops_per_wall_s", (double)r.ops_done / r.wall_s);
 }
 
+/* The process's VmRSS or VmHWM (peak) in MB from /proc/self/status, -1 when unread. */
+static double proc_status_mb(const char *field)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f)
+        return -1;
+    char line[256];
+    double mb = -1;
+    size_t n = strlen(field);
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, field, n) == 0 && line[n] == ':') {
+            mb = (double)strtoll(line + n + 1, NULL, 10) / 1024.0;
+            break;
+        }
+    fclose(f);
+    return mb;
+}
+
+/* Resets the process's peak RSS to its current RSS (Linux >= 4.0: "5" to clear_refs),
+ * so that VmHWM afterwards is the peak of what follows. */
+static bool reset_peak_rss(void)
+{
+    FILE *f = fopen("/proc/self/clear_refs", "w");
+    if (!f)
+        return false;
+    bool ok = fputs("5", f) >= 0;
+    return fclose(f) == 0 && ok;
+}
+
 static json_t *checker_point(const void *arg)
 {
     uint32_t ops = *(const uint32_t *)arg;
@@ -152,6 +183,10 @@ static json_t *checker_point(const void *arg)
         chk_history_close(&h);
         return json_pack("{s:i,s:s}", "ops", (int)ops, "error", "generation failed");
     }
+    /* The generator's own state is freed by now; what the checkers cost is the peak
+     * from here on (the history included), not the generator's. */
+    double history_mb = proc_status_mb("VmRSS");
+    bool peak_reset = reset_peak_rss();
     struct chk_limits lim = {0};
     lim.engine = CHK_ENGINE_REVISION;
     double t0 = bench_now_s(), c0 = cpu_s();
@@ -166,6 +201,9 @@ static json_t *checker_point(const void *arg)
                           "lin_ms", (t1 - t0) * 1e3, "lin_cpu_ms", (c1 - c0) * 1e3, "lin_verdict",
                           chk_verdict_name(r.verdict), "watch_ms", (t2 - t1) * 1e3, "watch_cpu_ms",
                           (c2 - c1) * 1e3, "watch_verdict", chk_verdict_name(w.verdict));
+    json_object_set_new(j, "history_rss_mb", json_real(history_mb));
+    json_object_set_new(j, "check_peak_rss_mb",
+                        json_real(peak_reset ? proc_status_mb("VmHWM") : -1.0));
     chk_watch_result_close(&w);
     chk_lin_result_close(&r);
     chk_history_close(&h);
@@ -249,15 +287,16 @@ void bench_curves_print(json_t *c)
                    (int)num(p, "clients"), num(p, "e2e_speedup"), num(p, "ops"), num(p, "cpu_s"),
                    num(p, "peak_rss_mb"));
     }
-    printf("checkers\n%10s %10s %10s %10s %10s %12s\n", "ops", "lin_ms", "lin_cpu_ms", "watch_ms",
-           "watch_cpu_ms", "peak_rss_mb");
+    printf("checkers\n%10s %10s %10s %10s %10s %12s %12s %12s\n", "ops", "lin_ms", "lin_cpu_ms",
+           "watch_ms", "watch_cpu_ms", "history_mb", "check_peak_mb", "peak_rss_mb");
     json_array_foreach(json_object_get(c, "checkers"), i, p)
     {
         if (json_object_get(p, "error"))
             printf("%10.0f   %s\n", num(p, "ops"), json_string_value(json_object_get(p, "error")));
         else
-            printf("%10.0f %10.1f %10.1f %10.1f %10.1f %12.1f\n", num(p, "ops"), num(p, "lin_ms"),
-                   num(p, "lin_cpu_ms"), num(p, "watch_ms"), num(p, "watch_cpu_ms"),
+            printf("%10.0f %10.1f %10.1f %10.1f %10.1f %12.1f %12.1f %12.1f\n", num(p, "ops"),
+                   num(p, "lin_ms"), num(p, "lin_cpu_ms"), num(p, "watch_ms"),
+                   num(p, "watch_cpu_ms"), num(p, "history_rss_mb"), num(p, "check_peak_rss_mb"),
                    num(p, "peak_rss_mb"));
     }
     json_t *s = json_object_get(c, "sweep");

@@ -23,6 +23,8 @@ assert sizes == [1000, 10000], sizes
 for k in c["checkers"]:
     assert k["lin_verdict"] == "pass" and k["watch_verdict"] == "pass", k
     assert k["lin_ms"] >= 0 and k["watch_ms"] >= 0 and k["peak_rss_mb"] > 0, k
+    # the check's own peak (VmHWM reset after generation) holds at least the history
+    assert k["history_rss_mb"] > 0 and k["check_peak_rss_mb"] >= k["history_rss_mb"] * 0.9, k
 # a bigger history costs the child more memory: the figure is the child's own
 assert c["checkers"][1]["peak_rss_mb"] >= c["checkers"][0]["peak_rss_mb"], c["checkers"]
 s = c["sweep"]
