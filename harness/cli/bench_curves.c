@@ -15,8 +15,9 @@
  * A checker point also reports history_rss_mb (after generation, the generator freed)
  * and check_peak_rss_mb (VmHWM reset through /proc/self/clear_refs: the peak of checking
  * alone, the history included). None of this is counted in `bench`'s own peak_rss_mb:
- * the 90-second bench does not run it. FL_BENCH_CURVES_QUICK=1 shrinks every size (a test of the machinery, not a
- * figure). Wall time is read here, for figures only; nothing measured feeds a run.
+ * the 90-second bench does not run it. FL_BENCH_CURVES_QUICK=1 shrinks every size (a
+ * test of the machinery, not a figure). Wall time is read here, for figures only; nothing measured
+ * feeds a run.
  */
 #include "harness/cli/bench.h"
 #include "checkers/checkers.h"
