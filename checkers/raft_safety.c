@@ -163,6 +163,12 @@ bool rs__chain_at(struct raft_safety *c, const struct rs_node *n, uint64_t i, ui
     return node_chain_at(c, n, i, chain);
 }
 
+bool rs__last_term(struct raft_safety *c, const struct rs_node *n, uint64_t *term)
+{
+    *term = n->last ? node_term_at(c, n, n->last) : 0;
+    return !n->last || *term != 0;
+}
+
 void rs__view_truncate(struct raft_safety *c, struct rs_node *n, uint64_t last)
 {
     if (last >= n->last)

@@ -38,7 +38,10 @@
  *                       and snapshots fed, independently of the Raft core);
  *   commit_quorum       every index a leader declares committed is held, in their
  *                       persisted logs, by a quorum of the voters of the configuration
- *                       in force on it (raft_safety_leader_commit).
+ *                       in force on it (raft_safety_leader_commit);
+ *   commit_electable    ... and no voter without it can then be elected by a quorum of
+ *                       those voters: its log is behind theirs (Leader Completeness at
+ *                       the commit, Raft §5.4; Figure 8's old-term commit breaks it).
  *
  * The first violation is kept as a structured description (JSON text) for the
  * `checks` table; feeding continues to work after it. Memory: per index one small

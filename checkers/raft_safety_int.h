@@ -123,6 +123,8 @@ struct rs_node *rs__node_get(struct raft_safety *c, uint64_t id);
 /* The chain of n's log at i (≤ n->last); false when it is not known (below the view,
  * not committed or unchained). */
 bool rs__chain_at(struct raft_safety *c, const struct rs_node *n, uint64_t i, uint64_t *chain);
+/* The term of n's last entry (0 for an empty log); false when it is not known. */
+bool rs__last_term(struct raft_safety *c, const struct rs_node *n, uint64_t *term);
 /* The node's log view now ends at last (a crash or a truncation). */
 void rs__view_truncate(struct raft_safety *c, struct rs_node *n, uint64_t last);
 /* The node's log ends at last with entries the checker never saw. */

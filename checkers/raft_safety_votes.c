@@ -378,6 +378,65 @@ static bool holds(struct raft_safety *c, const struct rs_node *f, uint64_t i, ui
     return have == chain;
 }
 
+static const struct rs_node *node_find(const struct raft_safety *c, uint64_t id)
+{
+    for (size_t j = 0; j < c->nodes_count; j++)
+        if (c->nodes[j].id == id)
+            return &c->nodes[j];
+    return NULL;
+}
+
+/* Whether log f is at most as up-to-date as a log ending at (lt, li) (Raft §5.4.1: the
+ * last terms first, then the lengths), so that f would grant that log its vote. A
+ * member never fed has an empty log; one whose last term is unknown never counts. */
+static bool log_at_most(struct raft_safety *c, const struct rs_node *f, uint64_t lt, uint64_t li)
+{
+    uint64_t ft = 0;
+    if (!f)
+        return true;
+    if (!rs__last_term(c, f, &ft))
+        return false;
+    return ft < lt || (ft == lt && f->last <= li);
+}
+
+/* Leader Completeness at the commit (Raft §5.4, Figure 8): once an entry is committed,
+ * no member without it can be elected, because every log holding it is more up-to-date
+ * than every log lacking it (the election restriction then keeps it in every later
+ * leader). So when leader `node` commits index i, a voter m of its configuration that
+ * lacks the entry must not have a log at least as up-to-date as those of a quorum of
+ * the voters (itself included): that quorum could elect it and it would overwrite a
+ * committed entry. A leader that counts replicas of an entry of an earlier term
+ * (Figure 8's (c)) commits exactly such an entry, which a member holding a later-term
+ * entry at that index can replace (its (d)); this catches the commit itself, not only
+ * the later overwrite. Members whose view cannot tell are never reported. */
+static bool commit_electable_check(struct raft_safety *c, uint64_t node, uint64_t term,
+                                   const struct rs_conf *cf, uint64_t i, uint64_t chain,
+                                   uint32_t quorum)
+{
+    for (uint32_t k = 0; k < cf->n; k++) {
+        const struct rs_node *m = node_find(c, cf->ids[k]);
+        uint64_t mt = 0;
+        if (cf->learner[k] || !m || m->id == node || holds(c, m, i, chain) ||
+            !rs__last_term(c, m, &mt))
+            continue;
+        uint32_t votes = 0;
+        for (uint32_t v = 0; v < cf->n; v++)
+            votes += !cf->learner[v] && log_at_most(c, node_find(c, cf->ids[v]), mt, m->last);
+        if (votes < quorum)
+            continue;
+        char text[400];
+        conf_text(cf, text, sizeof text);
+        return rs__violate(c, "commit_electable", node, m->id, i, term,
+                           "leader %" PRIu64 " of term %" PRIu64 " committed index %" PRIu64
+                           ", but node %" PRIu64 ", without that entry (its log ends at %" PRIu64
+                           "/%" PRIu64 "), is at least as up-to-date as %" PRIu32
+                           " voters of its configuration (%s), quorum %" PRIu32
+                           ": it can be elected and overwrite a committed entry",
+                           node, term, i, m->id, mt, m->last, votes, text, quorum);
+    }
+    return !c->failed;
+}
+
 bool raft_safety_leader_commit(struct raft_safety *c, uint64_t node, uint64_t term, uint64_t commit)
 {
     FL_ASSERT(c != NULL && node != 0);
@@ -400,7 +459,7 @@ bool raft_safety_leader_commit(struct raft_safety *c, uint64_t node, uint64_t te
         held += f && holds(c, f, commit, chain);
     }
     if (held >= quorum)
-        return !c->failed;
+        return commit_electable_check(c, node, n->leader_term, cf, commit, chain, quorum);
     char text[400];
     conf_text(cf, text, sizeof text);
     return rs__violate(c, "commit_quorum", node, 0, commit, n->leader_term,

@@ -58,6 +58,13 @@ fl_props_test(props.raft.ack_before_fsync 300
   ${FL_EXPECT} ${FL_SCNS}/bugs/ack-before-fsync.lua 1..3 ${FL_PDB}/ack --exit 1
   --property "raft_safety=commit_quorum|committed_lost|term_durability|vote_durability|commit_durability"
   -- --bug raft.ack_before_fsync)
+# raft.commit_old_term (Raft's Figure 8): the leader commits an entry of an earlier term by
+# counting its replicas while a member holding a later-term entry at that index could
+# still be elected by a quorum: caught at that commit (commit_electable), not only when
+# the entry is overwritten later.
+fl_props_test(props.raft.commit_old_term 300
+  ${FL_EXPECT} ${FL_SCNS}/bugs/commit-old-term.lua 1..3 ${FL_PDB}/cot --exit 1
+  --property raft_safety=commit_electable -- --bug raft.commit_old_term)
 # server.restore_keeps_ids: the restored member reuses an identity with a lower term.
 fl_props_test(props.raft.restore_keeps_ids 300
   ${FL_EXPECT} ${FL_SCNS}/bugs/restore-keeps-ids.lua 1..2 ${FL_PDB}/restore --exit 1

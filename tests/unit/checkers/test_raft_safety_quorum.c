@@ -4,7 +4,8 @@
  * it is no longer a voter (camunda#15231, raft.removed_leader_counts_self), or an
  * acknowledgement of an entry the follower does not hold, is reported; members whose
  * view cannot tell, and commits fed while the checker does not know the member leads
- * that term, are never reported. */
+ * that term, are never reported. And of commit_electable: no member without a committed
+ * entry can be elected by a quorum of the voters at the commit (Figure 8). */
 #include "checkers/raft_safety.h"
 #include "fl_test.h"
 
@@ -121,11 +122,79 @@ static void test_not_judged(void)
     raft_safety_free(c);
 }
 
+/* Members 1..3 bootstrap (conf entries 1..3, term 1, committed). */
+static struct raft_safety *boot3(void)
+{
+    struct raft_safety *c = raft_safety_new();
+    for (uint64_t n = 1; n <= 3; n++) {
+        for (uint64_t i = 1; i <= 3; i++) {
+            CHECK(raft_safety_append(c, n, i, 1, h(i)));
+            CHECK(raft_safety_conf_entry(c, n, i, RAFT_SAFETY_CC_ADD_VOTER, i));
+        }
+        CHECK(raft_safety_commit(c, n, 3));
+        raft_safety_synced(c, n);
+    }
+    return c;
+}
+
+/* Raft's Figure 8 on three members: 1 led term 2 and appended X (index 4) alone; 2 led
+ * term 3 and appended Y at index 4 alone; 1 leads term 4 (its entry Z at 5) and X
+ * reaches 3. Returns the checker with 1 leading term 4. */
+static struct raft_safety *figure8(bool z_on_3)
+{
+    struct raft_safety *c = boot3();
+    CHECK(raft_safety_leader(c, 1, 2));
+    CHECK(raft_safety_append(c, 1, 4, 2, h(40)));
+    CHECK(raft_safety_not_leader(c, 1));
+    CHECK(raft_safety_leader(c, 2, 3));
+    CHECK(raft_safety_append(c, 2, 4, 3, h(41)));
+    CHECK(raft_safety_not_leader(c, 2));
+    CHECK(raft_safety_leader(c, 1, 4));
+    CHECK(raft_safety_append(c, 1, 5, 4, h(50)));
+    CHECK(raft_safety_append(c, 3, 4, 2, h(40)));
+    if (z_on_3)
+        CHECK(raft_safety_append(c, 3, 5, 4, h(50)));
+    return c;
+}
+
+static void test_commit_electable(void)
+{
+    /* X (term 2) is on 1 and 3, a quorum, but 2, whose log ends with Y of term 3, is
+     * as up-to-date as 3: with 3's vote it can be elected and overwrite X. Committing X
+     * by counting its replicas (raft.commit_old_term) is caught at the commit. */
+    struct raft_safety *c = figure8(false);
+    CHECK(raft_safety_commit(c, 1, 4));
+    CHECK(!raft_safety_leader_commit(c, 1, 4, 4));
+    CHECK_EQ_STR(raft_safety_violation_property(c), "commit_electable");
+    CHECK(strstr(raft_safety_violation_json(c), "\"other_node\":2") != NULL);
+    raft_safety_free(c);
+
+    /* Correct: once Z (term 4) is on 3 too, Z commits, and X with it; 2's log is
+     * behind 3's now, so it cannot be elected by 3 (nor by 1). */
+    c = figure8(true);
+    CHECK(raft_safety_commit(c, 1, 5));
+    CHECK(raft_safety_leader_commit(c, 1, 4, 5));
+    CHECK(!raft_safety_failed(c));
+    raft_safety_free(c);
+
+    /* An entry of the leader's own term on 1 and 3: 2, without it, has a log behind
+     * both of theirs (term 1): only its own vote. */
+    c = boot3();
+    CHECK(raft_safety_leader(c, 1, 2));
+    CHECK(raft_safety_append(c, 1, 4, 2, h(40)));
+    CHECK(raft_safety_append(c, 3, 4, 2, h(40)));
+    CHECK(raft_safety_commit(c, 1, 4));
+    CHECK(raft_safety_leader_commit(c, 1, 2, 4));
+    CHECK(!raft_safety_failed(c));
+    raft_safety_free(c);
+}
+
 int main(void)
 {
     FL_TEST(test_correct_leader);
     FL_TEST(test_removed_leader_counts_self);
     FL_TEST(test_unheld_ack);
     FL_TEST(test_not_judged);
+    FL_TEST(test_commit_electable);
     return fl_test_end();
 }
