@@ -83,7 +83,7 @@ static void lane_one(lua_State *L, int i, void *ud)
         luaL_error(L,
                    "swarm.lanes[%d]: unknown lane '%s' (known: partition, kill, power, pause, "
                    "skew, net, hold, membership, move_leader, compact, defrag, quota, snapshot, "
-                   "slow, leader_crash, lag, restore)",
+                   "slow, leader_crash, lag, restore, churn)",
                    i, s ? s : luaL_typename(L, -1));
     *(unsigned *)ud |= bit;
 }

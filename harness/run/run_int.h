@@ -109,6 +109,8 @@ struct run_lane {
     int64_t stage_ordinal; /* RUN_LANE_LAG: the apply its stages belong to */
     int64_t stage_rev;     /* RUN_LANE_LAG: the newest revision when its stage began */
     bool stage_compacted;  /* RUN_LANE_LAG: stage 2 compacted the others */
+    int churn_left;        /* RUN_LANE_CHURN: campaigns still to crash at their next save */
+    bool churn_cut;        /* RUN_LANE_CHURN: nodes[0], the leader, is cut off (not armed) */
 };
 
 /* A BUGGIFY failpoint the swarm enables (run_swarm.c). */
@@ -258,6 +260,7 @@ struct run_hook_state {
     run_event_fn *on_fn; /* Lua's on() subscriber */
     void *on_ud;
     unsigned on_kinds;
+    int churn_armed;            /* churn lanes waiting for campaigns (run_lanes.c) */
     bool installed;             /* the cluster's typed-event hook is installed */
     struct run_firing *firings; /* trigger actions and undos pending */
 };
@@ -479,6 +482,9 @@ void run_swarm_free(struct run_world *rw);
 /* run_lanes.c */
 void run_lanes_start(struct run_world *rw, int scale_pct);
 void run_lanes_stop(struct run_world *rw);
+/* A member's typed event, for the churn lanes waiting for campaigns (run_trigger.c's
+ * hook calls it while rw->hook.churn_armed). */
+void run_lanes_churn_event(struct run_world *rw, const struct srv_hook_event *ev);
 
 /* run_trigger.c: installs the cluster's hook when on() or the triggers need it. */
 void run_hook_update(struct run_world *rw);

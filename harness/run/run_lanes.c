@@ -31,6 +31,7 @@ enum {
     UNDO_FAILPOINT,   /* turn failpoint slow_name off on nodes[0] */
     UNDO_HEAL_ADD,    /* heal, and add a member back */
     UNDO_RELEASE_ADD, /* release nodes[0]'s links to nodes[1..], and add a member back */
+    UNDO_CHURN,       /* crash failpoints off on nodes[], the dead ones back in random order */
 };
 
 static uint64_t below(struct run_lane *l, uint64_t n)
@@ -465,6 +466,136 @@ static void apply_leader_crash(struct run_world *rw, struct run_lane *l)
     }
 }
 
+/* Leader churn (Raft's Figure 8 is made of it, and so is any divergence of logs):
+ * the leader crashes at its next WAL save, its newest entries durable on it alone;
+ * then the next one or two members to campaign crash at their next save too (a
+ * winner's first entry, durable on it alone and never sent; a loser's term change).
+ * Until the undo none of them comes back; the undo brings them back in a random order
+ * (churn_restarts), so an old leader may return first and lead again with its old
+ * entries beside the others' newer ones. Swarms draw it only when swarm{} names it
+ * (RUN_LANE_DEFAULT). */
+static void churn_arm(struct run_world *rw, struct run_lane *l, int node, int skip)
+{
+    char err[160];
+    if (run_failpoint_skip(rw, flt_point_name(FLT_RAFT_AFTER_SAVE), node, "crash", 1000000, 1, skip,
+                           0, err, sizeof err) != FL_OK)
+        return;
+    l->nodes[l->n_nodes++] = node;
+}
+
+static void churn_disarm(struct run_world *rw, struct run_lane *l)
+{
+    if (l->churn_left > 0) {
+        l->churn_left = 0;
+        rw->hook.churn_armed--;
+        run_hook_update(rw);
+    }
+}
+
+static void apply_churn(struct run_world *rw, struct run_lane *l)
+{
+    int leader = run_leader(rw);
+    if (!leader)
+        return;
+    /* How the leader goes: a third of the time it crashes at its next save; a third of
+     * the time its disk stalls first (etcd's raftBeforeSave sleep), proposals pile up
+     * behind the stalled write, and the save it crashes after, the next one, holds all of
+     * them; a third of the time it is cut off from its peers and stays up, taking
+     * proposals in its minority until it steps down (check-quorum) or is healed. The
+     * last two leave a long suffix of its term that no other member has. */
+    uint64_t how = below(l, 3);
+    bool stall = how == 1;
+    int delay_ms = 50 + (int)below(l, 251);
+    l->churn_cut = how == 2;
+    if (l->churn_cut) {
+        run_isolate(rw, leader);
+        l->nodes[l->n_nodes++] = leader;
+    } else {
+        churn_arm(rw, l, leader, stall ? 1 : 0);
+    }
+    if (!l->n_nodes)
+        return;
+    char err[160];
+    if (stall && run_failpoint(rw, flt_point_name(FLT_RAFT_BEFORE_SAVE), leader, "delay", 1000000,
+                               0, delay_ms, err, sizeof err) == FL_OK)
+        l->slow_name = flt_point_name(FLT_RAFT_BEFORE_SAVE);
+    l->undo = UNDO_CHURN;
+    l->churn_left = 1 + (int)below(l, 2);
+    rw->hook.churn_armed++;
+    run_hook_update(rw);
+}
+
+void run_lanes_churn_event(struct run_world *rw, const struct srv_hook_event *ev)
+{
+    if (ev->kind != SRV_HOOK_TERM || !ev->reason || strcmp(ev->reason, "campaign"))
+        return;
+    for (int i = 0; i < rw->lanes.n; i++) {
+        struct run_lane *l = &rw->lanes.l[i];
+        bool known = false;
+        for (int k = 0; k < l->n_nodes; k++)
+            known = known || l->nodes[k] == ev->node;
+        if (l->kind != RUN_LANE_CHURN || l->churn_left <= 0 || known || l->n_nodes >= RUN_NODES_MAX)
+            continue;
+        int64_t saved;
+        if (run_scope_enter(rw, l->ordinal, &saved))
+            churn_arm(rw, l, ev->node, 0);
+        run_scope_leave(rw, saved);
+        if (--l->churn_left == 0) {
+            rw->hook.churn_armed--;
+            run_hook_update(rw);
+        }
+        return; /* one lane per campaign */
+    }
+}
+
+/* The churn's crashed members come back in a random order, each after a gap of one to
+ * five election timeouts (stragglers: an old leader may lead again, and replicate, before
+ * the members with newer entries are back); after a cut leader's heal, which counts as
+ * its return, the first one waits such a gap too. */
+static void churn_restarts(struct run_world *rw, struct run_lane *l, int *nodes, int n, bool cut)
+{
+    shuffle(l, nodes, n);
+    uint64_t gap = (uint64_t)(4 * election_ns(rw)) + 1;
+    int64_t at = cut ? election_ns(rw) + (int64_t)below(l, gap) : 0;
+    for (int i = 0; i < n; i++) {
+        if (i > 0)
+            at += election_ns(rw) + (int64_t)below(l, gap);
+        struct run_lane_later *lt = NULL;
+        for (int k = 0; k < RUN_LANE_LATER_MAX && !lt && at > 0; k++)
+            if (!l->later[k].h)
+                lt = &l->later[k];
+        if (!lt) {
+            run_swarm_restart(rw, nodes[i]);
+            continue;
+        }
+        *lt = (struct run_lane_later){l, 0, nodes[i], rw->ord.cur};
+        lt->h = sim_schedule(rw->w, at, later_restart, lt);
+    }
+}
+
+static void undo_churn(struct run_world *rw, struct run_lane *l)
+{
+    churn_disarm(rw, l);
+    bool cut = l->churn_cut;
+    if (cut)
+        run_heal(rw);
+    l->churn_cut = false;
+    int dead[RUN_NODES_MAX], nd = 0;
+    char err[160];
+    if (l->slow_name && l->n_nodes && run_node_exists(rw, l->nodes[0]))
+        run_failpoint(rw, l->slow_name, l->nodes[0], "off", 0, 0, 0, err, sizeof err);
+    l->slow_name = NULL;
+    for (int i = 0; i < l->n_nodes; i++) {
+        if (!run_node_exists(rw, l->nodes[i]))
+            continue;
+        run_failpoint(rw, flt_point_name(FLT_RAFT_AFTER_SAVE), l->nodes[i], "off", 0, 0, 0, err,
+                      sizeof err);
+        if (!srv_cluster_is_alive(rw->cl, l->nodes[i]))
+            dead[nd++] = l->nodes[i];
+    }
+    churn_restarts(rw, l, dead, nd, cut);
+}
+
 /* A follower falls behind and catches up from the leader's snapshot while its watch
  * streams are starved (the shape of etcd#17529, #8411 and #20221): in stage 1 its
  * watch/before_send failpoint holds every send, so responses queue up in its store,
@@ -625,6 +756,9 @@ static void lane_apply(struct run_world *rw, struct run_lane *l)
     case RUN_LANE_LAG:
         apply_lag(rw, l);
         break;
+    case RUN_LANE_CHURN:
+        apply_churn(rw, l);
+        break;
     default:
         break;
     }
@@ -672,6 +806,9 @@ static void lane_undo(struct run_world *rw, struct run_lane *l)
         if (l->n_nodes == 1 && run_node_exists(rw, l->nodes[0]))
             run_member_promote(rw, l->nodes[0], NULL, NULL);
         break;
+    case UNDO_CHURN:
+        undo_churn(rw, l);
+        break;
     case UNDO_FAILPOINT: {
         char err[160];
         run_failpoint(rw, l->slow_name, l->nodes[0], "off", 0, 0, 0, err, sizeof err);
@@ -691,7 +828,7 @@ static bool held_by_lane(struct run_world *rw, int node)
 {
     for (int i = 0; i < rw->lanes.n; i++) {
         const struct run_lane *l = &rw->lanes.l[i];
-        if (l->undo == UNDO_RESTART && l->undo_next)
+        if ((l->undo == UNDO_RESTART || l->undo == UNDO_CHURN) && l->undo_next)
             for (int j = 0; j < l->n_nodes; j++)
                 if (l->nodes[j] == node)
                     return true;
@@ -798,6 +935,7 @@ void run_lanes_stop(struct run_world *rw)
                 sim_cancel(rw->w, l->later[k].h);
         if (l->stage_timer)
             sim_cancel(rw->w, l->stage_timer);
+        churn_disarm(rw, l);
         memset(l, 0, sizeof *l);
     }
     rw->lanes.n = 0;

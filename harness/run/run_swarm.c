@@ -20,8 +20,9 @@
 #include "harness/run/run_int.h"
 
 static const char *const lane_names[RUN_LANE_COUNT] = {
-    "partition",   "kill",    "power",  "pause", "skew",     "net",  "hold",         "membership",
-    "move_leader", "compact", "defrag", "quota", "snapshot", "slow", "leader_crash", "lag",
+    "partition", "kill",       "power",        "pause",   "skew",   "net",
+    "hold",      "membership", "move_leader",  "compact", "defrag", "quota",
+    "snapshot",  "slow",       "leader_crash", "lag",     "churn",
 };
 
 unsigned run_lane_find(const char *name)
@@ -234,6 +235,7 @@ static const int64_t lane_periods[RUN_LANE_COUNT][3] = {
     {1000, 2000, 4000}, /* slow */
     {1000, 2000, 4000}, /* leader_crash */
     {2000, 3000, 4000}, /* lag */
+    {3000, 5000, 8000}, /* churn (its undo restarts: a chain takes a few elections) */
 };
 
 static void draw_faults(struct run_world *rw, const struct run_swarm_options *o, bool small_quota,
@@ -241,7 +243,7 @@ static void draw_faults(struct run_world *rw, const struct run_swarm_options *o,
 {
     struct sim_rng r;
     sim_rng_derive(&r, run_fault_seed(rw), "swarm/faults");
-    unsigned allowed = o->lanes ? o->lanes : RUN_LANE_ALL;
+    unsigned allowed = o->lanes ? o->lanes : RUN_LANE_DEFAULT;
     struct run_swarm *sw = &rw->swarm;
     sw->lanes = 0;
     json_t *lanes = json_object();

@@ -165,6 +165,8 @@ static void on_hook(void *ud, const struct srv_hook_event *ev)
     struct run_world *rw = ud;
     if (rw->explore.added_waiting)
         run_added_event(rw, ev);
+    if (rw->hook.churn_armed)
+        run_lanes_churn_event(rw, ev);
     if (rw->hook.triggers_armed)
         for (int i = 0; i < rw->swarm.n_trig; i++)
             if (rw->swarm.trig[i].hook == (int)ev->kind && rw->swarm.trig[i].ordinal)
@@ -187,7 +189,7 @@ static void on_hook(void *ud, const struct srv_hook_event *ev)
 void run_hook_update(struct run_world *rw)
 {
     bool want = rw->hook.triggers_armed || (rw->hook.on_fn && rw->hook.on_kinds) ||
-                rw->explore.added_waiting > 0;
+                rw->explore.added_waiting > 0 || rw->hook.churn_armed > 0;
     if (!rw->cl || want == rw->hook.installed)
         return;
     srv_cluster_set_hook(rw->cl, want ? on_hook : NULL, rw);
