@@ -17,6 +17,11 @@
  * process stuck past it in one C call is ended by its watchdog (scn_guard.c).
  * --lua-mem-mb bounds the scenario's Lua state (default 1024).
  *
+ * --target etcd runs the scenario against a real etcd cluster (issue 16 §3; harness/run
+ * run_target_etcd.c): paced by the wall clock, no digest, the replay line says so.
+ * --workdir DIR keeps the members' data and logs in DIR; --keep keeps the default
+ * temporary one. A function etcd cannot do here is a script error naming it (exit 2).
+ *
  * --paranoid checks the Raft and MVCC cores' invariants after every simulated event
  * (run.h); FAULTLINE_PARANOID=1 in the environment makes it the default (the test suite
  * sets it), =0 not. It changes no event and no digest, only wall time and, when an
@@ -51,11 +56,15 @@ struct run_args {
     uint64_t lua_mem_mb;
     const char *bugs[RUN_BUGS_MAX];
     int bug_count;
+    int target; /* RUN_TARGET_* */
+    const char *workdir;
+    bool keep;
 };
 
 const char cmd_run_usage[] =
     "usage: faultline run SCENARIO.lua [--seed N] [--db FILE] [--report DIR] [--json]\n"
     "       [--bug NAME]... [--timeout SECONDS] [--lua-mem-mb N] [--unsafe-lua] [--paranoid]\n"
+    "       [--target sim|etcd] [--workdir DIR] [--keep]\n"
     "\n"
     "  --seed N          master seed, 0..18446744073709551615 (default 1)\n"
     "  --db FILE         history database (default faultline.db; runs accumulate)\n"
@@ -69,13 +78,17 @@ const char cmd_run_usage[] =
     "  --unsafe-lua      open Lua's standard libraries (runs may not replay)\n"
     "  --paranoid        check the Raft and MVCC cores' invariants after every event\n"
     "                    (default: FAULTLINE_PARANOID=1 in the environment)\n"
+    "  --target T        sim (default): the simulator; etcd: a real etcd cluster\n"
+    "                    ($FL_ETCD or etcd on PATH), wall-clock paced, no digest\n"
+    "  --workdir DIR     etcd target: members' data and logs in DIR (kept)\n"
+    "  --keep            etcd target: keep the temporary work directory\n"
     "\n"
     "exit codes: 0 pass, 1 violation, 2 bad input or script error, 3 internal error,\n"
     "timeout or interrupted, 4 unknown\n";
 
 /* What was given already: value options and flags may appear once. */
 struct run_seen {
-    bool seed, db, report, json, unsafe_lua, timeout, lua_mem_mb, paranoid;
+    bool seed, db, report, json, unsafe_lua, timeout, lua_mem_mb, paranoid, target, workdir, keep;
 };
 
 static int parse_args(int argc, char **argv, struct run_args *a)
@@ -135,6 +148,24 @@ static int parse_args(int argc, char **argv, struct run_args *a)
             if ((rc = cli_once("run", o, &seen.lua_mem_mb)) ||
                 (rc = cli_u64_arg("run", o, argv[++i], 1, RUN_LUA_MEM_MB_MAX, &a->lua_mem_mb)))
                 return rc;
+        } else if (!strcmp(o, "--target")) {
+            if (!has_val)
+                return cli_usage_error("run: --target needs sim or etcd");
+            if ((rc = cli_once("run", o, &seen.target)))
+                return rc;
+            a->target = run_target_find(argv[++i]);
+            if (a->target < 0)
+                return cli_usage_error("run: unknown target '%s' (sim or etcd)", argv[i]);
+        } else if (!strcmp(o, "--workdir")) {
+            if (!has_val)
+                return cli_usage_error("run: --workdir needs a directory");
+            if ((rc = cli_once("run", o, &seen.workdir)))
+                return rc;
+            a->workdir = argv[++i];
+        } else if (!strcmp(o, "--keep")) {
+            if ((rc = cli_once("run", o, &seen.keep)))
+                return rc;
+            a->keep = true;
         } else if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
             a->help = true;
             return 0;
@@ -159,6 +190,8 @@ static int parse_args(int argc, char **argv, struct run_args *a)
                                    o);
         }
     }
+    if ((a->workdir || a->keep) && a->target != RUN_TARGET_ETCD)
+        return cli_usage_error("run: --workdir and --keep need --target etcd");
     if (!a->scenario) {
         cli_usage_error("run: missing scenario");
         fputs(cmd_run_usage, stderr);
@@ -181,7 +214,7 @@ static void print_replay(const struct run_args *a, int code, const json_t *s)
         fl_buf_printf(&b, "swarm: %s\n", fl_buf_cstr(&sw));
     fl_buf_close(&sw);
     for (int shrink = 0; shrink < 2; shrink++) {
-        if (shrink && (code != 1 || a->unsafe_lua))
+        if (shrink && (code != 1 || a->unsafe_lua || a->target != RUN_TARGET_SIM))
             break;
         fl_buf_printf(&b, "%s: faultline %s ", shrink ? "shrink" : "replay",
                       shrink ? "shrink" : "run");
@@ -197,6 +230,9 @@ static void print_replay(const struct run_args *a, int code, const json_t *s)
             fl_buf_printf(&b, " --paranoid"); /* given: FAULTLINE_PARANOID stays as it is */
         if (!shrink && a->lua_mem_mb != SCN_LUA_MEM_MB_DEFAULT)
             fl_buf_printf(&b, " --lua-mem-mb %" PRIu64, a->lua_mem_mb);
+        if (a->target != RUN_TARGET_SIM)
+            fl_buf_printf(&b, " --target %s  # a live run: not deterministic, may differ",
+                          run_target_name(a->target));
         fl_buf_printf(&b, "\n");
     }
     fputs(fl_buf_cstr(&b), stderr);
@@ -240,7 +276,13 @@ static void print_human(const json_t *s)
         fprintf(stdout, "  shrink{}         %s\n", text ? text : "");
         free(text);
     }
-    fprintf(stdout, "digest: %s\n", json_string_value(json_object_get(s, "digest")));
+    const char *digest = json_string_value(json_object_get(s, "digest"));
+    if (digest)
+        fprintf(stdout, "digest: %s\n", digest);
+    else
+        fprintf(stdout, "digest: none (target %s, etcd %s: a live run is not deterministic)\n",
+                json_string_value(json_object_get(s, "target")),
+                json_string_value(json_object_get(s, "etcd_version")));
 }
 
 int cmd_run(int argc, char **argv)
@@ -262,7 +304,10 @@ int cmd_run(int argc, char **argv)
                             .unsafe_lua = a.unsafe_lua,
                             .paranoid = a.paranoid,
                             .timeout_s = a.timeout_s,
-                            .lua_mem_bytes = (size_t)a.lua_mem_mb << 20};
+                            .lua_mem_bytes = (size_t)a.lua_mem_mb << 20,
+                            .target = a.target,
+                            .workdir = a.workdir,
+                            .keep = a.keep};
     struct scn_result res;
     int code = scn_run(&o, &res);
     json_t *s = res.run.summary;

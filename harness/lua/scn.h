@@ -31,6 +31,10 @@ struct scn_options {
      * error (exit 2). What counts is the sizes Lua asks its allocator for, the same in
      * every build, so the limit cannot move a digest. */
     size_t lua_mem_bytes;
+    /* run_options.target, .workdir, .keep: where the scenario runs (--target) */
+    int target;
+    const char *workdir;
+    bool keep;
 };
 
 #define SCN_TIMEOUT_S_DEFAULT  600.0

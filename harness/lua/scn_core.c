@@ -449,7 +449,10 @@ int scn_run(const struct scn_options *opts, struct scn_result *res)
                              .bugs = opts->bugs,
                              .bug_count = opts->bug_count,
                              .unsafe_lua = opts->unsafe_lua,
-                             .paranoid = opts->paranoid};
+                             .paranoid = opts->paranoid,
+                             .target = opts->target,
+                             .workdir = opts->workdir,
+                             .keep = opts->keep};
     struct run_world *rw = NULL;
     char err[512];
     int rc = run_world_open(&rw, &ro, err, sizeof err);
@@ -461,6 +464,7 @@ int scn_run(const struct scn_options *opts, struct scn_result *res)
     struct scn *S = fl_calloc(1, sizeof *S);
     scn_init(S, opts);
     S->rw = rw;
+    scn_target_restrict(S->L, rw);
     scn_guard_begin(S);
     bool loaded = load_script(S);
     if (loaded) {

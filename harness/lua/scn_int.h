@@ -245,5 +245,7 @@ void scn_open_net(lua_State *L); /* scn_net.c: the network faults */
 /* scn_client.c: the index of the client object at idx (1..), 0 when it is not one. */
 int scn_client_index(lua_State *L, int idx);
 void scn_open_observe(lua_State *L); /* scn_observe.c: status, node_events */
+/* scn_target.c: the functions rw's target cannot run raise an error naming it. */
+void scn_target_restrict(lua_State *L, struct run_world *rw);
 
 #endif

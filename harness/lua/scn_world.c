@@ -727,7 +727,11 @@ static int l_nemesis(lua_State *L)
     scn_deadline(L, "nemesis.every", every + every / 2);
     if (duration)
         scn_deadline(L, "nemesis.duration", duration);
-    run_nemesis(rw, kinds, every, duration);
+    if (run_nemesis(rw, kinds, every, duration) == FL_EUNSUP)
+        return luaL_error(L,
+                          "nemesis: only kinds partition, kill and pause are available on "
+                          "--target %s",
+                          run_target_name(run_target(rw)));
     return 0;
 }
 

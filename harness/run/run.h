@@ -45,7 +45,23 @@ struct run_options {
      * check their invariants (raft_invariants_ok, mvcc_invariants_ok); the first broken
      * one stops the run and fails it (run_paranoid.c). Changes no event and no digest. */
     bool paranoid;
+    /* Where the scenario runs (issue 16 §3): RUN_TARGET_SIM, the simulator (default), or
+     * RUN_TARGET_ETCD, a real etcd cluster (run_target_etcd.c): wall-clock paced, no
+     * digest; its members' data and logs under workdir (NULL: a fresh directory under
+     * $TMPDIR, removed at the end unless keep). */
+    int target;
+    const char *workdir;
+    bool keep;
 };
+
+enum run_target { RUN_TARGET_SIM = 0, RUN_TARGET_ETCD = 1 };
+/* "sim" / "etcd"; run_target_find gives -1 for an unknown name. */
+const char *run_target_name(int target);
+int run_target_find(const char *name);
+/* NULL when the scenario function `api` (a name of scn_api_names) can run on the
+ * run's target; else why it cannot (static text), e.g. skew on etcd. */
+const char *run_target_unsupported(const struct run_world *rw, const char *api);
+int run_target(const struct run_world *rw);
 
 /* Cluster shape and knobs: scenario{ cluster = {...} }. Zero means "the default". */
 struct run_cluster_config {

@@ -17,7 +17,7 @@
  * the same one; built from one-way cuts), a bridge (two halves joined by one node)
  * and a one-way cut.
  */
-#include "harness/run/run_int.h"
+#include "harness/run/run_etcd.h"
 
 static int cmp_i64(const void *a, const void *b)
 {
@@ -136,7 +136,9 @@ static void node_fault_apply(struct run_world *rw, void *arg)
     char target[16];
     snprintf(target, sizeof target, "n%d", a->id);
     run_log_fault(rw, a->kind, target, NULL);
-    if (!strcmp(a->kind, "kill"))
+    if (rw->etcd)
+        run_etcd_node_fault(rw, a->id, a->kind);
+    else if (!strcmp(a->kind, "kill"))
         srv_cluster_kill(rw->cl, a->id);
     else if (!strcmp(a->kind, "restart"))
         srv_cluster_restart(rw->cl, a->id);
@@ -211,6 +213,13 @@ int run_heal_all(struct run_world *rw)
         rw->net.changed = false;
     }
     flt_disable_all(rw->w);
+    if (rw->etcd) {
+        run_etcd_net_sync(rw);
+        for (int i = 1; i <= run_etcd_slots(rw); i++) {
+            run_etcd_node_fault(rw, i, "resume");
+            run_etcd_node_fault(rw, i, "restart");
+        }
+    }
     int slots = rw->cl ? srv_cluster_slots(rw->cl) : 0;
     for (int i = 1; i <= slots; i++) {
         int proc = srv_cluster_node_proc(rw->cl, i);
@@ -408,20 +417,51 @@ int run_member_start(struct run_world *rw, int node)
     return FL_OK;
 }
 
+/* The etcd target's control calls: etcd's answer as run_ctl_result. */
+static void etcd_ctl_done(void *ud, int code, const char *text, int64_t revision)
+{
+    struct run_ctl_call *c = ud;
+    ctl_unlink(c);
+    struct run_ctl_result r = {.code = code, .text = text ? text : "", .revision = revision};
+    if (c->done)
+        c->done(c->arg, &r);
+    free(c);
+}
+
+static bool etcd_ctl(struct run_world *rw, const char *kind, int node, int64_t arg,
+                     run_ctl_fn *done, void *ud, json_t *detail)
+{
+    if (!rw->etcd)
+        return false;
+    run_etcd_ctl(rw, kind, node, arg, etcd_ctl_done,
+                 ctl_new(rw, done, ud, kind,
+                         kind[0] == 'c' ? 0
+                         : node         ? node
+                                        : (int)arg,
+                         detail));
+    return true;
+}
+
 void run_member_remove(struct run_world *rw, int node, run_ctl_fn *done, void *arg)
 {
+    if (etcd_ctl(rw, "member_remove", 0, node, done, arg, NULL))
+        return;
     srv_cluster_member_remove(rw->cl, 0, node, ctl_done,
                               ctl_new(rw, done, arg, "member_remove", node, NULL));
 }
 
 void run_member_promote(struct run_world *rw, int node, run_ctl_fn *done, void *arg)
 {
+    if (etcd_ctl(rw, "member_promote", 0, node, done, arg, NULL))
+        return;
     srv_cluster_member_promote(rw->cl, 0, node, ctl_done,
                                ctl_new(rw, done, arg, "member_promote", node, NULL));
 }
 
 void run_move_leader(struct run_world *rw, int node, run_ctl_fn *done, void *arg)
 {
+    if (etcd_ctl(rw, "move_leader", 0, node, done, arg, NULL))
+        return;
     srv_cluster_move_leader(rw->cl, 0, node, ctl_done,
                             ctl_new(rw, done, arg, "move_leader", node, NULL));
 }
@@ -430,16 +470,22 @@ void run_compact(struct run_world *rw, int64_t revision, run_ctl_fn *done, void 
 {
     json_t *d = json_object();
     json_object_set_new(d, "revision", json_integer(revision));
+    if (etcd_ctl(rw, "compact", 0, revision, done, arg, d))
+        return;
     srv_cluster_compact(rw->cl, 0, revision, ctl_done, ctl_new(rw, done, arg, "compact", 0, d));
 }
 
 void run_defrag(struct run_world *rw, int node, run_ctl_fn *done, void *arg)
 {
+    if (etcd_ctl(rw, "defrag", node, 0, done, arg, NULL))
+        return;
     srv_cluster_defrag(rw->cl, node, ctl_done, ctl_new(rw, done, arg, "defrag", node, NULL));
 }
 
 void run_alarm_disarm(struct run_world *rw, run_ctl_fn *done, void *arg)
 {
+    if (etcd_ctl(rw, "alarm_disarm", 0, 0, done, arg, NULL))
+        return;
     srv_cluster_alarm_disarm(rw->cl, 0, ctl_done, ctl_new(rw, done, arg, "alarm_disarm", 0, NULL));
 }
 
@@ -517,7 +563,7 @@ int run_live_nodes(struct run_world *rw, int *out)
 {
     int ids[RUN_NODES_MAX], n = run_nodes(rw, ids, RUN_NODES_MAX), k = 0;
     for (int i = 0; i < n; i++)
-        if (srv_cluster_is_alive(rw->cl, ids[i]))
+        if (rw->etcd ? run_etcd_alive(rw, ids[i]) : srv_cluster_is_alive(rw->cl, ids[i]))
             out[k++] = ids[i];
     return k;
 }
@@ -710,6 +756,9 @@ int run_nemesis(struct run_world *rw, unsigned kinds, int64_t every_ns, int64_t 
 {
     if (!kinds || every_ns <= 0)
         return FL_EINVAL;
+    if (rw->etcd &&
+        (kinds & ~(unsigned)(RUN_NEMESIS_PARTITION | RUN_NEMESIS_KILL | RUN_NEMESIS_PAUSE)))
+        return FL_EUNSUP; /* skew, membership and net bursts are not etcd-target faults */
     if (rw->nem.undo_next && rw->nem.undo_kind) {
         /* a nemesis replaced while its fault is in force: undo that fault first */
         int64_t saved = rw->ord.cur;

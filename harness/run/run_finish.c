@@ -10,7 +10,7 @@
  * simulator's event digest and the digest of every history row; it is computed after
  * the last row and stored with the verdict.
  */
-#include "harness/run/run_int.h"
+#include "harness/run/run_etcd.h"
 #include "harness/common/exit_codes.h"
 
 #include "harness/history/load.h"
@@ -319,7 +319,11 @@ static json_t *summary(struct run_world *rw, const struct run_result *res, json_
     json_t *s = json_object(), *ops = json_object();
     json_object_set_new(s, "scenario", json_string(rw->scenario));
     json_object_set_new(s, "seed", hist_seed_json(rw->seed));
-    json_object_set_new(s, "digest", json_string(res->digest));
+    json_object_set_new(s, "digest", res->digest[0] ? json_string(res->digest) : json_null());
+    if (rw->target.kind != RUN_TARGET_SIM) {
+        json_object_set_new(s, "target", json_string(run_target_name(rw->target.kind)));
+        json_object_set_new(s, "etcd_version", json_string(run_etcd_version(rw)));
+    }
     json_object_set_new(s, "verdict", json_string(run_verdict_name(res->verdict)));
     json_object_set_new(s, "sim_ms", json_integer(sim_now_ns(rw->w) / FL_MS));
     json_object_set_new(s, "wall_ms", json_integer(wall_ms));
@@ -398,9 +402,9 @@ int run_world_finish(struct run_world *rw, const char *script_error, struct run_
     json_t *checks = json_object(), *clients = json_array();
     int worst = 0;
     rw->live.end_ns = sim_now_ns(rw->w); /* liveness judges what the scenario ran */
-    if (rw->cl)
+    if (rw->cl || rw->etcd)
         run_liveness_update(rw);
-    if (rw->setup && rw->cl) {
+    if (rw->setup && (rw->cl || rw->etcd)) {
         run_workload_stop(rw);
         run_nemesis_stop(rw);
         if (!script_error)
@@ -421,11 +425,13 @@ int run_world_finish(struct run_world *rw, const char *script_error, struct run_
     fl_digest_u64(&d, fl_digest_value(&rw->hdigest));
     fl_digest_hex(fl_digest_value(&d), res->digest);
     fl_digest_close(&d);
+    if (rw->target.kind != RUN_TARGET_SIM)
+        res->digest[0] = '\0'; /* a live run has none (summary: null) */
     int64_t wall_ms = (int64_t)((run_wall_now_s() - rw->wall_start_s) * 1000.0);
     int rc = FL_OK;
     if (rw->db) {
         set_reason(rw, script_error);
-        rc = hist_run_end(rw->db, sim_now_ns(rw->w), wall_ms, res->digest,
+        rc = hist_run_end(rw->db, sim_now_ns(rw->w), wall_ms, res->digest[0] ? res->digest : NULL,
                           run_verdict_name(res->verdict));
         if (rc) {
             /* The row says 'error' (or, if even that write failed, 'running'): so must

@@ -33,6 +33,7 @@ _Static_assert(RUN_EPS_MAX == RUN_NODES_MAX + RUN_CLIENTS_MAX, "run.h: RUN_EPS_M
 #define RUN_WATCHERS_MAX 64
 
 struct run_firing;
+struct run_etcd; /* run_etcd.h: the etcd target */
 struct run_added;
 struct run_cov;
 
@@ -391,6 +392,14 @@ struct run_world {
     struct run_explore_state explore;
     struct run_restore_state rst;
     struct run_paranoid_state par;
+    /* the target (run_target_etcd.c): the options, and the etcd cluster once set up
+     * (NULL on the simulator, where rw->cl is the cluster) */
+    struct {
+        int kind;
+        char *workdir;
+        bool keep;
+    } target;
+    struct run_etcd *etcd;
 };
 
 /* run_world.c */

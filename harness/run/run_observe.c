@@ -4,7 +4,7 @@
  * far (run_node_events), kept in memory in the order the cluster emitted them so that
  * `expect` can be asserted on terms, elections, refused votes and snapshots (DESIGN §4).
  */
-#include "harness/run/run_int.h"
+#include "harness/run/run_etcd.h"
 
 void run_events_keep(struct run_world *rw, const struct srv_event *ev)
 {
@@ -56,6 +56,8 @@ const struct run_node_event *run_node_events(const struct run_world *rw, size_t 
 int run_node_status(struct run_world *rw, int id, struct run_node_status *out)
 {
     memset(out, 0, sizeof *out);
+    if (rw->etcd)
+        return run_etcd_node_status(rw, id, out);
     int proc = run_node_proc(rw, id);
     if (proc < 0)
         return FL_ENOENT;

@@ -5,7 +5,7 @@
  *
  * Wall time is read only for runs.wall_ms and the summary's wall_ms (DESIGN §6).
  */
-#include "harness/run/run_int.h"
+#include "harness/run/run_etcd.h"
 
 #include <time.h>
 
@@ -54,6 +54,13 @@ void run_workload_config_default(struct run_workload_config *w)
 static char *options_json(const struct run_options *o)
 {
     json_t *j = json_object();
+    if (o->target == RUN_TARGET_ETCD) {
+        /* only off the simulator: a simulated run's options (and digest) stay as they were */
+        char version[64];
+        json_object_set_new(j, "target", json_string("etcd"));
+        json_object_set_new(j, "etcd_version",
+                            json_string(run_etcd_binary_version(version, sizeof version)));
+    }
     json_t *bugs = json_array();
     for (int i = 0; i < o->bug_count; i++)
         json_array_append_new(bugs, json_string(o->bugs[i]));
@@ -73,6 +80,9 @@ int run_world_open(struct run_world **out, const struct run_options *opts, char 
     rw->scenario = fl_strdup(opts->scenario ? opts->scenario : "(none)");
     rw->seed = opts->seed;
     rw->par.on = opts->paranoid; /* not in options_json: it changes no digest */
+    rw->target.kind = opts->target;
+    rw->target.workdir = opts->workdir ? fl_strdup(opts->workdir) : NULL;
+    rw->target.keep = opts->keep;
     rw->options_json = options_json(opts);
     fl_digest_init(&rw->hdigest);
     fl_bug_reset();
@@ -144,6 +154,10 @@ static void on_node_event(void *ud, const struct srv_event *ev)
 static bool member_bad(void *ud, int node)
 {
     struct run_world *rw = ud;
+    if (rw->etcd) {
+        struct run_node_status st;
+        return run_etcd_node_status(rw, node, &st) || !st.alive || st.paused || !st.leader_id;
+    }
     int proc = srv_cluster_node_proc(rw->cl, node);
     if (proc < 0 || !srv_cluster_is_alive(rw->cl, node))
         return true;
@@ -198,6 +212,8 @@ static int setup_cluster(struct run_world *rw, const struct run_cluster_config *
                                            ? c->auto_compaction_retention
                                            : c->auto_compaction_retention * FL_MS;
     }
+    if (rw->target.kind == RUN_TARGET_ETCD)
+        return run_etcd_setup(rw, c, err, err_len);
     if (sc.nodes < 1 || sc.nodes > RUN_NODES_MAX / 2) {
         snprintf(err, err_len, "cluster.nodes must be in [1, %d]", RUN_NODES_MAX / 2);
         return FL_EINVAL;
@@ -249,9 +265,9 @@ static int setup_clients(struct run_world *rw, const struct run_clients_config *
     }
     rw->balancer = (enum lb_kind)kind;
     struct kvc_endpoint eps[LB_ENDPOINTS_MAX];
-    int n = 0, slots = srv_cluster_slots(rw->cl);
+    int n = 0, slots = rw->etcd ? run_etcd_slots(rw) : srv_cluster_slots(rw->cl);
     for (int i = 1; i <= slots && n < LB_ENDPOINTS_MAX; i++)
-        eps[n++] = (struct kvc_endpoint){.node = i, .proc = srv_cluster_node_proc(rw->cl, i)};
+        eps[n++] = (struct kvc_endpoint){.node = i, .proc = run_node_proc(rw, i)};
     int count = k->n_balancers ? k->n_balancers : k->count;
     for (int i = 0; i < count; i++) {
         struct kvc_config kc;
@@ -288,6 +304,8 @@ int run_world_setup(struct run_world *rw, const struct run_cluster_config *clust
     rw->kcfg = *clients;
     rw->wcfg = *workload;
     rw->checks = checks;
+    if (rw->target.kind == RUN_TARGET_ETCD)
+        run_target_trim_checks(rw); /* raft_safety and converge read our members' state */
     if (!(checks & (RUN_CHECK_LINEARIZABILITY | RUN_CHECK_WATCH | RUN_CHECK_LIVENESS)))
         rw->mirror.on = false; /* nothing will read the history back */
     int rc = setup_cluster(rw, cluster, err, err_len);
@@ -316,6 +334,7 @@ void run_world_close(struct run_world *rw)
             kvc_client_free(rw->clients[i].c);
     if (rw->cl)
         srv_cluster_destroy(rw->cl); /* frees the calls it never answered, silently */
+    run_etcd_close(rw);              /* kills every etcd member */
     run_ctl_free_pending(rw);
     if (rw->w)
         sim_world_free(rw->w);
@@ -345,6 +364,7 @@ void run_world_close(struct run_world *rw)
     free(rw->scenario);
     free(rw->db_path);
     free(rw->options_json);
+    free(rw->target.workdir);
     free(rw);
     fl_bug_reset();
 }
@@ -407,6 +427,10 @@ bool run_step(struct run_world *rw)
 
 void run_advance(struct run_world *rw, int64_t until_ns)
 {
+    if (rw->etcd) {
+        run_etcd_advance(rw, until_ns);
+        return;
+    }
     while (!run_world_stopped(rw) && sim_next_time_ns(rw->w) <= until_ns)
         run_sim_step(rw);
     if (!run_world_stopped(rw) && sim_now_ns(rw->w) < until_ns)
@@ -441,6 +465,8 @@ void run_rng_reseed(struct run_world *rw, uint64_t n)
 
 int run_node_proc(struct run_world *rw, int node)
 {
+    if (rw->etcd)
+        return run_etcd_node_proc(rw, node);
     if (!rw->cl || node < 1 || node > srv_cluster_slots(rw->cl))
         return -1;
     return srv_cluster_node_proc(rw->cl, node);
@@ -448,17 +474,26 @@ int run_node_proc(struct run_world *rw, int node)
 
 int run_leader(struct run_world *rw)
 {
+    if (rw->etcd)
+        return run_etcd_leader(rw);
     return rw->cl ? srv_cluster_leader(rw->cl) : 0;
 }
 
 int run_leader_announced(struct run_world *rw)
 {
+    if (rw->etcd)
+        return run_etcd_leader(rw);
     return rw->cl ? srv_cluster_leader_announced(rw->cl) : 0;
 }
 
 int run_nodes(struct run_world *rw, int *ids, int ids_max)
 {
     int n = 0;
+    if (rw->etcd) {
+        for (int i = 1; i <= run_etcd_slots(rw) && n < ids_max; i++)
+            ids[n++] = i;
+        return n;
+    }
     if (!rw->cl)
         return 0;
     int slots = srv_cluster_slots(rw->cl);

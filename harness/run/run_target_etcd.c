@@ -1,0 +1,923 @@
+/*
+ * run_target_etcd.c: `faultline run SCENARIO --target etcd` (issue 16 §3): the run
+ * driver over a real etcd 3.4 cluster. See run_etcd.h for the shape.
+ *
+ * Pacing. The world's clock stays the only clock the scenario, the workload, the
+ * clients and the recorder read, but an event at simulated time t runs only when
+ * wall time since the cluster came up has reached t (run_etcd_pace); meanwhile the
+ * libuv loop runs the etcd members' supervisor, the proxies and the curl requests.
+ * An answer from etcd enters the world as an event at the wall time it arrived (never
+ * before the world's now). Times in the history are therefore wall times, and the
+ * run has no digest: nothing here is deterministic.
+ *
+ * Bridges. Member slot i is a simulated process "n<i>" listening on the client port,
+ * as our own members do, so the clients and their four balancer policies run
+ * unchanged. A bridge decodes each rpc.proto frame, makes the same call on etcd
+ * member i through its client proxy (JSON gateway), and sends the rpc.proto answer
+ * back: etcd's header, its error text and gRPC code as the gateway reports them.
+ * Watches become streamed gateway watches. Pings are answered by the bridge (HTTP/1.1
+ * has no HTTP/2 pings); a paused member's bridge is paused too, so they stop. A Status
+ * answer carries quorum_contact_age_ns 0 when the member names a leader, else -1:
+ * etcd does not expose its last contact with a quorum (health_aware's probe reads it).
+ *
+ * Faults. kill / restart / pause / resume act on the etcd process (SIGKILL, respawn on
+ * the same data directory, SIGSTOP / SIGCONT) and on its bridge (killed: the clients'
+ * connections reset; restarted: listens again; paused: frames wait). Cuts between a
+ * client and a member are the simulator's (the bridge is the member's endpoint); cuts
+ * and clogs between two members are mirrored onto the real peer proxies
+ * (run_etcd_net_sync). What etcd cannot do here is refused before the scenario runs
+ * (run_target_unsupported, harness/lua names the function and the target).
+ *
+ * Observation. Every member's Maintenance Status is polled every 100 ms of wall
+ * time; status() reports the latest answer, leader() the member that names itself
+ * leader at the highest term, and a change of leader or term seen by polling is a node event
+ * ("leader", "term"), recorded as such: etcd's own elections are not visible any closer.
+ */
+#include "harness/run/run_etcd.h"
+
+#include "harness/live/live_etcd.h"
+#include "nodes/proto/codec.h"
+#include "nodes/proto/errors.h"
+#include "nodes/server/server.h"
+
+#include <errno.h>
+#include <time.h>
+
+#define CALL_TIMEOUT_MS 10000 /* the clients time out first (default 2 s) */
+#define POLL_MS         100
+#define START_MS        20000
+
+struct run_etcd;
+
+/* One frame to send from a bridge, at the wall time its answer came. */
+struct delivery {
+    struct run_etcd *E;
+    int slot;
+    uint32_t epoch;
+    net_sock sock;
+    uint8_t *frame;
+    size_t len;
+    struct delivery *prev, *next;
+};
+
+/* A unary call in flight to etcd. */
+struct ecall {
+    struct run_etcd *E;
+    int slot;
+    uint32_t epoch;
+    net_sock sock;
+    uint64_t call_id;
+    int method;
+    struct ecall *prev, *next;
+};
+
+/* A client's watch stream, carried by a gateway watch. */
+struct ewatch {
+    struct run_etcd *E;
+    int slot;
+    uint32_t epoch;
+    net_sock sock;
+    uint64_t call_id;
+    struct lv_etcd_watch *w; /* NULL once the gateway stream ended */
+    bool dead;               /* to cancel outside curl's callbacks */
+    struct ewatch *prev, *next;
+};
+
+/* A control call of the scenario (compact, defrag, ...). */
+struct ectl {
+    struct run_etcd *E;
+    void (*done)(void *ud, int code, const char *text, int64_t revision);
+    void *ud;
+    int code;
+    char text[256];
+    int64_t revision;
+    struct ectl *prev, *next;
+};
+
+struct bridge {
+    int slot, proc;
+    uint32_t epoch; /* bumped at every kill: answers to an older life are dropped */
+    struct lv_etcd_status st;
+    bool st_ok;
+};
+
+struct run_etcd {
+    struct run_world *rw;
+    uv_loop_t loop;
+    bool loop_open;
+    struct lv_workdir wd;
+    bool wd_open;
+    struct lv_etcd_cluster c;
+    bool cluster_open;
+    struct bridge b[LV_NODES_MAX + 1]; /* [slot], 1-based */
+    int n;
+    double wall0_s; /* wall seconds at simulated time 0 */
+    uv_timer_t poll;
+    bool poll_open;
+    int polls_out;
+    uint64_t leader_id, term; /* last seen by polling */
+    char version[32];
+    struct delivery *deliveries;
+    struct ecall *calls;
+    struct ewatch *watches;
+    struct ectl *ctls;
+    int64_t injected_ns; /* earliest event entered during a pace; INT64_MAX none */
+};
+
+static double wall_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int64_t wall_ns(const struct run_etcd *E)
+{
+    return (int64_t)((wall_s() - E->wall0_s) * 1e9);
+}
+
+#define LINK(head, x)                                                                              \
+    do {                                                                                           \
+        (x)->prev = NULL;                                                                          \
+        (x)->next = (head);                                                                        \
+        if (head)                                                                                  \
+            (head)->prev = (x);                                                                    \
+        (head) = (x);                                                                              \
+    } while (0)
+#define UNLINK(head, x)                                                                            \
+    do {                                                                                           \
+        if ((x)->prev)                                                                             \
+            (x)->prev->next = (x)->next;                                                           \
+        else                                                                                       \
+            (head) = (x)->next;                                                                    \
+        if ((x)->next)                                                                             \
+            (x)->next->prev = (x)->prev;                                                           \
+    } while (0)
+
+static int slot_of_member(const struct run_etcd *E, uint64_t id)
+{
+    for (int i = 0; i < E->n; i++)
+        if (E->c.m[i].id == id)
+            return i + 1;
+    return 0;
+}
+
+/* ---- deliveries into the world ---------------------------------------------------- */
+
+static void delivery_fire(struct sim_world *w, void *ctx)
+{
+    struct delivery *d = ctx;
+    struct run_etcd *E = d->E;
+    UNLINK(E->deliveries, d);
+    if (E->b[d->slot].epoch == d->epoch && net_sock_open(w, d->sock))
+        net_send(w, d->sock, d->frame, d->len);
+    free(d->frame);
+    free(d);
+}
+
+/* Enters msg, to be sent on sock by bridge slot, into the world at the wall time now. */
+static void deliver(struct run_etcd *E, int slot, uint32_t epoch, net_sock sock,
+                    const Rpc__ServerMsg *msg)
+{
+    struct delivery *d = fl_calloc(1, sizeof *d);
+    struct fl_buf b;
+    fl_buf_init(&b);
+    rpc_server_msg_encode(msg, &b);
+    d->E = E;
+    d->slot = slot;
+    d->epoch = epoch;
+    d->sock = sock;
+    d->frame = b.data; /* the buffer's memory, now the delivery's */
+    d->len = b.len;
+    LINK(E->deliveries, d);
+    int64_t now = sim_now_ns(E->rw->w), at = wall_ns(E);
+    if (at < now)
+        at = now;
+    if (at < E->injected_ns)
+        E->injected_ns = at;
+    sim_schedule_at(E->rw->w, at, delivery_fire, d);
+}
+
+static void error_msg(Rpc__ServerMsg *msg, Rpc__Error *e, int code, const char *text)
+{
+    rpc__error__init(e);
+    e->code = code;
+    e->message = (char *)text;
+    msg->error = e;
+}
+
+/* An etcd error answer: the gateway's {"error","code","message"}; a transport failure
+ * (nothing answered) is what gRPC reports for a refused connection. */
+static void reply_error(Rpc__ServerMsg *msg, Rpc__Error *e, const struct lv_etcd_reply *r)
+{
+    if (r->http_status == 0) {
+        if (r->timed_out)
+            error_msg(msg, e, RPC_CODE_DEADLINE_EXCEEDED, rpc_err_text(RPC_ERR_CLIENT_DEADLINE));
+        else
+            error_msg(msg, e, RPC_CODE_UNAVAILABLE, rpc_err_text(RPC_ERR_CONN_REFUSED));
+        return;
+    }
+    int code = r->resp ? (int)ec_i64(r->resp, "code") : RPC_CODE_UNKNOWN;
+    const char *text = r->error && r->error[0] ? r->error : "HTTP error";
+    if (code <= 0 || code >= RPC_CODE_COUNT) {
+        enum rpc_err_id id = rpc_err_find(text);
+        code = id < RPC_ERR_COUNT ? (int)rpc_err_code(id) : RPC_CODE_UNKNOWN;
+    }
+    error_msg(msg, e, code, text);
+}
+
+static void on_call_reply(const struct lv_etcd_reply *r, void *arg)
+{
+    struct ecall *c = arg;
+    struct run_etcd *E = c->E;
+    UNLINK(E->calls, c);
+    struct ec_scratch s = {.n = 0};
+    Rpc__ServerMsg msg = RPC__SERVER_MSG__INIT;
+    Rpc__Error e;
+    msg.call_id = c->call_id;
+    msg.method = (Rpc__Method)c->method;
+    if (r->http_status == 200 && r->resp) {
+        msg.header = ec_header(&s, json_object_get(r->resp, "header"));
+        struct ec_ids ids = {.n = E->n};
+        for (int i = 0; i < E->n; i++)
+            ids.id[i] = E->c.m[i].id;
+        ec_answer(&s, &ids, c->method, r->resp, &msg);
+        const json_t *err = json_object_get(r->resp, "error"); /* a stream's error item */
+        if (json_is_object(err))
+            error_msg(&msg, &e, (int)ec_i64(err, "grpc_code"),
+                      json_string_value(json_object_get(err, "message")));
+    } else {
+        reply_error(&msg, &e, r);
+    }
+    deliver(E, c->slot, c->epoch, c->sock, &msg);
+    ec_free(&s);
+    free(c);
+}
+
+/* ---- watches ---------------------------------------------------------------------- */
+
+static void on_watch_msg(json_t *m, const struct lv_etcd_reply *end, void *arg)
+{
+    struct ewatch *x = arg;
+    struct run_etcd *E = x->E;
+    struct ec_scratch s = {.n = 0};
+    Rpc__ServerMsg msg = RPC__SERVER_MSG__INIT;
+    Rpc__Error e;
+    msg.call_id = x->call_id;
+    msg.method = RPC__METHOD__METHOD_WATCH;
+    if (!m) {
+        /* the gateway stream ended (the member died, or the connection broke): the
+         * client resumes the watch, as after a broken gRPC stream */
+        x->w = NULL;
+        x->dead = true;
+        msg.stream_end = true;
+        (void)end;
+        error_msg(&msg, &e, RPC_CODE_UNAVAILABLE, rpc_err_text(RPC_ERR_TRANSPORT_CLOSING));
+        deliver(E, x->slot, x->epoch, x->sock, &msg);
+        return;
+    }
+    const json_t *r = json_object_get(m, "result");
+    const json_t *err = json_object_get(m, "error");
+    if (!r) {
+        int code = err ? (int)ec_i64(err, "grpc_code") : RPC_CODE_UNKNOWN;
+        const char *text = err ? json_string_value(json_object_get(err, "message")) : NULL;
+        msg.stream_end = true;
+        error_msg(&msg, &e, code ? code : RPC_CODE_UNKNOWN, text ? text : "watch stream error");
+        x->dead = true;
+        deliver(E, x->slot, x->epoch, x->sock, &msg);
+        return;
+    }
+    Rpc__WatchResponse *wr = ec_new(&s, sizeof *wr);
+    rpc__watch_response__init(wr);
+    msg.header = ec_header(&s, json_object_get(r, "header"));
+    wr->watch_id = ec_i64(r, "watch_id");
+    wr->created = ec_bool(r, "created");
+    wr->canceled = ec_bool(r, "canceled");
+    wr->compact_revision = ec_i64(r, "compact_revision");
+    const char *reason = json_string_value(json_object_get(r, "cancel_reason"));
+    wr->cancel_reason = (char *)(reason ? reason : "");
+    wr->fragment = ec_bool(r, "fragment");
+    wr->events = ec_events(&s, json_object_get(r, "events"), &wr->n_events);
+    msg.resp_case = RPC__SERVER_MSG__RESP_WATCH;
+    msg.watch = wr;
+    if (wr->canceled) {
+        msg.stream_end = true;
+        x->dead = true; /* cancelled after this callback returns (run_etcd_pace) */
+    }
+    deliver(E, x->slot, x->epoch, x->sock, &msg);
+    ec_free(&s);
+}
+
+static void watch_free(struct run_etcd *E, struct ewatch *x)
+{
+    UNLINK(E->watches, x);
+    if (x->w)
+        lv_etcd_watch_cancel(x->w);
+    free(x);
+}
+
+/* Watches marked dead inside curl's callbacks, cancelled outside them. */
+static void watches_sweep(struct run_etcd *E)
+{
+    struct ewatch *x = E->watches;
+    while (x) {
+        struct ewatch *next = x->next;
+        if (x->dead)
+            watch_free(E, x);
+        x = next;
+    }
+}
+
+static void watch_open(struct run_etcd *E, int slot, net_sock sock, const Rpc__ClientMsg *m)
+{
+    const Rpc__WatchRequest *wr = m->watch;
+    if (wr->request_union_case != RPC__WATCH_REQUEST__REQUEST_UNION_CREATE_REQUEST)
+        return; /* progress requests: the gateway stream takes one request only */
+    const Rpc__WatchCreateRequest *c = wr->create_request;
+    json_t *o = json_object();
+    ec_set_bytes(o, "key", c->key);
+    ec_set_bytes(o, "range_end", c->range_end);
+    ec_set_i64(o, "start_revision", c->start_revision);
+    if (c->progress_notify)
+        json_object_set_new(o, "progress_notify", json_true());
+    if (c->prev_kv)
+        json_object_set_new(o, "prev_kv", json_true());
+    if (c->n_filters) {
+        json_t *f = json_array();
+        for (size_t i = 0; i < c->n_filters; i++)
+            json_array_append_new(
+                f, json_string(c->filters[i] == RPC__WATCH_CREATE_REQUEST__FILTER_TYPE__NODELETE
+                                   ? "NODELETE"
+                                   : "NOPUT"));
+        json_object_set_new(o, "filters", f);
+    }
+    struct ewatch *x = fl_calloc(1, sizeof *x);
+    x->E = E;
+    x->slot = slot;
+    x->epoch = E->b[slot].epoch;
+    x->sock = sock;
+    x->call_id = m->call_id;
+    LINK(E->watches, x);
+    x->w = lv_etcd_watch_open(&E->c.client, E->c.m[slot - 1].client_url, o, on_watch_msg, x);
+}
+
+static void watch_close(struct run_etcd *E, int slot, net_sock sock, uint64_t call_id)
+{
+    for (struct ewatch *x = E->watches; x; x = x->next)
+        if (x->slot == slot && x->sock == sock && (call_id == 0 || x->call_id == call_id))
+            x->dead = true;
+    watches_sweep(E);
+}
+
+/* ---- bridge processes --------------------------------------------------------------- */
+
+static int slot_of_proc(const struct run_etcd *E, int proc)
+{
+    for (int i = 1; i <= E->n; i++)
+        if (E->b[i].proc == proc)
+            return i;
+    return 0;
+}
+
+static void bridge_frame(struct run_etcd *E, int slot, net_sock sock, const uint8_t *p, size_t n)
+{
+    struct sim_world *w = E->rw->w;
+    Rpc__ClientMsg *m = rpc_client_msg_decode(NULL, n, p);
+    if (!m)
+        return; /* not a frame: our members drop it as well */
+    if (m->req_case == RPC__CLIENT_MSG__REQ_PING) {
+        Rpc__ServerMsg msg = RPC__SERVER_MSG__INIT;
+        Rpc__Pong pong = RPC__PONG__INIT;
+        pong.seq = m->ping->seq;
+        msg.method = RPC__METHOD__METHOD_PING;
+        msg.resp_case = RPC__SERVER_MSG__RESP_PONG;
+        msg.pong = &pong;
+        struct fl_buf b;
+        fl_buf_init(&b);
+        rpc_server_msg_encode(&msg, &b);
+        net_send(w, sock, b.data, b.len);
+        fl_buf_close(&b);
+    } else if (m->close_stream) {
+        watch_close(E, slot, sock, m->call_id);
+    } else if (m->req_case == RPC__CLIENT_MSG__REQ_WATCH) {
+        watch_open(E, slot, sock, m);
+    } else {
+        json_t *body;
+        const char *path = ec_request(m, &body);
+        if (!path) {
+            Rpc__ServerMsg msg = RPC__SERVER_MSG__INIT;
+            Rpc__Error e;
+            msg.call_id = m->call_id;
+            msg.method = m->method;
+            error_msg(&msg, &e, RPC_CODE_UNIMPLEMENTED, "not served on the etcd target");
+            deliver(E, slot, E->b[slot].epoch, sock, &msg);
+        } else {
+            struct ecall *c = fl_calloc(1, sizeof *c);
+            c->E = E;
+            c->slot = slot;
+            c->epoch = E->b[slot].epoch;
+            c->sock = sock;
+            c->call_id = m->call_id;
+            c->method = (int)m->method;
+            LINK(E->calls, c);
+            lv_etcd_call(&E->c.client, E->c.m[slot - 1].client_url, path, body, CALL_TIMEOUT_MS,
+                         on_call_reply, c);
+        }
+    }
+    rpc__client_msg__free_unpacked(m, NULL);
+}
+
+static void bridge_on_message(struct sim_world *w, net_sock s, const uint8_t *p, size_t n,
+                              void *ctx)
+{
+    struct run_etcd *E = ctx;
+    int slot = slot_of_proc(E, net_sock_proc(w, s));
+    if (slot)
+        bridge_frame(E, slot, s, p, n);
+}
+
+static void bridge_on_close(struct sim_world *w, net_sock s, int reason, void *ctx)
+{
+    (void)reason;
+    struct run_etcd *E = ctx;
+    int slot = slot_of_proc(E, net_sock_proc(w, s));
+    for (struct ewatch *x = E->watches; x; x = x->next)
+        if (x->sock == s && (slot == 0 || x->slot == slot))
+            x->dead = true;
+    watches_sweep(E);
+}
+
+static void bridge_accept(struct sim_world *w, net_sock s, int peer, void *ctx)
+{
+    (void)peer;
+    static const struct net_sock_ops ops = {NULL, bridge_on_message, bridge_on_close};
+    net_sock_bind(w, s, &ops, ctx);
+}
+
+static void bridge_on_kill(struct sim_world *w, int proc, void *ctx)
+{
+    (void)w;
+    struct run_etcd *E = ctx;
+    int slot = slot_of_proc(E, proc);
+    E->b[slot].epoch++;
+    for (struct ewatch *x = E->watches; x; x = x->next)
+        if (x->slot == slot)
+            x->dead = true;
+    watches_sweep(E);
+}
+
+static void bridge_on_restart(struct sim_world *w, int proc, void *ctx)
+{
+    net_listen(w, proc, SRV_CLIENT_PORT, bridge_accept, ctx);
+}
+
+/* ---- status polling ------------------------------------------------------------------ */
+
+struct poll_arg {
+    struct run_etcd *E;
+    int slot;
+};
+
+static void node_event(struct run_etcd *E, int slot, const char *kind, uint64_t term,
+                       const char *detail)
+{
+    struct run_world *rw = E->rw;
+    struct srv_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.at_ns = sim_now_ns(rw->w);
+    ev.node = slot;
+    ev.member_id = slot ? E->c.m[slot - 1].id : 0;
+    ev.kind = kind;
+    ev.term = term;
+    ev.detail = detail;
+    run_events_keep(rw, &ev);
+    if (rw->db)
+        run_record_node_event(rw, &ev);
+    if (!strcmp(kind, SRV_EV_LEADER)) {
+        json_t *l = json_object();
+        json_object_set_new(l, "at_ms", json_integer(ev.at_ns / FL_MS));
+        json_object_set_new(l, "node", json_integer(slot));
+        json_object_set_new(l, "term", json_integer((json_int_t)term));
+        json_array_append_new(rw->sum.leaders, l);
+    }
+}
+
+/* The leader as polling sees it: of the members that run and answered Status, one that
+ * names itself leader, the one with the highest term (a deposed leader cut off from
+ * the others may still name itself, at an older term: etcd 3.4 runs without
+ * check-quorum by default). 0 when none does. */
+static int polled_leader(struct run_etcd *E, uint64_t *term)
+{
+    int best = 0;
+    *term = 0;
+    for (int i = 1; i <= E->n; i++) {
+        const struct lv_proc *p = &E->c.m[i - 1].proc;
+        const struct bridge *b = &E->b[i];
+        if (!p->running || p->paused || !b->st_ok || !b->st.leader)
+            continue;
+        if (b->st.leader == E->c.m[i - 1].id && (!best || b->st.raft_term > *term)) {
+            best = i;
+            *term = b->st.raft_term;
+        }
+    }
+    return best;
+}
+
+static void poll_note(struct run_etcd *E)
+{
+    uint64_t term;
+    int slot = polled_leader(E, &term);
+    if (!slot || !E->rw->db)
+        return;
+    uint64_t id = E->c.m[slot - 1].id;
+    if (id == E->leader_id && term == E->term)
+        return;
+    E->leader_id = id;
+    E->term = term;
+    char d[96];
+    snprintf(d, sizeof d, "seen by Maintenance Status polling (every %d ms)", POLL_MS);
+    node_event(E, slot, SRV_EV_LEADER, term, d);
+}
+
+static void on_poll_reply(const struct lv_etcd_reply *r, void *arg)
+{
+    struct poll_arg *a = arg;
+    struct run_etcd *E = a->E;
+    struct bridge *b = &E->b[a->slot];
+    E->polls_out--;
+    b->st_ok = r->http_status == 200 && r->resp;
+    if (b->st_ok) {
+        const json_t *h = json_object_get(r->resp, "header");
+        memset(&b->st, 0, sizeof b->st);
+        b->st.member_id = (uint64_t)ec_i64(h, "member_id");
+        b->st.revision = (uint64_t)ec_i64(h, "revision");
+        b->st.leader = (uint64_t)ec_i64(r->resp, "leader");
+        b->st.raft_term = (uint64_t)ec_i64(r->resp, "raftTerm");
+        b->st.raft_index = (uint64_t)ec_i64(r->resp, "raftIndex");
+        b->st.raft_applied_index = (uint64_t)ec_i64(r->resp, "raftAppliedIndex");
+        b->st.db_size = (uint64_t)ec_i64(r->resp, "dbSize");
+        b->st.db_size_in_use = (uint64_t)ec_i64(r->resp, "dbSizeInUse");
+        b->st.is_learner = ec_bool(r->resp, "isLearner");
+        const char *v = json_string_value(json_object_get(r->resp, "version"));
+        snprintf(b->st.version, sizeof b->st.version, "%s", v ? v : "");
+    }
+    free(a);
+    if (E->polls_out == 0)
+        poll_note(E);
+}
+
+static void on_poll_timer(uv_timer_t *t)
+{
+    struct run_etcd *E = t->data;
+    if (E->polls_out > 0)
+        return;
+    for (int i = 1; i <= E->n; i++) {
+        struct lv_etcd_member *m = &E->c.m[i - 1];
+        if (!m->proc.running || m->proc.paused) {
+            E->b[i].st_ok = false;
+            continue;
+        }
+        struct poll_arg *a = fl_calloc(1, sizeof *a);
+        a->E = E;
+        a->slot = i;
+        E->polls_out++;
+        lv_etcd_call(&E->c.client, m->direct_url, "/v3/maintenance/status", json_object(), 1000,
+                     on_poll_reply, a);
+    }
+}
+
+/* ---- set-up and close ----------------------------------------------------------------- */
+
+int run_etcd_setup(struct run_world *rw, const struct run_cluster_config *cfg, char *err,
+                   size_t err_len)
+{
+    int n = cfg->nodes ? cfg->nodes : 3;
+    if (n < 1 || n > LV_NODES_MAX) {
+        snprintf(err, err_len, "cluster.nodes must be in [1, %d] on the etcd target", LV_NODES_MAX);
+        return FL_EINVAL;
+    }
+    char *bin = lv_etcd_find();
+    if (!bin) {
+        snprintf(err, err_len,
+                 "target etcd: no etcd binary ($FL_ETCD, or etcd on PATH; Debian: apt-get "
+                 "install etcd-server, or make deps ETCD=1)");
+        return FL_EINVAL;
+    }
+    struct run_etcd *E = fl_calloc(1, sizeof *E);
+    rw->etcd = E;
+    E->rw = rw;
+    E->n = n;
+    E->injected_ns = INT64_MAX;
+    uv_loop_init(&E->loop);
+    E->loop_open = true;
+    struct fl_buf eb;
+    fl_buf_init(&eb);
+    int rc = lv_workdir_open(&E->wd, rw->target.workdir, rw->target.keep, &eb);
+    if (!rc) {
+        E->wd_open = true;
+        rc = lv_etcd_cluster_start(&E->c, &E->loop, &E->wd, n, bin, START_MS, &eb);
+        E->cluster_open = true;
+    }
+    free(bin);
+    if (rc) {
+        snprintf(err, err_len, "target etcd: %s", fl_buf_cstr(&eb));
+        fl_buf_close(&eb);
+        return rc;
+    }
+    fl_buf_close(&eb);
+    struct lv_etcd_status st;
+    if (!lv_etcd_status(&E->c.client, E->c.m[0].direct_url, 2000, &st, NULL))
+        snprintf(E->version, sizeof E->version, "%s", st.version);
+    static const struct sim_proc_ops ops = {bridge_on_kill, bridge_on_restart};
+    for (int i = 1; i <= n; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "n%d", i);
+        E->b[i].slot = i;
+        E->b[i].proc = sim_proc_add(rw->w, name, &ops, E);
+        net_listen(rw->w, E->b[i].proc, SRV_CLIENT_PORT, bridge_accept, E);
+    }
+    uv_timer_init(&E->loop, &E->poll);
+    E->poll.data = E;
+    E->poll_open = true;
+    uv_timer_start(&E->poll, on_poll_timer, 0, POLL_MS);
+    /* simulated time now is wall time now: the scenario's clock starts here */
+    E->wall0_s = wall_s() - (double)sim_now_ns(rw->w) * 1e-9;
+    return FL_OK;
+}
+
+static void on_closed(uv_handle_t *h)
+{
+    (void)h;
+}
+
+void run_etcd_close(struct run_world *rw)
+{
+    struct run_etcd *E = rw->etcd;
+    if (!E)
+        return;
+    while (E->watches)
+        watch_free(E, E->watches);
+    if (E->poll_open) {
+        uv_timer_stop(&E->poll);
+        uv_close((uv_handle_t *)&E->poll, on_closed);
+    }
+    if (E->cluster_open)
+        lv_etcd_cluster_close(&E->c); /* cancels the calls in flight, without callbacks */
+    while (E->calls) {
+        struct ecall *c = E->calls;
+        UNLINK(E->calls, c);
+        free(c);
+    }
+    while (E->ctls) {
+        struct ectl *c = E->ctls;
+        UNLINK(E->ctls, c);
+        free(c);
+    }
+    while (E->deliveries) {
+        struct delivery *d = E->deliveries;
+        UNLINK(E->deliveries, d);
+        free(d->frame);
+        free(d);
+    }
+    if (E->loop_open) {
+        uv_run(&E->loop, UV_RUN_NOWAIT);
+        uv_loop_close(&E->loop);
+    }
+    if (E->wd_open)
+        lv_workdir_close(&E->wd);
+    free(E);
+    rw->etcd = NULL;
+}
+
+/* ---- pacing ---------------------------------------------------------------------------- */
+
+static void on_wake(uv_timer_t *t)
+{
+    (void)t;
+}
+
+void run_etcd_pace(struct run_world *rw, int64_t t_ns)
+{
+    struct run_etcd *E = rw->etcd;
+    uv_timer_t wake;
+    uv_timer_init(&E->loop, &wake);
+    for (;;) {
+        E->injected_ns = INT64_MAX;
+        uv_run(&E->loop, UV_RUN_NOWAIT);
+        watches_sweep(E);
+        int64_t now = wall_ns(E);
+        if (now >= t_ns || E->injected_ns < t_ns || run_world_stopped(rw))
+            break;
+        int64_t wait_ms = (t_ns - now + FL_MS - 1) / FL_MS;
+        uv_timer_start(&wake, on_wake, (uint64_t)FL_MIN(wait_ms, 50), 0);
+        uv_run(&E->loop, UV_RUN_ONCE);
+        watches_sweep(E);
+        if (E->injected_ns < t_ns)
+            break;
+    }
+    uv_timer_stop(&wake);
+    uv_close((uv_handle_t *)&wake, on_closed);
+    uv_run(&E->loop, UV_RUN_NOWAIT); /* the close callback */
+}
+
+void run_etcd_advance(struct run_world *rw, int64_t until_ns)
+{
+    while (!run_world_stopped(rw)) {
+        int64_t next = sim_next_time_ns(rw->w);
+        if (next <= until_ns) {
+            run_sim_step(rw); /* paces itself */
+            continue;
+        }
+        run_etcd_pace(rw, until_ns);
+        if (sim_next_time_ns(rw->w) > until_ns && wall_ns(rw->etcd) >= until_ns)
+            break;
+    }
+    if (!run_world_stopped(rw) && sim_now_ns(rw->w) < until_ns)
+        sim_run_until(rw->w, until_ns);
+}
+
+/* ---- cluster view ----------------------------------------------------------------------- */
+
+int run_etcd_slots(struct run_world *rw)
+{
+    return rw->etcd ? rw->etcd->n : 0;
+}
+
+int run_etcd_node_proc(struct run_world *rw, int node)
+{
+    struct run_etcd *E = rw->etcd;
+    if (!E || node < 1 || node > E->n)
+        return -1;
+    return E->b[node].proc;
+}
+
+bool run_etcd_alive(struct run_world *rw, int node)
+{
+    struct run_etcd *E = rw->etcd;
+    return E && node >= 1 && node <= E->n && E->c.m[node - 1].proc.running;
+}
+
+int run_etcd_leader(struct run_world *rw)
+{
+    uint64_t term;
+    return rw->etcd ? polled_leader(rw->etcd, &term) : 0;
+}
+
+const char *run_etcd_version(struct run_world *rw)
+{
+    return rw->etcd ? rw->etcd->version : "";
+}
+
+int run_etcd_node_status(struct run_world *rw, int id, struct run_node_status *out)
+{
+    struct run_etcd *E = rw->etcd;
+    memset(out, 0, sizeof *out);
+    if (!E || id < 1 || id > E->n)
+        return FL_ENOENT;
+    const struct lv_etcd_member *m = &E->c.m[id - 1];
+    const struct bridge *b = &E->b[id];
+    out->alive = m->proc.running;
+    out->paused = m->proc.paused;
+    out->member_id = m->id;
+    out->version = E->version;
+    out->leader_contact_ns = -1;
+    if (!out->alive || !b->st_ok)
+        return FL_OK;
+    out->leader_id = b->st.leader;
+    out->leader_node = slot_of_member(E, b->st.leader);
+    out->is_leader = b->st.leader == m->id;
+    out->learner = b->st.is_learner;
+    out->term = b->st.raft_term;
+    out->last_index = b->st.raft_index;
+    out->commit = b->st.raft_index;
+    out->applied = b->st.raft_applied_index;
+    out->revision = (int64_t)b->st.revision;
+    out->db_size = (int64_t)b->st.db_size;
+    out->db_size_in_use = (int64_t)b->st.db_size_in_use;
+    return FL_OK;
+}
+
+/* ---- faults ------------------------------------------------------------------------------ */
+
+void run_etcd_node_fault(struct run_world *rw, int id, const char *kind)
+{
+    struct run_etcd *E = rw->etcd;
+    struct lv_etcd_member *m = &E->c.m[id - 1];
+    int proc = E->b[id].proc;
+    struct fl_buf err;
+    fl_buf_init(&err);
+    if (!strcmp(kind, "kill")) {
+        lv_proc_kill(&m->proc);
+        sim_proc_kill(rw->w, proc);
+    } else if (!strcmp(kind, "restart")) {
+        if (!m->proc.running && lv_proc_restart(&m->proc, &err))
+            fl_log(FL_LOG_ERROR, "target etcd: restart of %s: %s", m->name, fl_buf_cstr(&err));
+        if (sim_proc_state(rw->w, proc) == SIM_PROC_DOWN)
+            sim_proc_restart(rw->w, proc);
+    } else if (!strcmp(kind, "pause")) {
+        if (m->proc.running && !m->proc.paused)
+            lv_proc_pause(&m->proc);
+        if (sim_proc_state(rw->w, proc) == SIM_PROC_UP)
+            sim_proc_pause(rw->w, proc);
+    } else {
+        if (m->proc.paused)
+            lv_proc_resume(&m->proc);
+        if (sim_proc_state(rw->w, proc) == SIM_PROC_PAUSED)
+            sim_proc_resume(rw->w, proc);
+    }
+    fl_buf_close(&err);
+}
+
+void run_etcd_net_sync(struct run_world *rw)
+{
+    struct run_etcd *E = rw->etcd;
+    if (!E)
+        return;
+    for (int i = 1; i <= E->n; i++)
+        for (int j = 1; j <= E->n; j++) {
+            if (i == j)
+                continue;
+            struct lv_link *l = lv_net_link(&E->c.net, i - 1, j - 1);
+            int pi = E->b[i].proc, pj = E->b[j].proc;
+            l->cut = net_blocked(rw->w, pi, pj);
+            l->clog = net_waiting(rw->w, pi, pj) > 0 || l->clog;
+        }
+    lv_net_update(&E->c.net);
+}
+
+/* ---- control calls ----------------------------------------------------------------------- */
+
+static void ectl_fire(struct sim_world *w, void *ctx)
+{
+    (void)w;
+    struct ectl *c = ctx;
+    struct run_etcd *E = c->E;
+    UNLINK(E->ctls, c);
+    if (c->done)
+        c->done(c->ud, c->code, c->text, c->revision);
+    free(c);
+}
+
+static void on_ctl_reply(const struct lv_etcd_reply *r, void *arg)
+{
+    struct ectl *c = arg;
+    struct run_etcd *E = c->E;
+    if (r->http_status == 200) {
+        c->code = 0;
+        c->revision = r->resp ? ec_i64(json_object_get(r->resp, "header"), "revision") : 0;
+    } else {
+        Rpc__ServerMsg msg = RPC__SERVER_MSG__INIT;
+        Rpc__Error e;
+        reply_error(&msg, &e, r);
+        c->code = e.code;
+        snprintf(c->text, sizeof c->text, "%s", e.message);
+    }
+    int64_t now = sim_now_ns(E->rw->w), at = FL_MAX(now, wall_ns(E));
+    if (at < E->injected_ns)
+        E->injected_ns = at;
+    sim_schedule_at(E->rw->w, at, ectl_fire, c);
+}
+
+void run_etcd_ctl(struct run_world *rw, const char *kind, int node, int64_t arg,
+                  void (*done)(void *ud, int code, const char *text, int64_t revision), void *ud)
+{
+    struct run_etcd *E = rw->etcd;
+    struct ectl *c = fl_calloc(1, sizeof *c);
+    c->E = E;
+    c->done = done;
+    c->ud = ud;
+    LINK(E->ctls, c);
+    /* where: the member named, else the leader, else the first member that runs */
+    int at = node;
+    if (!at)
+        at = run_etcd_leader(rw);
+    for (int i = 1; !at && i <= E->n; i++)
+        if (E->c.m[i - 1].proc.running)
+            at = i;
+    if (!at)
+        at = 1;
+    json_t *body = json_object();
+    const char *path;
+    if (!strcmp(kind, "compact")) {
+        path = "/v3/kv/compaction";
+        ec_set_i64(body, "revision", arg);
+    } else if (!strcmp(kind, "defrag")) {
+        path = "/v3/maintenance/defragment";
+    } else if (!strcmp(kind, "alarm_disarm")) {
+        path = "/v3/maintenance/alarm";
+        json_object_set_new(body, "action", json_string("DEACTIVATE"));
+        json_object_set_new(body, "alarm", json_string("NOSPACE"));
+    } else if (!strcmp(kind, "member_remove") || !strcmp(kind, "member_promote")) {
+        path = !strcmp(kind, "member_remove") ? "/v3/cluster/member/remove"
+                                              : "/v3/cluster/member/promote";
+        ec_set_i64(body, "ID", arg >= 1 && arg <= E->n ? (int64_t)E->c.m[arg - 1].id : 0);
+        if (at == arg)
+            at = run_etcd_leader(rw) ? run_etcd_leader(rw) : at;
+    } else {
+        path = "/v3/maintenance/transfer-leadership";
+        ec_set_i64(body, "targetID", arg >= 1 && arg <= E->n ? (int64_t)E->c.m[arg - 1].id : 0);
+        at = run_etcd_leader(rw) ? run_etcd_leader(rw) : at;
+    }
+    lv_etcd_call(&E->c.client, E->c.m[at - 1].client_url, path, body, CALL_TIMEOUT_MS, on_ctl_reply,
+                 c);
+}
