@@ -336,7 +336,8 @@ static void drive(struct scn *S)
  * two events (run_world_stopped records it). */
 static void end_stopped(struct scn *S)
 {
-    if (S->stop == SCN_STOP_TIMEOUT || S->stop == SCN_STOP_MEMORY) {
+    if (S->stop == SCN_STOP_TIMEOUT || S->stop == SCN_STOP_MEMORY ||
+        S->stop == SCN_STOP_REFUSED) {
         S->failed = true;
         snprintf(S->error, sizeof S->error, "%s", S->stop_msg);
     } else if (S->stop == SCN_STOP_INTERRUPT) {

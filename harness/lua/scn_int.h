@@ -28,6 +28,7 @@ enum scn_stop {
     SCN_STOP_TIMEOUT,   /* --timeout passed: exit 3, verdict 'error' with the reason */
     SCN_STOP_INTERRUPT, /* SIGINT/SIGTERM: exit 3, 'error' (as before) */
     SCN_STOP_MEMORY,    /* --lua-mem-mb reached: a script error, exit 2 */
+    SCN_STOP_REFUSED,   /* a function the target cannot run (scn_target.c): exit 2 */
 };
 
 /* One coroutine of the scenario (the main chunk, a spawn, a watch callback). */

@@ -3,16 +3,28 @@
  * (run.h run_target_unsupported: skew, failpoints, bug switches... on a real etcd)
  * stops at the first call of one with "SCENARIO:LINE: NAME: not available on
  * --target T: why", exit 2, instead of running something else than it says. The
- * functions are replaced before the script runs, so even a call inside pcall is
- * refused the same way (the error still ends the run: see scn_guard.c).
+ * functions are replaced before the script runs; the refusal is a stop of the
+ * scenario (SCN_STOP_REFUSED), which pcall cannot catch (scn_guard.c).
  */
 #include "harness/lua/scn_int.h"
 
+/* A stop, not a plain error: pcall cannot keep the script going (scn_guard.c). */
 static int l_refused(lua_State *L)
 {
-    return luaL_error(L, "%s: not available on --target %s: %s",
-                      lua_tostring(L, lua_upvalueindex(1)), lua_tostring(L, lua_upvalueindex(2)),
-                      lua_tostring(L, lua_upvalueindex(3)));
+    struct scn *S = scn_of(L);
+    /* the script's line, also when called through pcall (a C frame has none) */
+    lua_Debug ar;
+    int level = 1;
+    while (lua_getstack(L, level, &ar) && lua_getinfo(L, "Sl", &ar) && ar.currentline <= 0)
+        level++;
+    luaL_where(L, level);
+    snprintf(S->stop_msg, sizeof S->stop_msg, "%s%s: not available on --target %s: %s",
+             lua_tostring(L, -1), lua_tostring(L, lua_upvalueindex(1)),
+             lua_tostring(L, lua_upvalueindex(2)), lua_tostring(L, lua_upvalueindex(3)));
+    if (S->stop == SCN_STOP_NONE)
+        S->stop = SCN_STOP_REFUSED;
+    lua_pushstring(L, S->stop_msg);
+    return lua_error(L);
 }
 
 void scn_target_restrict(lua_State *L, struct run_world *rw)

@@ -43,9 +43,13 @@ const char *run_etcd_version(struct run_world *rw);
 
 /* Faults: kill / restart / pause / resume of member `id` (its bridge follows). */
 void run_etcd_node_fault(struct run_world *rw, int id, const char *kind);
-/* After any change of the simulated network: member-member cuts and clogs between
- * bridges become cuts and clogs of the real peer links. */
+/* After any change of the simulated network: member-member cuts between bridges
+ * become cuts of the real peer links (the bridges never talk to each other, so the
+ * simulated links between them only say what is cut). */
 void run_etcd_net_sync(struct run_world *rw);
+/* clog / unclog from -> to (processes, -1 every one) on the real peer links between
+ * members; run_etcd_clog(rw, -1, -1, false) at heal. */
+void run_etcd_clog(struct run_world *rw, int from_proc, int to_proc, bool on);
 
 /* Control calls (compact, defrag, alarm disarm, member remove/promote, move leader)
  * through etcd's API; done runs from inside the event loop. */
@@ -82,7 +86,8 @@ const char *ec_request(const Rpc__ClientMsg *m, json_t **body);
 
 /* run_target.c: "etcd --version"'s version into out ("unknown" when it cannot say). */
 const char *run_etcd_binary_version(char *out, size_t n);
-/* The checks that judge our own members only (raft_safety, converge) are dropped from
+/* The checks that read our own members' state (raft_safety, converge, and liveness,
+ * whose fault timeline asks the cluster) are dropped from
  * rw->checks on the etcd target and named in the summary ("not_on_target"). */
 void run_target_trim_checks(struct run_world *rw);
 

@@ -215,6 +215,7 @@ int run_heal_all(struct run_world *rw)
     flt_disable_all(rw->w);
     if (rw->etcd) {
         run_etcd_net_sync(rw);
+        run_etcd_clog(rw, -1, -1, false);
         for (int i = 1; i <= run_etcd_slots(rw); i++) {
             run_etcd_node_fault(rw, i, "resume");
             run_etcd_node_fault(rw, i, "restart");

@@ -158,6 +158,7 @@ static void heal_apply(struct run_world *rw, void *arg)
     run_log_fault(rw, "heal", "*", NULL);
     net_heal(rw->w);
     run_etcd_net_sync(rw);
+    run_etcd_clog(rw, -1, -1, false);
 }
 
 int run_heal(struct run_world *rw)
@@ -313,7 +314,8 @@ static void link_fault_apply(struct run_world *rw, void *arg)
     snprintf(target, sizeof target, "%s>%s", a, b);
     run_log_fault(rw, f->kind, target, NULL);
     f->fn(rw->w, f->pf, f->pt);
-    run_etcd_net_sync(rw);
+    if (f->fn == net_clog || f->fn == net_unclog)
+        run_etcd_clog(rw, f->pf, f->pt, f->fn == net_clog);
 }
 
 static int link_fault(struct run_world *rw, const char *kind, int from, int to,

@@ -127,6 +127,8 @@ int run_node_config(struct run_world *rw, int id, struct run_node_config *out)
 
 bool run_member_awaits_start(struct run_world *rw, int node)
 {
+    if (rw->etcd)
+        return false; /* members are added started or not at all (run_target.c) */
     return run_node_proc(rw, node) >= 0 && srv_cluster_awaits_start(rw->cl, node) &&
            !srv_cluster_is_removed(rw->cl, node);
 }
@@ -135,6 +137,7 @@ int run_set_prevote(struct run_world *rw, int id, bool on)
 {
     if (run_node_proc(rw, id) < 0)
         return FL_ENOENT;
-    srv_cluster_set_prevote(rw->cl, id, on);
+    if (rw->cl)
+        srv_cluster_set_prevote(rw->cl, id, on); /* etcd: its own flags (not changed) */
     return FL_OK;
 }

@@ -89,12 +89,14 @@ const char *run_etcd_binary_version(char *out, size_t n)
 
 void run_target_trim_checks(struct run_world *rw)
 {
-    unsigned off = rw->checks & (RUN_CHECK_RAFT_SAFETY | RUN_CHECK_CONVERGE);
+    unsigned off = rw->checks & (RUN_CHECK_RAFT_SAFETY | RUN_CHECK_CONVERGE | RUN_CHECK_LIVENESS);
     rw->checks &= ~off;
     json_t *a = json_array();
     if (off & RUN_CHECK_RAFT_SAFETY)
         json_array_append_new(a, json_string("raft_safety"));
     if (off & RUN_CHECK_CONVERGE)
         json_array_append_new(a, json_string("converge"));
+    if (off & RUN_CHECK_LIVENESS)
+        json_array_append_new(a, json_string("liveness"));
     run_summary_set(rw, "not_on_target", a);
 }

@@ -840,8 +840,20 @@ void run_etcd_net_sync(struct run_world *rw)
             struct lv_link *l = lv_net_link(&E->c.net, i - 1, j - 1);
             int pi = E->b[i].proc, pj = E->b[j].proc;
             l->cut = net_blocked(rw->w, pi, pj);
-            l->clog = net_waiting(rw->w, pi, pj) > 0 || l->clog;
         }
+    lv_net_update(&E->c.net);
+}
+
+void run_etcd_clog(struct run_world *rw, int from_proc, int to_proc, bool on)
+{
+    struct run_etcd *E = rw->etcd;
+    if (!E)
+        return;
+    for (int i = 1; i <= E->n; i++)
+        for (int j = 1; j <= E->n; j++)
+            if (i != j && (from_proc < 0 || from_proc == E->b[i].proc) &&
+                (to_proc < 0 || to_proc == E->b[j].proc))
+                lv_net_link(&E->c.net, i - 1, j - 1)->clog = on;
     lv_net_update(&E->c.net);
 }
 

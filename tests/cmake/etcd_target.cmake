@@ -1,0 +1,24 @@
+# The etcd target of `faultline run` (issue 16 §3, helper etcdrun): a scenario on a
+# real etcd 3.4 cluster. Tests that need etcd say they skipped without it (exit 77).
+set(FL_ETCD_SCN ${CMAKE_SOURCE_DIR}/tests/scenario/etcd)
+set(FL_ETCD_WORK ${CMAKE_BINARY_DIR}/etcd-target-tests)
+
+# The live smoke: 3 members, a partition, a kill and restart, four balancers, traffic
+# and watches; linearizability and watch pass (about 7 s of wall time).
+add_test(NAME live.etcd_target.smoke
+  COMMAND sh ${FL_ETCD_SCN}/smoke.sh ${FL_BIN} ${FL_ETCD_SCN}/smoke.lua ${FL_ETCD_WORK}/smoke)
+# What etcd cannot do here stops the scenario naming the function and the target.
+add_test(NAME live.etcd_target.refuse
+  COMMAND sh ${FL_ETCD_SCN}/refuse.sh ${FL_BIN} ${FL_ETCD_WORK}/refuse)
+# faultline killed with SIGKILL: its etcd members die too.
+add_test(NAME live.etcd_target.pdeath
+  COMMAND sh ${FL_ETCD_SCN}/pdeath.sh ${FL_BIN} ${FL_ETCD_SCN}/smoke.lua ${FL_ETCD_WORK}/pdeath)
+set_tests_properties(live.etcd_target.smoke live.etcd_target.refuse live.etcd_target.pdeath
+  PROPERTIES LABELS live SKIP_RETURN_CODE 77 TIMEOUT 120 RUN_SERIAL TRUE)
+
+# Bad target options: exit 2 with a message.
+add_test(NAME cli.run.target_unknown
+  COMMAND sh -c "out=$(\"$0\" run x.lua --target qemu 2>&1); test $? -eq 2 && echo \"$out\" | grep -qF \"unknown target 'qemu'\"" ${FL_BIN})
+add_test(NAME cli.run.keep_needs_etcd
+  COMMAND sh -c "out=$(\"$0\" run x.lua --keep 2>&1); test $? -eq 2 && echo \"$out\" | grep -qF 'need --target etcd'" ${FL_BIN})
+set_tests_properties(cli.run.target_unknown cli.run.keep_needs_etcd PROPERTIES LABELS cli TIMEOUT 30)
