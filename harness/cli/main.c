@@ -11,6 +11,7 @@ static const char usage[] =
     "usage: faultline COMMAND [ARGS]   (faultline COMMAND --help for one command)\n"
     "\n"
     "  run SCENARIO.lua [--seed N] [--db FILE] [--report DIR] [--json] [--bug NAME]...\n"
+    "      [--target sim|etcd] [--workdir DIR] [--keep]\n"
     "  sweep SCENARIO.lua... [--seeds A..B] [-j N] [--shard K/N] [--db FILE] [--junit FILE]\n"
     "        [--report DIR] [--fail-fast] [--bug NAME]... [--timeout S]\n"
     "  check HISTORY [--format auto|db|jsonl|jepsen|porcupine-kv] [--run ID] [--json]\n"
@@ -23,6 +24,7 @@ static const char usage[] =
     "  explore SCENARIO.lua [--runs N] [--seed S] [--bug NAME]... [-j N] [--json] [--out DIR]\n"
     "  merge OUT.db IN.db...\n"
     "  export DB [--run ID] --format jsonl [-o FILE]\n"
+    "  diff SCENARIO.lua [--seeds A..B] [--targets sim,etcd] [--db FILE] [--json]\n"
     "\n"
     "exit codes: 0 pass, 1 violation, 2 bad input, 3 internal error, 4 unknown\n";
 
@@ -52,7 +54,7 @@ static const struct {
     {"shrink", cmd_shrink, cmd_shrink_usage}, {"bench", cmd_bench, cmd_bench_usage},
     {"list", cmd_list, cmd_list_usage},       {"hunt", cmd_hunt, cmd_hunt_usage},
     {"merge", cmd_merge, cmd_merge_usage},    {"explore", cmd_explore, cmd_explore_usage},
-    {"export", cmd_export, cmd_export_usage},
+    {"export", cmd_export, cmd_export_usage}, {"diff", cmd_diff, cmd_diff_usage},
 };
 
 const char *cli_usage(const char *cmd)

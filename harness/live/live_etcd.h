@@ -128,6 +128,13 @@ struct lv_etcd_cluster {
  * connections made before that. FL_ETIMEOUT / FL_EIO with err. */
 int lv_etcd_cluster_start(struct lv_etcd_cluster *c, uv_loop_t *loop, struct lv_workdir *wd, int n,
                           const char *etcd_bin, int64_t timeout_ms, struct fl_buf *err);
+/* The same, with extra etcd flags after ours (NULL-terminated, at most
+ * LV_ETCD_EXTRA_MAX; a flag given again overrides ours, e.g. "--election-timeout",
+ * "1000"). */
+#define LV_ETCD_EXTRA_MAX 32
+int lv_etcd_cluster_start_args(struct lv_etcd_cluster *c, uv_loop_t *loop, struct lv_workdir *wd,
+                               int n, const char *etcd_bin, const char *const *extra,
+                               int64_t timeout_ms, struct fl_buf *err);
 /* Cuts member i from every other member both ways (on: isolate, off: heal). */
 void lv_etcd_cluster_isolate(struct lv_etcd_cluster *c, int i, bool on);
 /* The index of the member every member follows (Status through direct_url), -1 when

@@ -63,21 +63,30 @@ static int member_setup(struct lv_etcd_cluster *c, int i, struct lv_workdir *wd,
                           LV_EXTERNAL, NULL, NULL, err);
 }
 
-static void member_argv(struct lv_etcd_cluster *c, int i, const char *bin, const char *cluster)
+static void member_argv(struct lv_etcd_cluster *c, int i, const char *bin, const char *cluster,
+                        const char *const *extra)
 {
     struct lv_etcd_member *m = &c->m[i];
     char listen_peer[64], data[4200];
     snprintf(listen_peer, sizeof listen_peer, "http://127.0.0.1:%d", m->peer_port);
     snprintf(data, sizeof data, "%s/data", m->data_dir);
     /* clang-format off */
-    const char *argv[] = {
+    const char *base[] = {
         bin, "--name", m->name, "--data-dir", data,
         "--listen-client-urls", m->direct_url, "--advertise-client-urls", m->client_url,
         "--listen-peer-urls", listen_peer, "--initial-advertise-peer-urls", m->peer_url,
         "--initial-cluster", cluster, "--initial-cluster-token", c->token,
         "--initial-cluster-state", "new",
-        "--heartbeat-interval", "50", "--election-timeout", "500", "--logger", "zap", NULL};
+        "--heartbeat-interval", "50", "--election-timeout", "500", "--logger", "zap"};
     /* clang-format on */
+    /* extra flags come last: etcd takes the last of a repeated flag */
+    const char *argv[FL_ARRAY_LEN(base) + LV_ETCD_EXTRA_MAX + 1];
+    size_t n = 0;
+    for (size_t k = 0; k < FL_ARRAY_LEN(base); k++)
+        argv[n++] = base[k];
+    for (size_t k = 0; extra && extra[k] && k < LV_ETCD_EXTRA_MAX; k++)
+        argv[n++] = extra[k];
+    argv[n] = NULL;
     lv_proc_init(&m->proc, c->loop, argv, m->log_path);
 }
 
@@ -114,6 +123,13 @@ int lv_etcd_cluster_wait_leader(struct lv_etcd_cluster *c, int64_t wait_ms)
 int lv_etcd_cluster_start(struct lv_etcd_cluster *c, uv_loop_t *loop, struct lv_workdir *wd, int n,
                           const char *etcd_bin, int64_t timeout_ms, struct fl_buf *err)
 {
+    return lv_etcd_cluster_start_args(c, loop, wd, n, etcd_bin, NULL, timeout_ms, err);
+}
+
+int lv_etcd_cluster_start_args(struct lv_etcd_cluster *c, uv_loop_t *loop, struct lv_workdir *wd,
+                               int n, const char *etcd_bin, const char *const *extra,
+                               int64_t timeout_ms, struct fl_buf *err)
+{
     static unsigned counter;
     FL_ASSERT(n >= 1 && n <= LV_NODES_MAX);
     memset(c, 0, sizeof *c);
@@ -132,7 +148,7 @@ int lv_etcd_cluster_start(struct lv_etcd_cluster *c, uv_loop_t *loop, struct lv_
             fl_buf_printf(&cluster, "%s%s=%s", i ? "," : "", c->m[i].name, c->m[i].peer_url);
     }
     for (int i = 0; i < n && !rc; i++) {
-        member_argv(c, i, etcd_bin, fl_buf_cstr(&cluster));
+        member_argv(c, i, etcd_bin, fl_buf_cstr(&cluster), extra);
         rc = lv_proc_start(&c->m[i].proc, err);
     }
     fl_buf_close(&cluster);

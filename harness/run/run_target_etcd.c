@@ -588,6 +588,60 @@ static void on_poll_timer(uv_timer_t *t)
 
 /* ---- set-up and close ----------------------------------------------------------------- */
 
+/* scenario{ cluster = {...} } as etcd flags, where etcd has one; what it has none for
+ * is named in the summary ("cluster_ignored"). Pre-vote follows our default (on),
+ * etcd 3.4's is off; check-quorum is always on in etcd 3.4's server. */
+static void etcd_flags(struct run_world *rw, const struct run_cluster_config *c, char vals[8][32],
+                       const char **extra)
+{
+    int n = 0, v = 0;
+#define FLAG(name, ...)                                                                            \
+    do {                                                                                           \
+        snprintf(vals[v], sizeof vals[v], __VA_ARGS__);                                            \
+        extra[n++] = name;                                                                         \
+        extra[n++] = vals[v++];                                                                    \
+    } while (0)
+    FLAG("--heartbeat-interval", "%d", c->heartbeat_ms ? c->heartbeat_ms : 100);
+    FLAG("--election-timeout", "%d", c->election_ms ? c->election_ms : 1000);
+    extra[n++] = c->prevote == 0 ? "--pre-vote=false" : "--pre-vote=true";
+    if (c->snapshot_count)
+        FLAG("--snapshot-count", "%d", c->snapshot_count);
+    if (c->quota_bytes)
+        FLAG("--quota-backend-bytes", "%lld", (long long)c->quota_bytes);
+    if (c->auto_compaction_mode) {
+        extra[n++] = c->auto_compaction_mode == 1 ? "--auto-compaction-mode=revision"
+                                                  : "--auto-compaction-mode=periodic";
+        if (c->auto_compaction_mode == 1)
+            FLAG("--auto-compaction-retention", "%lld", (long long)c->auto_compaction_retention);
+        else
+            FLAG("--auto-compaction-retention", "%lldms", (long long)c->auto_compaction_retention);
+    }
+    if (c->progress_notify_ms > 0)
+        FLAG("--experimental-watch-progress-notify-interval", "%dms", c->progress_notify_ms);
+    if (c->loose_reconfig)
+        extra[n++] = "--strict-reconfig-check=false";
+#undef FLAG
+    extra[n] = NULL;
+    FL_ASSERT(n <= LV_ETCD_EXTRA_MAX && v <= 8);
+    json_t *ignored = json_array();
+    if (c->check_quorum == 0)
+        json_array_append_new(ignored, json_string("check_quorum (always on in etcd 3.4)"));
+    if (c->snapshot_catchup)
+        json_array_append_new(ignored, json_string("snapshot_catchup"));
+    if (c->fsync_us)
+        json_array_append_new(ignored, json_string("fsync_us"));
+    if (c->net_latency_us || c->net_jitter_us)
+        json_array_append_new(ignored, json_string("net_latency_us/net_jitter_us"));
+    if (c->max_msg_bytes)
+        json_array_append_new(ignored, json_string("max_msg_bytes"));
+    if (c->watch_buffer)
+        json_array_append_new(ignored, json_string("watch_buffer"));
+    if (json_array_size(ignored))
+        run_summary_set(rw, "cluster_ignored", ignored);
+    else
+        json_decref(ignored);
+}
+
 int run_etcd_setup(struct run_world *rw, const struct run_cluster_config *cfg, char *err,
                    size_t err_len)
 {
@@ -615,7 +669,10 @@ int run_etcd_setup(struct run_world *rw, const struct run_cluster_config *cfg, c
     int rc = lv_workdir_open(&E->wd, rw->target.workdir, rw->target.keep, &eb);
     if (!rc) {
         E->wd_open = true;
-        rc = lv_etcd_cluster_start(&E->c, &E->loop, &E->wd, n, bin, START_MS, &eb);
+        char vals[8][32];
+        const char *extra[LV_ETCD_EXTRA_MAX + 1];
+        etcd_flags(rw, cfg, vals, extra);
+        rc = lv_etcd_cluster_start_args(&E->c, &E->loop, &E->wd, n, bin, extra, START_MS, &eb);
         E->cluster_open = true;
     }
     free(bin);

@@ -22,3 +22,26 @@ add_test(NAME cli.run.target_unknown
 add_test(NAME cli.run.keep_needs_etcd
   COMMAND sh -c "out=$(\"$0\" run x.lua --keep 2>&1); test $? -eq 2 && echo \"$out\" | grep -qF 'need --target etcd'" ${FL_BIN})
 set_tests_properties(cli.run.target_unknown cli.run.keep_needs_etcd PROPERTIES LABELS cli TIMEOUT 30)
+
+# faultline diff over sim and etcd: agreement (exit 0) and a refused function (exit 1).
+add_test(NAME live.etcd_target.diff
+  COMMAND sh ${FL_ETCD_SCN}/diff.sh ${FL_BIN} ${FL_ETCD_SCN} ${FL_ETCD_WORK}/diff)
+set_tests_properties(live.etcd_target.diff
+  PROPERTIES LABELS live SKIP_RETURN_CODE 77 TIMEOUT 120 RUN_SERIAL TRUE)
+set(FL_DIFF_BAD
+  "no_scenario=diff=missing scenario"
+  "bad_seeds=diff x.lua --seeds 5..2=--seeds '5..2'"
+  "one_target=diff x.lua --targets sim=wants two targets"
+  "same_targets=diff x.lua --targets sim,sim=two different targets"
+  "unknown_target=diff x.lua --targets sim,qemu=two different targets"
+  "unknown_opt=diff x.lua --bogus=unknown option '--bogus'"
+  "unreadable=diff /nonexistent/x.lua=cannot read scenario")
+foreach(entry ${FL_DIFF_BAD})
+  string(REPLACE "=" ";" parts "${entry}")
+  list(GET parts 0 name)
+  list(GET parts 1 args)
+  list(GET parts 2 msg)
+  add_test(NAME cli.diff.bad.${name}
+    COMMAND sh -c "out=$(\"$0\" ${args} 2>&1); rc=$?; echo \"$out\"; test $rc -eq 2 && echo \"$out\" | grep -qF -- \"${msg}\"" ${FL_BIN})
+  set_tests_properties(cli.diff.bad.${name} PROPERTIES LABELS cli TIMEOUT 30)
+endforeach()
