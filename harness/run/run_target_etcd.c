@@ -111,8 +111,8 @@ struct run_etcd {
     bool cluster_open;
     struct bridge b[LV_NODES_MAX + 1]; /* [slot], 1-based */
     int n;
-    double wall0_s; /* wall seconds at simulated time 0 */
-    uv_timer_t poll;
+    double wall0_s;        /* wall seconds at simulated time 0 */
+    uv_timer_t poll, wake; /* status polls; pacing's wake-up */
     bool poll_open;
     int polls_out;
     uint64_t leader_id, term; /* last seen by polling */
@@ -527,7 +527,7 @@ static void poll_note(struct run_etcd *E)
 {
     uint64_t term;
     int slot = polled_leader(E, &term);
-    if (!slot || !E->rw->db)
+    if (!slot)
         return;
     uint64_t id = E->c.m[slot - 1].id;
     if (id == E->leader_id && term == E->term)
@@ -697,6 +697,7 @@ int run_etcd_setup(struct run_world *rw, const struct run_cluster_config *cfg, c
     E->poll.data = E;
     E->poll_open = true;
     uv_timer_start(&E->poll, on_poll_timer, 0, POLL_MS);
+    uv_timer_init(&E->loop, &E->wake);
     /* simulated time now is wall time now: the scenario's clock starts here */
     E->wall0_s = wall_s() - (double)sim_now_ns(rw->w) * 1e-9;
     return FL_OK;
@@ -717,6 +718,7 @@ void run_etcd_close(struct run_world *rw)
     if (E->poll_open) {
         uv_timer_stop(&E->poll);
         uv_close((uv_handle_t *)&E->poll, on_closed);
+        uv_close((uv_handle_t *)&E->wake, on_closed);
     }
     if (E->cluster_open)
         lv_etcd_cluster_close(&E->c); /* cancels the calls in flight, without callbacks */
@@ -756,8 +758,6 @@ static void on_wake(uv_timer_t *t)
 void run_etcd_pace(struct run_world *rw, int64_t t_ns)
 {
     struct run_etcd *E = rw->etcd;
-    uv_timer_t wake;
-    uv_timer_init(&E->loop, &wake);
     for (;;) {
         E->injected_ns = INT64_MAX;
         uv_run(&E->loop, UV_RUN_NOWAIT);
@@ -766,15 +766,13 @@ void run_etcd_pace(struct run_world *rw, int64_t t_ns)
         if (now >= t_ns || E->injected_ns < t_ns || run_world_stopped(rw))
             break;
         int64_t wait_ms = (t_ns - now + FL_MS - 1) / FL_MS;
-        uv_timer_start(&wake, on_wake, (uint64_t)FL_MIN(wait_ms, 50), 0);
+        uv_timer_start(&E->wake, on_wake, (uint64_t)FL_MIN(wait_ms, 50), 0);
         uv_run(&E->loop, UV_RUN_ONCE);
         watches_sweep(E);
         if (E->injected_ns < t_ns)
             break;
     }
-    uv_timer_stop(&wake);
-    uv_close((uv_handle_t *)&wake, on_closed);
-    uv_run(&E->loop, UV_RUN_NOWAIT); /* the close callback */
+    uv_timer_stop(&E->wake);
 }
 
 void run_etcd_advance(struct run_world *rw, int64_t until_ns)
