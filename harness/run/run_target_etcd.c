@@ -60,24 +60,26 @@ struct delivery {
     struct delivery *prev, *next;
 };
 
-/* A unary call in flight to etcd. */
-struct ecall {
+/* Where a client's request came from: the answer goes back there, unless the bridge
+ * died since (epoch) or the connection closed. */
+struct origin {
     struct run_etcd *E;
     int slot;
     uint32_t epoch;
     net_sock sock;
     uint64_t call_id;
+};
+
+/* A unary call in flight to etcd. */
+struct ecall {
+    struct origin o;
     int method;
     struct ecall *prev, *next;
 };
 
 /* A client's watch stream, carried by a gateway watch. */
 struct ewatch {
-    struct run_etcd *E;
-    int slot;
-    uint32_t epoch;
-    net_sock sock;
-    uint64_t call_id;
+    struct origin o;
     struct lv_etcd_watch *w; /* NULL once the gateway stream ended */
     bool dead;               /* to cancel outside curl's callbacks */
     struct ewatch *prev, *next;
@@ -229,12 +231,12 @@ static void reply_error(Rpc__ServerMsg *msg, Rpc__Error *e, const struct lv_etcd
 static void on_call_reply(const struct lv_etcd_reply *r, void *arg)
 {
     struct ecall *c = arg;
-    struct run_etcd *E = c->E;
+    struct run_etcd *E = c->o.E;
     UNLINK(E->calls, c);
     struct ec_scratch s = {.n = 0};
     Rpc__ServerMsg msg = RPC__SERVER_MSG__INIT;
     Rpc__Error e;
-    msg.call_id = c->call_id;
+    msg.call_id = c->o.call_id;
     msg.method = (Rpc__Method)c->method;
     if (r->http_status == 200 && r->resp) {
         msg.header = ec_header(&s, json_object_get(r->resp, "header"));
@@ -249,9 +251,14 @@ static void on_call_reply(const struct lv_etcd_reply *r, void *arg)
     } else {
         reply_error(&msg, &e, r);
     }
-    deliver(E, c->slot, c->epoch, c->sock, &msg);
+    deliver(E, c->o.slot, c->o.epoch, c->o.sock, &msg);
     ec_free(&s);
     free(c);
+}
+
+static struct origin origin_of(struct run_etcd *E, int slot, net_sock sock, uint64_t call_id)
+{
+    return (struct origin){E, slot, E->b[slot].epoch, sock, call_id};
 }
 
 /* ---- watches ---------------------------------------------------------------------- */
@@ -259,11 +266,11 @@ static void on_call_reply(const struct lv_etcd_reply *r, void *arg)
 static void on_watch_msg(json_t *m, const struct lv_etcd_reply *end, void *arg)
 {
     struct ewatch *x = arg;
-    struct run_etcd *E = x->E;
+    struct run_etcd *E = x->o.E;
     struct ec_scratch s = {.n = 0};
     Rpc__ServerMsg msg = RPC__SERVER_MSG__INIT;
     Rpc__Error e;
-    msg.call_id = x->call_id;
+    msg.call_id = x->o.call_id;
     msg.method = RPC__METHOD__METHOD_WATCH;
     if (!m) {
         /* the gateway stream ended (the member died, or the connection broke): the
@@ -273,7 +280,7 @@ static void on_watch_msg(json_t *m, const struct lv_etcd_reply *end, void *arg)
         msg.stream_end = true;
         (void)end;
         error_msg(&msg, &e, RPC_CODE_UNAVAILABLE, rpc_err_text(RPC_ERR_TRANSPORT_CLOSING));
-        deliver(E, x->slot, x->epoch, x->sock, &msg);
+        deliver(E, x->o.slot, x->o.epoch, x->o.sock, &msg);
         return;
     }
     const json_t *r = json_object_get(m, "result");
@@ -284,7 +291,7 @@ static void on_watch_msg(json_t *m, const struct lv_etcd_reply *end, void *arg)
         msg.stream_end = true;
         error_msg(&msg, &e, code ? code : RPC_CODE_UNKNOWN, text ? text : "watch stream error");
         x->dead = true;
-        deliver(E, x->slot, x->epoch, x->sock, &msg);
+        deliver(E, x->o.slot, x->o.epoch, x->o.sock, &msg);
         return;
     }
     Rpc__WatchResponse *wr = ec_new(&s, sizeof *wr);
@@ -304,7 +311,7 @@ static void on_watch_msg(json_t *m, const struct lv_etcd_reply *end, void *arg)
         msg.stream_end = true;
         x->dead = true; /* cancelled after this callback returns (run_etcd_pace) */
     }
-    deliver(E, x->slot, x->epoch, x->sock, &msg);
+    deliver(E, x->o.slot, x->o.epoch, x->o.sock, &msg);
     ec_free(&s);
 }
 
@@ -352,11 +359,7 @@ static void watch_open(struct run_etcd *E, int slot, net_sock sock, const Rpc__C
         json_object_set_new(o, "filters", f);
     }
     struct ewatch *x = fl_calloc(1, sizeof *x);
-    x->E = E;
-    x->slot = slot;
-    x->epoch = E->b[slot].epoch;
-    x->sock = sock;
-    x->call_id = m->call_id;
+    x->o = origin_of(E, slot, sock, m->call_id);
     LINK(E->watches, x);
     x->w = lv_etcd_watch_open(&E->c.client, E->c.m[slot - 1].client_url, o, on_watch_msg, x);
 }
@@ -364,7 +367,7 @@ static void watch_open(struct run_etcd *E, int slot, net_sock sock, const Rpc__C
 static void watch_close(struct run_etcd *E, int slot, net_sock sock, uint64_t call_id)
 {
     for (struct ewatch *x = E->watches; x; x = x->next)
-        if (x->slot == slot && x->sock == sock && (call_id == 0 || x->call_id == call_id))
+        if (x->o.slot == slot && x->o.sock == sock && (call_id == 0 || x->o.call_id == call_id))
             x->dead = true;
     watches_sweep(E);
 }
@@ -413,11 +416,7 @@ static void bridge_frame(struct run_etcd *E, int slot, net_sock sock, const uint
             deliver(E, slot, E->b[slot].epoch, sock, &msg);
         } else {
             struct ecall *c = fl_calloc(1, sizeof *c);
-            c->E = E;
-            c->slot = slot;
-            c->epoch = E->b[slot].epoch;
-            c->sock = sock;
-            c->call_id = m->call_id;
+            c->o = origin_of(E, slot, sock, m->call_id);
             c->method = (int)m->method;
             LINK(E->calls, c);
             lv_etcd_call(&E->c.client, E->c.m[slot - 1].client_url, path, body, CALL_TIMEOUT_MS,
@@ -442,7 +441,7 @@ static void bridge_on_close(struct sim_world *w, net_sock s, int reason, void *c
     struct run_etcd *E = ctx;
     int slot = slot_of_proc(E, net_sock_proc(w, s));
     for (struct ewatch *x = E->watches; x; x = x->next)
-        if (x->sock == s && (slot == 0 || x->slot == slot))
+        if (x->o.sock == s && (slot == 0 || x->o.slot == slot))
             x->dead = true;
     watches_sweep(E);
 }
@@ -461,7 +460,7 @@ static void bridge_on_kill(struct sim_world *w, int proc, void *ctx)
     int slot = slot_of_proc(E, proc);
     E->b[slot].epoch++;
     for (struct ewatch *x = E->watches; x; x = x->next)
-        if (x->slot == slot)
+        if (x->o.slot == slot)
             x->dead = true;
     watches_sweep(E);
 }
