@@ -135,6 +135,19 @@ int lv_etcd_cluster_start(struct lv_etcd_cluster *c, uv_loop_t *loop, struct lv_
 int lv_etcd_cluster_start_args(struct lv_etcd_cluster *c, uv_loop_t *loop, struct lv_workdir *wd,
                                int n, const char *etcd_bin, const char *const *extra,
                                int64_t timeout_ms, struct fl_buf *err);
+/* A member to be added (etcd's runtime reconfiguration): prepare claims its ports,
+ * starts its proxies and makes its data directory as member c->n (its index into
+ * *idx; c->n grows by one); after etcd's MemberAdd answered with its id, start runs it
+ * with --initial-cluster-state existing and initial_cluster (NAME=PEER_URL,... as
+ * MemberAdd's member list gives it, the new one named c->m[idx].name) and attributes
+ * its peer connections to it. FL_EFULL / FL_EIO with err. */
+int lv_etcd_cluster_member_prepare(struct lv_etcd_cluster *c, struct lv_workdir *wd, int *idx,
+                                   struct fl_buf *err);
+int lv_etcd_cluster_member_start(struct lv_etcd_cluster *c, int idx, const char *etcd_bin,
+                                 uint64_t id, const char *initial_cluster, const char *const *extra,
+                                 struct fl_buf *err);
+/* Undoes the last prepare when MemberAdd was refused (its port claims stay). */
+void lv_etcd_cluster_member_unprepare(struct lv_etcd_cluster *c, int idx);
 /* Cuts member i from every other member both ways (on: isolate, off: heal). */
 void lv_etcd_cluster_isolate(struct lv_etcd_cluster *c, int i, bool on);
 /* The index of the member every member follows (Status through direct_url), -1 when

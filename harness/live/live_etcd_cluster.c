@@ -64,7 +64,7 @@ static int member_setup(struct lv_etcd_cluster *c, int i, struct lv_workdir *wd,
 }
 
 static void member_argv(struct lv_etcd_cluster *c, int i, const char *bin, const char *cluster,
-                        const char *const *extra)
+                        const char *state, const char *const *extra)
 {
     struct lv_etcd_member *m = &c->m[i];
     char listen_peer[64], data[4200];
@@ -76,7 +76,7 @@ static void member_argv(struct lv_etcd_cluster *c, int i, const char *bin, const
         "--listen-client-urls", m->direct_url, "--advertise-client-urls", m->client_url,
         "--listen-peer-urls", listen_peer, "--initial-advertise-peer-urls", m->peer_url,
         "--initial-cluster", cluster, "--initial-cluster-token", c->token,
-        "--initial-cluster-state", "new",
+        "--initial-cluster-state", state,
         "--heartbeat-interval", "50", "--election-timeout", "500", "--logger", "zap"};
     /* clang-format on */
     /* extra flags come last: etcd takes the last of a repeated flag */
@@ -148,7 +148,7 @@ int lv_etcd_cluster_start_args(struct lv_etcd_cluster *c, uv_loop_t *loop, struc
             fl_buf_printf(&cluster, "%s%s=%s", i ? "," : "", c->m[i].name, c->m[i].peer_url);
     }
     for (int i = 0; i < n && !rc; i++) {
-        member_argv(c, i, etcd_bin, fl_buf_cstr(&cluster), extra);
+        member_argv(c, i, etcd_bin, fl_buf_cstr(&cluster), "new", extra);
         rc = lv_proc_start(&c->m[i].proc, err);
     }
     fl_buf_close(&cluster);
@@ -176,6 +176,43 @@ int lv_etcd_cluster_start_args(struct lv_etcd_cluster *c, uv_loop_t *loop, struc
         lv_proxy_reset_unidentified(&c->proxy[i]); /* reconnect: now attributed */
     }
     return FL_OK;
+}
+
+int lv_etcd_cluster_member_prepare(struct lv_etcd_cluster *c, struct lv_workdir *wd, int *idx,
+                                   struct fl_buf *err)
+{
+    if (c->n >= LV_NODES_MAX) {
+        fl_buf_printf(err, "at most %d etcd members", LV_NODES_MAX);
+        return FL_EFULL;
+    }
+    *idx = c->n++;
+    return member_setup(c, *idx, wd, err) ? FL_EIO : FL_OK;
+}
+
+int lv_etcd_cluster_member_start(struct lv_etcd_cluster *c, int idx, const char *etcd_bin,
+                                 uint64_t id, const char *initial_cluster, const char *const *extra,
+                                 struct fl_buf *err)
+{
+    FL_ASSERT(idx >= 0 && idx < c->n && !c->m[idx].proc.argv);
+    c->m[idx].id = id;
+    c->ids.id[idx] = id;
+    c->ids.n = FL_MAX(c->ids.n, idx + 1);
+    member_argv(c, idx, etcd_bin, initial_cluster, "existing", extra);
+    return lv_proc_start(&c->m[idx].proc, err);
+}
+
+void lv_etcd_cluster_member_unprepare(struct lv_etcd_cluster *c, int idx)
+{
+    FL_ASSERT(idx == c->n - 1 && !c->m[idx].proc.argv);
+    struct lv_etcd_member *m = &c->m[idx];
+    if (c->proxy[idx].net)
+        lv_proxy_close(&c->proxy[idx]);
+    if (c->client_proxy[idx].net)
+        lv_proxy_close(&c->client_proxy[idx]);
+    free(m->data_dir);
+    free(m->log_path);
+    memset(m, 0, sizeof *m);
+    c->n--;
 }
 
 static bool never(void *arg)

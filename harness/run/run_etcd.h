@@ -53,8 +53,10 @@ void run_etcd_clog(struct run_world *rw, int from_proc, int to_proc, bool on);
 
 /* Control calls (compact, defrag, alarm disarm, member remove/promote, move leader)
  * through etcd's API; done runs from inside the event loop. */
+typedef void run_etcd_ctl_fn(void *ud, int code, const char *text, int64_t revision, int node);
+/* kind "member_add": arg 1 for a learner; node in done is the new member's slot. */
 void run_etcd_ctl(struct run_world *rw, const char *kind, int node, int64_t arg,
-                  void (*done)(void *ud, int code, const char *text, int64_t revision), void *ud);
+                  run_etcd_ctl_fn *done, void *ud);
 
 /* run_etcd_codec.c: rpc.proto <-> etcd's JSON gateway. An answer's allocations go
  * into a scratch set, freed together once the answer is encoded. */
@@ -70,6 +72,7 @@ bool ec_bool(const json_t *o, const char *name);
 json_t *ec_b64(ProtobufCBinaryData d);
 void ec_set_bytes(json_t *o, const char *name, ProtobufCBinaryData d); /* omitted if empty */
 void ec_set_i64(json_t *o, const char *name, int64_t v);               /* omitted if 0 */
+void ec_set_u64(json_t *o, const char *name, uint64_t v);              /* member ids are uint64 */
 Rpc__KeyValue *ec_kv(struct ec_scratch *s, const json_t *o);           /* NULL if not an object */
 Rpc__ResponseHeader *ec_header(struct ec_scratch *s, const json_t *h);
 Rpc__Event **ec_events(struct ec_scratch *s, const json_t *a, size_t *n);

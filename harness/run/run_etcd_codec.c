@@ -87,6 +87,15 @@ void ec_set_i64(json_t *o, const char *name, int64_t v)
     }
 }
 
+void ec_set_u64(json_t *o, const char *name, uint64_t v)
+{
+    if (v) {
+        char t[24];
+        snprintf(t, sizeof t, "%llu", (unsigned long long)v);
+        json_object_set_new(o, name, json_string(t));
+    }
+}
+
 Rpc__KeyValue *ec_kv(struct ec_scratch *s, const json_t *o)
 {
     if (!json_is_object(o))
@@ -524,11 +533,11 @@ const char *ec_request(const Rpc__ClientMsg *m, json_t **body)
         return "/v3/cluster/member/list";
     case RPC__CLIENT_MSG__REQ_MEMBER_REMOVE:
         *body = json_object();
-        ec_set_i64(*body, "ID", (int64_t)m->member_remove->id);
+        ec_set_u64(*body, "ID", m->member_remove->id);
         return "/v3/cluster/member/remove";
     case RPC__CLIENT_MSG__REQ_MEMBER_PROMOTE:
         *body = json_object();
-        ec_set_i64(*body, "ID", (int64_t)m->member_promote->id);
+        ec_set_u64(*body, "ID", m->member_promote->id);
         return "/v3/cluster/member/promote";
     case RPC__CLIENT_MSG__REQ_STATUS:
         *body = json_object();
@@ -541,7 +550,7 @@ const char *ec_request(const Rpc__ClientMsg *m, json_t **body)
         static const char *const type[] = {"NONE", "NOSPACE", "CORRUPT"};
         *body = json_object();
         json_object_set_new(*body, "action", json_string(act[(unsigned)m->alarm->action % 3u]));
-        ec_set_i64(*body, "memberID", (int64_t)m->alarm->memberid);
+        ec_set_u64(*body, "memberID", m->alarm->memberid);
         json_object_set_new(*body, "alarm", json_string(type[(unsigned)m->alarm->alarm % 3u]));
         return "/v3/maintenance/alarm";
     }
@@ -551,7 +560,7 @@ const char *ec_request(const Rpc__ClientMsg *m, json_t **body)
         return "/v3/maintenance/hash";
     case RPC__CLIENT_MSG__REQ_MOVE_LEADER:
         *body = json_object();
-        ec_set_i64(*body, "targetID", (int64_t)m->move_leader->targetid);
+        ec_set_u64(*body, "targetID", m->move_leader->targetid);
         return "/v3/maintenance/transfer-leadership";
     default:
         return NULL;

@@ -385,10 +385,45 @@ static struct run_ctl_call *ctl_new(struct run_world *rw, run_ctl_fn *done, void
     return c;
 }
 
+/* The etcd target's control calls: etcd's answer as run_ctl_result. */
+static void etcd_ctl_done(void *ud, int code, const char *text, int64_t revision, int node)
+{
+    struct run_ctl_call *c = ud;
+    struct run_world *rw = c->rw;
+    ctl_unlink(c);
+    struct run_ctl_result r = {
+        .code = code, .text = text ? text : "", .revision = revision, .node = node};
+    if (node > 0) {
+        struct kvc_endpoint ep = {.node = node, .proc = run_node_proc(rw, node)};
+        for (int i = 0; i < rw->n_clients; i++)
+            if (rw->clients[i].c && !rw->clients[i].closed)
+                kvc_client_add_endpoint(rw->clients[i].c, &ep);
+    }
+    if (c->done)
+        c->done(c->arg, &r);
+    free(c);
+}
+
+static bool etcd_ctl(struct run_world *rw, const char *kind, int node, int64_t arg,
+                     run_ctl_fn *done, void *ud, json_t *detail)
+{
+    if (!rw->etcd)
+        return false;
+    run_etcd_ctl(rw, kind, node, arg, etcd_ctl_done,
+                 ctl_new(rw, done, ud, kind,
+                         kind[0] == 'c' ? 0
+                         : node         ? node
+                                        : (int)arg,
+                         detail));
+    return true;
+}
+
 void run_member_add(struct run_world *rw, bool learner, run_ctl_fn *done, void *arg)
 {
     json_t *d = json_object();
     json_object_set_new(d, "learner", json_boolean(learner));
+    if (etcd_ctl(rw, "member_add", 0, learner, done, arg, d))
+        return;
     struct run_ctl_call *c = ctl_new(rw, done, arg, "member_add", 0, d);
     c->add = true;
     srv_cluster_member_add(rw->cl, 0, learner, ctl_done, c);
@@ -396,6 +431,13 @@ void run_member_add(struct run_world *rw, bool learner, run_ctl_fn *done, void *
 
 void run_member_add_unstarted(struct run_world *rw, bool learner, run_ctl_fn *done, void *arg)
 {
+    if (rw->etcd) { /* refused, in the words of a refused function (run_target.c) */
+        struct run_ctl_result r = {.code = 12 /* Unimplemented */,
+                                   .text = "member_add { start = false }: not available on "
+                                           "--target etcd (a member added there starts at once)"};
+        done(arg, &r);
+        return;
+    }
     json_t *d = json_object();
     json_object_set_new(d, "learner", json_boolean(learner));
     json_object_set_new(d, "start", json_false());
@@ -416,31 +458,6 @@ int run_member_start(struct run_world *rw, int node)
     int rc = srv_cluster_member_start(rw->cl, node);
     FL_ASSERT(rc == FL_OK);
     return FL_OK;
-}
-
-/* The etcd target's control calls: etcd's answer as run_ctl_result. */
-static void etcd_ctl_done(void *ud, int code, const char *text, int64_t revision)
-{
-    struct run_ctl_call *c = ud;
-    ctl_unlink(c);
-    struct run_ctl_result r = {.code = code, .text = text ? text : "", .revision = revision};
-    if (c->done)
-        c->done(c->arg, &r);
-    free(c);
-}
-
-static bool etcd_ctl(struct run_world *rw, const char *kind, int node, int64_t arg,
-                     run_ctl_fn *done, void *ud, json_t *detail)
-{
-    if (!rw->etcd)
-        return false;
-    run_etcd_ctl(rw, kind, node, arg, etcd_ctl_done,
-                 ctl_new(rw, done, ud, kind,
-                         kind[0] == 'c' ? 0
-                         : node         ? node
-                                        : (int)arg,
-                         detail));
-    return true;
 }
 
 void run_member_remove(struct run_world *rw, int node, run_ctl_fn *done, void *arg)

@@ -41,8 +41,8 @@ static const struct {
             "and clogs links only)"},
     {"hold", "holding frames in flight is a simulator fault (use clog)"},
     {"release", "holding frames in flight is a simulator fault (use clog)"},
-    {"member_add", "starting a new etcd member is not wired on the etcd target yet"},
-    {"start", "starting a new etcd member is not wired on the etcd target yet"},
+    {"start", "a member added on etcd is started at once (member_add { start = false } is "
+              "not wired)"},
     {"snapshot_save", "snapshot save is not wired on the etcd target yet"},
     {"copy_db", "a member's raw db file is not read on the etcd target"},
     {"restore", "restore (etcdctl snapshot restore) is not wired on the etcd target yet"},

@@ -88,11 +88,14 @@ struct ewatch {
 /* A control call of the scenario (compact, defrag, ...). */
 struct ectl {
     struct run_etcd *E;
-    void (*done)(void *ud, int code, const char *text, int64_t revision);
+    run_etcd_ctl_fn *done;
     void *ud;
     int code;
     char text[256];
     int64_t revision;
+    int node;     /* member_add: the slot of the new member, once started */
+    int add_idx;  /* member_add: the prepared member (-1 none) */
+    json_t *resp; /* member_add: MemberAdd's answer, until the member starts */
     struct ectl *prev, *next;
 };
 
@@ -119,6 +122,9 @@ struct run_etcd {
     int polls_out;
     uint64_t leader_id, term; /* last seen by polling */
     char version[32];
+    char *bin;             /* the etcd binary, for members added */
+    char flag_vals[8][32]; /* ... and the flags they run with */
+    const char *flags[LV_ETCD_EXTRA_MAX + 1];
     struct delivery *deliveries;
     struct ecall *calls;
     struct ewatch *watches;
@@ -470,6 +476,16 @@ static void bridge_on_restart(struct sim_world *w, int proc, void *ctx)
     net_listen(w, proc, SRV_CLIENT_PORT, bridge_accept, ctx);
 }
 
+static void bridge_add(struct run_etcd *E, int slot)
+{
+    static const struct sim_proc_ops ops = {bridge_on_kill, bridge_on_restart};
+    char name[16];
+    snprintf(name, sizeof name, "n%d", slot);
+    E->b[slot].slot = slot;
+    E->b[slot].proc = sim_proc_add(E->rw->w, name, &ops, E);
+    net_listen(E->rw->w, E->b[slot].proc, SRV_CLIENT_PORT, bridge_accept, E);
+}
+
 /* ---- status polling ------------------------------------------------------------------ */
 
 struct poll_arg {
@@ -666,15 +682,13 @@ int run_etcd_setup(struct run_world *rw, const struct run_cluster_config *cfg, c
     struct fl_buf eb;
     fl_buf_init(&eb);
     int rc = lv_workdir_open(&E->wd, rw->target.workdir, rw->target.keep, &eb);
+    E->bin = bin;
     if (!rc) {
         E->wd_open = true;
-        char vals[8][32];
-        const char *extra[LV_ETCD_EXTRA_MAX + 1];
-        etcd_flags(rw, cfg, vals, extra);
-        rc = lv_etcd_cluster_start_args(&E->c, &E->loop, &E->wd, n, bin, extra, START_MS, &eb);
+        etcd_flags(rw, cfg, E->flag_vals, E->flags);
+        rc = lv_etcd_cluster_start_args(&E->c, &E->loop, &E->wd, n, bin, E->flags, START_MS, &eb);
         E->cluster_open = true;
     }
-    free(bin);
     if (rc) {
         snprintf(err, err_len, "target etcd: %s", fl_buf_cstr(&eb));
         fl_buf_close(&eb);
@@ -684,14 +698,8 @@ int run_etcd_setup(struct run_world *rw, const struct run_cluster_config *cfg, c
     struct lv_etcd_status st;
     if (!lv_etcd_status(&E->c.client, E->c.m[0].direct_url, 2000, &st, NULL))
         snprintf(E->version, sizeof E->version, "%s", st.version);
-    static const struct sim_proc_ops ops = {bridge_on_kill, bridge_on_restart};
-    for (int i = 1; i <= n; i++) {
-        char name[16];
-        snprintf(name, sizeof name, "n%d", i);
-        E->b[i].slot = i;
-        E->b[i].proc = sim_proc_add(rw->w, name, &ops, E);
-        net_listen(rw->w, E->b[i].proc, SRV_CLIENT_PORT, bridge_accept, E);
-    }
+    for (int i = 1; i <= n; i++)
+        bridge_add(E, i);
     uv_timer_init(&E->loop, &E->poll);
     E->poll.data = E;
     E->poll_open = true;
@@ -743,6 +751,7 @@ void run_etcd_close(struct run_world *rw)
     }
     if (E->wd_open)
         lv_workdir_close(&E->wd);
+    free(E->bin);
     free(E);
     rw->etcd = NULL;
 }
@@ -913,14 +922,58 @@ void run_etcd_clog(struct run_world *rw, int from_proc, int to_proc, bool on)
 
 /* ---- control calls ----------------------------------------------------------------------- */
 
+/* MemberAdd answered: start the new member with the cluster MemberAdd lists, give it
+ * a bridge at the next slot and every client that endpoint; refused: undo the
+ * preparation. */
+static void member_add_finish(struct run_etcd *E, struct ectl *c)
+{
+    int idx = c->add_idx;
+    if (c->code != 0 || !c->resp) {
+        lv_etcd_cluster_member_unprepare(&E->c, idx);
+        return;
+    }
+    const json_t *me = json_object_get(c->resp, "member"),
+                 *ms = json_object_get(c->resp, "members");
+    uint64_t id = (uint64_t)ec_i64(me, "ID");
+    struct fl_buf cluster, err;
+    fl_buf_init(&cluster);
+    fl_buf_init(&err);
+    size_t i;
+    json_t *m;
+    json_array_foreach(ms, i, m)
+    {
+        uint64_t mid = (uint64_t)ec_i64(m, "ID");
+        const char *name = json_string_value(json_object_get(m, "name"));
+        if (mid == id || !name || !name[0])
+            name = mid == id ? E->c.m[idx].name : NULL;
+        const char *url = json_string_value(json_array_get(json_object_get(m, "peerURLs"), 0));
+        if (name && url)
+            fl_buf_printf(&cluster, "%s%s=%s", cluster.len ? "," : "", name, url);
+    }
+    if (lv_etcd_cluster_member_start(&E->c, idx, E->bin, id, fl_buf_cstr(&cluster), E->flags,
+                                     &err)) {
+        c->code = RPC_CODE_UNKNOWN;
+        snprintf(c->text, sizeof c->text, "target etcd: %s", fl_buf_cstr(&err));
+    } else {
+        E->n = E->c.n;
+        bridge_add(E, idx + 1);
+        c->node = idx + 1;
+    }
+    fl_buf_close(&cluster);
+    fl_buf_close(&err);
+}
+
 static void ectl_fire(struct sim_world *w, void *ctx)
 {
     (void)w;
     struct ectl *c = ctx;
     struct run_etcd *E = c->E;
     UNLINK(E->ctls, c);
+    if (c->add_idx >= 0)
+        member_add_finish(E, c);
     if (c->done)
-        c->done(c->ud, c->code, c->text, c->revision);
+        c->done(c->ud, c->code, c->text, c->revision, c->node);
+    json_decref(c->resp);
     free(c);
 }
 
@@ -931,6 +984,7 @@ static void on_ctl_reply(const struct lv_etcd_reply *r, void *arg)
     if (r->http_status == 200) {
         c->code = 0;
         c->revision = r->resp ? ec_i64(json_object_get(r->resp, "header"), "revision") : 0;
+        c->resp = r->resp ? json_incref(r->resp) : NULL;
     } else {
         Rpc__ServerMsg msg = RPC__SERVER_MSG__INIT;
         Rpc__Error e;
@@ -945,13 +999,14 @@ static void on_ctl_reply(const struct lv_etcd_reply *r, void *arg)
 }
 
 void run_etcd_ctl(struct run_world *rw, const char *kind, int node, int64_t arg,
-                  void (*done)(void *ud, int code, const char *text, int64_t revision), void *ud)
+                  run_etcd_ctl_fn *done, void *ud)
 {
     struct run_etcd *E = rw->etcd;
     struct ectl *c = fl_calloc(1, sizeof *c);
     c->E = E;
     c->done = done;
     c->ud = ud;
+    c->add_idx = -1;
     LINK(E->ctls, c);
     /* where: the member named, else the leader, else the first member that runs */
     int at = node;
@@ -973,15 +1028,34 @@ void run_etcd_ctl(struct run_world *rw, const char *kind, int node, int64_t arg,
         path = "/v3/maintenance/alarm";
         json_object_set_new(body, "action", json_string("DEACTIVATE"));
         json_object_set_new(body, "alarm", json_string("NOSPACE"));
+    } else if (!strcmp(kind, "member_add")) {
+        struct fl_buf err;
+        fl_buf_init(&err);
+        if (lv_etcd_cluster_member_prepare(&E->c, &E->wd, &c->add_idx, &err)) {
+            c->add_idx = -1;
+            c->code = RPC_CODE_RESOURCE_EXHAUSTED;
+            snprintf(c->text, sizeof c->text, "target etcd: %s", fl_buf_cstr(&err));
+            fl_buf_close(&err);
+            json_decref(body);
+            sim_schedule(rw->w, 0, ectl_fire, c);
+            return;
+        }
+        fl_buf_close(&err);
+        path = "/v3/cluster/member/add";
+        json_t *urls = json_array();
+        json_array_append_new(urls, json_string(E->c.m[c->add_idx].peer_url));
+        json_object_set_new(body, "peerURLs", urls);
+        if (arg)
+            json_object_set_new(body, "isLearner", json_true());
     } else if (!strcmp(kind, "member_remove") || !strcmp(kind, "member_promote")) {
         path = !strcmp(kind, "member_remove") ? "/v3/cluster/member/remove"
                                               : "/v3/cluster/member/promote";
-        ec_set_i64(body, "ID", arg >= 1 && arg <= E->n ? (int64_t)E->c.m[arg - 1].id : 0);
+        ec_set_u64(body, "ID", arg >= 1 && arg <= E->n ? E->c.m[arg - 1].id : 0);
         if (at == arg)
             at = run_etcd_leader(rw) ? run_etcd_leader(rw) : at;
     } else {
         path = "/v3/maintenance/transfer-leadership";
-        ec_set_i64(body, "targetID", arg >= 1 && arg <= E->n ? (int64_t)E->c.m[arg - 1].id : 0);
+        ec_set_u64(body, "targetID", arg >= 1 && arg <= E->n ? E->c.m[arg - 1].id : 0);
         at = run_etcd_leader(rw) ? run_etcd_leader(rw) : at;
     }
     lv_etcd_call(&E->c.client, E->c.m[at - 1].client_url, path, body, CALL_TIMEOUT_MS, on_ctl_reply,

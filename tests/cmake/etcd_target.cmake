@@ -45,3 +45,9 @@ foreach(entry ${FL_DIFF_BAD})
     COMMAND sh -c "out=$(\"$0\" ${args} 2>&1); rc=$?; echo \"$out\"; test $rc -eq 2 && echo \"$out\" | grep -qF -- \"${msg}\"" ${FL_BIN})
   set_tests_properties(cli.diff.bad.${name} PROPERTIES LABELS cli TIMEOUT 30)
 endforeach()
+
+# Membership on etcd: add, add a learner, promote, remove (about 20 s).
+add_test(NAME live.etcd_target.membership
+  COMMAND sh ${FL_ETCD_SCN}/pass.sh ${FL_BIN} ${FL_ETCD_SCN}/membership.lua ${FL_ETCD_WORK}/membership)
+set_tests_properties(live.etcd_target.membership
+  PROPERTIES LABELS live SKIP_RETURN_CODE 77 TIMEOUT 120 RUN_SERIAL TRUE)

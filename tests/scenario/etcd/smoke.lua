@@ -43,7 +43,7 @@ kill(victim)
 run(1*s)
 expect(not status(victim).alive, "a killed member is down", victim)
 restart(victim)
-run_until(function() return status(victim).alive and status(victim).leader ~= 0 end, 10*s)
+run_until(function() return status(victim).alive and status(victim).leader_node ~= nil end, 10*s)
 
 local g = c:get("smoke/a")
 expect(g ~= nil and g.value == "1", "the value written before the faults is still there",

@@ -1,0 +1,15 @@
+#!/bin/sh
+# pass.sh FAULTLINE SCENARIO WORKDIR: the scenario passes on --target etcd (exit 0) and
+# leaves no process of its work directory behind. Skips (77) without etcd.
+fl=$1; scn=$2; work=$3
+if [ -z "$FL_ETCD" ] && ! command -v etcd >/dev/null 2>&1; then
+    echo "skipped: etcd not installed"; exit 77
+fi
+rm -rf "$work" && mkdir -p "$work" || exit 1
+"$fl" run "$scn" --target etcd --db "$work/h.db" --workdir "$work/members"; rc=$?
+[ $rc -eq 0 ] || { echo "FAIL: exit $rc"; exit 1; }
+sleep 0.2
+if pgrep -f "$work/members" > /dev/null; then
+    echo "FAIL: processes of the run left:"; pgrep -af "$work/members"; exit 1
+fi
+echo ok
