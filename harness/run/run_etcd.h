@@ -62,10 +62,10 @@ void run_etcd_ctl(struct run_world *rw, const char *kind, int node, int64_t arg,
  * into a scratch set, freed together once the answer is encoded. */
 #include "nodes/proto/codec.h"
 struct ec_scratch {
-    void *p[256];
-    int n;
+    void **p;
+    size_t n, cap;
 };
-void *ec_new(struct ec_scratch *s, size_t n); /* zeroed; asserts the set is not full */
+void *ec_new(struct ec_scratch *s, size_t n); /* zeroed */
 void ec_free(struct ec_scratch *s);
 int64_t ec_i64(const json_t *o, const char *name); /* "123", "-1" or 123; 0 absent */
 bool ec_bool(const json_t *o, const char *name);

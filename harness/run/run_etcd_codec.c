@@ -16,7 +16,7 @@
 
 void *ec_new(struct ec_scratch *s, size_t n)
 {
-    FL_ASSERTF(s->n < (int)FL_ARRAY_LEN(s->p), "scratch full");
+    FL_GROW(s->p, s->cap, s->n + 1, 64);
     void *p = fl_calloc(1, n ? n : 1);
     s->p[s->n++] = p;
     return p;
@@ -24,9 +24,10 @@ void *ec_new(struct ec_scratch *s, size_t n)
 
 void ec_free(struct ec_scratch *s)
 {
-    for (int i = 0; i < s->n; i++)
+    for (size_t i = 0; i < s->n; i++)
         free(s->p[i]);
-    s->n = 0;
+    free(s->p);
+    memset(s, 0, sizeof *s);
 }
 
 /* The gateway writes int64 as decimal strings (negative ones too) and omits zeros. */

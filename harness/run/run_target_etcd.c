@@ -130,6 +130,7 @@ struct run_etcd {
     struct ewatch *watches;
     struct ectl *ctls;
     int64_t injected_ns; /* earliest event entered during a pace; INT64_MAX none */
+    bool closing;        /* run_etcd_close: the run has ended, nothing more is recorded */
 };
 
 static double wall_s(void)
@@ -239,7 +240,7 @@ static void on_call_reply(const struct lv_etcd_reply *r, void *arg)
     struct ecall *c = arg;
     struct run_etcd *E = c->o.E;
     UNLINK(E->calls, c);
-    struct ec_scratch s = {.n = 0};
+    struct ec_scratch s = {NULL, 0, 0};
     Rpc__ServerMsg msg = RPC__SERVER_MSG__INIT;
     Rpc__Error e;
     msg.call_id = c->o.call_id;
@@ -273,7 +274,7 @@ static void on_watch_msg(json_t *m, const struct lv_etcd_reply *end, void *arg)
 {
     struct ewatch *x = arg;
     struct run_etcd *E = x->o.E;
-    struct ec_scratch s = {.n = 0};
+    struct ec_scratch s = {NULL, 0, 0};
     Rpc__ServerMsg msg = RPC__SERVER_MSG__INIT;
     Rpc__Error e;
     msg.call_id = x->o.call_id;
@@ -542,7 +543,7 @@ static void poll_note(struct run_etcd *E)
 {
     uint64_t term;
     int slot = polled_leader(E, &term);
-    if (!slot)
+    if (!slot || E->closing)
         return;
     uint64_t id = E->c.m[slot - 1].id;
     if (id == E->leader_id && term == E->term)
@@ -720,6 +721,7 @@ void run_etcd_close(struct run_world *rw)
     struct run_etcd *E = rw->etcd;
     if (!E)
         return;
+    E->closing = true; /* the loop still runs while members die: polls answer late */
     while (E->watches)
         watch_free(E, E->watches);
     if (E->poll_open) {
