@@ -41,6 +41,8 @@ int run_etcd_leader(struct run_world *rw);           /* the slot every member fo
 int run_etcd_node_status(struct run_world *rw, int id, struct run_node_status *out);
 const char *run_etcd_version(struct run_world *rw);
 
+/* Member id's --pre-vote flag from its next (re)start on (restart{ prevote }). */
+void run_etcd_set_prevote(struct run_world *rw, int id, bool on);
 /* Faults: kill / restart / pause / resume of member `id` (its bridge follows). */
 void run_etcd_node_fault(struct run_world *rw, int id, const char *kind);
 /* After any change of the simulated network: member-member cuts between bridges

@@ -137,7 +137,9 @@ int run_set_prevote(struct run_world *rw, int id, bool on)
 {
     if (run_node_proc(rw, id) < 0)
         return FL_ENOENT;
-    if (rw->cl)
-        srv_cluster_set_prevote(rw->cl, id, on); /* etcd: its own flags (not changed) */
+    if (rw->etcd)
+        run_etcd_set_prevote(rw, id, on); /* its --pre-vote flag at its next start */
+    else
+        srv_cluster_set_prevote(rw->cl, id, on);
     return FL_OK;
 }

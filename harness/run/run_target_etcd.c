@@ -893,6 +893,17 @@ void run_etcd_node_fault(struct run_world *rw, int id, const char *kind)
     fl_buf_close(&err);
 }
 
+void run_etcd_set_prevote(struct run_world *rw, int id, bool on)
+{
+    struct run_etcd *E = rw->etcd;
+    char **argv = E->c.m[id - 1].proc.argv;
+    for (size_t i = 0; argv && argv[i]; i++)
+        if (!strncmp(argv[i], "--pre-vote=", strlen("--pre-vote="))) {
+            free(argv[i]);
+            argv[i] = fl_strdup(on ? "--pre-vote=true" : "--pre-vote=false");
+        }
+}
+
 void run_etcd_net_sync(struct run_world *rw)
 {
     struct run_etcd *E = rw->etcd;
