@@ -36,8 +36,9 @@ void run_etcd_advance(struct run_world *rw, int64_t until_ns);
 /* Cluster view (slots 1..n). */
 int run_etcd_slots(struct run_world *rw);
 int run_etcd_node_proc(struct run_world *rw, int node);
-bool run_etcd_alive(struct run_world *rw, int node); /* its process runs */
-int run_etcd_leader(struct run_world *rw);           /* the slot every member follows, 0 none */
+bool run_etcd_alive(struct run_world *rw, int node);   /* its process runs */
+bool run_etcd_removed(struct run_world *rw, int node); /* member_remove took it out */
+int run_etcd_leader(struct run_world *rw);             /* the slot every member follows, 0 none */
 int run_etcd_node_status(struct run_world *rw, int id, struct run_node_status *out);
 const char *run_etcd_version(struct run_world *rw);
 

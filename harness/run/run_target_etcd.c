@@ -94,6 +94,7 @@ struct ectl {
     char text[256];
     int64_t revision;
     int node;     /* member_add: the slot of the new member, once started */
+    int removing; /* member_remove: the slot removed when it succeeds */
     int add_idx;  /* member_add: the prepared member (-1 none) */
     json_t *resp; /* member_add: MemberAdd's answer, until the member starts */
     struct ectl *prev, *next;
@@ -104,6 +105,7 @@ struct bridge {
     uint32_t epoch; /* bumped at every kill: answers to an older life are dropped */
     struct lv_etcd_status st;
     bool st_ok;
+    bool removed; /* member_remove succeeded: no longer one of nodes() */
 };
 
 struct run_etcd {
@@ -816,6 +818,12 @@ int run_etcd_node_proc(struct run_world *rw, int node)
     return E->b[node].proc;
 }
 
+bool run_etcd_removed(struct run_world *rw, int node)
+{
+    struct run_etcd *E = rw->etcd;
+    return E && node >= 1 && node <= E->n && E->b[node].removed;
+}
+
 bool run_etcd_alive(struct run_world *rw, int node)
 {
     struct run_etcd *E = rw->etcd;
@@ -842,6 +850,7 @@ int run_etcd_node_status(struct run_world *rw, int id, struct run_node_status *o
     const struct lv_etcd_member *m = &E->c.m[id - 1];
     const struct bridge *b = &E->b[id];
     out->alive = m->proc.running;
+    out->removed = b->removed;
     out->paused = m->proc.paused;
     out->member_id = m->id;
     out->version = E->version;
@@ -984,6 +993,8 @@ static void ectl_fire(struct sim_world *w, void *ctx)
     UNLINK(E->ctls, c);
     if (c->add_idx >= 0)
         member_add_finish(E, c);
+    if (c->removing && c->code == 0)
+        E->b[c->removing].removed = true;
     if (c->done)
         c->done(c->ud, c->code, c->text, c->revision, c->node);
     json_decref(c->resp);
@@ -1063,6 +1074,8 @@ void run_etcd_ctl(struct run_world *rw, const char *kind, int node, int64_t arg,
     } else if (!strcmp(kind, "member_remove") || !strcmp(kind, "member_promote")) {
         path = !strcmp(kind, "member_remove") ? "/v3/cluster/member/remove"
                                               : "/v3/cluster/member/promote";
+        if (!strcmp(kind, "member_remove") && arg >= 1 && arg <= E->n)
+            c->removing = (int)arg;
         ec_set_u64(body, "ID", arg >= 1 && arg <= E->n ? E->c.m[arg - 1].id : 0);
         if (at == arg)
             at = run_etcd_leader(rw) ? run_etcd_leader(rw) : at;

@@ -491,7 +491,8 @@ int run_nodes(struct run_world *rw, int *ids, int ids_max)
     int n = 0;
     if (rw->etcd) {
         for (int i = 1; i <= run_etcd_slots(rw) && n < ids_max; i++)
-            ids[n++] = i;
+            if (!run_etcd_removed(rw, i))
+                ids[n++] = i;
         return n;
     }
     if (!rw->cl)
