@@ -251,26 +251,39 @@ static void fail_from(struct scn *S, lua_State *th)
 
 /* --- the driver ---------------------------------------------------------------------- */
 
+/* One lua_resume of a coroutine (resume): in its on() firing's scope, if any. */
+struct co_run {
+    struct scn *S;
+    struct scn_co *co;
+    int nargs, nres, st;
+};
+
+static void co_run(struct run_world *rw, void *arg)
+{
+    (void)rw;
+    struct co_run *r = arg;
+    scn_guard_enter(r->S, r->co->th);
+    r->S->mem_enforce = true;
+    r->st = lua_resume(r->co->th, r->S->L, r->nargs, &r->nres);
+    r->S->mem_enforce = false;
+    r->S->running = NULL;
+}
+
 static void resume(struct scn *S, struct scn_co *co)
 {
     if (co->done)
         return;
-    int nres = 0;
     /* First start: the function and its arguments are on the stack. After a yield:
      * whatever the wake-up pushed (a client result), handed to the continuation. */
     int nargs = lua_gettop(co->th);
     if (lua_status(co->th) != LUA_YIELD)
         nargs -= 1;
-    int64_t scope = 0;
-    if (co->fault_scope)
-        run_scope_enter(S->rw, co->fault_scope, &scope); /* an on() firing's faults */
-    scn_guard_enter(S, co->th);
-    S->mem_enforce = true;
-    int st = lua_resume(co->th, S->L, nargs, &nres);
-    S->mem_enforce = false;
-    S->running = NULL;
-    if (co->fault_scope)
-        run_scope_leave(S->rw, scope);
+    struct co_run r = {S, co, nargs, 0, LUA_OK};
+    if (co->fault_scope) /* an on() firing's faults: they do nothing when it is skipped */
+        run_scope(S->rw, co->fault_scope, RUN_SCOPE_ALWAYS, co_run, &r);
+    else
+        co_run(S->rw, &r);
+    int st = r.st, nres = r.nres;
     if (st == LUA_ERRMEM)
         scn_guard_memory_msg(S, co->th);
     if (st == LUA_YIELD) {

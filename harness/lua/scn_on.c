@@ -102,6 +102,12 @@ static void on_event(void *ud, const struct run_event *ev)
     lua_pop(L, 1); /* the rules */
 }
 
+/* The rule's log line, in its own scope (run_scope). */
+static void log_rule(struct run_world *rw, void *name)
+{
+    run_log_rule(rw, "on", name);
+}
+
 static int l_on(lua_State *L)
 {
     const char *name = luaL_checkstring(L, 1);
@@ -122,12 +128,8 @@ static int l_on(lua_State *L)
     struct on_state *st = state_of(L);
     int64_t ord;
     bool live = run_rule_begin(rw, &ord);
-    if (live) {
-        int64_t saved;
-        run_scope_enter(rw, ord, &saved);
-        run_log_rule(rw, "on", name);
-        run_scope_leave(rw, saved);
-    }
+    if (live)
+        run_scope(rw, ord, RUN_SCOPE_LIVE, log_rule, (void *)name);
     lua_getfield(L, LUA_REGISTRYINDEX, ON_RULES);
     lua_createtable(L, 0, 5);
     set_field_int(L, "kind", kind);

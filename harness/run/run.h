@@ -474,11 +474,18 @@ void run_skip_faults(struct run_world *rw, const int64_t *ordinals, int n);
 /* A rule that applies faults later, on events (Lua's on()): takes the next ordinal at
  * once; false when that ordinal is skipped (the rule then never fires). */
 bool run_rule_begin(struct run_world *rw, int64_t *ordinal);
-/* Faults applied until run_scope_leave belong to one firing of a rule, ordinal
- * rule * RUN_FIRING_BASE + k: they get no ordinals of their own and do nothing when
- * that one is skipped. Returns false when it is. */
-bool run_scope_enter(struct run_world *rw, int64_t ordinal, int64_t *saved);
-void run_scope_leave(struct run_world *rw, int64_t saved);
+/* Runs fn(rw, arg) in the scope of `ordinal` (a rule's firing, rule * RUN_FIRING_BASE
+ * + k; an added fault; the nemesis draw being undone), in one call: the faults fn
+ * applies belong to that ordinal, take none of their own and do nothing when it is
+ * skipped; the scope found is restored after, so none is left open to shift later
+ * ordinals. RUN_SCOPE_LIVE runs fn only when the ordinal is not skipped;
+ * RUN_SCOPE_ALWAYS runs it either way (a Lua coroutine goes on, its faults do
+ * nothing). fn must leave the scope as it found it (asserted). Returns false when the
+ * ordinal is skipped. */
+typedef void run_fault_fn(struct run_world *rw, void *arg);
+enum run_scope_mode { RUN_SCOPE_LIVE, RUN_SCOPE_ALWAYS };
+bool run_scope(struct run_world *rw, int64_t ordinal, enum run_scope_mode mode, run_fault_fn *fn,
+               void *arg);
 bool run_fault_skipped(const struct run_world *rw, int64_t ordinal);
 int64_t run_fault_ordinals(const struct run_world *rw); /* ordinals handed out so far */
 /* The ordinal of the fault application in progress (or of the rule firing whose scope

@@ -15,7 +15,7 @@
  * it leave; restarted after `for`).
  *
  * Ordinals: added fault i (from 1, in the directive's order) is ordinal
- * RUN_ADDED_BASE + i, applied and undone under that one scope (run_scope_enter), so it
+ * RUN_ADDED_BASE + i, applied and undone under that one scope (run_scope), so it
  * never moves the ordinals of the scenario's own faults and `shrink` drops it like any
  * other. run_heal_all ends the fault phase: pending added faults and undos are
  * cancelled then (heal_all undoes what they did). Never: a wall clock, an unseeded
@@ -55,6 +55,7 @@ struct run_added {
     int order[RUN_NODES_MAX], n_order;
     struct sim_rng rng;
     sim_handle h;
+    int64_t next; /* set by added_step: when the next step is due, -1 none */
 };
 
 void run_reseed_faults(struct run_world *rw, uint64_t seed)
@@ -169,6 +170,16 @@ static int64_t added_undo(struct run_world *rw, struct run_added *a)
     }
 }
 
+/* One step of an added fault, in its scope (run_scope): apply, or undo; a->next is
+ * when the following step is due (-1: none). */
+static void added_step(struct run_world *rw, void *arg)
+{
+    struct run_added *a = arg;
+    /* a member that does not exist (the cluster is smaller) takes no fault */
+    if (a->f.kind == RUN_ADD_POWER || run_node_exists(rw, a->node))
+        a->next = a->step == 1 ? added_apply(rw, a) : added_undo(rw, a);
+}
+
 static void added_fire(struct sim_world *w, void *ctx)
 {
     (void)w;
@@ -183,16 +194,11 @@ static void added_fire(struct sim_world *w, void *ctx)
     }
     if (a->step == 0)
         a->step = 1;
-    int64_t saved, next = -1;
-    bool go = run_scope_enter(rw, a->ordinal, &saved);
-    /* a member that does not exist (the cluster is smaller) takes no fault */
-    bool exists = a->f.kind == RUN_ADD_POWER || run_node_exists(rw, a->node);
-    if (go && exists)
-        next = a->step == 1 ? added_apply(rw, a) : added_undo(rw, a);
-    run_scope_leave(rw, saved);
+    a->next = -1;
+    run_scope(rw, a->ordinal, RUN_SCOPE_LIVE, added_step, a);
     a->step++;
-    if (next >= 0)
-        a->h = sim_schedule(rw->w, next, added_fire, a);
+    if (a->next >= 0)
+        a->h = sim_schedule(rw->w, a->next, added_fire, a);
 }
 
 void run_added_event(struct run_world *rw, const struct srv_hook_event *ev)

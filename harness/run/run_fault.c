@@ -116,6 +116,19 @@ void run_scope_leave(struct run_world *rw, int64_t saved)
     fault_end(rw, saved);
 }
 
+bool run_scope(struct run_world *rw, int64_t ordinal, enum run_scope_mode mode, run_fault_fn *fn,
+               void *arg)
+{
+    int64_t saved;
+    bool live = run_scope_enter(rw, ordinal, &saved);
+    if (live || mode == RUN_SCOPE_ALWAYS)
+        fn(rw, arg);
+    /* fn leaves the scope as it found it: whatever it applied was part of this one */
+    FL_ASSERT(rw->ord.cur == ordinal);
+    run_scope_leave(rw, saved);
+    return live;
+}
+
 /* "n3", or "*" for node 0 (every node). */
 static void node_target(char *out, size_t n, int node)
 {
@@ -681,8 +694,11 @@ static void nemesis_net(struct run_world *rw)
     rw->nem.undo_kind = RUN_NEMESIS_NET;
 }
 
-static void nemesis_undo(struct run_world *rw)
+/* Undoes the fault the last apply slot drew, in that draw's scope (run_scope): the
+ * undo belongs to its ordinal, whatever scope the caller is in. */
+static void nemesis_undo(struct run_world *rw, void *arg)
 {
+    (void)arg;
     switch (rw->nem.undo_kind) {
     case RUN_NEMESIS_PARTITION:
         run_heal(rw);
@@ -754,14 +770,10 @@ static void nemesis_tick(struct sim_world *w, void *ctx)
     sim_rng_derive(&rw->nem.rng, run_fault_seed(rw), name);
     int64_t every = rw->nem.every_ns;
     int64_t gap = every / 2 + (int64_t)draw(rw, (uint64_t)every + 1);
-    int64_t saved = rw->ord.cur;
     if (undo) {
         rw->nem.undo_next = false;
-        if (rw->nem.undo_kind) {
-            rw->ord.cur = rw->nem.ordinal;
-            nemesis_undo(rw);
-            rw->ord.cur = saved;
-        }
+        if (rw->nem.undo_kind)
+            run_scope(rw, rw->nem.ordinal, RUN_SCOPE_LIVE, nemesis_undo, NULL);
     } else {
         rw->nem.undo_next = true;
         rw->nem.undo_kind = 0;
@@ -779,10 +791,7 @@ int run_nemesis(struct run_world *rw, unsigned kinds, int64_t every_ns, int64_t 
         return FL_EUNSUP; /* skew, membership and net bursts are not etcd-target faults */
     if (rw->nem.undo_next && rw->nem.undo_kind) {
         /* a nemesis replaced while its fault is in force: undo that fault first */
-        int64_t saved = rw->ord.cur;
-        rw->ord.cur = rw->nem.ordinal;
-        nemesis_undo(rw);
-        rw->ord.cur = saved;
+        run_scope(rw, rw->nem.ordinal, RUN_SCOPE_LIVE, nemesis_undo, NULL);
     }
     run_nemesis_stop(rw);
     rw->nem.kinds = kinds & RUN_NEMESIS_ALL;

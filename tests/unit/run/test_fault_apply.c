@@ -176,22 +176,88 @@ static void test_skipped(void)
     every_kind(true);
 }
 
+/* Faults applied inside a rule firing's scope (run_scope). */
+static void pause_and_isolate(struct run_world *rw, void *arg)
+{
+    int *calls = arg;
+    (*calls)++;
+    CHECK_EQ_INT(run_pause(rw, 2), FL_OK);
+    CHECK_EQ_INT(run_isolate(rw, 1), FL_OK);
+    CHECK(run_fault_current(rw) >= RUN_FIRING_BASE);
+}
+
+static bool paused(struct run_world *rw, int id)
+{
+    struct run_node_status st;
+    CHECK_EQ_INT(run_node_status(rw, id, &st), FL_OK);
+    return st.paused;
+}
+
 /* A rule firing's scope (Lua's on()): faults inside it take no ordinal of their own,
- * and leaving it returns to no application. */
+ * and leaving it returns to no application. A skipped firing runs its function only
+ * with RUN_SCOPE_ALWAYS (a Lua coroutine goes on), and its faults do nothing. */
 static void test_rule_scope(void)
 {
-    struct run_world *rw = open_world(NULL, 0);
+    int64_t rule = 1, skipped = rule * RUN_FIRING_BASE + 2;
+    struct run_world *rw = open_world(&skipped, 1);
+    advance(rw, 2 * FL_S);
+    CHECK(run_rule_begin(rw, &rule));
+    CHECK_EQ_INT(rule, 1);
+    CHECK_EQ_INT(run_fault_current(rw), 0);
+    int64_t before = run_fault_ordinals(rw);
+    int calls = 0;
+    CHECK(run_scope(rw, rule * RUN_FIRING_BASE + 1, RUN_SCOPE_LIVE, pause_and_isolate, &calls));
+    CHECK_EQ_INT(calls, 1);
+    CHECK(paused(rw, 2));
+    CHECK_EQ_INT(run_fault_ordinals(rw), before);
+    CHECK_EQ_INT(run_fault_current(rw), 0);
+    CHECK_EQ_INT(run_resume(rw, 2), FL_OK);
+    before = run_fault_ordinals(rw);
+    CHECK(!run_scope(rw, skipped, RUN_SCOPE_LIVE, pause_and_isolate, &calls));
+    CHECK_EQ_INT(calls, 1); /* not run */
+    CHECK(!run_scope(rw, skipped, RUN_SCOPE_ALWAYS, pause_and_isolate, &calls));
+    CHECK_EQ_INT(calls, 2); /* run, its faults skipped */
+    CHECK(!paused(rw, 2));
+    CHECK_EQ_INT(run_fault_ordinals(rw), before);
+    CHECK_EQ_INT(run_fault_current(rw), 0);
+    run_heal_all(rw);
+    struct run_result res;
+    CHECK_EQ_INT(run_world_finish(rw, NULL, &res), FL_OK);
+    run_result_close(&res);
+    run_world_close(rw);
+}
+
+static void replace_nemesis(struct run_world *rw, void *arg)
+{
+    (void)arg;
+    CHECK_EQ_INT(run_nemesis(rw, RUN_NEMESIS_PAUSE, 10 * FL_S, 0), FL_OK);
+}
+
+/* A nemesis replaced while its pause is in force undoes that pause in the scope of the
+ * draw that applied it (run_scope), whatever scope the caller is in: from a skipped
+ * rule firing (on() whose firing shrinking drops) the resume still happens. It used
+ * to set the ordinal alone and keep the caller's "skipped", so the member stayed
+ * paused for the rest of the run. */
+static void test_nemesis_undo_scope(void)
+{
+    int64_t skipped = 1 * RUN_FIRING_BASE + 1;
+    struct run_world *rw = open_world(&skipped, 1);
     advance(rw, 2 * FL_S);
     int64_t rule;
     CHECK(run_rule_begin(rw, &rule));
-    CHECK_EQ_INT(run_fault_current(rw), 0);
-    int64_t before = run_fault_ordinals(rw), saved;
-    CHECK(run_scope_enter(rw, rule * RUN_FIRING_BASE + 1, &saved));
-    CHECK_EQ_INT(run_pause(rw, 2), FL_OK);
-    CHECK_EQ_INT(run_isolate(rw, 1), FL_OK);
-    CHECK_EQ_INT(run_fault_current(rw), rule * RUN_FIRING_BASE + 1);
-    run_scope_leave(rw, saved);
-    CHECK_EQ_INT(run_fault_ordinals(rw), before);
+    CHECK_EQ_INT(rule, 1);
+    CHECK_EQ_INT(run_nemesis(rw, RUN_NEMESIS_PAUSE, 500 * FL_MS, 0), FL_OK);
+    /* the first tick (an apply slot) pauses one member */
+    int who = 0;
+    for (int t = 0; t < 20 && !who; t++) {
+        advance(rw, 100 * FL_MS);
+        for (int id = 1; id <= 3; id++)
+            if (paused(rw, id))
+                who = id;
+    }
+    CHECK(who != 0);
+    CHECK(!run_scope(rw, skipped, RUN_SCOPE_ALWAYS, replace_nemesis, NULL));
+    CHECK(!paused(rw, who));
     CHECK_EQ_INT(run_fault_current(rw), 0);
     run_heal_all(rw);
     struct run_result res;
@@ -205,5 +271,6 @@ int main(void)
     FL_TEST(test_applied);
     FL_TEST(test_skipped);
     FL_TEST(test_rule_scope);
+    FL_TEST(test_nemesis_undo_scope);
     return fl_test_end();
 }
