@@ -89,14 +89,21 @@ bool rs__violate(struct raft_safety *c, const char *property, uint64_t node, uin
     return false;
 }
 
-struct rs_node *rs__node_get(struct raft_safety *c, uint64_t id)
+struct rs_node *rs__node_find(const struct raft_safety *c, uint64_t id)
 {
     FL_ASSERT(id != 0);
-    for (size_t i = 0; i < c->nodes_count; i++) {
-        if (c->nodes[i].id == id) {
-            c->nodes[i].retired = false;
+    for (size_t i = 0; i < c->nodes_count; i++)
+        if (c->nodes[i].id == id)
             return &c->nodes[i];
-        }
+    return NULL;
+}
+
+struct rs_node *rs__node_get(struct raft_safety *c, uint64_t id)
+{
+    struct rs_node *found = rs__node_find(c, id);
+    if (found) {
+        found->retired = false;
+        return found;
     }
     FL_GROW(c->nodes, c->nodes_cap, c->nodes_count + 1, 8);
     struct rs_node *n = &c->nodes[c->nodes_count++];

@@ -119,6 +119,9 @@ struct raft_safety {
 bool rs__violate(struct raft_safety *c, const char *property, uint64_t node, uint64_t other,
                  uint64_t index, uint64_t term, const char *fmt, ...)
     __attribute__((format(printf, 7, 8)));
+/* The node with this id, or NULL: nothing is added or changed. */
+struct rs_node *rs__node_find(const struct raft_safety *c, uint64_t id);
+/* The node with this id, added (empty) if it is new; a retired one is live again. */
 struct rs_node *rs__node_get(struct raft_safety *c, uint64_t id);
 /* The chain of n's log at i (≤ n->last); false when it is not known (below the view,
  * not committed or unchained). */

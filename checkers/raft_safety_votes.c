@@ -452,10 +452,7 @@ bool raft_safety_leader_commit(struct raft_safety *c, uint64_t node, uint64_t te
     for (uint32_t k = 0; k < cf->n; k++) {
         if (cf->learner[k])
             continue;
-        const struct rs_node *f = NULL;
-        for (size_t j = 0; j < c->nodes_count && !f; j++)
-            if (c->nodes[j].id == cf->ids[k])
-                f = &c->nodes[j];
+        const struct rs_node *f = rs__node_find(c, cf->ids[k]);
         held += f && holds(c, f, commit, chain);
     }
     if (held >= quorum)
