@@ -15,6 +15,7 @@
  * Nothing here calls back into the client or the simulator.
  */
 #include "nodes/client/client_int.h"
+#include "harness/common/list.h"
 
 /* ---------------------------------------------------------------- id map ------ */
 
@@ -114,11 +115,7 @@ void kvc_slist_add(struct kvc_slist *l, struct kvc_stream *st)
 {
     FL_ASSERT(st->q_list == NULL);
     st->q_list = l;
-    st->q_prev = NULL;
-    st->q_next = l->head;
-    if (l->head)
-        l->head->q_prev = st;
-    l->head = st;
+    FL_LIST_INSERT_HEAD(l->head, st, q_prev, q_next);
     l->len++;
 }
 
@@ -128,13 +125,7 @@ void kvc_slist_unlink(struct kvc_stream *st)
     if (l == NULL)
         return;
     FL_ASSERT(l->len > 0);
-    if (st->q_prev)
-        st->q_prev->q_next = st->q_next;
-    else
-        l->head = st->q_next;
-    if (st->q_next)
-        st->q_next->q_prev = st->q_prev;
-    st->q_prev = st->q_next = NULL;
+    FL_LIST_REMOVE(l->head, st, q_prev, q_next);
     st->q_list = NULL;
     l->len--;
 }
@@ -166,13 +157,7 @@ void kvc_clist_append(struct kvc_clist *l, struct kvc_call *call)
 {
     FL_ASSERT(call->q_list == NULL);
     call->q_list = l;
-    call->q_next = NULL;
-    call->q_prev = l->tail;
-    if (l->tail)
-        l->tail->q_next = call;
-    else
-        l->head = call;
-    l->tail = call;
+    FL_TAILQ_INSERT_TAIL(l->head, l->tail, call, q_prev, q_next);
     l->len++;
 }
 
@@ -182,15 +167,7 @@ void kvc_clist_unlink(struct kvc_call *call)
     if (l == NULL)
         return;
     FL_ASSERT(l->len > 0);
-    if (call->q_prev)
-        call->q_prev->q_next = call->q_next;
-    else
-        l->head = call->q_next;
-    if (call->q_next)
-        call->q_next->q_prev = call->q_prev;
-    else
-        l->tail = call->q_prev;
-    call->q_prev = call->q_next = NULL;
+    FL_TAILQ_REMOVE(l->head, l->tail, call, q_prev, q_next);
     call->q_list = NULL;
     l->len--;
 }
