@@ -5,6 +5,7 @@
  * alone (the run_id never enters a digest).
  */
 #include "fl_test.h"
+#include "fl_tmpdir.h"
 
 #include "harness/history/history.h"
 
@@ -54,7 +55,7 @@ int main(void)
     char dir[256], path[300], alone[300];
     const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
     snprintf(dir, sizeof dir, "%s/fl_hcon_XXXXXX", base);
-    if (!mkdtemp(dir))
+    if (!fl_tmpdir_make(dir))
         return 1;
     snprintf(path, sizeof path, "%s/shared.db", dir);
     snprintf(alone, sizeof alone, "%s/alone.db", dir);
@@ -97,9 +98,6 @@ int main(void)
     }
     free(ids);
     hist_close(h);
-    char cmd[400];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", dir);
+    fl_tmpdir_remove(dir);
     return fl_test_end();
 }

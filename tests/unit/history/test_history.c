@@ -6,6 +6,7 @@
  * API's ordering, and clear errors for bad paths.
  */
 #include "fl_test.h"
+#include "fl_tmpdir.h"
 
 #include "harness/history/history.h"
 
@@ -527,10 +528,8 @@ int main(void)
 {
     const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
     snprintf(tmpdir, sizeof tmpdir, "%s/fl_hist_XXXXXX", base);
-    if (!mkdtemp(tmpdir)) {
-        perror("mkdtemp");
+    if (!fl_tmpdir_make(tmpdir))
         return 1;
-    }
     FL_TEST(test_schema);
     FL_TEST(test_digest);
     FL_TEST(test_batching);
@@ -538,9 +537,6 @@ int main(void)
     FL_TEST(test_blobs);
     FL_TEST(test_runs_and_order);
     FL_TEST(test_bad_paths);
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", tmpdir);
+    fl_tmpdir_remove(tmpdir);
     return fl_test_end();
 }

@@ -7,6 +7,7 @@
  * 'error', so every row is kept), and by a second SIGINT when the loop does not react.
  */
 #include "fl_test.h"
+#include "fl_tmpdir.h"
 
 #include "harness/history/history.h"
 
@@ -195,18 +196,13 @@ int main(void)
 {
     const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
     snprintf(tmpdir, sizeof tmpdir, "%s/fl_hint_XXXXXX", base);
-    if (!mkdtemp(tmpdir)) {
-        perror("mkdtemp");
+    if (!fl_tmpdir_make(tmpdir))
         return 1;
-    }
     run_mode(M_KILL, "sigkill");
     run_mode(M_INT_DEFAULT, "sigint_default");
     run_mode(M_ABORT, "assert_abort");
     run_mode(M_INT_HANDLED, "sigint_handled");
     run_mode(M_INT_TWICE, "sigint_twice");
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", tmpdir);
+    fl_tmpdir_remove(tmpdir);
     return fl_test_end();
 }

@@ -7,6 +7,7 @@
  * when opened for writing, keeping its rows.
  */
 #include "fl_test.h"
+#include "fl_tmpdir.h"
 
 #include "harness/history/hist_schema.h"
 #include "harness/history/history.h"
@@ -233,16 +234,11 @@ static void test_old_database(void)
 
 int main(void)
 {
-    if (!mkdtemp(tmpdir)) {
-        perror("mkdtemp");
+    if (!fl_tmpdir_make(tmpdir))
         return 1;
-    }
     FL_TEST(test_tables_match_lists);
     FL_TEST(test_round_trip);
     FL_TEST(test_old_database);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", tmpdir);
+    fl_tmpdir_remove(tmpdir);
     return fl_test_end();
 }

@@ -8,6 +8,7 @@
 #include "harness/lua/scn.h"
 
 #include "fl_test.h"
+#include "fl_tmpdir.h"
 
 #include <stdlib.h>
 #include <unistd.h>
@@ -179,17 +180,12 @@ out:
 
 int main(void)
 {
-    if (!mkdtemp(dir)) {
-        perror("mkdtemp");
+    if (!fl_tmpdir_make(dir))
         return 1;
-    }
     FL_TEST(test_format);
     FL_TEST(test_text);
     FL_TEST(test_two_runs_one_process);
     FL_TEST(test_directive_in_script);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", dir);
+    fl_tmpdir_remove(dir);
     return fl_test_end();
 }

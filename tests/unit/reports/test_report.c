@@ -10,6 +10,7 @@
  * report; errors are refused with a message.
  */
 #include "fl_test.h"
+#include "fl_tmpdir.h"
 
 #include "harness/history/history.h"
 #include "harness/history/load.h"
@@ -400,10 +401,8 @@ static void test_escape(void)
 int main(void)
 {
     snprintf(tmp, sizeof tmp, "/tmp/fl-report-test-XXXXXX");
-    if (!mkdtemp(tmp)) {
-        perror("mkdtemp");
+    if (!fl_tmpdir_make(tmp))
         return 1;
-    }
     char db1[512], db2[512], d1[512], d2[512];
     snprintf(db1, sizeof db1, "%s/hostile.db", tmp);
     snprintf(db2, sizeof db2, "%s/big.db", tmp);
@@ -419,9 +418,7 @@ int main(void)
     test_large(db2, d2);
     test_python(d2);
     test_multi_and_errors(db1, db2);
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
-    if (fl_test_failed == 0 && !getenv("FL_REPORT_KEEP") && system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", tmp);
+    if (fl_test_failed == 0 && !getenv("FL_REPORT_KEEP"))
+        fl_tmpdir_remove(tmp);
     return fl_test_end();
 }

@@ -14,6 +14,7 @@
 #include "nodes/client/client.h"
 
 #include "fl_test.h"
+#include "fl_tmpdir.h"
 #include "run_fixture.h"
 
 #include <stdlib.h>
@@ -236,18 +237,13 @@ static void test_nul_key(void)
 
 int main(void)
 {
-    if (!mkdtemp(dir)) {
-        perror("mkdtemp");
+    if (!fl_tmpdir_make(dir))
         return 1;
-    }
     FL_TEST(test_bench_paced);
     FL_TEST(test_bench_saturated);
     FL_TEST(test_nemesis);
     FL_TEST(test_other_calls);
     FL_TEST(test_nul_key);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", dir);
+    fl_tmpdir_remove(dir);
     return fl_test_end();
 }

@@ -10,6 +10,7 @@
 #include "harness/run/run_int.h"
 
 #include "fl_test.h"
+#include "fl_tmpdir.h"
 #include "run_fixture.h"
 
 #include <stdlib.h>
@@ -101,15 +102,10 @@ static void test_differ(void)
 
 int main(void)
 {
-    if (!mkdtemp(dir)) {
-        perror("mkdtemp");
+    if (!fl_tmpdir_make(dir))
         return 1;
-    }
     FL_TEST(test_agree);
     FL_TEST(test_differ);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", dir);
+    fl_tmpdir_remove(dir);
     return fl_test_end();
 }

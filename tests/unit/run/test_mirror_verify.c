@@ -9,6 +9,7 @@
 #include "harness/run/run_int.h"
 
 #include "fl_test.h"
+#include "fl_tmpdir.h"
 #include "run_fixture.h"
 
 #include <sqlite3.h>
@@ -84,18 +85,13 @@ static void test_difference(const char *sql, const char *want_reason)
 
 int main(void)
 {
-    if (!mkdtemp(dir)) {
-        perror("mkdtemp");
+    if (!fl_tmpdir_make(dir))
         return 1;
-    }
     /* Still a valid history, but not the one recorded. */
     test_difference("UPDATE ops SET client_id = client_id + 7 WHERE op_id = 2",
                     "differs from the database's");
     /* One the loader refuses: the run cannot verify what it recorded. */
     test_difference("UPDATE ops SET call_ns = 'abc' WHERE op_id = 2", "cannot be read back");
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", dir);
+    fl_tmpdir_remove(dir);
     return fl_test_end();
 }

@@ -16,6 +16,7 @@
 #include "harness/run/run_int.h"
 
 #include "fl_test.h"
+#include "fl_tmpdir.h"
 #include "run_fixture.h"
 
 #include <stdlib.h>
@@ -27,7 +28,8 @@ static char dir[] = "/tmp/fl-test-mirror-scale-XXXXXX";
 
 int main(void)
 {
-    FL_ASSERT(mkdtemp(dir) != NULL);
+    if (!fl_tmpdir_make(dir))
+        return 1;
     char db[256];
     snprintf(db, sizeof db, "%s/m.db", dir);
     struct run_options o = {
@@ -70,12 +72,6 @@ int main(void)
     CHECK_EQ_STR(v, "pass");
     run_result_close(&res);
     run_world_close(rw);
-    unlink(db);
-    char side[300];
-    snprintf(side, sizeof side, "%s-wal", db);
-    unlink(side);
-    snprintf(side, sizeof side, "%s-shm", db);
-    unlink(side);
-    rmdir(dir);
+    fl_tmpdir_remove(dir);
     return fl_test_end();
 }

@@ -9,6 +9,7 @@
 #include "harness/run/run.h"
 
 #include "fl_test.h"
+#include "fl_tmpdir.h"
 
 #include <stdlib.h>
 #include <unistd.h>
@@ -35,10 +36,8 @@ static int count_op(void *arg, const struct hist_op *op)
 int main(void)
 {
     char dir[] = "/tmp/fl-test-nospace-XXXXXX";
-    if (!mkdtemp(dir)) {
-        perror("mkdtemp");
+    if (!fl_tmpdir_make(dir))
         return 1;
-    }
     char db[256];
     snprintf(db, sizeof db, "%s/nospace.db", dir);
     struct run_options o = {.scenario = "test_nospace.c", .seed = 5, .db_path = db};
@@ -80,9 +79,6 @@ int main(void)
     CHECK(lin && !strcmp(lin, "pass"));
     run_result_close(&res);
     run_world_close(rw);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", dir);
+    fl_tmpdir_remove(dir);
     return fl_test_end();
 }

@@ -8,6 +8,7 @@
 #include "harness/run/run.h"
 
 #include "fl_test.h"
+#include "fl_tmpdir.h"
 #include "run_fixture.h"
 
 #include <stdlib.h>
@@ -286,18 +287,13 @@ static void test_bad_input(void)
 
 int main(void)
 {
-    if (!mkdtemp(dir)) {
-        perror("mkdtemp");
+    if (!fl_tmpdir_make(dir))
         return 1;
-    }
     FL_TEST(test_summary_shape);
     FL_TEST(test_digest_two_worlds);
     FL_TEST(test_skip_ordinals);
     FL_TEST(test_nemesis_ticks_stable);
     FL_TEST(test_bad_input);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", dir);
+    fl_tmpdir_remove(dir);
     return fl_test_end();
 }

@@ -107,7 +107,8 @@ static inline Rpc__ServerMsg *tc_call(struct tclient *c, Rpc__ClientMsg *msg, in
     return tc_wait(c, tc_send(c, msg), timeout_ns);
 }
 
-static inline Rpc__ServerMsg *tc_put(struct tclient *c, const char *k, const char *v)
+/* Sends a put of k = v under lease (0: none) and returns its call id (tc_wait). */
+static inline uint64_t tc_put_send(struct tclient *c, const char *k, const char *v, int64_t lease)
 {
     Rpc__ClientMsg msg = RPC__CLIENT_MSG__INIT;
     Rpc__PutRequest r = RPC__PUT_REQUEST__INIT;
@@ -115,10 +116,93 @@ static inline Rpc__ServerMsg *tc_put(struct tclient *c, const char *k, const cha
     r.key.len = strlen(k);
     r.value.data = (uint8_t *)v;
     r.value.len = strlen(v);
+    r.lease = lease;
     msg.method = RPC__METHOD__METHOD_PUT;
     msg.req_case = RPC__CLIENT_MSG__REQ_PUT;
     msg.put = &r;
-    return tc_call(c, &msg, 10 * FL_S);
+    return tc_send(c, &msg);
+}
+
+static inline Rpc__ServerMsg *tc_put(struct tclient *c, const char *k, const char *v)
+{
+    return tc_wait(c, tc_put_send(c, k, v, 0), 10 * FL_S);
+}
+
+/* Opens a watch on [key, end) (end NULL: the key alone) from revision start (0: now);
+ * returns its call id, under which its events arrive (tc_events). */
+static inline uint64_t tc_watch_send(struct tclient *c, const char *key, const char *end,
+                                     int64_t start, bool require_leader)
+{
+    Rpc__ClientMsg msg = RPC__CLIENT_MSG__INIT;
+    Rpc__WatchRequest wr = RPC__WATCH_REQUEST__INIT;
+    Rpc__WatchCreateRequest cr = RPC__WATCH_CREATE_REQUEST__INIT;
+    cr.key.data = (uint8_t *)key;
+    cr.key.len = strlen(key);
+    cr.range_end.data = (uint8_t *)end;
+    cr.range_end.len = end ? strlen(end) : 0;
+    cr.start_revision = start;
+    wr.request_union_case = RPC__WATCH_REQUEST__REQUEST_UNION_CREATE_REQUEST;
+    wr.create_request = &cr;
+    msg.method = RPC__METHOD__METHOD_WATCH;
+    msg.req_case = RPC__CLIENT_MSG__REQ_WATCH;
+    msg.watch = &wr;
+    msg.require_leader = require_leader;
+    return tc_send(c, &msg);
+}
+
+/* Appends to revs[n..cap) the mod revisions of the events queued so far for watch call
+ * id; returns the new count. *canceled (may be NULL) is set when the watch was
+ * canceled or its stream ended. */
+static inline int tc_events(struct tclient *c, uint64_t id, int64_t *revs, int n, int cap,
+                            bool *canceled)
+{
+    Rpc__ServerMsg *m;
+    while ((m = tc_take(c, id))) {
+        if (m->resp_case == RPC__SERVER_MSG__RESP_WATCH) {
+            for (size_t i = 0; i < m->watch->n_events && n < cap; i++)
+                revs[n++] = m->watch->events[i]->kv->mod_revision;
+            if (m->watch->canceled && canceled)
+                *canceled = true;
+        }
+        if (m->stream_end && canceled)
+            *canceled = true;
+        rpc__server_msg__free_unpacked(m, NULL);
+    }
+    return n;
+}
+
+/* Grants a lease of ttl seconds; its id, 0 when refused or not answered in time. */
+static inline int64_t tc_lease_grant(struct tclient *c, int64_t ttl, int64_t timeout_ns)
+{
+    Rpc__ClientMsg msg = RPC__CLIENT_MSG__INIT;
+    Rpc__LeaseGrantRequest r = RPC__LEASE_GRANT_REQUEST__INIT;
+    r.ttl = ttl;
+    msg.method = RPC__METHOD__METHOD_LEASE_GRANT;
+    msg.req_case = RPC__CLIENT_MSG__REQ_LEASE_GRANT;
+    msg.lease_grant = &r;
+    Rpc__ServerMsg *m = tc_call(c, &msg, timeout_ns);
+    int64_t id = m && !m->error && m->lease_grant ? m->lease_grant->id : 0;
+    if (m)
+        rpc__server_msg__free_unpacked(m, NULL);
+    return id;
+}
+
+/* One keep-alive request for lease on the keep-alive stream `stream` (a call id the
+ * caller took: the answers arrive under it). */
+static inline void tc_keepalive(struct tclient *c, uint64_t stream, int64_t lease)
+{
+    Rpc__ClientMsg msg = RPC__CLIENT_MSG__INIT;
+    Rpc__LeaseKeepAliveRequest r = RPC__LEASE_KEEP_ALIVE_REQUEST__INIT;
+    r.id = lease;
+    msg.method = RPC__METHOD__METHOD_LEASE_KEEPALIVE;
+    msg.req_case = RPC__CLIENT_MSG__REQ_LEASE_KEEPALIVE;
+    msg.lease_keepalive = &r;
+    msg.call_id = stream;
+    struct fl_buf b;
+    fl_buf_init(&b);
+    size_t n = rpc_client_msg_encode(&msg, &b);
+    net_send(c->w, c->sock, b.data, n);
+    fl_buf_close(&b);
 }
 
 static inline Rpc__ServerMsg *tc_get(struct tclient *c, const char *k, bool serializable)
@@ -141,6 +225,15 @@ static inline const char *tc_value(const Rpc__ServerMsg *m, size_t *len)
         return NULL;
     *len = m->range->kvs[0]->value.len;
     return (const char *)m->range->kvs[0]->value.data;
+}
+
+/* Whether m is an answer without error; frees it. */
+static inline bool tc_ok(Rpc__ServerMsg *m)
+{
+    bool ok = m && !m->error;
+    if (m)
+        rpc__server_msg__free_unpacked(m, NULL);
+    return ok;
 }
 
 static inline const char *tc_err(const Rpc__ServerMsg *m)

@@ -138,6 +138,19 @@ static inline bool read_is(struct fixture *f, int node, const char *k, const cha
     return ok;
 }
 
+/* Whether member node holds key k (a serializable read of its own store). */
+static inline bool key_exists(struct fixture *f, int node, const char *k)
+{
+    struct tclient c;
+    tc_open(&c, f->w, f->cproc, srv_cluster_node_proc(f->cl, node));
+    Rpc__ServerMsg *m = tc_get(&c, k, true);
+    bool yes = m && !m->error && m->range->n_kvs == 1;
+    if (m)
+        rpc__server_msg__free_unpacked(m, NULL);
+    tc_close(&c);
+    return yes;
+}
+
 /* A control call's outcome, copied out of the callback. */
 struct ctl {
     bool done;

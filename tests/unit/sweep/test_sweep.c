@@ -6,6 +6,7 @@
  */
 #include <sqlite3.h>
 #include "fl_test.h"
+#include "fl_tmpdir.h"
 
 #include "harness/history/history.h"
 #include "harness/sweep/sweep.h"
@@ -206,14 +207,11 @@ static void test_merge(const char *dir)
 int main(void)
 {
     char dir[] = "/tmp/fl-sweep-test-XXXXXX";
-    if (!mkdtemp(dir))
+    if (!fl_tmpdir_make(dir))
         return 1;
     FL_TEST(test_parse);
     FL_TEST(test_shards);
     test_merge(dir);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", dir);
+    fl_tmpdir_remove(dir);
     return fl_test_end();
 }
