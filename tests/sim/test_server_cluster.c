@@ -182,18 +182,9 @@ static void test_torn_tail_recovery(void)
     memset(big, 'b', sizeof big - 1);
     big[sizeof big - 1] = 0;
     for (int i = 0; i < 200; i++) {
-        Rpc__ClientMsg msg = RPC__CLIENT_MSG__INIT;
-        Rpc__PutRequest r = RPC__PUT_REQUEST__INIT;
         char k[16];
         snprintf(k, sizeof k, "t%d", i % 17);
-        r.key.data = (uint8_t *)k;
-        r.key.len = strlen(k);
-        r.value.data = (uint8_t *)big;
-        r.value.len = strlen(big);
-        msg.method = RPC__METHOD__METHOD_PUT;
-        msg.req_case = RPC__CLIENT_MSG__REQ_PUT;
-        msg.put = &r;
-        tc_send(&c, &msg);
+        tc_put_send(&c, k, big, 0);
     }
     sim_run_for(f.w, 7 * FL_MS); /* mid-stream: some appends are still unsynced */
     srv_cluster_kill(f.cl, victim);

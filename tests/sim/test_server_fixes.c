@@ -17,69 +17,15 @@
 #include "harness/fault/fault.h"
 #include "nodes/proto/errors.h"
 
+/* A watch on [key, end), created (checked). */
 static uint64_t watch_open(struct tclient *c, const char *key, const char *end)
 {
-    Rpc__ClientMsg msg = RPC__CLIENT_MSG__INIT;
-    Rpc__WatchRequest wr = RPC__WATCH_REQUEST__INIT;
-    Rpc__WatchCreateRequest cr = RPC__WATCH_CREATE_REQUEST__INIT;
-    cr.key.data = (uint8_t *)key;
-    cr.key.len = strlen(key);
-    cr.range_end.data = (uint8_t *)end;
-    cr.range_end.len = strlen(end);
-    wr.request_union_case = RPC__WATCH_REQUEST__REQUEST_UNION_CREATE_REQUEST;
-    wr.create_request = &cr;
-    msg.method = RPC__METHOD__METHOD_WATCH;
-    msg.req_case = RPC__CLIENT_MSG__REQ_WATCH;
-    msg.watch = &wr;
-    uint64_t id = tc_send(c, &msg);
+    uint64_t id = tc_watch_send(c, key, end, 0, false);
     Rpc__ServerMsg *m = tc_wait(c, id, FL_S);
     CHECK(m && m->watch && m->watch->created);
     if (m)
         rpc__server_msg__free_unpacked(m, NULL);
     return id;
-}
-
-/* Appends the mod revisions of the events queued for watch `id` to revs. */
-static int take_events(struct tclient *c, uint64_t id, int64_t *revs, int n, int cap)
-{
-    Rpc__ServerMsg *m;
-    while ((m = tc_take(c, id))) {
-        for (size_t i = 0; m->watch && i < m->watch->n_events && n < cap; i++)
-            revs[n++] = m->watch->events[i]->kv->mod_revision;
-        rpc__server_msg__free_unpacked(m, NULL);
-    }
-    return n;
-}
-
-static int64_t lease_grant(struct tclient *c, int64_t ttl)
-{
-    Rpc__ClientMsg msg = RPC__CLIENT_MSG__INIT;
-    Rpc__LeaseGrantRequest r = RPC__LEASE_GRANT_REQUEST__INIT;
-    r.ttl = ttl;
-    msg.method = RPC__METHOD__METHOD_LEASE_GRANT;
-    msg.req_case = RPC__CLIENT_MSG__REQ_LEASE_GRANT;
-    msg.lease_grant = &r;
-    Rpc__ServerMsg *m = tc_call(c, &msg, 3 * FL_S);
-    int64_t id = m && m->lease_grant ? m->lease_grant->id : 0;
-    if (m)
-        rpc__server_msg__free_unpacked(m, NULL);
-    return id;
-}
-
-static void keepalive(struct tclient *c, uint64_t stream, int64_t lease)
-{
-    Rpc__ClientMsg msg = RPC__CLIENT_MSG__INIT;
-    Rpc__LeaseKeepAliveRequest r = RPC__LEASE_KEEP_ALIVE_REQUEST__INIT;
-    r.id = lease;
-    msg.method = RPC__METHOD__METHOD_LEASE_KEEPALIVE;
-    msg.req_case = RPC__CLIENT_MSG__REQ_LEASE_KEEPALIVE;
-    msg.lease_keepalive = &r;
-    msg.call_id = stream;
-    struct fl_buf b;
-    fl_buf_init(&b);
-    size_t n = rpc_client_msg_encode(&msg, &b);
-    net_send(c->w, c->sock, b.data, n);
-    fl_buf_close(&b);
 }
 
 /* Keeps `lease` alive through `node` like clientv3: the next request TTL/3 after
@@ -92,7 +38,7 @@ static int keep_alive_for(struct fixture *f, int node, int64_t lease, int64_t tt
     uint64_t stream = k.next_call++;
     int answers = 0;
     int64_t end = sim_now_ns(f->w) + dur, last = sim_now_ns(f->w);
-    keepalive(&k, stream, lease);
+    tc_keepalive(&k, stream, lease);
     while (sim_now_ns(f->w) < end) {
         sim_run_for(f->w, 50 * FL_MS);
         Rpc__ServerMsg *m;
@@ -105,7 +51,7 @@ static int keep_alive_for(struct fixture *f, int node, int64_t lease, int64_t tt
             answers++;
             last = sim_now_ns(f->w);
             sim_run_for(f->w, ttl_s * FL_S / 3);
-            keepalive(&k, stream, lease);
+            tc_keepalive(&k, stream, lease);
         } else if (sim_now_ns(f->w) - last > ttl_s * FL_S) {
             answers = -1;
             break;
@@ -115,34 +61,11 @@ static int keep_alive_for(struct fixture *f, int node, int64_t lease, int64_t tt
     return answers;
 }
 
-static bool key_exists(struct fixture *f, int node, const char *k)
-{
-    struct tclient c;
-    tc_open(&c, f->w, f->cproc, srv_cluster_node_proc(f->cl, node));
-    Rpc__ServerMsg *m = tc_get(&c, k, true);
-    bool yes = m && !m->error && m->range->n_kvs == 1;
-    if (m)
-        rpc__server_msg__free_unpacked(m, NULL);
-    tc_close(&c);
-    return yes;
-}
-
 static void put_lease(struct fixture *f, int node, const char *k, int64_t lease)
 {
     struct tclient c;
     tc_open(&c, f->w, f->cproc, srv_cluster_node_proc(f->cl, node));
-    Rpc__ClientMsg msg = RPC__CLIENT_MSG__INIT;
-    Rpc__PutRequest r = RPC__PUT_REQUEST__INIT;
-    r.key.data = (uint8_t *)k;
-    r.key.len = strlen(k);
-    r.lease = lease;
-    msg.method = RPC__METHOD__METHOD_PUT;
-    msg.req_case = RPC__CLIENT_MSG__REQ_PUT;
-    msg.put = &r;
-    Rpc__ServerMsg *m = tc_call(&c, &msg, 3 * FL_S);
-    CHECK(m && !m->error);
-    if (m)
-        rpc__server_msg__free_unpacked(m, NULL);
+    CHECK(tc_ok(tc_wait(&c, tc_put_send(&c, k, "", lease), 3 * FL_S)));
     tc_close(&c);
 }
 
@@ -155,7 +78,7 @@ static void test_keepalive_across_leader_crash(void)
     int l = wait_leader(&f, 3 * FL_S);
     struct tclient c;
     tc_open(&c, f.w, f.cproc, srv_cluster_node_proc(f.cl, l));
-    int64_t lease = lease_grant(&c, 5);
+    int64_t lease = tc_lease_grant(&c, 5, 3 * FL_S);
     tc_close(&c);
     CHECK(lease > 0);
     put_lease(&f, l, "ka", lease);
@@ -181,7 +104,7 @@ static void test_keepalive_no_leader_times_out(void)
     int l = wait_leader(&f, 3 * FL_S);
     struct tclient c;
     tc_open(&c, f.w, f.cproc, srv_cluster_node_proc(f.cl, l));
-    int64_t lease = lease_grant(&c, 30);
+    int64_t lease = tc_lease_grant(&c, 30, 3 * FL_S);
     tc_close(&c);
     int lone = l == 1 ? 2 : 1;
     int procs[3], np = 0;
@@ -194,7 +117,7 @@ static void test_keepalive_no_leader_times_out(void)
     struct tclient k;
     tc_open(&k, f.w, f.cproc, me);
     uint64_t stream = k.next_call++;
-    keepalive(&k, stream, lease);
+    tc_keepalive(&k, stream, lease);
     Rpc__ServerMsg *m = tc_wait(&k, stream, 10 * FL_S);
     CHECK(m && m->stream_end && m->error);
     CHECK_EQ_STR(m && m->error ? m->error->message : "", "etcdserver: request timed out");
@@ -226,7 +149,7 @@ static void test_lease_ttl_from_follower(void)
     int l = wait_leader(&f, 3 * FL_S);
     struct tclient c;
     tc_open(&c, f.w, f.cproc, srv_cluster_node_proc(f.cl, l));
-    int64_t lease = lease_grant(&c, 10);
+    int64_t lease = tc_lease_grant(&c, 10, 3 * FL_S);
     tc_close(&c);
     sim_run_for(f.w, 3 * FL_S);
     int fol = l == 1 ? 2 : 1;
@@ -267,7 +190,7 @@ static void test_lease_end_event(void)
     int l = wait_leader(&f, 3 * FL_S);
     struct tclient c;
     tc_open(&c, f.w, f.cproc, srv_cluster_node_proc(f.cl, l));
-    int64_t lease = lease_grant(&c, 2);
+    int64_t lease = tc_lease_grant(&c, 2, 3 * FL_S);
     tc_close(&c);
     put_lease(&f, l, "le/b", lease);
     put_lease(&f, l, "le/a", lease); /* revisions 2, 3 */
@@ -302,11 +225,11 @@ static void test_watch_delay_failpoint(void)
     CHECK_EQ_INT(flt_enable(f.w, "watch/before_send", &sp), FL_OK);
     CHECK_EQ_INT(write_keys(&f, l, 0, 10), 10);
     int64_t revs[64];
-    int n = take_events(&w, id, revs, 0, 64);
+    int n = tc_events(&w, id, revs, 0, 64, NULL);
     CHECK(n < 10); /* held while the failpoint delays every send */
     flt_disable_all(f.w);
     sim_run_for(f.w, FL_S);
-    n = take_events(&w, id, revs, n, 64);
+    n = tc_events(&w, id, revs, n, 64, NULL);
     CHECK_EQ_INT(n, 10);
     int bad = 0;
     for (int i = 0; i < n; i++)
@@ -369,7 +292,7 @@ static int isolated_watch_dups(bool bug)
     net_heal(f.w);
     sim_run_for(f.w, 2 * FL_S);
     int64_t revs[256];
-    int n = take_events(&w, id, revs, 0, 256);
+    int n = tc_events(&w, id, revs, 0, 256, NULL);
     int dups = 0;
     for (int i = 1; i < n; i++)
         dups += revs[i] <= revs[i - 1];

@@ -9,45 +9,6 @@
 
 #include "nodes/proto/errors.h"
 
-static uint64_t watch_open(struct tclient *c, const char *key, const char *end, int64_t start,
-                           bool require_leader)
-{
-    Rpc__ClientMsg msg = RPC__CLIENT_MSG__INIT;
-    Rpc__WatchRequest wr = RPC__WATCH_REQUEST__INIT;
-    Rpc__WatchCreateRequest cr = RPC__WATCH_CREATE_REQUEST__INIT;
-    cr.key.data = (uint8_t *)key;
-    cr.key.len = strlen(key);
-    cr.range_end.data = (uint8_t *)end;
-    cr.range_end.len = end ? strlen(end) : 0;
-    cr.start_revision = start;
-    wr.request_union_case = RPC__WATCH_REQUEST__REQUEST_UNION_CREATE_REQUEST;
-    wr.create_request = &cr;
-    msg.method = RPC__METHOD__METHOD_WATCH;
-    msg.req_case = RPC__CLIENT_MSG__REQ_WATCH;
-    msg.watch = &wr;
-    msg.require_leader = require_leader;
-    return tc_send(c, &msg);
-}
-
-/* Collects the mod revisions of every event of watch call `id` queued so far. */
-static int collect_events(struct tclient *c, uint64_t id, int64_t *revs, int cap, bool *canceled)
-{
-    int n = 0;
-    Rpc__ServerMsg *m;
-    while ((m = tc_take(c, id))) {
-        if (m->resp_case == RPC__SERVER_MSG__RESP_WATCH) {
-            for (size_t i = 0; i < m->watch->n_events && n < cap; i++)
-                revs[n++] = m->watch->events[i]->kv->mod_revision;
-            if (m->watch->canceled && canceled)
-                *canceled = true;
-        }
-        if (m->stream_end && canceled)
-            *canceled = true;
-        rpc__server_msg__free_unpacked(m, NULL);
-    }
-    return n;
-}
-
 static void test_watch_across_leader_change(void)
 {
     struct fixture f;
@@ -58,7 +19,7 @@ static void test_watch_across_leader_change(void)
     int wnode = l == 1 ? 2 : 1;
     struct tclient w;
     tc_open(&w, f.w, f.cproc, srv_cluster_node_proc(f.cl, wnode));
-    uint64_t id = watch_open(&w, "k", "l", 0, false);
+    uint64_t id = tc_watch_send(&w, "k", "l", 0, false);
     Rpc__ServerMsg *created = tc_wait(&w, id, FL_S);
     CHECK(created && created->resp_case == RPC__SERVER_MSG__RESP_WATCH && created->watch->created);
     if (created)
@@ -70,7 +31,7 @@ static void test_watch_across_leader_change(void)
     CHECK_EQ_INT(write_keys(&f, l2, 10, 10), 10);
     sim_run_for(f.w, 500 * FL_MS);
     int64_t revs[64];
-    int n = collect_events(&w, id, revs, 64, NULL);
+    int n = tc_events(&w, id, revs, 0, 64, NULL);
     CHECK_EQ_INT(n, 20);
     int bad = 0;
     for (int i = 0; i < n; i++)
@@ -103,7 +64,7 @@ static void test_watch_across_leader_change(void)
     srv_cluster_compact(f.cl, 0, 15, ctl_done, &cp);
     CHECK(ctl_wait(&f, &cp, 2 * FL_S) && cp.code == 0);
     sim_run_for(f.w, 100 * FL_MS);
-    uint64_t id2 = watch_open(&w, "k", "l", 1, false);
+    uint64_t id2 = tc_watch_send(&w, "k", "l", 1, false);
     sim_run_for(f.w, 500 * FL_MS);
     bool saw_cancel = false;
     int64_t compact_rev = 0;
@@ -134,7 +95,7 @@ static void test_require_leader_watch(void)
     int lone = l == 1 ? 2 : 1;
     struct tclient w;
     tc_open(&w, f.w, f.cproc, srv_cluster_node_proc(f.cl, lone));
-    uint64_t id = watch_open(&w, "a", NULL, 0, true);
+    uint64_t id = tc_watch_send(&w, "a", NULL, 0, true);
     Rpc__ServerMsg *created = tc_wait(&w, id, FL_S);
     CHECK(created && created->watch && created->watch->created);
     if (created)
@@ -163,68 +124,6 @@ static void test_require_leader_watch(void)
     teardown(&f);
 }
 
-static int64_t lease_grant(struct tclient *c, int64_t ttl)
-{
-    Rpc__ClientMsg msg = RPC__CLIENT_MSG__INIT;
-    Rpc__LeaseGrantRequest r = RPC__LEASE_GRANT_REQUEST__INIT;
-    r.ttl = ttl;
-    msg.method = RPC__METHOD__METHOD_LEASE_GRANT;
-    msg.req_case = RPC__CLIENT_MSG__REQ_LEASE_GRANT;
-    msg.lease_grant = &r;
-    Rpc__ServerMsg *m = tc_call(c, &msg, 5 * FL_S);
-    int64_t id = m && !m->error && m->lease_grant ? m->lease_grant->id : 0;
-    if (m)
-        rpc__server_msg__free_unpacked(m, NULL);
-    return id;
-}
-
-static bool put_with_lease(struct tclient *c, const char *k, int64_t lease)
-{
-    Rpc__ClientMsg msg = RPC__CLIENT_MSG__INIT;
-    Rpc__PutRequest r = RPC__PUT_REQUEST__INIT;
-    r.key.data = (uint8_t *)k;
-    r.key.len = strlen(k);
-    r.value.data = (uint8_t *)"x";
-    r.value.len = 1;
-    r.lease = lease;
-    msg.method = RPC__METHOD__METHOD_PUT;
-    msg.req_case = RPC__CLIENT_MSG__REQ_PUT;
-    msg.put = &r;
-    Rpc__ServerMsg *m = tc_call(c, &msg, 5 * FL_S);
-    bool ok = m && !m->error;
-    if (m)
-        rpc__server_msg__free_unpacked(m, NULL);
-    return ok;
-}
-
-static void keepalive(struct tclient *c, uint64_t stream, int64_t lease)
-{
-    Rpc__ClientMsg msg = RPC__CLIENT_MSG__INIT;
-    Rpc__LeaseKeepAliveRequest r = RPC__LEASE_KEEP_ALIVE_REQUEST__INIT;
-    r.id = lease;
-    msg.method = RPC__METHOD__METHOD_LEASE_KEEPALIVE;
-    msg.req_case = RPC__CLIENT_MSG__REQ_LEASE_KEEPALIVE;
-    msg.lease_keepalive = &r;
-    msg.call_id = stream;
-    struct fl_buf b;
-    fl_buf_init(&b);
-    size_t n = rpc_client_msg_encode(&msg, &b);
-    net_send(c->w, c->sock, b.data, n);
-    fl_buf_close(&b);
-}
-
-static bool key_exists(struct fixture *f, int node, const char *k)
-{
-    struct tclient c;
-    tc_open(&c, f->w, f->cproc, srv_cluster_node_proc(f->cl, node));
-    Rpc__ServerMsg *m = tc_get(&c, k, true);
-    bool yes = m && !m->error && m->range->n_kvs == 1;
-    if (m)
-        rpc__server_msg__free_unpacked(m, NULL);
-    tc_close(&c);
-    return yes;
-}
-
 static void test_leases(void)
 {
     struct fixture f;
@@ -234,10 +133,10 @@ static void test_leases(void)
     int l = wait_leader(&f, 3 * FL_S);
     struct tclient c;
     tc_open(&c, f.w, f.cproc, srv_cluster_node_proc(f.cl, l));
-    int64_t a = lease_grant(&c, 5), b = lease_grant(&c, 5);
+    int64_t a = tc_lease_grant(&c, 5, 5 * FL_S), b = tc_lease_grant(&c, 5, 5 * FL_S);
     CHECK(a > 0 && b > 0 && a != b);
-    CHECK(put_with_lease(&c, "la", a));
-    CHECK(put_with_lease(&c, "lb", b));
+    CHECK(tc_ok(tc_wait(&c, tc_put_send(&c, "la", "x", a), 5 * FL_S)));
+    CHECK(tc_ok(tc_wait(&c, tc_put_send(&c, "lb", "x", b), 5 * FL_S)));
     /* b is kept alive through a follower (forwarded to the leader's lessor). */
     int fol = l == 1 ? 2 : 1;
     struct tclient k;
@@ -245,7 +144,7 @@ static void test_leases(void)
     uint64_t stream = k.next_call++;
     int answers = 0;
     for (int i = 0; i < 8; i++) {
-        keepalive(&k, stream, b);
+        tc_keepalive(&k, stream, b);
         sim_run_for(f.w, FL_S);
         Rpc__ServerMsg *m;
         while ((m = tc_take(&k, stream))) {

@@ -10,20 +10,6 @@
  */
 #include "server/tfixture.h"
 
-static uint64_t put_async(struct tclient *c, const char *k, const char *v)
-{
-    Rpc__ClientMsg msg = RPC__CLIENT_MSG__INIT;
-    Rpc__PutRequest r = RPC__PUT_REQUEST__INIT;
-    r.key.data = (uint8_t *)k;
-    r.key.len = strlen(k);
-    r.value.data = (uint8_t *)v;
-    r.value.len = strlen(v);
-    msg.method = RPC__METHOD__METHOD_PUT;
-    msg.req_case = RPC__CLIENT_MSG__REQ_PUT;
-    msg.put = &r;
-    return tc_send(c, &msg);
-}
-
 static void test_reqid_across_restart(uint64_t seed)
 {
     struct srv_config cfg;
@@ -41,7 +27,7 @@ static void test_reqid_across_restart(uint64_t seed)
     disk_set_fsync_latency(f.w, fproc, 2 * FL_S);
     struct tclient c;
     tc_open(&c, f.w, f.cproc, fproc);
-    put_async(&c, "old", "A");
+    tc_put_send(&c, "old", "A", 0);
     sim_run_for(f.w, 300 * FL_MS);
     srv_cluster_kill(f.cl, fol);
     tc_close(&c);
@@ -55,7 +41,7 @@ static void test_reqid_across_restart(uint64_t seed)
         char k[16], v[16];
         snprintf(k, sizeof k, "new%d", i);
         snprintf(v, sizeof v, "B%d", i);
-        put_async(&c2, k, v);
+        tc_put_send(&c2, k, v, 0);
     }
     sim_run_for(f.w, 3 * FL_S);
     disk_set_fsync_latency(f.w, fproc, FL_MS);
