@@ -7,52 +7,7 @@
  * the response shows the extra revision, and the watch that reported both
  * applications is not blamed. Content no op wrote stays an outside write.
  */
-#include "checkers/checkers.h"
-#include "fl_test.h"
-#include "harness/history/load.h"
-
-struct verdicts {
-    int rev, search, watch;
-    char reason[256];
-};
-
-/* Loads text; judges with each engine forced, and the watch checker after engine 1. */
-static struct verdicts judge(const char *text)
-{
-    struct verdicts v = {-1, -1, -1, ""};
-    struct chk_history h;
-    chk_history_init(&h);
-    struct fl_buf e;
-    fl_buf_init(&e);
-    if (hist_load_jsonl_mem("t.jsonl", text, strlen(text), &h, &e) != FL_OK) {
-        fprintf(stderr, "load: %s\n", fl_buf_cstr(&e));
-        goto out;
-    }
-    struct chk_limits lim = {0};
-    lim.engine = CHK_ENGINE_REVISION;
-    struct chk_result r;
-    chk_check(&h, &lim, &r);
-    v.rev = r.lin.verdict;
-    v.watch = r.watch.verdict;
-    snprintf(v.reason, sizeof(v.reason), "%s", r.lin.reason);
-    if (r.verdict != CHK_PASS) {
-        struct fl_buf t;
-        fl_buf_init(&t);
-        chk_result_explain(&h, &r, &t);
-        fprintf(stderr, "(info) %s", fl_buf_cstr(&t));
-        fl_buf_close(&t);
-    }
-    chk_result_close(&r);
-    lim.engine = CHK_ENGINE_SEARCH;
-    struct chk_lin_result s;
-    chk_lin_check(&h, &lim, &s);
-    v.search = s.verdict;
-    chk_lin_result_close(&s);
-out:
-    fl_buf_close(&e);
-    chk_history_close(&h);
-    return v;
-}
+#include "hist_fixture.h"
 
 #define PUT(c, k, v, call, ret, rev)                                                               \
     "{\"client\":" #c ",\"op\":\"put\",\"key\":\"" k "\",\"value\":\"" v "\",\"call\":" #call      \
@@ -60,9 +15,6 @@ out:
 #define PUTU(c, k, v, call)                                                                        \
     "{\"client\":" #c ",\"op\":\"put\",\"key\":\"" k "\",\"value\":\"" v "\",\"call\":" #call      \
     ",\"status\":\"unknown\"}\n"
-#define GET(c, k, v, mod, call, ret, rev)                                                          \
-    "{\"client\":" #c ",\"op\":\"get\",\"key\":\"" k "\",\"value\":\"" v "\",\"mod_rev\":" #mod    \
-    ",\"call\":" #call ",\"return\":" #ret ",\"status\":\"ok\",\"rev\":" #rev "}\n"
 #define WOPEN "{\"type\":\"watch_open\",\"watch\":1,\"client\":4,\"key\":\"a\",\"start_rev\":1}\n"
 #define WEV(resp, v, mod, ver)                                                                     \
     "{\"type\":\"watch_event\",\"watch\":1,\"response\":" #resp                                    \

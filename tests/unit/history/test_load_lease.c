@@ -7,54 +7,7 @@
  * linearizability engines must reason the same way (revisions_complete decides
  * whether an unexplained revision is an outside write or a violation).
  */
-#include "checkers/checkers.h"
-#include "fl_test.h"
-#include "harness/history/load.h"
-
-struct verdicts {
-    int rev, search, watch;
-    uint32_t revealed;
-};
-
-/* Loads text; judges with each engine forced, and the watch checker after engine 1. */
-static struct verdicts judge(const char *text, int complete)
-{
-    struct verdicts v = {-1, -1, -1, 0};
-    struct chk_history h;
-    chk_history_init(&h);
-    struct fl_buf e;
-    fl_buf_init(&e);
-    if (hist_load_jsonl_mem("t.jsonl", text, strlen(text), &h, &e) != FL_OK) {
-        fprintf(stderr, "load: %s\n", fl_buf_cstr(&e));
-        goto out;
-    }
-    if (complete >= 0)
-        h.revisions_complete = complete;
-    struct chk_limits lim = {0};
-    lim.engine = CHK_ENGINE_REVISION;
-    struct chk_result r;
-    chk_check(&h, &lim, &r);
-    v.rev = r.lin.verdict;
-    v.watch = r.watch.verdict;
-    v.revealed = r.lin.revealed;
-    if (r.verdict != CHK_PASS) {
-        struct fl_buf t;
-        fl_buf_init(&t);
-        chk_result_explain(&h, &r, &t);
-        fprintf(stderr, "(info) %s", fl_buf_cstr(&t));
-        fl_buf_close(&t);
-    }
-    chk_result_close(&r);
-    lim.engine = CHK_ENGINE_SEARCH;
-    struct chk_lin_result s;
-    chk_lin_check(&h, &lim, &s);
-    v.search = s.verdict;
-    chk_lin_result_close(&s);
-out:
-    fl_buf_close(&e);
-    chk_history_close(&h);
-    return v;
-}
+#include "hist_fixture.h"
 
 #define PUTL(c, k, v, lease, call, ret, rev)                                                       \
     "{\"client\":" #c ",\"op\":\"put\",\"key\":\"" k "\",\"value\":\"" v "\",\"lease\":" #lease    \
@@ -62,9 +15,6 @@ out:
 #define GETNIL(c, k, call, ret, rev)                                                               \
     "{\"client\":" #c ",\"op\":\"get\",\"key\":\"" k "\",\"value\":null,\"call\":" #call           \
     ",\"return\":" #ret ",\"status\":\"ok\",\"rev\":" #rev "}\n"
-#define GET(c, k, v, mod, call, ret, rev)                                                          \
-    "{\"client\":" #c ",\"op\":\"get\",\"key\":\"" k "\",\"value\":\"" v "\",\"mod_rev\":" #mod    \
-    ",\"call\":" #call ",\"return\":" #ret ",\"status\":\"ok\",\"rev\":" #rev "}\n"
 
 /* A client revoke that names its keys deletes them at its revision. */
 static void test_revoke_with_keys(void)
@@ -76,12 +26,12 @@ static void test_revoke_with_keys(void)
     char t[2048];
     snprintf(t, sizeof(t), "%s%s%s", base, GETNIL(2, "k", 50, 60, 4),
              GET(2, "j", "w", 3, 50, 60, 4));
-    struct verdicts v = judge(t, -1);
+    struct verdicts v = judge_complete(t, -1);
     CHECK_EQ_INT(v.rev, CHK_PASS);
     CHECK_EQ_INT(v.search, CHK_PASS);
     /* the key cannot survive its lease's revoke */
     snprintf(t, sizeof(t), "%s%s", base, GET(2, "k", "v", 2, 50, 60, 4));
-    v = judge(t, -1);
+    v = judge_complete(t, -1);
     CHECK_EQ_INT(v.rev, CHK_FAIL);
     CHECK_EQ_INT(v.search, CHK_FAIL);
     /* a revoke that failed deleted nothing */
@@ -90,7 +40,7 @@ static void test_revoke_with_keys(void)
         2) "{\"client\":1,\"op\":\"lease_revoke\",\"lease_id\":7,\"keys\":[\"k\"],"
            "\"call\":30,\"return\":40,\"status\":\"fail\",\"error\":\"etcdserver: requested lease "
            "not found\"}\n" GET(2, "k", "v", 2, 50, 60, 2);
-    v = judge(failed, -1);
+    v = judge_complete(failed, -1);
     CHECK_EQ_INT(v.rev, CHK_PASS);
     CHECK_EQ_INT(v.search, CHK_PASS);
 }
@@ -125,12 +75,12 @@ static void test_revoke_derived_keys(void)
     }
     chk_history_close(&h);
     fl_buf_close(&e);
-    struct verdicts v = judge(t, -1);
+    struct verdicts v = judge_complete(t, -1);
     CHECK_EQ_INT(v.rev, CHK_PASS);
     CHECK_EQ_INT(v.search, CHK_PASS);
     /* b was detached from the lease: deleting it is wrong */
     snprintf(t, sizeof(t), "%s%s", base, GETNIL(2, "b", 50, 60, 6));
-    v = judge(t, -1);
+    v = judge_complete(t, -1);
     CHECK_EQ_INT(v.rev, CHK_FAIL);
     CHECK_EQ_INT(v.search, CHK_FAIL);
     /* a revoke of a lease that holds no key writes nothing: revision unchanged */
@@ -138,7 +88,7 @@ static void test_revoke_derived_keys(void)
         PUTL(1, "a", "1", 0, 10, 20,
              2) "{\"client\":1,\"op\":\"lease_revoke\",\"lease_id\":9,\"call\":30,\"return\":40,"
                 "\"status\":\"ok\",\"rev\":2}\n" GET(2, "a", "1", 2, 50, 60, 2);
-    v = judge(empty, -1);
+    v = judge_complete(empty, -1);
     CHECK_EQ_INT(v.rev, CHK_PASS);
     CHECK_EQ_INT(v.search, CHK_PASS);
 }
@@ -160,15 +110,15 @@ static void test_expiry_from_watch(void)
     const char *ops = PUTL(1, "lease/a", "x", 7, 10, 20, 2) GETNIL(2, "lease/a", 70, 80, 3);
     char t[2048];
     snprintf(t, sizeof(t), "%s%s%s", ops, WATCH_LEASE, EV_EXPIRY);
-    struct verdicts v = judge(t, -1);
+    struct verdicts v = judge_complete(t, -1);
     CHECK_EQ_INT(v.rev, CHK_PASS);
     CHECK_EQ_INT(v.search, CHK_PASS);
     CHECK_EQ_INT(v.watch, CHK_PASS);
-    v = judge(t, 1);
+    v = judge_complete(t, 1);
     CHECK_EQ_INT(v.rev, CHK_FAIL);
     CHECK_EQ_INT(v.search, CHK_FAIL);
     snprintf(t, sizeof(t), "%s%s", ops, WATCH_LEASE);
-    v = judge(t, -1);
+    v = judge_complete(t, -1);
     CHECK_EQ_INT(v.rev, CHK_FAIL);
     CHECK_EQ_INT(v.search, CHK_FAIL);
     /* a put seen by a watch at a revision no op explains: later reads see it */
@@ -177,7 +127,7 @@ static void test_expiry_from_watch(void)
         "\"lease/a\",\"value\":\"y\",\"mod_rev\":3,\"create_rev\":2,\"version\":2,\"t\":60}\n"
         "{\"client\":2,\"op\":\"get\",\"key\":\"lease/a\",\"value\":\"y\",\"mod_rev\":3,"
         "\"create_rev\":2,\"version\":2,\"call\":70,\"return\":80,\"status\":\"ok\",\"rev\":3}\n";
-    v = judge(put, -1);
+    v = judge_complete(put, -1);
     CHECK_EQ_INT(v.rev, CHK_PASS);
     CHECK_EQ_INT(v.search, CHK_PASS);
 }
@@ -191,7 +141,7 @@ static void test_unknown_not_at_lease_delete(void)
              2) "{\"client\":2,\"op\":\"put\",\"key\":\"key1\",\"value\":\"u\",\"call\":25,"
                 "\"return\":null,\"status\":\"unknown\"}\n" GETNIL(3, "lease/a", 70, 80, 3)
                     WATCH_LEASE EV_EXPIRY;
-    struct verdicts v = judge(t, -1);
+    struct verdicts v = judge_complete(t, -1);
     CHECK_EQ_INT(v.rev, CHK_PASS);
     CHECK_EQ_INT(v.search, CHK_PASS);
     CHECK_EQ_INT(v.watch, CHK_PASS); /* no "event that no write made" at revision 3 */
@@ -206,7 +156,7 @@ static void test_unknown_not_at_lease_delete(void)
                    "{\"type\":\"watch_event\",\"watch\":1,\"response\":1,\"event\":\"put\",\"key\":"
                    "\"key1\","
                    "\"value\":\"u\",\"mod_rev\":3,\"create_rev\":3,\"version\":1,\"t\":60}\n";
-    v = judge(w, -1);
+    v = judge_complete(w, -1);
     CHECK_EQ_INT(v.rev, CHK_PASS);
     CHECK_EQ_INT(v.search, CHK_PASS);
     CHECK_EQ_INT(v.watch, CHK_PASS);
@@ -233,7 +183,7 @@ static void test_unknown_refused_by_atomic_revision(void)
                        "{\"type\":\"watch_event\",\"watch\":1,\"response\":2,\"event\":\"delete\","
                        "\"key\":\"b\","
                        "\"mod_rev\":3,\"t\":60}\n";
-    struct verdicts v = judge(t, -1);
+    struct verdicts v = judge_complete(t, -1);
     CHECK_EQ_INT(v.rev, CHK_PASS);
     CHECK_EQ_INT(v.search, CHK_PASS);
     CHECK_EQ_INT(v.watch, CHK_PASS);
@@ -246,7 +196,7 @@ static void test_bogus_watch_content(void)
 {
     const char *t = PUTL(1, "lease/a", "x", 7, 10, 20, 2)
         WATCH_LEASE EV_EXPIRY GET(2, "lease/a", "x", 2, 70, 80, 3);
-    struct verdicts v = judge(t, -1);
+    struct verdicts v = judge_complete(t, -1);
     CHECK_EQ_INT(v.rev, CHK_PASS);
     CHECK_EQ_INT(v.search, CHK_PASS);
 }
