@@ -12,11 +12,7 @@
 static void test_election(void)
 {
     struct fixture f;
-    struct srv_config cfg;
-    srv_config_default(&cfg);
-    setup(&f, 1, &cfg);
-    int l = wait_leader(&f, 3 * FL_S);
-    CHECK(l > 0);
+    int l = setup_default(&f, 1);
     sim_run_for(f.w, 2 * FL_S);
     int leaders = 0;
     uint64_t term = 0;
@@ -42,11 +38,7 @@ static void test_election(void)
 static void test_writes_apply_everywhere(void)
 {
     struct fixture f;
-    struct srv_config cfg;
-    srv_config_default(&cfg);
-    setup(&f, 2, &cfg);
-    int l = wait_leader(&f, 3 * FL_S);
-    CHECK(l > 0);
+    int l = setup_default(&f, 2);
     CHECK_EQ_INT(write_keys(&f, l, 0, 30), 30);
     int follower = l == 1 ? 2 : 1;
     /* Writes sent to a follower are forwarded to the leader. */
@@ -62,7 +54,7 @@ static void test_writes_apply_everywhere(void)
     CHECK(read_is(&f, 3, "k5", "v5", true));
     /* Above --max-request-bytes (1.5 MiB): refused before it enters Raft. */
     struct tclient c;
-    tc_open(&c, f.w, f.cproc, srv_cluster_node_proc(f.cl, l));
+    tc_open_node(&c, &f, l);
     char *huge = malloc(2u << 20);
     memset(huge, 'h', (2u << 20) - 1);
     huge[(2u << 20) - 1] = 0;
@@ -80,11 +72,7 @@ static void test_writes_apply_everywhere(void)
 static void test_leader_kill_restart(void)
 {
     struct fixture f;
-    struct srv_config cfg;
-    srv_config_default(&cfg);
-    setup(&f, 3, &cfg);
-    int l = wait_leader(&f, 3 * FL_S);
-    CHECK(l > 0);
+    int l = setup_default(&f, 3);
     CHECK_EQ_INT(write_keys(&f, l, 0, 20), 20);
     srv_cluster_kill(f.cl, l);
     CHECK(count_events("crash", l) == 1);
@@ -177,7 +165,7 @@ static void test_torn_tail_recovery(void)
     for (int i = 1; i <= 3; i++)
         disk_set_tear(f.w, srv_cluster_node_proc(f.cl, i), true);
     struct tclient c;
-    tc_open(&c, f.w, f.cproc, srv_cluster_node_proc(f.cl, l));
+    tc_open_node(&c, &f, l);
     char big[3000];
     memset(big, 'b', sizeof big - 1);
     big[sizeof big - 1] = 0;

@@ -34,7 +34,7 @@ static uint64_t watch_open(struct tclient *c, const char *key, const char *end)
 static int keep_alive_for(struct fixture *f, int node, int64_t lease, int64_t ttl_s, int64_t dur)
 {
     struct tclient k;
-    tc_open(&k, f->w, f->cproc, srv_cluster_node_proc(f->cl, node));
+    tc_open_node(&k, f, node);
     uint64_t stream = k.next_call++;
     int answers = 0;
     int64_t end = sim_now_ns(f->w) + dur, last = sim_now_ns(f->w);
@@ -64,7 +64,7 @@ static int keep_alive_for(struct fixture *f, int node, int64_t lease, int64_t tt
 static void put_lease(struct fixture *f, int node, const char *k, int64_t lease)
 {
     struct tclient c;
-    tc_open(&c, f->w, f->cproc, srv_cluster_node_proc(f->cl, node));
+    tc_open_node(&c, f, node);
     CHECK(tc_ok(tc_wait(&c, tc_put_send(&c, k, "", lease), 3 * FL_S)));
     tc_close(&c);
 }
@@ -72,12 +72,9 @@ static void put_lease(struct fixture *f, int node, const char *k, int64_t lease)
 static void test_keepalive_across_leader_crash(void)
 {
     struct fixture f;
-    struct srv_config cfg;
-    srv_config_default(&cfg);
-    setup(&f, 31, &cfg);
-    int l = wait_leader(&f, 3 * FL_S);
+    int l = setup_default(&f, 31);
     struct tclient c;
-    tc_open(&c, f.w, f.cproc, srv_cluster_node_proc(f.cl, l));
+    tc_open_node(&c, &f, l);
     int64_t lease = tc_lease_grant(&c, 5, 3 * FL_S);
     tc_close(&c);
     CHECK(lease > 0);
@@ -98,12 +95,9 @@ static void test_keepalive_across_leader_crash(void)
 static void test_keepalive_no_leader_times_out(void)
 {
     struct fixture f;
-    struct srv_config cfg;
-    srv_config_default(&cfg);
-    setup(&f, 32, &cfg);
-    int l = wait_leader(&f, 3 * FL_S);
+    int l = setup_default(&f, 32);
     struct tclient c;
-    tc_open(&c, f.w, f.cproc, srv_cluster_node_proc(f.cl, l));
+    tc_open_node(&c, &f, l);
     int64_t lease = tc_lease_grant(&c, 30, 3 * FL_S);
     tc_close(&c);
     int lone = l == 1 ? 2 : 1;
@@ -143,17 +137,14 @@ static Rpc__ServerMsg *lease_ttl(struct tclient *c, int64_t lease)
 static void test_lease_ttl_from_follower(void)
 {
     struct fixture f;
-    struct srv_config cfg;
-    srv_config_default(&cfg);
-    setup(&f, 36, &cfg);
-    int l = wait_leader(&f, 3 * FL_S);
+    int l = setup_default(&f, 36);
     struct tclient c;
-    tc_open(&c, f.w, f.cproc, srv_cluster_node_proc(f.cl, l));
+    tc_open_node(&c, &f, l);
     int64_t lease = tc_lease_grant(&c, 10, 3 * FL_S);
     tc_close(&c);
     sim_run_for(f.w, 3 * FL_S);
     int fol = l == 1 ? 2 : 1;
-    tc_open(&c, f.w, f.cproc, srv_cluster_node_proc(f.cl, fol));
+    tc_open_node(&c, &f, fol);
     Rpc__ServerMsg *m = lease_ttl(&c, lease);
     /* The leader's lessor has 7 s left (rounded up); the follower asks it. */
     CHECK(m && m->lease_ttl && m->lease_ttl->ttl >= 6 && m->lease_ttl->ttl <= 7);
@@ -184,12 +175,9 @@ static void test_lease_ttl_from_follower(void)
 static void test_lease_end_event(void)
 {
     struct fixture f;
-    struct srv_config cfg;
-    srv_config_default(&cfg);
-    setup(&f, 37, &cfg);
-    int l = wait_leader(&f, 3 * FL_S);
+    int l = setup_default(&f, 37);
     struct tclient c;
-    tc_open(&c, f.w, f.cproc, srv_cluster_node_proc(f.cl, l));
+    tc_open_node(&c, &f, l);
     int64_t lease = tc_lease_grant(&c, 2, 3 * FL_S);
     tc_close(&c);
     put_lease(&f, l, "le/b", lease);
@@ -213,12 +201,9 @@ static void test_lease_end_event(void)
 static void test_watch_delay_failpoint(void)
 {
     struct fixture f;
-    struct srv_config cfg;
-    srv_config_default(&cfg);
-    setup(&f, 33, &cfg);
-    int l = wait_leader(&f, 3 * FL_S);
+    int l = setup_default(&f, 33);
     struct tclient w;
-    tc_open(&w, f.w, f.cproc, srv_cluster_node_proc(f.cl, l));
+    tc_open_node(&w, &f, l);
     uint64_t id = watch_open(&w, "k", "l");
     struct flt_spec sp = {
         .node = srv_cluster_node_proc(f.cl, l), .action = SIM_FAULT_DELAY, .delay_ms = 300};
@@ -243,10 +228,7 @@ static void test_watch_delay_failpoint(void)
 static void test_compact_event(void)
 {
     struct fixture f;
-    struct srv_config cfg;
-    srv_config_default(&cfg);
-    setup(&f, 34, &cfg);
-    int l = wait_leader(&f, 3 * FL_S);
+    int l = setup_default(&f, 34);
     CHECK_EQ_INT(write_keys(&f, l, 0, 10), 10); /* revisions 2..11 */
     struct ctl c = {0};
     srv_cluster_compact(f.cl, 0, 7, ctl_done, &c);
@@ -272,13 +254,10 @@ static int isolated_watch_dups(bool bug)
     if (bug)
         fl_bug_enable("mvcc.watch_old_after_partition");
     struct fixture f;
-    struct srv_config cfg;
-    srv_config_default(&cfg);
-    setup(&f, 35, &cfg);
-    int l = wait_leader(&f, 3 * FL_S);
+    int l = setup_default(&f, 35);
     int fol = l == 1 ? 2 : 1;
     struct tclient w;
-    tc_open(&w, f.w, f.cproc, srv_cluster_node_proc(f.cl, fol));
+    tc_open_node(&w, &f, fol);
     uint64_t id = watch_open(&w, "k", "l");
     CHECK_EQ_INT(write_keys(&f, l, 0, 5), 5);
     int procs[3], np = 0;
@@ -316,10 +295,7 @@ static void test_ack_before_fsync_keeps_wal(void)
 {
     CHECK(fl_bug_enable("raft.ack_before_fsync"));
     struct fixture f;
-    struct srv_config cfg;
-    srv_config_default(&cfg);
-    setup(&f, 51, &cfg);
-    int l = wait_leader(&f, 3 * FL_S);
+    int l = setup_default(&f, 51);
     CHECK_EQ_INT(write_keys(&f, l, 0, 40), 40);
     sim_run_for(f.w, 1 * FL_S); /* every fsync has completed */
     for (int n = 1; n <= 3; n++)

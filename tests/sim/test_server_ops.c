@@ -53,7 +53,7 @@ static void test_learner_promote_remove(void)
     /* A learner serves Status and serializable reads only. */
     {
         struct tclient lc;
-        tc_open(&lc, f.w, f.cproc, srv_cluster_node_proc(f.cl, n4));
+        tc_open_node(&lc, &f, n4);
         Rpc__ServerMsg *pm = tc_put(&lc, "x", "1");
         CHECK_EQ_STR(tc_err(pm), "etcdserver: rpc not supported for learner");
         if (pm)
@@ -102,10 +102,7 @@ static void test_learner_promote_remove(void)
 static void test_strict_reconfig(void)
 {
     struct fixture f;
-    struct srv_config cfg;
-    srv_config_default(&cfg);
-    setup(&f, 12, &cfg);
-    int l = wait_leader(&f, 3 * FL_S);
+    int l = setup_default(&f, 12);
     /* Right after the start the peers have been connected for less than 5 s. */
     struct ctl early = {0};
     srv_cluster_member_add(f.cl, 0, true, ctl_done, &early);
@@ -141,10 +138,7 @@ static void test_strict_reconfig(void)
 static void test_add_unstarted(void)
 {
     struct fixture f;
-    struct srv_config cfg;
-    srv_config_default(&cfg);
-    setup(&f, 13, &cfg);
-    int l = wait_leader(&f, 3 * FL_S);
+    int l = setup_default(&f, 13);
     CHECK_EQ_INT(write_keys(&f, l, 0, 20), 20);
     sim_run_for(f.w, 5 * FL_S);
     struct ctl add = {0};
@@ -192,7 +186,7 @@ static void test_nospace_and_defrag(void)
     setup(&f, 13, &cfg);
     int l = wait_leader(&f, 3 * FL_S);
     struct tclient c;
-    tc_open(&c, f.w, f.cproc, srv_cluster_node_proc(f.cl, l));
+    tc_open_node(&c, &f, l);
     int ok = 0;
     const char *last_err = "";
     Rpc__ServerMsg *m = NULL;
@@ -224,7 +218,7 @@ static void test_nospace_and_defrag(void)
         rpc__server_msg__free_unpacked(g, NULL);
     int other = l == 1 ? 2 : 1;
     struct tclient c2;
-    tc_open(&c2, f.w, f.cproc, srv_cluster_node_proc(f.cl, other));
+    tc_open_node(&c2, &f, other);
     Rpc__ServerMsg *m2 = tc_put(&c2, "small", "1");
     CHECK_EQ_STR(tc_err(m2), "etcdserver: mvcc: database space exceeded");
     if (m2)
@@ -245,7 +239,7 @@ static void test_nospace_and_defrag(void)
         srv_cluster_defrag(f.cl, i, ctl_done, &df);
         /* A read issued during the defrag waits until it is over. */
         struct tclient c3;
-        tc_open(&c3, f.w, f.cproc, srv_cluster_node_proc(f.cl, i));
+        tc_open_node(&c3, &f, i);
         Rpc__ServerMsg *r = tc_get(&c3, "big2", true);
         int64_t t_read = sim_now_ns(f.w);
         CHECK(ctl_wait(&f, &df, 5 * FL_S));
@@ -274,7 +268,7 @@ static void test_nospace_and_defrag(void)
     CHECK_EQ_INT(da.code, 0);
     sim_run_for(f.w, 100 * FL_MS);
     tc_close(&c2);
-    tc_open(&c2, f.w, f.cproc, srv_cluster_node_proc(f.cl, other));
+    tc_open_node(&c2, &f, other);
     Rpc__ServerMsg *m3 = tc_put(&c2, "small", "2");
     CHECK(m3 && !m3->error);
     if (m3 && m3->error)
@@ -290,10 +284,7 @@ static void test_nospace_and_defrag(void)
 static void test_backup_restore(void)
 {
     struct fixture f;
-    struct srv_config cfg;
-    srv_config_default(&cfg);
-    setup(&f, 14, &cfg);
-    int l = wait_leader(&f, 3 * FL_S);
+    int l = setup_default(&f, 14);
     CHECK_EQ_INT(write_keys(&f, l, 0, 30), 30);
     struct ctl snap = {0};
     srv_cluster_snapshot_save(f.cl, l, ctl_done, &snap);

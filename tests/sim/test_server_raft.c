@@ -42,10 +42,7 @@ static void test_remove_leader(void)
 static void test_move_leader(void)
 {
     struct fixture f;
-    struct srv_config cfg;
-    srv_config_default(&cfg);
-    setup(&f, 32, &cfg);
-    int l = wait_leader(&f, 3 * FL_S);
+    int l = setup_default(&f, 32);
     CHECK_EQ_INT(write_keys(&f, l, 0, 5), 5);
     int target = l == 3 ? 1 : 3;
     struct ctl mv = {0};
@@ -66,10 +63,7 @@ static void test_move_leader(void)
 static void test_one_conf_change_at_a_time(void)
 {
     struct fixture f;
-    struct srv_config cfg;
-    srv_config_default(&cfg);
-    setup(&f, 33, &cfg);
-    int l = wait_leader(&f, 3 * FL_S);
+    int l = setup_default(&f, 33);
     sim_run_for(f.w, 5 * FL_S); /* the strict reconfiguration check's HealthInterval */
     l = wait_leader(&f, 3 * FL_S);
     /* Cut the leader from its followers so its configuration entry cannot commit. */

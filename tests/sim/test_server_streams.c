@@ -12,13 +12,10 @@
 static void test_watch_across_leader_change(void)
 {
     struct fixture f;
-    struct srv_config cfg;
-    srv_config_default(&cfg);
-    setup(&f, 21, &cfg);
-    int l = wait_leader(&f, 3 * FL_S);
+    int l = setup_default(&f, 21);
     int wnode = l == 1 ? 2 : 1;
     struct tclient w;
-    tc_open(&w, f.w, f.cproc, srv_cluster_node_proc(f.cl, wnode));
+    tc_open_node(&w, &f, wnode);
     uint64_t id = tc_watch_send(&w, "k", "l", 0, false);
     Rpc__ServerMsg *created = tc_wait(&w, id, FL_S);
     CHECK(created && created->resp_case == RPC__SERVER_MSG__RESP_WATCH && created->watch->created);
@@ -88,13 +85,10 @@ static void test_watch_across_leader_change(void)
 static void test_require_leader_watch(void)
 {
     struct fixture f;
-    struct srv_config cfg;
-    srv_config_default(&cfg);
-    setup(&f, 22, &cfg);
-    int l = wait_leader(&f, 3 * FL_S);
+    int l = setup_default(&f, 22);
     int lone = l == 1 ? 2 : 1;
     struct tclient w;
-    tc_open(&w, f.w, f.cproc, srv_cluster_node_proc(f.cl, lone));
+    tc_open_node(&w, &f, lone);
     uint64_t id = tc_watch_send(&w, "a", NULL, 0, true);
     Rpc__ServerMsg *created = tc_wait(&w, id, FL_S);
     CHECK(created && created->watch && created->watch->created);
@@ -127,12 +121,9 @@ static void test_require_leader_watch(void)
 static void test_leases(void)
 {
     struct fixture f;
-    struct srv_config cfg;
-    srv_config_default(&cfg);
-    setup(&f, 23, &cfg);
-    int l = wait_leader(&f, 3 * FL_S);
+    int l = setup_default(&f, 23);
     struct tclient c;
-    tc_open(&c, f.w, f.cproc, srv_cluster_node_proc(f.cl, l));
+    tc_open_node(&c, &f, l);
     int64_t a = tc_lease_grant(&c, 5, 5 * FL_S), b = tc_lease_grant(&c, 5, 5 * FL_S);
     CHECK(a > 0 && b > 0 && a != b);
     CHECK(tc_ok(tc_wait(&c, tc_put_send(&c, "la", "x", a), 5 * FL_S)));
@@ -140,7 +131,7 @@ static void test_leases(void)
     /* b is kept alive through a follower (forwarded to the leader's lessor). */
     int fol = l == 1 ? 2 : 1;
     struct tclient k;
-    tc_open(&k, f.w, f.cproc, srv_cluster_node_proc(f.cl, fol));
+    tc_open_node(&k, &f, fol);
     uint64_t stream = k.next_call++;
     int answers = 0;
     for (int i = 0; i < 8; i++) {

@@ -58,6 +58,12 @@ struct fixture {
     int cproc;
 };
 
+/* A test client connected to member node's client port. */
+static inline void tc_open_node(struct tclient *c, struct fixture *f, int node)
+{
+    tc_open(c, f->w, f->cproc, srv_cluster_node_proc(f->cl, node));
+}
+
 static inline void setup(struct fixture *f, uint64_t seed, const struct srv_config *cfg)
 {
     n_evs = 0;
@@ -103,7 +109,7 @@ static inline bool wait_converged(struct fixture *f, int64_t limit_ns)
 static inline int write_keys(struct fixture *f, int node, int from, int n)
 {
     struct tclient c;
-    tc_open(&c, f->w, f->cproc, srv_cluster_node_proc(f->cl, node));
+    tc_open_node(&c, f, node);
     int ok = 0;
     for (int i = from; i < from + n; i++) {
         char k[32], v[32];
@@ -125,7 +131,7 @@ static inline bool read_is(struct fixture *f, int node, const char *k, const cha
                            bool serializable)
 {
     struct tclient c;
-    tc_open(&c, f->w, f->cproc, srv_cluster_node_proc(f->cl, node));
+    tc_open_node(&c, f, node);
     Rpc__ServerMsg *m = tc_get(&c, k, serializable);
     size_t len = 0;
     const char *v = tc_value(m, &len);
@@ -138,11 +144,23 @@ static inline bool read_is(struct fixture *f, int node, const char *k, const cha
     return ok;
 }
 
+/* setup with the default configuration (srv_config_default); returns the first
+ * leader, checked to be elected within 3 s. */
+static inline int setup_default(struct fixture *f, uint64_t seed)
+{
+    struct srv_config cfg;
+    srv_config_default(&cfg);
+    setup(f, seed, &cfg);
+    int l = wait_leader(f, 3 * FL_S);
+    CHECK(l > 0);
+    return l;
+}
+
 /* Whether member node holds key k (a serializable read of its own store). */
 static inline bool key_exists(struct fixture *f, int node, const char *k)
 {
     struct tclient c;
-    tc_open(&c, f->w, f->cproc, srv_cluster_node_proc(f->cl, node));
+    tc_open_node(&c, f, node);
     Rpc__ServerMsg *m = tc_get(&c, k, true);
     bool yes = m && !m->error && m->range->n_kvs == 1;
     if (m)
