@@ -46,4 +46,13 @@ static inline void fx_setup(struct run_world *rw, const struct fx_config *x, uns
     CHECK_EQ_INT(rc, FL_OK);
 }
 
+/* Ends the run (checked), drops its result and closes the world. */
+static inline void fx_finish(struct run_world *rw)
+{
+    struct run_result res;
+    CHECK_EQ_INT(run_world_finish(rw, NULL, &res), FL_OK);
+    run_result_close(&res);
+    run_world_close(rw);
+}
+
 #endif

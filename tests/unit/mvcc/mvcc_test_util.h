@@ -11,19 +11,6 @@
 
 #define B(s) (const uint8_t *)(s), strlen(s)
 
-static inline int64_t t_put(struct mvcc_store *s, const char *k, const char *v)
-{
-    struct mvcc_put_req r = {0};
-    struct mvcc_put_result out;
-    r.key = (const uint8_t *)k;
-    r.key_len = strlen(k);
-    r.value = (const uint8_t *)v;
-    r.value_len = strlen(v);
-    enum mvcc_err e = mvcc_put(s, &r, &out);
-    CHECK_EQ_INT(e, MVCC_OK);
-    return out.header_rev;
-}
-
 static inline int64_t t_put_lease(struct mvcc_store *s, const char *k, const char *v, int64_t lease,
                                   enum mvcc_err *err)
 {
@@ -36,6 +23,34 @@ static inline int64_t t_put_lease(struct mvcc_store *s, const char *k, const cha
     r.lease = lease;
     *err = mvcc_put(s, &r, &out);
     return out.header_rev;
+}
+
+static inline int64_t t_put(struct mvcc_store *s, const char *k, const char *v)
+{
+    enum mvcc_err e;
+    int64_t rev = t_put_lease(s, k, v, 0, &e);
+    CHECK_EQ_INT(e, MVCC_OK);
+    return rev;
+}
+
+/* Opens a watch on k (end NULL: k alone; "": every key from k) from revision start
+ * (0: now), checked; its id. */
+static inline int64_t t_watch(struct mvcc_store *s, const char *k, const char *end, int64_t start,
+                              bool prev_kv, bool progress_notify)
+{
+    struct mvcc_watch_req r = {0};
+    r.key = (const uint8_t *)k;
+    r.key_len = strlen(k);
+    if (end) {
+        r.range_end = (const uint8_t *)(end[0] ? end : "\0");
+        r.range_end_len = end[0] ? strlen(end) : 1;
+    }
+    r.start_rev = start;
+    r.prev_kv = prev_kv;
+    r.progress_notify = progress_notify;
+    int64_t id = 0;
+    CHECK_EQ_INT(mvcc_watch_create(s, &r, &id, NULL), MVCC_OK);
+    return id;
 }
 
 static inline int64_t t_del(struct mvcc_store *s, const char *k, const char *end, int64_t *deleted)

@@ -7,17 +7,6 @@
  */
 #include "mvcc_test_util.h"
 
-static int64_t watch_from(struct mvcc_store *s, const char *k, int64_t start)
-{
-    struct mvcc_watch_req r = {0};
-    r.key = (const uint8_t *)k;
-    r.key_len = strlen(k);
-    r.start_rev = start;
-    int64_t id = 0;
-    CHECK_EQ_INT(mvcc_watch_create(s, &r, &id, NULL), MVCC_OK);
-    return id;
-}
-
 /* Pops every queued response of watcher id into revs (event mod revisions, in order);
  * returns the number of events; *canceled tells whether a cancel came. */
 static int drain(struct mvcc_store *s, int64_t id, int64_t *revs, int cap, bool *canceled)
@@ -60,7 +49,7 @@ static int64_t tombstone_case(void)
     struct mvcc_store *r = mvcc_open(NULL);
     restore_from(r, s, MVCC_RESTORE_RESTART);
     mvcc_check_invariants(r);
-    int64_t w = watch_from(r, "k", 3);
+    int64_t w = t_watch(r, "k", NULL, 3, false, false);
     mvcc_watch_sync(r);
     int64_t revs[8];
     int n = drain(r, w, revs, 8, NULL);
@@ -86,7 +75,7 @@ static int synced_case(int64_t *revs)
 {
     struct mvcc_store *s = mvcc_open(NULL);
     t_put(s, "a", "1"); /* 2 */
-    int64_t w = watch_from(s, "a", 0);
+    int64_t w = t_watch(s, "a", NULL, 0, false, false);
     struct mvcc_store *leader = mvcc_open(NULL);
     for (int i = 0; i < 5; i++)
         t_put(leader, "a", "x"); /* 2..6 */
@@ -118,7 +107,7 @@ static int64_t future_case(void)
 {
     struct mvcc_store *s = mvcc_open(NULL);
     t_put(s, "a", "1"); /* 2 */
-    int64_t w = watch_from(s, "a", 10);
+    int64_t w = t_watch(s, "a", NULL, 10, false, false);
     struct mvcc_store *leader = mvcc_open(NULL);
     for (int i = 0; i < 5; i++)
         t_put(leader, "a", "x"); /* 2..6 */
@@ -152,7 +141,7 @@ static int64_t full_buffer_case(void)
     mvcc_config_default(&cfg);
     cfg.watch_queue_max = 2;
     struct mvcc_store *s = mvcc_open(&cfg);
-    int64_t w = watch_from(s, "a", 0);
+    int64_t w = t_watch(s, "a", NULL, 0, false, false);
     t_put(s, "a", "1"); /* 2 */
     t_put(s, "a", "2"); /* 3: two responses queued, the buffer is full */
     struct mvcc_store *leader = mvcc_open(NULL);

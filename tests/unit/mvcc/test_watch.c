@@ -8,19 +8,7 @@
 static int64_t watch(struct mvcc_store *s, const char *k, const char *end, int64_t start,
                      bool prev_kv)
 {
-    struct mvcc_watch_req r = {0};
-    r.key = (const uint8_t *)k;
-    r.key_len = strlen(k);
-    if (end) {
-        r.range_end = (const uint8_t *)(end[0] ? end : "\0");
-        r.range_end_len = end[0] ? strlen(end) : 1;
-    }
-    r.start_rev = start;
-    r.prev_kv = prev_kv;
-    r.progress_notify = true;
-    int64_t id = 0;
-    CHECK_EQ_INT(mvcc_watch_create(s, &r, &id, NULL), MVCC_OK);
-    return id;
+    return t_watch(s, k, end, start, prev_kv, true);
 }
 
 /* Pops every queued response of watcher id; returns the count and fills revs with

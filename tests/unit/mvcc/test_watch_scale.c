@@ -22,21 +22,6 @@
 #define PAST           2000
 #define STEPS_PER_UNIT 64
 
-static int64_t watch_range(struct mvcc_store *s, const char *k, const char *end, int64_t start)
-{
-    struct mvcc_watch_req r = {0};
-    r.key = (const uint8_t *)k;
-    r.key_len = strlen(k);
-    if (end) {
-        r.range_end = (const uint8_t *)(end[0] ? end : "\0");
-        r.range_end_len = end[0] ? strlen(end) : 1;
-    }
-    r.start_rev = start;
-    int64_t id = 0;
-    CHECK_EQ_INT(mvcc_watch_create(s, &r, &id, NULL), MVCC_OK);
-    return id;
-}
-
 static int events_of[EXACT + RANGES + PAST + 8];
 static uint64_t last_seq;
 static int out_of_order;
@@ -62,17 +47,17 @@ int main(void)
     int64_t first = 0, id;
     for (int i = 0; i < EXACT; i++) {
         snprintf(k, sizeof(k), "key/%05d", i);
-        id = watch_range(s, k, NULL, 0);
+        id = t_watch(s, k, NULL, 0, false, false);
         first = first ? first : id;
     }
     for (int i = 0; i < RANGES; i++) {
         snprintf(k, sizeof(k), "key/%04d", i);
         snprintf(e, sizeof(e), "key/%04d", i + 1);
-        watch_range(s, k, e, 0);
+        t_watch(s, k, e, 0, false, false);
     }
-    int64_t all1 = watch_range(s, "key/", "", 0);
-    int64_t all2 = watch_range(s, "k", "", 0);
-    int64_t empty = watch_range(s, "z", "a", 0); /* range_end < key: nothing */
+    int64_t all1 = t_watch(s, "key/", "", 0, false, false);
+    int64_t all2 = t_watch(s, "k", "", 0, false, false);
+    int64_t empty = t_watch(s, "z", "a", 0, false, false); /* range_end < key: nothing */
     mvcc_check_invariants(s);
     uint64_t before = mvcc_watch_steps(s);
     for (int i = 0; i < EXACT; i++) {
@@ -103,7 +88,7 @@ int main(void)
     before = mvcc_watch_steps(s);
     for (int i = 0; i < PAST; i++) {
         snprintf(k, sizeof(k), "key/%05d", i);
-        watch_range(s, k, NULL, 2);
+        t_watch(s, k, NULL, 2, false, false);
         CHECK_EQ_INT(mvcc_watch_sync(s), 0);
         drain(s, first);
     }

@@ -9,16 +9,6 @@
  */
 #include "mvcc_test_util.h"
 
-static int64_t watch_key(struct mvcc_store *s, const char *k)
-{
-    struct mvcc_watch_req r = {0};
-    r.key = (const uint8_t *)k;
-    r.key_len = strlen(k);
-    int64_t id = 0;
-    CHECK_EQ_INT(mvcc_watch_create(s, &r, &id, NULL), MVCC_OK);
-    return id;
-}
-
 /* Pops every queued response of watcher id, appending event revisions to revs (n of
  * them so far, cap at most); sets *compact to a cancel's compacted revision. */
 static int pop_all(struct mvcc_store *s, int64_t id, int64_t *revs, int n, int cap,
@@ -47,7 +37,7 @@ static struct mvcc_store *open_small_buffer(void)
 static void test_victim_catches_up(void)
 {
     struct mvcc_store *s = open_small_buffer();
-    int64_t w = watch_key(s, "a");
+    int64_t w = t_watch(s, "a", NULL, 0, false, false);
     for (int i = 0; i < 6; i++)
         t_put(s, "a", "v"); /* 2..7; the third one finds the buffer full */
     mvcc_watch_sync(s);     /* still full: it waits */
@@ -72,7 +62,7 @@ static void test_victim_catches_up(void)
 static int64_t compacted_victim_case(int *lost)
 {
     struct mvcc_store *s = open_small_buffer();
-    int64_t w = watch_key(s, "a");
+    int64_t w = t_watch(s, "a", NULL, 0, false, false);
     for (int i = 0; i < 6; i++)
         t_put(s, "a", "v"); /* 2..7: a victim from 4 on, waiting at 5 */
     CHECK_EQ_INT(mvcc_compact(s, 6, NULL), MVCC_OK);

@@ -160,10 +160,7 @@ static void every_kind(bool skip_odd)
     CHECK_EQ_INT(run_fault_ordinals(rw), before);
     run_heal_all(rw);
     CHECK_EQ_INT(run_fault_current(rw), 0);
-    struct run_result res;
-    CHECK_EQ_INT(run_world_finish(rw, NULL, &res), FL_OK);
-    run_result_close(&res);
-    run_world_close(rw);
+    fx_finish(rw);
 }
 
 static void test_applied(void)
@@ -221,10 +218,7 @@ static void test_rule_scope(void)
     CHECK_EQ_INT(run_fault_ordinals(rw), before);
     CHECK_EQ_INT(run_fault_current(rw), 0);
     run_heal_all(rw);
-    struct run_result res;
-    CHECK_EQ_INT(run_world_finish(rw, NULL, &res), FL_OK);
-    run_result_close(&res);
-    run_world_close(rw);
+    fx_finish(rw);
 }
 
 static void replace_nemesis(struct run_world *rw, void *arg)
@@ -260,10 +254,7 @@ static void test_nemesis_undo_scope(void)
     CHECK(!paused(rw, who));
     CHECK_EQ_INT(run_fault_current(rw), 0);
     run_heal_all(rw);
-    struct run_result res;
-    CHECK_EQ_INT(run_world_finish(rw, NULL, &res), FL_OK);
-    run_result_close(&res);
-    run_world_close(rw);
+    fx_finish(rw);
 }
 
 int main(void)
