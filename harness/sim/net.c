@@ -270,7 +270,7 @@ static void on_data(struct sim_world *w, struct net_frame *f)
         return;
     }
     int st = c->end[f->to_side].state;
-    if (st == END_CLOSED || st == END_NONE) {
+    if (st == END_CLOSED || st == END_NONE || c->end[1 - f->to_side].hole) {
         drop_frame(w, f);
         return;
     }
@@ -575,12 +575,17 @@ void net__proc_killed(struct sim_world *w, int proc)
     struct net_state *n = w->net;
     /* What the dead machine had sent but a partition, clog or hold kept at its links
      * never left it (unacknowledged segments it would have retransmitted): lost.
-     * Frames already on the wire (past the link) still arrive. */
+     * Frames already on the wire still arrive, unless they follow a lost one on the
+     * same connection (struct net_end.hole). */
     for (int to = 0; to < n->dim; to++) {
         struct net_linkst *l = net__link_at(w, proc, to);
         for (size_t k = 0; k < l->nq; k++) {
-            waiting_adjust(w, l->q[k], -1);
-            drop_frame(w, l->q[k]);
+            struct net_frame *f = l->q[k];
+            struct net_conn *c = f->type == FR_DATA ? conn_get(w, f->conn_idx, f->conn_gen) : NULL;
+            if (c)
+                c->end[1 - f->to_side].hole = true;
+            waiting_adjust(w, f, -1);
+            drop_frame(w, f);
         }
         l->nq = 0;
     }

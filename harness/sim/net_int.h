@@ -48,6 +48,10 @@ struct net_end {
     void *ctx;
     int64_t last_arrival_ns;
     uint32_t waiting;
+    /* Frames this end sent were lost with its process (held at a link when it died)
+     * while later ones were still on the wire: those are never delivered, as a TCP
+     * receiver never passes a hole in the stream (the reset that follows closes it). */
+    bool hole;
 };
 
 struct net_conn {
