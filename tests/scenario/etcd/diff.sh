@@ -16,7 +16,7 @@ assert o["targets"] == ["sim", "etcd"] and o["differ"] == 0, o
 assert [s["seed"] for s in o["seeds"]] == [1, 2]
 for s in o["seeds"]:
     assert s["sim"]["rows"]["verdict"] == "pass" and s["etcd"]["rows"]["verdict"] == "pass", s
-    assert s["etcd"]["rows"]["expect L15 read back through client 2"] == "pass", s
+    assert s["etcd"]["rows"]["expect L16 read back through client 2"] == "pass", s
     assert len(s["etcd"]["clients"]) == 2
 PY
 printf 'scenario { cluster = { nodes = 3 }, clients = { count = 1 } }\nrun(100*ms)\nskew(1, 2)\nrun(100*ms)\n' > skew.lua

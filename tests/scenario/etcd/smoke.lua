@@ -21,7 +21,11 @@ expect(old ~= nil, "a leader is known at start", old)
 expect(status(old).version:match("^3%.") ~= nil, "status() is etcd's own", status(old).version)
 
 local c = client(1)
-local w = c:watch("smoke/", { prefix = true, prev_kv = true })
+-- the watch starts at the next revision: on etcd its creation reaches the member after
+-- the put may have (the gateway streams it on a connection of its own)
+local r0 = c:get("smoke/a", { timeout = 5*s })
+expect(r0 ~= nil, "a read on a healthy cluster", r0)
+local w = c:watch("smoke/", { prefix = true, prev_kv = true, start_rev = r0.revision + 1 })
 local r, err = c:put("smoke/a", "1")
 expect(r ~= nil and r.revision > 1, "a put succeeds on a healthy cluster", err)
 local l = c:lease_grant(30)
