@@ -37,8 +37,11 @@
  *                                  of the key read (get) or written, NULL when unknown
  *                succeeded INTEGER txn/cas outcome 1/0, NULL when not a txn
  *                deleted INTEGER   number of keys a delete removed, NULL otherwise
- *                PRIMARY KEY (run_id, op_id), WITHOUT ROWID (one B-tree: rows
- *                                  are stored in op_id order, no separate index)
+ *                UNIQUE index ops_by_run (run_id, op_id) on a rowid table (rows
+ *                                  are appended in recording order; databases of
+ *                                  schema 1 written before this may have the table
+ *                                  WITHOUT ROWID with PRIMARY KEY (run_id, op_id):
+ *                                  the same columns and uniqueness, read alike)
  *   watches      UNIQUE index (run_id, watch_id)
  *                node_id INTEGER, prev_kv INTEGER (1: asked for prev_kv),
  *                progress_notify INTEGER, filters TEXT (e.g. "noput"),
@@ -49,7 +52,8 @@
  *                                  (prev_value NULL then means "value was NULL/absent"),
  *                                  0 when it carried none
  *                prev_mod_rev INTEGER mod revision of the previous key-value
- *                PRIMARY KEY (run_id, watch_id, seq), WITHOUT ROWID
+ *                UNIQUE index watch_events_by_run (run_id, watch_id, seq) on a
+ *                                  rowid table (older: WITHOUT ROWID, the same key)
  *   faults       seq INTEGER       insertion order in the run (ties of at_ns)
  *   node_events  seq INTEGER       insertion order in the run (ties of at_ns)
  *   checks       seq INTEGER       insertion order in the run
@@ -66,7 +70,8 @@
  * the main file alone (immutable) when its write-ahead log is empty.
  * PRAGMA user_version is HIST_SCHEMA_VERSION and PRAGMA application_id is 'FLTH'; a
  * newer database, or a non-empty SQLite file without that id, is refused. New
- * databases use 64 KiB pages (measured fastest for recording).
+ * databases use 4 KiB pages (measured fastest for recording once the history tables
+ * became rowid tables: the last page of a table is what a commit rewrites).
  *
  * Keys and values are arbitrary bytes (BLOB; NUL bytes are fine). A (pointer,
  * length) pair with a NULL pointer is SQL NULL; a non-NULL pointer with length 0
@@ -113,7 +118,9 @@ int hist_identity_check(int64_t application_id, int64_t user_version, char *why,
 #define HIST_QUICK_CHECK_BYTES_MAX (64LL << 20)
 /* A batch is committed at the latest this many wall milliseconds after it began (at
  * the next row written): commit timing never changes content or digests. */
+#ifndef HIST_BATCH_WALL_MS /* a profiling build may raise it: see README (profiling) */
 #define HIST_BATCH_WALL_MS 200
+#endif
 /* Sentinel for an INTEGER column that is NULL. */
 #define HIST_NULL INT64_MIN
 
@@ -125,8 +132,7 @@ enum hist_open_flags {
     HIST_OPEN_WRITE = 0,    /* create if missing, create the schema, refuse read-only */
     HIST_OPEN_READONLY = 1, /* must exist and carry the faultline schema */
     /* With HIST_OPEN_WRITE, for a new database that receives whole runs copied in
-     * (a sweep's): 4 KiB pages instead of 64 KiB, so each copied run rewrites only
-     * the pages it touched. */
+     * (a sweep's): not checked with quick_check on open (it is created fresh). */
     HIST_OPEN_MERGE_TARGET = 2
 };
 

@@ -237,6 +237,8 @@ static int create_schema(struct hist_db *db)
     rc = check_identity(db, &fresh);
     if (!rc)
         rc = exec(db, schema_sql);
+    if (!rc && fresh)
+        rc = exec(db, HIST_NEW_DB_INDEXES_SQL);
     if (!rc)
         rc = add_columns(db);
     if (!rc) {
@@ -267,10 +269,12 @@ static int setup_write(struct hist_db *db)
     if (sqlite3_db_readonly(db->db, "main") == 1)
         return hist__fail(db, FL_EIO, "file is read-only");
     int rc = exec(db, "PRAGMA busy_timeout = 60000");
-    /* Large pages measured fastest for the append-mostly ops table; a merge target
-     * takes small ones (only takes effect on a new database). */
+    /* 4 KiB pages (only takes effect on a new database): with rows appended to rowid
+     * tables, a commit writes (and checksums into the WAL) the pages it filled and the
+     * last partly filled one, so small pages measured fastest for recording (hist_schema.h,
+     * HIST_NEW_DB_INDEXES_SQL), and a merge target rewrites only what a copied run touched. */
     if (!rc)
-        rc = exec(db, db->merge_target ? "PRAGMA page_size = 4096" : "PRAGMA page_size = 65536");
+        rc = exec(db, "PRAGMA page_size = 4096");
     if (!rc)
         rc = integrity(db);
     if (!rc)
@@ -334,12 +338,18 @@ static int precheck_path(struct hist_db *db, int flags)
 }
 
 /* SQLite's global memory statistics take a process-wide mutex on every allocation;
- * nothing here reads them. Only possible before SQLite initializes; harmless after. */
+ * nothing here reads them. faultline is single-threaded (a sweep forks its workers),
+ * so SQLite needs no mutexes at all: its serialized mode took and released the
+ * connection's and the page cache's on every call, about 3,000 instructions per
+ * recorded op. Only possible before SQLite initializes; harmless after (SQLite then
+ * keeps its defaults). */
 static void configure_once(void)
 {
     static bool done;
-    if (!done)
+    if (!done) {
+        sqlite3_config(SQLITE_CONFIG_SINGLETHREAD);
         sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+    }
     done = true;
 }
 
