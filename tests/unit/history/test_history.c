@@ -524,6 +524,75 @@ static void test_bad_paths(void)
     hist_close(h);
 }
 
+static bool master_has(struct hist_db *h, const char *type, const char *name, const char *text)
+{
+    char sql[256];
+    snprintf(sql, sizeof sql,
+             "SELECT count(*) FROM sqlite_master WHERE type = '%s' AND name = '%s'"
+             " AND instr(upper(sql), upper('%s')) > 0",
+             type, name, text);
+    return query_i64(h, sql) == 1;
+}
+
+static int64_t one_op(struct hist_db *h, int64_t op_id)
+{
+    struct hist_op op;
+    hist_op_init(&op);
+    op.op_id = op_id;
+    op.client_id = 1;
+    op.kind = "get";
+    op.key = "k";
+    op.key_len = 1;
+    op.call_ns = 10;
+    op.status = HIST_STATUS_UNKNOWN;
+    return hist_op_add(h, &op, NULL);
+}
+
+/* New databases: ops and watch_events are rowid tables keyed by unique indexes, with
+ * 4 KiB pages; a repeated key is still refused. A database with the first layout
+ * (WITHOUT ROWID tables) keeps it and is appended to as before. */
+static void test_layout(void)
+{
+    struct hist_db *h = NULL;
+    char err[256];
+    CHECK_EQ_INT(hist_open(tmp_path("layout.db"), HIST_OPEN_WRITE, &h, err, sizeof err), FL_OK);
+    if (!h)
+        return;
+    CHECK(!master_has(h, "table", "ops", "WITHOUT ROWID"));
+    CHECK(!master_has(h, "table", "watch_events", "WITHOUT ROWID"));
+    CHECK(master_has(h, "index", "ops_by_run", "UNIQUE INDEX"));
+    CHECK(master_has(h, "index", "ops_by_run", "(run_id, op_id)"));
+    CHECK(master_has(h, "index", "watch_events_by_run", "(run_id, watch_id, seq)"));
+    CHECK_EQ_INT(query_i64(h, "PRAGMA page_size"), 4096);
+    CHECK_EQ_INT(hist_run_begin(h, "layout", 1, NULL, NULL, NULL), FL_OK);
+    CHECK_EQ_INT(one_op(h, 7), FL_OK);
+    CHECK_EQ_INT(one_op(h, 7), FL_EEXIST);
+    CHECK_EQ_INT(one_op(h, 8), FL_OK);
+    CHECK_EQ_INT(hist_run_end(h, 100, 0, NULL, "pass"), FL_OK);
+    CHECK_EQ_INT(query_i64(h, "SELECT count(*) FROM ops"), 2);
+    hist_close(h);
+
+    const char *src = getenv("FL_SRC");
+    if (!src)
+        return;
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "cp '%s/tests/data/history/schema-v1.db' '%s'", src,
+             tmp_path("v1.db"));
+    CHECK_EQ_INT(system(cmd), 0);
+    CHECK_EQ_INT(hist_open(tmp_path("v1.db"), HIST_OPEN_WRITE, &h, err, sizeof err), FL_OK);
+    if (!h)
+        return;
+    CHECK(master_has(h, "table", "ops", "WITHOUT ROWID"));
+    CHECK_EQ_INT(query_i64(h, "SELECT count(*) FROM sqlite_master WHERE name = 'ops_by_run'"), 0);
+    int64_t before = query_i64(h, "SELECT count(*) FROM ops");
+    CHECK_EQ_INT(hist_run_begin(h, "layout", 1, NULL, NULL, NULL), FL_OK);
+    CHECK_EQ_INT(one_op(h, 1), FL_OK);
+    CHECK_EQ_INT(one_op(h, 1), FL_EEXIST);
+    CHECK_EQ_INT(hist_run_end(h, 100, 0, NULL, "pass"), FL_OK);
+    CHECK_EQ_INT(query_i64(h, "SELECT count(*) FROM ops"), before + 1);
+    hist_close(h);
+}
+
 int main(void)
 {
     const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
@@ -537,6 +606,7 @@ int main(void)
     FL_TEST(test_blobs);
     FL_TEST(test_runs_and_order);
     FL_TEST(test_bad_paths);
+    FL_TEST(test_layout);
     fl_tmpdir_remove(tmpdir);
     return fl_test_end();
 }
