@@ -185,6 +185,8 @@ struct run_mirror {
     int64_t last_op_id;  /* ops arrive in op_id order */
     int64_t ops;         /* ops mirrored */
     int64_t spot_checks; /* ops cross-checked one by one against the loader */
+    int64_t text_bytes;  /* request + response text of the ops mirrored */
+    int64_t spot_bytes;  /* of which the spot checks parsed again */
     char spot_err[256];  /* the first op whose two paths differ, "" when none */
     int64_t wev_seq;     /* watch events numbered as hist_watch_event_add does */
     struct fl_buf bytes; /* keys and values of watches and events */

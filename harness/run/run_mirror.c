@@ -18,7 +18,13 @@
  * database as before. Two cross-checks keep the paths together:
  *   - every RUN_MIRROR_SPOT_EVERY-th op of every run, whatever its size, goes both
  *     ways into two scratch histories (the fast path, and hist_load_op on the row's
- *     text, which is what the database load runs on each row) and they must be equal;
+ *     text, which is what the database load runs on each row) and they must be equal,
+ *     as long as the ops checked so far hold at most 1/RUN_MIRROR_SPOT_SHARE of the
+ *     request and response text recorded (the check parses JSON with jansson, ~270
+ *     instructions a byte: every 32nd op of a saturated run, whose range responses
+ *     are 10 KiB, cost 8,500 instructions per recorded op, a fifth of recording;
+ *     within the share it costs about 1,000, and any kind and size of op is still
+ *     picked as the run goes);
  *   - histories of up to RUN_MIRROR_VERIFY_OPS operations, and every history when the
  *     run asks for it (verify_history, or FAULTLINE_VERIFY_HISTORY=1 in the
  *     environment, as the test suite sets for all its runs), are also loaded from the
@@ -33,6 +39,7 @@
 
 #define RUN_MIRROR_VERIFY_OPS 3000
 #define RUN_MIRROR_SPOT_EVERY 32
+#define RUN_MIRROR_SPOT_SHARE 256
 
 /* A watches row as hist_watch_open wrote it (and its close), bytes kept in the mirror. */
 struct run_mirror_watch {
@@ -317,10 +324,16 @@ void run_mirror_op(struct run_world *rw, int64_t op_id, const struct hist_op *ro
     bool ok = row->status == HIST_STATUS_OK && row->return_ns != HIST_NULL;
     bool in_order =
         row->return_ns == HIST_NULL || row->call_ns == HIST_NULL || row->return_ns >= row->call_ns;
+    int64_t text = (int64_t)(row->request ? strlen(row->request) : 0) +
+                   (int64_t)(row->response ? strlen(row->response) : 0);
+    m->text_bytes += text;
     if (req && res && !nul && in_order && row->kind && fast_ok(req, res, ok)) {
         fast_op(&m->h, op_id, row, req, res);
-        if (m->ops % RUN_MIRROR_SPOT_EVERY == 1 && !m->spot_err[0])
+        if (m->ops % RUN_MIRROR_SPOT_EVERY == 1 && !m->spot_err[0] &&
+            m->spot_bytes <= m->text_bytes / RUN_MIRROR_SPOT_SHARE) {
+            m->spot_bytes += text;
             spot_check(rw, op_id, row, req, res);
+        }
         return;
     }
     struct fl_buf err;

@@ -1,9 +1,10 @@
 /*
  * test_mirror_spot.c: the mirror's per-op cross-check (issue 15 §1), which runs on
- * every RUN_MIRROR_SPOT_EVERY-th op of a run of any size: an op whose fast-path
- * conversion (from the client's request) differs from what the loader makes of its
- * row's text makes the run an internal error naming the op; an op whose two paths
- * agree passes unnoticed. The rows are handed to run_mirror_op directly, as
+ * every RUN_MIRROR_SPOT_EVERY-th op of a run of any size while the ops checked hold
+ * at most a share of the text recorded (test_share): an op whose fast-path conversion
+ * (from the client's request) differs from what the loader makes of its row's text
+ * makes the run an internal error naming the op; an op whose two paths agree passes
+ * unnoticed. The rows are handed to run_mirror_op directly, as
  * on_op_done hands them over, with the request text made from another request for
  * the difference.
  */
@@ -100,12 +101,33 @@ static void test_differ(void)
     run_world_close(rw);
 }
 
+/* The checks parse again at most 1/RUN_MIRROR_SPOT_SHARE of the text recorded (plus
+ * one op): a candidate op beyond that share is not checked, one within it is. */
+static void test_share(void)
+{
+    char db[256];
+    snprintf(db, sizeof db, "%s/share.db", dir);
+    struct run_world *rw = open_world(db);
+    int64_t before = rw->mirror.spot_checks;
+    hand_put(rw, 1000001, "a");
+    CHECK_EQ_INT(rw->mirror.spot_checks, before + 1);
+    CHECK(rw->mirror.spot_bytes > 0 && rw->mirror.spot_bytes == rw->mirror.text_bytes);
+    hand_put(rw, 1000002, "a"); /* the share is spent: not checked */
+    CHECK_EQ_INT(rw->mirror.spot_checks, before + 1);
+    rw->mirror.text_bytes = 256 * rw->mirror.spot_bytes; /* as if much more was recorded */
+    hand_put(rw, 1000003, "a");
+    CHECK_EQ_INT(rw->mirror.spot_checks, before + 2);
+    CHECK_EQ_STR(rw->mirror.spot_err, "");
+    run_world_close(rw);
+}
+
 int main(void)
 {
     if (!fl_tmpdir_make(dir))
         return 1;
     FL_TEST(test_agree);
     FL_TEST(test_differ);
+    FL_TEST(test_share);
     fl_tmpdir_remove(dir);
     return fl_test_end();
 }
