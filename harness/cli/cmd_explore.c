@@ -150,6 +150,8 @@ static json_t *row_json(const struct xp_row *r)
     json_object_set_new(o, "corpus", json_integer(r->corpus));
     json_object_set_new(o, "signatures", json_integer((json_int_t)r->signatures));
     json_object_set_new(o, "features", json_integer((json_int_t)r->features));
+    json_object_set_new(o, "edges", json_integer((json_int_t)r->edges));
+    json_object_set_new(o, "corpus_by_edges", json_integer(r->corpus_by_edges));
     json_object_set_new(o, "errors", json_integer(r->errors));
     json_t *fa = json_array();
     for (int i = 0; i < r->n_false_alarms; i++)

@@ -81,6 +81,8 @@ struct xp_row {
     int executed;    /* every run, confirmations and batch leftovers included */
     int confirm_runs, errors, corpus, fresh, mutants;
     size_t signatures, features;
+    size_t edges;        /* code edges reached (an explore build; 0 otherwise) */
+    int corpus_by_edges; /* corpus entries kept for a new code edge alone */
     int *false_alarms, n_false_alarms;
     struct xp_finding *found;
     int n_found;
@@ -94,8 +96,9 @@ struct xp {
     char dir[4096];
     const char *body; /* the scenario text */
     size_t body_len;
-    /* signatures, features and (feature, count bucket) pairs seen, with their runs */
-    struct xp_map sigs, feats, pairs;
+    /* signatures, features and (feature, count bucket) pairs seen, with their runs;
+     * code edges (an explore build) and (edge, count bucket) pairs likewise */
+    struct xp_map sigs, feats, pairs, edges, edge_pairs;
     struct xp_entry *corpus;
     int n_corpus;
     bool stop;
@@ -112,6 +115,17 @@ void xp_entry_close(struct xp_entry *e);
 /* Makes out a mutant of parent: one to three of drop, insert, move, retime and reseed,
  * every choice drawn from r. */
 void xp_mutate(struct sim_rng *r, const struct xp_entry *parent, struct xp_sched *out);
+
+/* The seed a schedule's swarm fault mix is drawn from (its reseed, else its seed). */
+uint64_t xp_fault_seed(const struct xp_sched *s);
+
+/* Makes out the parent's fault mix and added faults over another world: seed (a fresh
+ * seed's cluster, clients and workload), the faults drawn from the parent's fault seed. */
+void xp_reworld(const struct xp_entry *parent, uint64_t seed, struct xp_sched *out);
+
+/* Makes out the crossover of two parents: a's world (its seed), b's fault mix (its
+ * fault seed), the faults a and b added (a's first, up to XP_ADDED_MAX). */
+void xp_cross(const struct xp_entry *a, const struct xp_entry *b, struct xp_sched *out);
 
 /* Explores a->scenario (its text body/len) with row->bug on (NULL: none) until the
  * first finding (every one with --keep-going) or a->runs runs; fills row. Returns 0,

@@ -276,6 +276,39 @@ static bool mut_reseed(struct sim_rng *r, struct xp_sched *out)
     return true;
 }
 
+uint64_t xp_fault_seed(const struct xp_sched *s)
+{
+    return s->d.reseeded ? s->d.reseed : s->seed;
+}
+
+/* out's faults: drawn from fault_seed, no recorded fault dropped (the ordinals name
+ * other faults in another world or mix), the added ones kept. */
+static void faults_from(struct xp_sched *out, uint64_t fault_seed)
+{
+    out->d.reseeded = true;
+    out->d.reseed = fault_seed;
+    free(out->d.skip_faults);
+    out->d.skip_faults = NULL;
+    out->d.n_skip = 0;
+}
+
+void xp_reworld(const struct xp_entry *parent, uint64_t seed, struct xp_sched *out)
+{
+    xp_sched_copy(out, &parent->s);
+    out->seed = seed;
+    faults_from(out, xp_fault_seed(&parent->s));
+    snprintf(out->how, sizeof out->how, "run %d: reworld", parent->id);
+}
+
+void xp_cross(const struct xp_entry *a, const struct xp_entry *b, struct xp_sched *out)
+{
+    xp_sched_copy(out, &a->s);
+    faults_from(out, xp_fault_seed(&b->s));
+    for (int i = 0; i < b->s.d.n_add; i++)
+        add_fault(out, &b->s.d.add[i]);
+    snprintf(out->how, sizeof out->how, "run %d x run %d: cross", a->id, b->id);
+}
+
 void xp_mutate(struct sim_rng *r, const struct xp_entry *parent, struct xp_sched *out)
 {
     xp_sched_copy(out, &parent->s);

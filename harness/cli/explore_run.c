@@ -40,13 +40,17 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/personality.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <uv.h>
 
-#define XP_BATCH        8  /* schedules per batch, whatever -j is (determinism) */
-#define XP_FRESH_PCT    20 /* fresh seeds in a batch once the corpus has entries */
-#define XP_NEW_SIGS_MIN 3  /* new signatures that keep a schedule without a new feature */
+#define XP_BATCH        8   /* schedules per batch, whatever -j is (determinism) */
+#define XP_FRESH_PCT    20  /* fresh seeds in a batch once the corpus has entries */
+#define XP_NEW_SIGS_MIN 3   /* new signatures that keep a schedule without a new feature */
+#define XP_REWORLD_PCT  35  /* an entry's fault mix over a fresh world */
+#define XP_CROSS_PCT    10  /* one entry's world, another's fault mix */
+#define XP_CORPUS_SOFT  128 /* past it, only a new feature or a new edge keeps a schedule */
 
 static size_t slot_of(const uint64_t *keys, size_t cap, uint64_t h)
 {
@@ -139,6 +143,38 @@ static int take_features(struct xp *x, const json_t *sum, uint64_t **out, int *n
     return fresh;
 }
 
+/* The code edges of a run's coverage ("N#BUCKET", an explore build only): each edge
+ * and each (edge, bucket) pair counted as reached, each edge appended to *feats (as the
+ * hash of "eN", beside the abstract features: a parent's rarity counts its edges too).
+ * *new_pairs gets the pairs no earlier run reached; returns the edges no earlier run
+ * reached. */
+static int take_edges(struct xp *x, const json_t *sum, uint64_t **feats, int *n_feats,
+                      int *new_pairs)
+{
+    const json_t *arr = json_object_get(json_object_get(sum, "coverage"), "edges");
+    size_t n = json_array_size(arr);
+    *new_pairs = 0;
+    if (!n)
+        return 0;
+    *feats = fl_realloc(*feats, sizeof **feats * ((size_t)*n_feats + n));
+    int fresh = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *h = json_string_value(json_array_get(arr, i));
+        const char *hash = h ? strchr(h, '#') : NULL;
+        if (!hash)
+            continue;
+        char key[32];
+        int len = snprintf(key, sizeof key, "e%.*s", (int)FL_MIN(hash - h, 20), h);
+        uint64_t e = fl_hash64(key, (size_t)len), pair = fl_hash64(h, strlen(h));
+        e = e ? e : 1;
+        (*feats)[(*n_feats)++] = e;
+        map_hit(&x->feats, e);
+        fresh += map_hit(&x->edges, e);
+        *new_pairs += map_hit(&x->edge_pairs, pair ? pair : 1);
+    }
+    return fresh;
+}
+
 /* A parent's weight: the rarity of the features its run reached (one that k runs
  * reached counts 1024 / k^2, whatever how often: entries that reach what few runs reach,
  * a snapshot install, a removed leader, are chosen more), over the times it was chosen
@@ -171,18 +207,28 @@ static const struct xp_entry *pick_parent(struct xp *x)
     return &x->corpus[x->n_corpus - 1];
 }
 
+/* The next schedule: a fresh seed (a fifth), a corpus entry's fault mix over a fresh
+ * world (reworld), the world of one entry with the fault mix of another (cross), or a
+ * mutant of one entry. */
 static void next_schedule(struct xp *x, struct xp_sched *s)
 {
     xp_sched_init(s);
-    bool fresh = x->n_corpus == 0 || sim_rng_below(&x->rng, 100) < XP_FRESH_PCT;
-    if (fresh) {
+    uint64_t r = x->n_corpus == 0 ? 0 : sim_rng_below(&x->rng, 100);
+    if (r < XP_FRESH_PCT) {
         s->seed = x->next_fresh++;
         snprintf(s->how, sizeof s->how, "fresh");
         x->row->fresh++;
         return;
     }
-    xp_mutate(&x->rng, pick_parent(x), s);
     x->row->mutants++;
+    if (r < XP_FRESH_PCT + XP_REWORLD_PCT) {
+        xp_reworld(pick_parent(x), x->next_fresh++, s);
+    } else if (r < XP_FRESH_PCT + XP_REWORLD_PCT + XP_CROSS_PCT && x->n_corpus > 1) {
+        const struct xp_entry *a = pick_parent(x), *b = pick_parent(x);
+        xp_cross(a, b, s);
+    } else {
+        xp_mutate(&x->rng, pick_parent(x), s);
+    }
 }
 
 /* --- files ------------------------------------------------------------------------------- */
@@ -391,17 +437,23 @@ static int take_result(struct xp *x, const struct sweep_result *r, const char *f
     if (r->verdict == SWEEP_ERROR)
         row->errors++;
     uint64_t *feats = NULL;
-    int n_feats = 0, new_feats = 0, new_sigs = 0;
+    int n_feats = 0, new_feats = 0, new_sigs = 0, new_edges = 0, new_edge_pairs = 0;
     if (r->summary) {
         new_sigs = take_signatures(x, r->summary);
         new_feats = take_features(x, r->summary, &feats, &n_feats);
+        new_edges = take_edges(x, r->summary, &feats, &n_feats, &new_edge_pairs);
     }
-    /* kept: a new feature, or a few new signatures (one alone is too common to tell) */
-    if (new_feats > 0 || new_sigs >= XP_NEW_SIGS_MIN) {
+    /* kept: a new feature or code edge, or a few new signatures or edge counts (one
+     * alone is too common to tell); past XP_CORPUS_SOFT entries, only the former */
+    bool small = x->n_corpus < XP_CORPUS_SOFT;
+    bool by_features = new_feats > 0 || (small && new_sigs >= XP_NEW_SIGS_MIN);
+    bool by_edges = new_edges > 0 || (small && new_edge_pairs >= XP_NEW_SIGS_MIN);
+    if (by_features || by_edges) {
+        row->corpus_by_edges += !by_features;
         x->corpus = fl_realloc(x->corpus, sizeof *x->corpus * (size_t)(x->n_corpus + 1));
         struct xp_entry *e = &x->corpus[x->n_corpus++];
         xp_entry_from_summary(e, s, r->summary, run);
-        e->new_sigs = new_sigs + new_feats;
+        e->new_sigs = new_sigs + new_feats + new_edges;
         e->feats = feats;
         e->n_feats = n_feats;
     } else {
@@ -464,8 +516,26 @@ static int one_batch(struct xp *x, int first_run, int n)
     return rc;
 }
 
+/* In an explore build, a few node-code edges depend on where memory lies (the same run
+ * takes 6 of its ~4800 edges differently from one process to the next): the workers
+ * run without address-space randomisation (inherited across fork and exec, as
+ * `setarch -R` does), so that the same invocation reaches the same edges. */
+static void fix_addresses(void)
+{
+#ifdef FL_EXPLORE_COVERAGE
+    int p = personality(0xffffffff);
+    if (p == -1 ||
+        (!(p & ADDR_NO_RANDOMIZE) && personality((unsigned long)p | ADDR_NO_RANDOMIZE) == -1))
+        fprintf(stderr,
+                "explore: cannot turn address randomisation off (%s): code edges "
+                "may differ from one invocation to the next\n",
+                strerror(errno));
+#endif
+}
+
 int xp_explore(const struct xp_args *a, const char *body, size_t len, struct xp_row *row)
 {
+    fix_addresses();
     struct xp x;
     memset(&x, 0, sizeof x);
     x.a = a;
@@ -491,6 +561,7 @@ int xp_explore(const struct xp_args *a, const char *body, size_t len, struct xp_
     }
     row->signatures = x.sigs.n;
     row->features = x.pairs.n;
+    row->edges = x.edges.n;
     row->corpus = x.n_corpus;
     for (int i = 0; i < x.n_corpus; i++)
         xp_entry_close(&x.corpus[i]);
@@ -498,6 +569,8 @@ int xp_explore(const struct xp_args *a, const char *body, size_t len, struct xp_
     map_close(&x.sigs);
     map_close(&x.feats);
     map_close(&x.pairs);
+    map_close(&x.edges);
+    map_close(&x.edge_pairs);
     rmdir(x.dir);
     return rc;
 }

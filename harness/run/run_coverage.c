@@ -38,6 +38,24 @@
  * the bucket), sorted, as "features". A run with more snapshot installs than any before reaches a
  * new one.
  *
+ * Code edges, in an explore build only (cmake -DFL_EXPLORE_COVERAGE=ON): the node code
+ * (nodes/raft, mvcc, server, client) is compiled with -fsanitize-coverage=trace-pc (gcc
+ * has no trace-pc-guard), the callback below counts each edge taken in AFL's 64 K map;
+ * the counts start at zero when the run's coverage does, and the summary lists every
+ * edge the run took as "N#B" (N its slot in the map, B its count's AFL bucket), sorted
+ * by N, as "edges" (absent in a normal build, which has neither
+ * the flag nor the callbacks). Counting reads nothing of the simulation and changes
+ * nothing in it: digests stay the same.
+ *
+ * State pairs, features too (the text "P|KIND|R wW uU nN zZ", counted as above): the
+ * event's kind and member role with four facts that mark the worlds where the known
+ * bug classes live, none of them naming one: W watchers are open in the run (a
+ * snapshot install, a compaction or a restore with watchers to keep right); U the
+ * member holds entries past the highest commit index (written, not yet acknowledged
+ * by a quorum: an older term's entry on a new leader, an append before its fsync);
+ * N a learner is in the configuration while no member leads; Z the member has
+ * compacted (a compaction with watchers behind it).
+ *
  * A run keeps at most RUN_COV_MAX signatures (the rest are counted, not kept).
  */
 #include "harness/run/run_int.h"
@@ -46,7 +64,7 @@
 
 #define RUN_COV_MAX 4096 /* signatures kept per run */
 
-#define RUN_FEAT_CAP 2048 /* feature slots (at most ~20 kinds x 7 roles x 4 lags) */
+#define RUN_FEAT_CAP 8192 /* feature slots (~20 kinds x 7 roles x (4 lags + 16 state pairs)) */
 
 struct run_cov {
     uint64_t *set; /* open addressing, 0 = empty (a hash of 0 is stored as 1) */
@@ -56,6 +74,29 @@ struct run_cov {
     uint32_t count[RUN_FEAT_CAP]; /* ... and how often the run reached each */
 };
 
+#ifdef FL_EXPLORE_COVERAGE
+#define RUN_EDGE_CAP 65536 /* the edge map: AFL's 64 K counters */
+
+static uint32_t run_edge_count[RUN_EDGE_CAP];
+static uint64_t run_edge_prev; /* the previous block's number, shifted (AFL) */
+
+/* The compiler's callback (SanitizerCoverage trace-pc, which gcc and clang both have)
+ * at every basic block of the node code: the block is numbered by its address's offset
+ * from this function (the same in every process of the binary, whatever the load
+ * address), hashed to 16 bits, and the edge from the previous block counted as AFL
+ * does (prev >> 1 ^ cur; saturating). */
+void __sanitizer_cov_trace_pc(void);
+void __sanitizer_cov_trace_pc(void)
+{
+    uint64_t pc = (uint64_t)(uintptr_t)__builtin_return_address(0) -
+                  (uint64_t)(uintptr_t)&__sanitizer_cov_trace_pc;
+    uint64_t cur = (pc * UINT64_C(0x9E3779B97F4A7C15)) >> 48;
+    uint32_t *c = &run_edge_count[(cur ^ run_edge_prev) & (RUN_EDGE_CAP - 1)];
+    *c += *c != UINT32_MAX;
+    run_edge_prev = cur >> 1;
+}
+#endif
+
 void run_coverage_init(struct run_world *rw)
 {
     const char *e = getenv("FAULTLINE_COVERAGE");
@@ -64,6 +105,10 @@ void run_coverage_init(struct run_world *rw)
     rw->explore.cov = fl_calloc(1, sizeof *rw->explore.cov);
     rw->explore.cov->cap = 1024;
     rw->explore.cov->set = fl_calloc(rw->explore.cov->cap, sizeof(uint64_t));
+#ifdef FL_EXPLORE_COVERAGE
+    memset(run_edge_count, 0, sizeof run_edge_count); /* the run's edges, not the setup's */
+    run_edge_prev = 0;
+#endif
 }
 
 void run_coverage_free(struct run_world *rw)
@@ -166,6 +211,17 @@ static bool any_cut(struct run_world *rw, const int *ids, int n)
     return false;
 }
 
+/* Are watchers open in the run (the workload's fixed ones or its churning ones)? */
+static bool watchers_open(const struct run_world *rw)
+{
+    if (rw->wl.n_watchers > 0)
+        return true;
+    for (int i = 0; i < RUN_CHURN_MAX; i++)
+        if (rw->wl.churn[i].id)
+            return true;
+    return false;
+}
+
 void run_coverage_note(struct run_world *rw, const struct srv_event *ev)
 {
     if (!rw->explore.cov || !rw->cl)
@@ -202,6 +258,17 @@ void run_coverage_note(struct run_world *rw, const struct srv_event *ev)
     cov_add(rw->explore.cov, fl_hash64(text, (size_t)FL_MIN(len, (int)sizeof text - 1)));
     /* the feature: the kind and the member's role and commit lag, counted */
     len = snprintf(text, sizeof text, "%s|%c%c", ev->kind, me[0], me[2]);
+    feat_count(rw->explore.cov, fl_hash64(text, (size_t)FL_MIN(len, (int)sizeof text - 1)));
+    /* the state pair: the same event with the facts that mark a world */
+    bool uncommitted = self >= 0 && st[self].alive && st[self].last_index > commit_max;
+    bool compacted = false;
+    if (self >= 0 && st[self].alive) {
+        struct srv_member_status ms;
+        srv_cluster_status(rw->cl, ev->node, &ms);
+        compacted = ms.compact_revision > 0;
+    }
+    len = snprintf(text, sizeof text, "P|%s|%c w%d u%d n%d z%d", ev->kind, me[0], watchers_open(rw),
+                   uncommitted, learners > 0 && leaders == 0, compacted);
     feat_count(rw->explore.cov, fl_hash64(text, (size_t)FL_MIN(len, (int)sizeof text - 1)));
 }
 
@@ -254,6 +321,16 @@ json_t *run_coverage_json(const struct run_world *rw)
     }
     free(v);
     json_object_set_new(o, "features", fa);
+#ifdef FL_EXPLORE_COVERAGE
+    json_t *ea = json_array();
+    for (uint32_t i = 0; i < RUN_EDGE_CAP; i++)
+        if (run_edge_count[i]) {
+            char t[24];
+            snprintf(t, sizeof t, "%u#%d", i, count_bucket(run_edge_count[i]));
+            json_array_append_new(ea, json_string(t));
+        }
+    json_object_set_new(o, "edges", ea);
+#endif
     if (c->dropped)
         json_object_set_new(o, "dropped", json_integer((json_int_t)c->dropped));
     return o;

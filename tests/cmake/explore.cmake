@@ -2,7 +2,9 @@
 # exploration with --json and checks what it finds and writes: a bug found by a mutant
 # schedule (an inserted fault) on a scenario without faults, shrunk, written as a Lua file
 # that fails with the switch and passes without; the same invocation giving the same
-# output with -j 1 and -j 2; a clean exploration without a switch. Then bad arguments.
+# output with -j 1 and -j 2; a clean exploration without a switch; code edges reaching the
+# corpus in an explore build (-DFL_EXPLORE_COVERAGE=ON) and absent in others. Then bad
+# arguments.
 set(FL_XSCN ${CMAKE_SOURCE_DIR}/tests/scenario)
 set(FL_XDB ${CMAKE_BINARY_DIR}/tests/explore)
 file(MAKE_DIRECTORY ${FL_XDB})
@@ -13,6 +15,17 @@ foreach(case find determinism nobug)
   set_tests_properties(cli.explore.${case} PROPERTIES LABELS cli TIMEOUT 600
                        ENVIRONMENT "FL_SRC=${CMAKE_SOURCE_DIR}")
 endforeach()
+# edge coverage: present and reaching the corpus in an explore build
+# (-DFL_EXPLORE_COVERAGE=ON), absent in any other
+if(FL_EXPLORE_COVERAGE)
+  set(FL_XCOV ON)
+else()
+  set(FL_XCOV OFF)
+endif()
+add_test(NAME cli.explore.edges
+         COMMAND python3 ${FL_XSCN}/explore_check.py ${FL_BIN} ${FL_XDB}/edges edges ${FL_XCOV})
+set_tests_properties(cli.explore.edges PROPERTIES LABELS cli TIMEOUT 600
+                     ENVIRONMENT "FL_SRC=${CMAKE_SOURCE_DIR}")
 # about a minute in the plain build, six under the sanitizers: CI's sanitizer pass skips it
 set_tests_properties(cli.explore.determinism PROPERTIES LABELS "cli;slow")
 

@@ -8,6 +8,10 @@ cases and checks what it reports and writes.
   determinism  the same invocation twice (a swarm scenario: reseeds, drops, moves) gives
                byte-identical stdout and files, whatever -j is
   nobug        without --bug on a clean scenario: nothing found, exit 0, coverage counted
+  edges        (argument: ON or OFF, the build's FL_EXPLORE_COVERAGE) in an explore build,
+               a run reports the code edges it took and they reach the explorer: counted,
+               corpus entries kept for new edges alone, the same output from the same
+               invocation; in a normal build, a run reports none and the explorer none
 """
 import json
 import os
@@ -84,6 +88,27 @@ elif case == "nobug":
     assert r["bug"] is None and not r["found"] and r["findings"] == [], r
     assert r["explored"] == 16 and r["runs"] == 16 and r["signatures"] > 0, r
     assert r["features"] > 0 and 1 <= r["corpus"] <= 16 and r["confirm_runs"] == 0, r
+elif case == "edges":
+    on = sys.argv[4] == "ON"
+    db = os.path.join(work, "edges.db")
+    p = subprocess.run([fl, "run", quiet, "--seed", "3", "--json", "--db", db], cwd=work,
+                       capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ, FAULTLINE_COVERAGE="1"))
+    assert p.returncode == 0, (p.returncode, p.stderr)
+    cov = [json.loads(p.stdout)["coverage"]]
+    assert ("edges" in cov[0]) == on, (on, sorted(cov[0]))
+    if on:
+        assert len(cov[0]["edges"]) > 100, len(cov[0]["edges"])
+        assert all("#" in e for e in cov[0]["edges"]), cov[0]["edges"][:5]
+    rc, o, stdout, err = explore(quiet, "--runs", "16", "--seed", "2", "-j", "2")
+    assert rc == 0, (rc, err)
+    (r,) = o["bugs"]
+    if on:
+        assert r["edges"] > 100 and r["corpus_by_edges"] >= 1, r
+        rc, o2, stdout2, err = explore(quiet, "--runs", "16", "--seed", "2", "-j", "1")
+        assert stdout2 == stdout, ("the same invocation differs", stdout, stdout2)
+    else:
+        assert r["edges"] == 0 and r["corpus_by_edges"] == 0, r
 else:
     sys.exit(f"unknown case {case}")
 print("ok")
