@@ -19,6 +19,13 @@
  *           the same cluster, clients and workload); its skip list is cleared, since
  *           the ordinals then name other faults
  *
+ * Two more schedules are made of whole parts of entries (xp_reworld, xp_cross): an
+ * entry's fault mix (its fault seed, its added faults) over a fresh seed's world, and
+ * one entry's world with another's fault mix. A failure is carried by the fault mix
+ * more than by the world: the fault mix of a failing chaos seed fails again over 1 to 6
+ * of 8 other worlds, its world under 8 other fault mixes mostly never (README "Guided
+ * search").
+ *
  * Every choice comes from the explorer's own stream: the same invocation makes the
  * same mutants. Never: a wall clock, an unseeded draw, hash order.
  */

@@ -9,11 +9,15 @@
  * explorer keeps a corpus of schedules; it runs them in batches through the sweep's
  * worker pool (harness/sweep, one worker process per run, -j at once), each worker with
  * FAULTLINE_COVERAGE=1 so that its --json summary carries the abstract signatures its
- * run reached (harness/run/run_coverage.c documents the encoding). A schedule whose
- * run reached a signature no earlier run reached joins the corpus; the next batch is
- * made of mutants of corpus entries (explore_mutate.c; entries that brought more new
- * signatures and were picked less often are picked more) and fresh seeds (a fifth of
- * each batch, and all of the first).
+ * run reached, its features and state pairs, and in an explore build its code edges
+ * (harness/run/run_coverage.c documents the encoding). A schedule whose run reached a
+ * feature or code edge no earlier run reached, or a few new signatures or edge counts,
+ * joins the corpus (past XP_CORPUS_SOFT entries, only a new feature or edge). The next
+ * batch is made of fresh seeds (a fifth of each batch, and all of the first), entries'
+ * fault mixes over fresh worlds (reworld, a fifth), crossovers (one entry's world,
+ * another's fault mix, a tenth) and mutants (explore_mutate.c). Parents are picked by
+ * rarity, AFL's rare-edge schedule: an entry counts 1024 / k^2 for each feature and
+ * edge its run reached that k runs reached, over the times it was picked already.
  *
  * With --bug NAME the switch is on in every run, and each bug is explored on its own
  * with the same --seed, so the figures compare with `faultline hunt`: the runs until the
@@ -471,7 +475,10 @@ static int take_result(struct xp *x, const struct sweep_result *r, const char *f
         row->false_alarms =
             fl_realloc(row->false_alarms, sizeof(int) * (size_t)(row->n_false_alarms + 1));
         row->false_alarms[row->n_false_alarms++] = run;
-        fprintf(stderr, "explore: run %d fails without the switch too: a false alarm\n", run);
+        fprintf(stderr,
+                "explore: run %d (seed %llu, %s) fails without the switch too: a false "
+                "alarm\n",
+                run, (unsigned long long)s->seed, s->how);
         return 0;
     }
     write_finding(x, file, s, run, r->first_violation);
