@@ -22,8 +22,9 @@
  * With --bug NAME the switch is on in every run, and each bug is explored on its own
  * with the same --seed, so the figures compare with `faultline hunt`: the runs until the
  * first failure. A failing run is run once more with the switch off; one that fails then
- * too is a false alarm, never a finding. A finding is shrunk by the shrinker (scn_shrink,
- * at most --shrink-runs replays) and written to --out DIR as a Lua file that
+ * too is a false alarm, never a finding (its file is kept in --out DIR as it ran, for
+ * whoever looks into why the scenario fails without the switch). A finding is shrunk by the
+ * shrinker (scn_shrink, at most --shrink-runs replays) and written to --out DIR as a Lua file that
  * `faultline run FILE --seed N --bug NAME` replays; its replay line goes to stderr and
  * into the table and JSON. Without --keep-going the exploration of a bug ends at its
  * first finding; with it, every finding within --runs is written.
@@ -432,6 +433,27 @@ static void write_finding(struct xp *x, const char *file, const struct xp_sched 
             f->violation, f->replay);
 }
 
+/* A false alarm (the schedule fails without the switch too) is no finding, but it is a
+ * failure of the scenario: its file is kept in the output folder as it ran
+ * (SCENARIO-BUG-alarmN.lua), with its replay line on stderr. */
+static void keep_alarm(struct xp *x, const char *file, const struct xp_sched *s, int run)
+{
+    char base[256], out[8192];
+    base_name(x->a->scenario, base, sizeof base);
+    snprintf(out, sizeof out, "%.4000s/%s-%s-alarm%d.lua", x->a->out, base, x->row->bug, run);
+    struct fl_buf t, cmd;
+    fl_buf_init(&t);
+    fl_buf_init(&cmd);
+    if (!read_text(file, &t) || !write_text(out, &t))
+        fprintf(stderr, "faultline: explore: cannot write '%s': %s\n", out, strerror(errno));
+    replay_line(out, s->seed, NULL, &cmd);
+    fprintf(stderr,
+            "explore: run %d (%s) fails without the switch too: a false alarm; replay: %s\n", run,
+            s->how, fl_buf_cstr(&cmd));
+    fl_buf_close(&t);
+    fl_buf_close(&cmd);
+}
+
 /* One run's result: a finding, a false alarm, an error, or coverage (maybe new). */
 static int take_result(struct xp *x, const struct sweep_result *r, const char *file,
                        const struct xp_sched *s, int run)
@@ -475,10 +497,7 @@ static int take_result(struct xp *x, const struct sweep_result *r, const char *f
         row->false_alarms =
             fl_realloc(row->false_alarms, sizeof(int) * (size_t)(row->n_false_alarms + 1));
         row->false_alarms[row->n_false_alarms++] = run;
-        fprintf(stderr,
-                "explore: run %d (seed %llu, %s) fails without the switch too: a false "
-                "alarm\n",
-                run, (unsigned long long)s->seed, s->how);
+        keep_alarm(x, file, s, run);
         return 0;
     }
     write_finding(x, file, s, run, r->first_violation);
