@@ -45,7 +45,6 @@
 
 #include <errno.h>
 #include <stdlib.h>
-#include <sys/personality.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <uv.h>
@@ -542,26 +541,8 @@ static int one_batch(struct xp *x, int first_run, int n)
     return rc;
 }
 
-/* In an explore build, a few node-code edges depend on where memory lies (the same run
- * takes 6 of its ~4800 edges differently from one process to the next): the workers
- * run without address-space randomisation (inherited across fork and exec, as
- * `setarch -R` does), so that the same invocation reaches the same edges. */
-static void fix_addresses(void)
-{
-#ifdef FL_EXPLORE_COVERAGE
-    int p = personality(0xffffffff);
-    if (p == -1 ||
-        (!(p & ADDR_NO_RANDOMIZE) && personality((unsigned long)p | ADDR_NO_RANDOMIZE) == -1))
-        fprintf(stderr,
-                "explore: cannot turn address randomisation off (%s): code edges "
-                "may differ from one invocation to the next\n",
-                strerror(errno));
-#endif
-}
-
 int xp_explore(const struct xp_args *a, const char *body, size_t len, struct xp_row *row)
 {
-    fix_addresses();
     struct xp x;
     memset(&x, 0, sizeof x);
     x.a = a;
