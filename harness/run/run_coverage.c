@@ -40,12 +40,12 @@
  *
  * Code edges, in an explore build only (cmake -DFL_EXPLORE_COVERAGE=ON): the node code
  * (nodes/raft, mvcc, server, client) is compiled with -fsanitize-coverage=trace-pc (gcc
- * has no trace-pc-guard), the callback below counts each edge taken in AFL's 64 K map;
- * the counts start at zero when the run's coverage does, and the summary lists every
- * edge the run took as "N#B" (N its slot in the map, B its count's AFL bucket), sorted
- * by N, as "edges" (absent in a normal build, which has neither
- * the flag nor the callbacks). Counting reads nothing of the simulation and changes
- * nothing in it: digests stay the same.
+ * has no trace-pc-guard) and the callback in edges/run_edges.c counts each edge taken in
+ * AFL's 64 K map; the counts start at zero when the run's coverage does, and the summary
+ * lists every edge the run took as "N#B" (N its slot in the map, B its count's AFL
+ * bucket), sorted by N, as "edges" (absent in a normal build, which has neither the flag
+ * nor the callback). Counting reads nothing of the simulation and changes nothing in it:
+ * digests stay the same.
  *
  * State pairs, features too (the text "P|KIND|R wW uU nN zZ", counted as above): the
  * event's kind and member role with four facts that mark the worlds where the known
@@ -75,34 +75,7 @@ struct run_cov {
 };
 
 #ifdef FL_EXPLORE_COVERAGE
-#define RUN_EDGE_CAP 65536 /* the edge map: AFL's 64 K counters */
-
-static uint32_t run_edge_count[RUN_EDGE_CAP];
-static uint64_t run_edge_prev; /* the previous block's number, shifted (AFL) */
-
-/* The main binary's code (GNU ld's symbols). */
-extern const char __executable_start[], etext[];
-
-/* The compiler's callback (SanitizerCoverage trace-pc, which gcc and clang both have)
- * at every basic block of the node code: the block is numbered by its address's offset
- * in the binary (the same in every process of it, whatever the load address), hashed
- * to 16 bits, and the edge from the previous block counted as AFL does (prev >> 1 ^
- * cur; saturating). A block whose call to here is a tail call (gcc makes ~200 of them)
- * reports its caller's address instead, which for node code called back from a shared
- * library lies in that library, loaded elsewhere in each process: every address outside
- * the binary counts as one block, 0 (else 6 of a chaos run's ~4,800 edges differ from
- * one process to the next). */
-void __sanitizer_cov_trace_pc(void);
-void __sanitizer_cov_trace_pc(void)
-{
-    uintptr_t ra = (uintptr_t)__builtin_return_address(0);
-    uintptr_t lo = (uintptr_t)__executable_start, hi = (uintptr_t)etext;
-    uint64_t pc = ra >= lo && ra < hi ? (uint64_t)(ra - lo) : 0;
-    uint64_t cur = (pc * UINT64_C(0x9E3779B97F4A7C15)) >> 48;
-    uint32_t *c = &run_edge_count[(cur ^ run_edge_prev) & (RUN_EDGE_CAP - 1)];
-    *c += *c != UINT32_MAX;
-    run_edge_prev = cur >> 1;
-}
+#include "harness/run/edges/run_edges.h"
 #endif
 
 void run_coverage_init(struct run_world *rw)
