@@ -2,7 +2,8 @@
  * client.c: the client object, its connections (dial, keepalive pings, health
  * probes) and the unary call machinery with clientv3's retry interceptor
  * (etcd-facts §C.1). The balancer decisions live in lb.c; this file only carries
- * them out over harness/sim connections and feeds the outcomes back.
+ * them out over the node environment's connections and timers (nodes/env/env.h;
+ * client_sim.c builds a client on a simulated world) and feeds the outcomes back.
  *
  * A unary call: kvc_call copies and encodes the request, arms the call's deadline
  * and starts it from a zero-delay timer (a callback never runs inside kvc_call).
@@ -25,7 +26,7 @@ static void kvc_call_try(struct kvc_call *call);
 
 int64_t kvc_now(const struct kvc_client *c)
 {
-    return sim_now_ns(c->w);
+    return env_now_ns(c->env);
 }
 
 uint64_t kvc_new_id(struct kvc_client *c)
@@ -135,7 +136,7 @@ static void kvc_call_requeue(struct kvc_call *call)
 {
     struct kvc_client *c = call->c;
     kvc_clist_unlink(call);
-    if (call->state == KVC_CALL_WAIT && call->backoff_timer == 0) {
+    if (call->state == KVC_CALL_WAIT && !env_timer_active(&call->backoff_timer)) {
         FL_ASSERT(call->target >= -1 && call->target < LB_ENDPOINTS_MAX);
         kvc_clist_append(call->target >= 0 ? &c->wait_direct[call->target] : &c->wait_calls, call);
     } else if (call->state == KVC_CALL_INFLIGHT) {
@@ -151,43 +152,34 @@ uint64_t kvc_client_call_steps(const struct kvc_client *c)
 
 /* ---------------------------------------------------------------- connections - */
 
-static void kvc_conn_on_open(struct sim_world *w, net_sock s, void *ctx);
-static void kvc_conn_on_message(struct sim_world *w, net_sock s, const uint8_t *p, size_t n,
-                                void *ctx);
-static void kvc_conn_on_close(struct sim_world *w, net_sock s, int reason, void *ctx);
-
-static const struct net_sock_ops kvc_conn_ops = {
-    kvc_conn_on_open,
-    kvc_conn_on_message,
-    kvc_conn_on_close,
-};
+static void kvc_conn_on_open(void *ctx, env_sock s);
+static void kvc_conn_on_message(void *ctx, env_sock s, const uint8_t *p, size_t n);
+static void kvc_conn_on_close(void *ctx, env_sock s, int reason);
 
 static void kvc_conn_cancel_timers(struct kvc_conn *cn)
 {
-    struct sim_world *w = cn->c->w;
-    sim_cancel(w, cn->dial_timer);
-    sim_cancel(w, cn->ka_timer);
-    sim_cancel(w, cn->ka_wait_timer);
-    sim_cancel(w, cn->probe_timer);
-    cn->dial_timer = cn->ka_timer = cn->ka_wait_timer = cn->probe_timer = 0;
+    struct fl_env *env = cn->c->env;
+    env_timer_stop(env, &cn->dial_timer);
+    env_timer_stop(env, &cn->ka_timer);
+    env_timer_stop(env, &cn->ka_wait_timer);
+    env_timer_stop(env, &cn->probe_timer);
     cn->ping_out = false;
     cn->probe_wire = 0;
 }
 
-static void kvc_dial_timeout(struct sim_world *w, void *ctx);
+static void kvc_dial_timeout(void *ctx);
 
 static void kvc_conn_dial(struct kvc_client *c, size_t i)
 {
     struct kvc_conn *cn = &c->conns[i];
     FL_ASSERT(cn->state == LB_CONN_IDLE || cn->state == LB_CONN_FAILED);
-    cn->sock = net_connect(c->w, c->proc, c->eps[i].proc, SRV_CLIENT_PORT, &kvc_conn_ops, cn);
+    cn->sock = env_connect(c->env, c->eps[i].proc, SRV_CLIENT_PORT, &cn->cb);
     if (cn->sock == 0)
         return; /* our own process is down: nothing to do */
     cn->state = LB_CONN_CONNECTING;
     lb_on_connecting(&c->lb, i, kvc_now(c));
     c->st.dials++;
-    cn->dial_timer =
-        sim_timer_start(c->w, c->proc, c->cfg.dial_timeout_ms * FL_MS, kvc_dial_timeout, cn);
+    env_timer_start(c->env, &cn->dial_timer, c->cfg.dial_timeout_ms * FL_MS, kvc_dial_timeout, cn);
 }
 
 bool kvc_conn_send(struct kvc_client *c, size_t i, const uint8_t *p, size_t n)
@@ -195,7 +187,7 @@ bool kvc_conn_send(struct kvc_client *c, size_t i, const uint8_t *p, size_t n)
     struct kvc_conn *cn = &c->conns[i];
     if (cn->state != LB_CONN_READY)
         return false;
-    return net_send(c->w, cn->sock, p, n) == FL_OK;
+    return env_send(c->env, cn->sock, p, n) == FL_OK;
 }
 
 void kvc_conn_stream_attach(struct kvc_client *c, size_t i)
@@ -222,7 +214,7 @@ static void kvc_conn_drop(struct kvc_client *c, size_t i, int why)
     bool was_ready = cn->state == LB_CONN_READY;
     kvc_conn_cancel_timers(cn);
     if (cn->sock)
-        net_close(c->w, cn->sock);
+        env_close(c->env, cn->sock);
     cn->sock = 0;
     if (was_ready) {
         c->st.connections_closed++;
@@ -251,20 +243,16 @@ static void kvc_conn_drop(struct kvc_client *c, size_t i, int why)
     kvc_streams_conn_lost(c, i);
 }
 
-static void kvc_dial_timeout(struct sim_world *w, void *ctx)
+static void kvc_dial_timeout(void *ctx)
 {
     struct kvc_conn *cn = ctx;
-    (void)w;
-    cn->dial_timer = 0;
     kvc_conn_drop(cn->c, cn->idx, LB_FAIL_CONNECT);
     kvc_reconcile(cn->c);
 }
 
-static void kvc_ka_wait_expired(struct sim_world *w, void *ctx)
+static void kvc_ka_wait_expired(void *ctx)
 {
     struct kvc_conn *cn = ctx;
-    (void)w;
-    cn->ka_wait_timer = 0;
     cn->c->st.pings_failed++;
     kvc_conn_drop(cn->c, cn->idx, LB_FAIL_KEEPALIVE);
     kvc_reconcile(cn->c);
@@ -274,11 +262,11 @@ static void kvc_ka_wait_expired(struct sim_world *w, void *ctx)
  * an active call or stream (PermitWithoutStream = false); no pong within
  * keepalive_timeout closes the transport. A paused member stops answering; a
  * member cut off from its peers answers (etcd#8673). */
-static void kvc_ka_tick(struct sim_world *w, void *ctx)
+static void kvc_ka_tick(void *ctx)
 {
     struct kvc_conn *cn = ctx;
     struct kvc_client *c = cn->c;
-    cn->ka_timer = sim_timer_start(w, c->proc, c->cfg.keepalive_time_ms * FL_MS, kvc_ka_tick, cn);
+    env_timer_start(c->env, &cn->ka_timer, c->cfg.keepalive_time_ms * FL_MS, kvc_ka_tick, cn);
     if (cn->ping_out || (cn->unary == 0 && cn->streams == 0))
         return;
     Rpc__Ping ping = RPC__PING__INIT;
@@ -296,8 +284,8 @@ static void kvc_ka_tick(struct sim_world *w, void *ctx)
         return;
     c->st.pings++;
     cn->ping_out = true;
-    cn->ka_wait_timer =
-        sim_timer_start(w, c->proc, c->cfg.keepalive_timeout_ms * FL_MS, kvc_ka_wait_expired, cn);
+    env_timer_start(c->env, &cn->ka_wait_timer, c->cfg.keepalive_timeout_ms * FL_MS,
+                    kvc_ka_wait_expired, cn);
 }
 
 /* Is an endpoint other than i healthy now? */
@@ -315,13 +303,12 @@ static bool kvc_other_healthy(const struct kvc_client *c, size_t i, int64_t now)
  * treats a keepalive failure: the connection is closed and the calls in flight on
  * it end (a sent write as unknown, never re-sent); a paused member then costs
  * probe_dead_ms instead of keepalive time + timeout. */
-static void kvc_probe_tick(struct sim_world *w, void *ctx)
+static void kvc_probe_tick(void *ctx)
 {
     struct kvc_conn *cn = ctx;
     struct kvc_client *c = cn->c;
     int64_t now = kvc_now(c);
-    cn->probe_timer =
-        sim_timer_start(w, c->proc, c->cfg.probe_interval_ms * FL_MS, kvc_probe_tick, cn);
+    env_timer_start(c->env, &cn->probe_timer, c->cfg.probe_interval_ms * FL_MS, kvc_probe_tick, cn);
     if (cn->probe_wire != 0) {
         if (now - cn->probe_sent_ns <= c->lb.cfg.probe_stale_ns)
             return; /* still waiting for the previous one */
@@ -367,14 +354,13 @@ static void kvc_probe_answer(struct kvc_client *c, struct kvc_conn *cn, const Rp
     kvc_reconcile(c);
 }
 
-static void kvc_conn_on_open(struct sim_world *w, net_sock s, void *ctx)
+static void kvc_conn_on_open(void *ctx, env_sock s)
 {
     struct kvc_conn *cn = ctx;
     struct kvc_client *c = cn->c;
     if (s != cn->sock || cn->state != LB_CONN_CONNECTING)
         return;
-    sim_cancel(w, cn->dial_timer);
-    cn->dial_timer = 0;
+    env_timer_stop(c->env, &cn->dial_timer);
     cn->state = LB_CONN_READY;
     lb_on_ready(&c->lb, cn->idx, kvc_now(c));
     cn->opened++;
@@ -382,18 +368,16 @@ static void kvc_conn_on_open(struct sim_world *w, net_sock s, void *ctx)
     c->st.connections_held++;
     c->st.connections_held_max = FL_MAX(c->st.connections_held_max, c->st.connections_held);
     if (c->cfg.keepalive_time_ms > 0)
-        cn->ka_timer =
-            sim_timer_start(w, c->proc, c->cfg.keepalive_time_ms * FL_MS, kvc_ka_tick, cn);
+        env_timer_start(c->env, &cn->ka_timer, c->cfg.keepalive_time_ms * FL_MS, kvc_ka_tick, cn);
     cn->probe_ok_ns = kvc_now(c);
     if (lb_probes(&c->lb))
-        cn->probe_timer = sim_timer_start(w, c->proc, 0, kvc_probe_tick, cn);
+        env_timer_start(c->env, &cn->probe_timer, 0, kvc_probe_tick, cn);
     kvc_reconcile(c);
 }
 
-static void kvc_conn_on_close(struct sim_world *w, net_sock s, int reason, void *ctx)
+static void kvc_conn_on_close(void *ctx, env_sock s, int reason)
 {
     struct kvc_conn *cn = ctx;
-    (void)w;
     if (s != cn->sock)
         return;
     cn->sock = 0; /* already dead on the sim side */
@@ -405,12 +389,10 @@ static void kvc_conn_on_close(struct sim_world *w, net_sock s, int reason, void 
 
 static void kvc_call_on_response(struct kvc_call *call, const Rpc__ServerMsg *m);
 
-static void kvc_conn_on_message(struct sim_world *w, net_sock s, const uint8_t *p, size_t n,
-                                void *ctx)
+static void kvc_conn_on_message(void *ctx, env_sock s, const uint8_t *p, size_t n)
 {
     struct kvc_conn *cn = ctx;
     struct kvc_client *c = cn->c;
-    (void)w;
     if (s != cn->sock || cn->state != LB_CONN_READY)
         return;
     /* Decoded into the client's arena: nothing of the frame outlives this handler (a
@@ -428,8 +410,7 @@ static void kvc_conn_on_message(struct sim_world *w, net_sock s, const uint8_t *
     if (m->resp_case == RPC__SERVER_MSG__RESP_PONG) {
         if (cn->ping_out && m->pong->seq == cn->ping_seq) {
             cn->ping_out = false;
-            sim_cancel(c->w, cn->ka_wait_timer);
-            cn->ka_wait_timer = 0;
+            env_timer_stop(c->env, &cn->ka_wait_timer);
         }
     } else if (cn->probe_wire != 0 && m->call_id == cn->probe_wire) {
         kvc_probe_answer(c, cn, m);
@@ -444,11 +425,9 @@ static void kvc_conn_on_message(struct sim_world *w, net_sock s, const uint8_t *
 
 /* ---------------------------------------------------------------- reconcile --- */
 
-static void kvc_lb_timer_fire(struct sim_world *w, void *ctx)
+static void kvc_lb_timer_fire(void *ctx)
 {
     struct kvc_client *c = ctx;
-    (void)w;
-    c->lb_timer = 0;
     c->lb_timer_at = 0;
     kvc_reconcile(c);
 }
@@ -499,8 +478,7 @@ static void kvc_attempt_end(struct kvc_call *call, enum kvc_attempt_outcome o, c
     FL_ASSERT(c->conns[i].unary > 0);
     c->conns[i].unary--;
     lb_on_request_end(&c->lb, i);
-    sim_cancel(c->w, call->attempt_timer);
-    call->attempt_timer = 0;
+    env_timer_stop(c->env, &call->attempt_timer);
     call->last_ep = call->ep;
     call->ep = -1;
     call->state = KVC_CALL_WAIT;
@@ -560,7 +538,7 @@ static void kvc_dispatch_calls(struct kvc_client *c, int64_t now)
     kvc_ids_sort(&ids);
     for (size_t k = 0; k < ids.len; k++) {
         struct kvc_call *call = kvc_call_find(c, ids.p[k]);
-        if (call && call->state == KVC_CALL_WAIT && call->backoff_timer == 0)
+        if (call && call->state == KVC_CALL_WAIT && !env_timer_active(&call->backoff_timer))
             kvc_call_try(call);
     }
     free(ids.p);
@@ -604,9 +582,9 @@ void kvc_reconcile(struct kvc_client *c)
     c->reconciling = false;
     int64_t now = kvc_now(c);
     int64_t next = lb_next_deadline(&c->lb, now);
-    if (next != INT64_MAX && (c->lb_timer == 0 || next < c->lb_timer_at)) {
-        sim_cancel(c->w, c->lb_timer);
-        c->lb_timer = sim_timer_start(c->w, c->proc, next - now, kvc_lb_timer_fire, c);
+    if (next != INT64_MAX && (!env_timer_active(&c->lb_timer) || next < c->lb_timer_at)) {
+        env_timer_stop(c->env, &c->lb_timer);
+        env_timer_start(c->env, &c->lb_timer, next - now, kvc_lb_timer_fire, c);
         c->lb_timer_at = next;
     }
 }
@@ -671,9 +649,9 @@ static void kvc_call_complete(struct kvc_call *call, enum kvc_status status, int
         kvc_attempt_end(call, o, o == KVC_ATTEMPT_ERROR ? text : NULL);
     }
     call->state = KVC_CALL_DONE;
-    sim_cancel(c->w, call->deadline_timer);
-    sim_cancel(c->w, call->backoff_timer);
-    sim_cancel(c->w, call->attempt_timer);
+    env_timer_stop(c->env, &call->deadline_timer);
+    env_timer_stop(c->env, &call->backoff_timer);
+    env_timer_stop(c->env, &call->attempt_timer);
     kvc_calls_remove(c, call);
     if (call->target >= 0)
         c->conns[call->target].direct--;
@@ -708,11 +686,9 @@ static void kvc_call_complete(struct kvc_call *call, enum kvc_status status, int
     kvc_call_free(call);
 }
 
-static void kvc_backoff_fire(struct sim_world *w, void *ctx)
+static void kvc_backoff_fire(void *ctx)
 {
     struct kvc_call *call = ctx;
-    (void)w;
-    call->backoff_timer = 0;
     kvc_call_try(call);
     kvc_reconcile(call->c);
 }
@@ -736,9 +712,9 @@ static void kvc_call_retry_later(struct kvc_call *call)
 {
     struct kvc_client *c = call->c;
     int64_t wait = kvc_backoff_ns(call->attempts, c->lb.n, c->cfg.backoff_wait_ms,
-                                  c->cfg.backoff_jitter_pct, sim_rng_u64(c->rng));
+                                  c->cfg.backoff_jitter_pct, env_rand_u64(c->env));
     call->state = KVC_CALL_BACKOFF;
-    call->backoff_timer = sim_timer_start(c->w, c->proc, wait, kvc_backoff_fire, call);
+    env_timer_start(c->env, &call->backoff_timer, wait, kvc_backoff_fire, call);
     kvc_call_requeue(call);
 }
 
@@ -774,11 +750,9 @@ static void kvc_call_attempt_failed(struct kvc_call *call, int code, const char 
 
 /* FL_BUG(CLIENT_RETRY_SENT_WRITES): a per-attempt deadline that fires while the
  * caller's context is alive makes the write go out again elsewhere. */
-static void kvc_attempt_timeout(struct sim_world *w, void *ctx)
+static void kvc_attempt_timeout(void *ctx)
 {
     struct kvc_call *call = ctx;
-    (void)w;
-    call->attempt_timer = 0;
     if (call->state != KVC_CALL_INFLIGHT)
         return;
     struct kvc_client *c = call->c;
@@ -793,7 +767,7 @@ static void kvc_call_try(struct kvc_call *call)
     struct kvc_client *c = call->c;
     int64_t now = kvc_now(c);
     FL_ASSERT(call->state == KVC_CALL_WAIT || call->state == KVC_CALL_BACKOFF);
-    FL_ASSERT(call->backoff_timer == 0);
+    FL_ASSERT(!env_timer_active(&call->backoff_timer));
     call->state = KVC_CALL_WAIT;
     kvc_call_requeue(call);
     int i;
@@ -827,8 +801,8 @@ static void kvc_call_try(struct kvc_call *call)
     kvc_oldest_inflight_update(c, (size_t)i);
     if (FL_BUG(CLIENT_RETRY_SENT_WRITES) && call->mutating) {
         int64_t per_attempt = (call->deadline_ns - call->call_ns) / 3;
-        call->attempt_timer =
-            sim_timer_start(c->w, c->proc, FL_MAX(per_attempt, 1), kvc_attempt_timeout, call);
+        env_timer_start(c->env, &call->attempt_timer, FL_MAX(per_attempt, 1), kvc_attempt_timeout,
+                        call);
     }
 }
 
@@ -850,12 +824,10 @@ static void kvc_call_on_response(struct kvc_call *call, const Rpc__ServerMsg *m)
     kvc_reconcile(c);
 }
 
-static void kvc_deadline_fire(struct sim_world *w, void *ctx)
+static void kvc_deadline_fire(void *ctx)
 {
     struct kvc_call *call = ctx;
     struct kvc_client *c = call->c;
-    (void)w;
-    call->deadline_timer = 0;
     if (call->state == KVC_CALL_INFLIGHT)
         lb_on_fail(&c->lb, (size_t)call->ep, LB_FAIL_TIMEOUT, kvc_now(c));
     enum kvc_status st = call->mutating && call->sent ? KVC_UNKNOWN : KVC_FAIL;
@@ -871,12 +843,10 @@ static void kvc_deadline_fire(struct sim_world *w, void *ctx)
     kvc_reconcile(c);
 }
 
-static void kvc_start_fire(struct sim_world *w, void *ctx)
+static void kvc_start_fire(void *ctx)
 {
     struct kvc_call *call = ctx;
     struct kvc_client *c = call->c;
-    (void)w;
-    call->backoff_timer = 0;
     if (call->target == -2) {
         kvc_call_complete(call, KVC_FAIL, RPC_CODE_UNAVAILABLE, rpc_err_text(RPC_ERR_NO_ADDRESS),
                           NULL);
@@ -928,9 +898,9 @@ uint64_t kvc_call(struct kvc_client *c, const struct kvc_request *req,
     if (call->target >= 0)
         c->conns[call->target].direct++;
     kvc_stats_op_start(c);
-    call->deadline_timer =
-        sim_timer_start(c->w, c->proc, call->opts.timeout_ms * FL_MS, kvc_deadline_fire, call);
-    call->backoff_timer = sim_timer_start(c->w, c->proc, 0, kvc_start_fire, call);
+    env_timer_start(c->env, &call->deadline_timer, call->opts.timeout_ms * FL_MS, kvc_deadline_fire,
+                    call);
+    env_timer_start(c->env, &call->backoff_timer, 0, kvc_start_fire, call);
     return call->id;
 }
 
@@ -973,10 +943,8 @@ uint64_t kvc_delete(struct kvc_client *c, struct kvc_bytes key, struct kvc_bytes
 
 /* ---------------------------------------------------------------- lifecycle --- */
 
-int kvc_client_new(struct sim_world *w, const struct kvc_config *cfg, struct kvc_client **out,
-                   const char **err)
+int kvc_config_check(const struct kvc_config *cfg, const char **err)
 {
-    *out = NULL;
     if (cfg->endpoint_count == 0 || cfg->endpoints == NULL) {
         *err = "client: no endpoints";
         return FL_EINVAL;
@@ -993,19 +961,25 @@ int kvc_client_new(struct sim_world *w, const struct kvc_config *cfg, struct kvc
         *err = "client: unknown balancer";
         return FL_EINVAL;
     }
+    return FL_OK;
+}
+
+int kvc_client_new_env(struct fl_env *env, int proc, const struct kvc_config *cfg,
+                       struct kvc_client **out, const char **err)
+{
+    *out = NULL;
+    int rc = kvc_config_check(cfg, err);
+    if (rc != FL_OK)
+        return rc;
     struct kvc_client *c = fl_calloc(1, sizeof(*c));
     kvc_arena_init(&c->arena);
-    c->w = w;
+    c->env = env;
+    c->proc = proc;
     c->cfg = *cfg;
     memcpy(c->eps, cfg->endpoints, cfg->endpoint_count * sizeof(*c->eps));
     c->cfg.endpoints = c->eps;
     if (cfg->balancer == LB_PINNED_RANDOM)
         c->cfg.keepalive_time_ms = 0; /* clientv3 on grpc 1.0 sent no keepalive pings */
-    char name[48];
-    snprintf(name, sizeof(name), "client/%d", cfg->id);
-    struct sim_proc_ops ops = {NULL, NULL};
-    c->proc = sim_proc_add(w, name, &ops, c);
-    c->rng = sim_proc_rng(w, c->proc);
     struct lb_config lc;
     lb_config_default(&lc, cfg->balancer);
     lc.dial_timeout_ns = cfg->dial_timeout_ms * FL_MS;
@@ -1013,11 +987,15 @@ int kvc_client_new(struct sim_world *w, const struct kvc_config *cfg, struct kvc
         lc.probe_interval_ns = cfg->probe_interval_ms * FL_MS;
     if (cfg->health_quorum_age_ms > 0)
         lc.quorum_age_max_ns = cfg->health_quorum_age_ms * FL_MS;
-    lc.seed = sim_rng_u64(c->rng);
+    lc.seed = env_rand_u64(c->env);
     lb_init(&c->lb, &lc, cfg->endpoint_count);
     for (size_t i = 0; i < LB_ENDPOINTS_MAX; i++) {
         c->conns[i].c = c;
         c->conns[i].idx = i;
+        c->conns[i].cb.on_open = kvc_conn_on_open;
+        c->conns[i].cb.on_message = kvc_conn_on_message;
+        c->conns[i].cb.on_close = kvc_conn_on_close;
+        c->conns[i].cb.ctx = &c->conns[i];
     }
     c->next_id = 1;
     c->st.id = cfg->id;
@@ -1061,8 +1039,7 @@ void kvc_client_close(struct kvc_client *c)
         return;
     kvc_client_finish(c);
     c->closed = true;
-    sim_cancel(c->w, c->lb_timer);
-    c->lb_timer = 0;
+    env_timer_stop(c->env, &c->lb_timer);
     while (c->calls_head != NULL) {
         struct kvc_call *call = c->calls_head;
         enum kvc_status st = call->mutating && call->sent ? KVC_UNKNOWN : KVC_FAIL;
@@ -1077,7 +1054,7 @@ void kvc_client_close(struct kvc_client *c)
         if (cn->state == LB_CONN_READY)
             c->st.connections_closed++;
         if (cn->sock)
-            net_close(c->w, cn->sock);
+            env_close(c->env, cn->sock);
         cn->sock = 0;
         cn->state = LB_CONN_IDLE;
     }
@@ -1088,7 +1065,6 @@ void kvc_client_free(struct kvc_client *c)
     if (c == NULL)
         return;
     kvc_client_close(c);
-    sim_proc_set_ctx(c->w, c->proc, NULL);
     FL_ASSERT(c->call_count == 0);
     kvc_idmap_free(&c->calls_by_id);
     for (size_t i = 0; i < KVC_ATTEMPTS_KEEP; i++)
@@ -1096,5 +1072,7 @@ void kvc_client_free(struct kvc_client *c)
     kvc_streams_free_index(c);
     kvc_stats_free(c);
     kvc_arena_close(&c->arena);
+    if (c->env_free)
+        c->env_free(c->env);
     free(c);
 }

@@ -38,6 +38,7 @@
 #include <jansson.h>
 
 struct sim_world;
+struct fl_env;
 struct kvc_client;
 
 /* Methods; the numbers are rpc.proto's Method numbers. */
@@ -332,6 +333,12 @@ void kvc_config_default(struct kvc_config *c);
  * too many, bad timeout). The caller owns *out. */
 int kvc_client_new(struct sim_world *w, const struct kvc_config *cfg, struct kvc_client **out,
                    const char **err);
+/* Same over any node environment (nodes/env/env.h): proc is the client's own address
+ * (kvc_client_proc), endpoints are dialled at their `proc` through env_connect. The
+ * caller keeps env alive until kvc_client_free and frees it after (client_sim.c's
+ * kvc_client_new is this over the simulator, with an environment the client owns). */
+int kvc_client_new_env(struct fl_env *env, int proc, const struct kvc_config *cfg,
+                       struct kvc_client **out, const char **err);
 /* Closes connections, cancels timers, completes every outstanding call with
  * "grpc: the client connection is closing" (status unknown for sent mutating calls)
  * and every watch with a close; then frees. */

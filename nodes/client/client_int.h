@@ -20,7 +20,7 @@
 #include "harness/common/bugs.h"
 #include "harness/common/common.h"
 #include "harness/common/ivtree.h"
-#include "harness/sim/sim.h"
+#include "nodes/env/env.h"
 #include "nodes/proto/errors.h"
 #include "nodes/proto/rpc.pb-c.h"
 
@@ -52,12 +52,13 @@ struct kvc_event *kvc_decode_events(const Rpc__WatchResponse *w, struct kvc_scra
 struct kvc_conn {
     struct kvc_client *c;
     size_t idx;
-    net_sock sock;
+    env_sock sock;
+    struct env_sock_cb cb; /* kvc_conn_on_*, ctx this connection */
     enum lb_conn state;
-    sim_handle dial_timer;
-    sim_handle ka_timer;      /* next ping */
-    sim_handle ka_wait_timer; /* pong deadline */
-    sim_handle probe_timer;   /* health_aware: next probe */
+    struct env_timer dial_timer;
+    struct env_timer ka_timer;      /* next ping */
+    struct env_timer ka_wait_timer; /* pong deadline */
+    struct env_timer probe_timer;   /* health_aware: next probe */
     uint64_t ping_seq;
     bool ping_out;
     uint64_t probe_wire; /* wire id of the outstanding probe, 0 none */
@@ -109,7 +110,7 @@ struct kvc_call {
     int ep;      /* endpoint of the attempt in flight, -1 */
     int last_ep; /* endpoint of the previous attempt, -1 */
     enum kvc_call_state state;
-    sim_handle deadline_timer, backoff_timer, attempt_timer;
+    struct env_timer deadline_timer, backoff_timer, attempt_timer;
     struct fl_buf snap;   /* SNAPSHOT chunks */
     char *last_err;       /* owned: the error of the last attempt that was retried, or NULL */
     uint64_t attempt_seq; /* the record of the attempt in flight: its attempts_seen number */
@@ -173,7 +174,7 @@ struct kvc_stream {
     int last_ep;
     int64_t opened_ns;
     uint32_t reconnects;
-    sim_handle retry_timer, tick_timer, deadline_timer;
+    struct env_timer retry_timer, tick_timer, deadline_timer;
     int64_t retry_wait_ns;
     /* watch */
     struct kvc_watch_req wreq;
@@ -226,7 +227,8 @@ struct kvc_attempt_rec {
 };
 
 struct kvc_client {
-    struct sim_world *w;
+    struct fl_env *env;
+    void (*env_free)(struct fl_env *env); /* frees env with the client; NULL: not ours */
     struct kvc_config cfg;
     struct kvc_endpoint eps[LB_ENDPOINTS_MAX];
     int proc;
@@ -265,13 +267,12 @@ struct kvc_client {
     uint64_t wild_base;
     size_t wild_trim_at; /* wild_len at which the next trim pass runs */
     int64_t noted_rev_max, wild_rev_max;
-    sim_handle lb_timer;
+    struct env_timer lb_timer;
     int64_t lb_timer_at;
     bool reconciling;
     bool reconcile_again;
     bool closed;
     bool finished;
-    struct sim_rng *rng;
     /* stats */
     struct kvc_stats st;
     int outstanding;
@@ -284,7 +285,12 @@ struct kvc_client {
     uint64_t attempts_seen;
 };
 
+/* The run's reference clock (env_now_ns): every time the client records or reports
+ * (history, stalls, lag, balancer health ages) is in it. Its timers run on its own
+ * clock (env_local_ns), which the simulator skews. */
 int64_t kvc_now(const struct kvc_client *c);
+/* The config checks of kvc_client_new: FL_OK, or FL_EINVAL with *err static. */
+int kvc_config_check(const struct kvc_config *cfg, const char **err);
 /* Re-evaluates connections (dial wanted ones, close unwanted idle ones), sends
  * waiting calls and streams, and re-arms the balancer timer. */
 void kvc_reconcile(struct kvc_client *c);

@@ -126,11 +126,10 @@ void kvc_stream_free(struct kvc_stream *st)
 
 static void kvc_stream_cancel_timers(struct kvc_stream *st)
 {
-    struct sim_world *w = st->c->w;
-    sim_cancel(w, st->retry_timer);
-    sim_cancel(w, st->tick_timer);
-    sim_cancel(w, st->deadline_timer);
-    st->retry_timer = st->tick_timer = st->deadline_timer = 0;
+    struct fl_env *env = st->c->env;
+    env_timer_stop(env, &st->retry_timer);
+    env_timer_stop(env, &st->tick_timer);
+    env_timer_stop(env, &st->deadline_timer);
 }
 
 /* Tells the member the client is done with the current incarnation. */
@@ -223,11 +222,9 @@ static void kvc_stream_end(struct kvc_stream *st, int code, const char *reason, 
     kvc_stream_free(st);
 }
 
-static void kvc_stream_retry_fire(struct sim_world *w, void *ctx)
+static void kvc_stream_retry_fire(void *ctx)
 {
     struct kvc_stream *st = ctx;
-    (void)w;
-    st->retry_timer = 0;
     kvc_stream_set_state(st, KVC_ST_WAIT);
     kvc_reconcile(st->c);
 }
@@ -238,8 +235,7 @@ static void kvc_stream_resume(struct kvc_stream *st)
 {
     struct kvc_client *c = st->c;
     kvc_stream_detach(st);
-    sim_cancel(c->w, st->tick_timer);
-    st->tick_timer = 0;
+    env_timer_stop(c->env, &st->tick_timer);
     kvc_stream_set_state(st, KVC_ST_RETRY);
     st->reconnects++;
     c->st.stream_reconnects++;
@@ -251,8 +247,8 @@ static void kvc_stream_resume(struct kvc_stream *st)
     } else {
         wait = c->cfg.lease_keepalive_retry_ms * FL_MS;
     }
-    sim_cancel(c->w, st->retry_timer);
-    st->retry_timer = sim_timer_start(c->w, c->proc, wait, kvc_stream_retry_fire, st);
+    env_timer_stop(c->env, &st->retry_timer);
+    env_timer_start(c->env, &st->retry_timer, wait, kvc_stream_retry_fire, st);
 }
 
 /* ---------------------------------------------------------------- open -------- */
@@ -310,11 +306,9 @@ static bool kvc_keepalive_send(struct kvc_stream *st, size_t i)
     return ok;
 }
 
-static void kvc_keepalive_tick(struct sim_world *w, void *ctx)
+static void kvc_keepalive_tick(void *ctx)
 {
     struct kvc_stream *st = ctx;
-    (void)w;
-    st->tick_timer = 0;
     if (st->state == KVC_ST_OPEN && st->ep >= 0)
         kvc_keepalive_send(st, (size_t)st->ep);
 }
@@ -504,11 +498,9 @@ static void kvc_watch_on_msg(struct kvc_stream *st, const Rpc__ServerMsg *m)
     }
 }
 
-static void kvc_keepalive_deadline(struct sim_world *w, void *ctx)
+static void kvc_keepalive_deadline(void *ctx)
 {
     struct kvc_stream *st = ctx;
-    (void)w;
-    st->deadline_timer = 0;
     kvc_stream_end(st, RPC_CODE_DEADLINE_EXCEEDED, rpc_err_text(RPC_ERR_CLIENT_DEADLINE), 0);
 }
 
@@ -553,11 +545,10 @@ static void kvc_keepalive_on_msg(struct kvc_stream *st, const Rpc__ServerMsg *m)
     r.lease_id = m->lease_keepalive->id;
     r.ttl_s = st->ttl_s;
     /* Next keep-alive at TTL/3; the lease is presumed gone after a TTL of silence. */
-    sim_cancel(c->w, st->tick_timer);
-    st->tick_timer = sim_timer_start(c->w, c->proc, st->ttl_s * FL_S / 3, kvc_keepalive_tick, st);
-    sim_cancel(c->w, st->deadline_timer);
-    st->deadline_timer =
-        sim_timer_start(c->w, c->proc, st->ttl_s * FL_S, kvc_keepalive_deadline, st);
+    env_timer_stop(c->env, &st->tick_timer);
+    env_timer_start(c->env, &st->tick_timer, st->ttl_s * FL_S / 3, kvc_keepalive_tick, st);
+    env_timer_stop(c->env, &st->deadline_timer);
+    env_timer_start(c->env, &st->deadline_timer, st->ttl_s * FL_S, kvc_keepalive_deadline, st);
     if (st->kfn)
         st->kfn(st->ud, &r);
 }
@@ -600,11 +591,9 @@ void kvc_streams_close_all(struct kvc_client *c)
 
 /* ---------------------------------------------------------------- API --------- */
 
-static void kvc_stream_start_fire(struct sim_world *w, void *ctx)
+static void kvc_stream_start_fire(void *ctx)
 {
     struct kvc_stream *st = ctx;
-    (void)w;
-    st->retry_timer = 0;
     kvc_stream_set_state(st, KVC_ST_WAIT);
     kvc_reconcile(st->c);
 }
@@ -623,7 +612,7 @@ static struct kvc_stream *kvc_stream_new(struct kvc_client *c, enum kvc_stream_k
     st->opened_ns = kvc_now(c);
     st->state = KVC_ST_RETRY; /* becomes WAIT from the start timer */
     kvc_streams_push(c, st);
-    st->retry_timer = sim_timer_start(c->w, c->proc, 0, kvc_stream_start_fire, st);
+    env_timer_start(c->env, &st->retry_timer, 0, kvc_stream_start_fire, st);
     return st;
 }
 

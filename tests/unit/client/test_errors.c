@@ -8,6 +8,7 @@
 #include "fl_test.h"
 
 #include "nodes/client/client_int.h"
+#include "harness/sim/sim.h"
 
 struct expect {
     const char *text;

@@ -17,6 +17,7 @@
 #include "fl_test.h"
 
 #include "nodes/client/client_int.h"
+#include "harness/sim/sim.h"
 
 #define MW 48
 
