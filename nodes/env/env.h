@@ -91,7 +91,7 @@ typedef void env_accept_fn(void *ctx, env_sock s, int peer);
  * filters by prefix and returns names in byte order. What was written is visible at
  * once and durable only after an fsync of the file completes; metadata operations
  * (create, rename, remove, truncate) are durable at once. */
-typedef void env_fsync_fn(void *ctx, int err);
+typedef void env_fsync_fn(struct fl_env *e, void *ctx, int err);
 typedef void env_list_fn(const char *name, uint64_t size, void *ctx);
 
 /* ---------------------------------------------------------------- failpoints -- */
@@ -303,7 +303,7 @@ static inline int env_file_list(struct fl_env *e, const char *prefix, env_list_f
 {
     return e->ops->file_list(e, prefix, fn, ctx);
 }
-/* Starts an fsync of one file; cb(ctx, err) runs later (err FL_OK, FL_EIO, or
+/* Starts an fsync of one file; cb(e, ctx, err) runs later (err FL_OK, FL_EIO, or
  * FL_ENOENT if the file was removed meanwhile), never if the process dies first.
  * Returns FL_OK or FL_EDOWN (cb not called then). */
 static inline int env_file_fsync(struct fl_env *e, const char *name, env_fsync_fn *cb, void *ctx)

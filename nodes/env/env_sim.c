@@ -284,12 +284,13 @@ static void es_fsync_unlink(struct env_sim *es, struct env_sim_fsync *r)
 static void es_fsync_done(struct sim_world *w, int proc, int err, void *ctx)
 {
     struct env_sim_fsync *r = ctx;
+    struct env_sim *es = r->es;
     env_fsync_fn *fn = r->fn;
     void *fctx = r->ctx;
     (void)w;
     (void)proc;
-    es_fsync_unlink(r->es, r);
-    fn(fctx, err);
+    es_fsync_unlink(es, r);
+    fn(&es->env, fctx, err);
 }
 
 /* Records pending from an earlier incarnation will never complete (a kill drops

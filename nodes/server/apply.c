@@ -88,13 +88,13 @@ static const struct mvcc_op *drop_ranges(struct srv_arena *a, const struct mvcc_
  * otherwise *err is MVCC's answer and *hrev the header revision. */
 static bool compact_apply(struct srv_member *m, int64_t rev, int64_t *hrev, enum mvcc_err *err)
 {
-    struct sim_fault_hit hit;
-    if (flt_check(m->w, FLT_MVCC_COMPACT_BATCH, &hit) == SIM_FAULT_CRASH) {
+    struct env_fault_hit hit;
+    if (env_failpoint(m->env, FLT_MVCC_COMPACT_BATCH, &hit) == ENV_FAULT_CRASH) {
         m->stopping = true;
         return false;
     }
     *err = mvcc_compact(m->kv, rev, hrev);
-    if (*err == MVCC_OK && flt_check(m->w, FLT_MVCC_COMPACT_AFTER, &hit) == SIM_FAULT_CRASH) {
+    if (*err == MVCC_OK && env_failpoint(m->env, FLT_MVCC_COMPACT_AFTER, &hit) == ENV_FAULT_CRASH) {
         m->stopping = true;
         return false;
     }

@@ -61,9 +61,10 @@ const struct srv_config *srv_cluster_config(const struct srv_cluster *cl)
     return &cl->cfg;
 }
 
-struct sim_world *srv_cluster_world(struct srv_cluster *cl)
+struct fl_env *srv_cluster_env(struct srv_cluster *cl, int node)
 {
-    return cl->w;
+    FL_ASSERT(node >= 1 && node <= cl->n_slots);
+    return cl->slots[node].env;
 }
 
 uint64_t srv_cluster_rand(struct srv_cluster *cl)
@@ -385,6 +386,7 @@ static int slot_new(struct srv_cluster *cl)
     snprintf(name, sizeof name, "node%d", node);
     static const struct sim_proc_ops ops = {on_proc_kill, on_proc_restart};
     sl->proc = sim_proc_add(cl->w, name, &ops, sl);
+    sl->env = env_sim_new(cl->w, sl->proc);
     disk_set_fsync_latency(cl->w, sl->proc, cl->cfg.fsync_latency_ns);
     return node;
 }
@@ -525,6 +527,8 @@ void srv_cluster_destroy(struct srv_cluster *cl)
             cl->slots[i].m = NULL;
         }
         sim_proc_set_ctx(cl->w, cl->slots[i].proc, NULL);
+        env_sim_free(cl->slots[i].env);
+        cl->slots[i].env = NULL;
     }
     for (int i = 0; i < cl->n_ctl; i++) {
         if (cl->ctl[i]) {

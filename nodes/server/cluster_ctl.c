@@ -292,7 +292,7 @@ int srv_cluster_restore(struct srv_cluster *cl, const uint8_t *data, size_t len,
         sl->restoring = true;
         sim_proc_restart(cl->w, sl->proc);
         sl->restoring = false;
-        srv_disk_write_restored(cl->w, sl->proc, ids[i], cluster_id, &img, &conf, index);
+        srv_disk_write_restored(sl->env, ids[i], cluster_id, &img, &conf, index);
         sl->member_id = ids[i];
         sl->cluster_id = cluster_id;
         sl->removed = false;

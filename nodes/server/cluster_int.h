@@ -14,6 +14,9 @@
 
 #include "nodes/server/srv_int.h"
 
+#include "harness/fault/fault.h"
+#include "nodes/env/env_sim.h"
+
 #define SLOTS_MAX  64
 #define DIR_MAX    256
 #define SAFETY_MAX 32
@@ -22,6 +25,7 @@ struct srv_slot {
     struct srv_cluster *cl;
     int node;
     int proc;
+    struct fl_env *env; /* its process's node environment (env_sim), owned */
     uint64_t member_id; /* current identity on this slot; 0 before any */
     uint64_t cluster_id;
     struct srv_member *m; /* NULL while the process is down */

@@ -20,7 +20,7 @@
 
 #include <inttypes.h>
 
-static void member_tick(struct sim_world *w, void *ctx);
+static void member_tick(void *ctx);
 
 const struct srv_config *srv_member_config(const struct srv_member *m)
 {
@@ -29,7 +29,7 @@ const struct srv_config *srv_member_config(const struct srv_member *m)
 
 int64_t srv_member_now(const struct srv_member *m)
 {
-    return sim_proc_local_ns(m->w, m->proc);
+    return env_local_ns(m->env);
 }
 
 int64_t srv_member_request_timeout_ns(const struct srv_member *m)
@@ -97,7 +97,7 @@ static void feed_kv_hash(struct srv_member *m, bool force)
     if (!force && rev == m->chk.kvh_rev)
         return;
     m->chk.kvh_rev = rev;
-    if (!kvhash_feed(m->chk.kvh, m->id, rev, mvcc_state_hash(m->kv), sim_now_ns(m->w)))
+    if (!kvhash_feed(m->chk.kvh, m->id, rev, mvcc_state_hash(m->kv), env_now_ns(m->env)))
         srv_cluster_kv_corrupt(m->cl, m);
 }
 
@@ -133,7 +133,7 @@ static struct srv_member *member_alloc(struct srv_cluster *cl, int node, int pro
     const struct srv_config *c = srv_cluster_config(cl);
     struct srv_member *m = fl_calloc(1, sizeof *m);
     m->cl = cl;
-    m->w = srv_cluster_world(cl);
+    m->env = srv_cluster_env(cl, node);
     m->node = node;
     m->proc = proc;
     m->id = id;
@@ -144,7 +144,7 @@ static struct srv_member *member_alloc(struct srv_cluster *cl, int node, int pro
      * member proposed before a crash may be applied after its restart, and must not
      * meet a new request waiting under the same id (etcd's ids carry a time prefix).
      * The first incarnation keeps 1, 2, 3, ... */
-    m->req.next_req_id = ((uint64_t)sim_proc_incarnation(m->w, proc) << 40) + 1;
+    m->req.next_req_id = ((uint64_t)env_incarnation(m->env) << 40) + 1;
     m->soft.last_leader_contact_ns = -1;
     m->soft.last_leader_msg_ns = -1;
     m->net.last_refused_ns = INT64_MIN / 2;
@@ -153,6 +153,8 @@ static struct srv_member *member_alloc(struct srv_cluster *cl, int node, int pro
     fl_buf_init(&m->disk.pending_wal);
     srv_pb_arena_init(&m->pb_peer);
     srv_pb_arena_init(&m->pb_apply);
+    srv_peer_cb_init(m);
+    srv_rpc_cb_init(m);
     srv_wal_state_init(&m->disk.log);
     m->disk.log.no_data = true;
     raft_ready_init(&m->rd);
@@ -166,7 +168,7 @@ static struct srv_member *member_alloc(struct srv_cluster *cl, int node, int pro
     m->kv = mvcc_open(&m->kv_cfg);
 
     struct raft_config rc;
-    raft_config_default(&rc, id, sim_rng_u64(sim_proc_rng(m->w, proc)));
+    raft_config_default(&rc, id, env_rand_u64(m->env));
     rc.election_ticks = (uint32_t)FL_MAX(1, c->election_ms / c->heartbeat_ms);
     rc.heartbeat_ticks = 1;
     rc.pre_vote = srv_cluster_member_prevote(cl, node);
@@ -182,7 +184,7 @@ static struct srv_member *member_alloc(struct srv_cluster *cl, int node, int pro
         acm = MVCC_AUTOCOMPACT_REVISION;
     else if (c->auto_compaction_mode == SRV_AUTOCOMPACT_PERIODIC)
         acm = MVCC_AUTOCOMPACT_PERIODIC;
-    mvcc_autocompact_init(&m->maint.ac, acm, c->auto_compaction_retention, sim_now_ns(m->w));
+    mvcc_autocompact_init(&m->maint.ac, acm, c->auto_compaction_retention, env_now_ns(m->env));
     m->maint.last_progress_ns = srv_member_now(m);
     return m;
 }
@@ -191,7 +193,7 @@ static void member_start(struct srv_member *m)
 {
     srv_peer_listen(m);
     srv_rpc_listen(m);
-    m->soft.tick_timer = sim_timer_start(m->w, m->proc, m->soft.tick_ns, member_tick, m);
+    env_timer_start(m->env, &m->soft.tick_timer, m->soft.tick_ns, member_tick, m);
 }
 
 void srv_member_free(struct srv_member *m)
@@ -199,17 +201,13 @@ void srv_member_free(struct srv_member *m)
     if (!m)
         return;
     m->stopping = true;
-    if (m->soft.tick_timer)
-        sim_cancel(m->w, m->soft.tick_timer);
-    if (m->maint.unblock_timer)
-        sim_cancel(m->w, m->maint.unblock_timer);
-    if (m->streams.watch_hold_timer)
-        sim_cancel(m->w, m->streams.watch_hold_timer);
-    if (m->disk.delay_timer)
-        sim_cancel(m->w, m->disk.delay_timer);
+    env_timer_stop(m->env, &m->soft.tick_timer);
+    env_timer_stop(m->env, &m->maint.unblock_timer);
+    env_timer_stop(m->env, &m->streams.watch_hold_timer);
+    env_timer_stop(m->env, &m->disk.delay_timer);
     fl_buf_close(&m->disk.pending_wal);
     free(m->maint.defrag_pending); /* a plain allocation (rpc.c); its answer is moot now */
-    if (sim_proc_alive(m->w, m->proc)) {
+    if (env_alive(m->env)) {
         srv_peers_close(m);
         srv_rpc_close_all(m);
     }
@@ -330,17 +328,15 @@ static bool persist_ready(struct srv_member *m, bool *crashed);
 
 static void after_persist(struct srv_member *m);
 
-static void after_save_resume(struct sim_world *w, void *ctx)
+static void after_save_resume(void *ctx)
 {
-    (void)w;
     struct srv_member *m = ctx;
-    m->disk.delay_timer = 0;
     after_persist(m);
     m->disk.persisting = false;
     srv_member_process(m);
 }
 
-static void on_ready_synced(struct sim_world *w, int proc, int err, void *ctx)
+static void on_ready_synced(struct fl_env *env, void *ctx, int err)
 {
     struct srv_member *m = ctx;
     if (m->stopping)
@@ -348,7 +344,7 @@ static void on_ready_synced(struct sim_world *w, int proc, int err, void *ctx)
     if (err) {
         /* etcd panics on a failed fsync: the process dies, the disk keeps what synced. */
         fl_log(FL_LOG_INFO, "member %d: fsync failed (%s), crashing", m->node, fl_strerror(err));
-        sim_proc_kill(w, proc);
+        env_crash(env);
         return;
     }
     if (m->disk.hook_append_index) {
@@ -360,27 +356,27 @@ static void on_ready_synced(struct sim_world *w, int proc, int err, void *ctx)
     m->disk.ready_synced = true;
     feed_safety_persisted(m, &m->rd);
     m->disk.safety_fed = true;
-    struct sim_fault_hit hit;
-    enum sim_fault f = flt_check(w, FLT_RAFT_AFTER_SAVE, &hit);
-    if (f == SIM_FAULT_ERROR)
-        sim_proc_kill(w, proc);
-    if (f == SIM_FAULT_CRASH || f == SIM_FAULT_ERROR)
+    struct env_fault_hit hit;
+    enum env_fault f = env_failpoint(env, FLT_RAFT_AFTER_SAVE, &hit);
+    if (f == ENV_FAULT_ERROR)
+        env_crash(env);
+    if (f == ENV_FAULT_CRASH || f == ENV_FAULT_ERROR)
         return;
-    if (f == SIM_FAULT_DROP)
+    if (f == ENV_FAULT_DROP)
         m->disk.drop_msgs = true; /* this ready's messages are lost on the way out */
-    if (f == SIM_FAULT_DELAY && hit.delay_ns > 0) {
-        m->disk.delay_timer = sim_timer_start(w, proc, hit.delay_ns, after_save_resume, m);
+    if (f == ENV_FAULT_DELAY && hit.delay_ns > 0) {
+        env_timer_start(m->env, &m->disk.delay_timer, hit.delay_ns, after_save_resume, m);
         return;
     }
-    after_save_resume(w, m);
+    after_save_resume(m);
 }
 
 static void install_snapshot(struct srv_member *m, const struct raft_snapshot *s)
 {
-    struct sim_fault_hit hit;
-    if (flt_check(m->w, FLT_SERVER_BEFORE_APPLY_SNAPSHOT, &hit) == SIM_FAULT_CRASH)
+    struct env_fault_hit hit;
+    if (env_failpoint(m->env, FLT_SERVER_BEFORE_APPLY_SNAPSHOT, &hit) == ENV_FAULT_CRASH)
         return;
-    srv_snap_file_write(m->w, m->proc, s->index, s->term, &s->conf, s->data, s->len, true);
+    srv_snap_file_write(m->env, s->index, s->term, &s->conf, s->data, s->len, true);
     srv_wal_put_snapshot(&m->scratch, s->index, s->term, true);
     srv_wal_state_reset(&m->disk.log);
     m->disk.log.snap_index = s->index;
@@ -404,21 +400,20 @@ static void install_snapshot(struct srv_member *m, const struct raft_snapshot *s
  * panics). Returns false when the process died. */
 static bool wal_write(struct srv_member *m, const uint8_t *p, size_t n)
 {
-    int err = disk_append(m->w, m->proc, m->disk.wal_name, p, n);
+    int err = env_file_append(m->env, m->disk.wal_name, p, n);
     if (err == FL_EIO)
-        sim_proc_kill(m->w, m->proc);
+        env_crash(m->env);
     return err == FL_OK;
 }
 
-static void delayed_save(struct sim_world *w, void *ctx)
+static void delayed_save(void *ctx)
 {
     struct srv_member *m = ctx;
-    m->disk.delay_timer = 0;
     if (!wal_write(m, m->disk.pending_wal.data, m->disk.pending_wal.len))
         return;
     if (m->disk.hook_append_index)
         srv_member_hook(m, SRV_HOOK_APPEND, m->disk.hook_append_index, 0, false, NULL);
-    disk_fsync(w, m->proc, m->disk.wal_name, on_ready_synced, m);
+    env_file_fsync(m->env, m->disk.wal_name, on_ready_synced, m);
 }
 
 /* FL_BUG(SERVER_APPLY_BEFORE_WAL_SYNC), etcd#14370 (etcd <= 3.5.4): the apply loop ran
@@ -458,18 +453,18 @@ static bool persist_ready(struct srv_member *m, bool *crashed)
     *crashed = false;
     if (!rd->snapshot && !rd->entries_count && !rd->hard_state_changed)
         return false;
-    struct sim_fault_hit hit;
-    enum sim_fault f = flt_check(m->w, FLT_RAFT_BEFORE_SAVE, &hit);
-    if (f == SIM_FAULT_ERROR) /* etcd panics when its WAL cannot be written */
-        sim_proc_kill(m->w, m->proc);
-    if (f == SIM_FAULT_CRASH || f == SIM_FAULT_ERROR) {
+    struct env_fault_hit hit;
+    enum env_fault f = env_failpoint(m->env, FLT_RAFT_BEFORE_SAVE, &hit);
+    if (f == ENV_FAULT_ERROR) /* etcd panics when its WAL cannot be written */
+        env_crash(m->env);
+    if (f == ENV_FAULT_CRASH || f == ENV_FAULT_ERROR) {
         *crashed = true;
         return false;
     }
     fl_buf_reset(&m->scratch);
     if (rd->snapshot) {
         install_snapshot(m, rd->snapshot);
-        if (!sim_proc_alive(m->w, m->proc) || sim_proc_state(m->w, m->proc) == SIM_PROC_DOWN) {
+        if (!env_alive(m->env)) {
             *crashed = true;
             return false;
         }
@@ -493,12 +488,12 @@ static bool persist_ready(struct srv_member *m, bool *crashed)
      * are durable: right after the write, before its fsync (or, on a slow disk, before
      * the write). They go after the WAL bytes are taken, as sending reuses scratch. */
     bool early = must_sync && FL_BUG(RAFT_ACK_BEFORE_FSYNC) && rd->msgs_count;
-    if (must_sync && f == SIM_FAULT_DELAY && hit.delay_ns > 0) {
+    if (must_sync && f == ENV_FAULT_DELAY && hit.delay_ns > 0) {
         /* A slow disk: the write and its fsync start later; nothing waits less. */
         m->disk.persisting = true;
         fl_buf_reset(&m->disk.pending_wal);
         fl_buf_append(&m->disk.pending_wal, m->scratch.data, m->scratch.len);
-        m->disk.delay_timer = sim_timer_start(m->w, m->proc, hit.delay_ns, delayed_save, m);
+        env_timer_start(m->env, &m->disk.delay_timer, hit.delay_ns, delayed_save, m);
         if (early)
             send_early(m, rd);
         apply_before_sync(m, rd);
@@ -516,7 +511,7 @@ static bool persist_ready(struct srv_member *m, bool *crashed)
     m->disk.persisting = true;
     if (m->disk.hook_append_index)
         srv_member_hook(m, SRV_HOOK_APPEND, m->disk.hook_append_index, 0, false, NULL);
-    disk_fsync(m->w, m->proc, m->disk.wal_name, on_ready_synced, m);
+    env_file_fsync(m->env, m->disk.wal_name, on_ready_synced, m);
     return true;
 }
 
@@ -532,8 +527,8 @@ static bool take_snapshot(struct srv_member *m, bool force)
         return true;
     if (m->app.applied == 0)
         return true;
-    struct sim_fault_hit hit;
-    if (!force && flt_check(m->w, FLT_RAFT_BEFORE_SAVE_SNAP, &hit) == SIM_FAULT_CRASH) {
+    struct env_fault_hit hit;
+    if (!force && env_failpoint(m->env, FLT_RAFT_BEFORE_SAVE_SNAP, &hit) == ENV_FAULT_CRASH) {
         m->stopping = true;
         return false;
     }
@@ -552,7 +547,7 @@ static bool take_snapshot(struct srv_member *m, bool force)
         fl_buf_close(&f);
         return true;
     }
-    srv_snap_file_finish(m->w, m->proc, m->app.applied, &f, off, true);
+    srv_snap_file_finish(m->env, m->app.applied, &f, off, true);
     m->app.snap_index = m->app.applied;
     m->disk.log.snap_index = m->app.applied;
     m->disk.log.snap_term = term;
@@ -586,7 +581,7 @@ static void save_db_stale_index(struct srv_member *m)
     struct raft_conf_state conf;
     uint8_t *old = NULL;
     size_t old_len = 0;
-    if (!srv_snap_file_read(m->w, m->proc, &index, &term, &conf, &old, &old_len)) {
+    if (!srv_snap_file_read(m->env, &index, &term, &conf, &old, &old_len)) {
         index = 0; /* no commit yet: the db's consistent index is still 0 */
         term = 0;
         conf = m->app.applied_conf;
@@ -596,7 +591,7 @@ static void save_db_stale_index(struct srv_member *m)
     fl_buf_init(&f);
     size_t off = srv_snap_file_begin(&f, index, term, &conf);
     srv_member_image(m, &f, 0);
-    srv_snap_file_finish(m->w, m->proc, index, &f, off, true);
+    srv_snap_file_finish(m->env, index, &f, off, true);
 }
 
 void srv_member_save_db(struct srv_member *m)
@@ -710,8 +705,9 @@ static void after_persist(struct srv_member *m)
     if (!m->disk.safety_fed)
         feed_safety_persisted(m, rd); /* no fsync: fed here */
     m->disk.safety_fed = false;
-    struct sim_fault_hit hit;
-    if (rd->snapshot && flt_check(m->w, FLT_SERVER_AFTER_APPLY_SNAPSHOT, &hit) == SIM_FAULT_CRASH) {
+    struct env_fault_hit hit;
+    if (rd->snapshot &&
+        env_failpoint(m->env, FLT_SERVER_AFTER_APPLY_SNAPSHOT, &hit) == ENV_FAULT_CRASH) {
         m->stopping = true;
         return;
     }
@@ -720,11 +716,11 @@ static void after_persist(struct srv_member *m)
     m->disk.sent_early = false;
     m->disk.drop_msgs = false;
     handle_soft_state(m, rd);
-    enum sim_fault f =
-        rd->committed_count ? flt_check(m->w, FLT_MVCC_BEFORE_COMMIT, &hit) : SIM_FAULT_NONE;
-    if (f == SIM_FAULT_ERROR)
-        sim_proc_kill(m->w, m->proc); /* etcd panics when the backend cannot commit */
-    if (f == SIM_FAULT_CRASH || f == SIM_FAULT_ERROR) {
+    enum env_fault f =
+        rd->committed_count ? env_failpoint(m->env, FLT_MVCC_BEFORE_COMMIT, &hit) : ENV_FAULT_NONE;
+    if (f == ENV_FAULT_ERROR)
+        env_crash(m->env); /* etcd panics when the backend cannot commit */
+    if (f == ENV_FAULT_CRASH || f == ENV_FAULT_ERROR) {
         m->stopping = true;
         return;
     }
@@ -733,7 +729,7 @@ static void after_persist(struct srv_member *m)
         const struct raft_entry *e = &rd->committed[i];
         if (e->index <= m->app.applied)
             continue;
-        if (flt_check(m->w, FLT_SERVER_BEFORE_APPLY, &hit) == SIM_FAULT_CRASH) {
+        if (env_failpoint(m->env, FLT_SERVER_BEFORE_APPLY, &hit) == ENV_FAULT_CRASH) {
             m->stopping = true;
             return;
         }
@@ -746,7 +742,8 @@ static void after_persist(struct srv_member *m)
     safety_check(m, ok);
     if (m->stopping)
         return; /* a crash failpoint in the apply (compaction) killed the process */
-    if (rd->committed_count && flt_check(m->w, FLT_MVCC_AFTER_COMMIT, &hit) == SIM_FAULT_CRASH) {
+    if (rd->committed_count &&
+        env_failpoint(m->env, FLT_MVCC_AFTER_COMMIT, &hit) == ENV_FAULT_CRASH) {
         m->stopping = true;
         return;
     }
@@ -791,10 +788,10 @@ void srv_member_process(struct srv_member *m)
 
 /* ---- tick ----------------------------------------------------------------------- */
 
-static void member_tick(struct sim_world *w, void *ctx)
+static void member_tick(void *ctx)
 {
     struct srv_member *m = ctx;
-    m->soft.tick_timer = sim_timer_start(w, m->proc, m->soft.tick_ns, member_tick, m);
+    env_timer_start(m->env, &m->soft.tick_timer, m->soft.tick_ns, member_tick, m);
     if (m->removed)
         return;
     m->soft.ticks++;
@@ -820,7 +817,7 @@ static void wal_start_fresh(struct srv_member *m)
     srv_wal_put_meta(&b, m->id, m->cluster_id);
     m->disk.log.member_id = m->id;
     m->disk.log.cluster_id = m->cluster_id;
-    disk_write_file(m->w, m->proc, m->disk.wal_name, &b);
+    env_file_put(m->env, m->disk.wal_name, &b);
 }
 
 struct srv_member *srv_member_boot(struct srv_cluster *cl, int node, int proc, uint64_t id,
@@ -840,7 +837,7 @@ struct srv_member *srv_member_join(struct srv_cluster *cl, int node, int proc, u
 {
     struct srv_member *m = member_alloc(cl, node, proc, id, cluster_id, 0);
     wal_start_fresh(m);
-    disk_fsync(m->w, m->proc, m->disk.wal_name, srv_fsync_ignore, NULL);
+    env_file_fsync(m->env, m->disk.wal_name, srv_fsync_ignore, NULL);
     member_start(m);
     return m;
 }
@@ -878,12 +875,12 @@ static size_t log_prefix_ok(struct srv_member *m, uint64_t snap_index, uint64_t 
 
 struct srv_member *srv_member_recover(struct srv_cluster *cl, int node, int proc)
 {
-    struct sim_world *w = srv_cluster_world(cl);
+    struct fl_env *env = srv_cluster_env(cl, node);
     struct srv_wal_state st;
     srv_wal_state_init(&st);
     uint64_t seq = 0;
     char name[48] = "";
-    srv_wal_replay_disk(w, proc, &st, &seq, name, sizeof name);
+    srv_wal_replay_disk(env, &st, &seq, name, sizeof name);
     if (!st.member_id) {
         srv_wal_state_close(&st);
         return NULL; /* never persisted its identity: the caller boots it afresh */
@@ -893,7 +890,7 @@ struct srv_member *srv_member_recover(struct srv_cluster *cl, int node, int proc
     uint8_t *snap_data = NULL;
     size_t snap_len = 0;
     bool have_snap =
-        srv_snap_file_read(w, proc, &snap.index, &snap.term, &snap.conf, &snap_data, &snap_len);
+        srv_snap_file_read(env, &snap.index, &snap.term, &snap.conf, &snap_data, &snap_len);
     snap.data = snap_data;
     snap.len = snap_len;
 

@@ -30,7 +30,7 @@ static struct srv_peer *peer_get(struct srv_member *m, uint64_t id)
     return p;
 }
 
-static struct srv_peer *peer_by_sock(struct srv_member *m, net_sock s)
+static struct srv_peer *peer_by_sock(struct srv_member *m, env_sock s)
 {
     for (size_t i = 0; i < m->net.n_peers; i++)
         if (m->net.peers[i].out == s)
@@ -43,7 +43,7 @@ bool srv_peer_active(struct srv_member *m, uint64_t id)
     for (size_t i = 0; i < m->net.n_peers; i++)
         if (m->net.peers[i].id == id)
             return m->net.peers[i].out && m->net.peers[i].connected_since_ns >= 0 &&
-                   net_sock_open(m->w, m->net.peers[i].out);
+                   env_sock_open(m->env, m->net.peers[i].out);
     return false;
 }
 
@@ -164,7 +164,7 @@ static bool msg_from_pb(const Raftpb__Message *in, struct raft_msg *out, struct 
 
 /* ---- incoming ------------------------------------------------------------------- */
 
-static void peer_refuse(struct srv_member *m, net_sock s, const Raftpb__PeerFrame *f)
+static void peer_refuse(struct srv_member *m, env_sock s, const Raftpb__PeerFrame *f)
 {
     Raftpb__PeerFrame r = RAFTPB__PEER_FRAME__INIT;
     r.cluster_id = m->cluster_id;
@@ -175,7 +175,7 @@ static void peer_refuse(struct srv_member *m, net_sock s, const Raftpb__PeerFram
     size_t n = raftpb__peer_frame__get_packed_size(&r);
     uint8_t *buf = fl_malloc(n + 1);
     raftpb__peer_frame__pack(&r, buf);
-    net_send(m->w, s, buf, n);
+    env_send(m->env, s, buf, n);
     free(buf);
 }
 
@@ -213,7 +213,7 @@ static void step_frame(struct srv_member *m, const Raftpb__PeerFrame *f)
         free(ents);
 }
 
-static void on_peer_message(struct sim_world *w, net_sock s, const uint8_t *p, size_t n, void *ctx)
+static void on_peer_message(void *ctx, env_sock s, const uint8_t *p, size_t n)
 {
     struct srv_member *m = ctx;
     if (m->stopping || m->removed)
@@ -222,10 +222,10 @@ static void on_peer_message(struct sim_world *w, net_sock s, const uint8_t *p, s
     Raftpb__PeerFrame *f = raftpb__peer_frame__unpack(&m->pb_peer.alloc, n, p);
     if (!f)
         return; /* garbage: etcd drops it */
-    if (f->refused && sim_now_ns(w) - m->net.last_refused_ns >= FL_S) {
-        m->net.last_refused_ns = sim_now_ns(w);
+    if (f->refused && env_now_ns(m->env) - m->net.last_refused_ns >= FL_S) {
+        m->net.last_refused_ns = env_now_ns(m->env);
         char d[160];
-        snprintf(d, sizeof d, "refused by the member on process %d: %s", net_sock_peer(w, s),
+        snprintf(d, sizeof d, "refused by the member on process %d: %s", env_sock_peer(m->env, s),
                  f->error ? f->error : "");
         srv_member_event(m, SRV_EV_PEER_REFUSED, d);
     } else if (f->refused) {
@@ -233,7 +233,7 @@ static void on_peer_message(struct sim_world *w, net_sock s, const uint8_t *p, s
     } else if (f->cluster_id != m->cluster_id) {
         peer_refuse(m, s, f);
     } else if (f->to_member == m->id) {
-        peer_get(m, f->from_member)->last_heard_ns = sim_now_ns(w);
+        peer_get(m, f->from_member)->last_heard_ns = env_now_ns(m->env);
         step_frame(m, f);
         for (size_t i = 0; i < f->n_lease_renews && !m->stopping; i++)
             srv_rpc_on_renew(m, f->from_member, f->lease_renews[i]);
@@ -242,39 +242,37 @@ static void on_peer_message(struct sim_world *w, net_sock s, const uint8_t *p, s
     srv_pb_arena_reset(&m->pb_peer);
 }
 
-static void on_peer_in_close(struct sim_world *w, net_sock s, int reason, void *ctx)
+static void on_peer_in_close(void *ctx, env_sock s, int reason)
 {
-    (void)w;
     (void)s;
     (void)reason;
     (void)ctx;
 }
 
-static void on_peer_accept(struct sim_world *w, net_sock s, int peer, void *ctx)
+static void on_peer_accept(void *ctx, env_sock s, int peer)
 {
+    struct srv_member *m = ctx;
     (void)peer;
-    static const struct net_sock_ops ops = {NULL, on_peer_message, on_peer_in_close};
-    net_sock_bind(w, s, &ops, ctx);
+    env_sock_bind(m->env, s, &m->net.peer_in_cb);
 }
 
 int srv_peer_listen(struct srv_member *m)
 {
-    return net_listen(m->w, m->proc, SRV_PEER_PORT, on_peer_accept, m);
+    return env_listen(m->env, SRV_PEER_PORT, on_peer_accept, m);
 }
 
 /* ---- outgoing ------------------------------------------------------------------- */
 
-static void on_out_open(struct sim_world *w, net_sock s, void *ctx)
+static void on_out_open(void *ctx, env_sock s)
 {
     struct srv_member *m = ctx;
     struct srv_peer *p = peer_by_sock(m, s);
     if (p)
-        p->connected_since_ns = sim_now_ns(w);
+        p->connected_since_ns = env_now_ns(m->env);
 }
 
-static void on_out_close(struct sim_world *w, net_sock s, int reason, void *ctx)
+static void on_out_close(void *ctx, env_sock s, int reason)
 {
-    (void)w;
     (void)reason;
     struct srv_member *m = ctx;
     struct srv_peer *p = peer_by_sock(m, s);
@@ -289,56 +287,62 @@ static void on_out_close(struct sim_world *w, net_sock s, int reason, void *ctx)
     srv_member_process(m);
 }
 
+void srv_peer_cb_init(struct srv_member *m)
+{
+    m->net.peer_in_cb = (struct env_sock_cb){NULL, on_peer_message, on_peer_in_close, m};
+    m->net.peer_out_cb = (struct env_sock_cb){on_out_open, on_peer_message, on_out_close, m};
+}
+
 /* The outgoing socket to peer id, connecting when needed; 0 when the peer's address
  * is unknown or this process is down. */
-static net_sock peer_sock(struct srv_member *m, uint64_t id)
+static env_sock peer_sock(struct srv_member *m, uint64_t id)
 {
     struct srv_peer *p = peer_get(m, id);
     int proc = srv_cluster_dir_proc(m->cl, id);
     if (proc < 0)
         return 0;
     if (p->out && p->proc != proc) {
-        net_close(m->w, p->out);
+        env_close(m->env, p->out);
         p->out = 0;
     }
     if (!p->out) {
-        static const struct net_sock_ops ops = {on_out_open, on_peer_message, on_out_close};
         p->proc = proc;
         p->connected_since_ns = -1;
-        p->attempt_ns = sim_now_ns(m->w);
-        p->out = net_connect(m->w, m->proc, proc, SRV_PEER_PORT, &ops, m);
+        p->attempt_ns = env_now_ns(m->env);
+        p->out = env_connect(m->env, proc, SRV_PEER_PORT, &m->net.peer_out_cb);
     }
     return p->out;
 }
 
 struct delayed_frame {
+    struct env_timer timer;
     struct srv_member *m;
     uint64_t to;
     uint8_t *buf;
     size_t len;
 };
 
-static void send_delayed(struct sim_world *w, void *ctx)
+static void send_delayed(void *ctx)
 {
     struct delayed_frame *d = ctx;
     struct srv_peer *p = peer_get(d->m, d->to);
     if (p->out)
-        net_send(w, p->out, d->buf, d->len);
+        env_send(d->m->env, p->out, d->buf, d->len);
     free(d->buf);
     free(d);
 }
 
 static void send_frame(struct srv_member *m, uint64_t to, Raftpb__PeerFrame *f)
 {
-    struct sim_fault_hit hit;
-    enum sim_fault fault = flt_check(m->w, FLT_SERVER_BEFORE_SEND, &hit);
-    if (fault == SIM_FAULT_CRASH || fault == SIM_FAULT_DROP || fault == SIM_FAULT_ERROR)
+    struct env_fault_hit hit;
+    enum env_fault fault = env_failpoint(m->env, FLT_SERVER_BEFORE_SEND, &hit);
+    if (fault == ENV_FAULT_CRASH || fault == ENV_FAULT_DROP || fault == ENV_FAULT_ERROR)
         return; /* crashed, or the frame is lost before it leaves */
-    net_sock s = peer_sock(m, to);
+    env_sock s = peer_sock(m, to);
     if (!s)
         return;
-    peer_get(m, to)->last_sent_ns = sim_now_ns(m->w);
-    if (fault == SIM_FAULT_DELAY && hit.delay_ns > 0) {
+    peer_get(m, to)->last_sent_ns = env_now_ns(m->env);
+    if (fault == ENV_FAULT_DELAY && hit.delay_ns > 0) {
         f->cluster_id = m->cluster_id;
         f->from_member = m->id;
         f->to_member = to;
@@ -348,7 +352,7 @@ static void send_frame(struct srv_member *m, uint64_t to, Raftpb__PeerFrame *f)
         d->len = raftpb__peer_frame__get_packed_size(f);
         d->buf = fl_malloc(d->len + 1);
         raftpb__peer_frame__pack(f, d->buf);
-        if (!sim_timer_start(m->w, m->proc, hit.delay_ns, send_delayed, d)) {
+        if (!env_timer_start(m->env, &d->timer, hit.delay_ns, send_delayed, d)) {
             free(d->buf);
             free(d);
         }
@@ -361,9 +365,9 @@ static void send_frame(struct srv_member *m, uint64_t to, Raftpb__PeerFrame *f)
     fl_buf_reset(&m->scratch);
     fl_buf_reserve(&m->scratch, n + 1);
     raftpb__peer_frame__pack(f, m->scratch.data);
-    if (net_send(m->w, s, m->scratch.data, n) != FL_OK) {
+    if (env_send(m->env, s, m->scratch.data, n) != FL_OK) {
         struct srv_peer *p = peer_get(m, to);
-        net_close(m->w, p->out);
+        env_close(m->env, p->out);
         p->out = 0;
         p->connected_since_ns = -1;
     }
@@ -410,7 +414,7 @@ void srv_peer_send_msgs(struct srv_member *m, const struct raft_msg *msgs, size_
         if (sn && sn->len == 0 && sn->index > 0) {
             const uint8_t *d;
             size_t dl;
-            if (srv_snap_file_view(m->w, m->proc, sn->index, &d, &dl)) {
+            if (srv_snap_file_view(m->env, sn->index, &d, &dl)) {
                 snaps[i].data.data = (uint8_t *)d;
                 snaps[i].data.len = dl;
             } else {
@@ -497,7 +501,7 @@ static void peers_link_heartbeat(struct srv_member *m, int64_t now)
 
 void srv_peers_tick(struct srv_member *m)
 {
-    int64_t now = sim_now_ns(m->w);
+    int64_t now = env_now_ns(m->env);
     peers_dial(m, now);
     peers_link_heartbeat(m, now);
     for (size_t i = 0; i < m->net.n_peers; i++) {
@@ -511,7 +515,7 @@ void srv_peers_tick(struct srv_member *m)
             p->connected_since_ns < 0 ? p->attempt_ns : FL_MAX(p->last_heard_ns, p->attempt_ns);
         if (now - since < SRV_PEER_READ_TIMEOUT_NS)
             continue;
-        net_close(m->w, p->out);
+        env_close(m->env, p->out);
         p->out = 0;
         p->connected_since_ns = -1;
         raft_report_unreachable(m->raft, p->id);
@@ -525,8 +529,8 @@ void srv_peers_close(struct srv_member *m)
 {
     for (size_t i = 0; i < m->net.n_peers; i++) {
         if (m->net.peers[i].out)
-            net_close(m->w, m->net.peers[i].out);
+            env_close(m->env, m->net.peers[i].out);
         m->net.peers[i].out = 0;
     }
-    net_unlisten(m->w, m->proc, SRV_PEER_PORT);
+    env_unlisten(m->env, SRV_PEER_PORT);
 }

@@ -75,7 +75,7 @@ void srv_reply_send(struct srv_member *m, const struct srv_reply *reply, Rpc__Se
     } else if (reply->sock) {
         fl_buf_reset(&m->scratch);
         size_t n = rpc_server_msg_encode(msg, &m->scratch);
-        net_send(m->w, reply->sock, m->scratch.data, n);
+        env_send(m->env, reply->sock, m->scratch.data, n);
     }
     if (msg->header == &hdr)
         msg->header = NULL;
@@ -239,8 +239,7 @@ void srv_rpc_write(struct srv_member *m, const struct srv_reply *reply, Rpc__Cli
     }
     if (req->req_case == RPC__CLIENT_MSG__REQ_LEASE_GRANT && req->lease_grant->id == 0) {
         /* The proposer picks the ID so every member grants the same lease. */
-        req->lease_grant->id =
-            (int64_t)(sim_rng_u64(sim_proc_rng(m->w, m->proc)) >> 1 | UINT64_C(1));
+        req->lease_grant->id = (int64_t)(env_rand_u64(m->env) >> 1 | UINT64_C(1));
     }
     struct srv_waiter *wt = srv_waiter_add(m, SRV_WAIT_PROPOSAL, reply, req);
     int err = propose_client(m, wt);
@@ -410,7 +409,7 @@ static bool blocked(struct srv_member *m)
     return m->maint.blocked_until_ns > 0 && srv_member_now(m) < m->maint.blocked_until_ns;
 }
 
-static void defer_frame(struct srv_member *m, net_sock s, const uint8_t *p, size_t n)
+static void defer_frame(struct srv_member *m, env_sock s, const uint8_t *p, size_t n)
 {
     if (m->maint.n_deferred == m->maint.cap_deferred) {
         m->maint.cap_deferred = fl_grow_cap(m->maint.cap_deferred, m->maint.n_deferred + 1, 16,
@@ -418,7 +417,7 @@ static void defer_frame(struct srv_member *m, net_sock s, const uint8_t *p, size
         m->maint.deferred =
             fl_realloc(m->maint.deferred, m->maint.cap_deferred * sizeof *m->maint.deferred);
         m->maint.deferred_sock =
-            fl_realloc(m->maint.deferred_sock, m->maint.cap_deferred * sizeof(net_sock));
+            fl_realloc(m->maint.deferred_sock, m->maint.cap_deferred * sizeof(env_sock));
     }
     fl_buf_init(&m->maint.deferred[m->maint.n_deferred]);
     fl_buf_append(&m->maint.deferred[m->maint.n_deferred], p, n);
@@ -436,7 +435,7 @@ Rpc__ClientMsg *srv_req_decode(struct srv_cluster *cl, size_t n, const uint8_t *
     return srv_pb_decode_owned(srv_cluster_pb_pool(cl), req_decode, sizeof(Rpc__ClientMsg), n, p);
 }
 
-static void handle_frame(struct srv_member *m, net_sock s, const uint8_t *p, size_t n)
+static void handle_frame(struct srv_member *m, env_sock s, const uint8_t *p, size_t n)
 {
     Rpc__ClientMsg *req = srv_req_decode(m->cl, n, p);
     if (!req)
@@ -464,12 +463,12 @@ void srv_rpc_replay_deferred(struct srv_member *m)
 {
     size_t n = m->maint.n_deferred;
     struct fl_buf *bufs = m->maint.deferred;
-    net_sock *socks = m->maint.deferred_sock;
+    env_sock *socks = m->maint.deferred_sock;
     m->maint.deferred = NULL;
     m->maint.deferred_sock = NULL;
     m->maint.n_deferred = m->maint.cap_deferred = 0;
     for (size_t i = 0; i < n; i++) {
-        if (!m->stopping && net_sock_open(m->w, socks[i]))
+        if (!m->stopping && env_sock_open(m->env, socks[i]))
             handle_frame(m, socks[i], bufs[i].data, bufs[i].len);
         fl_buf_close(&bufs[i]);
     }
@@ -478,19 +477,16 @@ void srv_rpc_replay_deferred(struct srv_member *m)
     srv_watch_drain(m);
 }
 
-static void on_client_message(struct sim_world *w, net_sock s, const uint8_t *p, size_t n,
-                              void *ctx)
+static void on_client_message(void *ctx, env_sock s, const uint8_t *p, size_t n)
 {
-    (void)w;
     struct srv_member *m = ctx;
     if (m->stopping)
         return;
     handle_frame(m, s, p, n);
 }
 
-static void on_client_close(struct sim_world *w, net_sock s, int reason, void *ctx)
+static void on_client_close(void *ctx, env_sock s, int reason)
 {
-    (void)w;
     (void)reason;
     struct srv_member *m = ctx;
     srv_watches_close_sock(m, s);
@@ -502,12 +498,11 @@ static void on_client_close(struct sim_world *w, net_sock s, int reason, void *c
             m->net.conns[i].open = false;
 }
 
-static void on_client_accept(struct sim_world *w, net_sock s, int peer, void *ctx)
+static void on_client_accept(void *ctx, env_sock s, int peer)
 {
     (void)peer;
     struct srv_member *m = ctx;
-    static const struct net_sock_ops ops = {NULL, on_client_message, on_client_close};
-    net_sock_bind(w, s, &ops, m);
+    env_sock_bind(m->env, s, &m->net.client_cb);
     size_t k = 0;
     for (size_t i = 0; i < m->net.n_conns; i++)
         if (m->net.conns[i].open)
@@ -519,18 +514,23 @@ static void on_client_accept(struct sim_world *w, net_sock s, int peer, void *ct
     m->net.n_conns++;
 }
 
+void srv_rpc_cb_init(struct srv_member *m)
+{
+    m->net.client_cb = (struct env_sock_cb){NULL, on_client_message, on_client_close, m};
+}
+
 int srv_rpc_listen(struct srv_member *m)
 {
-    return net_listen(m->w, m->proc, SRV_CLIENT_PORT, on_client_accept, m);
+    return env_listen(m->env, SRV_CLIENT_PORT, on_client_accept, m);
 }
 
 void srv_rpc_close_all(struct srv_member *m)
 {
     for (size_t i = 0; i < m->net.n_conns; i++)
         if (m->net.conns[i].open)
-            net_close(m->w, m->net.conns[i].sock);
+            env_close(m->env, m->net.conns[i].sock);
     m->net.n_conns = 0;
-    net_unlisten(m->w, m->proc, SRV_CLIENT_PORT);
+    env_unlisten(m->env, SRV_CLIENT_PORT);
 }
 
 /* ---- timers and apply hooks ----------------------------------------------------- */
@@ -669,7 +669,7 @@ static void tick_leader(struct srv_member *m, int64_t now)
  * the member's start; it is paused except on the leader, which proposes. */
 static void tick_autocompact(struct srv_member *m)
 {
-    int64_t wnow = sim_now_ns(m->w);
+    int64_t wnow = env_now_ns(m->env);
     if (wnow < mvcc_autocompact_next_ns(&m->maint.ac))
         return;
     int64_t rev = mvcc_autocompact_step(&m->maint.ac, wnow, mvcc_current_rev(m->kv));

@@ -36,7 +36,7 @@ static void started_members(struct srv_member *m, uint64_t *out, size_t *n)
  * stream has been up since before now - HealthInterval. */
 static uint32_t voters_connected(struct srv_member *m, const struct raft_conf_state *c)
 {
-    int64_t since = sim_now_ns(m->w) - HEALTH_INTERVAL_NS;
+    int64_t since = env_now_ns(m->env) - HEALTH_INTERVAL_NS;
     uint32_t k = 0;
     for (uint32_t i = 0; i < c->voters_count; i++)
         if (c->voters[i] == m->id || srv_peer_connected_since(m, c->voters[i], since))
@@ -360,12 +360,10 @@ struct defrag_done {
     int method;
 };
 
-static void on_defrag_done(struct sim_world *w, void *ctx)
+static void on_defrag_done(void *ctx)
 {
-    (void)w;
     struct defrag_done *d = ctx;
     struct srv_member *m = d->m;
-    m->maint.unblock_timer = 0;
     m->maint.defrag_pending = NULL;
     m->maint.blocked_until_ns = 0;
     Rpc__ServerMsg msg = RPC__SERVER_MSG__INIT;
@@ -386,8 +384,8 @@ void srv_admin_defrag(struct srv_member *m, const struct srv_reply *reply, int m
         srv_reply_error(m, reply, method, RPC_ERR_TIMEOUT);
         return;
     }
-    struct sim_fault_hit hit;
-    if (flt_check(m->w, FLT_SERVER_DEFRAG_BEFORE_COPY, &hit) == SIM_FAULT_CRASH) {
+    struct env_fault_hit hit;
+    if (env_failpoint(m->env, FLT_SERVER_DEFRAG_BEFORE_COPY, &hit) == ENV_FAULT_CRASH) {
         /* the process died: a client's connection breaks; a control call hears it */
         if (reply->done)
             ctl_stopped(reply);
@@ -408,7 +406,7 @@ void srv_admin_defrag(struct srv_member *m, const struct srv_reply *reply, int m
     dd->reply = *reply;
     dd->method = method;
     m->maint.defrag_pending = dd;
-    m->maint.unblock_timer = sim_timer_start(m->w, m->proc, dur, on_defrag_done, dd);
+    env_timer_start(m->env, &m->maint.unblock_timer, dur, on_defrag_done, dd);
 }
 
 void srv_rpc_fail_pending(struct srv_member *m)

@@ -39,14 +39,14 @@ static struct srv_watch *watch_by_mvcc(struct srv_member *m, int64_t id)
     return wa && wa->active ? wa : NULL;
 }
 
-static size_t call_hash(net_sock s, uint64_t call_id)
+static size_t call_hash(env_sock s, uint64_t call_id)
 {
     uint64_t h = (s + 0x9e3779b97f4a7c15ULL) * 0xbf58476d1ce4e5b9ULL;
     h ^= (call_id + (h >> 31)) * 0x94d049bb133111ebULL;
     return (size_t)(h ^ (h >> 29));
 }
 
-static void call_slot_put(struct srv_member *m, net_sock s, uint64_t call_id, int64_t mvcc_id)
+static void call_slot_put(struct srv_member *m, env_sock s, uint64_t call_id, int64_t mvcc_id)
 {
     size_t mask = m->streams.watch_calls_cap - 1;
     size_t i = call_hash(s, call_id) & mask;
@@ -73,7 +73,7 @@ static void call_table_rebuild(struct srv_member *m, size_t want)
 
 /* The active watch of (s, call_id) with the lowest mvcc id, as the scan in creation
  * order found. Entries of ended watches stay until the next rebuild and are skipped. */
-struct srv_watch *srv_watch_by_call(struct srv_member *m, net_sock s, uint64_t call_id)
+struct srv_watch *srv_watch_by_call(struct srv_member *m, env_sock s, uint64_t call_id)
 {
     if (m->streams.watch_calls_cap == 0)
         return NULL;
@@ -107,7 +107,7 @@ void srv_watch_end(struct srv_member *m, struct srv_watch *wa, enum rpc_err_id e
         return;
     watch_deactivate(m, wa);
     mvcc_watch_cancel(m->kv, wa->mvcc_id);
-    if (err != RPC_ERR_NONE && net_sock_open(m->w, wa->sock)) {
+    if (err != RPC_ERR_NONE && env_sock_open(m->env, wa->sock)) {
         struct srv_reply r = {wa->sock, wa->call_id, NULL, NULL};
         srv_reply_status(m, &r, RPC__METHOD__METHOD_WATCH, rpc_err_code(err), rpc_err_text(err),
                          true);
@@ -143,11 +143,9 @@ static void watch_send(struct srv_member *m, struct srv_watch *wa, const struct 
     srv_arena_free(&a);
 }
 
-static void on_watch_hold_end(struct sim_world *w, void *ctx)
+static void on_watch_hold_end(void *ctx)
 {
-    (void)w;
     struct srv_member *m = ctx;
-    m->streams.watch_hold_timer = 0;
     m->streams.watch_held_until_ns = 0;
     srv_watch_drain(m);
 }
@@ -164,15 +162,15 @@ void srv_watch_drain(struct srv_member *m)
         return;
     struct mvcc_watch_resp wr;
     while (mvcc_watch_pending(m->kv) > 0) {
-        struct sim_fault_hit hit;
-        enum sim_fault f = flt_check(m->w, FLT_WATCH_BEFORE_SEND, &hit);
-        if (f == SIM_FAULT_CRASH)
+        struct env_fault_hit hit;
+        enum env_fault f = env_failpoint(m->env, FLT_WATCH_BEFORE_SEND, &hit);
+        if (f == ENV_FAULT_CRASH)
             return;
-        if (f == SIM_FAULT_DELAY && hit.delay_ns > 0) {
+        if (f == ENV_FAULT_DELAY && hit.delay_ns > 0) {
             m->streams.watch_held_until_ns = now + hit.delay_ns;
-            if (!m->streams.watch_hold_timer)
-                m->streams.watch_hold_timer =
-                    sim_timer_start(m->w, m->proc, hit.delay_ns, on_watch_hold_end, m);
+            if (!env_timer_active(&m->streams.watch_hold_timer))
+                env_timer_start(m->env, &m->streams.watch_hold_timer, hit.delay_ns,
+                                on_watch_hold_end, m);
             return;
         }
         if (!mvcc_watch_pop(m->kv, &wr))
@@ -278,7 +276,7 @@ void srv_watches_compact(struct srv_member *m)
     call_table_rebuild(m, 2 * k);
 }
 
-void srv_watches_close_sock(struct srv_member *m, net_sock s)
+void srv_watches_close_sock(struct srv_member *m, env_sock s)
 {
     m->streams.watch_steps += m->streams.n_watches;
     for (size_t i = 0; i < m->streams.n_watches; i++)
@@ -296,7 +294,7 @@ void srv_watches_no_leader(struct srv_member *m)
 
 /* ---- lease keep-alive streams -------------------------------------------------- */
 
-static void ka_reply(struct srv_member *m, net_sock s, uint64_t call_id, int64_t id, int64_t ttl)
+static void ka_reply(struct srv_member *m, env_sock s, uint64_t call_id, int64_t id, int64_t ttl)
 {
     Rpc__LeaseKeepAliveResponse r = RPC__LEASE_KEEP_ALIVE_RESPONSE__INIT;
     r.id = id;
@@ -399,7 +397,7 @@ void srv_keepalive_timeout(struct srv_member *m, struct srv_waiter *wt)
         if (ka->active && ka->sock == wt->reply.sock && ka->call_id == wt->reply.call_id)
             ka->active = false;
     }
-    if (net_sock_open(m->w, wt->reply.sock)) {
+    if (env_sock_open(m->env, wt->reply.sock)) {
         struct srv_reply r = {wt->reply.sock, wt->reply.call_id, NULL, NULL};
         srv_reply_status(m, &r, RPC__METHOD__METHOD_LEASE_KEEPALIVE, rpc_err_code(RPC_ERR_TIMEOUT),
                          rpc_err_text(RPC_ERR_TIMEOUT), true);

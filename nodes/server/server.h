@@ -1,17 +1,19 @@
 /*
  * server.h: one etcd-like member (DESIGN §3.4). A member is a Raft core (nodes/raft)
- * plus an MVCC store (nodes/mvcc) plus an apply loop, driven on one simulated process
- * (harness/sim): peer messages travel as protobuf-c frames (nodes/proto/raft.proto)
- * over simulated connections, the WAL and snapshot files live on the member's
- * simulated disk, and clients reach the member through the RPC envelope of
- * nodes/proto/rpc.proto on the client port.
+ * plus an MVCC store (nodes/mvcc) plus an apply loop, driven through its process's
+ * node environment (nodes/env/env.h; the cluster gives each slot one over a simulated
+ * process, env_sim.h): peer messages travel as protobuf-c frames
+ * (nodes/proto/raft.proto) over the environment's connections, the WAL and snapshot
+ * files live in its files, and clients reach the member through the RPC envelope of
+ * nodes/proto/rpc.proto on the client port. Only cluster.c and cluster_ctl.c (which
+ * create, kill and restart the processes) see the simulator.
  *
  * Most users go through cluster.h, which creates and owns members. This header holds
  * what both share: the configuration knobs, the node-event observer, the status a
  * control call completes with, and the per-member read-only views (status, hash).
  *
  * A member never reads a wall clock or a global random source: every draw comes from
- * its sim process's RNG streams, every wait from its sim timers.
+ * its environment's random stream, every wait from its environment's timers.
  */
 #ifndef FL_SERVER_H
 #define FL_SERVER_H
@@ -20,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Ports on a member's sim process. */
+/* Ports on a member's process. */
 #define SRV_CLIENT_PORT 2379
 #define SRV_PEER_PORT   2380
 

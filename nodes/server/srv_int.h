@@ -19,8 +19,7 @@
 #include "checkers/kv_hash.h"
 #include "checkers/raft_safety.h"
 #include "harness/common/bugs.h"
-#include "harness/fault/fault.h"
-#include "harness/sim/sim.h"
+#include "nodes/env/env.h"
 #include "nodes/mvcc/mvcc.h"
 #include "nodes/proto/errors.h"
 #include "nodes/proto/raft.pb-c.h"
@@ -43,7 +42,7 @@
 
 /* Where a response goes: a client connection (sock, call_id) or a control callback. */
 struct srv_reply {
-    net_sock sock;
+    env_sock sock;
     uint64_t call_id;
     srv_done_fn done;
     void *ud;
@@ -72,7 +71,7 @@ struct srv_waiter {
 
 struct srv_peer {
     uint64_t id;
-    net_sock out;               /* 0: not connected */
+    env_sock out;               /* 0: not connected */
     int proc;                   /* where out goes */
     int64_t connected_since_ns; /* -1 while not open */
     int64_t attempt_ns;         /* when out was opened */
@@ -82,14 +81,14 @@ struct srv_peer {
 
 /* One accepted client connection. */
 struct srv_conn {
-    net_sock sock;
+    env_sock sock;
     bool open;
 };
 
 /* A watch stream on a client connection. */
 struct srv_watch {
     int64_t mvcc_id;
-    net_sock sock;
+    env_sock sock;
     uint64_t call_id;
     bool require_leader;
     bool active;
@@ -99,14 +98,14 @@ struct srv_watch {
 /* An entry of the watch-by-call table: open addressing, never iterated; mvcc_id 0 is
  * an empty slot. Several entries may share a key (a client may reuse a call id). */
 struct srv_watch_slot {
-    net_sock sock;
+    env_sock sock;
     uint64_t call_id;
     int64_t mvcc_id;
 };
 
 /* A lease keep-alive stream. */
 struct srv_ka_stream {
-    net_sock sock;
+    env_sock sock;
     uint64_t call_id;
     bool require_leader;
     bool active;
@@ -130,7 +129,7 @@ struct srv_member_soft {
     int64_t last_leader_msg_ns;     /* last append/heartbeat/snapshot from a leader; -1 */
     int no_leader_ticks;
     uint64_t leader_announced_term; /* the term of its last "leader" node event */
-    sim_handle tick_timer;
+    struct env_timer tick_timer;
     int64_t tick_ns;
     int ticks;
 };
@@ -146,7 +145,7 @@ struct srv_member_disk {
     bool ready_synced;         /* this ready's fsync completed (the safety checker hears it) */
     bool safety_fed;           /* this ready's durable state went to the checker */
     struct fl_buf pending_wal; /* raft/before_save delay: the write waiting to start */
-    sim_handle delay_timer;
+    struct env_timer delay_timer;
     uint64_t hook_append_index; /* SRV_HOOK_APPEND/PERSISTED: last entry being persisted */
 };
 
@@ -178,6 +177,8 @@ struct srv_member_net {
     struct srv_conn *conns;
     size_t n_conns, cap_conns;
     int64_t last_refused_ns; /* last peer_refused event (rate-limited to 1/s) */
+    /* socket callbacks, ctx the member: peer connections in / out, client ones */
+    struct env_sock_cb peer_in_cb, peer_out_cb, client_cb;
 };
 
 /* Watch and keep-alive streams (rpc_stream.c). */
@@ -190,7 +191,7 @@ struct srv_member_streams {
     struct srv_ka_stream *kas;
     size_t n_kas, cap_kas;
     int64_t watch_held_until_ns; /* watch/before_send "delay": responses wait in the store */
-    sim_handle watch_hold_timer;
+    struct env_timer watch_hold_timer;
 };
 
 /* Requests waiting for their entry or read index (rpc.c). */
@@ -207,8 +208,8 @@ struct srv_member_maint {
     int64_t blocked_until_ns; /* defrag in progress */
     struct fl_buf *deferred;  /* client frames received while blocked */
     size_t n_deferred, cap_deferred;
-    net_sock *deferred_sock;
-    sim_handle unblock_timer;
+    env_sock *deferred_sock;
+    struct env_timer unblock_timer;
     struct defrag_done *defrag_pending; /* the defrag answer waiting for its end */
     struct mvcc_autocompact ac;
     int64_t last_progress_ns;
@@ -216,8 +217,8 @@ struct srv_member_maint {
 
 struct srv_member {
     struct srv_cluster *cl;
-    struct sim_world *w;
-    int node; /* slot */
+    struct fl_env *env; /* its process's environment (the cluster's, per slot) */
+    int node;           /* slot */
     int proc;
     uint64_t id, cluster_id;
     struct raft *raft;
@@ -266,7 +267,7 @@ void srv_member_status(struct srv_member *m, struct srv_member_status *out);
 /* Persists the applied state now as a local snapshot (after a defrag). */
 void srv_member_save_db(struct srv_member *m);
 /* Persists a restored data dir on an empty disk (cluster.c restore). */
-int srv_disk_write_restored(struct sim_world *w, int proc, uint64_t member_id, uint64_t cluster_id,
+int srv_disk_write_restored(struct fl_env *env, uint64_t member_id, uint64_t cluster_id,
                             const struct srv_db_image *img, const struct raft_conf_state *conf,
                             uint64_t index);
 
@@ -277,8 +278,8 @@ void srv_wal_segment_name(char *out, size_t cap, uint64_t seq);
 void srv_wal_rotate(struct srv_member *m);
 /* Replays every WAL segment of the disk in order into st; *seq and name get the
  * newest segment. A torn tail is cut off the file it was found in. */
-void srv_wal_replay_disk(struct sim_world *w, int proc, struct srv_wal_state *st, uint64_t *seq,
-                         char *name, size_t name_cap);
+void srv_wal_replay_disk(struct fl_env *env, struct srv_wal_state *st, uint64_t *seq, char *name,
+                         size_t name_cap);
 /* Writes snap/<index>.snap. atomic: through a temporary file renamed once its fsync
  * completed (a crash before leaves the previous snapshot in force); otherwise in
  * place (the restore tool, before the member starts). _begin puts the header into f
@@ -286,23 +287,23 @@ void srv_wal_replay_disk(struct sim_world *w, int proc, struct srv_wal_state *st
  * lengths and CRC and hands the buffer to the disk without a copy (f is closed). */
 size_t srv_snap_file_begin(struct fl_buf *f, uint64_t index, uint64_t term,
                            const struct raft_conf_state *conf);
-void srv_snap_file_finish(struct sim_world *w, int proc, uint64_t index, struct fl_buf *f,
-                          size_t data_off, bool atomic);
-void srv_snap_file_write(struct sim_world *w, int proc, uint64_t index, uint64_t term,
+void srv_snap_file_finish(struct fl_env *env, uint64_t index, struct fl_buf *f, size_t data_off,
+                          bool atomic);
+void srv_snap_file_write(struct fl_env *env, uint64_t index, uint64_t term,
                          const struct raft_conf_state *conf, const uint8_t *data, size_t len,
                          bool atomic);
 /* The newest snapshot file that passes its CRC; *data malloc'd (caller frees). */
-bool srv_snap_file_read(struct sim_world *w, int proc, uint64_t *index, uint64_t *term,
+bool srv_snap_file_read(struct fl_env *env, uint64_t *index, uint64_t *term,
                         struct raft_conf_state *conf, uint8_t **data, size_t *len);
 /* A zero-copy view of the data of snapshot file `index` (its final name, or the
  * temporary one while its fsync is pending) when it passes its CRC; valid until the
  * disk changes. The Raft core keeps no copy of the member's own snapshots: a leader
  * reads the data from here when it sends one (as etcd reads its backend). */
-bool srv_snap_file_view(struct sim_world *w, int proc, uint64_t index, const uint8_t **data,
-                        size_t *len);
-void srv_fsync_ignore(struct sim_world *w, int proc, int err, void *ctx);
+bool srv_snap_file_view(struct fl_env *env, uint64_t index, const uint8_t **data, size_t *len);
+void srv_fsync_ignore(struct fl_env *env, void *ctx, int err);
 
 /* ---- peer.c ---- */
+void srv_peer_cb_init(struct srv_member *m); /* fills m->net.peer_*_cb */
 int srv_peer_listen(struct srv_member *m);
 void srv_peer_send_msgs(struct srv_member *m, const struct raft_msg *msgs, size_t n);
 void srv_peer_send_renew(struct srv_member *m, uint64_t to, const Raftpb__LeaseRenew *lr);
@@ -333,6 +334,7 @@ void srv_peers_tick(struct srv_member *m);
 #define SRV_PEER_DIAL_RETRY_NS     (100 * FL_MS)
 
 /* ---- rpc.c ---- */
+void srv_rpc_cb_init(struct srv_member *m); /* fills m->net.client_cb */
 int srv_rpc_listen(struct srv_member *m);
 void srv_rpc_close_all(struct srv_member *m);
 /* The process died: every control call waiting on this member completes with
@@ -388,13 +390,13 @@ void srv_admin_alarm(struct srv_member *m, const struct srv_reply *reply,
 /* ---- rpc_stream.c (Watch and LeaseKeepAlive streams) ---- */
 void srv_watch_handle(struct srv_member *m, const struct srv_reply *reply,
                       const Rpc__ClientMsg *req);
-struct srv_watch *srv_watch_by_call(struct srv_member *m, net_sock s, uint64_t call_id);
+struct srv_watch *srv_watch_by_call(struct srv_member *m, env_sock s, uint64_t call_id);
 void srv_watch_end(struct srv_member *m, struct srv_watch *wa, enum rpc_err_id err);
 /* Sends every queued watch response (unless a defrag blocks the member). */
 void srv_watch_drain(struct srv_member *m);
 void srv_watches_compact(struct srv_member *m);
 /* Ends every watch of connection s (it closed). */
-void srv_watches_close_sock(struct srv_member *m, net_sock s);
+void srv_watches_close_sock(struct srv_member *m, env_sock s);
 /* Ends every require_leader watch with "no leader". */
 void srv_watches_no_leader(struct srv_member *m);
 /* FL_BUG(MVCC_WATCH_OLD_AFTER_PARTITION): every watch goes back to its start revision
@@ -421,7 +423,8 @@ void srv_apply_entry(struct srv_member *m, const struct raft_entry *e);
 bool srv_alarm_active(const struct srv_member *m, uint32_t type);
 
 /* ---- cluster.c ---- */
-struct sim_world *srv_cluster_world(struct srv_cluster *cl);
+/* The environment of slot node's process (owned by the cluster, lives as long as it). */
+struct fl_env *srv_cluster_env(struct srv_cluster *cl, int node);
 /* Pre-vote for the member starting on node: srv_cluster_set_prevote's, else the
  * cluster's (cluster_ctl.c). */
 bool srv_cluster_member_prevote(struct srv_cluster *cl, int node);

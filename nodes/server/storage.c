@@ -42,16 +42,16 @@ static void name_list_free(struct name_list *l)
 
 /* The new segment is durable: segments older than it (not older than the current
  * one, which may be newer and not yet durable) can go. ctx: its sequence number. */
-static void on_rotate_synced(struct sim_world *w, int proc, int err, void *ctx)
+static void on_rotate_synced(struct fl_env *env, void *ctx, int err)
 {
     char name[48]; /* the segment whose fsync completed */
     srv_wal_segment_name(name, sizeof name, (uint64_t)(uintptr_t)ctx);
     if (!err) {
         struct name_list l = {0};
-        disk_list(w, proc, "wal/", collect_name, &l);
+        env_file_list(env, "wal/", collect_name, &l);
         for (size_t i = 0; i < l.n; i++)
             if (strcmp(l.names[i], name) < 0)
-                disk_remove(w, proc, l.names[i]);
+                env_file_remove(env, l.names[i]);
         name_list_free(&l);
     }
 }
@@ -83,9 +83,8 @@ void srv_wal_rotate(struct srv_member *m)
     }
     m->disk.wal_seq++;
     srv_wal_segment_name(m->disk.wal_name, sizeof m->disk.wal_name, m->disk.wal_seq);
-    disk_write_file(m->w, m->proc, m->disk.wal_name, &b); /* takes b, capacity and all */
-    disk_fsync(m->w, m->proc, m->disk.wal_name, on_rotate_synced,
-               (void *)(uintptr_t)m->disk.wal_seq);
+    env_file_put(m->env, m->disk.wal_name, &b); /* takes b, capacity and all */
+    env_file_fsync(m->env, m->disk.wal_name, on_rotate_synced, (void *)(uintptr_t)m->disk.wal_seq);
 }
 
 /* ---- snapshot files ----------------------------------------------------------- */
@@ -117,10 +116,9 @@ static bool conf_get(struct srv_reader *r, struct raft_conf_state *c)
 }
 
 /* Completion of an fsync whose durability a later fsync of the same disk covers. */
-void srv_fsync_ignore(struct sim_world *w, int proc, int err, void *ctx)
+void srv_fsync_ignore(struct fl_env *env, void *ctx, int err)
 {
-    (void)w;
-    (void)proc;
+    (void)env;
     (void)err;
     (void)ctx;
 }
@@ -131,17 +129,17 @@ static void snap_names(uint64_t index, char *name, size_t name_cap, char *tmp, s
     snprintf(tmp, tmp_cap, "%s.tmp", name);
 }
 
-static void snap_prune(struct sim_world *w, int proc)
+static void snap_prune(struct fl_env *env)
 {
     struct name_list l = {0};
-    disk_list(w, proc, "snap/", collect_name, &l);
+    env_file_list(env, "snap/", collect_name, &l);
     size_t finals = 0;
     for (size_t i = 0; i < l.n; i++)
         finals += strstr(l.names[i], ".tmp") == NULL;
     for (size_t i = 0; i < l.n && finals > 2; i++) {
         if (strstr(l.names[i], ".tmp"))
             continue;
-        disk_remove(w, proc, l.names[i]);
+        env_file_remove(env, l.names[i]);
         finals--;
     }
     name_list_free(&l);
@@ -149,16 +147,16 @@ static void snap_prune(struct sim_world *w, int proc)
 
 /* The snapshot file is durable: give it its name (an atomic rename, like etcd's
  * snapshotter and its defrag's "rename the new db file over the old one"). */
-static void on_snap_synced(struct sim_world *w, int proc, int err, void *ctx)
+static void on_snap_synced(struct fl_env *env, void *ctx, int err)
 {
     char name[48], tmp[56]; /* ctx: the snapshot's index */
     snap_names((uint64_t)(uintptr_t)ctx, name, sizeof name, tmp, sizeof tmp);
     if (!err) {
-        struct sim_fault_hit hit;
-        if (flt_check(w, FLT_SERVER_DEFRAG_BEFORE_RENAME, &hit) != SIM_FAULT_CRASH) {
-            disk_rename(w, proc, tmp, name);
-            if (flt_check(w, FLT_RAFT_AFTER_SAVE_SNAP, &hit) != SIM_FAULT_CRASH)
-                snap_prune(w, proc);
+        struct env_fault_hit hit;
+        if (env_failpoint(env, FLT_SERVER_DEFRAG_BEFORE_RENAME, &hit) != ENV_FAULT_CRASH) {
+            env_file_rename(env, tmp, name);
+            if (env_failpoint(env, FLT_RAFT_AFTER_SAVE_SNAP, &hit) != ENV_FAULT_CRASH)
+                snap_prune(env);
         }
     }
 }
@@ -175,8 +173,8 @@ size_t srv_snap_file_begin(struct fl_buf *f, uint64_t index, uint64_t term,
     return f->len;
 }
 
-void srv_snap_file_finish(struct sim_world *w, int proc, uint64_t index, struct fl_buf *f,
-                          size_t data_off, bool atomic)
+void srv_snap_file_finish(struct fl_env *env, uint64_t index, struct fl_buf *f, size_t data_off,
+                          bool atomic)
 {
     size_t dlen = f->len - data_off;
     FL_ASSERT(dlen <= UINT32_MAX);
@@ -190,18 +188,18 @@ void srv_snap_file_finish(struct sim_world *w, int proc, uint64_t index, struct 
     char name[48], tmp[56];
     snap_names(index, name, sizeof name, tmp, sizeof tmp);
     if (atomic) {
-        disk_remove(w, proc, tmp);
-        disk_write_file(w, proc, tmp, f);
-        disk_fsync(w, proc, tmp, on_snap_synced, (void *)(uintptr_t)index);
+        env_file_remove(env, tmp);
+        env_file_put(env, tmp, f);
+        env_file_fsync(env, tmp, on_snap_synced, (void *)(uintptr_t)index);
     } else {
-        disk_remove(w, proc, name);
-        disk_write_file(w, proc, name, f);
-        disk_fsync(w, proc, name, srv_fsync_ignore, NULL);
+        env_file_remove(env, name);
+        env_file_put(env, name, f);
+        env_file_fsync(env, name, srv_fsync_ignore, NULL);
     }
     fl_buf_close(f);
 }
 
-void srv_snap_file_write(struct sim_world *w, int proc, uint64_t index, uint64_t term,
+void srv_snap_file_write(struct fl_env *env, uint64_t index, uint64_t term,
                          const struct raft_conf_state *conf, const uint8_t *data, size_t len,
                          bool atomic)
 {
@@ -210,7 +208,7 @@ void srv_snap_file_write(struct sim_world *w, int proc, uint64_t index, uint64_t
     fl_buf_reserve(&f, 8 + 16 + 8 + 16 * RAFT_NODES_MAX + 4 + len);
     size_t off = srv_snap_file_begin(&f, index, term, conf);
     fl_buf_append(&f, data, len);
-    srv_snap_file_finish(w, proc, index, &f, off, atomic);
+    srv_snap_file_finish(env, index, &f, off, atomic);
 }
 
 /* Parses snapshot file bytes p[0..n): CRC, index, term, configuration and a view of
@@ -237,18 +235,18 @@ static bool snap_parse(const uint8_t *p, size_t n, uint64_t *index, uint64_t *te
 
 /* Reads the newest snapshot file that passes its CRC. Returns false when none.
  * *data is malloc'd (caller frees). */
-bool srv_snap_file_read(struct sim_world *w, int proc, uint64_t *index, uint64_t *term,
+bool srv_snap_file_read(struct fl_env *env, uint64_t *index, uint64_t *term,
                         struct raft_conf_state *conf, uint8_t **data, size_t *len)
 {
     struct name_list l = {0};
     bool found = false;
-    disk_list(w, proc, "snap/", collect_name, &l);
+    env_file_list(env, "snap/", collect_name, &l);
     for (size_t k = l.n; k-- > 0 && !found;) {
         const uint8_t *p, *d;
         size_t n;
         if (strstr(l.names[k], ".tmp"))
             continue; /* never renamed: its fsync did not complete */
-        if (disk_view(w, proc, l.names[k], &p, &n) != FL_OK ||
+        if (env_file_view(env, l.names[k], &p, &n) != FL_OK ||
             !snap_parse(p, n, index, term, conf, &d, len))
             continue;
         *data = fl_memdup(d, *len ? *len : 1);
@@ -258,8 +256,7 @@ bool srv_snap_file_read(struct sim_world *w, int proc, uint64_t *index, uint64_t
     return found;
 }
 
-bool srv_snap_file_view(struct sim_world *w, int proc, uint64_t index, const uint8_t **data,
-                        size_t *len)
+bool srv_snap_file_view(struct fl_env *env, uint64_t index, const uint8_t **data, size_t *len)
 {
     char name[48], tmp[56];
     snprintf(name, sizeof name, "snap/%016" PRIx64 ".snap", index);
@@ -270,27 +267,27 @@ bool srv_snap_file_view(struct sim_world *w, int proc, uint64_t index, const uin
         size_t n;
         uint64_t fi, ft;
         struct raft_conf_state conf;
-        if (disk_view(w, proc, names[i], &p, &n) == FL_OK &&
+        if (env_file_view(env, names[i], &p, &n) == FL_OK &&
             snap_parse(p, n, &fi, &ft, &conf, data, len) && fi == index)
             return true;
     }
     return false;
 }
 
-void srv_wal_replay_disk(struct sim_world *w, int proc, struct srv_wal_state *st, uint64_t *seq,
-                         char *name, size_t name_cap)
+void srv_wal_replay_disk(struct fl_env *env, struct srv_wal_state *st, uint64_t *seq, char *name,
+                         size_t name_cap)
 {
     struct name_list l = {0};
-    disk_list(w, proc, "wal/", collect_name, &l);
+    env_file_list(env, "wal/", collect_name, &l);
     *seq = 0;
     for (size_t i = 0; i < l.n; i++) {
         const uint8_t *p;
         size_t n;
-        if (disk_view(w, proc, l.names[i], &p, &n) != FL_OK)
+        if (env_file_view(env, l.names[i], &p, &n) != FL_OK)
             continue;
         srv_wal_replay(st, p, n);
         if (st->torn)
-            disk_truncate(w, proc, l.names[i], st->valid_bytes); /* drop the torn tail */
+            env_file_truncate(env, l.names[i], st->valid_bytes); /* drop the torn tail */
         uint64_t s = strtoull(l.names[i] + 4, NULL, 16);
         if (s >= *seq) {
             *seq = s;
@@ -300,11 +297,11 @@ void srv_wal_replay_disk(struct sim_world *w, int proc, struct srv_wal_state *st
     name_list_free(&l);
 }
 
-int srv_disk_write_restored(struct sim_world *w, int proc, uint64_t member_id, uint64_t cluster_id,
+int srv_disk_write_restored(struct fl_env *env, uint64_t member_id, uint64_t cluster_id,
                             const struct srv_db_image *img, const struct raft_conf_state *conf,
                             uint64_t index)
 {
-    disk_wipe(w, proc);
+    env_files_wipe(env);
     struct fl_buf db;
     fl_buf_init(&db);
     struct srv_db_image copy = *img;
@@ -313,7 +310,7 @@ int srv_disk_write_restored(struct sim_world *w, int proc, uint64_t member_id, u
     copy.term = 1;
     copy.members_count = 0;
     srv_db_encode(&copy, 0, &db);
-    srv_snap_file_write(w, proc, index, 1, conf, db.data, db.len, false);
+    srv_snap_file_write(env, index, 1, conf, db.data, db.len, false);
     fl_buf_close(&db);
     struct fl_buf b;
     fl_buf_init(&b);
@@ -322,7 +319,7 @@ int srv_disk_write_restored(struct sim_world *w, int proc, uint64_t member_id, u
     srv_wal_put_hardstate(&b, 1, 0, index);
     char name[48];
     srv_wal_segment_name(name, sizeof name, 1);
-    int err = disk_write(w, proc, name, 0, b.data, b.len);
+    int err = env_file_write(env, name, 0, b.data, b.len);
     fl_buf_close(&b);
     return err;
 }
