@@ -1,10 +1,10 @@
 /*
- * client.h: the etcd-style API client (DESIGN §3.5). A client is a simulated process
- * that talks to members only through simulated connections (harness/sim/net.h),
- * speaking nodes/proto/rpc.proto. It offers the KV, watch, lease, cluster and
- * maintenance calls; each call is asynchronous and completes exactly once through
- * its callback, in simulated time, with the result or an etcd-style error (exact
- * text + gRPC code, nodes/proto/errors.h).
+ * client.h: the etcd-style API client (DESIGN §3.5). A client is a process that talks
+ * to members only through its node environment's connections (nodes/env/env.h; a
+ * simulated process for kvc_client_new), speaking nodes/proto/rpc.proto. It offers the KV, watch,
+ * lease, cluster and maintenance calls; each call is asynchronous and completes exactly once
+ * through its callback, in simulated time, with the result or an etcd-style error (exact text +
+ * gRPC code, nodes/proto/errors.h).
  *
  * Under the API sit a balancer policy (lb.h: pinned_random, pinned_blacklist,
  * round_robin, health_aware) and clientv3's retry interceptor: read-only calls are
