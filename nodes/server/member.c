@@ -97,6 +97,7 @@ static void feed_kv_hash(struct srv_member *m, bool force)
     if (!force && rev == m->chk.kvh_rev)
         return;
     m->chk.kvh_rev = rev;
+    /* the checker's time is the run's reference clock, not this member's own */
     if (!kvhash_feed(m->chk.kvh, m->id, rev, mvcc_state_hash(m->kv), env_now_ns(m->env)))
         srv_cluster_kv_corrupt(m->cl, m);
 }
@@ -184,7 +185,7 @@ static struct srv_member *member_alloc(struct srv_cluster *cl, int node, int pro
         acm = MVCC_AUTOCOMPACT_REVISION;
     else if (c->auto_compaction_mode == SRV_AUTOCOMPACT_PERIODIC)
         acm = MVCC_AUTOCOMPACT_PERIODIC;
-    mvcc_autocompact_init(&m->maint.ac, acm, c->auto_compaction_retention, env_now_ns(m->env));
+    mvcc_autocompact_init(&m->maint.ac, acm, c->auto_compaction_retention, srv_member_now(m));
     m->maint.last_progress_ns = srv_member_now(m);
     return m;
 }

@@ -222,8 +222,8 @@ static void on_peer_message(void *ctx, env_sock s, const uint8_t *p, size_t n)
     Raftpb__PeerFrame *f = raftpb__peer_frame__unpack(&m->pb_peer.alloc, n, p);
     if (!f)
         return; /* garbage: etcd drops it */
-    if (f->refused && env_now_ns(m->env) - m->net.last_refused_ns >= FL_S) {
-        m->net.last_refused_ns = env_now_ns(m->env);
+    if (f->refused && srv_member_now(m) - m->net.last_refused_ns >= FL_S) {
+        m->net.last_refused_ns = srv_member_now(m);
         char d[160];
         snprintf(d, sizeof d, "refused by the member on process %d: %s", env_sock_peer(m->env, s),
                  f->error ? f->error : "");
@@ -233,7 +233,7 @@ static void on_peer_message(void *ctx, env_sock s, const uint8_t *p, size_t n)
     } else if (f->cluster_id != m->cluster_id) {
         peer_refuse(m, s, f);
     } else if (f->to_member == m->id) {
-        peer_get(m, f->from_member)->last_heard_ns = env_now_ns(m->env);
+        peer_get(m, f->from_member)->last_heard_ns = srv_member_now(m);
         step_frame(m, f);
         for (size_t i = 0; i < f->n_lease_renews && !m->stopping; i++)
             srv_rpc_on_renew(m, f->from_member, f->lease_renews[i]);
@@ -268,7 +268,7 @@ static void on_out_open(void *ctx, env_sock s)
     struct srv_member *m = ctx;
     struct srv_peer *p = peer_by_sock(m, s);
     if (p)
-        p->connected_since_ns = env_now_ns(m->env);
+        p->connected_since_ns = srv_member_now(m);
 }
 
 static void on_out_close(void *ctx, env_sock s, int reason)
@@ -308,7 +308,7 @@ static env_sock peer_sock(struct srv_member *m, uint64_t id)
     if (!p->out) {
         p->proc = proc;
         p->connected_since_ns = -1;
-        p->attempt_ns = env_now_ns(m->env);
+        p->attempt_ns = srv_member_now(m);
         p->out = env_connect(m->env, proc, SRV_PEER_PORT, &m->net.peer_out_cb);
     }
     return p->out;
@@ -341,7 +341,7 @@ static void send_frame(struct srv_member *m, uint64_t to, Raftpb__PeerFrame *f)
     env_sock s = peer_sock(m, to);
     if (!s)
         return;
-    peer_get(m, to)->last_sent_ns = env_now_ns(m->env);
+    peer_get(m, to)->last_sent_ns = srv_member_now(m);
     if (fault == ENV_FAULT_DELAY && hit.delay_ns > 0) {
         f->cluster_id = m->cluster_id;
         f->from_member = m->id;
@@ -501,7 +501,7 @@ static void peers_link_heartbeat(struct srv_member *m, int64_t now)
 
 void srv_peers_tick(struct srv_member *m)
 {
-    int64_t now = env_now_ns(m->env);
+    int64_t now = srv_member_now(m);
     peers_dial(m, now);
     peers_link_heartbeat(m, now);
     for (size_t i = 0; i < m->net.n_peers; i++) {

@@ -666,13 +666,15 @@ static void tick_leader(struct srv_member *m, int64_t now)
 }
 
 /* Auto compaction on every member: the policy math is mvcc's and keeps its phase from
- * the member's start; it is paused except on the leader, which proposes. */
+ * the member's start; it is paused except on the leader, which proposes. Its time is
+ * the member's own clock (etcd's compactor reads its process's clock), so a skewed
+ * member compacts early or late. */
 static void tick_autocompact(struct srv_member *m)
 {
-    int64_t wnow = env_now_ns(m->env);
-    if (wnow < mvcc_autocompact_next_ns(&m->maint.ac))
+    int64_t now = srv_member_now(m);
+    if (now < mvcc_autocompact_next_ns(&m->maint.ac))
         return;
-    int64_t rev = mvcc_autocompact_step(&m->maint.ac, wnow, mvcc_current_rev(m->kv));
+    int64_t rev = mvcc_autocompact_step(&m->maint.ac, now, mvcc_current_rev(m->kv));
     if (rev <= 0 || rev <= mvcc_compact_rev(m->kv))
         return;
     FL_ASSERT(m->soft.role == RAFT_LEADER);
@@ -680,7 +682,7 @@ static void tick_autocompact(struct srv_member *m)
     ir.kind = RAFTPB__INTERNAL_KIND__INTERNAL_COMPACT;
     ir.revision = rev;
     if (srv_propose(m, &ir) != FL_OK)
-        mvcc_autocompact_failed(&m->maint.ac, wnow);
+        mvcc_autocompact_failed(&m->maint.ac, now);
 }
 
 void srv_rpc_tick(struct srv_member *m)

@@ -36,7 +36,7 @@ static void started_members(struct srv_member *m, uint64_t *out, size_t *n)
  * stream has been up since before now - HealthInterval. */
 static uint32_t voters_connected(struct srv_member *m, const struct raft_conf_state *c)
 {
-    int64_t since = env_now_ns(m->env) - HEALTH_INTERVAL_NS;
+    int64_t since = srv_member_now(m) - HEALTH_INTERVAL_NS;
     uint32_t k = 0;
     for (uint32_t i = 0; i < c->voters_count; i++)
         if (c->voters[i] == m->id || srv_peer_connected_since(m, c->voters[i], since))

@@ -259,7 +259,12 @@ void srv_member_event_compact(struct srv_member *m, int64_t revision, const char
 /* SRV_EV_LEASE_END: lease id ended; its keys were deleted at revision. */
 void srv_member_event_lease_end(struct srv_member *m, int64_t id, int64_t revision,
                                 const struct srv_bytes *keys, size_t n_keys);
-int64_t srv_member_now(const struct srv_member *m); /* the process's local clock */
+/* The process's own clock (env_local_ns): every deadline, age and interval the member
+ * measures (leases, request timeouts, peer liveness, health, auto compaction) is on
+ * it, as a real member has no other. The run's reference clock (env_now_ns) is used
+ * only for times that leave the member for the harness (the corruption checker's
+ * feed); node events are stamped by the cluster. */
+int64_t srv_member_now(const struct srv_member *m);
 int64_t srv_member_request_timeout_ns(const struct srv_member *m);
 /* Writes the snapshot image of the current state (db image, no padding). */
 void srv_member_image(struct srv_member *m, struct fl_buf *out, int64_t pad_to);
