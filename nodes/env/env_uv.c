@@ -1,0 +1,485 @@
+/*
+ * env_uv.c: env.h over libuv (see env_uv.h; partial: no sockets yet). A timer is a
+ * heap uv_timer_t record named by env_timer.id, closed and freed when it fires or is
+ * stopped; an fsync opens the file, runs uv_fs_fsync on the loop's thread pool and
+ * reports on the loop. Files are plain POSIX files under the data directory; a name
+ * "wal/0001.wal" is the file wal/0001.wal (its directory made on first write).
+ */
+#include "nodes/env/env_uv.h"
+
+#include "harness/common/rng.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct env_uv {
+    struct fl_env env; /* first */
+    uv_loop_t *loop;
+    char *dir;
+    struct fl_rng rng;
+    int64_t rate_ppm;
+    int64_t base_hr_ns, base_local_ns; /* local = base_local + (hr - base_hr) * rate */
+    struct fl_buf view;                /* env_file_view's buffer */
+};
+
+static struct env_uv *eu_of(struct fl_env *e)
+{
+    return (struct env_uv *)e;
+}
+
+static int64_t eu_now_ns(struct fl_env *e)
+{
+    (void)e;
+    return (int64_t)uv_hrtime();
+}
+
+static int64_t eu_local_ns(struct fl_env *e)
+{
+    struct env_uv *u = eu_of(e);
+    int64_t d = (int64_t)uv_hrtime() - u->base_hr_ns;
+    return u->base_local_ns + (int64_t)((__int128)d * u->rate_ppm / 1000000);
+}
+
+void env_uv_set_rate(struct fl_env *e, int64_t rate_ppm)
+{
+    struct env_uv *u = eu_of(e);
+    FL_ASSERT(rate_ppm >= 1000 && rate_ppm <= 100000000);
+    u->base_local_ns = eu_local_ns(e);
+    u->base_hr_ns = (int64_t)uv_hrtime();
+    u->rate_ppm = rate_ppm;
+}
+
+/* ---------------------------------------------------------------- timers ------ */
+
+struct eu_timer {
+    uv_timer_t h;
+    struct env_timer *t; /* NULL once stopped */
+};
+
+static void eu_timer_closed(uv_handle_t *h)
+{
+    free(h->data);
+}
+
+static void eu_timer_fire(uv_timer_t *h)
+{
+    struct eu_timer *r = h->data;
+    struct env_timer *t = r->t;
+    uv_close((uv_handle_t *)&r->h, eu_timer_closed);
+    if (t == NULL)
+        return;
+    FL_ASSERT(t->id == (uint64_t)(uintptr_t)r);
+    t->id = 0;
+    t->fn(t->ctx);
+}
+
+static bool eu_timer_start(struct fl_env *e, struct env_timer *t, int64_t delay_ns)
+{
+    struct env_uv *u = eu_of(e);
+    struct eu_timer *r = fl_calloc(1, sizeof *r);
+    r->t = t;
+    r->h.data = r;
+    uv_timer_init(u->loop, &r->h);
+    /* local delay -> real delay, rounded up to whole milliseconds (libuv's unit) */
+    int64_t real_ns = (int64_t)((__int128)delay_ns * 1000000 / u->rate_ppm);
+    uv_timer_start(&r->h, eu_timer_fire, (uint64_t)((real_ns + FL_MS - 1) / FL_MS), 0);
+    t->id = (uint64_t)(uintptr_t)r;
+    return true;
+}
+
+static void eu_timer_stop(struct fl_env *e, struct env_timer *t)
+{
+    (void)e;
+    struct eu_timer *r = (struct eu_timer *)(uintptr_t)t->id;
+    r->t = NULL;
+    uv_timer_stop(&r->h);
+    uv_close((uv_handle_t *)&r->h, eu_timer_closed);
+}
+
+/* ---------------------------------------------------------------- process ----- */
+
+static uint64_t eu_rand_u64(struct fl_env *e)
+{
+    return fl_rng_u64(&eu_of(e)->rng);
+}
+
+static uint32_t eu_incarnation(struct fl_env *e)
+{
+    (void)e;
+    return 0; /* TODO(live): kept in the data directory across restarts */
+}
+
+static void eu_crash(struct fl_env *e)
+{
+    (void)e;
+    fflush(NULL);
+    _exit(70);
+}
+
+static bool eu_alive(struct fl_env *e)
+{
+    (void)e;
+    return true;
+}
+
+static enum env_fault eu_failpoint(struct fl_env *e, enum flt_point fp, struct env_fault_hit *hit)
+{
+    (void)e;
+    (void)fp;
+    if (hit) {
+        hit->action = ENV_FAULT_NONE;
+        hit->delay_ns = 0;
+    }
+    return ENV_FAULT_NONE;
+}
+
+/* ---------------------------------------------------------------- sockets ----- */
+/* Not implemented yet (env_uv.h). */
+
+static int eu_listen(struct fl_env *e, int port, env_accept_fn *fn, void *ctx)
+{
+    (void)e, (void)port, (void)fn, (void)ctx;
+    return FL_EINVAL;
+}
+static int eu_unlisten(struct fl_env *e, int port)
+{
+    (void)e, (void)port;
+    return FL_EINVAL;
+}
+static env_sock eu_connect(struct fl_env *e, int peer, int port, const struct env_sock_cb *cb)
+{
+    (void)e, (void)peer, (void)port, (void)cb;
+    return 0;
+}
+static int eu_sock_bind(struct fl_env *e, env_sock s, const struct env_sock_cb *cb)
+{
+    (void)e, (void)s, (void)cb;
+    return FL_EINVAL;
+}
+static int eu_send(struct fl_env *e, env_sock s, const void *p, size_t n)
+{
+    (void)e, (void)s, (void)p, (void)n;
+    return FL_EDOWN;
+}
+static void eu_close(struct fl_env *e, env_sock s)
+{
+    (void)e, (void)s;
+}
+static bool eu_sock_open(struct fl_env *e, env_sock s)
+{
+    (void)e, (void)s;
+    return false;
+}
+static int eu_sock_peer(struct fl_env *e, env_sock s)
+{
+    (void)e, (void)s;
+    return -1;
+}
+
+/* ---------------------------------------------------------------- files ------- */
+
+/* dir/name into out; false when it does not fit. */
+static bool eu_path(struct env_uv *u, const char *name, char *out, size_t cap)
+{
+    int n = snprintf(out, cap, "%s/%s", u->dir, name);
+    return n > 0 && (size_t)n < cap;
+}
+
+/* Makes the directories of path (not its last component). */
+static int eu_mkdirs(char *path)
+{
+    for (char *s = strchr(path + 1, '/'); s; s = strchr(s + 1, '/')) {
+        *s = 0;
+        int rc = mkdir(path, 0755);
+        *s = '/';
+        if (rc != 0 && errno != EEXIST)
+            return FL_EIO;
+    }
+    return FL_OK;
+}
+
+static int eu_open(struct env_uv *u, const char *name, int flags, int *fd)
+{
+    char path[4096];
+    if (!eu_path(u, name, path, sizeof path))
+        return FL_EINVAL;
+    if ((flags & O_CREAT) && eu_mkdirs(path) != FL_OK)
+        return FL_EIO;
+    *fd = open(path, flags | O_CLOEXEC, 0644);
+    if (*fd < 0)
+        return errno == ENOENT ? FL_ENOENT : FL_EIO;
+    return FL_OK;
+}
+
+static int eu_write_all(int fd, const void *p, size_t n, int64_t off)
+{
+    const uint8_t *b = p;
+    while (n > 0) {
+        ssize_t w = off >= 0 ? pwrite(fd, b, n, (off_t)off) : write(fd, b, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return FL_EIO;
+        b += w;
+        n -= (size_t)w;
+        if (off >= 0)
+            off += w;
+    }
+    return FL_OK;
+}
+
+static int eu_file_write(struct fl_env *e, const char *name, uint64_t off, const void *p, size_t n)
+{
+    int fd, rc = eu_open(eu_of(e), name, O_WRONLY | O_CREAT, &fd);
+    if (rc != FL_OK)
+        return rc;
+    rc = eu_write_all(fd, p, n, (int64_t)off);
+    close(fd);
+    return rc;
+}
+
+static int eu_file_append(struct fl_env *e, const char *name, const void *p, size_t n)
+{
+    int fd, rc = eu_open(eu_of(e), name, O_WRONLY | O_CREAT | O_APPEND, &fd);
+    if (rc != FL_OK)
+        return rc;
+    rc = eu_write_all(fd, p, n, -1);
+    close(fd);
+    return rc;
+}
+
+static int eu_file_put(struct fl_env *e, const char *name, struct fl_buf *content)
+{
+    int fd, rc = eu_open(eu_of(e), name, O_WRONLY | O_CREAT | O_TRUNC, &fd);
+    if (rc == FL_OK) {
+        rc = eu_write_all(fd, content->data, content->len, 0);
+        close(fd);
+    }
+    fl_buf_close(content);
+    return rc;
+}
+
+static int eu_file_view(struct fl_env *e, const char *name, const uint8_t **p, size_t *len)
+{
+    struct env_uv *u = eu_of(e);
+    int fd, rc = eu_open(u, name, O_RDONLY, &fd);
+    if (rc != FL_OK)
+        return rc;
+    fl_buf_reset(&u->view);
+    uint8_t chunk[65536];
+    for (;;) {
+        ssize_t r = read(fd, chunk, sizeof chunk);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            close(fd);
+            return FL_EIO;
+        }
+        if (r == 0)
+            break;
+        fl_buf_append(&u->view, chunk, (size_t)r);
+    }
+    close(fd);
+    fl_buf_reserve(&u->view, 1); /* a valid pointer even for an empty file */
+    *p = u->view.data;
+    *len = u->view.len;
+    return FL_OK;
+}
+
+static int eu_file_truncate(struct fl_env *e, const char *name, uint64_t len)
+{
+    char path[4096];
+    if (!eu_path(eu_of(e), name, path, sizeof path))
+        return FL_EINVAL;
+    if (truncate(path, (off_t)len) != 0)
+        return errno == ENOENT ? FL_ENOENT : FL_EIO;
+    return FL_OK;
+}
+
+static int eu_file_rename(struct fl_env *e, const char *from, const char *to)
+{
+    char a[4096], b[4096];
+    if (!eu_path(eu_of(e), from, a, sizeof a) || !eu_path(eu_of(e), to, b, sizeof b))
+        return FL_EINVAL;
+    if (eu_mkdirs(b) != FL_OK)
+        return FL_EIO;
+    if (rename(a, b) != 0)
+        return errno == ENOENT ? FL_ENOENT : FL_EIO;
+    return FL_OK;
+}
+
+static int eu_file_remove(struct fl_env *e, const char *name)
+{
+    char path[4096];
+    if (!eu_path(eu_of(e), name, path, sizeof path))
+        return FL_EINVAL;
+    if (unlink(path) != 0)
+        return errno == ENOENT ? FL_ENOENT : FL_EIO;
+    return FL_OK;
+}
+
+static int eu_name_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The files of one directory level: prefix "wal/" lists dir/wal; "" lists dir. */
+static int eu_file_list(struct fl_env *e, const char *prefix, env_list_fn *fn, void *ctx)
+{
+    struct env_uv *u = eu_of(e);
+    const char *slash = strrchr(prefix, '/');
+    size_t dlen = slash ? (size_t)(slash - prefix) : 0;
+    char path[4096];
+    int n = snprintf(path, sizeof path, "%s/%.*s", u->dir, (int)dlen, prefix);
+    if (n <= 0 || (size_t)n >= sizeof path)
+        return FL_EINVAL;
+    DIR *d = opendir(path);
+    if (!d)
+        return 0;
+    char **names = NULL;
+    size_t cnt = 0, cap = 0;
+    for (struct dirent *de; (de = readdir(d)) != NULL;) {
+        char full[4096];
+        int m =
+            snprintf(full, sizeof full, "%.*s%s%s", (int)dlen, prefix, dlen ? "/" : "", de->d_name);
+        if (m <= 0 || (size_t)m >= sizeof full || strncmp(full, prefix, strlen(prefix)) != 0)
+            continue;
+        char fpath[4096];
+        struct stat st;
+        if (!eu_path(u, full, fpath, sizeof fpath) || stat(fpath, &st) != 0 || !S_ISREG(st.st_mode))
+            continue;
+        FL_GROW(names, cap, cnt + 1, 16);
+        names[cnt++] = fl_strdup(full);
+    }
+    closedir(d);
+    qsort(names, cnt, sizeof *names, eu_name_cmp);
+    for (size_t i = 0; i < cnt; i++) {
+        char fpath[4096];
+        struct stat st;
+        uint64_t size = 0;
+        if (eu_path(u, names[i], fpath, sizeof fpath) && stat(fpath, &st) == 0)
+            size = (uint64_t)st.st_size;
+        fn(names[i], size, ctx);
+        free(names[i]);
+    }
+    free(names);
+    return (int)cnt;
+}
+
+struct eu_fsync {
+    uv_fs_t req;
+    struct env_uv *u;
+    int fd;
+    env_fsync_fn *cb;
+    void *ctx;
+};
+
+static void eu_fsync_done(uv_fs_t *req)
+{
+    struct eu_fsync *r = req->data;
+    int err = req->result < 0 ? FL_EIO : FL_OK;
+    uv_fs_req_cleanup(req);
+    close(r->fd);
+    r->cb(&r->u->env, r->ctx, err);
+    free(r);
+}
+
+static int eu_file_fsync(struct fl_env *e, const char *name, env_fsync_fn *cb, void *ctx)
+{
+    struct env_uv *u = eu_of(e);
+    int fd, rc = eu_open(u, name, O_RDONLY, &fd);
+    if (rc != FL_OK)
+        return rc == FL_ENOENT ? FL_ENOENT : FL_EIO;
+    struct eu_fsync *r = fl_calloc(1, sizeof *r);
+    r->req.data = r;
+    r->u = u;
+    r->fd = fd;
+    r->cb = cb;
+    r->ctx = ctx;
+    if (uv_fs_fsync(u->loop, &r->req, fd, eu_fsync_done) != 0) {
+        close(fd);
+        free(r);
+        return FL_EIO;
+    }
+    return FL_OK;
+}
+
+static void eu_wipe_fn(const char *name, uint64_t size, void *ctx)
+{
+    (void)size;
+    eu_file_remove(ctx, name);
+}
+
+static void eu_files_wipe(struct fl_env *e)
+{
+    /* the two levels the member uses: the top and its wal/ and snap/ directories */
+    eu_file_list(e, "", eu_wipe_fn, e);
+    eu_file_list(e, "wal/", eu_wipe_fn, e);
+    eu_file_list(e, "snap/", eu_wipe_fn, e);
+}
+
+/* ---------------------------------------------------------------- lifecycle --- */
+
+static const struct env_ops eu_ops = {
+    .now_ns = eu_now_ns,
+    .local_ns = eu_local_ns,
+    .timer_start = eu_timer_start,
+    .timer_stop = eu_timer_stop,
+    .rand_u64 = eu_rand_u64,
+    .incarnation = eu_incarnation,
+    .crash = eu_crash,
+    .alive = eu_alive,
+    .failpoint = eu_failpoint,
+    .listen = eu_listen,
+    .unlisten = eu_unlisten,
+    .connect = eu_connect,
+    .sock_bind = eu_sock_bind,
+    .send = eu_send,
+    .close = eu_close,
+    .sock_open = eu_sock_open,
+    .sock_peer = eu_sock_peer,
+    .file_write = eu_file_write,
+    .file_append = eu_file_append,
+    .file_put = eu_file_put,
+    .file_view = eu_file_view,
+    .file_truncate = eu_file_truncate,
+    .file_rename = eu_file_rename,
+    .file_remove = eu_file_remove,
+    .file_list = eu_file_list,
+    .file_fsync = eu_file_fsync,
+    .files_wipe = eu_files_wipe,
+};
+
+struct fl_env *env_uv_new(uv_loop_t *loop, const char *dir, uint64_t seed, const char **err)
+{
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+        *err = "env_uv: cannot make the data directory";
+        return NULL;
+    }
+    struct env_uv *u = fl_calloc(1, sizeof *u);
+    u->env.ops = &eu_ops;
+    u->loop = loop;
+    u->dir = fl_strdup(dir);
+    fl_rng_seed(&u->rng, seed);
+    u->rate_ppm = 1000000;
+    u->base_hr_ns = (int64_t)uv_hrtime();
+    u->base_local_ns = u->base_hr_ns;
+    fl_buf_init(&u->view);
+    return &u->env;
+}
+
+void env_uv_free(struct fl_env *e)
+{
+    if (e == NULL)
+        return;
+    struct env_uv *u = eu_of(e);
+    fl_buf_close(&u->view);
+    free(u->dir);
+    free(u);
+}
