@@ -1,5 +1,5 @@
 /*
- * env_uv.c: env.h over libuv (see env_uv.h; partial: no sockets yet). A timer is a
+ * env_uv.c: env.h over libuv (see env_uv.h). A timer is a
  * heap uv_timer_t record named by env_timer.id, closed and freed when it fires or is
  * stopped; an fsync opens the file, runs uv_fs_fsync on the loop's thread pool and
  * reports on the loop. Files are plain POSIX files under the data directory; a name
@@ -18,6 +18,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+struct eu_sock;
+struct eu_listen;
+struct eu_map;
+
 struct env_uv {
     struct fl_env env; /* first */
     uv_loop_t *loop;
@@ -26,6 +30,12 @@ struct env_uv {
     int64_t rate_ppm;
     int64_t base_hr_ns, base_local_ns; /* local = base_local + (hr - base_hr) * rate */
     struct fl_buf view;                /* env_file_view's buffer */
+    int self;                          /* this process's address (env_uv_map) */
+    struct eu_sock *socks;
+    env_sock next_sock;
+    struct eu_listen *listens;
+    struct eu_map *map;
+    size_t n_map, cap_map;
 };
 
 static struct env_uv *eu_of(struct fl_env *e)
@@ -86,6 +96,7 @@ static bool eu_timer_start(struct fl_env *e, struct env_timer *t, int64_t delay_
     r->t = t;
     r->h.data = r;
     uv_timer_init(u->loop, &r->h);
+    uv_update_time(u->loop); /* the delay counts from now, not from the loop's last tick */
     /* local delay -> real delay, rounded up to whole milliseconds (libuv's unit) */
     int64_t real_ns = (int64_t)((__int128)delay_ns * 1000000 / u->rate_ppm);
     uv_timer_start(&r->h, eu_timer_fire, (uint64_t)((real_ns + FL_MS - 1) / FL_MS), 0);
@@ -140,46 +151,317 @@ static enum env_fault eu_failpoint(struct fl_env *e, enum flt_point fp, struct e
 }
 
 /* ---------------------------------------------------------------- sockets ----- */
-/* Not implemented yet (env_uv.h). */
+/* Loopback TCP. A frame is a 4-byte little-endian length and the bytes. Sockets are
+ * records in a list, named by an increasing id (so a closed one is never found
+ * again: FL_EDOWN); a record is freed when libuv has closed its handle. Frames sent
+ * before the connection opens wait in the record and leave on open. */
+
+struct eu_sock {
+    uv_tcp_t h;
+    uv_connect_t conn;
+    struct env_uv *u;
+    env_sock id;
+    const struct env_sock_cb *cb;
+    int peer;
+    bool open, closed;
+    struct fl_buf in, pending;
+    struct eu_sock *next;
+};
+
+struct eu_listen {
+    uv_tcp_t h;
+    struct env_uv *u;
+    int port;
+    env_accept_fn *fn;
+    void *ctx;
+    bool closed;
+    struct eu_listen *next;
+};
+
+struct eu_map {
+    int addr, port, tcp_port;
+};
+
+static struct eu_sock *eu_sock_find(struct env_uv *u, env_sock id)
+{
+    for (struct eu_sock *s = u->socks; s; s = s->next)
+        if (s->id == id && !s->closed)
+            return s;
+    return NULL;
+}
+
+static int eu_map_get(struct env_uv *u, int addr, int port)
+{
+    for (size_t i = 0; i < u->n_map; i++)
+        if (u->map[i].addr == addr && u->map[i].port == port)
+            return u->map[i].tcp_port;
+    return -1;
+}
+
+void env_uv_map(struct fl_env *e, int addr, int port, int tcp_port)
+{
+    struct env_uv *u = eu_of(e);
+    for (size_t i = 0; i < u->n_map; i++) {
+        if (u->map[i].addr == addr && u->map[i].port == port) {
+            u->map[i].tcp_port = tcp_port;
+            return;
+        }
+    }
+    FL_GROW(u->map, u->cap_map, u->n_map + 1, 8);
+    u->map[u->n_map++] = (struct eu_map){addr, port, tcp_port};
+}
+
+static void eu_sock_closed(uv_handle_t *h)
+{
+    struct eu_sock *s = h->data;
+    struct env_uv *u = s->u; /* NULL: the environment was freed first */
+    for (struct eu_sock **pp = u ? &u->socks : NULL; pp && *pp; pp = &(*pp)->next) {
+        if (*pp == s) {
+            *pp = s->next;
+            break;
+        }
+    }
+    fl_buf_close(&s->in);
+    fl_buf_close(&s->pending);
+    free(s);
+}
+
+/* Closes s without a callback to its owner. */
+static void eu_sock_shut(struct eu_sock *s)
+{
+    if (s->closed)
+        return;
+    s->closed = true;
+    s->open = false;
+    uv_close((uv_handle_t *)&s->h, eu_sock_closed);
+}
+
+/* The connection broke or the peer closed it: the owner hears once. */
+static void eu_sock_lost(struct eu_sock *s, int reason)
+{
+    if (s->closed)
+        return;
+    eu_sock_shut(s);
+    if (s->cb && s->cb->on_close)
+        s->cb->on_close(s->cb->ctx, s->id, reason);
+}
+
+static struct eu_sock *eu_sock_new(struct env_uv *u, int peer)
+{
+    struct eu_sock *s = fl_calloc(1, sizeof *s);
+    s->u = u;
+    s->id = ++u->next_sock;
+    s->peer = peer;
+    s->h.data = s;
+    s->conn.data = s;
+    fl_buf_init(&s->in);
+    fl_buf_init(&s->pending);
+    uv_tcp_init(u->loop, &s->h);
+    uv_tcp_nodelay(&s->h, 1);
+    s->next = u->socks;
+    u->socks = s;
+    return s;
+}
+
+static void eu_write_done(uv_write_t *w, int status)
+{
+    (void)status; /* a failed write shows up as a read error on the same socket */
+    free(w);
+}
+
+/* Writes bytes already framed. */
+static int eu_write_raw(struct eu_sock *s, const uint8_t *p, size_t n)
+{
+    uv_write_t *w = fl_malloc(sizeof *w + n);
+    uint8_t *copy = (uint8_t *)(w + 1);
+    memcpy(copy, p, n);
+    uv_buf_t b = uv_buf_init((char *)copy, (unsigned int)n);
+    if (uv_write(w, (uv_stream_t *)&s->h, &b, 1, eu_write_done) != 0) {
+        free(w);
+        return FL_EDOWN;
+    }
+    return FL_OK;
+}
+
+static void eu_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+    (void)h;
+    buf->base = fl_malloc(suggested);
+    buf->len = suggested;
+}
+
+static void eu_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
+{
+    struct eu_sock *s = st->data;
+    if (nread < 0) {
+        free(buf->base);
+        eu_sock_lost(s, nread == UV_EOF ? ENV_CLOSE_PEER : ENV_CLOSE_RESET);
+        return;
+    }
+    fl_buf_append(&s->in, buf->base, (size_t)nread);
+    free(buf->base);
+    size_t off = 0;
+    while (!s->closed && s->in.len - off >= 4) {
+        const uint8_t *h = s->in.data + off;
+        size_t len = (size_t)h[0] | (size_t)h[1] << 8 | (size_t)h[2] << 16 | (size_t)h[3] << 24;
+        if (s->in.len - off - 4 < len)
+            break;
+        off += 4 + len;
+        if (s->cb && s->cb->on_message)
+            s->cb->on_message(s->cb->ctx, s->id, h + 4, len);
+    }
+    if (!s->closed) {
+        memmove(s->in.data, s->in.data + off, s->in.len - off);
+        s->in.len -= off;
+    }
+}
+
+static void eu_connected(uv_connect_t *c, int status)
+{
+    struct eu_sock *s = c->data;
+    if (s->closed)
+        return;
+    if (status < 0) {
+        eu_sock_lost(s, ENV_CLOSE_REFUSED);
+        return;
+    }
+    s->open = true;
+    uv_read_start((uv_stream_t *)&s->h, eu_alloc, eu_read);
+    if (s->pending.len && eu_write_raw(s, s->pending.data, s->pending.len) != FL_OK) {
+        eu_sock_lost(s, ENV_CLOSE_RESET);
+        return;
+    }
+    fl_buf_reset(&s->pending);
+    if (s->cb && s->cb->on_open)
+        s->cb->on_open(s->cb->ctx, s->id);
+}
+
+static void eu_listen_closed(uv_handle_t *h)
+{
+    free(h->data);
+}
+
+static void eu_on_connection(uv_stream_t *server, int status)
+{
+    struct eu_listen *l = server->data;
+    if (status < 0 || l->closed)
+        return;
+    struct eu_sock *s = eu_sock_new(l->u, -1); /* TCP does not say which member it is */
+    if (uv_accept(server, (uv_stream_t *)&s->h) != 0) {
+        eu_sock_shut(s);
+        return;
+    }
+    s->open = true;
+    l->fn(l->ctx, s->id, -1);
+    if (!s->closed)
+        uv_read_start((uv_stream_t *)&s->h, eu_alloc, eu_read);
+}
 
 static int eu_listen(struct fl_env *e, int port, env_accept_fn *fn, void *ctx)
 {
-    (void)e, (void)port, (void)fn, (void)ctx;
-    return FL_EINVAL;
+    struct env_uv *u = eu_of(e);
+    for (struct eu_listen *l = u->listens; l; l = l->next)
+        if (l->port == port && !l->closed)
+            return FL_EEXIST;
+    int tcp_port = eu_map_get(u, u->self, port);
+    if (tcp_port < 0)
+        return FL_EINVAL;
+    struct eu_listen *l = fl_calloc(1, sizeof *l);
+    l->u = u;
+    l->port = port;
+    l->fn = fn;
+    l->ctx = ctx;
+    l->h.data = l;
+    uv_tcp_init(u->loop, &l->h);
+    struct sockaddr_in a;
+    uv_ip4_addr("127.0.0.1", tcp_port, &a);
+    if (uv_tcp_bind(&l->h, (const struct sockaddr *)&a, 0) != 0 ||
+        uv_listen((uv_stream_t *)&l->h, 128, eu_on_connection) != 0) {
+        uv_close((uv_handle_t *)&l->h, eu_listen_closed);
+        return FL_EIO;
+    }
+    l->next = u->listens;
+    u->listens = l;
+    return FL_OK;
 }
+
 static int eu_unlisten(struct fl_env *e, int port)
 {
-    (void)e, (void)port;
-    return FL_EINVAL;
+    struct env_uv *u = eu_of(e);
+    for (struct eu_listen **pp = &u->listens; *pp; pp = &(*pp)->next) {
+        struct eu_listen *l = *pp;
+        if (l->port == port) {
+            *pp = l->next;
+            l->closed = true;
+            uv_close((uv_handle_t *)&l->h, eu_listen_closed);
+            return FL_OK;
+        }
+    }
+    return FL_ENOENT;
 }
+
 static env_sock eu_connect(struct fl_env *e, int peer, int port, const struct env_sock_cb *cb)
 {
-    (void)e, (void)peer, (void)port, (void)cb;
-    return 0;
+    struct env_uv *u = eu_of(e);
+    int tcp_port = eu_map_get(u, peer, port);
+    struct sockaddr_in a;
+    if (tcp_port < 0 || uv_ip4_addr("127.0.0.1", tcp_port, &a) != 0)
+        return 0; /* an address nobody mapped: as for a dead process */
+    struct eu_sock *s = eu_sock_new(u, peer);
+    s->cb = cb;
+    if (uv_tcp_connect(&s->conn, &s->h, (const struct sockaddr *)&a, eu_connected) != 0) {
+        eu_sock_shut(s);
+        return 0;
+    }
+    return s->id; /* refused or open: later, through cb */
 }
-static int eu_sock_bind(struct fl_env *e, env_sock s, const struct env_sock_cb *cb)
+
+static int eu_sock_bind(struct fl_env *e, env_sock id, const struct env_sock_cb *cb)
 {
-    (void)e, (void)s, (void)cb;
-    return FL_EINVAL;
+    struct eu_sock *s = eu_sock_find(eu_of(e), id);
+    if (!s)
+        return FL_EDOWN;
+    s->cb = cb;
+    return FL_OK;
 }
-static int eu_send(struct fl_env *e, env_sock s, const void *p, size_t n)
+
+static int eu_send(struct fl_env *e, env_sock id, const void *p, size_t n)
 {
-    (void)e, (void)s, (void)p, (void)n;
-    return FL_EDOWN;
+    struct eu_sock *s = eu_sock_find(eu_of(e), id);
+    if (!s || n > UINT32_MAX)
+        return FL_EDOWN;
+    uint8_t h[4] = {(uint8_t)n, (uint8_t)(n >> 8), (uint8_t)(n >> 16), (uint8_t)(n >> 24)};
+    if (!s->open) {
+        fl_buf_append(&s->pending, h, 4);
+        fl_buf_append(&s->pending, p, n);
+        return FL_OK;
+    }
+    struct fl_buf b;
+    fl_buf_init(&b);
+    fl_buf_append(&b, h, 4);
+    fl_buf_append(&b, p, n);
+    int rc = eu_write_raw(s, b.data, b.len);
+    fl_buf_close(&b);
+    return rc;
 }
-static void eu_close(struct fl_env *e, env_sock s)
+
+static void eu_close(struct fl_env *e, env_sock id)
 {
-    (void)e, (void)s;
+    struct eu_sock *s = eu_sock_find(eu_of(e), id);
+    if (s)
+        eu_sock_shut(s);
 }
-static bool eu_sock_open(struct fl_env *e, env_sock s)
+
+static bool eu_sock_open(struct fl_env *e, env_sock id)
 {
-    (void)e, (void)s;
-    return false;
+    struct eu_sock *s = eu_sock_find(eu_of(e), id);
+    return s && s->open;
 }
-static int eu_sock_peer(struct fl_env *e, env_sock s)
+
+static int eu_sock_peer(struct fl_env *e, env_sock id)
 {
-    (void)e, (void)s;
-    return -1;
+    struct eu_sock *s = eu_sock_find(eu_of(e), id);
+    return s ? s->peer : -1;
 }
 
 /* ---------------------------------------------------------------- files ------- */
@@ -456,7 +738,8 @@ static const struct env_ops eu_ops = {
     .files_wipe = eu_files_wipe,
 };
 
-struct fl_env *env_uv_new(uv_loop_t *loop, const char *dir, uint64_t seed, const char **err)
+struct fl_env *env_uv_new(uv_loop_t *loop, int self, const char *dir, uint64_t seed,
+                          const char **err)
 {
     if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
         *err = "env_uv: cannot make the data directory";
@@ -465,6 +748,7 @@ struct fl_env *env_uv_new(uv_loop_t *loop, const char *dir, uint64_t seed, const
     struct env_uv *u = fl_calloc(1, sizeof *u);
     u->env.ops = &eu_ops;
     u->loop = loop;
+    u->self = self;
     u->dir = fl_strdup(dir);
     fl_rng_seed(&u->rng, seed);
     u->rate_ppm = 1000000;
@@ -479,7 +763,16 @@ void env_uv_free(struct fl_env *e)
     if (e == NULL)
         return;
     struct env_uv *u = eu_of(e);
+    /* handles still open close now; their records go when the loop next runs */
+    for (struct eu_sock *s = u->socks; s; s = s->next)
+        if (!s->closed)
+            eu_sock_shut(s);
+    while (u->listens)
+        eu_unlisten(e, u->listens->port);
+    for (struct eu_sock *s = u->socks; s; s = s->next)
+        s->u = NULL;
     fl_buf_close(&u->view);
+    free(u->map);
     free(u->dir);
     free(u);
 }

@@ -1,9 +1,11 @@
 /*
  * env_uv.h: the node environment (env.h) of a real process, over a libuv loop
- * (issue 16 §2). PARTIAL: the clocks, timers, random stream and files (a data
- * directory; real write, rename and fsync) are implemented; sockets (TCP with our
- * framing), listening and accepting are not yet: they fail with FL_EINVAL (connect
- * returns 0), so a client or member cannot run over it until they are.
+ * (issue 16 §2): clocks, timers, a random stream, files (a data directory; real
+ * write, rename and fsync) and sockets (loopback TCP, each frame a 4-byte
+ * little-endian length and the bytes). Addresses: env_connect(peer, port) dials the
+ * TCP port env_uv_map gave (peer, port); env_listen(port) listens on the one mapped
+ * for (self, port); an accepted connection's peer is -1 (TCP does not say which
+ * member dialled). Not yet: failpoints (never fire), the incarnation (always 0).
  *
  * Clocks: both are the loop's monotonic clock (uv_hrtime); the local clock can be
  * skewed by a rate in parts per million (env_uv_set_rate), which also scales timer
@@ -19,9 +21,13 @@
 
 /* An environment over loop with its files under dir (created if absent; must not
  * end with '/'), its random stream seeded from seed. Owned by the caller: free with
- * env_uv_free after the last timer and fsync completed or was stopped (the loop is
- * not run here). NULL, with *err set (static), when dir cannot be made. */
-struct fl_env *env_uv_new(uv_loop_t *loop, const char *dir, uint64_t seed, const char **err);
+ * env_uv_free after the last timer and fsync completed or was stopped; sockets and
+ * listeners still open are closed by it (run the loop once more to release them). NULL, with *err
+ * set (static), when dir cannot be made. */
+struct fl_env *env_uv_new(uv_loop_t *loop, int self, const char *dir, uint64_t seed,
+                          const char **err);
+/* Address (addr, port) is loopback TCP port tcp_port (set again: replaced). */
+void env_uv_map(struct fl_env *e, int addr, int port, int tcp_port);
 void env_uv_free(struct fl_env *e);
 /* Skews the local clock: rate_ppm in [1000, 100e6], 1,000,000 exact (continuous). */
 void env_uv_set_rate(struct fl_env *e, int64_t rate_ppm);

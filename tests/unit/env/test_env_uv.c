@@ -3,13 +3,18 @@
  * timers fire on the loop after their delay and not once stopped, a skewed local
  * clock shortens them in real time, and its files are real files in the data
  * directory: appends, whole-file views, a real fsync completed on the loop, rename,
- * listing by prefix in name order, truncate, remove and wipe.
+ * listing by prefix in name order, truncate, remove and wipe; and two environments on
+ * one loop talk over loopback TCP: frames sent before the connection opens and a
+ * 200 KB frame arrive whole and in order, a close reaches the other side as
+ * ENV_CLOSE_PEER, a port nobody listens on is ENV_CLOSE_REFUSED.
  */
 #include "fl_test.h"
 
 #include "nodes/env/env_uv.h"
 
+#include <netinet/in.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 static int fired;
@@ -27,7 +32,7 @@ static struct fl_env *new_env(uv_loop_t *loop)
     snprintf(dir, sizeof dir, "%s/fl_env_uv_XXXXXX", tmp && *tmp ? tmp : "/tmp");
     CHECK(mkdtemp(dir) != NULL);
     const char *err = NULL;
-    struct fl_env *e = env_uv_new(loop, dir, 7, &err);
+    struct fl_env *e = env_uv_new(loop, 1, dir, 7, &err);
     CHECK(e != NULL);
     return e;
 }
@@ -137,8 +142,128 @@ static void test_files(void)
     CHECK_EQ_INT(uv_loop_close(&loop), 0);
 }
 
+/* A loopback TCP port free right now (the kernel's pick). */
+static int free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    int port = -1;
+    if (bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
+        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+        port = ntohs(a.sin_port);
+    close(fd);
+    return port;
+}
+
+static struct fl_env *srv_env, *cli_env;
+static struct env_sock_cb srv_cb, cli_cb;
+static int srv_frames, cli_frames, srv_closed_reason, cli_closed_reason, cli_opened;
+static size_t srv_bytes;
+static env_sock cli_sock;
+static uint8_t *big;
+
+static void srv_on_message(void *ctx, env_sock s, const uint8_t *p, size_t n)
+{
+    (void)ctx;
+    srv_frames++;
+    srv_bytes += n;
+    if (srv_frames == 1)
+        CHECK(n == 5 && memcmp(p, "hello", 5) == 0);
+    if (srv_frames == 2)
+        CHECK(n == 200000 && memcmp(p, big, n) == 0);
+    uint8_t echo[8] = "echo";
+    env_send(srv_env, s, echo, 4);
+}
+static void srv_on_close(void *ctx, env_sock s, int reason)
+{
+    (void)ctx;
+    (void)s;
+    srv_closed_reason = reason;
+    env_unlisten(srv_env, 2379);
+}
+static void srv_on_accept(void *ctx, env_sock s, int peer)
+{
+    (void)ctx;
+    CHECK_EQ_INT(peer, -1);
+    CHECK_EQ_INT(env_sock_bind(srv_env, s, &srv_cb), FL_OK);
+}
+static void cli_on_open(void *ctx, env_sock s)
+{
+    (void)ctx;
+    cli_opened++;
+    CHECK(env_sock_open(cli_env, s));
+    CHECK_EQ_INT(env_send(cli_env, s, big, 200000), FL_OK);
+}
+static void cli_on_message(void *ctx, env_sock s, const uint8_t *p, size_t n)
+{
+    (void)ctx;
+    CHECK(n == 4 && memcmp(p, "echo", 4) == 0);
+    if (++cli_frames == 2)
+        env_close(cli_env, s); /* no callback to us; the server hears it */
+}
+static void cli_on_close(void *ctx, env_sock s, int reason)
+{
+    (void)ctx;
+    (void)s;
+    cli_closed_reason = reason;
+}
+
+static void test_sockets(void)
+{
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    char d1[256], d2[256];
+    srv_env = new_env(&loop);
+    snprintf(d1, sizeof d1, "%s", dir);
+    cli_env = new_env(&loop);
+    snprintf(d2, sizeof d2, "%s", dir);
+    int port = free_port(), dead = free_port();
+    CHECK(port > 0 && dead > 0);
+    env_uv_map(srv_env, 1, 2379, port);
+    env_uv_map(cli_env, 1, 2379, port);
+    env_uv_map(cli_env, 3, 2379, dead);
+    srv_cb = (struct env_sock_cb){NULL, srv_on_message, srv_on_close, NULL};
+    cli_cb = (struct env_sock_cb){cli_on_open, cli_on_message, cli_on_close, NULL};
+    big = fl_malloc(200000);
+    for (size_t i = 0; i < 200000; i++)
+        big[i] = (uint8_t)(i * 7);
+    CHECK_EQ_INT(env_listen(srv_env, 2379, srv_on_accept, NULL), FL_OK);
+    CHECK_EQ_INT(env_listen(srv_env, 2379, srv_on_accept, NULL), FL_EEXIST);
+    cli_sock = env_connect(cli_env, 1, 2379, &cli_cb);
+    CHECK(cli_sock != 0);
+    CHECK(!env_sock_open(cli_env, cli_sock));
+    CHECK_EQ_INT(env_send(cli_env, cli_sock, "hello", 5), FL_OK); /* waits for the open */
+    uv_run(&loop, UV_RUN_DEFAULT);
+    CHECK_EQ_INT(cli_opened, 1);
+    CHECK_EQ_INT(srv_frames, 2);
+    CHECK(srv_bytes == 200005);
+    CHECK_EQ_INT(cli_frames, 2);
+    CHECK_EQ_INT(srv_closed_reason, ENV_CLOSE_PEER);
+    CHECK_EQ_INT(cli_closed_reason, 0); /* closing yourself makes no callback */
+    CHECK_EQ_INT(env_send(cli_env, cli_sock, "x", 1), FL_EDOWN);
+
+    env_sock r = env_connect(cli_env, 3, 2379, &cli_cb);
+    CHECK(r != 0);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    CHECK_EQ_INT(cli_closed_reason, ENV_CLOSE_REFUSED);
+    CHECK_EQ_INT(env_connect(cli_env, 9, 2379, &cli_cb), 0); /* nobody mapped */
+
+    env_uv_free(srv_env);
+    env_uv_free(cli_env);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    CHECK_EQ_INT(uv_loop_close(&loop), 0);
+    free(big);
+    rmdir(d1);
+    rmdir(d2);
+}
+
 int main(void)
 {
+    FL_TEST(test_sockets);
     FL_TEST(test_timers);
     FL_TEST(test_files);
     return fl_test_end();
