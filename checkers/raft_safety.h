@@ -136,12 +136,15 @@ bool raft_safety_elected(struct raft_safety *c, uint64_t node, uint64_t term,
 /* node, leading term, moved its commit index to commit (fed after raft_safety_commit;
  * ignored unless raft_safety_leader fed node as the leader of term before): the entry there must be
  * held, in the persisted logs fed so far, by a quorum of the voters of the configuration the leader
- * has in force (its latest conf entry; joint configurations are not used by this core,
- * which changes one member at a time) — the leader itself counted only when it is one
- * of them (commit_quorum: Raft §5.3, thesis §4.2.2; it catches a leader that counts an
- * acknowledgement it never got, or itself where it is not a voter). Holding is judged
- * by the hash chain, so the whole prefix is held as well. A member whose view cannot
- * tell counts as holding. */
+ * had in force when it decided the commit (joint configurations are not used by this
+ * core, which changes one member at a time). That is the configuration at some index
+ * between the larger of commit and the node's last index at its previous leader commit
+ * of this term, and its last index now: a conf entry fed in the same ready may have been
+ * appended after the decision, so any of those configurations holding a quorum passes — the leader
+ * itself counted only when it is one of them (commit_quorum: Raft §5.3, thesis §4.2.2; it catches a
+ * leader that counts an acknowledgement it never got, or itself where it is not a voter). Holding
+ * is judged by the hash chain, so the whole prefix is held as well. A member whose view cannot tell
+ * counts as holding. */
 bool raft_safety_leader_commit(struct raft_safety *c, uint64_t node, uint64_t term,
                                uint64_t commit);
 

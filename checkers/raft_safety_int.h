@@ -67,8 +67,10 @@ struct rs_node {
     uint64_t applied;
     bool leader;
     uint64_t leader_term;
-    bool unanchored; /* its base came from a snapshot whose chain we never saw */
-    bool retired;    /* forgotten: ignored by the trimming floor until fed again */
+    bool unanchored;  /* its base came from a snapshot whose chain we never saw */
+    bool retired;     /* forgotten: ignored by the trimming floor until fed again */
+    uint64_t lc_term; /* the term of its last raft_safety_leader_commit ... */
+    uint64_t lc_last; /* ... and its last index then */
 
     /* commits and applies (raft_safety.c) */
     uint64_t commit_fed;     /* the last commit index fed, unclamped */

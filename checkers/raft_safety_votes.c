@@ -437,26 +437,61 @@ static bool commit_electable_check(struct raft_safety *c, uint64_t node, uint64_
     return !c->failed;
 }
 
-bool raft_safety_leader_commit(struct raft_safety *c, uint64_t node, uint64_t term, uint64_t commit)
+/* How many voters of cf hold the entry whose chain at index i is `chain`. */
+static uint32_t commit_held(struct raft_safety *c, const struct rs_conf *cf, uint64_t i,
+                            uint64_t chain)
 {
-    FL_ASSERT(c != NULL && node != 0);
-    struct rs_node *n = rs__node_get(c, node);
-    uint64_t chain = 0;
-    if (!n->leader || n->leader_term != term || !n->conf_known || n->unanchored ||
-        commit > n->last || commit <= n->base || !rs__chain_at(c, n, commit, &chain))
-        return !c->failed; /* nothing new, or the checker cannot tell */
-    const struct rs_conf *cf = conf_at(n, n->last);
-    uint32_t voters = conf_count(cf, false), quorum = voters / 2 + 1, held = 0;
-    if (voters == 0)
-        return !c->failed; /* no voters known */
+    uint32_t held = 0;
     for (uint32_t k = 0; k < cf->n; k++) {
         if (cf->learner[k])
             continue;
         const struct rs_node *f = rs__node_find(c, cf->ids[k]);
-        held += f && holds(c, f, commit, chain);
+        held += f && holds(c, f, i, chain);
     }
-    if (held >= quorum)
+    return held;
+}
+
+/* Whether cf's voters include a quorum holding the entry (no voters: cannot tell). */
+static bool commit_quorum_in(struct raft_safety *c, const struct rs_conf *cf, uint64_t i,
+                             uint64_t chain)
+{
+    uint32_t voters = conf_count(cf, false);
+    return voters == 0 || commit_held(c, cf, i, chain) >= voters / 2 + 1;
+}
+
+bool raft_safety_leader_commit(struct raft_safety *c, uint64_t node, uint64_t term, uint64_t commit)
+{
+    FL_ASSERT(c != NULL && node != 0);
+    struct rs_node *n = rs__node_get(c, node);
+    /* The leader decided this commit after the previous one it declared in this term,
+     * when its log ended somewhere in [floor, last] (a leader's log only grows in its
+     * term); entries fed since may include a conf entry appended after the decision.
+     * With changes in force from their append, the configuration that decided it is
+     * the one in force at one of those indexes (not necessarily at last: one member,
+     * leading alone, commits index i and then appends the change adding a second in
+     * the same ready). */
+    uint64_t floor = n->lc_term == term ? n->lc_last : 0;
+    n->lc_term = term;
+    n->lc_last = n->last;
+    uint64_t chain = 0;
+    if (!n->leader || n->leader_term != term || !n->conf_known || n->unanchored ||
+        commit > n->last || commit <= n->base || !rs__chain_at(c, n, commit, &chain))
+        return !c->failed; /* nothing new, or the checker cannot tell */
+    uint64_t lo = FL_MIN(FL_MAX(commit, floor), n->last);
+    const struct rs_conf *cf = conf_at(n, lo);
+    bool ok = commit_quorum_in(c, cf, commit, chain);
+    for (size_t k = 0; k < n->confs_count && !ok; k++) {
+        if (n->confs[k].index <= lo || n->confs[k].index > n->last)
+            continue;
+        cf = &n->confs[k].conf;
+        ok = commit_quorum_in(c, cf, commit, chain);
+    }
+    if (conf_count(cf, false) == 0)
+        return !c->failed; /* no voters known */
+    uint32_t quorum = conf_count(cf, false) / 2 + 1;
+    if (ok)
         return commit_electable_check(c, node, n->leader_term, cf, commit, chain, quorum);
+    uint32_t held = commit_held(c, cf, commit, chain);
     char text[400];
     conf_text(cf, text, sizeof text);
     return rs__violate(c, "commit_quorum", node, 0, commit, n->leader_term,

@@ -189,6 +189,46 @@ static void test_commit_electable(void)
     raft_safety_free(c);
 }
 
+/* Member 1 alone (conf entry 1, term 1, committed), leading term 2. */
+static struct raft_safety *boot1(void)
+{
+    struct raft_safety *c = raft_safety_new();
+    CHECK(raft_safety_append(c, 1, 1, 1, h(1)));
+    CHECK(raft_safety_conf_entry(c, 1, 1, RAFT_SAFETY_CC_ADD_VOTER, 1));
+    CHECK(raft_safety_commit(c, 1, 1));
+    raft_safety_synced(c, 1);
+    CHECK(raft_safety_leader(c, 1, 2));
+    put(c, 1, 2, -1, 0);
+    CHECK(raft_safety_commit(c, 1, 2));
+    CHECK(raft_safety_leader_commit(c, 1, 2, 2));
+    return c;
+}
+
+static void test_commit_before_conf_append(void)
+{
+    /* One ready of a member leading alone: index 3 appended and committed by its own
+     * count ({1}), then the change adding 2 appended at 4 (chaos mix91 world 5002).
+     * The commit was decided under {1}: no violation, although {1, 2} is in force at
+     * the last index fed and only 1 holds 3. */
+    struct raft_safety *c = boot1();
+    put(c, 1, 3, -1, 0);
+    put(c, 1, 4, RAFT_SAFETY_CC_ADD_VOTER, 2);
+    CHECK(raft_safety_commit(c, 1, 3));
+    CHECK(raft_safety_leader_commit(c, 1, 2, 3));
+    CHECK(!raft_safety_failed(c));
+    raft_safety_free(c);
+
+    /* The change fed in an earlier ready that declared a commit: {1, 2} was in force
+     * whenever the next commit was decided, so 3 held by 1 alone is a violation. */
+    c = boot1();
+    put(c, 1, 3, -1, 0);
+    put(c, 1, 4, RAFT_SAFETY_CC_ADD_VOTER, 2);
+    CHECK(raft_safety_leader_commit(c, 1, 2, 2)); /* (the ready: commit unchanged) */
+    CHECK(raft_safety_commit(c, 1, 3));
+    CHECK(!raft_safety_leader_commit(c, 1, 2, 3));
+    expect_quorum_violation(c);
+}
+
 int main(void)
 {
     FL_TEST(test_correct_leader);
@@ -196,5 +236,6 @@ int main(void)
     FL_TEST(test_unheld_ack);
     FL_TEST(test_not_judged);
     FL_TEST(test_commit_electable);
+    FL_TEST(test_commit_before_conf_append);
     return fl_test_end();
 }
