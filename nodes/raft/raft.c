@@ -690,6 +690,11 @@ const struct raft_conf_state *raft_conf(const struct raft *r)
     return raft__conf_at(r, UINT64_MAX);
 }
 
+const struct raft_conf_state *raft_conf_at(const struct raft *r, uint64_t index)
+{
+    return raft__conf_at(r, index);
+}
+
 void raft_status_get(const struct raft *r, struct raft_status *st)
 {
     memset(st, 0, sizeof(*st));

@@ -436,6 +436,9 @@ uint64_t raft_commit_index(const struct raft *r);
 uint64_t raft_last_index(const struct raft *r);
 uint64_t raft_first_index(const struct raft *r);
 const struct raft_conf_state *raft_conf(const struct raft *r);
+/* The configuration in force at index: that of the latest conf entry at or below it
+ * (the compacted base's configuration below the first entry held). */
+const struct raft_conf_state *raft_conf_at(const struct raft *r, uint64_t index);
 /* The term of entry index, 0 when unknown (compacted or beyond the end). */
 uint64_t raft_entry_term(const struct raft *r, uint64_t index);
 /* The entry at index while the log holds it (NULL when compacted away or beyond the

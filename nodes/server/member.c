@@ -604,6 +604,22 @@ void srv_member_save_db(struct srv_member *m)
     (void)take_snapshot(m, true); /* forced: no failpoint, nothing to unwind */
 }
 
+/* The configuration the member had in force when it won the term of rd: the one at
+ * its last index then (the leader event names the index after it, its empty entry).
+ * Not the configuration now: a member leading alone can append, in the ready where it
+ * won, a pending change adding a second voter (chaos mix91 world 5006), and that
+ * configuration never counted its votes. */
+static const struct raft_conf_state *elected_conf(const struct srv_member *m,
+                                                  const struct raft_ready *rd)
+{
+    for (size_t i = rd->events_count; i > 0; i--) {
+        const struct raft_event *ev = &rd->events[i - 1];
+        if (ev->kind == RAFT_EV_LEADER && ev->term == rd->hard_state.term && ev->index > 0)
+            return raft_conf_at(m->raft, ev->index - 1);
+    }
+    return raft_conf(m->raft);
+}
+
 static void handle_soft_state(struct srv_member *m, const struct raft_ready *rd)
 {
     if (!rd->soft_state_changed)
@@ -618,7 +634,7 @@ static void handle_soft_state(struct srv_member *m, const struct raft_ready *rd)
          * then a newer leader's messages), in which another member leads. The votes
          * first: a leader elected without a quorum is the cause of what the leader
          * checks (e.g. leader completeness) would find next. */
-        struct raft_safety_conf sc = safety_conf(raft_conf(m->raft));
+        struct raft_safety_conf sc = safety_conf(elected_conf(m, rd));
         bool ok = raft_safety_elected(m->chk.safety, m->id, rd->hard_state.term, &sc);
         ok = raft_safety_leader(m->chk.safety, m->id, rd->hard_state.term) && ok;
         safety_check(m, ok);
