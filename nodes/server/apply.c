@@ -292,7 +292,9 @@ static void apply_conf_entry(struct srv_member *m, const struct raft_entry *e)
     if (mi && mi->origin == m->id) {
         wt = srv_waiter_find(m, mi->req_id);
         /* etcd: the operator starts the new member once member add returned, i.e.
-         * once the change is applied; it cannot help commit its own addition. */
+         * once the change is applied; it cannot help commit its own addition (a
+         * second member added to a one-member cluster is started at the proposal:
+         * rpc_admin.c propose_conf). */
         if (cc.type == RAFT_CC_ADD_VOTER || cc.type == RAFT_CC_ADD_LEARNER)
             srv_cluster_start_joiner(m->cl, (int)mi->node, cc.node_id, m->cluster_id,
                                      !mi->no_start);

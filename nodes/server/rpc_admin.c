@@ -137,6 +137,15 @@ static void propose_conf(struct srv_member *m, const struct srv_reply *reply, Rp
     cc->context_len = n;
     int err = raft_propose_conf_change(m->raft, cc, NULL);
     free(buf);
+    /* A second member added to a one-member cluster (etcd's strict check lets it, for
+     * restoring a cluster): etcd commits the change under the old configuration, then
+     * the operator starts the member. Here a change is in force from its append, so it
+     * commits only once the new member holds it: started at the apply (apply.c), it
+     * never would, and the member would campaign alone forever. The operator starts
+     * it now, as etcd's recovery guide does right after member add. */
+    if (err == FL_OK && cc->type == RAFT_CC_ADD_VOTER && m->app.applied_conf.voters_count == 1 &&
+        !mi.no_start)
+        srv_cluster_start_joiner(m->cl, (int)node, cc->node_id, m->cluster_id, true);
     if (err == FL_EEXIST) {
         srv_reply_error(m, reply, req->method, RPC_ERR_MEMBER_EXIST);
         srv_waiter_done(m, wt);

@@ -72,6 +72,27 @@ foreach(seed 1 2 3)
     --db ${FL_WDB}/safety_feed.db --json)
 endforeach()
 
+# A voter added to a one-member cluster: the change (in force from its append) commits
+# only once the new member holds it, so the new member starts before the apply (before
+# the fix the lone member campaigned alone for ever).
+foreach(seed 1 2 3)
+  fl_swarm_test(scenario.swarm.add_second_member.seed${seed} scenario 120
+    ${FL_CHK} 0 - ${FL_BIN} run ${FL_SWM}/add_second_member.lua --seed ${seed}
+    --db ${FL_WDB}/add_second_member.db --json)
+endforeach()
+
+# Chaos worlds (reseed 91) of one member that the membership lane grows to two: false
+# raft_safety alarms before the fixes. 5002: commit_quorum judged an index the lone
+# leader committed by its own count against the configuration of a change it appended
+# after it, in the same ready. 5006: election_quorum judged the election against the
+# configuration after a change the new leader appended before its winning ready was
+# processed. Both then stalled for ever (the second member never started).
+foreach(seed 5002 5006)
+  fl_swarm_test(scenario.swarm.chaos_reseed91.seed${seed} scenario 120
+    ${FL_CHK} 0 - ${FL_BIN} run ${FL_SWM}/chaos_reseed91.lua --seed ${seed}
+    --db ${FL_WDB}/chaos_reseed91.db --json)
+endforeach()
+
 # A peer connection whose attempt was refused while the refusal got lost must time out
 # even while frames from the peer keep arriving on its own connection (the leader
 # never reached a restarted member again: chaos seed 8 in a draft).

@@ -1,0 +1,109 @@
+shrink{ reseed = 91 }; -- chaos_reseed91.lua: scenarios/chaos.lua as of issue 13 (frozen copy) with world reseed 91 (explore: mix91 worlds 5002, 5006). Each seed draws its own world
+-- (swarm{}): cluster size 1/3/5/7, pre-vote and check-quorum, election and heartbeat
+-- timeouts, snapshot count and retained entries, auto-compaction, quota, fsync latency
+-- per member, network latency, clients and a balancer policy each, a workload mix
+-- with txns, ranges, deletes, leases that expire and churning watches; which fault
+-- lanes run and how often (partitions of every Jepsen shape, kills, power loss,
+-- pauses, clock skew, packet loss/duplication/delay, held links, membership changes,
+-- leadership transfer, compaction, defragmentation, NOSPACE recovery, backups), which
+-- failpoints fire (BUGGIFY) and which faults fire on node events (triggers). The
+-- fault phase ends with heal_all(); then the cluster must come back: a leader, a
+-- write that succeeds, every client failing over when the member most of them use
+-- dies, and convergence (the converge check). liveness judges the cluster after every
+-- heal and while only a minority is faulty: a write within the world's bound.
+local world = swarm {}
+
+scenario {
+  name = "chaos",
+  description = "swarm chaos: each seed draws its cluster, clients, workload, faults, failpoints and triggers",
+  checks = { "linearizability", "watch", "raft_safety", "converge", "liveness" },
+}
+
+local E = world.cluster.election_ms * ms
+local TIMEOUT = world.clients.timeout_ms * ms
+
+expect(run_until(function() return leader() ~= nil end, 10*s), "a leader is elected", leader())
+run(1*s)
+nemesis { duration = 12*s }
+run(12*s)
+heal_all()
+
+-- the cluster comes back: a leader, and a write that succeeds
+local up = run_until(function() return leader() ~= nil end, 10*s + 10*E)
+expect(up, "a leader after the fault phase", leader())
+if not up then return end
+local c = client(1)
+-- etcd's NOSPACE recovery: compact, let every member apply it, defragment every member,
+-- disarm; again whenever the alarm is back (the workload goes on writing meanwhile)
+local function nospace_recover()
+  local r = c:get("chaos/alive", { timeout = TIMEOUT })
+  if r then compact(r.revision) end
+  run(E)
+  for _, n in ipairs(nodes()) do if status(n).alive then defrag(n) end end
+  alarm_disarm()
+end
+local function put_ok()
+  local r, err = c:put("chaos/alive", "x", { timeout = TIMEOUT })
+  if not r and world.cluster.quota_bytes > 0 and err and err:find("space exceeded", 1, true) then
+    nospace_recover()
+  end
+  return r ~= nil
+end
+if world.cluster.quota_bytes > 0 then nospace_recover() end
+expect(run_until(put_ok, 10*s + 10*E, 100*ms), "a write succeeds after the fault phase")
+run(1*s)
+
+-- every client fails over when the member most of them last used dies: once a read sent
+-- straight to a surviving member succeeds (a quorum is left), each client reads within
+-- five request timeouts (all four policies fail over within one or two; the margin is
+-- for a client that lands on a member whose slow disk makes its reads time out too).
+-- (When the kill takes the quorum away, e.g. two voters left by a membership change,
+-- there is nothing to fail over to: no claim then.)
+local NC = #world.clients.balancers
+if #nodes() >= 3 then
+  local count, target, most = {}, nil, 0
+  for i = 1, NC do
+    local n = client(i):stats().last_node
+    if n and n > 0 then
+      count[n] = (count[n] or 0) + 1
+      if count[n] > most then target, most = n, count[n] end
+    end
+  end
+  if target and status(target).alive then
+    local LIMIT = 3 * E + 6 * TIMEOUT + 5*s
+    local t0, first = now(), {}
+    kill(target)
+    for i = 1, NC do
+      spawn(function()
+        while now() - t0 < LIMIT do
+          if client(i):get("chaos/alive", { timeout = TIMEOUT }) then first[i] = now() - t0 return end
+          sleep(50*ms)
+        end
+      end)
+    end
+    -- is a quorum left? a read sent straight to a surviving member (past every balancer)
+    -- tells: q_at is when the first one succeeded
+    local q_at
+    spawn(function()
+      while now() - t0 < 3 * E + 2*s and not q_at do
+        for _, n in ipairs(nodes()) do
+          if not q_at and n ~= target and status(n).alive and
+             client(1):get("chaos/alive", { node = n, timeout = TIMEOUT }) then
+            q_at = now() - t0
+          end
+        end
+        sleep(50*ms)
+      end
+    end)
+    run(LIMIT)
+    local bound = q_at and q_at + 5 * TIMEOUT + 3*s
+    for i = 1, NC do
+      expect(not q_at or (first[i] ~= nil and first[i] < bound),
+             "client " .. i .. " (" .. world.clients.balancers[i] .. ") fails over when the member it uses dies",
+             { killed = target, failover_ms = first[i] and first[i] // ms, quorum_ms = q_at and q_at // ms,
+               bound_ms = bound and bound // ms })
+    end
+    restart(target)
+  end
+end
+run(1*s)
