@@ -92,6 +92,11 @@ struct chk_step {
     bool wrote; /* the revision advanced */
 };
 
+/* Judges one historical range of a writing txn (sub s) against st, the state at the
+ * revision it asks (engine 1 steps the txn itself at its own revision, where
+ * chk_model_step accepts such a range unseen). False, with m->why, when it differs. */
+bool chk_model_range_at(const struct chk_model *m, struct chk_kstate *st, const struct chk_sub *s);
+
 /*
  * Applies op to st in place and judges it against its recorded outcome. An op with
  * status UNKNOWN (or without recorded results) is applied without judgement (always

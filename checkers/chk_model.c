@@ -169,8 +169,11 @@ static int32_t range_next(struct range_it *it, struct chk_kent **e)
     return -1;
 }
 
+/* exact: a historical range is judged against st (m->hist_exact, and the op writes
+ * nothing: engine 1 steps a read at the revision it asks, but a writing txn at its own
+ * revision, where the state is not the one an earlier revision of it asks for). */
 static bool sub_range(const struct chk_model *m, struct chk_kstate *st, const struct chk_sub *s,
-                      bool judge)
+                      bool judge, bool exact)
 {
     if (!judge || !(s->flags & CHK_SUBF_RESULT_SET))
         return true;
@@ -185,7 +188,7 @@ static bool sub_range(const struct chk_model *m, struct chk_kstate *st, const st
                 (long long)s->req_rev, (long long)st->compact_rev);
             return false;
         }
-        if (!m->hist_exact)
+        if (!exact)
             return true; /* the model keeps no history, like etcd's own */
     }
     struct range_it it;
@@ -554,6 +557,12 @@ static bool recorded_write(const struct chk_history *h, const struct chk_op *op)
     return false;
 }
 
+bool chk_model_range_at(const struct chk_model *m, struct chk_kstate *st, const struct chk_sub *s)
+{
+    FL_ASSERT(s->kind == CHK_SUB_RANGE && s->req_rev == st->rev);
+    return sub_range(m, st, s, true, true);
+}
+
 struct chk_step chk_model_step(const struct chk_model *m, struct chk_kstate *st,
                                const struct chk_op *op)
 {
@@ -594,7 +603,7 @@ struct chk_step chk_model_step(const struct chk_model *m, struct chk_kstate *st,
         const struct chk_sub *s = &subs[i];
         bool ok = true;
         if (s->kind == CHK_SUB_RANGE) {
-            ok = sub_range(m, st, s, judge);
+            ok = sub_range(m, st, s, judge, m->hist_exact && !writes);
             hist_read |= s->req_rev > 0;
         } else if (s->kind == CHK_SUB_DELETE) {
             ok = sub_delete(m, st, s, judge, new_rev, &removed);
@@ -612,7 +621,7 @@ struct chk_step chk_model_step(const struct chk_model *m, struct chk_kstate *st,
      * lease revoke, whose deletes are not recorded, answered at revision 3 after a put
      * at revision 4 had returned, and the search let it stand). */
     if (op->status == CHK_ST_OK && m->check_revs && op->rev != CHK_NO_REV &&
-        !(hist_read && m->hist_exact) && op->rev != st->rev) {
+        !(hist_read && m->hist_exact && !writes) && op->rev != st->rev) {
         why(m, "response revision %lld, the model is at revision %lld", (long long)op->rev,
             (long long)st->rev);
         r.legal = false;
