@@ -18,7 +18,7 @@ endfunction()
 foreach(seed 1 2 3)
   fl_swarm_test(scenario.swarm.stale_ready_leader.seed${seed} scenario 120
     ${FL_CHK} 0 - ${FL_BIN} run ${FL_SWM}/stale_ready_leader.lua --seed ${seed}
-    --db ${FL_WDB}/stale_ready_leader.db --json)
+    --db ${FL_WDB}/stale_ready_leader-${seed}.db --json)
 endforeach()
 
 # A watch that resumes on a member behind the one it came from: that member's progress
@@ -27,7 +27,7 @@ endforeach()
 foreach(seed 1 2 3)
   fl_swarm_test(scenario.swarm.progress_lagging.seed${seed} scenario 120
     ${FL_CHK} 0 - ${FL_BIN} run ${FL_SWM}/progress_lagging.lua --seed ${seed}
-    --db ${FL_WDB}/progress_lagging.db --json)
+    --db ${FL_WDB}/progress_lagging-${seed}.db --json)
 endforeach()
 
 # The pinned policies when every endpoint failed at once: re-pin an open connection
@@ -36,7 +36,7 @@ endforeach()
 foreach(seed 1 2 3)
   fl_swarm_test(scenario.swarm.pinned_single.seed${seed} scenario 120
     ${FL_CHK} 0 - ${FL_BIN} run ${FL_SWM}/pinned_single.lua --seed ${seed}
-    --db ${FL_WDB}/pinned_single.db --json)
+    --db ${FL_WDB}/pinned_single-${seed}.db --json)
 endforeach()
 
 # A client's lease revoke recorded without its keys: a key the lease held but a later
@@ -60,7 +60,7 @@ fl_swarm_test(cli.swarm.lease_expiry_none cli 30
 foreach(seed 1 2 3)
   fl_swarm_test(scenario.swarm.pinned_learner.seed${seed} scenario 120
     ${FL_CHK} 0 - ${FL_BIN} run ${FL_SWM}/pinned_learner.lua --seed ${seed}
-    --db ${FL_WDB}/pinned_learner.db --json)
+    --db ${FL_WDB}/pinned_learner-${seed}.db --json)
 endforeach()
 
 # A follower whose log a new leader overwrites crashes right after the overwrite is
@@ -69,7 +69,7 @@ endforeach()
 foreach(seed 1 2 3)
   fl_swarm_test(scenario.swarm.safety_feed.seed${seed} scenario 120
     ${FL_CHK} 0 - ${FL_BIN} run ${FL_SWM}/safety_feed.lua --seed ${seed}
-    --db ${FL_WDB}/safety_feed.db --json)
+    --db ${FL_WDB}/safety_feed-${seed}.db --json)
 endforeach()
 
 # A voter added to a one-member cluster: the change (in force from its append) commits
@@ -78,7 +78,7 @@ endforeach()
 foreach(seed 1 2 3)
   fl_swarm_test(scenario.swarm.add_second_member.seed${seed} scenario 120
     ${FL_CHK} 0 - ${FL_BIN} run ${FL_SWM}/add_second_member.lua --seed ${seed}
-    --db ${FL_WDB}/add_second_member.db --json)
+    --db ${FL_WDB}/add_second_member-${seed}.db --json)
 endforeach()
 
 # Chaos worlds (reseed 91) of one member that the membership lane grows to two: false
@@ -90,7 +90,7 @@ endforeach()
 foreach(seed 5002 5006)
   fl_swarm_test(scenario.swarm.chaos_reseed91.seed${seed} scenario 120
     ${FL_CHK} 0 - ${FL_BIN} run ${FL_SWM}/chaos_reseed91.lua --seed ${seed}
-    --db ${FL_WDB}/chaos_reseed91.db --json)
+    --db ${FL_WDB}/chaos_reseed91-${seed}.db --json)
 endforeach()
 
 # A peer connection whose attempt was refused while the refusal got lost must time out
@@ -99,7 +99,7 @@ endforeach()
 foreach(seed 1 2 3)
   fl_swarm_test(scenario.swarm.peer_dial_lost.seed${seed} scenario 120
     ${FL_CHK} 0 - ${FL_BIN} run ${FL_SWM}/peer_dial_lost.lua --seed ${seed}
-    --db ${FL_WDB}/peer_dial_lost.db --json)
+    --db ${FL_WDB}/peer_dial_lost-${seed}.db --json)
 endforeach()
 
 # on(kind, fn): every event kind is heard with its fields; a kill from a handler lands
@@ -107,7 +107,7 @@ endforeach()
 foreach(seed 1 2 3)
   fl_swarm_test(scenario.swarm.on_events.seed${seed} scenario 120
     ${FL_CHK} 0 - ${FL_BIN} run ${FL_SWM}/on_events.lua --seed ${seed}
-    --db ${FL_WDB}/on_events.db --json)
+    --db ${FL_WDB}/on_events-${seed}.db --json)
 endforeach()
 
 # swarm{}: the drawn world in the summary, the first faults row and stderr; a stream
@@ -123,10 +123,10 @@ fl_swarm_test(swarm.check swarm 900
 foreach(seed 1 2 3)
   fl_swarm_test(scenario.swarm.reset_below_compact.seed${seed} scenario 120
     ${FL_CHK} 1 - ${FL_BIN} run ${FL_SWM}/reset_below_compact.lua --seed ${seed}
-    --bug mvcc.revision_reset_on_restart --db ${FL_WDB}/reset_below_compact.db --json)
+    --bug mvcc.revision_reset_on_restart --db ${FL_WDB}/reset_below_compact-${seed}.db --json)
   fl_swarm_test(scenario.swarm.reset_lease_gone.seed${seed} scenario 120
     ${FL_CHK} 0 - ${FL_BIN} run ${FL_SWM}/reset_lease_gone.lua --seed ${seed}
-    --bug mvcc.revision_reset_on_restart --db ${FL_WDB}/reset_lease_gone.db --json)
+    --bug mvcc.revision_reset_on_restart --db ${FL_WDB}/reset_lease_gone-${seed}.db --json)
 endforeach()
 
 # A member that dies in the middle of a control call or of a disk callback: a defrag
@@ -136,7 +136,7 @@ endforeach()
 foreach(seed 1 2 3)
   fl_swarm_test(scenario.swarm.ctl_crash.seed${seed} scenario 120
     ${FL_CHK} 0 - ${FL_BIN} run ${FL_SWM}/ctl_crash.lua --seed ${seed}
-    --db ${FL_WDB}/ctl_crash.db --json)
+    --db ${FL_WDB}/ctl_crash-${seed}.db --json)
 endforeach()
 
 # Bug-finding power (issue 13): the generic chaos sweep finds each of these bug switches
