@@ -264,6 +264,21 @@ static int integrity(struct hist_db *db)
     return rc ? hist__fail(db, rc, "%s", why) : FL_OK;
 }
 
+/* exec, waiting while another process holds a lock that SQLite does not wait for by
+ * itself: switching a new file to WAL while another faultline opens it too (two runs
+ * of a test, or of a user, on one new database) gets SQLITE_BUSY at once, without the
+ * busy handler. Waits up to the busy timeout, 60 s, in 10 ms steps. */
+static int exec_when_free(struct hist_db *db, const char *sql)
+{
+    for (int tries = 0; tries < 6000; tries++) {
+        int rc = sqlite3_exec(db->db, sql, NULL, NULL, NULL);
+        if (rc != SQLITE_BUSY && rc != SQLITE_LOCKED)
+            break;
+        sqlite3_sleep(10);
+    }
+    return exec(db, sql); /* once more, reporting what it says */
+}
+
 static int setup_write(struct hist_db *db)
 {
     if (sqlite3_db_readonly(db->db, "main") == 1)
@@ -278,7 +293,7 @@ static int setup_write(struct hist_db *db)
     if (!rc)
         rc = integrity(db);
     if (!rc)
-        rc = exec(db, "PRAGMA journal_mode = WAL");
+        rc = exec_when_free(db, "PRAGMA journal_mode = WAL");
     if (!rc)
         rc = exec(db, "PRAGMA synchronous = NORMAL");
     if (!rc)
