@@ -4,6 +4,7 @@
  * when to wake; libuv tells curl what happened), unary calls and streamed watches.
  */
 #include "harness/live/live_etcd.h"
+#include "harness/common/list.h"
 
 #include <curl/curl.h>
 #include <openssl/evp.h>
@@ -35,13 +36,7 @@ struct lv_etcd_watch {
 
 static void req_unlink(struct lv_etcd_req *r)
 {
-    struct lv_etcd *e = r->e;
-    if (r->prev)
-        r->prev->next = r->next;
-    else
-        e->reqs = r->next;
-    if (r->next)
-        r->next->prev = r->prev;
+    FL_LIST_REMOVE(r->e->reqs, r, prev, next);
 }
 
 static void req_free(struct lv_etcd_req *r)
@@ -272,10 +267,7 @@ static struct lv_etcd_req *req_start(struct lv_etcd *e, struct lv_etcd_req *r, c
     curl_easy_setopt(r->easy, CURLOPT_TIMEOUT_MS, (long)(timeout_ms > 0 ? timeout_ms : 0));
     curl_easy_setopt(r->easy, CURLOPT_CONNECTTIMEOUT_MS,
                      (long)(timeout_ms > 0 && timeout_ms < 5000 ? timeout_ms : 5000));
-    r->next = e->reqs;
-    if (e->reqs)
-        e->reqs->prev = r;
-    e->reqs = r;
+    FL_LIST_INSERT_HEAD(e->reqs, r, prev, next);
     curl_multi_add_handle(e->multi, r->easy);
     return r;
 }

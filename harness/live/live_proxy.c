@@ -6,6 +6,7 @@
  * loss set the head's release time, which a per-connection timer waits for.
  */
 #include "harness/live/live_proxy.h"
+#include "harness/common/list.h"
 
 #include <strings.h>
 
@@ -108,12 +109,7 @@ static void conn_close(struct lv_conn *c)
         return;
     c->closing = true;
     struct lv_proxy *p = c->p;
-    if (c->prev)
-        c->prev->next = c->next;
-    else
-        p->conns = c->next;
-    if (c->next)
-        c->next->prev = c->prev;
+    FL_LIST_REMOVE(p->conns, c, prev, next);
     uv_close((uv_handle_t *)&c->down, on_handle_closed);
     uv_close((uv_handle_t *)&c->up, on_handle_closed);
     uv_close((uv_handle_t *)&c->timer, on_handle_closed);
@@ -342,10 +338,7 @@ static void on_connection(uv_stream_t *server, int status)
     c->down.data = c->up.data = c->timer.data = c->creq.data = c;
     c->handles = 3;
     p->handles += 3;
-    c->next = p->conns;
-    if (p->conns)
-        p->conns->prev = c;
-    p->conns = c;
+    FL_LIST_INSERT_HEAD(p->conns, c, prev, next);
     c->fwd.src = c->back.dst = &c->down;
     c->fwd.dst = c->back.src = &c->up;
     if (uv_accept(server, (uv_stream_t *)&c->down) != 0) {
