@@ -103,7 +103,7 @@ bool run_rule_begin(struct run_world *rw, int64_t *ordinal)
     return !run_fault_skipped(rw, *ordinal);
 }
 
-bool run_scope_enter(struct run_world *rw, int64_t ordinal, int64_t *saved)
+static bool run_scope_enter(struct run_world *rw, int64_t ordinal, int64_t *saved)
 {
     *saved = rw->ord.cur;
     rw->ord.cur = ordinal;
@@ -111,7 +111,7 @@ bool run_scope_enter(struct run_world *rw, int64_t ordinal, int64_t *saved)
     return !rw->ord.cur_skipped;
 }
 
-void run_scope_leave(struct run_world *rw, int64_t saved)
+static void run_scope_leave(struct run_world *rw, int64_t saved)
 {
     fault_end(rw, saved);
 }

@@ -512,10 +512,6 @@ bool run_trigger_holds(struct run_world *rw, int node);
  * *ordinal (may be NULL) is set to the application's ordinal before fn runs. Returns
  * false when the ordinal is skipped. */
 bool run_fault_apply(struct run_world *rw, run_fault_fn *fn, void *arg, int64_t *ordinal);
-/* The two halves of run_scope (run.h) by hand: left for run_lanes.c and run_trigger.c
- * until they call run_scope too; everything else calls run_scope. */
-bool run_scope_enter(struct run_world *rw, int64_t ordinal, int64_t *saved);
-void run_scope_leave(struct run_world *rw, int64_t saved);
 
 /* run_restore.c: the swarm's restore flow. draw: whether this seed runs it (stream
  * "swarm/restore", only with the faults aspect and the "restore" lane allowed), into

@@ -64,16 +64,19 @@ void run_swarm_restart(struct run_world *rw, int id)
         run_restart(rw, id);
 }
 
+static void later_restart_fn(struct run_world *rw, void *arg)
+{
+    const struct run_lane_later *lt = arg;
+    run_swarm_restart(rw, lt->node);
+}
+
 static void later_restart(struct sim_world *w, void *ctx)
 {
     (void)w;
     struct run_lane_later *lt = ctx;
     struct run_world *rw = lt->lane->rw;
     lt->h = 0;
-    int64_t saved;
-    if (run_scope_enter(rw, lt->ordinal, &saved))
-        run_swarm_restart(rw, lt->node);
-    run_scope_leave(rw, saved);
+    run_scope(rw, lt->ordinal, RUN_SCOPE_LIVE, later_restart_fn, lt);
 }
 
 /* Restarts nodes in a random order: the first now, each next after a gap of up to
@@ -483,6 +486,17 @@ static void churn_arm(struct run_world *rw, struct run_lane *l, int node, int sk
     l->nodes[l->n_nodes++] = node;
 }
 
+struct churn_arm_arg {
+    struct run_lane *l;
+    int node;
+};
+
+static void churn_arm_fn(struct run_world *rw, void *arg)
+{
+    const struct churn_arm_arg *a = arg;
+    churn_arm(rw, a->l, a->node, 0);
+}
+
 static void churn_disarm(struct run_world *rw, struct run_lane *l)
 {
     if (l->churn_left > 0) {
@@ -536,10 +550,8 @@ void run_lanes_churn_event(struct run_world *rw, const struct srv_hook_event *ev
             known = known || l->nodes[k] == ev->node;
         if (l->kind != RUN_LANE_CHURN || l->churn_left <= 0 || known || l->n_nodes >= RUN_NODES_MAX)
             continue;
-        int64_t saved;
-        if (run_scope_enter(rw, l->ordinal, &saved))
-            churn_arm(rw, l, ev->node, 0);
-        run_scope_leave(rw, saved);
+        struct churn_arm_arg a = {l, ev->node};
+        run_scope(rw, l->ordinal, RUN_SCOPE_LIVE, churn_arm_fn, &a);
         if (--l->churn_left == 0) {
             rw->hook.churn_armed--;
             run_hook_update(rw);
@@ -608,15 +620,15 @@ static void undo_churn(struct run_world *rw, struct run_lane *l)
 #define LAG_POLL_NS (200 * FL_MS)
 #define LAG_REVS    250 /* revisions written while starved: more than a stream's buffer */
 
-static void lag_stage(struct sim_world *w, void *ctx)
+static void lag_stage(struct sim_world *w, void *ctx);
+
+/* One stage step, in the apply's scope: the stages and their timers go on when shrinking
+ * dropped it (go false), without their faults. */
+static void lag_stage_fn(struct run_world *rw, void *arg)
 {
-    (void)w;
-    struct run_lane *l = ctx;
-    struct run_world *rw = l->rw;
-    l->stage_timer = 0;
+    struct run_lane *l = arg;
     bool over = rw->lanes.until_ns && sim_now_ns(rw->w) >= rw->lanes.until_ns;
-    int64_t saved;
-    bool go = run_scope_enter(rw, l->stage_ordinal, &saved);
+    bool go = !rw->ord.cur_skipped;
     char err[160];
     int64_t waited = sim_now_ns(rw->w) - l->stage_ns[0] + LAG_POLL_NS;
     int64_t revs = rw->sum.last_commit_rev - l->stage_rev;
@@ -633,7 +645,6 @@ static void lag_stage(struct sim_world *w, void *ctx)
         l->stage_compacted = true;
     }
     if (wait && (l->stage == 2 || (l->stage == 1 && !over))) {
-        run_scope_leave(rw, saved);
         l->stage_timer = sim_schedule(rw->w, LAG_POLL_NS, lag_stage, l);
         return;
     }
@@ -645,7 +656,6 @@ static void lag_stage(struct sim_world *w, void *ctx)
         l->stage_rev = rw->sum.last_commit_rev;
         l->stage_ns[0] = sim_now_ns(rw->w) + l->stage_ns[1];
         l->stage_timer = sim_schedule(rw->w, LAG_POLL_NS, lag_stage, l);
-        run_scope_leave(rw, saved);
         return;
     } else if (l->stage == 2) {
         if (go)
@@ -657,9 +667,16 @@ static void lag_stage(struct sim_world *w, void *ctx)
                           err, sizeof err);
         l->stage = 0;
     }
-    run_scope_leave(rw, saved);
     if (l->stage)
         l->stage_timer = sim_schedule(rw->w, l->stage_ns[l->stage - 1], lag_stage, l);
+}
+
+static void lag_stage(struct sim_world *w, void *ctx)
+{
+    (void)w;
+    struct run_lane *l = ctx;
+    l->stage_timer = 0;
+    run_scope(l->rw, l->stage_ordinal, RUN_SCOPE_ALWAYS, lag_stage_fn, l);
 }
 
 /* A follower some client's latest stream went to (its watches live there), drawn
@@ -821,6 +838,13 @@ static void lane_undo(struct run_world *rw, struct run_lane *l)
     l->n_nodes = 0;
 }
 
+/* The undo runs in the lane's scope whether or not shrinking dropped its apply (its
+ * bookkeeping goes on); in a dropped scope its faults do nothing. */
+static void lane_undo_fn(struct run_world *rw, void *arg)
+{
+    lane_undo(rw, arg);
+}
+
 /* --- ticks ---------------------------------------------------------------------------------- */
 
 /* Is node a member some lane killed and will restart itself? */
@@ -880,12 +904,8 @@ static void lane_tick(struct sim_world *w, void *ctx)
         run_fault_apply(rw, rw->lanes.dry ? NULL : doctor_fn, NULL, NULL);
     } else if (undo) {
         l->undo_next = false;
-        if (l->undo) {
-            int64_t saved;
-            run_scope_enter(rw, l->ordinal, &saved);
-            lane_undo(rw, l);
-            run_scope_leave(rw, saved);
-        }
+        if (l->undo)
+            run_scope(rw, l->ordinal, RUN_SCOPE_ALWAYS, lane_undo_fn, l);
     } else {
         l->undo_next = true;
         l->undo = UNDO_NONE;

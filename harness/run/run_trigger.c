@@ -83,15 +83,18 @@ static void power_loss(struct run_world *rw, struct run_trigger *t, int64_t ordi
     }
 }
 
-static void firing_run(struct sim_world *w, void *ctx)
+/* The firing's fault (or its undo), inside its scope; fired tells the caller. */
+struct firing_step {
+    struct run_firing *f;
+    bool fired;
+};
+
+static void firing_apply(struct run_world *rw, void *arg)
 {
-    (void)w;
-    struct run_firing *f = ctx;
-    struct run_world *rw = f->rw;
-    firing_unlink(f);
-    int64_t saved;
-    bool go = run_scope_enter(rw, f->ordinal, &saved) && rw->hook.triggers_armed;
-    if (go) {
+    struct firing_step *st = arg;
+    struct run_firing *f = st->f;
+    st->fired = rw->hook.triggers_armed;
+    if (st->fired) {
         switch (f->t->action) {
         case RUN_TRIG_KILL:
             f->undo ? run_swarm_restart(rw, f->node) : run_kill(rw, f->node);
@@ -119,7 +122,16 @@ static void firing_run(struct sim_world *w, void *ctx)
         }
         }
     }
-    run_scope_leave(rw, saved);
+}
+
+static void firing_run(struct sim_world *w, void *ctx)
+{
+    (void)w;
+    struct run_firing *f = ctx;
+    struct run_world *rw = f->rw;
+    firing_unlink(f);
+    struct firing_step st = {f, false};
+    bool go = run_scope(rw, f->ordinal, RUN_SCOPE_LIVE, firing_apply, &st) && st.fired;
     if (go && !f->undo && f->t->action != RUN_TRIG_POWER) {
         f->undo = true;
         firing_schedule(f, f->t->down_ns);
@@ -214,6 +226,21 @@ void run_on_events(struct run_world *rw, unsigned kinds, run_event_fn *fn, void 
     run_hook_update(rw);
 }
 
+/* A trigger's log line, in its scope (logged even when shrinking dropped it). */
+struct trigger_log {
+    const struct run_trigger *t;
+    json_t *d;
+};
+
+static void trigger_log_fn(struct run_world *rw, void *arg)
+{
+    const struct trigger_log *lg = arg;
+    static const char *const names[] = {"kill", "power", "isolate", "pause", "crash_save"};
+    char target[24];
+    snprintf(target, sizeof target, "on:%s", names[lg->t->action]);
+    run_log_fault(rw, "trigger", target, lg->d);
+}
+
 void run_triggers_arm(struct run_world *rw, int scale_pct)
 {
     struct run_swarm *sw = &rw->swarm;
@@ -234,13 +261,8 @@ void run_triggers_arm(struct run_world *rw, int scale_pct)
             json_object_set_new(d, "on", json_string(srv_hook_kind_name(t->hook)));
             json_object_set_new(d, "p_ppm", json_integer(t->p_ppm));
             json_object_set_new(d, "count", json_integer(t->count_max));
-            int64_t saved;
-            run_scope_enter(rw, t->ordinal, &saved);
-            static const char *const names[] = {"kill", "power", "isolate", "pause", "crash_save"};
-            char target[24];
-            snprintf(target, sizeof target, "on:%s", names[t->action]);
-            run_log_fault(rw, "trigger", target, d);
-            run_scope_leave(rw, saved);
+            struct trigger_log lg = {t, d};
+            run_scope(rw, t->ordinal, RUN_SCOPE_ALWAYS, trigger_log_fn, &lg);
         }
     }
     rw->hook.triggers_armed = sw->n_trig > 0;
