@@ -640,7 +640,8 @@ static int eu_file_list(struct fl_env *e, const char *prefix, env_list_fn *fn, v
         names[cnt++] = fl_strdup(full);
     }
     closedir(d);
-    qsort(names, cnt, sizeof *names, eu_name_cmp);
+    if (cnt > 1) /* qsort(NULL, 0, ...) is undefined */
+        qsort(names, cnt, sizeof *names, eu_name_cmp);
     for (size_t i = 0; i < cnt; i++) {
         char fpath[4096];
         struct stat st;
