@@ -70,6 +70,7 @@ void env_uv_set_rate(struct fl_env *e, int64_t rate_ppm)
 struct eu_timer {
     uv_timer_t h;
     struct env_timer *t; /* NULL once stopped */
+    uint64_t due_hr;     /* uv_hrtime() at or after which it may fire */
 };
 
 static void eu_timer_closed(uv_handle_t *h)
@@ -81,6 +82,14 @@ static void eu_timer_fire(uv_timer_t *h)
 {
     struct eu_timer *r = h->data;
     struct env_timer *t = r->t;
+    /* libuv's loop time is the coarse monotonic clock (a jiffy behind at most), ours the
+     * precise one: a timer libuv fires a few ms early by ours waits for the rest, so a
+     * delay never ends before it has passed on the environment's clock */
+    uint64_t now = uv_hrtime();
+    if (t != NULL && now < r->due_hr) {
+        uv_timer_start(&r->h, eu_timer_fire, (r->due_hr - now + 999999) / 1000000, 0);
+        return;
+    }
     uv_close((uv_handle_t *)&r->h, eu_timer_closed);
     if (t == NULL)
         return;
@@ -99,6 +108,7 @@ static bool eu_timer_start(struct fl_env *e, struct env_timer *t, int64_t delay_
     uv_update_time(u->loop); /* the delay counts from now, not from the loop's last tick */
     /* local delay -> real delay, rounded up to whole milliseconds (libuv's unit) */
     int64_t real_ns = (int64_t)((__int128)delay_ns * 1000000 / u->rate_ppm);
+    r->due_hr = uv_hrtime() + (uint64_t)FL_MAX(real_ns, 0);
     uv_timer_start(&r->h, eu_timer_fire, (uint64_t)((real_ns + FL_MS - 1) / FL_MS), 0);
     t->id = (uint64_t)(uintptr_t)r;
     return true;
