@@ -455,6 +455,10 @@ int hist_json_bytes_get(const json_t *j, struct fl_buf *out, bool *is_null);
 bool hist_jt_bytes(struct fl_buf *out, const void *p, size_t n);
 void hist_jt_str(struct fl_buf *out, const char *s);
 void hist_jt_int(struct fl_buf *out, int64_t x);
+/* hist_jt_int's text written at dst (room for HIST_JT_INT_MAX bytes): its length. For a
+ * caller that reserved the space already (the recorder's fixed-size kv fields). */
+#define HIST_JT_INT_MAX 24
+size_t hist_jt_int_put(char *dst, int64_t x);
 void hist_jt_key(struct fl_buf *out, bool first, const char *name);
 
 #endif

@@ -11,6 +11,8 @@
  */
 #include "harness/history/history.h"
 
+#include <string.h>
+
 #include <errno.h>
 
 json_t *hist_json_bytes(const void *p, size_t n)
@@ -267,9 +269,9 @@ void hist_jt_str(struct fl_buf *out, const char *s)
     put_string(out, (const uint8_t *)s, n);
 }
 
-void hist_jt_int(struct fl_buf *out, int64_t x)
+size_t hist_jt_int_put(char *dst, int64_t x)
 {
-    char tmp[24];
+    char tmp[HIST_JT_INT_MAX];
     size_t i = sizeof tmp;
     uint64_t u = x < 0 ? (uint64_t)0 - (uint64_t)x : (uint64_t)x;
     do {
@@ -278,7 +280,14 @@ void hist_jt_int(struct fl_buf *out, int64_t x)
     } while (u);
     if (x < 0)
         tmp[--i] = '-';
-    fl_buf_append(out, tmp + i, sizeof tmp - i);
+    memcpy(dst, tmp + i, sizeof tmp - i);
+    return sizeof tmp - i;
+}
+
+void hist_jt_int(struct fl_buf *out, int64_t x)
+{
+    char tmp[HIST_JT_INT_MAX];
+    fl_buf_append(out, tmp, hist_jt_int_put(tmp, x));
 }
 
 void hist_jt_key(struct fl_buf *out, bool first, const char *name)

@@ -34,17 +34,7 @@ static void jt_char(struct fl_buf *b, char c)
 
 static void int_put(struct fl_buf *b, int64_t x)
 {
-    char tmp[24];
-    size_t i = sizeof tmp;
-    uint64_t u = x < 0 ? (uint64_t)0 - (uint64_t)x : (uint64_t)x;
-    do {
-        tmp[--i] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    if (x < 0)
-        tmp[--i] = '-';
-    memcpy(b->data + b->len, tmp + i, sizeof tmp - i);
-    b->len += sizeof tmp - i;
+    b->len += hist_jt_int_put((char *)(b->data + b->len), x);
 }
 
 static bool kv_text(struct fl_buf *b, const struct kvc_kv *kv)
