@@ -5,6 +5,7 @@
  * framing: a put and then a get of the same key complete with the server's revision
  * and value, as the harness will run clients against live members (issue 16 §2).
  */
+#include "fl_port.h"
 #include "fl_test.h"
 
 #include "nodes/client/client.h"
@@ -16,22 +17,6 @@
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-static int free_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a;
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    int port = -1;
-    if (bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
-        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-        port = ntohs(a.sin_port);
-    close(fd);
-    return port;
-}
 
 /* ---- the server: one key, revision counting from 1 ---- */
 static struct fl_env *srv;
@@ -151,7 +136,7 @@ static void test_put_get_over_tcp(void)
     srv = env_uv_new(&loop, 7, d1, 1, &err);
     struct fl_env *ce = env_uv_new(&loop, 42, d2, 2, &err);
     CHECK(srv && ce);
-    int port = free_port();
+    int port = fl_free_port();
     CHECK(port > 0);
     env_uv_map(srv, 7, SRV_CLIENT_PORT, port);
     env_uv_map(ce, 7, SRV_CLIENT_PORT, port);

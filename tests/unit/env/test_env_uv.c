@@ -8,6 +8,7 @@
  * 200 KB frame arrive whole and in order, a close reaches the other side as
  * ENV_CLOSE_PEER, a port nobody listens on is ENV_CLOSE_REFUSED.
  */
+#include "fl_port.h"
 #include "fl_test.h"
 
 #include "nodes/env/env_uv.h"
@@ -142,23 +143,6 @@ static void test_files(void)
     CHECK_EQ_INT(uv_loop_close(&loop), 0);
 }
 
-/* A loopback TCP port free right now (the kernel's pick). */
-static int free_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a;
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    int port = -1;
-    if (bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
-        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-        port = ntohs(a.sin_port);
-    close(fd);
-    return port;
-}
-
 static struct fl_env *srv_env, *cli_env;
 static struct env_sock_cb srv_cb, cli_cb;
 static int srv_frames, cli_frames, srv_closed_reason, cli_closed_reason, cli_opened;
@@ -221,7 +205,7 @@ static void test_sockets(void)
     snprintf(d1, sizeof d1, "%s", dir);
     cli_env = new_env(&loop);
     snprintf(d2, sizeof d2, "%s", dir);
-    int port = free_port(), dead = free_port();
+    int port = fl_free_port(), dead = fl_free_port();
     CHECK(port > 0 && dead > 0);
     env_uv_map(srv_env, 1, 2379, port);
     env_uv_map(cli_env, 1, 2379, port);
