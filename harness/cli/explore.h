@@ -38,6 +38,15 @@ struct xp_fault {
     int node;
 };
 
+/* A risky situation its run reached (run_coverage.c "risky"): the explorer aims faults
+ * at it (xp_aim). */
+struct xp_risky {
+    uint64_t what; /* the hash of its name */
+    int64_t at_ns;
+    int node;
+    int on; /* 0, or 1 + the srv_hook_kind a fault can wait for */
+};
+
 struct xp_entry {
     struct xp_sched s;
     int id;                       /* the run number that made it (from 1) */
@@ -50,6 +59,8 @@ struct xp_entry {
     uint64_t *feats; /* every feature its run reached, owned */
     int n_feats;
     int picked; /* times chosen as a parent */
+    struct xp_risky *risky;
+    int n_risky;
 };
 
 struct xp_args {
@@ -82,6 +93,8 @@ struct xp_row {
     int confirm_runs, errors, corpus, fresh, mutants;
     size_t signatures, features;
     size_t edges;        /* code edges reached (an explore build; 0 otherwise) */
+    size_t risky;        /* kinds of risky situation reached */
+    int aimed;           /* schedules made by aiming a fault at a risky situation */
     int corpus_by_edges; /* corpus entries kept for a new code edge alone */
     int *false_alarms, n_false_alarms;
     struct xp_finding *found;
@@ -99,6 +112,7 @@ struct xp {
     /* signatures, features and (feature, count bucket) pairs seen, with their runs;
      * code edges (an explore build) and (edge, count bucket) pairs likewise */
     struct xp_map sigs, feats, pairs, edges, edge_pairs;
+    struct xp_map risky; /* risky situations (their names' hashes), by runs that reached them */
     struct xp_entry *corpus;
     int n_corpus;
     bool stop;
@@ -115,6 +129,11 @@ void xp_entry_close(struct xp_entry *e);
 /* Makes out a mutant of parent: one to three of drop, insert, move, retime and reseed,
  * every choice drawn from r. */
 void xp_mutate(struct sim_rng *r, const struct xp_entry *parent, struct xp_sched *out);
+
+/* Makes out a mutant of parent (which has risky situations) with one fault aimed at one
+ * of them: inserted a little before it, on its member or any, waiting for its node event
+ * where it has one, and firing right after it. */
+void xp_aim(struct sim_rng *r, const struct xp_entry *parent, struct xp_sched *out);
 
 /* The seed a schedule's swarm fault mix is drawn from (its reseed, else its seed). */
 uint64_t xp_fault_seed(const struct xp_sched *s);

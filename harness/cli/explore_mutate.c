@@ -19,6 +19,14 @@
  *           the same cluster, clients and workload); its skip list is cleared, since
  *           the ordinals then name other faults
  *
+ * A parent whose run reached risky situations (run_coverage.c: a configuration change
+ * while another is pending, a leader removed, a snapshot installed while watchers are
+ * open, a compaction with a member behind it, ...) may instead be aimed at (xp_aim):
+ * one fault (kill, power loss, crash-after-WAL-save, isolate, pause) inserted up to half
+ * an election timeout before one of those moments, on its member (or any), waiting for
+ * its node event and firing right after it: the fault lands in the window, not at a
+ * random time.
+ *
  * Two more schedules are made of whole parts of entries (xp_reworld, xp_cross): an
  * entry's fault mix (its fault seed, its added faults) over a fresh seed's world, and
  * one entry's world with another's fault mix. A failure is carried by the fault mix
@@ -99,6 +107,25 @@ static void read_faults(struct xp_entry *e, const json_t *faults)
     }
 }
 
+static void read_risky(struct xp_entry *e, const json_t *arr)
+{
+    size_t n = json_array_size(arr);
+    e->risky = fl_calloc(n + 1, sizeof *e->risky);
+    for (size_t i = 0; i < n; i++) {
+        const json_t *j = json_array_get(arr, i);
+        const char *what = json_string_value(json_object_get(j, "what"));
+        const char *on = json_string_value(json_object_get(j, "on"));
+        if (!what)
+            continue;
+        struct xp_risky *x = &e->risky[e->n_risky++];
+        x->what = fl_hash64(what, strlen(what));
+        x->what = x->what ? x->what : 1;
+        x->at_ns = jint(j, "at_ms", 0) * FL_MS;
+        x->node = (int)jint(j, "node", 0);
+        x->on = on && run_event_kind_find(on) >= 0 ? run_event_kind_find(on) + 1 : 0;
+    }
+}
+
 void xp_entry_from_summary(struct xp_entry *e, const struct xp_sched *s, const json_t *sum, int id)
 {
     memset(e, 0, sizeof *e);
@@ -107,6 +134,7 @@ void xp_entry_from_summary(struct xp_entry *e, const struct xp_sched *s, const j
     e->id = id;
     const json_t *faults = json_object_get(sum, "faults");
     read_faults(e, faults);
+    read_risky(e, json_object_get(json_object_get(sum, "coverage"), "risky"));
     e->nodes = (int)jint(json_object_get(sum, "workload"), "nodes", 3);
     const json_t *cl = json_object_get(json_object_get(sum, "swarm"), "cluster");
     e->election_ns = jint(cl, "election_ms", 1000) * FL_MS;
@@ -130,8 +158,10 @@ void xp_entry_close(struct xp_entry *e)
     xp_sched_close(&e->s);
     free(e->faults);
     free(e->feats);
+    free(e->risky);
     e->faults = NULL;
     e->feats = NULL;
+    e->risky = NULL;
 }
 
 /* --- the mutations ------------------------------------------------------------------- */
@@ -281,6 +311,35 @@ static bool mut_reseed(struct sim_rng *r, struct xp_sched *out)
     out->d.n_skip = 0;
     note(out, "reseed");
     return true;
+}
+
+void xp_aim(struct sim_rng *r, const struct xp_entry *parent, struct xp_sched *out)
+{
+    xp_sched_copy(out, &parent->s);
+    snprintf(out->how, sizeof out->how, "run %d: aim", parent->id);
+    if (parent->n_risky == 0 || out->d.n_add >= XP_ADDED_MAX) {
+        mut_reseed(r, out);
+        return;
+    }
+    const struct xp_risky *k = &parent->risky[sim_rng_below(r, (uint64_t)parent->n_risky)];
+    static const int kinds[] = {RUN_ADD_KILL,    RUN_ADD_KILL,    RUN_ADD_POWER, RUN_ADD_CRASH_SAVE,
+                                RUN_ADD_ISOLATE, RUN_ADD_ISOLATE, RUN_ADD_PAUSE};
+    /* from up to half an election timeout before it: the same moment of the run, which a
+     * fault placed earlier moves by a little */
+    int64_t before = sim_rng_range(r, 0, FL_MAX(1, parent->election_ns / FL_MS / 2)) * FL_MS;
+    struct run_added_fault f = {
+        .kind = kinds[sim_rng_below(r, FL_ARRAY_LEN(kinds))],
+        .node = k->node > 0 && sim_rng_below(r, 100) < 70
+                    ? k->node
+                    : (int)sim_rng_range(r, 1, FL_MAX(1, parent->nodes)),
+        .at_ns = FL_MAX(FL_MS, k->at_ns - before),
+        .for_ns = rand_len(r, parent),
+        .on = k->on,
+    };
+    if (f.on && f.node != k->node)
+        f.node = 0; /* whichever member emits it first */
+    add_fault(out, &f);
+    note(out, "aim");
 }
 
 uint64_t xp_fault_seed(const struct xp_sched *s)

@@ -17,7 +17,10 @@
  * fault mixes over fresh worlds (reworld, a fifth), crossovers (one entry's world,
  * another's fault mix, a tenth) and mutants (explore_mutate.c). Parents are picked by
  * rarity, AFL's rare-edge schedule: an entry counts 1024 / k^2 for each feature and
- * edge its run reached that k runs reached, over the times it was picked already.
+ * edge its run reached that k runs reached, plus a power schedule over its risky
+ * situations (AFL-fast): XP_RISKY_ENERGY / k for each kind its run reached that k runs
+ * reached, over the times it was picked already. Half the mutants of a parent with
+ * risky situations aim a fault at one of them (xp_aim).
  *
  * With --bug NAME the switch is on in every run, and each bug is explored on its own
  * with the same --seed, so the figures compare with `faultline hunt`: the runs until the
@@ -49,12 +52,14 @@
 #include <unistd.h>
 #include <uv.h>
 
-#define XP_BATCH        8   /* schedules per batch, whatever -j is (determinism) */
-#define XP_FRESH_PCT    20  /* fresh seeds in a batch once the corpus has entries */
-#define XP_NEW_SIGS_MIN 3   /* new signatures that keep a schedule without a new feature */
-#define XP_REWORLD_PCT  35  /* an entry's fault mix over a fresh world */
-#define XP_CROSS_PCT    10  /* one entry's world, another's fault mix */
-#define XP_CORPUS_SOFT  128 /* past it, only a new feature or a new edge keeps a schedule */
+#define XP_BATCH        8    /* schedules per batch, whatever -j is (determinism) */
+#define XP_FRESH_PCT    20   /* fresh seeds in a batch once the corpus has entries */
+#define XP_NEW_SIGS_MIN 3    /* new signatures that keep a schedule without a new feature */
+#define XP_REWORLD_PCT  35   /* an entry's fault mix over a fresh world */
+#define XP_CROSS_PCT    10   /* one entry's world, another's fault mix */
+#define XP_CORPUS_SOFT  128  /* past it, only a new feature or a new edge keeps a schedule */
+#define XP_AIM_PCT      50   /* of the mutants of a parent with risky situations: aimed */
+#define XP_RISKY_ENERGY 8192 /* a risky situation k runs reached adds this / k to a weight */
 
 static size_t slot_of(const uint64_t *keys, size_t cap, uint64_t h)
 {
@@ -190,7 +195,39 @@ static uint64_t weight(const struct xp *x, const struct xp_entry *e)
         uint64_t k = map_hits(&x->feats, e->feats[i]);
         w += k ? 1024 / (k * k) : 0;
     }
+    /* the power schedule's risky share (AFL-fast's "fast": energy over how many runs
+     * reached the same): each kind of risky situation the run reached that k runs
+     * reached counts XP_RISKY_ENERGY / k */
+    for (int i = 0; i < e->n_risky; i++) {
+        bool first = true;
+        for (int j = 0; j < i && first; j++)
+            first = e->risky[j].what != e->risky[i].what;
+        uint64_t k = first ? map_hits(&x->risky, e->risky[i].what) : 0;
+        w += k ? XP_RISKY_ENERGY / k : 0;
+    }
     return w / (1 + (uint64_t)e->picked / 2);
+}
+
+/* Counts the kinds of risky situation a run reached (each once per run). */
+static void take_risky(struct xp *x, const json_t *sum)
+{
+    const json_t *arr = json_object_get(json_object_get(sum, "coverage"), "risky");
+    uint64_t seen[64];
+    int n = 0;
+    for (size_t i = 0; i < json_array_size(arr); i++) {
+        const char *w = json_string_value(json_object_get(json_array_get(arr, i), "what"));
+        if (!w)
+            continue;
+        uint64_t h = fl_hash64(w, strlen(w));
+        h = h ? h : 1;
+        bool dup = false;
+        for (int j = 0; j < n && !dup; j++)
+            dup = seen[j] == h;
+        if (dup || n >= 64)
+            continue;
+        seen[n++] = h;
+        map_hit(&x->risky, h);
+    }
 }
 
 static const struct xp_entry *pick_parent(struct xp *x)
@@ -231,7 +268,13 @@ static void next_schedule(struct xp *x, struct xp_sched *s)
         const struct xp_entry *a = pick_parent(x), *b = pick_parent(x);
         xp_cross(a, b, s);
     } else {
-        xp_mutate(&x->rng, pick_parent(x), s);
+        const struct xp_entry *p = pick_parent(x);
+        if (p->n_risky > 0 && sim_rng_below(&x->rng, 100) < XP_AIM_PCT) {
+            xp_aim(&x->rng, p, s);
+            x->row->aimed++;
+        } else {
+            xp_mutate(&x->rng, p, s);
+        }
     }
 }
 
@@ -467,6 +510,7 @@ static int take_result(struct xp *x, const struct sweep_result *r, const char *f
         new_sigs = take_signatures(x, r->summary);
         new_feats = take_features(x, r->summary, &feats, &n_feats);
         new_edges = take_edges(x, r->summary, &feats, &n_feats, &new_edge_pairs);
+        take_risky(x, r->summary);
     }
     /* kept: a new feature or code edge, or a few new signatures or edge counts (one
      * alone is too common to tell); past XP_CORPUS_SOFT entries, only the former */
@@ -569,6 +613,7 @@ int xp_explore(const struct xp_args *a, const char *body, size_t len, struct xp_
     row->signatures = x.sigs.n;
     row->features = x.pairs.n;
     row->edges = x.edges.n;
+    row->risky = x.risky.n;
     row->corpus = x.n_corpus;
     for (int i = 0; i < x.n_corpus; i++)
         xp_entry_close(&x.corpus[i]);
@@ -578,6 +623,7 @@ int xp_explore(const struct xp_args *a, const char *body, size_t len, struct xp_
     map_close(&x.pairs);
     map_close(&x.edges);
     map_close(&x.edge_pairs);
+    map_close(&x.risky);
     rmdir(x.dir);
     return rc;
 }

@@ -56,6 +56,29 @@
  * N a learner is in the configuration while no member leads; Z the member has
  * compacted (a compaction with watchers behind it).
  *
+ * Risky situations, features too (the text "R|WHAT", counted as above), and listed with
+ * their first two moments as "risky": [{"what", "at_ms", "node", "on"}] (in the order
+ * reached; "on" the node event a fault can wait for to land right after it). None names
+ * a bug switch; each is a moment the known bug classes need, generic over the code:
+ *
+ *   change_while_pending        a configuration entry appended on a member while an
+ *                               earlier one it appended is not committed there
+ *   leader_removes_self         a removal of the member that leads, appended on it
+ *   leader_removed              ... appended on another member
+ *   promote_during_outage       a promotion while a member is down or a link cut
+ *   change_during_outage        any other configuration change then
+ *   install_with_watchers       a snapshot installed while watchers are open
+ *   snapshot_sent_with_watchers a snapshot sent while watchers are open
+ *   compact_with_member_behind  a compaction while watchers are open and a member is
+ *                               down, cut off, or at a revision below the compaction
+ *   compact_with_watchers       ... with no member behind
+ *   leader_with_uncommitted     a new leader that holds entries past the commit index
+ *   crash_with_uncommitted      a crash of a member holding such entries
+ *   restart_with_watchers       a restart while watchers are open
+ *
+ * explore gives parents with rare risky situations more children (its power schedule)
+ * and aims faults at them (explore_mutate.c xp_aim).
+ *
  * A run keeps at most RUN_COV_MAX signatures (the rest are counted, not kept).
  */
 #include "harness/run/run_int.h"
@@ -66,12 +89,24 @@
 
 #define RUN_FEAT_CAP 8192 /* feature slots (~20 kinds x 7 roles x (4 lags + 16 state pairs)) */
 
+/* A risky situation a run reached (at most RUN_RISKY_KEEP kept, the first two of each). */
+struct run_risky {
+    const char *what; /* its name (static) */
+    int64_t at_ns;
+    int node;
+    const char *on; /* the node event (srv_hook_kind name) a fault can wait for, or NULL */
+};
+#define RUN_RISKY_KEEP 48
+
 struct run_cov {
     uint64_t *set; /* open addressing, 0 = empty (a hash of 0 is stored as 1) */
     size_t cap, n;
-    uint64_t dropped;             /* signatures past RUN_COV_MAX */
-    uint64_t feat[RUN_FEAT_CAP];  /* features (open addressing) ... */
-    uint32_t count[RUN_FEAT_CAP]; /* ... and how often the run reached each */
+    uint64_t dropped;                     /* signatures past RUN_COV_MAX */
+    uint64_t feat[RUN_FEAT_CAP];          /* features (open addressing) ... */
+    uint32_t count[RUN_FEAT_CAP];         /* ... and how often the run reached each */
+    uint64_t conf_idx[RUN_NODES_MAX + 1]; /* per slot: the last configuration entry seen */
+    struct run_risky risky[RUN_RISKY_KEEP];
+    int n_risky;
 };
 
 #ifdef FL_EXPLORE_COVERAGE
@@ -203,6 +238,79 @@ static bool watchers_open(const struct run_world *rw)
     return false;
 }
 
+/* A risky situation: counted as the feature "R|WHAT" (and so in its count buckets), its
+ * first two occurrences kept with their time, member and the node event a fault can wait
+ * for (explore's aim mutation). */
+static void risky(struct run_cov *c, const struct srv_event *ev, const char *what, const char *on)
+{
+    char text[64];
+    int len = snprintf(text, sizeof text, "R|%s", what);
+    feat_count(c, fl_hash64(text, (size_t)FL_MIN(len, (int)sizeof text - 1)));
+    int seen = 0;
+    for (int i = 0; i < c->n_risky; i++)
+        seen += c->risky[i].what == what;
+    if (seen >= 2 || c->n_risky >= RUN_RISKY_KEEP)
+        return;
+    c->risky[c->n_risky++] = (struct run_risky){what, ev->at_ns, ev->node, on};
+}
+
+static int slot_index(const int *ids, int n, int node)
+{
+    for (int i = 0; i < n; i++)
+        if (ids[i] == node)
+            return i;
+    return -1;
+}
+
+/* The risky situations of one node event: none names a bug switch; each is a moment the
+ * known bug classes need (a change while another is pending, a leader removed, a
+ * change or a promotion during an outage, a snapshot installed or sent while watchers
+ * are open, a compaction while a member or watcher can be behind it, a leader or a
+ * crash with entries past the commit index, a restart while watchers are open). */
+static void note_risky(struct run_world *rw, const struct srv_event *ev,
+                       const struct run_node_status *st, const int *ids, int n, int self, int down,
+                       bool cut)
+{
+    struct run_cov *c = rw->explore.cov;
+    bool w = watchers_open(rw);
+    uint64_t commit_max = 0;
+    for (int i = 0; i < n; i++)
+        commit_max = FL_MAX(commit_max, st[i].commit);
+    const char *k = ev->kind, *why = ev->f.reason ? ev->f.reason : "";
+    if (!strcmp(k, SRV_EV_CONF_CHANGE) && ev->node >= 1 && ev->node <= RUN_NODES_MAX &&
+        (!strcmp(why, "add_voter") || !strcmp(why, "add_learner") || !strcmp(why, "promote") ||
+         !strcmp(why, "remove")) &&
+        ev->f.index) {
+        uint64_t *last = &c->conf_idx[ev->node];
+        if (self >= 0 && *last && *last<ev->f.index && * last> st[self].commit)
+            risky(c, ev, "change_while_pending", "conf_change");
+        if (ev->f.index > *last)
+            *last = ev->f.index;
+        int p = slot_index(ids, n, ev->f.peer);
+        if (!strcmp(why, "remove") && p >= 0 && st[p].is_leader)
+            risky(c, ev, p == self ? "leader_removes_self" : "leader_removed", "conf_change");
+        if (!strcmp(why, "promote") && (down > 0 || cut))
+            risky(c, ev, "promote_during_outage", "conf_change");
+        else if (down > 0 || cut)
+            risky(c, ev, "change_during_outage", "conf_change");
+    } else if (!strcmp(k, SRV_EV_SNAPSHOT_APPLIED) && w) {
+        risky(c, ev, "install_with_watchers", "snapshot_install");
+    } else if (!strcmp(k, SRV_EV_SNAPSHOT_SENT) && w) {
+        risky(c, ev, "snapshot_sent_with_watchers", "snapshot_sent");
+    } else if (!strcmp(k, SRV_EV_COMPACT) && w) {
+        bool behind = down > 0 || cut;
+        for (int i = 0; i < n && !behind; i++)
+            behind = st[i].alive && !st[i].removed && st[i].revision < ev->revision;
+        risky(c, ev, behind ? "compact_with_member_behind" : "compact_with_watchers", "compact");
+    } else if (!strcmp(k, SRV_EV_LEADER) && self >= 0 && st[self].last_index > commit_max) {
+        risky(c, ev, "leader_with_uncommitted", "leader");
+    } else if (!strcmp(k, SRV_EV_CRASH) && self >= 0 && st[self].last_index > commit_max) {
+        risky(c, ev, "crash_with_uncommitted", "append");
+    } else if (!strcmp(k, SRV_EV_RESTART) && w) {
+        risky(c, ev, "restart_with_watchers", NULL);
+    }
+}
+
 void run_coverage_note(struct run_world *rw, const struct srv_event *ev)
 {
     if (!rw->explore.cov || !rw->cl)
@@ -251,6 +359,7 @@ void run_coverage_note(struct run_world *rw, const struct srv_event *ev)
     len = snprintf(text, sizeof text, "P|%s|%c w%d u%d n%d z%d", ev->kind, me[0], watchers_open(rw),
                    uncommitted, learners > 0 && leaders == 0, compacted);
     feat_count(rw->explore.cov, fl_hash64(text, (size_t)FL_MIN(len, (int)sizeof text - 1)));
+    note_risky(rw, ev, st, ids, n, self, down, any_cut(rw, ids, n));
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -312,6 +421,19 @@ json_t *run_coverage_json(const struct run_world *rw)
         }
     json_object_set_new(o, "edges", ea);
 #endif
+    /* the risky situations kept, in the order reached */
+    json_t *ra = json_array();
+    for (int i = 0; i < c->n_risky; i++) {
+        const struct run_risky *r = &c->risky[i];
+        json_t *j = json_object();
+        json_object_set_new(j, "what", json_string(r->what));
+        json_object_set_new(j, "at_ms", json_integer(r->at_ns / FL_MS));
+        json_object_set_new(j, "node", json_integer(r->node));
+        if (r->on)
+            json_object_set_new(j, "on", json_string(r->on));
+        json_array_append_new(ra, j);
+    }
+    json_object_set_new(o, "risky", ra);
     if (c->dropped)
         json_object_set_new(o, "dropped", json_integer((json_int_t)c->dropped));
     return o;
