@@ -130,10 +130,10 @@ void xp_entry_close(struct xp_entry *e);
  * every choice drawn from r. */
 void xp_mutate(struct sim_rng *r, const struct xp_entry *parent, struct xp_sched *out);
 
-/* Makes out a mutant of parent (which has risky situations) with one fault aimed at one
- * of them: inserted a little before it, on its member or any, waiting for its node event
- * where it has one, and firing right after it. */
-void xp_aim(struct sim_rng *r, const struct xp_entry *parent, struct xp_sched *out);
+/* Makes out a mutant of parent with one fault aimed at its risky situation `which`
+ * (an index into parent->risky): inserted a little before it, on its member or any,
+ * waiting for its node event where it has one, and firing right after it. */
+void xp_aim(struct sim_rng *r, const struct xp_entry *parent, int which, struct xp_sched *out);
 
 /* The seed a schedule's swarm fault mix is drawn from (its reseed, else its seed). */
 uint64_t xp_fault_seed(const struct xp_sched *s);

@@ -313,15 +313,15 @@ static bool mut_reseed(struct sim_rng *r, struct xp_sched *out)
     return true;
 }
 
-void xp_aim(struct sim_rng *r, const struct xp_entry *parent, struct xp_sched *out)
+void xp_aim(struct sim_rng *r, const struct xp_entry *parent, int which, struct xp_sched *out)
 {
     xp_sched_copy(out, &parent->s);
     snprintf(out->how, sizeof out->how, "run %d: aim", parent->id);
-    if (parent->n_risky == 0 || out->d.n_add >= XP_ADDED_MAX) {
+    if (which < 0 || which >= parent->n_risky || out->d.n_add >= XP_ADDED_MAX) {
         mut_reseed(r, out);
         return;
     }
-    const struct xp_risky *k = &parent->risky[sim_rng_below(r, (uint64_t)parent->n_risky)];
+    const struct xp_risky *k = &parent->risky[which];
     static const int kinds[] = {RUN_ADD_KILL,    RUN_ADD_KILL,    RUN_ADD_POWER, RUN_ADD_CRASH_SAVE,
                                 RUN_ADD_ISOLATE, RUN_ADD_ISOLATE, RUN_ADD_PAUSE};
     /* from up to half an election timeout before it: the same moment of the run, which a

@@ -208,6 +208,26 @@ static uint64_t weight(const struct xp *x, const struct xp_entry *e)
     return w / (1 + (uint64_t)e->picked / 2);
 }
 
+/* Which of a parent's risky moments to aim at: the rarer its kind (k runs reached it),
+ * the likelier (1024 / k). */
+static int pick_risky(struct xp *x, const struct xp_entry *p)
+{
+    uint64_t total = 0, w[64];
+    int n = FL_MIN(p->n_risky, 64);
+    for (int i = 0; i < n; i++) {
+        uint64_t k = map_hits(&x->risky, p->risky[i].what);
+        w[i] = 1024 / (k ? k : 1) + 1;
+        total += w[i];
+    }
+    uint64_t r = sim_rng_below(&x->rng, total);
+    for (int i = 0; i < n; i++) {
+        if (r < w[i])
+            return i;
+        r -= w[i];
+    }
+    return n - 1;
+}
+
 /* Counts the kinds of risky situation a run reached (each once per run). */
 static void take_risky(struct xp *x, const json_t *sum)
 {
@@ -270,7 +290,7 @@ static void next_schedule(struct xp *x, struct xp_sched *s)
     } else {
         const struct xp_entry *p = pick_parent(x);
         if (p->n_risky > 0 && sim_rng_below(&x->rng, 100) < XP_AIM_PCT) {
-            xp_aim(&x->rng, p, s);
+            xp_aim(&x->rng, p, pick_risky(x, p), s);
             x->row->aimed++;
         } else {
             xp_mutate(&x->rng, p, s);

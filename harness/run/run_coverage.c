@@ -67,8 +67,12 @@
  *   leader_removed              ... appended on another member
  *   promote_during_outage       a promotion while a member is down or a link cut
  *   change_during_outage        any other configuration change then
- *   install_with_watchers       a snapshot installed while watchers are open
+ *   install_under_synced_watchers  a snapshot installed on a member whose store had
+ *                               synced watchers at its previous event
+ *   install_with_watchers       ... while watchers are open elsewhere
  *   snapshot_sent_with_watchers a snapshot sent while watchers are open
+ *   compact_under_unsynced_watcher  a compaction on a member whose store had a watcher
+ *                               catching up (unsynced) at its previous event
  *   compact_with_member_behind  a compaction while watchers are open and a member is
  *                               down, cut off, or at a revision below the compaction
  *   compact_with_watchers       ... with no member behind
@@ -105,6 +109,8 @@ struct run_cov {
     uint64_t feat[RUN_FEAT_CAP];          /* features (open addressing) ... */
     uint32_t count[RUN_FEAT_CAP];         /* ... and how often the run reached each */
     uint64_t conf_idx[RUN_NODES_MAX + 1]; /* per slot: the last configuration entry seen */
+    /* per slot, at the member's previous event: its store had synced watchers, unsynced */
+    bool synced_w[RUN_NODES_MAX + 1], unsynced_w[RUN_NODES_MAX + 1];
     struct run_risky risky[RUN_RISKY_KEEP];
     int n_risky;
 };
@@ -294,14 +300,21 @@ static void note_risky(struct run_world *rw, const struct srv_event *ev,
         else if (down > 0 || cut)
             risky(c, ev, "change_during_outage", "conf_change");
     } else if (!strcmp(k, SRV_EV_SNAPSHOT_APPLIED) && w) {
-        risky(c, ev, "install_with_watchers", "snapshot_install");
+        bool synced = ev->node >= 1 && ev->node <= RUN_NODES_MAX && c->synced_w[ev->node];
+        risky(c, ev, synced ? "install_under_synced_watchers" : "install_with_watchers",
+              "snapshot_install");
     } else if (!strcmp(k, SRV_EV_SNAPSHOT_SENT) && w) {
         risky(c, ev, "snapshot_sent_with_watchers", "snapshot_sent");
     } else if (!strcmp(k, SRV_EV_COMPACT) && w) {
         bool behind = down > 0 || cut;
         for (int i = 0; i < n && !behind; i++)
             behind = st[i].alive && !st[i].removed && st[i].revision < ev->revision;
-        risky(c, ev, behind ? "compact_with_member_behind" : "compact_with_watchers", "compact");
+        bool lagging = ev->node >= 1 && ev->node <= RUN_NODES_MAX && c->unsynced_w[ev->node];
+        risky(c, ev,
+              lagging  ? "compact_under_unsynced_watcher"
+              : behind ? "compact_with_member_behind"
+                       : "compact_with_watchers",
+              "compact");
     } else if (!strcmp(k, SRV_EV_LEADER) && self >= 0 && st[self].last_index > commit_max) {
         risky(c, ev, "leader_with_uncommitted", "leader");
     } else if (!strcmp(k, SRV_EV_CRASH) && self >= 0 && st[self].last_index > commit_max) {
@@ -350,16 +363,22 @@ void run_coverage_note(struct run_world *rw, const struct srv_event *ev)
     feat_count(rw->explore.cov, fl_hash64(text, (size_t)FL_MIN(len, (int)sizeof text - 1)));
     /* the state pair: the same event with the facts that mark a world */
     bool uncommitted = self >= 0 && st[self].alive && st[self].last_index > commit_max;
-    bool compacted = false;
+    bool compacted = false, synced_w = false, unsynced_w = false;
     if (self >= 0 && st[self].alive) {
         struct srv_member_status ms;
         srv_cluster_status(rw->cl, ev->node, &ms);
         compacted = ms.compact_revision > 0;
+        synced_w = ms.watchers > ms.unsynced_watchers;
+        unsynced_w = ms.unsynced_watchers > 0;
     }
     len = snprintf(text, sizeof text, "P|%s|%c w%d u%d n%d z%d", ev->kind, me[0], watchers_open(rw),
                    uncommitted, learners > 0 && leaders == 0, compacted);
     feat_count(rw->explore.cov, fl_hash64(text, (size_t)FL_MIN(len, (int)sizeof text - 1)));
     note_risky(rw, ev, st, ids, n, self, down, any_cut(rw, ids, n));
+    if (ev->node >= 1 && ev->node <= RUN_NODES_MAX) { /* for its next event */
+        rw->explore.cov->synced_w[ev->node] = synced_w;
+        rw->explore.cov->unsynced_w[ev->node] = unsynced_w;
+    }
 }
 
 static int cmp_u64(const void *a, const void *b)

@@ -499,6 +499,10 @@ int64_t mvcc_watch_next_rev(const struct mvcc_store *s, int64_t id);
 /* Watchers the watch bookkeeping examined so far (matching writes, catch-up,
  * draining, progress, restores): a work count for tests, never a behaviour. */
 uint64_t mvcc_watch_steps(const struct mvcc_store *s);
+/* The live watchers and, of them, the unsynced ones (catching up or canceled), in O(1):
+ * mvcc_stats_get's two counts without its walk of the keys (explore's coverage reads
+ * them at every node event). */
+void mvcc_watcher_counts(const struct mvcc_store *s, int64_t *watchers, int64_t *unsynced);
 
 /* ---------------------------------------------------------------- leases */
 

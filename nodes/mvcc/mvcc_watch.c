@@ -726,6 +726,12 @@ bool mvcc_watch_pop_id(struct mvcc_store *s, int64_t id, struct mvcc_watch_resp 
     return true;
 }
 
+void mvcc_watcher_counts(const struct mvcc_store *s, int64_t *watchers, int64_t *unsynced)
+{
+    *watchers = (int64_t)s->watchers_live;
+    *unsynced = (int64_t)(s->unsynced_len + s->canceled_len);
+}
+
 uint64_t mvcc_watch_steps(const struct mvcc_store *s)
 {
     return s->watch_steps;

@@ -1027,4 +1027,5 @@ void srv_member_status(struct srv_member *m, struct srv_member_status *out)
     status_alarms(m, out);
     out->last_quorum_contact_ns = m->soft.last_leader_contact_ns;
     out->watch_steps = m->streams.watch_steps + mvcc_watch_steps(m->kv);
+    mvcc_watcher_counts(m->kv, &out->watchers, &out->unsynced_watchers);
 }

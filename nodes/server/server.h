@@ -215,6 +215,8 @@ struct srv_member_status {
     /* Watchers and watch streams this member's watch bookkeeping examined (store
      * matching, catch-up, draining; stream lookups): a work count for tests. */
     uint64_t watch_steps;
+    /* The store's live watchers and, of them, the unsynced ones (mvcc_watcher_counts). */
+    int64_t watchers, unsynced_watchers;
 };
 
 #endif
