@@ -316,7 +316,7 @@ static bool mut_reseed(struct sim_rng *r, struct xp_sched *out)
 void xp_aim(struct sim_rng *r, const struct xp_entry *parent, int which, struct xp_sched *out)
 {
     xp_sched_copy(out, &parent->s);
-    snprintf(out->how, sizeof out->how, "run %d: aim", parent->id);
+    snprintf(out->how, sizeof out->how, "run %d:", parent->id);
     if (which < 0 || which >= parent->n_risky || out->d.n_add >= XP_ADDED_MAX) {
         mut_reseed(r, out);
         return;

@@ -9,7 +9,7 @@ set(FL_XSCN ${CMAKE_SOURCE_DIR}/tests/scenario)
 set(FL_XDB ${CMAKE_BINARY_DIR}/tests/explore)
 file(MAKE_DIRECTORY ${FL_XDB})
 
-foreach(case find determinism nobug)
+foreach(case find determinism nobug risky)
   add_test(NAME cli.explore.${case}
            COMMAND python3 ${FL_XSCN}/explore_check.py ${FL_BIN} ${FL_XDB}/${case} ${case})
   set_tests_properties(cli.explore.${case} PROPERTIES LABELS cli TIMEOUT 600

@@ -8,6 +8,10 @@ cases and checks what it reports and writes.
   determinism  the same invocation twice (a swarm scenario: reseeds, drops, moves) gives
                byte-identical stdout and files, whatever -j is
   nobug        without --bug on a clean scenario: nothing found, exit 0, coverage counted
+  risky        a run's risky situations (a leader removing itself, a second configuration
+               change while one is pending, ...): listed with their moments, present only
+               when the run reaches them, the digest the same without coverage; the
+               explorer counts them and aims faults at them
   edges        (argument: ON or OFF, the build's FL_EXPLORE_COVERAGE) in an explore build,
                a run reports the code edges it took, the same in every process, and they
                reach the explorer: counted,
@@ -120,6 +124,37 @@ elif case == "edges":
         assert stdout2 == stdout, ("the same invocation differs", stdout, stdout2)
     else:
         assert r["edges"] == 0 and r["corpus_by_edges"] == 0, r
+elif case == "risky":
+    def cov_run(seed, *bug, coverage="1"):
+        args = [fl, "run", chaos, "--seed", str(seed), "--json",
+                "--db", os.path.join(work, "risky.db")]
+        for b in bug:
+            args += ["--bug", b]
+        p = subprocess.run(args, cwd=work, capture_output=True, text=True, timeout=300,
+                           env=dict(os.environ, FAULTLINE_COVERAGE=coverage))
+        assert p.returncode in (0, 1), (p.returncode, p.stderr)
+        return json.loads(p.stdout)
+    # chaos seed 28: the membership lane removes the member that leads (the removal is
+    # appended on it), during an outage
+    o = cov_run(28)
+    risky = o["coverage"]["risky"]
+    names = [x["what"] for x in risky]
+    assert "leader_removes_self" in names and "change_during_outage" in names, names
+    assert all(names.count(n) <= 2 for n in names), names
+    assert [x["at_ms"] for x in risky] == sorted(x["at_ms"] for x in risky), risky
+    events = ("conf_change", "snapshot_install", "snapshot_sent", "compact", "leader", "append")
+    assert all(x.get("on", "conf_change") in events and x["node"] >= 1 for x in risky), risky
+    assert cov_run(28, coverage="0")["digest"] == o["digest"], "coverage changed the run"
+    # a second configuration change while one is pending: only when the leader accepts
+    # it, i.e. with raft.multiple_conf_changes on (seed 91 fails then); never without
+    on = [x["what"] for x in cov_run(91, "raft.multiple_conf_changes")["coverage"]["risky"]]
+    off = [x["what"] for x in cov_run(91)["coverage"]["risky"]]
+    assert "change_while_pending" in on and "change_while_pending" not in off, (on, off)
+    # the explorer counts them and aims faults at them
+    rc, o, _, err = explore(chaos, "--runs", "16", "--seed", "1", "-j", "2")
+    assert rc == 0, (rc, err)
+    (r,) = o["bugs"]
+    assert r["risky"] >= 5 and r["aimed"] >= 1, r
 else:
     sys.exit(f"unknown case {case}")
 print("ok")
