@@ -322,15 +322,8 @@ void xp_aim(struct sim_rng *r, const struct xp_entry *parent, int which, struct 
         return;
     }
     const struct xp_risky *k = &parent->risky[which];
-    /* weights: isolate 3, pause 2, kill, power, crash_save 1 each. A member cut off or
-     * paused at the moment keeps its state and acts on it alone afterwards; one killed
-     * there mostly comes back from its disk. Measured on chaos.lua: a fault right after a
-     * leader appended its own removal (7 runs that reach it and pass with
-     * raft.removed_leader_counts_self) made 5 of 21 isolations and pauses fail, 1 of 21
-     * kills, power losses and crashes after a save. */
-    static const int kinds[] = {RUN_ADD_ISOLATE, RUN_ADD_ISOLATE,   RUN_ADD_ISOLATE,
-                                RUN_ADD_PAUSE,   RUN_ADD_PAUSE,     RUN_ADD_KILL,
-                                RUN_ADD_POWER,   RUN_ADD_CRASH_SAVE};
+    static const int kinds[] = {RUN_ADD_KILL,    RUN_ADD_KILL,    RUN_ADD_POWER, RUN_ADD_CRASH_SAVE,
+                                RUN_ADD_ISOLATE, RUN_ADD_ISOLATE, RUN_ADD_PAUSE};
     /* from up to half an election timeout before it: the same moment of the run, which a
      * fault placed earlier moves by a little */
     int64_t before = sim_rng_range(r, 0, FL_MAX(1, parent->election_ns / FL_MS / 2)) * FL_MS;

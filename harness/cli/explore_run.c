@@ -19,7 +19,7 @@
  * rarity, AFL's rare-edge schedule: an entry counts 1024 / k^2 for each feature and
  * edge its run reached that k runs reached, plus a power schedule over its risky
  * situations (AFL-fast): XP_RISKY_ENERGY / k for each kind its run reached that k runs
- * reached, over the times it was picked already. 70 % of the mutants of a parent with
+ * reached, over the times it was picked already. Half the mutants of a parent with
  * risky situations aim a fault at one of them (xp_aim).
  *
  * With --bug NAME the switch is on in every run, and each bug is explored on its own
@@ -58,7 +58,7 @@
 #define XP_REWORLD_PCT  35   /* an entry's fault mix over a fresh world */
 #define XP_CROSS_PCT    10   /* one entry's world, another's fault mix */
 #define XP_CORPUS_SOFT  128  /* past it, only a new feature or a new edge keeps a schedule */
-#define XP_AIM_PCT      70   /* of the mutants of a parent with risky situations: aimed */
+#define XP_AIM_PCT      50   /* of the mutants of a parent with risky situations: aimed */
 #define XP_RISKY_ENERGY 8192 /* a risky situation k runs reached adds this / k to a weight */
 
 static size_t slot_of(const uint64_t *keys, size_t cap, uint64_t h)
