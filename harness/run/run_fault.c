@@ -357,6 +357,46 @@ void run_ctl_free_pending(struct run_world *rw)
     }
 }
 
+static void clients_add_endpoint(struct run_world *rw, int node)
+{
+    struct kvc_endpoint ep = {.node = node, .proc = srv_cluster_node_proc(rw->cl, node)};
+    for (int i = 0; i < rw->n_clients; i++)
+        if (rw->clients[i].c && !rw->clients[i].closed)
+            kvc_client_add_endpoint(rw->clients[i].c, &ep);
+}
+
+/* Whether a member add is still waiting for its answer. */
+static bool ctl_add_pending(const struct run_world *rw)
+{
+    for (const struct run_ctl_call *c = rw->ctls; c; c = c->next)
+        if (c->add)
+            return true;
+    return false;
+}
+
+/* The clients learn every member that joined and is not removed, as an operator does
+ * with `etcdctl member list` when `member add` gave no answer (its leader died, the
+ * call timed out) though the change committed: before this, such a member stayed
+ * unknown to every client, and a world whose first members were then removed had
+ * clients with no member to talk to (explore: a one-member world that added n2 and
+ * removed n1 failed liveness for 26 s). An endpoint the clients know is left alone,
+ * so a run whose adds are all answered is unchanged. */
+static void clients_learn_joined(struct run_world *rw)
+{
+    for (int node = 1; node < 64; node++)
+        if ((rw->joined >> node & 1) && !srv_cluster_is_removed(rw->cl, node))
+            clients_add_endpoint(rw, node);
+}
+
+void run_member_joined(struct run_world *rw, int node)
+{
+    if (node <= 0 || node >= 64 || rw->etcd)
+        return;
+    rw->joined |= (uint64_t)1 << node;
+    if (!ctl_add_pending(rw)) /* the add's answer came (or was lost) before the join */
+        clients_add_endpoint(rw, node);
+}
+
 static void ctl_done(void *ud, const struct srv_status *st, const struct srv_result *res)
 {
     struct run_ctl_call *c = ud;
@@ -369,13 +409,10 @@ static void ctl_done(void *ud, const struct srv_status *st, const struct srv_res
         r.data = res->data;
         r.len = res->len;
     }
-    if (c->add && st->code == 0 && res && res->node > 0) {
-        struct kvc_endpoint ep = {.node = res->node,
-                                  .proc = srv_cluster_node_proc(rw->cl, res->node)};
-        for (int i = 0; i < rw->n_clients; i++)
-            if (rw->clients[i].c && !rw->clients[i].closed)
-                kvc_client_add_endpoint(rw->clients[i].c, &ep);
-    }
+    if (c->add && st->code == 0 && res && res->node > 0)
+        clients_add_endpoint(rw, res->node);
+    if (c->add)
+        clients_learn_joined(rw);
     if (c->done)
         c->done(c->arg, &r);
     free(c);

@@ -49,6 +49,9 @@ struct run_call {
 struct run_ctl_call;
 /* Frees the control calls still waiting for an answer (the cluster is gone). */
 void run_ctl_free_pending(struct run_world *rw);
+/* A member joined through a member add (its SRV_EV_RESTART "joined" event): the clients
+ * learn it now unless an add is still waiting for its answer (run_fault.c). */
+void run_member_joined(struct run_world *rw, int node);
 
 /* One workload client: at most one operation outstanding (as etcd's robustness
  * traffic does), the next one after a gap drawn from its own stream. */
@@ -369,6 +372,9 @@ struct run_world {
     struct run_call *calls; /* pending run_at callbacks */
     /* control calls the cluster has not answered (run_fault.c); freed at close */
     struct run_ctl_call *ctls;
+    /* slots whose member joined the cluster through a member add (bit = slot): the
+     * clients learn them even when the add's own answer was lost (run_fault.c) */
+    uint64_t joined;
     /* the "lua" stream for math.random */
     struct sim_rng lua_rng;
     bool interrupted;

@@ -142,6 +142,9 @@ static void on_node_event(void *ud, const struct srv_event *ev)
     else if (!strcmp(ev->kind, SRV_EV_COMPACT))
         run_record_compact(rw, ev);
     run_coverage_note(rw, ev);
+    if (!strcmp(ev->kind, SRV_EV_RESTART) && ev->term == 0 &&
+        !strcmp(ev->detail, SRV_EV_JOINED_DETAIL))
+        run_member_joined(rw, ev->node);
     if (!strcmp(ev->kind, SRV_EV_LEADER)) {
         json_t *l = json_object();
         json_object_set_new(l, "at_ms", json_integer(ev->at_ns / FL_MS));

@@ -422,7 +422,7 @@ static void joiner_start(struct srv_slot *sl)
         sim_proc_restart(cl->w, sl->proc);
     else
         srv_cl_slot_start(sl);
-    srv_cluster_emit(cl, sl->node, sl->member_id, SRV_EV_RESTART, 0, "joined as a new member");
+    srv_cluster_emit(cl, sl->node, sl->member_id, SRV_EV_RESTART, 0, SRV_EV_JOINED_DETAIL);
 }
 
 void srv_cluster_start_joiner(struct srv_cluster *cl, int node, uint64_t member_id,

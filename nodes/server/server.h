@@ -83,6 +83,8 @@ const char *srv_config_check(const struct srv_config *c);
 #define SRV_EV_SAFETY           "raft_safety" /* the online checker found a violation */
 #define SRV_EV_CORRUPT          "kv_corrupt"  /* members' KV hashes differ at a revision */
 #define SRV_EV_LEASE_END        "lease_end"   /* a lease expired: its revoke was applied */
+/* The detail of the SRV_EV_RESTART (term 0) of a member that joined through a member add. */
+#define SRV_EV_JOINED_DETAIL "joined as a new member"
 
 /* Bytes borrowed for the duration of an observer callback. */
 struct srv_bytes {

@@ -178,3 +178,12 @@ fl_swarm_test(swarm.chaos_finds_bugs "swarm;slow" 1800
 fl_swarm_test(swarm.chaos_sweep_clean "swarm;slow" 900
   sh ${CMAKE_SOURCE_DIR}/tests/scenario/swarm/sweep_clean.sh ${FL_BIN}
   ${CMAKE_SOURCE_DIR}/scenarios/chaos.lua 1..200 ${FL_WDB}/chaos_sweep.db 102)
+
+# A member add whose answer is lost (its member killed right after appending the change,
+# which commits once it is back): the clients still learn the new member, and write
+# through it once the first member is removed (every call timed out before the fix).
+foreach(seed 1 2 3)
+  fl_swarm_test(scenario.swarm.add_answer_lost.seed${seed} scenario 120
+    ${FL_CHK} 0 - ${FL_BIN} run ${FL_SWM}/add_answer_lost.lua --seed ${seed}
+    --db ${FL_WDB}/add_answer_lost-${seed}.db --json)
+endforeach()
