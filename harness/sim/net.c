@@ -270,6 +270,13 @@ static void on_data(struct sim_world *w, struct net_frame *f)
         return;
     }
     int st = c->end[f->to_side].state;
+    if (st == END_CLOSED && c->end[f->to_side].reset_owed &&
+        sim_proc_alive(w, c->end[f->to_side].proc)) { /* a dead machine answers nothing */
+        c->end[f->to_side].reset_owed = false;
+        int ps = c->end[1 - f->to_side].state;
+        if (ps == END_OPEN || ps == END_CONNECTING)
+            ctl_send(w, f->conn_idx, f->to_side, FR_RST, NET_CLOSE_RESET);
+    }
     if (st == END_CLOSED || st == END_NONE || c->end[1 - f->to_side].hole) {
         drop_frame(w, f);
         return;
@@ -581,9 +588,11 @@ void net__proc_killed(struct sim_world *w, int proc)
         struct net_linkst *l = net__link_at(w, proc, to);
         for (size_t k = 0; k < l->nq; k++) {
             struct net_frame *f = l->q[k];
-            struct net_conn *c = f->type == FR_DATA ? conn_get(w, f->conn_idx, f->conn_gen) : NULL;
-            if (c)
+            struct net_conn *c = conn_get(w, f->conn_idx, f->conn_gen);
+            if (c && f->type == FR_DATA)
                 c->end[1 - f->to_side].hole = true;
+            else if (c && (f->type == FR_RST || f->type == FR_FIN))
+                c->end[1 - f->to_side].reset_owed = true;
             waiting_adjust(w, f, -1);
             drop_frame(w, f);
         }

@@ -52,6 +52,12 @@ struct net_end {
      * while later ones were still on the wire: those are never delivered, as a TCP
      * receiver never passes a hole in the stream (the reset that follows closes it). */
     bool hole;
+    /* This closed end's reset (or FIN) never left: it waited at a held or cut link when
+     * its process died again, and the second death dropped it. The peer's end would stay
+     * open for ever, sending into a connection nobody holds. A TCP stack answers a
+     * segment for a connection it does not know with a reset: the next frame that
+     * reaches this end gets one (on_data). */
+    bool reset_owed;
 };
 
 struct net_conn {

@@ -431,6 +431,41 @@ static void test_kill_drops_held(void)
     sim_world_free(w);
 }
 
+/* A reset that never left: a process dies while its links are cut, so its reset waits
+ * at the link; back, it dies again before the link heals, and that second death drops
+ * the waiting reset. The peer's end stays open, and once the link heals, its next frame
+ * reaches an end nobody holds: the live process answers it with a reset, as a TCP
+ * stack answers a segment for a connection it does not know (before: the peer sent
+ * into that connection for ever; a 7-member swarm world whose leader's stream to a
+ * twice-killed follower never carried a frame again, failing converge). */
+static void test_reset_lost_twice(void)
+{
+    struct sim_world *w = setup(9, FL_MS, 0);
+    net_sock s = net_connect(w, 0, 1, PORT, &sops, &eps[0]);
+    sim_run_for(w, 10 * FL_MS);
+    CHECK(net_sock_open(w, s));
+    int a[] = {0}, b[] = {1};
+    net_partition(w, a, 1, b, 1, false);
+    sim_proc_kill(w, 1); /* its reset waits at the cut link 1 -> 0 */
+    sim_run_for(w, 100 * FL_MS);
+    sim_proc_restart(w, 1);
+    sim_run_for(w, 100 * FL_MS);
+    sim_proc_kill(w, 1); /* and is dropped with what the dead machine never sent */
+    sim_run_for(w, 100 * FL_MS);
+    sim_proc_restart(w, 1);
+    net_heal(w);
+    sim_run_for(w, 100 * FL_MS);
+    CHECK_EQ_INT(eps[0].closes, 0); /* nothing told the peer yet */
+    CHECK(net_sock_open(w, s));
+    send_u32(w, s, 7); /* reaches the end nobody holds: answered by a reset */
+    sim_run_for(w, 10 * FL_MS);
+    CHECK_EQ_INT(eps[1].nmsgs, 0);
+    CHECK_EQ_INT(eps[0].closes, 1);
+    CHECK_EQ_INT(eps[0].close_reason, NET_CLOSE_RESET);
+    CHECK(!net_sock_open(w, s));
+    sim_world_free(w);
+}
+
 static void resume_p1(struct sim_world *w, void *ctx)
 {
     (void)ctx;
@@ -570,6 +605,7 @@ int main(void)
     FL_TEST(test_hold_clog);
     FL_TEST(test_pause_kill);
     FL_TEST(test_kill_drops_held);
+    FL_TEST(test_reset_lost_twice);
     FL_TEST(test_resume_instant);
     FL_TEST(test_overflow);
     FL_TEST(test_determinism);
