@@ -5,12 +5,15 @@
 -- with txns, ranges, deletes, leases that expire and churning watches; which fault
 -- lanes run and how often (partitions of every Jepsen shape, kills, power loss,
 -- pauses, clock skew, packet loss/duplication/delay, held links, membership changes,
--- leadership transfer, compaction, defragmentation, NOSPACE recovery, backups), which
+-- leadership transfer, compaction, defragmentation, NOSPACE recovery, backups, leader
+-- churn on 40% of the worlds without membership changes), which
 -- failpoints fire (BUGGIFY) and which faults fire on node events (triggers). The
 -- fault phase ends with heal_all(); then the cluster must come back: a leader, a
 -- write that succeeds, every client failing over when the member most of them use
 -- dies, and convergence (the converge check). liveness judges the cluster after every
--- heal and while only a minority is faulty: a write within the world's bound.
+-- heal and while only a minority is faulty: a write within the world's bound. On the
+-- seeds that draw it (world.promote_outage), a promoted member's vote is needed at the
+-- end (below).
 local world = swarm {}
 
 scenario {
@@ -107,3 +110,52 @@ if #nodes() >= 3 then
   end
 end
 run(1*s)
+
+-- a promoted member votes before it has seen its promotion (etcd#10998): on the seeds
+-- the swarm draws it for (world.promote_outage, 10%), a learner joins and catches up,
+-- and is promoted while the leader's messages to it are held, so it still takes itself
+-- for a learner; then the leader dies, and with it as many other voters as leave the
+-- rest one vote short of a quorum. The promoted member's vote makes the quorum: a
+-- leader is elected within ten election timeouts. (A refused add or promotion, a
+-- learner that does not catch up, a leader that changed meanwhile: no claim.)
+if world.promote_outage then
+  local A = run_until(function() return leader() ~= nil end, 10*s + 10*E) and leader()
+  local L = A and member_add { learner = true }
+  local caught = L and run_until(function()
+    local a, l = status(A), status(L)
+    return a.alive and l.alive and l.last_index >= a.commit
+  end, 10*s, 50*ms)
+  if caught and leader() == A then
+    hold(A, L) -- the promotion will not reach L
+    local ok = member_promote(L)
+    if ok and leader() == A and status(L).learner then
+      local rest, nv = {}, 0
+      for _, n in ipairs(nodes()) do
+        local st = status(n)
+        if not st.removed and (n == L or not st.learner) then nv = nv + 1 end
+        if n ~= A and n ~= L and not st.removed and not st.learner and st.alive then
+          rest[#rest + 1] = n
+        end
+      end
+      local q = nv // 2 + 1 -- the voters' quorum, L among them
+      local dead = { A }
+      kill(A)
+      release(A, L)
+      if q >= 2 and #rest >= q - 1 then
+        for i = #rest, q, -1 do -- rest[1..q-1] stay up: with L, a quorum
+          kill(rest[i])
+          dead[#dead + 1] = rest[i]
+        end
+        local t0 = now()
+        local up = run_until(function() return leader() ~= nil end, 10 * E + 2*s)
+        expect(up, "a leader with the vote of a member promoted while the leader's messages to it were held",
+               { promoted = L, killed = dead, took_ms = (now() - t0) // ms })
+      end
+      for _, n in ipairs(dead) do restart(n) end
+      run_until(function() return leader() ~= nil end, 10*s + 10*E)
+      run(1*s)
+    else
+      release(A, L)
+    end
+  end
+end

@@ -389,8 +389,8 @@ enum {
                                         elected, each crash with their newest entries durable
                                         on them alone; back in a random order */
     RUN_LANE_ALL = 0x1ffff,
-    /* the lanes a swarm draws from when swarm{} names none: churn only when asked for
-     * (RUN_LANE_CHURN surfaced clean-run failures still to be understood: README) */
+    /* the lanes a swarm draws from at 35% each when swarm{} names none; churn is drawn
+     * apart, on a stream of its own (run_swarm.c draw_later) */
     RUN_LANE_DEFAULT = 0xffff
 };
 #define RUN_LANE_COUNT 17

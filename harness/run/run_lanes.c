@@ -475,8 +475,8 @@ static void apply_leader_crash(struct run_world *rw, struct run_lane *l)
  * winner's first entry, durable on it alone and never sent; a loser's term change).
  * Until the undo none of them comes back; the undo brings them back in a random order
  * (churn_restarts), so an old leader may return first and lead again with its old
- * entries beside the others' newer ones. Swarms draw it only when swarm{} names it
- * (RUN_LANE_DEFAULT). */
+ * entries beside the others' newer ones. Swarms draw it when swarm{} names it, or on
+ * their own stream besides the drawn lanes (run_swarm.c draw_later). */
 static void churn_arm(struct run_world *rw, struct run_lane *l, int node, int skip)
 {
     char err[160];
@@ -511,16 +511,16 @@ static void apply_churn(struct run_world *rw, struct run_lane *l)
     int leader = run_leader(rw);
     if (!leader)
         return;
-    /* How the leader goes: a third of the time it crashes at its next save; a third of
+    /* How the leader goes: a quarter of the time it crashes at its next save; half of
      * the time its disk stalls first (etcd's raftBeforeSave sleep), proposals pile up
      * behind the stalled write, and the save it crashes after, the next one, holds all of
-     * them; a third of the time it is cut off from its peers and stays up, taking
+     * them; a quarter of the time it is cut off from its peers and stays up, taking
      * proposals in its minority until it steps down (check-quorum) or is healed. The
      * last two leave a long suffix of its term that no other member has. */
-    uint64_t how = below(l, 3);
-    bool stall = how == 1;
+    uint64_t how = below(l, 4);
+    bool stall = how >= 2;
     int delay_ms = 50 + (int)below(l, 251);
-    l->churn_cut = how == 2;
+    l->churn_cut = how == 1;
     if (l->churn_cut) {
         run_isolate(rw, leader);
         l->nodes[l->n_nodes++] = leader;
@@ -566,7 +566,10 @@ void run_lanes_churn_event(struct run_world *rw, const struct srv_hook_event *ev
  * its return, the first one waits such a gap too. */
 static void churn_restarts(struct run_world *rw, struct run_lane *l, int *nodes, int n, bool cut)
 {
-    shuffle(l, nodes, n);
+    /* half the time the old leader (nodes[0], with the longest suffix of its term) is
+     * back first: Figure 8's (c), it leads again beside a newer entry on a dead member */
+    bool leader_first = below(l, 4) != 0;
+    shuffle(l, nodes + (leader_first ? 1 : 0), n - (leader_first ? 1 : 0));
     uint64_t gap = (uint64_t)(4 * election_ns(rw)) + 1;
     int64_t at = cut ? election_ns(rw) + (int64_t)below(l, gap) : 0;
     for (int i = 0; i < n; i++) {

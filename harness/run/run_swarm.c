@@ -274,6 +274,52 @@ static void draw_faults(struct run_world *rw, const struct run_swarm_options *o,
     json_object_set_new(j, "lanes_every_ms", lanes);
 }
 
+/* Draws that came after the others, each from a stream of its own, so that a seed that
+ * does not draw them draws exactly what it drew before (and the others' seeds keep their
+ * worlds):
+ *
+ * - "swarm/churn": on CHURN_PCT % of the seeds of a swarm{} that names no lanes, the
+ *   leader-churn lane runs besides the lanes drawn (a scenario that names lanes draws
+ *   churn like any other lane, when it names it), every 2-4 election timeouts, and the
+ *   cluster sends small messages (max_msg_bytes 256): an old leader back in power sends
+ *   its old-term suffix ahead of its new-term entry, not with it (Figure 8's (c);
+ *   raft.commit_old_term). Not on worlds with the membership lane: those keep their
+ *   runs, in which the switches of configuration changes are found (chaos seed 91 is
+ *   raft.multiple_conf_changes' one seed in 1..200; with churn it was found on none).
+ * - "swarm/promote": on PROMOTE_PCT % of the seeds whose membership changes are allowed,
+ *   the summary's "promote_outage" asks the scenario (chaos.lua, after its fault phase)
+ *   to promote a learner whose promotion the leader cannot send it, and to let the
+ *   leader die then: the members left need the promoted member's vote, which it must
+ *   give although it has not seen its promotion (etcd#10998). */
+#define CHURN_PCT   40
+#define PROMOTE_PCT 10
+
+static void draw_later(struct run_world *rw, const struct run_swarm_options *o, json_t *j)
+{
+    struct run_swarm *sw = &rw->swarm;
+    struct sim_rng r;
+    sim_rng_derive(&r, run_fault_seed(rw), "swarm/churn");
+    bool churn = chance(&r, CHURN_PCT);
+    /* an episode takes a few elections (a crash, a campaign, the restarts) */
+    int64_t election_ms = sw->cluster.election_ms ? sw->cluster.election_ms : 1000;
+    int64_t every = FL_MAX(800, election_ms * PICK(&r, 2, 3, 4));
+    if (churn && !o->lanes && !(sw->lanes & (RUN_LANE_CHURN | RUN_LANE_MEMBERSHIP))) {
+        sw->lanes |= RUN_LANE_CHURN;
+        sw->lane_every_ns[RUN_LANE_COUNT - 1] = every * FL_MS;
+        json_t *lanes = json_object_get(j, "lanes_every_ms");
+        if (lanes)
+            json_object_set_new(lanes, lane_names[RUN_LANE_COUNT - 1], json_integer(every));
+        json_t *cl = json_object_get(j, "cluster");
+        if (cl && (sw->aspects & RUN_SWARM_CLUSTER)) {
+            sw->cluster.max_msg_bytes = 256;
+            json_object_set_new(cl, "max_msg_bytes", json_integer(256));
+        }
+    }
+    sim_rng_derive(&r, run_fault_seed(rw), "swarm/promote");
+    if (chance(&r, PROMOTE_PCT) && (!o->lanes || (o->lanes & RUN_LANE_MEMBERSHIP)))
+        json_object_set_new(j, "promote_outage", json_true());
+}
+
 /* The BUGGIFY menu: etcd's gofail places and the simulator's disk and network edges. */
 static const struct {
     enum flt_point fp;
@@ -560,6 +606,8 @@ int run_swarm_draw(struct run_world *rw, const struct run_swarm_options *o, json
         draw_triggers(rw, o, c, j);
     if (sw->aspects & RUN_SWARM_FAULTS)
         run_restore_draw(rw, o->lanes, j); /* its own stream, after the others */
+    if (sw->aspects & RUN_SWARM_FAULTS)
+        draw_later(rw, o, j); /* their own streams, after the others */
     sw->info = j;
     run_log_fault(rw, "swarm", "*", json_incref(j));
     run_summary_set(rw, "swarm", json_incref(j));

@@ -143,8 +143,7 @@ endforeach()
 # within seeds 1..200, and the finding seed passes with the switch off (hunt's own
 # confirmation). The first seeds measured (README.md, "Bug-finding power") are at most
 # 91, so the range leaves a margin of two at least. Fails (exit 1) when one of them is no
-# longer found. Not listed, because chaos does not find them yet: raft.commit_old_term
-# and raft.learner_refuses_vote. server.restore_keeps_ids is found from seed 24 by the
+# longer found. server.restore_keeps_ids is found from seed 24 by the
 # swarm's restore flow (7% of the seeds: every one that restores fails raft_safety with
 # it). raft.removed_leader_counts_self is found by raft_safety's
 # commit_quorum from seed 28; mvcc.watch_compacted_lost from seed 26 (issue 13).
@@ -164,6 +163,12 @@ list(APPEND FL_CHAOS_FINDS mvcc.watch_compacted_lost)
 list(APPEND FL_CHAOS_FINDS raft.removed_leader_counts_self)
 # found from seed 24: the swarm's whole-cluster restore (run_restore.c)
 list(APPEND FL_CHAOS_FINDS server.restore_keeps_ids)
+# found from seed 7: the churn lane, which the swarm draws besides the others on 40% of
+# the worlds without membership changes (its own stream, swarm/churn)
+list(APPEND FL_CHAOS_FINDS raft.commit_old_term)
+# found from seed 27: the promote outage after the fault phase (10% of the seeds,
+# swarm/promote)
+list(APPEND FL_CHAOS_FINDS raft.learner_refuses_vote)
 set(FL_CHAOS_HUNT)
 foreach(bug ${FL_CHAOS_FINDS})
   list(APPEND FL_CHAOS_HUNT --bug ${bug})
@@ -187,3 +192,26 @@ foreach(seed 1 2 3)
     ${FL_CHK} 0 - ${FL_BIN} run ${FL_SWM}/add_answer_lost.lua --seed ${seed}
     --db ${FL_WDB}/add_answer_lost-${seed}.db --json)
 endforeach()
+
+# The two switches the swarm's later draws find (run_swarm.c draw_later, each from a
+# stream of its own): with the switch the chaos seed fails, without it it passes.
+# raft.commit_old_term: on the seeds that draw the churn lane (swarm/churn) a chain of
+# leader crashes makes Raft's Figure 8: an old leader back first counts its old-term
+# suffix, which travels ahead of its new-term entry (one small message each), while a
+# member with a newer entry at that index can still be elected (commit_electable).
+set(FL_SWEXP python3 ${FL_SCN}/props/expect_run.py ${FL_BIN})
+fl_swarm_test(scenario.swarm.chaos_churn_figure8 "swarm;slow" 300
+  ${FL_SWEXP} ${CMAKE_SOURCE_DIR}/scenarios/chaos.lua 7..7 ${FL_WDB}/chaos_cot --exit 1
+  --property raft_safety=commit_electable -- --bug raft.commit_old_term)
+fl_swarm_test(scenario.swarm.chaos_churn_figure8_off "swarm;slow" 300
+  ${FL_SWEXP} ${CMAKE_SOURCE_DIR}/scenarios/chaos.lua 7..7 ${FL_WDB}/chaos_cot_off --exit 0)
+# raft.learner_refuses_vote (etcd#10998): on the seeds that draw the promote outage
+# (swarm/promote), chaos.lua promotes a learner whose promotion the leader cannot send it
+# and lets the leader die: the rest need the promoted member's vote to elect a leader.
+fl_swarm_test(scenario.swarm.chaos_promote_outage "swarm;slow" 300
+  ${FL_CHK} 1 "expect failed: a leader with the vote of a member promoted"
+  ${FL_BIN} run ${CMAKE_SOURCE_DIR}/scenarios/chaos.lua --seed 55
+  --bug raft.learner_refuses_vote --db ${FL_WDB}/chaos_lrv.db --json)
+fl_swarm_test(scenario.swarm.chaos_promote_outage_off "swarm;slow" 300
+  ${FL_CHK} 0 - ${FL_BIN} run ${CMAKE_SOURCE_DIR}/scenarios/chaos.lua --seed 55
+  --db ${FL_WDB}/chaos_lrv_off.db --json)
