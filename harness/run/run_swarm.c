@@ -281,7 +281,8 @@ static void draw_faults(struct run_world *rw, const struct run_swarm_options *o,
  * - "swarm/churn": on CHURN_PCT % of the seeds of a swarm{} that names no lanes, the
  *   leader-churn lane runs besides the lanes drawn (a scenario that names lanes draws
  *   churn like any other lane, when it names it), every 2-4 election timeouts, and the
- *   cluster sends small messages (max_msg_bytes 256): an old leader back in power sends
+ *   cluster sends small messages (max_msg_bytes 256, said in the swarm object's
+ *   "churn", not in its "cluster"): an old leader back in power sends
  *   its old-term suffix ahead of its new-term entry, not with it (Figure 8's (c);
  *   raft.commit_old_term). Not on worlds with the membership lane: those keep their
  *   runs, in which the switches of configuration changes are found (chaos seed 91 is
@@ -294,14 +295,21 @@ static void draw_faults(struct run_world *rw, const struct run_swarm_options *o,
 #define CHURN_PCT   40
 #define PROMOTE_PCT 10
 
+static unsigned seed_world(struct run_world *rw, const struct run_swarm_options *o,
+                           struct run_cluster_config *c);
+
 static void draw_later(struct run_world *rw, const struct run_swarm_options *o, json_t *j)
 {
     struct run_swarm *sw = &rw->swarm;
     struct sim_rng r;
     sim_rng_derive(&r, run_fault_seed(rw), "swarm/churn");
     bool churn = chance(&r, CHURN_PCT);
-    /* an episode takes a few elections (a crash, a campaign, the restarts) */
-    int64_t election_ms = sw->cluster.election_ms ? sw->cluster.election_ms : 1000;
+    /* an episode takes a few elections (a crash, a campaign, the restarts): the seed's
+     * election timeout, whether or not the cluster is drawn (the faults drawn alone
+     * draw what they draw with it) */
+    struct run_cluster_config seen;
+    seed_world(rw, o, &seen);
+    int64_t election_ms = seen.election_ms ? seen.election_ms : 1000;
     int64_t every = FL_MAX(800, election_ms * PICK(&r, 2, 3, 4));
     if (churn && !o->lanes && !(sw->lanes & (RUN_LANE_CHURN | RUN_LANE_MEMBERSHIP))) {
         sw->lanes |= RUN_LANE_CHURN;
@@ -309,10 +317,12 @@ static void draw_later(struct run_world *rw, const struct run_swarm_options *o, 
         json_t *lanes = json_object_get(j, "lanes_every_ms");
         if (lanes)
             json_object_set_new(lanes, lane_names[RUN_LANE_COUNT - 1], json_integer(every));
-        json_t *cl = json_object_get(j, "cluster");
-        if (cl && (sw->aspects & RUN_SWARM_CLUSTER)) {
+        /* said apart from the cluster drawn (which a cluster drawn alone draws too) */
+        if (sw->aspects & RUN_SWARM_CLUSTER) {
             sw->cluster.max_msg_bytes = 256;
-            json_object_set_new(cl, "max_msg_bytes", json_integer(256));
+            json_t *ch = json_object();
+            json_object_set_new(ch, "max_msg_bytes", json_integer(256));
+            json_object_set_new(j, "churn", ch);
         }
     }
     sim_rng_derive(&r, run_fault_seed(rw), "swarm/promote");
