@@ -34,6 +34,15 @@
 #define SHM_PREFIX "faultline-sweep."
 #define LOCK_NAME  "owner.lock"
 
+/* The memory folder: $FAULTLINE_SWEEP_TMP when set (a smaller tmpfs, or a private one:
+ * tests that kill sweeps use their own, since any sweep on the machine cleans what a
+ * dead sweep left in the shared one), else /dev/shm. */
+static const char *shm_dir(void)
+{
+    const char *e = getenv("FAULTLINE_SWEEP_TMP");
+    return e && *e ? e : SHM_DIR;
+}
+
 /* "DIR/.NAME.sweep." for a database DIR/NAME (or ".NAME.sweep." with no folder). */
 static void beside_prefix(const char *db, struct fl_buf *dir, struct fl_buf *prefix)
 {
@@ -96,14 +105,20 @@ int sweep_workdir_create(const char *db_path, char **dir, int *lock_fd, char *er
      * unlinks touch a disk; else beside the sweep's database. */
     struct stat st;
     *dir = NULL;
-    if (stat(SHM_DIR, &st) == 0 && S_ISDIR(st.st_mode) && access(SHM_DIR, W_OK) == 0)
-        *dir = try_create(SHM_DIR "/" SHM_PREFIX, lock_fd);
-    if (*dir)
-        return FL_OK;
     struct fl_buf d, prefix, path;
     fl_buf_init(&d);
     fl_buf_init(&prefix);
     fl_buf_init(&path);
+    const char *shm = shm_dir();
+    if (stat(shm, &st) == 0 && S_ISDIR(st.st_mode) && access(shm, W_OK) == 0) {
+        fl_buf_printf(&path, "%s/%s", shm, SHM_PREFIX);
+        *dir = try_create(fl_buf_cstr(&path), lock_fd);
+        fl_buf_reset(&path);
+    }
+    if (*dir) {
+        fl_buf_close(&path);
+        return FL_OK;
+    }
     beside_prefix(db_path, &d, &prefix);
     fl_buf_printf(&path, "%s/%s", fl_buf_cstr(&d), fl_buf_cstr(&prefix));
     *dir = try_create(fl_buf_cstr(&path), lock_fd);
@@ -224,7 +239,7 @@ static int clean_in(const char *dir, const char *prefix, FILE *log)
 
 int sweep_workdir_clean_stale(const char *db_path, FILE *log)
 {
-    int n = clean_in(SHM_DIR, SHM_PREFIX, log);
+    int n = clean_in(shm_dir(), SHM_PREFIX, log);
     struct fl_buf d, prefix;
     fl_buf_init(&d);
     fl_buf_init(&prefix);
