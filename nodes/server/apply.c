@@ -296,8 +296,7 @@ static void apply_conf_entry(struct srv_member *m, const struct raft_entry *e)
          * second member added to a one-member cluster is started at the proposal:
          * rpc_admin.c propose_conf). */
         if (cc.type == RAFT_CC_ADD_VOTER || cc.type == RAFT_CC_ADD_LEARNER)
-            srv_cluster_start_joiner(m->cl, (int)mi->node, cc.node_id, m->cluster_id,
-                                     !mi->no_start);
+            srv_host_start_joiner(m->host, (int)mi->node, cc.node_id, m->cluster_id, !mi->no_start);
     }
     if (wt) {
         Rpc__ServerMsg resp = RPC__SERVER_MSG__INIT;
@@ -306,7 +305,7 @@ static void apply_conf_entry(struct srv_member *m, const struct raft_entry *e)
             Rpc__MemberAddResponse r = RPC__MEMBER_ADD_RESPONSE__INIT;
             Rpc__Member mem = RPC__MEMBER__INIT;
             mem.id = cc.node_id;
-            mem.node = (uint32_t)srv_cluster_dir_node(m->cl, cc.node_id);
+            mem.node = (uint32_t)srv_host_dir_node(m->host, cc.node_id);
             mem.islearner = cc.type == RAFT_CC_ADD_LEARNER;
             r.member = &mem;
             resp.resp_case = RPC__SERVER_MSG__RESP_MEMBER_ADD;
@@ -334,7 +333,7 @@ static void apply_conf_entry(struct srv_member *m, const struct raft_entry *e)
      * to it once the entry is appended); etcd's peers tell it, and it stops. Here the
      * cluster stops its process once any member has applied the removal. */
     if (cc.type == RAFT_CC_REMOVE)
-        srv_cluster_member_removed(m->cl, srv_cluster_dir_node(m->cl, cc.node_id));
+        srv_host_member_removed(m->host, srv_host_dir_node(m->host, cc.node_id));
 }
 
 /* A lease the leader found expired: its keys go at one revision; the node event

@@ -10,6 +10,7 @@
 #include "nodes/server/cluster_int.h"
 
 #include <inttypes.h>
+#include <stddef.h>
 
 /* ---- config --------------------------------------------------------------------- */
 
@@ -137,31 +138,6 @@ bool srv_cluster_hooked(const struct srv_cluster *cl)
     return cl->hook != NULL && !cl->destroying;
 }
 
-void srv_member_hook(struct srv_member *m, enum srv_hook_kind kind, uint64_t index, uint64_t peer,
-                     bool pre, const char *detail)
-{
-    srv_member_hook_reason(m, kind, index, peer, pre, NULL, detail);
-}
-
-void srv_member_hook_reason(struct srv_member *m, enum srv_hook_kind kind, uint64_t index,
-                            uint64_t peer, bool pre, const char *reason, const char *detail)
-{
-    struct srv_cluster *cl = m->cl;
-    if (!srv_cluster_hooked(cl))
-        return;
-    FL_ASSERT((unsigned)kind < SRV_HOOK_KIND_COUNT);
-    struct srv_hook_event ev = {.kind = kind,
-                                .node = m->node,
-                                .term = raft_term(m->raft),
-                                .index = index,
-                                .peer = peer ? FL_MAX(0, srv_cluster_dir_node(cl, peer)) : 0,
-                                .pre = pre,
-                                .leader = m->soft.role == RAFT_LEADER,
-                                .reason = reason,
-                                .detail = detail ? detail : ""};
-    cl->hook(cl->hook_ud, &ev);
-}
-
 static struct safety_entry *safety_entry(struct srv_cluster *cl, uint64_t cluster_id)
 {
     for (int i = 0; i < cl->n_safety; i++)
@@ -185,12 +161,13 @@ struct kvhash *srv_cluster_kvhash(struct srv_cluster *cl, uint64_t cluster_id)
     return safety_entry(cl, cluster_id)->kv;
 }
 
-void srv_cluster_kv_corrupt(struct srv_cluster *cl, struct srv_member *m)
+void srv_cluster_kv_corrupt(struct srv_cluster *cl, int node, uint64_t member_id, uint64_t term,
+                            const char *json)
 {
     if (cl->corruption)
         return;
-    cl->corruption = fl_strdup(kvhash_violation_json(m->chk.kvh));
-    srv_cluster_emit(cl, m->node, m->id, SRV_EV_CORRUPT, raft_term(m->raft), cl->corruption);
+    cl->corruption = fl_strdup(json);
+    srv_cluster_emit(cl, node, member_id, SRV_EV_CORRUPT, term, cl->corruption);
 }
 
 const char *srv_cluster_corruption(const struct srv_cluster *cl)
@@ -241,21 +218,13 @@ uint64_t srv_cluster_kv_compared(const struct srv_cluster *cl)
     return n;
 }
 
-void srv_cluster_safety_failed(struct srv_cluster *cl, struct srv_member *m)
-{
-    if (cl->violation)
-        return;
-    cl->violation = fl_strdup(raft_safety_violation_json(m->chk.safety));
-    srv_cluster_emit(cl, m->node, m->id, SRV_EV_SAFETY, raft_term(m->raft), cl->violation);
-    sim_stop(cl->w);
-}
-
-void srv_cluster_safety_text(struct srv_cluster *cl, int node, uint64_t member_id, const char *json)
+void srv_cluster_safety_failed(struct srv_cluster *cl, int node, uint64_t member_id, uint64_t term,
+                               const char *json)
 {
     if (cl->violation)
         return;
     cl->violation = fl_strdup(json);
-    srv_cluster_emit(cl, node, member_id, SRV_EV_SAFETY, 0, cl->violation);
+    srv_cluster_emit(cl, node, member_id, SRV_EV_SAFETY, term, cl->violation);
     sim_stop(cl->w);
 }
 
@@ -344,14 +313,15 @@ static void on_proc_kill(struct sim_world *w, int proc, void *ctx)
 void srv_cl_slot_start(struct srv_slot *sl)
 {
     struct srv_cluster *cl = sl->cl;
-    struct srv_member *m = srv_member_recover(cl, sl->node, sl->proc);
+    struct srv_member *m = srv_member_recover(&cl->host, sl->env, sl->node, sl->proc);
     if (!m) {
         /* Nothing durable yet: a founding member bootstraps again, a joiner joins. */
         if (sl->founding)
-            m = srv_member_boot(cl, sl->node, sl->proc, sl->member_id, sl->cluster_id, cl->founders,
-                                cl->n_founders);
+            m = srv_member_boot(&cl->host, sl->env, sl->node, sl->proc, sl->member_id,
+                                sl->cluster_id, cl->founders, cl->n_founders);
         else
-            m = srv_member_join(cl, sl->node, sl->proc, sl->member_id, sl->cluster_id);
+            m = srv_member_join(&cl->host, sl->env, sl->node, sl->proc, sl->member_id,
+                                sl->cluster_id);
     }
     sl->m = m;
     sl->started = true;
@@ -479,6 +449,136 @@ void srv_cluster_member_removed(struct srv_cluster *cl, int node)
     sim_schedule(cl->w, 0, kill_removed, &cl->slots[node]);
 }
 
+/* ---- the member host (host.h) ---------------------------------------------------- */
+
+/* Each op is the srv_cluster call a member made before the host existed. */
+static struct srv_cluster *host_cl(struct srv_host *h)
+{
+    return (struct srv_cluster *)((char *)h - offsetof(struct srv_cluster, host));
+}
+
+static const struct srv_config *host_config(struct srv_host *h)
+{
+    return srv_cluster_config(host_cl(h));
+}
+
+static bool host_prevote(struct srv_host *h, int node)
+{
+    return srv_cluster_member_prevote(host_cl(h), node);
+}
+
+static int host_dir_node(struct srv_host *h, uint64_t member_id)
+{
+    return srv_cluster_dir_node(host_cl(h), member_id);
+}
+
+static int host_dir_proc(struct srv_host *h, uint64_t member_id)
+{
+    return srv_cluster_dir_proc(host_cl(h), member_id);
+}
+
+static bool host_member_started(struct srv_host *h, uint64_t member_id)
+{
+    return srv_cluster_member_started(host_cl(h), member_id);
+}
+
+static int host_slots(struct srv_host *h)
+{
+    return srv_cluster_slots(host_cl(h));
+}
+
+static bool host_slot_used(struct srv_host *h, int node)
+{
+    struct srv_cluster *cl = host_cl(h);
+    return srv_cluster_member_id(cl, node) != 0 || srv_cluster_is_removed(cl, node);
+}
+
+static struct raft_safety *host_safety(struct srv_host *h, uint64_t cluster_id)
+{
+    return srv_cluster_safety(host_cl(h), cluster_id);
+}
+
+static struct kvhash *host_kvhash(struct srv_host *h, uint64_t cluster_id)
+{
+    return srv_cluster_kvhash(host_cl(h), cluster_id);
+}
+
+static void host_safety_failed(struct srv_host *h, int node, uint64_t member_id, uint64_t term,
+                               const char *json)
+{
+    srv_cluster_safety_failed(host_cl(h), node, member_id, term, json);
+}
+
+static void host_kv_corrupt(struct srv_host *h, int node, uint64_t member_id, uint64_t term,
+                            const char *json)
+{
+    srv_cluster_kv_corrupt(host_cl(h), node, member_id, term, json);
+}
+
+static void host_emit(struct srv_host *h, struct srv_event *ev)
+{
+    srv_cluster_emit_full(host_cl(h), ev);
+}
+
+static bool host_hooked(struct srv_host *h)
+{
+    return srv_cluster_hooked(host_cl(h));
+}
+
+static void host_hook(struct srv_host *h, const struct srv_hook_event *ev)
+{
+    struct srv_cluster *cl = host_cl(h);
+    cl->hook(cl->hook_ud, ev);
+}
+
+static int host_dir_register(struct srv_host *h, int node, uint64_t member_id)
+{
+    return srv_cluster_dir_register(host_cl(h), node, member_id);
+}
+
+static void host_start_joiner(struct srv_host *h, int node, uint64_t member_id, uint64_t cluster_id,
+                              bool start)
+{
+    srv_cluster_start_joiner(host_cl(h), node, member_id, cluster_id, start);
+}
+
+static void host_member_removed(struct srv_host *h, int node)
+{
+    srv_cluster_member_removed(host_cl(h), node);
+}
+
+static uint64_t host_new_id(struct srv_host *h)
+{
+    return srv_cluster_rand(host_cl(h));
+}
+
+static struct fl_arena_pool *host_pb_pool(struct srv_host *h)
+{
+    return srv_cluster_pb_pool(host_cl(h));
+}
+
+static const struct srv_host_ops cluster_host_ops = {
+    .config = host_config,
+    .prevote = host_prevote,
+    .dir_node = host_dir_node,
+    .dir_proc = host_dir_proc,
+    .member_started = host_member_started,
+    .slots = host_slots,
+    .slot_used = host_slot_used,
+    .safety = host_safety,
+    .kvhash = host_kvhash,
+    .safety_failed = host_safety_failed,
+    .kv_corrupt = host_kv_corrupt,
+    .emit = host_emit,
+    .hooked = host_hooked,
+    .hook = host_hook,
+    .dir_register = host_dir_register,
+    .start_joiner = host_start_joiner,
+    .member_removed = host_member_removed,
+    .new_id = host_new_id,
+    .pb_pool = host_pb_pool,
+};
+
 /* ---- create / destroy ----------------------------------------------------------- */
 
 int srv_cluster_create(struct sim_world *w, const struct srv_config *cfg, srv_observer_fn obs,
@@ -493,6 +593,7 @@ int srv_cluster_create(struct sim_world *w, const struct srv_config *cfg, srv_ob
         return FL_EINVAL;
     }
     struct srv_cluster *cl = fl_calloc(1, sizeof *cl);
+    cl->host.ops = &cluster_host_ops;
     cl->w = w;
     cl->cfg = *cfg;
     cl->obs = obs;

@@ -69,7 +69,7 @@ static void ctl_send(struct srv_cluster *cl, int node, const Rpc__ClientMsg *msg
     struct ctl_call *c = fl_calloc(1, sizeof *c);
     c->cl = cl;
     c->node = node;
-    c->req = srv_req_decode(cl, n, buf.data);
+    c->req = srv_req_decode(&cl->pb_pool, n, buf.data);
     c->done = done;
     c->ud = ud;
     fl_buf_close(&buf);

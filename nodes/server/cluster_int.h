@@ -49,6 +49,7 @@ struct safety_entry {
 };
 
 struct srv_cluster {
+    struct srv_host host; /* first: what its members reach it through (host.h) */
     struct sim_world *w;
     struct srv_config cfg;
     srv_observer_fn obs;
@@ -82,6 +83,50 @@ struct ctl_call {
     srv_done_fn done;
     void *ud;
 };
+
+/* ---- cluster.c: the simulator's member host (host.h) and its directory ---- */
+/* The environment of slot node's process (owned by the cluster, lives as long as it). */
+struct fl_env *srv_cluster_env(struct srv_cluster *cl, int node);
+/* Pre-vote for the member starting on node: srv_cluster_set_prevote's, else the
+ * cluster's (cluster_ctl.c). */
+bool srv_cluster_member_prevote(struct srv_cluster *cl, int node);
+/* proc of the process running member id, -1 when unknown. */
+int srv_cluster_dir_proc(struct srv_cluster *cl, uint64_t member_id);
+int srv_cluster_dir_node(struct srv_cluster *cl, uint64_t member_id);
+/* Has member_id ever run (etcd: published its attributes, IsStarted)? A member that was
+ * added but never started, or an unknown id, has not. */
+bool srv_cluster_member_started(struct srv_cluster *cl, uint64_t member_id);
+/* The online checker for a cluster ID (created on first use). */
+struct raft_safety *srv_cluster_safety(struct srv_cluster *cl, uint64_t cluster_id);
+/* A member fed its checker and it failed, or restarted with a WAL that is not a Raft
+ * log (json says which): record the first and stop the world. */
+void srv_cluster_safety_failed(struct srv_cluster *cl, int node, uint64_t member_id, uint64_t term,
+                               const char *json);
+/* The corruption check for a cluster ID (created with its safety checker). */
+struct kvhash *srv_cluster_kvhash(struct srv_cluster *cl, uint64_t cluster_id);
+/* A member's KV hash differs from another's at one revision: record it (the world goes
+ * on; the `converge` check fails). */
+void srv_cluster_kv_corrupt(struct srv_cluster *cl, int node, uint64_t member_id, uint64_t term,
+                            const char *json);
+void srv_cluster_emit(struct srv_cluster *cl, int node, uint64_t member_id, const char *kind,
+                      uint64_t term, const char *detail);
+void srv_cluster_emit_rev(struct srv_cluster *cl, int node, uint64_t member_id, const char *kind,
+                          uint64_t term, const char *detail, int64_t revision, int64_t store_rev);
+/* Emits ev (at_ns set here; a NULL detail becomes ""). */
+void srv_cluster_emit_full(struct srv_cluster *cl, struct srv_event *ev);
+/* True when a typed-event hook is set (server.h); emitters skip their work otherwise. */
+bool srv_cluster_hooked(const struct srv_cluster *cl);
+/* Member add: the slot that will run the new member (node 0: a new slot), created
+ * with its process when needed; remembers that member_id runs there. Returns the
+ * node, or -1 when no slot can be made. */
+int srv_cluster_dir_register(struct srv_cluster *cl, int node, uint64_t member_id);
+/* The proposer applied a member add: the new member's identity goes to its slot and,
+ * unless the add asked not to (start false), the member starts there (idempotent). */
+void srv_cluster_start_joiner(struct srv_cluster *cl, int node, uint64_t member_id,
+                              uint64_t cluster_id, bool start);
+/* The member applied its own removal: the cluster stops its process. */
+void srv_cluster_member_removed(struct srv_cluster *cl, int node);
+uint64_t srv_cluster_rand(struct srv_cluster *cl); /* the "server/ids" stream */
 
 struct srv_slot *srv_cl_slot_get(const struct srv_cluster *cl, int node);
 /* Starts the member of a slot from its disk (or boots/joins it when the disk is empty). */

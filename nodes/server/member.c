@@ -24,7 +24,7 @@ static void member_tick(void *ctx);
 
 const struct srv_config *srv_member_config(const struct srv_member *m)
 {
-    return srv_cluster_config(m->cl);
+    return srv_host_config(m->host);
 }
 
 int64_t srv_member_now(const struct srv_member *m)
@@ -42,40 +42,72 @@ int64_t srv_member_request_timeout_ns(const struct srv_member *m)
 
 void srv_member_event(struct srv_member *m, const char *kind, const char *detail)
 {
-    srv_cluster_emit(m->cl, m->node, m->id, kind, raft_term(m->raft), detail);
+    srv_host_emit(m->host, &(struct srv_event){.node = m->node,
+                                               .member_id = m->id,
+                                               .kind = kind,
+                                               .term = raft_term(m->raft),
+                                               .detail = detail});
 }
 
 void srv_member_event_lease_end(struct srv_member *m, int64_t id, int64_t revision,
                                 const struct srv_bytes *keys, size_t n_keys)
 {
-    struct srv_cluster *cl = m->cl;
     char d[96];
     snprintf(d, sizeof d, "lease %" PRIx64 " expired: %zu keys deleted at revision %" PRId64,
              (uint64_t)id, n_keys, revision);
-    srv_cluster_emit_full(cl, &(struct srv_event){.node = m->node,
-                                                  .member_id = m->id,
-                                                  .kind = SRV_EV_LEASE_END,
-                                                  .term = raft_term(m->raft),
-                                                  .detail = d,
-                                                  .revision = revision,
-                                                  .store_rev = revision,
-                                                  .lease_id = id,
-                                                  .keys = keys,
-                                                  .n_keys = n_keys});
+    srv_host_emit(m->host, &(struct srv_event){.node = m->node,
+                                               .member_id = m->id,
+                                               .kind = SRV_EV_LEASE_END,
+                                               .term = raft_term(m->raft),
+                                               .detail = d,
+                                               .revision = revision,
+                                               .store_rev = revision,
+                                               .lease_id = id,
+                                               .keys = keys,
+                                               .n_keys = n_keys});
 }
 
 void srv_member_event_compact(struct srv_member *m, int64_t revision, const char *detail)
 {
-    srv_cluster_emit_full(m->cl, &(struct srv_event){.node = m->node,
-                                                     .member_id = m->id,
-                                                     .kind = SRV_EV_COMPACT,
-                                                     .term = raft_term(m->raft),
-                                                     .detail = detail,
-                                                     .f = {.index = (uint64_t)FL_MAX(0, revision)},
-                                                     .revision = revision,
-                                                     .store_rev = mvcc_current_rev(m->kv)});
+    srv_host_emit(m->host, &(struct srv_event){.node = m->node,
+                                               .member_id = m->id,
+                                               .kind = SRV_EV_COMPACT,
+                                               .term = raft_term(m->raft),
+                                               .detail = detail,
+                                               .f = {.index = (uint64_t)FL_MAX(0, revision)},
+                                               .revision = revision,
+                                               .store_rev = mvcc_current_rev(m->kv)});
     srv_member_hook(m, SRV_HOOK_COMPACT, (uint64_t)FL_MAX(0, revision), 0, false, detail);
 }
+
+/* Calls the host's typed-event hook, if one is wanted, for member m. */
+void srv_member_hook(struct srv_member *m, enum srv_hook_kind kind, uint64_t index, uint64_t peer,
+                     bool pre, const char *detail)
+{
+    srv_member_hook_reason(m, kind, index, peer, pre, NULL, detail);
+}
+
+void srv_member_hook_reason(struct srv_member *m, enum srv_hook_kind kind, uint64_t index,
+                            uint64_t peer, bool pre, const char *reason, const char *detail)
+{
+    if (!srv_host_hooked(m->host))
+        return;
+    FL_ASSERT((unsigned)kind < SRV_HOOK_KIND_COUNT);
+    struct srv_hook_event ev = {.kind = kind,
+                                .node = m->node,
+                                .term = raft_term(m->raft),
+                                .index = index,
+                                .peer = peer ? FL_MAX(0, srv_host_dir_node(m->host, peer)) : 0,
+                                .pre = pre,
+                                .leader = m->soft.role == RAFT_LEADER,
+                                .reason = reason,
+                                .detail = detail ? detail : ""};
+    m->host->ops->hook(m->host, &ev);
+}
+
+/* A feed of the online safety checker: true (nothing to check) when the host runs
+ * none (a member process: the checker needs every member's feeds, proc.h). */
+#define SRV_FEED(m, call) (!(m)->chk.safety || (call))
 
 static uint64_t entry_hash(const struct raft_entry *e)
 {
@@ -85,7 +117,8 @@ static uint64_t entry_hash(const struct raft_entry *e)
 static void safety_check(struct srv_member *m, bool ok)
 {
     if (!ok)
-        srv_cluster_safety_failed(m->cl, m);
+        m->host->ops->safety_failed(m->host, m->node, m->id, raft_term(m->raft),
+                                    raft_safety_violation_json(m->chk.safety));
 }
 
 /* Tells the corruption check (checkers/kv_hash.h) the store's state hash when the
@@ -94,12 +127,13 @@ static void safety_check(struct srv_member *m, bool ok)
 static void feed_kv_hash(struct srv_member *m, bool force)
 {
     int64_t rev = mvcc_current_rev(m->kv);
-    if (!force && rev == m->chk.kvh_rev)
+    if (!m->chk.kvh || (!force && rev == m->chk.kvh_rev))
         return;
     m->chk.kvh_rev = rev;
     /* the checker's time is the run's reference clock, not this member's own */
     if (!kvhash_feed(m->chk.kvh, m->id, rev, mvcc_state_hash(m->kv), env_now_ns(m->env)))
-        srv_cluster_kv_corrupt(m->cl, m);
+        m->host->ops->kv_corrupt(m->host, m->node, m->id, raft_term(m->raft),
+                                 kvhash_violation_json(m->chk.kvh));
 }
 
 static struct raft_safety_conf safety_conf(const struct raft_conf_state *c)
@@ -120,7 +154,7 @@ static void send_msgs(struct srv_member *m, const struct raft_msg *msgs, size_t 
         uint64_t vote = g->type == RAFT_MSG_VOTE                      ? m->id
                         : g->type == RAFT_MSG_VOTE_RESP && !g->reject ? g->to
                                                                       : 0;
-        ok = raft_safety_sent(m->chk.safety, m->id, g->term, vote) && ok;
+        ok = SRV_FEED(m, raft_safety_sent(m->chk.safety, m->id, g->term, vote)) && ok;
     }
     safety_check(m, ok);
     srv_peer_send_msgs(m, msgs, n);
@@ -128,19 +162,19 @@ static void send_msgs(struct srv_member *m, const struct raft_msg *msgs, size_t 
 
 /* ---- allocation and timers ---------------------------------------------------- */
 
-static struct srv_member *member_alloc(struct srv_cluster *cl, int node, int proc, uint64_t id,
-                                       uint64_t cluster_id, uint64_t applied)
+static struct srv_member *member_alloc(struct srv_host *host, struct fl_env *env, int node,
+                                       int proc, uint64_t id, uint64_t cluster_id, uint64_t applied)
 {
-    const struct srv_config *c = srv_cluster_config(cl);
+    const struct srv_config *c = srv_host_config(host);
     struct srv_member *m = fl_calloc(1, sizeof *m);
-    m->cl = cl;
-    m->env = srv_cluster_env(cl, node);
+    m->host = host;
+    m->env = env;
     m->node = node;
     m->proc = proc;
     m->id = id;
     m->cluster_id = cluster_id;
-    m->chk.safety = srv_cluster_safety(cl, cluster_id);
-    m->chk.kvh = srv_cluster_kvhash(cl, cluster_id);
+    m->chk.safety = srv_host_safety(host, cluster_id);
+    m->chk.kvh = srv_host_kvhash(host, cluster_id);
     /* Proposal ids (and read contexts) never repeat across incarnations: an entry a
      * member proposed before a crash may be applied after its restart, and must not
      * meet a new request waiting under the same id (etcd's ids carry a time prefix).
@@ -172,7 +206,7 @@ static struct srv_member *member_alloc(struct srv_cluster *cl, int node, int pro
     raft_config_default(&rc, id, env_rand_u64(m->env));
     rc.election_ticks = (uint32_t)FL_MAX(1, c->election_ms / c->heartbeat_ms);
     rc.heartbeat_ticks = 1;
-    rc.pre_vote = srv_cluster_member_prevote(cl, node);
+    rc.pre_vote = srv_host_prevote(host, node);
     rc.check_quorum = c->check_quorum;
     rc.max_msg_bytes = c->max_msg_bytes;
     rc.max_inflight = (uint32_t)c->max_inflight_msgs;
@@ -249,12 +283,12 @@ void srv_member_image(struct srv_member *m, struct fl_buf *out, int64_t pad_to)
     for (uint32_t i = 0; i < c->voters_count && img.members_count < SRV_BACKUP_MEMBERS_MAX; i++) {
         struct srv_db_member *dm = &img.members[img.members_count++];
         dm->id = c->voters[i];
-        dm->node = (uint32_t)FL_MAX(0, srv_cluster_dir_node(m->cl, c->voters[i]));
+        dm->node = (uint32_t)FL_MAX(0, srv_host_dir_node(m->host, c->voters[i]));
     }
     for (uint32_t i = 0; i < c->learners_count && img.members_count < SRV_BACKUP_MEMBERS_MAX; i++) {
         struct srv_db_member *dm = &img.members[img.members_count++];
         dm->id = c->learners[i];
-        dm->node = (uint32_t)FL_MAX(0, srv_cluster_dir_node(m->cl, c->learners[i]));
+        dm->node = (uint32_t)FL_MAX(0, srv_host_dir_node(m->host, c->learners[i]));
         dm->learner = true;
     }
     img.alarms_count = m->app.n_alarms;
@@ -295,29 +329,34 @@ static void feed_safety_persisted(struct srv_member *m, const struct raft_ready 
     bool ok = true;
     if (rd->snapshot) {
         struct raft_safety_conf sc = safety_conf(&rd->snapshot->conf);
-        ok = raft_safety_snapshot_conf(m->chk.safety, m->id, rd->snapshot->index,
-                                       rd->snapshot->term, &sc);
+        ok = SRV_FEED(m, raft_safety_snapshot_conf(m->chk.safety, m->id, rd->snapshot->index,
+                                                   rd->snapshot->term, &sc));
     }
     for (size_t i = 0; i < rd->entries_count; i++) {
         const struct raft_entry *e = &rd->entries[i];
-        ok = raft_safety_append(m->chk.safety, m->id, e->index, e->term, entry_hash(e)) && ok;
+        ok = SRV_FEED(m,
+                      raft_safety_append(m->chk.safety, m->id, e->index, e->term, entry_hash(e))) &&
+             ok;
         struct raft_conf_change cc;
         if (e->type == RAFT_ENTRY_CONF_CHANGE) {
             int type = raft_conf_change_decode(e, &cc) == FL_OK ? (int)cc.type : -1;
-            ok = raft_safety_conf_entry(m->chk.safety, m->id, e->index, type, cc.node_id) && ok;
+            ok = SRV_FEED(
+                     m, raft_safety_conf_entry(m->chk.safety, m->id, e->index, type, cc.node_id)) &&
+                 ok;
         }
     }
     if (rd->hard_state_changed)
-        ok = raft_safety_commit(m->chk.safety, m->id, rd->hard_state.commit) && ok;
+        ok = SRV_FEED(m, raft_safety_commit(m->chk.safety, m->id, rd->hard_state.commit)) && ok;
     /* a leader's commit is its own count: judged when the checker knows the member led
      * this term before this ready (in the same term nobody else can have moved it,
      * even in the ready where the member stepped down) */
     if (rd->hard_state_changed)
-        ok = raft_safety_leader_commit(m->chk.safety, m->id, rd->hard_state.term,
-                                       rd->hard_state.commit) &&
+        ok = SRV_FEED(m, raft_safety_leader_commit(m->chk.safety, m->id, rd->hard_state.term,
+                                                   rd->hard_state.commit)) &&
              ok;
     if (m->disk.ready_synced)
-        raft_safety_synced(m->chk.safety, m->id); /* everything fed so far is on disk */
+        if (m->chk.safety)
+            raft_safety_synced(m->chk.safety, m->id); /* everything fed so far is on disk */
     m->disk.ready_synced = false;
     safety_check(m, ok);
 }
@@ -392,7 +431,8 @@ static void install_snapshot(struct srv_member *m, const struct raft_snapshot *s
     mvcc_set_applied_index(m->kv, s->index);
     feed_kv_hash(m, true);
     struct raft_safety_conf sc = safety_conf(&s->conf);
-    safety_check(m, raft_safety_snapshot_conf(m->chk.safety, m->id, s->index, s->term, &sc));
+    safety_check(
+        m, SRV_FEED(m, raft_safety_snapshot_conf(m->chk.safety, m->id, s->index, s->term, &sc)));
     srv_member_hook(m, SRV_HOOK_SNAPSHOT_INSTALL, s->index, m->soft.leader, false, NULL);
     /* The core reports snapshot_applied itself (raft events of this ready). */
 }
@@ -434,7 +474,9 @@ static void apply_before_sync(struct srv_member *m, const struct raft_ready *rd)
         srv_apply_entry(m, e);
         m->app.applied = e->index;
         mvcc_set_applied_index(m->kv, e->index);
-        ok = raft_safety_apply(m->chk.safety, m->id, e->index, e->term, entry_hash(e)) && ok;
+        ok = SRV_FEED(m,
+                      raft_safety_apply(m->chk.safety, m->id, e->index, e->term, entry_hash(e))) &&
+             ok;
     }
     safety_check(m, ok); /* after_persist skips what is applied here */
 }
@@ -482,7 +524,7 @@ static bool persist_ready(struct srv_member *m, bool *crashed)
         m->disk.log.vote = rd->hard_state.vote;
         m->disk.log.commit = rd->hard_state.commit;
     }
-    m->disk.hook_append_index = rd->entries_count && srv_cluster_hooked(m->cl)
+    m->disk.hook_append_index = rd->entries_count && srv_host_hooked(m->host)
                                     ? rd->entries[rd->entries_count - 1].index
                                     : 0;
     /* FL_BUG(RAFT_ACK_BEFORE_FSYNC): votes and append acknowledgements leave before they
@@ -560,12 +602,12 @@ static bool take_snapshot(struct srv_member *m, bool force)
     }
     char d[64];
     snprintf(d, sizeof d, "snapshot at index %" PRIu64, m->app.applied);
-    srv_cluster_emit_full(m->cl, &(struct srv_event){.node = m->node,
-                                                     .member_id = m->id,
-                                                     .kind = SRV_EV_SNAPSHOT,
-                                                     .term = raft_term(m->raft),
-                                                     .detail = d,
-                                                     .f = {.index = m->app.applied}});
+    srv_host_emit(m->host, &(struct srv_event){.node = m->node,
+                                               .member_id = m->id,
+                                               .kind = SRV_EV_SNAPSHOT,
+                                               .term = raft_term(m->raft),
+                                               .detail = d,
+                                               .f = {.index = m->app.applied}});
     srv_member_hook(m, SRV_HOOK_SNAPSHOT, m->app.applied, 0, false, d);
     return true;
 }
@@ -635,14 +677,14 @@ static void handle_soft_state(struct srv_member *m, const struct raft_ready *rd)
          * first: a leader elected without a quorum is the cause of what the leader
          * checks (e.g. leader completeness) would find next. */
         struct raft_safety_conf sc = safety_conf(elected_conf(m, rd));
-        bool ok = raft_safety_elected(m->chk.safety, m->id, rd->hard_state.term, &sc);
-        ok = raft_safety_leader(m->chk.safety, m->id, rd->hard_state.term) && ok;
+        bool ok = SRV_FEED(m, raft_safety_elected(m->chk.safety, m->id, rd->hard_state.term, &sc));
+        ok = SRV_FEED(m, raft_safety_leader(m->chk.safety, m->id, rd->hard_state.term)) && ok;
         safety_check(m, ok);
         const struct srv_config *c = srv_member_config(m);
         mvcc_lease_promote(m->kv, srv_member_now(m), c->election_ms * FL_MS);
         mvcc_autocompact_pause(&m->maint.ac, false); /* etcd: compactor.Resume() */
     } else if (rd->role != RAFT_LEADER && was_leader) {
-        safety_check(m, raft_safety_not_leader(m->chk.safety, m->id));
+        safety_check(m, SRV_FEED(m, raft_safety_not_leader(m->chk.safety, m->id)));
         mvcc_lease_demote(m->kv);
         mvcc_autocompact_pause(&m->maint.ac, true); /* etcd: compactor.Pause() */
     }
@@ -668,7 +710,7 @@ static void hook_raft_event(struct srv_member *m, const struct raft_event *ev)
         [RAFT_EV_SNAPSHOT_APPLIED] = SRV_HOOK_SNAPSHOT_APPLIED,
         [RAFT_EV_FOLLOWER_LOST] = -1,
     };
-    if (!srv_cluster_hooked(m->cl) || kinds[ev->kind] < 0)
+    if (!srv_host_hooked(m->host) || kinds[ev->kind] < 0)
         return;
     srv_member_hook_reason(m, (enum srv_hook_kind)kinds[ev->kind], ev->index, ev->peer, ev->pre,
                            raft_reason_name(ev->reason), ev->detail);
@@ -680,7 +722,7 @@ static struct srv_event_fields raft_event_fields(const struct srv_member *m,
 {
     struct srv_event_fields f = {.index = ev->index, .reason = raft_reason_name(ev->reason)};
     if (ev->peer)
-        f.peer = FL_MAX(0, srv_cluster_dir_node(m->cl, ev->peer));
+        f.peer = FL_MAX(0, srv_host_dir_node(m->host, ev->peer));
     if (ev->role_change) {
         f.from_state = raft_role_name(ev->from);
         f.to_state = raft_role_name(ev->to);
@@ -697,15 +739,15 @@ static void emit_raft_events(struct srv_member *m, const struct raft_ready *rd)
         char detail[200];
         if (ev->peer)
             snprintf(detail, sizeof detail, "%s%speer=%d", ev->detail, ev->detail[0] ? " " : "",
-                     srv_cluster_dir_node(m->cl, ev->peer));
+                     srv_host_dir_node(m->host, ev->peer));
         else
             snprintf(detail, sizeof detail, "%s", ev->detail);
-        srv_cluster_emit_full(m->cl, &(struct srv_event){.node = m->node,
-                                                         .member_id = m->id,
-                                                         .kind = raft_event_kind_name(ev->kind),
-                                                         .term = ev->term,
-                                                         .detail = detail,
-                                                         .f = raft_event_fields(m, ev)});
+        srv_host_emit(m->host, &(struct srv_event){.node = m->node,
+                                                   .member_id = m->id,
+                                                   .kind = raft_event_kind_name(ev->kind),
+                                                   .term = ev->term,
+                                                   .detail = detail,
+                                                   .f = raft_event_fields(m, ev)});
         if (ev->kind == RAFT_EV_LEADER)
             m->soft.leader_announced_term = ev->term;
         hook_raft_event(m, ev);
@@ -754,7 +796,9 @@ static void after_persist(struct srv_member *m)
         m->app.applied = e->index;
         mvcc_set_applied_index(m->kv, e->index);
         feed_kv_hash(m, false);
-        ok = raft_safety_apply(m->chk.safety, m->id, e->index, e->term, entry_hash(e)) && ok;
+        ok = SRV_FEED(m,
+                      raft_safety_apply(m->chk.safety, m->id, e->index, e->term, entry_hash(e))) &&
+             ok;
     }
     safety_check(m, ok);
     if (m->stopping)
@@ -837,10 +881,11 @@ static void wal_start_fresh(struct srv_member *m)
     env_file_put(m->env, m->disk.wal_name, &b);
 }
 
-struct srv_member *srv_member_boot(struct srv_cluster *cl, int node, int proc, uint64_t id,
-                                   uint64_t cluster_id, const uint64_t *voters, size_t n_voters)
+struct srv_member *srv_member_boot(struct srv_host *host, struct fl_env *env, int node, int proc,
+                                   uint64_t id, uint64_t cluster_id, const uint64_t *voters,
+                                   size_t n_voters)
 {
-    struct srv_member *m = member_alloc(cl, node, proc, id, cluster_id, 0);
+    struct srv_member *m = member_alloc(host, env, node, proc, id, cluster_id, 0);
     wal_start_fresh(m);
     int err = raft_bootstrap(m->raft, voters, n_voters);
     FL_ASSERT(err == FL_OK);
@@ -849,10 +894,10 @@ struct srv_member *srv_member_boot(struct srv_cluster *cl, int node, int proc, u
     return m;
 }
 
-struct srv_member *srv_member_join(struct srv_cluster *cl, int node, int proc, uint64_t id,
-                                   uint64_t cluster_id)
+struct srv_member *srv_member_join(struct srv_host *host, struct fl_env *env, int node, int proc,
+                                   uint64_t id, uint64_t cluster_id)
 {
-    struct srv_member *m = member_alloc(cl, node, proc, id, cluster_id, 0);
+    struct srv_member *m = member_alloc(host, env, node, proc, id, cluster_id, 0);
     wal_start_fresh(m);
     env_file_fsync(m->env, m->disk.wal_name, srv_fsync_ignore, NULL);
     member_start(m);
@@ -884,15 +929,14 @@ static size_t log_prefix_ok(struct srv_member *m, uint64_t snap_index, uint64_t 
                  ",\"term\":%" PRIu64 ",\"detail\":\"member %d restarts with a WAL that is not a "
                  "Raft log: entry %" PRIu64 "/%" PRIu64 " after %" PRIu64 "/%" PRIu64 "\"}",
                  m->id, e[i].index, e[i].term, m->node, e[i].index, e[i].term, last, last_term);
-        srv_cluster_safety_text(m->cl, m->node, m->id, d);
+        m->host->ops->safety_failed(m->host, m->node, m->id, 0, d);
         return i;
     }
     return n;
 }
 
-struct srv_member *srv_member_recover(struct srv_cluster *cl, int node, int proc)
+struct srv_member *srv_member_recover(struct srv_host *host, struct fl_env *env, int node, int proc)
 {
-    struct fl_env *env = srv_cluster_env(cl, node);
     struct srv_wal_state st;
     srv_wal_state_init(&st);
     uint64_t seq = 0;
@@ -911,8 +955,8 @@ struct srv_member *srv_member_recover(struct srv_cluster *cl, int node, int proc
     snap.data = snap_data;
     snap.len = snap_len;
 
-    struct srv_member *m =
-        member_alloc(cl, node, proc, st.member_id, st.cluster_id, have_snap ? snap.index : 0);
+    struct srv_member *m = member_alloc(host, env, node, proc, st.member_id, st.cluster_id,
+                                        have_snap ? snap.index : 0);
     /* FL_BUG(MVCC_REVISION_RESET_ON_RESTART) without a snapshot file: once the replay of
      * the WAL reaches the commit index, the store is reloaded "for a restart" too. */
     if (FL_BUG(MVCC_REVISION_RESET_ON_RESTART) && st.commit > (have_snap ? snap.index : 0))
@@ -969,7 +1013,7 @@ struct srv_member *srv_member_recover(struct srv_cluster *cl, int node, int proc
                                     .last_index = rs.last_index,
                                     .applied = m->app.applied,
                                     .conf = &sc};
-    safety_check(m, raft_safety_recovered(m->chk.safety, m->id, &boot));
+    safety_check(m, SRV_FEED(m, raft_safety_recovered(m->chk.safety, m->id, &boot)));
     feed_kv_hash(m, true); /* its store as restored, before it re-applies its log */
     member_start(m);
     srv_member_process(m);

@@ -298,7 +298,7 @@ void srv_peer_cb_init(struct srv_member *m)
 static env_sock peer_sock(struct srv_member *m, uint64_t id)
 {
     struct srv_peer *p = peer_get(m, id);
-    int proc = srv_cluster_dir_proc(m->cl, id);
+    int proc = srv_host_dir_proc(m->host, id);
     if (proc < 0)
         return 0;
     if (p->out && p->proc != proc) {

@@ -430,14 +430,14 @@ static void *req_decode(ProtobufCAllocator *a, size_t n, const uint8_t *p)
     return rpc_client_msg_decode(a, n, p);
 }
 
-Rpc__ClientMsg *srv_req_decode(struct srv_cluster *cl, size_t n, const uint8_t *p)
+Rpc__ClientMsg *srv_req_decode(struct fl_arena_pool *pool, size_t n, const uint8_t *p)
 {
-    return srv_pb_decode_owned(srv_cluster_pb_pool(cl), req_decode, sizeof(Rpc__ClientMsg), n, p);
+    return srv_pb_decode_owned(pool, req_decode, sizeof(Rpc__ClientMsg), n, p);
 }
 
 static void handle_frame(struct srv_member *m, env_sock s, const uint8_t *p, size_t n)
 {
-    Rpc__ClientMsg *req = srv_req_decode(m->cl, n, p);
+    Rpc__ClientMsg *req = srv_req_decode(srv_host_pb_pool(m->host), n, p);
     if (!req)
         return;
     const struct srv_config *c = srv_member_config(m);

@@ -25,10 +25,10 @@ static void started_members(struct srv_member *m, uint64_t *out, size_t *n)
     *n = 0;
     out[(*n)++] = m->id;
     for (uint32_t i = 0; i < c->voters_count; i++)
-        if (c->voters[i] != m->id && srv_cluster_member_started(m->cl, c->voters[i]))
+        if (c->voters[i] != m->id && srv_host_member_started(m->host, c->voters[i]))
             out[(*n)++] = c->voters[i];
     for (uint32_t i = 0; i < c->learners_count; i++)
-        if (c->learners[i] != m->id && srv_cluster_member_started(m->cl, c->learners[i]))
+        if (c->learners[i] != m->id && srv_host_member_started(m->host, c->learners[i]))
             out[(*n)++] = c->learners[i];
 }
 
@@ -78,13 +78,13 @@ static bool reconfig_healthy(struct srv_member *m, const struct raft_conf_state 
  * else a new slot. */
 static int free_slot(struct srv_member *m, const struct raft_conf_state *c)
 {
-    int n = srv_cluster_slots(m->cl);
+    int n = srv_host_slots(m->host);
     for (int i = 1; i <= n; i++) {
-        bool used = srv_cluster_member_id(m->cl, i) != 0 || srv_cluster_is_removed(m->cl, i);
+        bool used = srv_host_slot_used(m->host, i);
         for (uint32_t k = 0; k < c->voters_count && !used; k++)
-            used = srv_cluster_dir_node(m->cl, c->voters[k]) == i;
+            used = srv_host_dir_node(m->host, c->voters[k]) == i;
         for (uint32_t k = 0; k < c->learners_count && !used; k++)
-            used = srv_cluster_dir_node(m->cl, c->learners[k]) == i;
+            used = srv_host_dir_node(m->host, c->learners[k]) == i;
         if (!used)
             return i;
     }
@@ -103,7 +103,7 @@ void srv_admin_member_list(struct srv_member *m, const struct srv_reply *reply, 
         rpc__member__init(&mem[i]);
         mem[i].id = id;
         mem[i].islearner = learner;
-        mem[i].node = (uint32_t)FL_MAX(0, srv_cluster_dir_node(m->cl, id));
+        mem[i].node = (uint32_t)FL_MAX(0, srv_host_dir_node(m->host, id));
         ptr[i] = &mem[i];
     }
     Rpc__MemberListResponse r = RPC__MEMBER_LIST_RESPONSE__INIT;
@@ -145,7 +145,7 @@ static void propose_conf(struct srv_member *m, const struct srv_reply *reply, Rp
      * it now, as etcd's recovery guide does right after member add. */
     if (err == FL_OK && cc->type == RAFT_CC_ADD_VOTER && m->app.applied_conf.voters_count == 1 &&
         !mi.no_start)
-        srv_cluster_start_joiner(m->cl, (int)node, cc->node_id, m->cluster_id, true);
+        srv_host_start_joiner(m->host, (int)node, cc->node_id, m->cluster_id, true);
     if (err == FL_EEXIST) {
         srv_reply_error(m, reply, req->method, RPC_ERR_MEMBER_EXIST);
         srv_waiter_done(m, wt);
@@ -184,10 +184,9 @@ void srv_admin_member(struct srv_member *m, const struct srv_reply *reply, Rpc__
             srv_reply_error(m, reply, req->method, RPC_ERR_TOO_MANY_LEARNERS);
             goto free_req;
         }
-        cc.node_id = srv_cluster_rand(m->cl);
+        cc.node_id = srv_host_new_id(m->host);
         int want = (int)req->member_add->node;
-        int slot =
-            srv_cluster_dir_register(m->cl, want > 0 ? want : free_slot(m, conf), cc.node_id);
+        int slot = srv_host_dir_register(m->host, want > 0 ? want : free_slot(m, conf), cc.node_id);
         if (slot < 0) {
             srv_reply_error(m, reply, req->method, RPC_ERR_PEER_URL_EXIST);
             goto free_req;
@@ -226,7 +225,7 @@ void srv_admin_member(struct srv_member *m, const struct srv_reply *reply, Rpc__
         goto free_req;
     }
     if (cc.type == RAFT_CC_REMOVE)
-        node = (uint32_t)FL_MAX(0, srv_cluster_dir_node(m->cl, cc.node_id));
+        node = (uint32_t)FL_MAX(0, srv_host_dir_node(m->host, cc.node_id));
     propose_conf(m, reply, req, &cc, node);
     return;
 free_req:

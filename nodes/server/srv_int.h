@@ -3,9 +3,10 @@
  * persistence, peer.c the peer transport, rpc.c the client RPC, apply.c the apply
  * loop, cluster.c the cluster helper). Not a public header.
  *
- * One struct srv_member is one incarnation of a member on its sim process: it is
- * created at boot or restart and freed when the process is killed. Everything that
- * must survive a kill is on the simulated disk.
+ * One struct srv_member is one incarnation of a member on its process: it is created
+ * at boot or restart and freed when the process is killed. Everything that must
+ * survive a kill is in its environment's files. What it needs from whatever runs it
+ * (the simulator's cluster, or a process of its own) comes through its host (host.h).
  */
 #ifndef FL_SERVER_SRV_INT_H
 #define FL_SERVER_SRV_INT_H
@@ -28,6 +29,7 @@
 #include "nodes/server/backup.h"
 #include "nodes/server/pbarena.h"
 #include "nodes/server/cluster.h"
+#include "nodes/server/host.h"
 #include "nodes/server/wal.h"
 
 #define SRV_EV_PEER_REFUSED "peer_refused"
@@ -216,9 +218,9 @@ struct srv_member_maint {
 };
 
 struct srv_member {
-    struct srv_cluster *cl;
-    struct fl_env *env; /* its process's environment (the cluster's, per slot) */
-    int node;           /* slot */
+    struct srv_host *host; /* what runs it (host.h): the simulator's cluster, or a process */
+    struct fl_env *env;    /* its process's environment (the host's, per slot) */
+    int node;              /* slot */
     int proc;
     uint64_t id, cluster_id;
     struct raft *raft;
@@ -243,13 +245,15 @@ struct srv_member {
 
 /* ---- member.c ---- */
 /* Boots a brand-new founding member (empty disk) or restarts one from its disk. */
-struct srv_member *srv_member_boot(struct srv_cluster *cl, int node, int proc, uint64_t id,
-                                   uint64_t cluster_id, const uint64_t *voters, size_t n_voters);
-struct srv_member *srv_member_recover(struct srv_cluster *cl, int node, int proc);
+struct srv_member *srv_member_boot(struct srv_host *host, struct fl_env *env, int node, int proc,
+                                   uint64_t id, uint64_t cluster_id, const uint64_t *voters,
+                                   size_t n_voters);
+struct srv_member *srv_member_recover(struct srv_host *host, struct fl_env *env, int node,
+                                      int proc);
 /* Joining member (added through member add): empty log, learns everything from the
  * leader. Persists its identity first. */
-struct srv_member *srv_member_join(struct srv_cluster *cl, int node, int proc, uint64_t id,
-                                   uint64_t cluster_id);
+struct srv_member *srv_member_join(struct srv_host *host, struct fl_env *env, int node, int proc,
+                                   uint64_t id, uint64_t cluster_id);
 void srv_member_free(struct srv_member *m);
 /* Drives the Raft core until it has nothing ready (or a persist is in flight). */
 void srv_member_process(struct srv_member *m);
@@ -412,8 +416,8 @@ void srv_keepalive_handle(struct srv_member *m, const struct srv_reply *reply,
 
 /* waiters */
 /* A client frame decoded into its own arena (free with srv_pb_free_owned), its first
- * block from the cluster's pool (srv_cluster_pb_pool, cluster.c). */
-Rpc__ClientMsg *srv_req_decode(struct srv_cluster *cl, size_t n, const uint8_t *p);
+ * block from pool (the host's, srv_host_pb_pool). */
+Rpc__ClientMsg *srv_req_decode(struct fl_arena_pool *pool, size_t n, const uint8_t *p);
 struct fl_arena_pool *srv_cluster_pb_pool(struct srv_cluster *cl);
 struct srv_waiter *srv_waiter_add(struct srv_member *m, enum srv_wait_kind kind,
                                   const struct srv_reply *reply, Rpc__ClientMsg *req);
@@ -427,39 +431,7 @@ int srv_propose(struct srv_member *m, Raftpb__InternalRequest *ir);
 void srv_apply_entry(struct srv_member *m, const struct raft_entry *e);
 bool srv_alarm_active(const struct srv_member *m, uint32_t type);
 
-/* ---- cluster.c ---- */
-/* The environment of slot node's process (owned by the cluster, lives as long as it). */
-struct fl_env *srv_cluster_env(struct srv_cluster *cl, int node);
-/* Pre-vote for the member starting on node: srv_cluster_set_prevote's, else the
- * cluster's (cluster_ctl.c). */
-bool srv_cluster_member_prevote(struct srv_cluster *cl, int node);
-/* proc of the process running member id, -1 when unknown. */
-int srv_cluster_dir_proc(struct srv_cluster *cl, uint64_t member_id);
-int srv_cluster_dir_node(struct srv_cluster *cl, uint64_t member_id);
-/* Has member_id ever run (etcd: published its attributes, IsStarted)? A member that was
- * added but never started, or an unknown id, has not. */
-bool srv_cluster_member_started(struct srv_cluster *cl, uint64_t member_id);
-/* The online checker for a cluster ID (created on first use). */
-struct raft_safety *srv_cluster_safety(struct srv_cluster *cl, uint64_t cluster_id);
-/* A member fed its checker and it failed: record and stop the world. */
-void srv_cluster_safety_failed(struct srv_cluster *cl, struct srv_member *m);
-/* The corruption check for a cluster ID (created with its safety checker). */
-struct kvhash *srv_cluster_kvhash(struct srv_cluster *cl, uint64_t cluster_id);
-/* A member's KV hash differs from another's at one revision: record it (the world goes
- * on; the `converge` check fails). */
-void srv_cluster_kv_corrupt(struct srv_cluster *cl, struct srv_member *m);
-/* A violation found outside the checker (a WAL that is not a Raft log at restart):
- * the same, with its JSON text. */
-void srv_cluster_safety_text(struct srv_cluster *cl, int node, uint64_t member_id,
-                             const char *json);
-void srv_cluster_emit(struct srv_cluster *cl, int node, uint64_t member_id, const char *kind,
-                      uint64_t term, const char *detail);
-void srv_cluster_emit_rev(struct srv_cluster *cl, int node, uint64_t member_id, const char *kind,
-                          uint64_t term, const char *detail, int64_t revision, int64_t store_rev);
-/* Emits ev (at_ns set here; a NULL detail becomes ""). */
-void srv_cluster_emit_full(struct srv_cluster *cl, struct srv_event *ev);
-/* True when a typed-event hook is set (server.h); emitters skip their work otherwise. */
-bool srv_cluster_hooked(const struct srv_cluster *cl);
+/* ---- member.c: hooks and configuration through the host ---- */
 /* Calls the typed-event hook, if any, for member m. peer: the other member's ID (0:
  * none); detail may be NULL. */
 void srv_member_hook(struct srv_member *m, enum srv_hook_kind kind, uint64_t index, uint64_t peer,
@@ -467,17 +439,73 @@ void srv_member_hook(struct srv_member *m, enum srv_hook_kind kind, uint64_t ind
 /* srv_member_hook with the typed reason of the Raft event (raft_reason_name, or NULL). */
 void srv_member_hook_reason(struct srv_member *m, enum srv_hook_kind kind, uint64_t index,
                             uint64_t peer, bool pre, const char *reason, const char *detail);
-/* Member add: the slot that will run the new member (node 0: a new slot), created
- * with its process when needed; remembers that member_id runs there. Returns the
- * node, or -1 when no slot can be made. */
-int srv_cluster_dir_register(struct srv_cluster *cl, int node, uint64_t member_id);
-/* The proposer applied a member add: the new member's identity goes to its slot and,
- * unless the add asked not to (start false), the member starts there (idempotent). */
-void srv_cluster_start_joiner(struct srv_cluster *cl, int node, uint64_t member_id,
-                              uint64_t cluster_id, bool start);
-/* The member applied its own removal: the cluster stops its process. */
-void srv_cluster_member_removed(struct srv_cluster *cl, int node);
-uint64_t srv_cluster_rand(struct srv_cluster *cl); /* the "server/ids" stream */
 const struct srv_config *srv_member_config(const struct srv_member *m);
+
+/* ---- the member host (host.h) ---- */
+static inline const struct srv_config *srv_host_config(struct srv_host *h)
+{
+    return h->ops->config(h);
+}
+static inline bool srv_host_prevote(struct srv_host *h, int node)
+{
+    return h->ops->prevote(h, node);
+}
+static inline int srv_host_dir_node(struct srv_host *h, uint64_t member_id)
+{
+    return h->ops->dir_node(h, member_id);
+}
+static inline int srv_host_dir_proc(struct srv_host *h, uint64_t member_id)
+{
+    return h->ops->dir_proc(h, member_id);
+}
+static inline bool srv_host_member_started(struct srv_host *h, uint64_t member_id)
+{
+    return h->ops->member_started(h, member_id);
+}
+static inline int srv_host_slots(struct srv_host *h)
+{
+    return h->ops->slots(h);
+}
+static inline bool srv_host_slot_used(struct srv_host *h, int node)
+{
+    return h->ops->slot_used(h, node);
+}
+static inline struct raft_safety *srv_host_safety(struct srv_host *h, uint64_t cluster_id)
+{
+    return h->ops->safety(h, cluster_id);
+}
+static inline struct kvhash *srv_host_kvhash(struct srv_host *h, uint64_t cluster_id)
+{
+    return h->ops->kvhash(h, cluster_id);
+}
+static inline void srv_host_emit(struct srv_host *h, struct srv_event *ev)
+{
+    h->ops->emit(h, ev);
+}
+static inline bool srv_host_hooked(struct srv_host *h)
+{
+    return h->ops->hooked(h);
+}
+static inline int srv_host_dir_register(struct srv_host *h, int node, uint64_t member_id)
+{
+    return h->ops->dir_register(h, node, member_id);
+}
+static inline void srv_host_start_joiner(struct srv_host *h, int node, uint64_t member_id,
+                                         uint64_t cluster_id, bool start)
+{
+    h->ops->start_joiner(h, node, member_id, cluster_id, start);
+}
+static inline void srv_host_member_removed(struct srv_host *h, int node)
+{
+    h->ops->member_removed(h, node);
+}
+static inline uint64_t srv_host_new_id(struct srv_host *h)
+{
+    return h->ops->new_id(h);
+}
+static inline struct fl_arena_pool *srv_host_pb_pool(struct srv_host *h)
+{
+    return h->ops->pb_pool(h);
+}
 
 #endif
