@@ -31,6 +31,7 @@ struct env_uv {
     int64_t base_hr_ns, base_local_ns; /* local = base_local + (hr - base_hr) * rate */
     struct fl_buf view;                /* env_file_view's buffer */
     int self;                          /* this process's address (env_uv_map) */
+    uint32_t incarnation;              /* env_uv_count_start */
     struct eu_sock *socks;
     env_sock next_sock;
     struct eu_listen *listens;
@@ -132,8 +133,7 @@ static uint64_t eu_rand_u64(struct fl_env *e)
 
 static uint32_t eu_incarnation(struct fl_env *e)
 {
-    (void)e;
-    return 0; /* TODO(live): kept in the data directory across restarts */
+    return eu_of(e)->incarnation;
 }
 
 static void eu_crash(struct fl_env *e)
@@ -174,6 +174,7 @@ struct eu_sock {
     const struct env_sock_cb *cb;
     int peer;
     bool open, closed;
+    int hello_port; /* accepted, waiting for the dialler's hello frame: on this port; 0 none */
     struct fl_buf in, pending;
     struct eu_sock *next;
 };
@@ -300,6 +301,8 @@ static void eu_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
     buf->len = suggested;
 }
 
+static void eu_hello_in(struct eu_sock *s, const uint8_t *p, size_t n);
+
 static void eu_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 {
     struct eu_sock *s = st->data;
@@ -317,7 +320,9 @@ static void eu_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
         if (s->in.len - off - 4 < len)
             break;
         off += 4 + len;
-        if (s->cb && s->cb->on_message)
+        if (s->hello_port)
+            eu_hello_in(s, h + 4, len);
+        else if (s->cb && s->cb->on_message)
             s->cb->on_message(s->cb->ctx, s->id, h + 4, len);
     }
     if (!s->closed) {
@@ -351,20 +356,53 @@ static void eu_listen_closed(uv_handle_t *h)
     free(h->data);
 }
 
+/* The hello frame: every connection this environment dials starts with one, naming
+ * the dialler's address (TCP does not say which member dialled; a proxy in between
+ * hides even the source port). "FLHI" and the address, 4 bytes little-endian. */
+#define EU_HELLO_LEN ENV_UV_HELLO_LEN
+
+static void eu_hello_put(struct fl_buf *b, int self)
+{
+    uint32_t a = (uint32_t)self;
+    uint8_t f[4 + EU_HELLO_LEN] = {EU_HELLO_LEN};
+    memcpy(f + 4, ENV_UV_HELLO_MAGIC, 4);
+    for (int i = 0; i < 4; i++)
+        f[8 + i] = (uint8_t)(a >> (8 * i));
+    fl_buf_append(b, f, sizeof f);
+}
+
+/* The first frame of an accepted connection: the acceptor hears of the connection
+ * now, with the dialler's address. Anything else than a hello, or a listener gone
+ * meanwhile, closes it. */
+static void eu_hello_in(struct eu_sock *s, const uint8_t *p, size_t n)
+{
+    int port = s->hello_port;
+    s->hello_port = 0;
+    struct eu_listen *l = s->u ? s->u->listens : NULL;
+    while (l && (l->closed || l->port != port))
+        l = l->next;
+    if (!l || n != EU_HELLO_LEN || memcmp(p, ENV_UV_HELLO_MAGIC, 4) != 0) {
+        eu_sock_shut(s);
+        return;
+    }
+    s->peer =
+        (int)((uint32_t)p[4] | (uint32_t)p[5] << 8 | (uint32_t)p[6] << 16 | (uint32_t)p[7] << 24);
+    l->fn(l->ctx, s->id, s->peer);
+}
+
 static void eu_on_connection(uv_stream_t *server, int status)
 {
     struct eu_listen *l = server->data;
     if (status < 0 || l->closed)
         return;
-    struct eu_sock *s = eu_sock_new(l->u, -1); /* TCP does not say which member it is */
+    struct eu_sock *s = eu_sock_new(l->u, -1); /* known once its hello arrives */
     if (uv_accept(server, (uv_stream_t *)&s->h) != 0) {
         eu_sock_shut(s);
         return;
     }
     s->open = true;
-    l->fn(l->ctx, s->id, -1);
-    if (!s->closed)
-        uv_read_start((uv_stream_t *)&s->h, eu_alloc, eu_read);
+    s->hello_port = l->port;
+    uv_read_start((uv_stream_t *)&s->h, eu_alloc, eu_read);
 }
 
 static int eu_listen(struct fl_env *e, int port, env_accept_fn *fn, void *ctx)
@@ -419,6 +457,7 @@ static env_sock eu_connect(struct fl_env *e, int peer, int port, const struct en
         return 0; /* an address nobody mapped: as for a dead process */
     struct eu_sock *s = eu_sock_new(u, peer);
     s->cb = cb;
+    eu_hello_put(&s->pending, u->self);
     if (uv_tcp_connect(&s->conn, &s->h, (const struct sockaddr *)&a, eu_connected) != 0) {
         eu_sock_shut(s);
         return 0;
@@ -767,6 +806,47 @@ struct fl_env *env_uv_new(uv_loop_t *loop, int self, const char *dir, uint64_t s
     u->base_local_ns = u->base_hr_ns;
     fl_buf_init(&u->view);
     return &u->env;
+}
+
+/* The file "incarnation" holds the number of starts so far, in decimal; it is
+ * replaced through a synced temporary file and a rename, so a kill at any moment
+ * leaves the old count or the new one. */
+int env_uv_count_start(struct fl_env *e, const char **err)
+{
+    struct env_uv *u = eu_of(e);
+    char path[4096], tmp[4096];
+    if (!eu_path(u, "incarnation", path, sizeof path) ||
+        !eu_path(u, "incarnation.tmp", tmp, sizeof tmp)) {
+        *err = "env_uv: data directory path too long";
+        return FL_EINVAL;
+    }
+    unsigned long n = 0;
+    FILE *f = fopen(path, "r");
+    if (f) {
+        if (fscanf(f, "%lu", &n) != 1 || n >= UINT32_MAX) {
+            fclose(f);
+            *err = "env_uv: the incarnation file does not hold a count";
+            return FL_EINVAL;
+        }
+        fclose(f);
+    }
+    char text[32];
+    int len = snprintf(text, sizeof text, "%lu\n", n + 1);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0 || eu_write_all(fd, text, (size_t)len, 0) != FL_OK || fsync(fd) != 0 ||
+        close(fd) != 0 || rename(tmp, path) != 0) {
+        if (fd >= 0)
+            close(fd);
+        *err = "env_uv: cannot write the incarnation file";
+        return FL_EIO;
+    }
+    int dfd = open(u->dir, O_RDONLY | O_DIRECTORY);
+    if (dfd >= 0) {
+        fsync(dfd); /* the rename itself is durable */
+        close(dfd);
+    }
+    u->incarnation = (uint32_t)n;
+    return FL_OK;
 }
 
 void env_uv_free(struct fl_env *e)

@@ -4,8 +4,10 @@
  * write, rename and fsync) and sockets (loopback TCP, each frame a 4-byte
  * little-endian length and the bytes). Addresses: env_connect(peer, port) dials the
  * TCP port env_uv_map gave (peer, port); env_listen(port) listens on the one mapped
- * for (self, port); an accepted connection's peer is -1 (TCP does not say which
- * member dialled). Not yet: failpoints (never fire), the incarnation (always 0).
+ * for (self, port). Every connection it dials starts with a hello frame naming its
+ * own address, which the acceptor reads before it announces the connection, so an
+ * accepted connection's peer is the dialler's address (self), even through a proxy.
+ * Not yet: failpoints (never fire).
  *
  * Clocks: both are the loop's monotonic clock (uv_hrtime); the local clock can be
  * skewed by a rate in parts per million (env_uv_set_rate), which also scales timer
@@ -19,6 +21,12 @@
 
 #include <uv.h>
 
+/* The hello frame that opens every connection an env_uv dials: a frame of
+ * ENV_UV_HELLO_LEN bytes, ENV_UV_HELLO_MAGIC and the dialler's address (u32, little
+ * endian). A proxy can tell the sender from it (harness/live/live_member.h). */
+#define ENV_UV_HELLO_MAGIC "FLHI"
+#define ENV_UV_HELLO_LEN   8
+
 /* An environment over loop with its files under dir (created if absent; must not
  * end with '/'), its random stream seeded from seed. Owned by the caller: free with
  * env_uv_free after the last timer and fsync completed or was stopped; sockets and
@@ -26,6 +34,11 @@
  * set (static), when dir cannot be made. */
 struct fl_env *env_uv_new(uv_loop_t *loop, int self, const char *dir, uint64_t seed,
                           const char **err);
+/* A member process starts on its data directory: the incarnation (env_incarnation) is
+ * the number of earlier starts on it, kept in the file "incarnation", which now counts
+ * this one too (written and synced before this returns). FL_OK, or an error with *err
+ * set (static). Without this call the incarnation is 0 (clients, tests). */
+int env_uv_count_start(struct fl_env *e, const char **err);
 /* Address (addr, port) is loopback TCP port tcp_port (set again: replaced). */
 void env_uv_map(struct fl_env *e, int addr, int port, int tcp_port);
 void env_uv_free(struct fl_env *e);

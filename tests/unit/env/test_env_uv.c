@@ -27,15 +27,20 @@ static void on_fire(void *ctx)
 
 static char dir[256];
 
-static struct fl_env *new_env(uv_loop_t *loop)
+static struct fl_env *new_env_at(uv_loop_t *loop, int self)
 {
     const char *tmp = getenv("TMPDIR");
     snprintf(dir, sizeof dir, "%s/fl_env_uv_XXXXXX", tmp && *tmp ? tmp : "/tmp");
     CHECK(mkdtemp(dir) != NULL);
     const char *err = NULL;
-    struct fl_env *e = env_uv_new(loop, 1, dir, 7, &err);
+    struct fl_env *e = env_uv_new(loop, self, dir, 7, &err);
     CHECK(e != NULL);
     return e;
+}
+
+static struct fl_env *new_env(uv_loop_t *loop)
+{
+    return new_env_at(loop, 1);
 }
 
 static void test_timers(void)
@@ -172,7 +177,8 @@ static void srv_on_close(void *ctx, env_sock s, int reason)
 static void srv_on_accept(void *ctx, env_sock s, int peer)
 {
     (void)ctx;
-    CHECK_EQ_INT(peer, -1);
+    CHECK_EQ_INT(peer, 5); /* the dialler's address, from its hello frame */
+    CHECK_EQ_INT(env_sock_peer(srv_env, s), 5);
     CHECK_EQ_INT(env_sock_bind(srv_env, s, &srv_cb), FL_OK);
 }
 static void cli_on_open(void *ctx, env_sock s)
@@ -203,7 +209,7 @@ static void test_sockets(void)
     char d1[256], d2[256];
     srv_env = new_env(&loop);
     snprintf(d1, sizeof d1, "%s", dir);
-    cli_env = new_env(&loop);
+    cli_env = new_env_at(&loop, 5);
     snprintf(d2, sizeof d2, "%s", dir);
     int port = fl_free_port(), dead = fl_free_port();
     CHECK(port > 0 && dead > 0);
@@ -245,8 +251,42 @@ static void test_sockets(void)
     rmdir(d2);
 }
 
+/* The incarnation counts the starts on one data directory, across environments. */
+static void test_incarnation(void)
+{
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    struct fl_env *e = new_env(&loop);
+    const char *err = NULL;
+    CHECK_EQ_INT((int)env_incarnation(e), 0);
+    CHECK_EQ_INT(env_uv_count_start(e, &err), FL_OK);
+    CHECK_EQ_INT((int)env_incarnation(e), 0); /* the first start */
+    env_uv_free(e);
+    for (int i = 1; i <= 2; i++) {
+        e = env_uv_new(&loop, 1, dir, 7, &err);
+        CHECK(e != NULL);
+        CHECK_EQ_INT(env_uv_count_start(e, &err), FL_OK);
+        CHECK_EQ_INT((int)env_incarnation(e), i);
+        env_uv_free(e);
+    }
+    char path[300];
+    snprintf(path, sizeof path, "%s/incarnation", dir);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    fputs("garbage\n", f);
+    fclose(f);
+    e = env_uv_new(&loop, 1, dir, 7, &err);
+    CHECK_EQ_INT(env_uv_count_start(e, &err), FL_EINVAL);
+    env_uv_free(e);
+    remove(path);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    CHECK_EQ_INT(uv_loop_close(&loop), 0);
+    rmdir(dir);
+}
+
 int main(void)
 {
+    FL_TEST(test_incarnation);
     FL_TEST(test_sockets);
     FL_TEST(test_timers);
     FL_TEST(test_files);
