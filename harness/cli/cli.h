@@ -24,11 +24,12 @@ int cmd_merge(int argc, char **argv);
 int cmd_explore(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+int cmd_member(int argc, char **argv);
 
 /* Each subcommand's usage text (its --help, and the tail of an unknown-option error). */
 extern const char cmd_run_usage[], cmd_sweep_usage[], cmd_shrink_usage[], cmd_bench_usage[],
     cmd_list_usage[], cmd_hunt_usage[], cmd_merge_usage[], cmd_explore_usage[], cmd_export_usage[],
-    cmd_diff_usage[];
+    cmd_diff_usage[], cmd_member_usage[];
 /* The usage text of subcommand cmd ("run", ...; "faultline" for the top level), NULL
  * for an unknown one. */
 const char *cli_usage(const char *cmd);

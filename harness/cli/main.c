@@ -25,6 +25,7 @@ static const char usage[] =
     "  merge OUT.db IN.db...\n"
     "  export DB [--run ID] --format jsonl [-o FILE]\n"
     "  diff SCENARIO.lua [--seeds A..B] [--targets sim,etcd] [--db FILE] [--json]\n"
+    "  member --id N --data DIR --peer-listen ADDR --client-listen ADDR [--peers N=ADDR,...]\n"
     "\n"
     "exit codes: 0 pass, 1 violation, 2 bad input, 3 internal error, 4 unknown\n";
 
@@ -55,6 +56,7 @@ static const struct {
     {"list", cmd_list, cmd_list_usage},       {"hunt", cmd_hunt, cmd_hunt_usage},
     {"merge", cmd_merge, cmd_merge_usage},    {"explore", cmd_explore, cmd_explore_usage},
     {"export", cmd_export, cmd_export_usage}, {"diff", cmd_diff, cmd_diff_usage},
+    {"member", cmd_member, cmd_member_usage},
 };
 
 const char *cli_usage(const char *cmd)

@@ -1,0 +1,351 @@
+/*
+ * proc.c: the member host of one member in a process of its own (see proc.h). The
+ * directory is the founding slots; a slot's address on the environment is its slot
+ * number. Events go to a JSON-lines file, written with one write(2) per line on an
+ * O_APPEND descriptor so that a kill never leaves half a line behind a whole one.
+ *
+ * Never: read a wall clock (the environment's clocks only), or touch the simulator.
+ */
+#include "nodes/server/proc.h"
+
+#include "nodes/server/srv_int.h"
+
+#include "harness/common/rng.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+struct srv_proc {
+    struct srv_host host; /* first */
+    struct fl_env *env;
+    struct srv_proc_opts o;
+    uint64_t ids[SRV_PROC_NODES_MAX];
+    struct fl_arena_pool pb_pool;
+    int events_fd; /* -1: none */
+    bool failed;   /* a safety violation was written */
+    bool removed;
+    struct srv_member *m;
+};
+
+static struct srv_proc *proc_of(struct srv_host *h)
+{
+    return (struct srv_proc *)((char *)h - offsetof(struct srv_proc, host));
+}
+
+uint64_t srv_proc_member_id(uint64_t seed, int node)
+{
+    uint64_t x = seed ^ ((uint64_t)(uint32_t)node << 32) ^ 0x6d656d626572ULL; /* "member" */
+    uint64_t v;
+    do
+        v = fl_splitmix64(&x);
+    while (v == 0);
+    return v;
+}
+
+uint64_t srv_proc_cluster_id(uint64_t seed)
+{
+    return srv_proc_member_id(seed, 0);
+}
+
+/* ---- the event file ------------------------------------------------------------- */
+
+static void json_str(struct fl_buf *b, const char *s)
+{
+    fl_buf_printf(b, "\"");
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fl_buf_printf(b, "\\%c", *p);
+        else if (*p < 0x20)
+            fl_buf_printf(b, "\\u%04x", *p);
+        else
+            fl_buf_append(b, p, 1);
+    }
+    fl_buf_printf(b, "\"");
+}
+
+static void event_write(struct srv_proc *p, const struct srv_event *ev)
+{
+    if (p->events_fd < 0)
+        return;
+    struct fl_buf b;
+    fl_buf_init(&b);
+    fl_buf_printf(&b,
+                  "{\"at_ns\":%" PRId64 ",\"node\":%d,\"member_id\":\"%016" PRIx64 "\",\"kind\":",
+                  ev->at_ns, ev->node, ev->member_id);
+    json_str(&b, ev->kind);
+    fl_buf_printf(&b, ",\"term\":%" PRIu64 ",\"detail\":", ev->term);
+    json_str(&b, ev->detail);
+    if (ev->revision)
+        fl_buf_printf(&b, ",\"revision\":%" PRId64, ev->revision);
+    fl_buf_printf(&b, "}\n");
+    /* one write: an O_APPEND line is whole or absent; a failing disk loses events only */
+    ssize_t n = write(p->events_fd, b.data, b.len);
+    (void)n;
+    fl_buf_close(&b);
+}
+
+/* ---- the host ------------------------------------------------------------------- */
+
+static const struct srv_config *ph_config(struct srv_host *h)
+{
+    return &proc_of(h)->o.cfg;
+}
+
+static bool ph_prevote(struct srv_host *h, int node)
+{
+    (void)node;
+    return proc_of(h)->o.cfg.prevote;
+}
+
+static int ph_dir_node(struct srv_host *h, uint64_t member_id)
+{
+    struct srv_proc *p = proc_of(h);
+    for (int i = 0; i < p->o.n_nodes; i++)
+        if (p->ids[i] == member_id)
+            return p->o.nodes[i];
+    return -1;
+}
+
+static bool ph_member_started(struct srv_host *h, uint64_t member_id)
+{
+    /* the founders are started once they are in the configuration (etcd publishes its
+     * attributes at its first start; a live cluster has no other members) */
+    return ph_dir_node(h, member_id) > 0;
+}
+
+static int ph_slots(struct srv_host *h)
+{
+    struct srv_proc *p = proc_of(h);
+    return p->o.nodes[p->o.n_nodes - 1];
+}
+
+static bool ph_slot_used(struct srv_host *h, int node)
+{
+    (void)h;
+    (void)node;
+    return true; /* no slot is free: a member process cannot start another */
+}
+
+/* No online checkers: their properties (a quorum behind every election, one leader
+ * per term, the same store at every revision) are judged on every member's feeds
+ * together, and one process has only its own; a checker fed by one member finds
+ * "violations" in what it cannot see (an election won with votes it was not told of). */
+static struct raft_safety *ph_safety(struct srv_host *h, uint64_t cluster_id)
+{
+    (void)h;
+    (void)cluster_id;
+    return NULL;
+}
+
+static struct kvhash *ph_kvhash(struct srv_host *h, uint64_t cluster_id)
+{
+    (void)h;
+    (void)cluster_id;
+    return NULL;
+}
+
+static void ph_safety_failed(struct srv_host *h, int node, uint64_t member_id, uint64_t term,
+                             const char *json)
+{
+    struct srv_proc *p = proc_of(h);
+    if (p->failed)
+        return;
+    p->failed = true;
+    struct srv_event ev = {.at_ns = env_now_ns(p->env),
+                           .node = node,
+                           .member_id = member_id,
+                           .kind = SRV_EV_SAFETY,
+                           .term = term,
+                           .detail = json};
+    event_write(p, &ev);
+}
+
+static void ph_kv_corrupt(struct srv_host *h, int node, uint64_t member_id, uint64_t term,
+                          const char *json)
+{
+    struct srv_proc *p = proc_of(h);
+    struct srv_event ev = {.at_ns = env_now_ns(p->env),
+                           .node = node,
+                           .member_id = member_id,
+                           .kind = SRV_EV_CORRUPT,
+                           .term = term,
+                           .detail = json};
+    event_write(p, &ev);
+}
+
+static void ph_emit(struct srv_host *h, struct srv_event *ev)
+{
+    struct srv_proc *p = proc_of(h);
+    ev->at_ns = env_now_ns(p->env);
+    if (!ev->detail)
+        ev->detail = "";
+    event_write(p, ev);
+}
+
+static bool ph_hooked(struct srv_host *h)
+{
+    (void)h;
+    return false;
+}
+
+static void ph_hook(struct srv_host *h, const struct srv_hook_event *ev)
+{
+    (void)h;
+    (void)ev;
+    FL_UNREACHABLE(); /* never hooked */
+}
+
+static int ph_dir_register(struct srv_host *h, int node, uint64_t member_id)
+{
+    (void)h;
+    (void)node;
+    (void)member_id;
+    return -1; /* member add is refused ("Peer URLs already exists") */
+}
+
+static void ph_start_joiner(struct srv_host *h, int node, uint64_t member_id, uint64_t cluster_id,
+                            bool start)
+{
+    (void)h;
+    (void)node;
+    (void)member_id;
+    (void)cluster_id;
+    (void)start; /* never registered, so never applied here as the proposer */
+}
+
+static void ph_member_removed(struct srv_host *h, int node)
+{
+    struct srv_proc *p = proc_of(h);
+    if (node != p->o.node)
+        return;
+    p->removed = true;
+    struct srv_event ev = {.at_ns = env_now_ns(p->env),
+                           .node = node,
+                           .member_id = p->ids[0],
+                           .kind = SRV_EV_CONF_CHANGE,
+                           .detail = "removed: this member serves nothing more"};
+    for (int i = 0; i < p->o.n_nodes; i++)
+        if (p->o.nodes[i] == node)
+            ev.member_id = p->ids[i];
+    event_write(p, &ev);
+}
+
+static uint64_t ph_new_id(struct srv_host *h)
+{
+    uint64_t v;
+    do
+        v = env_rand_u64(proc_of(h)->env);
+    while (v == 0);
+    return v;
+}
+
+static struct fl_arena_pool *ph_pb_pool(struct srv_host *h)
+{
+    return &proc_of(h)->pb_pool;
+}
+
+static const struct srv_host_ops proc_host_ops = {
+    .config = ph_config,
+    .prevote = ph_prevote,
+    .dir_node = ph_dir_node,
+    .dir_proc = ph_dir_node, /* a slot's address is its slot number */
+    .member_started = ph_member_started,
+    .slots = ph_slots,
+    .slot_used = ph_slot_used,
+    .safety = ph_safety,
+    .kvhash = ph_kvhash,
+    .safety_failed = ph_safety_failed,
+    .kv_corrupt = ph_kv_corrupt,
+    .emit = ph_emit,
+    .hooked = ph_hooked,
+    .hook = ph_hook,
+    .dir_register = ph_dir_register,
+    .start_joiner = ph_start_joiner,
+    .member_removed = ph_member_removed,
+    .new_id = ph_new_id,
+    .pb_pool = ph_pb_pool,
+};
+
+/* ---- life ----------------------------------------------------------------------- */
+
+static const char *opts_check(const struct srv_proc_opts *o)
+{
+    if (o->n_nodes < 1 || o->n_nodes > SRV_PROC_NODES_MAX)
+        return "a live cluster has 1 to 16 founding members";
+    bool self = false;
+    for (int i = 0; i < o->n_nodes; i++) {
+        if (o->nodes[i] < 1 || (i > 0 && o->nodes[i] <= o->nodes[i - 1]))
+            return "member slots must be positive and listed once each, ascending";
+        self = self || o->nodes[i] == o->node;
+    }
+    if (!self)
+        return "the member's own slot is not among the cluster's members";
+    return srv_config_check(&o->cfg);
+}
+
+struct srv_proc *srv_proc_start(struct fl_env *env, const struct srv_proc_opts *o, const char **err)
+{
+    const char *bad = opts_check(o);
+    if (bad) {
+        *err = bad;
+        return NULL;
+    }
+    struct srv_proc *p = fl_calloc(1, sizeof *p);
+    p->host.ops = &proc_host_ops;
+    p->env = env;
+    p->o = *o;
+    p->o.cfg.nodes = o->n_nodes;
+    p->o.events_path = NULL; /* not kept: the caller's string */
+    p->events_fd = -1;
+    if (o->events_path) {
+        p->events_fd = open(o->events_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        if (p->events_fd < 0) {
+            free(p);
+            *err = "cannot open the event file";
+            return NULL;
+        }
+    }
+    for (int i = 0; i < o->n_nodes; i++)
+        p->ids[i] = srv_proc_member_id(o->seed, o->nodes[i]);
+    srv_pb_pool_init(&p->pb_pool);
+    p->m = srv_member_recover(&p->host, env, o->node, o->node);
+    if (!p->m) {
+        int self = 0;
+        for (int i = 0; i < o->n_nodes; i++)
+            if (o->nodes[i] == o->node)
+                self = i;
+        p->m = srv_member_boot(&p->host, env, o->node, o->node, p->ids[self],
+                               srv_proc_cluster_id(o->seed), p->ids, (size_t)o->n_nodes);
+    }
+    char d[128];
+    snprintf(d, sizeof d, "started (incarnation %u): applied %" PRIu64 ", last index %" PRIu64,
+             env_incarnation(env), p->m->app.applied, raft_last_index(p->m->raft));
+    srv_member_event(p->m, env_incarnation(env) ? SRV_EV_RESTART : "start", d);
+    return p;
+}
+
+void srv_proc_status(struct srv_proc *p, struct srv_member_status *out)
+{
+    srv_member_status(p->m, out);
+}
+
+bool srv_proc_removed(const struct srv_proc *p)
+{
+    return p->removed;
+}
+
+void srv_proc_stop(struct srv_proc *p)
+{
+    if (!p)
+        return;
+    srv_member_free(p->m);
+    fl_arena_pool_close(&p->pb_pool);
+    if (p->events_fd >= 0)
+        close(p->events_fd);
+    free(p);
+}

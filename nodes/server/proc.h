@@ -1,0 +1,64 @@
+/*
+ * proc.h: one member as a process of its own (issue 16 §2, `faultline member`): the
+ * member host (host.h) of a single member, on any node environment (env_uv in a real
+ * process). The caller maps the addresses (env_uv_map: slot node's SRV_PEER_PORT and
+ * SRV_CLIENT_PORT to TCP ports) and runs the loop; this file owns the member, its
+ * checkers and its event file.
+ *
+ * Identity: every member of a live cluster derives the same member IDs (one per slot)
+ * and cluster ID from the cluster seed, so the founders agree without talking; the
+ * data directory keeps them afterwards (a restart recovers term, vote, log, snapshot
+ * and store from it, whatever the seed says).
+ *
+ * Checkers: none runs in a member process. The online Raft safety checker and the KV
+ * hash check judge every member's feeds together (a quorum of votes behind each
+ * election, one store per revision), and a process has only its own; fed by one
+ * member they report "violations" of what they cannot see. So a live run lists
+ * raft_safety and converge under not_on_target. What one member finds alone (a
+ * restart on a WAL that is not a Raft log) is written as a "raft_safety" line.
+ *
+ * Events: every node event is one JSON line appended to the event file and flushed
+ * (at_ns: the reference clock, env_now_ns: CLOCK_MONOTONIC, the same in every
+ * process of the machine, so a harness can merge the files of all members):
+ *   {"at_ns":N,"node":N,"member_id":"hex","kind":"leader","term":N,"detail":"..."}
+ *
+ * Not supported in a member process: membership changes (member add answers
+ * "etcdserver: Peer URLs already exists"; a member that applies its own removal
+ * stops serving and says so in the event file), typed hooks.
+ */
+#ifndef FL_SERVER_PROC_H
+#define FL_SERVER_PROC_H
+
+#include "nodes/server/server.h"
+
+struct fl_env;
+struct srv_proc;
+
+#define SRV_PROC_NODES_MAX 16
+
+struct srv_proc_opts {
+    int node;                      /* this member's slot, 1-based */
+    int nodes[SRV_PROC_NODES_MAX]; /* every founding slot (this one included), ascending */
+    int n_nodes;
+    uint64_t seed;           /* the cluster seed: member and cluster IDs */
+    struct srv_config cfg;   /* cfg.nodes is ignored: n_nodes founders */
+    const char *events_path; /* appended; NULL: events are dropped */
+};
+
+/* The member ID of slot node in the cluster of seed (nonzero), and the cluster ID. */
+uint64_t srv_proc_member_id(uint64_t seed, int node);
+uint64_t srv_proc_cluster_id(uint64_t seed);
+
+/* Starts the member on env (which must outlive it): recovered from env's files when
+ * they hold an identity, else booted as a founder. Its listeners are open when this
+ * returns. NULL with *err (static) on bad options or an event file that cannot be
+ * opened. The process runs it until it exits; srv_proc_stop frees what is left once
+ * the caller's loop has nothing in flight (tests). */
+struct srv_proc *srv_proc_start(struct fl_env *env, const struct srv_proc_opts *o,
+                                const char **err);
+void srv_proc_status(struct srv_proc *p, struct srv_member_status *out);
+/* True once the member applied its own removal (it serves nothing more). */
+bool srv_proc_removed(const struct srv_proc *p);
+void srv_proc_stop(struct srv_proc *p);
+
+#endif

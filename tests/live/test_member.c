@@ -1,0 +1,315 @@
+/*
+ * test_member.c: `faultline member` as real processes (issue 16 §2). Three members on
+ * loopback TCP, each with its own data directory; our client library on a libuv
+ * environment in this process dials them.
+ *
+ * Every peer port is behind a TCP proxy (harness/live/live_proxy.h) that tells the
+ * members apart by the hello frame their connections open with.
+ *
+ *   1. writes go through the three-member cluster;
+ *   1b. member 1 is cut off from the others both ways at the proxies: a write through
+ *      members 2 and 3 succeeds and is not seen by a serializable read on member 1;
+ *      healed, member 1 serves it to a linearizable read;
+ *   2. member 1 is killed (SIGKILL): writes go on through the other two; member 1
+ *      restarts on its directory and serves, alone as endpoint, a linearizable read
+ *      of a key written while it was down (it caught up);
+ *   3. every member is killed at once and restarted: every key written is read back
+ *      (what was acknowledged was on disk: nothing else holds it now);
+ *   4. the event files: each start says its incarnation, counted on disk (member 1:
+ *      0, 1, 2; the others 0, 1), and no raft_safety line.
+ *
+ * Usage: test_member FAULTLINE_BINARY WORKDIR (WORKDIR is made afresh).
+ */
+#include "fl_port.h"
+#include "fl_test.h"
+
+#include "harness/live/live_member.h"
+#include "harness/live/live_proxy.h"
+#include "nodes/client/client.h"
+#include "nodes/env/env_uv.h"
+#include "nodes/server/server.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define N               3
+#define CLIENT_ADDR     100
+#define STEP_TIMEOUT_NS (30 * FL_S)
+
+static const char *bin, *work;
+static int peer_port[N + 1], client_port[N + 1], proxy_port[N + 1];
+static struct lv_net net;
+static struct lv_proxy proxies[N + 1];
+static pid_t pids[N + 1];
+static uv_loop_t loop;
+static struct fl_env *cenv;
+
+static void member_start(int node)
+{
+    char data[512], log[512], id[16], pl[32], cl[32], peers[256] = "";
+    snprintf(data, sizeof data, "%s/m%d", work, node);
+    snprintf(log, sizeof log, "%s/m%d.log", work, node);
+    snprintf(id, sizeof id, "%d", node);
+    snprintf(pl, sizeof pl, "127.0.0.1:%d", peer_port[node]);
+    snprintf(cl, sizeof cl, "127.0.0.1:%d", client_port[node]);
+    for (int i = 1; i <= N; i++) {
+        if (i == node)
+            continue;
+        size_t l = strlen(peers);
+        snprintf(peers + l, sizeof peers - l, "%s%d=127.0.0.1:%d", l ? "," : "", i, proxy_port[i]);
+    }
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* dies with the test */
+        FILE *f = freopen(log, "a", stderr);
+        (void)f;
+        execl(bin, bin, "member", "--id", id, "--data", data, "--peer-listen", pl,
+              "--client-listen", cl, "--peers", peers, "--seed", "7", "--election-ms", "500",
+              "--heartbeat-ms", "50", (char *)NULL);
+        _exit(127);
+    }
+    pids[node] = pid;
+}
+
+static void member_kill(int node)
+{
+    kill(pids[node], SIGKILL);
+    int st = 0;
+    CHECK(waitpid(pids[node], &st, 0) == pids[node]);
+    CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL); /* it was still running */
+    pids[node] = 0;
+}
+
+/* ---- synchronous calls over the loop ---- */
+static bool done;
+static int status;
+static char got[64];
+
+static void on_done(void *ud, const struct kvc_result *r)
+{
+    (void)ud;
+    done = true;
+    status = r->status;
+    got[0] = 0;
+    if (r->status == KVC_OK && r->op.kv_count == 1)
+        snprintf(got, sizeof got, "%.*s", (int)r->op.kvs[0].value.n,
+                 (const char *)r->op.kvs[0].value.p);
+}
+
+/* A client of the members in mask (bit i: member i; 0: all). */
+static struct kvc_client *client_new(unsigned mask)
+{
+    static struct kvc_endpoint eps[N];
+    size_t n = 0;
+    for (int i = 1; i <= N; i++)
+        if (!mask || (mask & (1u << i)))
+            eps[n++] = (struct kvc_endpoint){i, i};
+    struct kvc_config cfg;
+    kvc_config_default(&cfg);
+    cfg.endpoints = eps;
+    cfg.endpoint_count = n;
+    struct kvc_client *c = NULL;
+    const char *err = NULL;
+    CHECK_EQ_INT(kvc_client_new_env(cenv, CLIENT_ADDR, &cfg, &c, &err), FL_OK);
+    return c;
+}
+
+static void client_free(struct kvc_client *c)
+{
+    kvc_client_close(c);
+    kvc_client_free(c);
+}
+
+static void wait_done(void)
+{
+    uint64_t deadline = uv_hrtime() + (uint64_t)STEP_TIMEOUT_NS;
+    while (!done && uv_hrtime() < deadline)
+        uv_run(&loop, UV_RUN_ONCE);
+}
+
+/* Puts key=val, retrying a failed call until STEP_TIMEOUT_NS (an election may be on). */
+static int put(struct kvc_client *c, const char *key, const char *val)
+{
+    uint64_t deadline = uv_hrtime() + (uint64_t)STEP_TIMEOUT_NS;
+    do {
+        done = false;
+        kvc_put(c, (struct kvc_bytes){(const uint8_t *)key, strlen(key)},
+                (struct kvc_bytes){(const uint8_t *)val, strlen(val)}, 0, NULL, on_done, NULL);
+        wait_done();
+    } while (status != KVC_OK && uv_hrtime() < deadline);
+    return status;
+}
+
+static int get_as(struct kvc_client *c, const char *key, bool serializable)
+{
+    uint64_t deadline = uv_hrtime() + (uint64_t)STEP_TIMEOUT_NS;
+    struct kvc_request req = {.method = KVC_RANGE};
+    req.op.kind = KVC_OP_RANGE;
+    req.op.key = (struct kvc_bytes){(const uint8_t *)key, strlen(key)};
+    req.op.serializable = serializable;
+    do {
+        done = false;
+        kvc_call(c, &req, NULL, on_done, NULL);
+        wait_done();
+    } while (status != KVC_OK && uv_hrtime() < deadline);
+    return status;
+}
+
+static int get(struct kvc_client *c, const char *key)
+{
+    return get_as(c, key, false);
+}
+
+/* Runs the loop (the proxies, the client) for ms. */
+static void run_for(int64_t ms)
+{
+    uint64_t until = uv_hrtime() + (uint64_t)(ms * FL_MS);
+    while (uv_hrtime() < until) {
+        uv_run(&loop, UV_RUN_NOWAIT);
+        usleep(1000);
+    }
+}
+
+/* How many lines of member node's event file contain both a and b. */
+static int event_lines(int node, const char *a, const char *b)
+{
+    char path[512], line[4096];
+    snprintf(path, sizeof path, "%s/m%d/events.jsonl", work, node);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    int n = 0;
+    while (fgets(line, sizeof line, f))
+        n += strstr(line, a) && (!b || strstr(line, b));
+    fclose(f);
+    return n;
+}
+
+static void test_members(void)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", work, work);
+    CHECK_EQ_INT(system(cmd), 0);
+    for (int i = 1; i <= N; i++) {
+        peer_port[i] = fl_free_port();
+        client_port[i] = fl_free_port();
+        proxy_port[i] = fl_free_port();
+        CHECK(peer_port[i] > 0 && client_port[i] > 0 && proxy_port[i] > 0);
+    }
+    uv_loop_init(&loop);
+    lv_net_init(&net, &loop, 1);
+    struct fl_buf perr;
+    fl_buf_init(&perr);
+    for (int i = 1; i <= N; i++)
+        CHECK_EQ_INT(lv_proxy_start(&proxies[i], &net, i, proxy_port[i], peer_port[i], LV_EXTERNAL,
+                                    lv_identify_member_hello, NULL, &perr),
+                     FL_OK);
+    fl_buf_close(&perr);
+    char cdir[512];
+    snprintf(cdir, sizeof cdir, "%s/client", work);
+    const char *err = NULL;
+    cenv = env_uv_new(&loop, CLIENT_ADDR, cdir, 1, &err);
+    CHECK(cenv != NULL);
+    for (int i = 1; i <= N; i++)
+        env_uv_map(cenv, i, SRV_CLIENT_PORT, client_port[i]);
+    for (int i = 1; i <= N; i++)
+        member_start(i);
+
+    /* 1 */
+    struct kvc_client *all = client_new(0);
+    char k[16], v[16];
+    for (int i = 0; i < 10; i++) {
+        snprintf(k, sizeof k, "k%d", i);
+        snprintf(v, sizeof v, "v%d", i);
+        CHECK_EQ_INT(put(all, k, v), KVC_OK);
+    }
+    /* 1b */
+    lv_net_cut(&net, 1, 2, true, true);
+    lv_net_cut(&net, 1, 3, true, true);
+    lv_net_update(&net);
+    struct kvc_client *two = client_new(1u << 2 | 1u << 3);
+    CHECK_EQ_INT(put(two, "cut", "during"), KVC_OK);
+    client_free(two);
+    run_for(300); /* connected, member 1 would have it by now (heartbeat 50 ms) */
+    struct kvc_client *one = client_new(1u << 1);
+    CHECK_EQ_INT(get_as(one, "cut", true), KVC_OK);
+    CHECK_EQ_STR(got, ""); /* it did not hear of it */
+    CHECK(net.bytes_dropped > 0);
+    lv_net_heal_all(&net);
+    lv_net_update(&net);
+    CHECK_EQ_INT(get(one, "cut"), KVC_OK);
+    CHECK_EQ_STR(got, "during");
+    client_free(one);
+
+    /* 2 */
+    member_kill(1);
+    for (int i = 10; i < 20; i++) {
+        snprintf(k, sizeof k, "k%d", i);
+        snprintf(v, sizeof v, "v%d", i);
+        CHECK_EQ_INT(put(all, k, v), KVC_OK);
+    }
+    member_start(1);
+    one = client_new(1u << 1);
+    CHECK_EQ_INT(get(one, "k19"), KVC_OK);
+    CHECK_EQ_STR(got, "v19");
+    client_free(one);
+    client_free(all);
+
+    /* 3 */
+    for (int i = 1; i <= N; i++)
+        member_kill(i);
+    for (int i = 1; i <= N; i++)
+        member_start(i);
+    all = client_new(0);
+    for (int i = 0; i < 20; i++) {
+        snprintf(k, sizeof k, "k%d", i);
+        snprintf(v, sizeof v, "v%d", i);
+        CHECK_EQ_INT(get(all, k), KVC_OK);
+        CHECK_EQ_STR(got, v);
+    }
+    client_free(all);
+
+    /* 4 */
+    for (int i = 1; i <= N; i++) {
+        kill(pids[i], SIGTERM);
+        int st = 0;
+        CHECK(waitpid(pids[i], &st, 0) == pids[i]);
+        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0); /* a clean stop */
+    }
+    CHECK_EQ_INT(event_lines(1, "\"kind\":\"start\"", "incarnation 0"), 1);
+    CHECK_EQ_INT(event_lines(1, "\"kind\":\"restart\"", "incarnation 1"), 1);
+    CHECK_EQ_INT(event_lines(1, "\"kind\":\"restart\"", "incarnation 2"), 1);
+    CHECK_EQ_INT(event_lines(2, "\"kind\":\"restart\"", "incarnation 1"), 1);
+    CHECK_EQ_INT(event_lines(2, "\"kind\":\"restart\"", "incarnation 2"), 0);
+    int leaders = 0;
+    for (int i = 1; i <= N; i++) {
+        CHECK_EQ_INT(event_lines(i, "\"kind\":\"raft_safety\"", NULL), 0);
+        leaders += event_lines(i, "\"kind\":\"leader\"", NULL);
+    }
+    CHECK(leaders >= 2); /* one before the full restart, one after */
+
+    env_uv_free(cenv);
+    for (int i = 1; i <= N; i++)
+        lv_proxy_close(&proxies[i]);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    CHECK_EQ_INT(uv_loop_close(&loop), 0);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 3) {
+        fprintf(stderr, "usage: test_member FAULTLINE WORKDIR\n");
+        return 2;
+    }
+    bin = argv[1];
+    work = argv[2];
+    FL_TEST(test_members);
+    return fl_test_end();
+}
