@@ -10,7 +10,12 @@ target_include_directories(live_test_member PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/
 target_link_libraries(live_test_member PRIVATE fl_live fl_client fl_env fl_proto fl_common PkgConfig::UV)
 add_test(NAME live.member.restart
   COMMAND live_test_member ${FL_BIN} ${FL_LIVEMEMBER_WORK}/restart)
-set_tests_properties(live.member.restart PROPERTIES LABELS live TIMEOUT 120)
+# faultline killed with SIGKILL (here the test program that started the members): its
+# members die too.
+add_test(NAME live.member.pdeath
+  COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/live/pdeath.sh $<TARGET_FILE:live_test_member> ${FL_BIN}
+          ${FL_LIVEMEMBER_WORK}/pdeath)
+set_tests_properties(live.member.restart live.member.pdeath PROPERTIES LABELS live TIMEOUT 120)
 
 # Bad arguments: exit 2 with a message naming what is wrong.
 add_test(NAME cli.member.bad_args

@@ -18,9 +18,13 @@
  *   4. the event files: each start says its incarnation, counted on disk (member 1:
  *      0, 1, 2; the others 0, 1), and no raft_safety line.
  *
- * Usage: test_member FAULTLINE_BINARY WORKDIR (WORKDIR is made afresh).
+ * The members run under the live supervisor (harness/live/live_member.h: claimed
+ * ports, process groups, parent-death signal).
+ *
+ * Usage: test_member FAULTLINE_BINARY WORKDIR (WORKDIR is made afresh);
+ *        test_member --hold FAULTLINE_BINARY WORKDIR: starts the members, writes their
+ *        pids to WORKDIR/pids and waits to be killed (tests/live/pdeath.sh).
  */
-#include "fl_port.h"
 #include "fl_test.h"
 
 #include "harness/live/live_member.h"
@@ -33,9 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #define N               3
@@ -43,48 +45,41 @@
 #define STEP_TIMEOUT_NS (30 * FL_S)
 
 static const char *bin, *work;
-static int peer_port[N + 1], client_port[N + 1], proxy_port[N + 1];
-static struct lv_net net;
-static struct lv_proxy proxies[N + 1];
-static pid_t pids[N + 1];
 static uv_loop_t loop;
 static struct fl_env *cenv;
+static struct lv_workdir wd;
+static struct lv_member_cluster mc;
 
-static void member_start(int node)
+static const char *const member_opts[] = {"--election-ms", "500", "--heartbeat-ms", "50", NULL};
+
+static void cluster_start(void)
 {
-    char data[512], log[512], id[16], pl[32], cl[32], peers[256] = "";
-    snprintf(data, sizeof data, "%s/m%d", work, node);
-    snprintf(log, sizeof log, "%s/m%d.log", work, node);
-    snprintf(id, sizeof id, "%d", node);
-    snprintf(pl, sizeof pl, "127.0.0.1:%d", peer_port[node]);
-    snprintf(cl, sizeof cl, "127.0.0.1:%d", client_port[node]);
-    for (int i = 1; i <= N; i++) {
-        if (i == node)
-            continue;
-        size_t l = strlen(peers);
-        snprintf(peers + l, sizeof peers - l, "%s%d=127.0.0.1:%d", l ? "," : "", i, proxy_port[i]);
-    }
-    pid_t pid = fork();
-    CHECK(pid >= 0);
-    if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL); /* dies with the test */
-        FILE *f = freopen(log, "a", stderr);
-        (void)f;
-        execl(bin, bin, "member", "--id", id, "--data", data, "--peer-listen", pl,
-              "--client-listen", cl, "--peers", peers, "--seed", "7", "--election-ms", "500",
-              "--heartbeat-ms", "50", (char *)NULL);
-        _exit(127);
-    }
-    pids[node] = pid;
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", work);
+    CHECK_EQ_INT(system(cmd), 0);
+    struct fl_buf err;
+    fl_buf_init(&err);
+    CHECK_EQ_INT(lv_workdir_open(&wd, work, true, &err), FL_OK);
+    CHECK_EQ_INT(lv_member_cluster_start(&mc, &loop, &wd, N, bin, 7, member_opts, &err), FL_OK);
+    if (err.len)
+        fprintf(stderr, "%s\n", fl_buf_cstr(&err));
+    fl_buf_close(&err);
 }
 
 static void member_kill(int node)
 {
-    kill(pids[node], SIGKILL);
-    int st = 0;
-    CHECK(waitpid(pids[node], &st, 0) == pids[node]);
-    CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL); /* it was still running */
-    pids[node] = 0;
+    struct lv_proc *p = &mc.m[node - 1].proc;
+    CHECK(p->running); /* it was still running */
+    CHECK_EQ_INT(lv_proc_kill(p), FL_OK);
+    CHECK(!p->running && p->term_signal == SIGKILL);
+}
+
+static void member_start(int node)
+{
+    struct fl_buf err;
+    fl_buf_init(&err);
+    CHECK_EQ_INT(lv_proc_start(&mc.m[node - 1].proc, &err), FL_OK);
+    fl_buf_close(&err);
 }
 
 /* ---- synchronous calls over the loop ---- */
@@ -181,7 +176,7 @@ static void run_for(int64_t ms)
 static int event_lines(int node, const char *a, const char *b)
 {
     char path[512], line[4096];
-    snprintf(path, sizeof path, "%s/m%d/events.jsonl", work, node);
+    snprintf(path, sizeof path, "%s", mc.m[node - 1].events_path);
     FILE *f = fopen(path, "r");
     if (!f)
         return -1;
@@ -194,33 +189,15 @@ static int event_lines(int node, const char *a, const char *b)
 
 static void test_members(void)
 {
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", work, work);
-    CHECK_EQ_INT(system(cmd), 0);
-    for (int i = 1; i <= N; i++) {
-        peer_port[i] = fl_free_port();
-        client_port[i] = fl_free_port();
-        proxy_port[i] = fl_free_port();
-        CHECK(peer_port[i] > 0 && client_port[i] > 0 && proxy_port[i] > 0);
-    }
     uv_loop_init(&loop);
-    lv_net_init(&net, &loop, 1);
-    struct fl_buf perr;
-    fl_buf_init(&perr);
-    for (int i = 1; i <= N; i++)
-        CHECK_EQ_INT(lv_proxy_start(&proxies[i], &net, i, proxy_port[i], peer_port[i], LV_EXTERNAL,
-                                    lv_identify_member_hello, NULL, &perr),
-                     FL_OK);
-    fl_buf_close(&perr);
+    cluster_start();
     char cdir[512];
     snprintf(cdir, sizeof cdir, "%s/client", work);
     const char *err = NULL;
     cenv = env_uv_new(&loop, CLIENT_ADDR, cdir, 1, &err);
     CHECK(cenv != NULL);
     for (int i = 1; i <= N; i++)
-        env_uv_map(cenv, i, SRV_CLIENT_PORT, client_port[i]);
-    for (int i = 1; i <= N; i++)
-        member_start(i);
+        env_uv_map(cenv, i, SRV_CLIENT_PORT, mc.m[i - 1].client_proxy_port);
 
     /* 1 */
     struct kvc_client *all = client_new(0);
@@ -231,9 +208,7 @@ static void test_members(void)
         CHECK_EQ_INT(put(all, k, v), KVC_OK);
     }
     /* 1b */
-    lv_net_cut(&net, 1, 2, true, true);
-    lv_net_cut(&net, 1, 3, true, true);
-    lv_net_update(&net);
+    lv_member_cluster_isolate(&mc, 0, true);
     struct kvc_client *two = client_new(1u << 2 | 1u << 3);
     CHECK_EQ_INT(put(two, "cut", "during"), KVC_OK);
     client_free(two);
@@ -241,9 +216,8 @@ static void test_members(void)
     struct kvc_client *one = client_new(1u << 1);
     CHECK_EQ_INT(get_as(one, "cut", true), KVC_OK);
     CHECK_EQ_STR(got, ""); /* it did not hear of it */
-    CHECK(net.bytes_dropped > 0);
-    lv_net_heal_all(&net);
-    lv_net_update(&net);
+    CHECK(mc.net.bytes_dropped > 0);
+    lv_member_cluster_isolate(&mc, 0, false);
     CHECK_EQ_INT(get(one, "cut"), KVC_OK);
     CHECK_EQ_STR(got, "during");
     client_free(one);
@@ -278,10 +252,10 @@ static void test_members(void)
 
     /* 4 */
     for (int i = 1; i <= N; i++) {
-        kill(pids[i], SIGTERM);
-        int st = 0;
-        CHECK(waitpid(pids[i], &st, 0) == pids[i]);
-        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0); /* a clean stop */
+        struct lv_proc *p = &mc.m[i - 1].proc;
+        CHECK_EQ_INT(kill(-p->pid, SIGTERM), 0);
+        CHECK_EQ_INT(lv_proc_wait_exit(p, 10000), FL_OK);
+        CHECK(p->term_signal == 0 && p->exit_status == 0); /* a clean stop */
     }
     CHECK_EQ_INT(event_lines(1, "\"kind\":\"start\"", "incarnation 0"), 1);
     CHECK_EQ_INT(event_lines(1, "\"kind\":\"restart\"", "incarnation 1"), 1);
@@ -296,16 +270,40 @@ static void test_members(void)
     CHECK(leaders >= 2); /* one before the full restart, one after */
 
     env_uv_free(cenv);
-    for (int i = 1; i <= N; i++)
-        lv_proxy_close(&proxies[i]);
+    lv_member_cluster_close(&mc);
+    lv_workdir_close(&wd);
     uv_run(&loop, UV_RUN_DEFAULT);
     CHECK_EQ_INT(uv_loop_close(&loop), 0);
 }
 
+/* --hold: the members run until this process is killed; their pids in WORKDIR/pids. */
+static _Noreturn void hold(void)
+{
+    uv_loop_init(&loop);
+    cluster_start();
+    char path[600];
+    snprintf(path, sizeof path, "%s/pids", work);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    for (int i = 0; i < N && f; i++)
+        fprintf(f, "%d\n", mc.m[i].proc.pid);
+    if (f)
+        fclose(f);
+    for (;;)
+        pause();
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && !strcmp(argv[1], "_pdeath-exec"))
+        return lv_pdeath_exec_main(argc - 1, argv + 1);
+    if (argc == 4 && !strcmp(argv[1], "--hold")) {
+        bin = argv[2];
+        work = argv[3];
+        hold();
+    }
     if (argc != 3) {
-        fprintf(stderr, "usage: test_member FAULTLINE WORKDIR\n");
+        fprintf(stderr, "usage: test_member [--hold] FAULTLINE WORKDIR\n");
         return 2;
     }
     bin = argv[1];
