@@ -37,7 +37,8 @@ const char cmd_member_usage[] =
     "  --peers N=ADDR,...  the other founding members' slots and peer addresses\n"
     "  --seed S            cluster seed: member and cluster IDs (same for every member; 1)\n"
     "  --events FILE       node events as JSON lines, appended (default DIR/events.jsonl)\n"
-    "  --skew-ppm R        the member's clock runs at R parts per million (1000000 exact)\n"
+    "  --skew-ppm R        the member's clock runs at R parts per million (1000000 exact);\n"
+    "                      later: write R to DIR/skew_ppm and send SIGUSR1\n"
     "  the cluster options are those of scenario{cluster = {...}}, etcd's defaults\n"
     "exit codes: 0 stopped by SIGTERM/SIGINT, 2 bad input, 3 cannot start\n";
 
@@ -193,6 +194,38 @@ static bool port_free(uv_loop_t *loop, int port)
     return ok;
 }
 
+/* SIGUSR1: the clock rate in DATA/skew_ppm (decimal parts per million, 1000000
+ * exact) applies from now on (the live target's skew()); the member says so in its
+ * event file, or why not. */
+struct skew_ctl {
+    struct fl_env *env;
+    struct srv_proc *p;
+    char path[4096];
+};
+
+static void on_skew(uv_signal_t *h, int signum)
+{
+    (void)signum;
+    struct skew_ctl *k = h->data;
+    char text[64] = "", d[128];
+    FILE *f = fopen(k->path, "r");
+    if (f) {
+        if (!fgets(text, sizeof text, f))
+            text[0] = 0;
+        fclose(f);
+    }
+    text[strcspn(text, "\r\n")] = 0;
+    uint64_t rate;
+    if (!cli_parse_u64(text, &rate) || rate < 1000 || rate > 100000000) {
+        snprintf(d, sizeof d, "skew_ppm file: '%.32s' is not a rate in 1000..100000000", text);
+        srv_proc_event(k->p, "skew_refused", d);
+        return;
+    }
+    env_uv_set_rate(k->env, (int64_t)rate);
+    snprintf(d, sizeof d, "clock rate %llu ppm", (unsigned long long)rate);
+    srv_proc_event(k->p, "skew", d);
+}
+
 static void on_signal(uv_signal_t *h, int signum)
 {
     (void)signum;
@@ -247,7 +280,12 @@ int cmd_member(int argc, char **argv)
         fprintf(stderr, "faultline: member: %s\n", err);
         return FL_EXIT_USAGE;
     }
-    uv_signal_t sig_term, sig_int;
+    struct skew_ctl skew = {env, p, ""};
+    snprintf(skew.path, sizeof skew.path, "%s/skew_ppm", a.data);
+    uv_signal_t sig_term, sig_int, sig_usr1;
+    uv_signal_init(&loop, &sig_usr1);
+    sig_usr1.data = &skew;
+    uv_signal_start(&sig_usr1, on_skew, SIGUSR1);
     uv_signal_init(&loop, &sig_term);
     uv_signal_init(&loop, &sig_int);
     uv_signal_start(&sig_term, on_signal, SIGTERM);

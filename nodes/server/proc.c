@@ -334,6 +334,11 @@ void srv_proc_status(struct srv_proc *p, struct srv_member_status *out)
     srv_member_status(p->m, out);
 }
 
+void srv_proc_event(struct srv_proc *p, const char *kind, const char *detail)
+{
+    srv_member_event(p->m, kind, detail);
+}
+
 bool srv_proc_removed(const struct srv_proc *p)
 {
     return p->removed;

@@ -57,6 +57,9 @@ uint64_t srv_proc_cluster_id(uint64_t seed);
 struct srv_proc *srv_proc_start(struct fl_env *env, const struct srv_proc_opts *o,
                                 const char **err);
 void srv_proc_status(struct srv_proc *p, struct srv_member_status *out);
+/* Writes a node event of this member (kind, detail: the caller's) to the event file,
+ * for what the process itself did (e.g. "skew": its clock rate changed). */
+void srv_proc_event(struct srv_proc *p, const char *kind, const char *detail);
 /* True once the member applied its own removal (it serves nothing more). */
 bool srv_proc_removed(const struct srv_proc *p);
 void srv_proc_stop(struct srv_proc *p);

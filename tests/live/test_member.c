@@ -15,7 +15,9 @@
  *      of a key written while it was down (it caught up);
  *   3. every member is killed at once and restarted: every key written is read back
  *      (what was acknowledged was on disk: nothing else holds it now);
- *   4. the event files: each start says its incarnation, counted on disk (member 1:
+ *   4. every member's clock is made to run 4x fast (DATA/skew_ppm and SIGUSR1): a key
+ *      on a 2 s lease is gone after 1.5 s of real time (6 s of the members' time);
+ *   5. the event files: each start says its incarnation, counted on disk (member 1:
  *      0, 1, 2; the others 0, 1), and no raft_safety line.
  *
  * The members run under the live supervisor (harness/live/live_member.h: claimed
@@ -86,6 +88,7 @@ static void member_start(int node)
 static bool done;
 static int status;
 static char got[64];
+static int64_t lease_id;
 
 static void on_done(void *ud, const struct kvc_result *r)
 {
@@ -93,6 +96,7 @@ static void on_done(void *ud, const struct kvc_result *r)
     done = true;
     status = r->status;
     got[0] = 0;
+    lease_id = r->lease_id;
     if (r->status == KVC_OK && r->op.kv_count == 1)
         snprintf(got, sizeof got, "%.*s", (int)r->op.kvs[0].value.n,
                  (const char *)r->op.kvs[0].value.p);
@@ -251,6 +255,36 @@ static void test_members(void)
     client_free(all);
 
     /* 4 */
+    for (int i = 1; i <= N; i++) {
+        char path[600];
+        snprintf(path, sizeof path, "%s/skew_ppm", mc.m[i - 1].data_dir);
+        FILE *f = fopen(path, "w");
+        CHECK(f != NULL);
+        fputs("4000000\n", f);
+        fclose(f);
+        CHECK_EQ_INT(kill(mc.m[i - 1].proc.pid, SIGUSR1), 0);
+    }
+    run_for(300);
+    for (int i = 1; i <= N; i++)
+        CHECK_EQ_INT(event_lines(i, "\"kind\":\"skew\"", "clock rate 4000000 ppm"), 1);
+    all = client_new(0);
+    struct kvc_request grant = {.method = KVC_LEASE_GRANT, .ttl_s = 2};
+    done = false;
+    kvc_call(all, &grant, NULL, on_done, NULL);
+    wait_done();
+    CHECK_EQ_INT(status, KVC_OK);
+    CHECK(lease_id != 0);
+    done = false;
+    kvc_put(all, (struct kvc_bytes){(const uint8_t *)"leased", 6},
+            (struct kvc_bytes){(const uint8_t *)"x", 1}, lease_id, NULL, on_done, NULL);
+    wait_done();
+    CHECK_EQ_INT(status, KVC_OK);
+    run_for(1500); /* 6 s of the members' clocks: the 2 s lease expired */
+    CHECK_EQ_INT(get(all, "leased"), KVC_OK);
+    CHECK_EQ_STR(got, "");
+    client_free(all);
+
+    /* 5 */
     for (int i = 1; i <= N; i++) {
         struct lv_proc *p = &mc.m[i - 1].proc;
         CHECK_EQ_INT(kill(-p->pid, SIGTERM), 0);
