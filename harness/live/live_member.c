@@ -121,6 +121,36 @@ void lv_member_cluster_isolate(struct lv_member_cluster *c, int i, bool on)
     lv_net_update(&c->net);
 }
 
+int lv_member_events_poll(struct lv_member_cluster *c, lv_member_event_fn *fn, void *arg)
+{
+    int n = 0;
+    char line[8192];
+    for (int i = 0; i < c->n; i++) {
+        struct lv_member *m = &c->m[i];
+        FILE *f = fopen(m->events_path, "r");
+        if (!f)
+            continue; /* not started yet */
+        if (fseeko(f, (off_t)m->events_off, SEEK_SET) != 0) {
+            fclose(f);
+            continue;
+        }
+        while (fgets(line, sizeof line, f)) {
+            size_t len = strlen(line);
+            if (len == 0 || line[len - 1] != '\n')
+                break; /* half written (or longer than a line can be): next poll */
+            m->events_off += len;
+            json_t *ev = json_loads(line, 0, NULL);
+            if (json_is_object(ev)) {
+                fn(arg, m->slot, ev);
+                n++;
+            }
+            json_decref(ev);
+        }
+        fclose(f);
+    }
+    return n;
+}
+
 void lv_member_cluster_close(struct lv_member_cluster *c)
 {
     for (int i = 0; i < c->n; i++) {

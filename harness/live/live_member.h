@@ -19,6 +19,7 @@
 #include "harness/live/live.h"
 #include "harness/live/live_proxy.h"
 
+#include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,6 +33,7 @@ int lv_identify_member_hello(const uint8_t *p, size_t n, void *arg);
 
 struct lv_member {
     int slot;
+    uint64_t events_off; /* how far lv_member_events_poll read its event file */
     int peer_port, proxy_port, client_port, client_proxy_port;
     char *data_dir, *log_path, *events_path; /* owned */
     struct lv_proc proc;
@@ -56,6 +58,13 @@ int lv_member_cluster_start(struct lv_member_cluster *c, uv_loop_t *loop, struct
                             struct fl_buf *err);
 /* Cuts member i (0-based) from every other member both ways (on: isolate, off: heal). */
 void lv_member_cluster_isolate(struct lv_member_cluster *c, int i, bool on);
+/* The node events the members appended since the last poll, in each member's file
+ * order (member 1's first): fn(arg, slot, ev) for each whole JSON line (ev borrowed,
+ * an object with at_ns, node, member_id, kind, term, detail). A line not yet ended
+ * waits for the next poll. Returns how many events were read. (at_ns is
+ * CLOCK_MONOTONIC, uv_hrtime's clock: the caller merges the members by it.) */
+typedef void lv_member_event_fn(void *arg, int slot, json_t *ev);
+int lv_member_events_poll(struct lv_member_cluster *c, lv_member_event_fn *fn, void *arg);
 /* Kills every member, closes the proxies, releases the ports. */
 void lv_member_cluster_close(struct lv_member_cluster *c);
 

@@ -7,7 +7,8 @@ set(FL_LIVEMEMBER_WORK ${CMAKE_BINARY_DIR}/livemember-tests)
 # incarnations counted on disk.
 add_executable(live_test_member ${CMAKE_CURRENT_SOURCE_DIR}/live/test_member.c)
 target_include_directories(live_test_member PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/unit)
-target_link_libraries(live_test_member PRIVATE fl_live fl_client fl_env fl_proto fl_common PkgConfig::UV)
+target_link_libraries(live_test_member PRIVATE fl_live fl_client fl_env fl_proto fl_common PkgConfig::UV
+                      PkgConfig::JANSSON)
 add_test(NAME live.member.restart
   COMMAND live_test_member ${FL_BIN} ${FL_LIVEMEMBER_WORK}/restart)
 # faultline killed with SIGKILL (here the test program that started the members): its

@@ -176,6 +176,22 @@ static void run_for(int64_t ms)
     }
 }
 
+/* Events read through lv_member_events_poll: leader events per slot, and all. */
+static int polled_leaders[N + 1], polled;
+
+static void on_event(void *arg, int slot, json_t *ev)
+{
+    (void)arg;
+    polled++;
+    CHECK(slot >= 1 && slot <= N);
+    CHECK_EQ_INT((int)json_integer_value(json_object_get(ev, "node")), slot);
+    CHECK(json_integer_value(json_object_get(ev, "at_ns")) > 0);
+    const char *kind = json_string_value(json_object_get(ev, "kind"));
+    CHECK(kind != NULL);
+    if (kind && !strcmp(kind, "leader"))
+        polled_leaders[slot]++;
+}
+
 /* How many lines of member node's event file contain both a and b. */
 static int event_lines(int node, const char *a, const char *b)
 {
@@ -302,6 +318,11 @@ static void test_members(void)
         leaders += event_lines(i, "\"kind\":\"leader\"", NULL);
     }
     CHECK(leaders >= 2); /* one before the full restart, one after */
+    int first = lv_member_events_poll(&mc, on_event, NULL);
+    CHECK(first > 0 && first == polled);
+    CHECK_EQ_INT(lv_member_events_poll(&mc, on_event, NULL), 0); /* nothing new */
+    for (int i = 1; i <= N; i++)
+        CHECK_EQ_INT(polled_leaders[i], event_lines(i, "\"kind\":\"leader\"", NULL));
 
     env_uv_free(cenv);
     lv_member_cluster_close(&mc);
