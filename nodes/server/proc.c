@@ -156,26 +156,22 @@ static void ph_safety_failed(struct srv_host *h, int node, uint64_t member_id, u
     if (p->failed)
         return;
     p->failed = true;
-    struct srv_event ev = {.at_ns = env_now_ns(p->env),
-                           .node = node,
-                           .member_id = member_id,
-                           .kind = SRV_EV_SAFETY,
-                           .term = term,
-                           .detail = json};
-    event_write(p, &ev);
+    h->ops->emit(h, &(struct srv_event){.node = node,
+                                        .member_id = member_id,
+                                        .kind = SRV_EV_SAFETY,
+                                        .term = term,
+                                        .detail = json});
 }
 
+/* Never called: no KV hash check runs here (ph_kvhash); kept for the table. */
 static void ph_kv_corrupt(struct srv_host *h, int node, uint64_t member_id, uint64_t term,
                           const char *json)
 {
-    struct srv_proc *p = proc_of(h);
-    struct srv_event ev = {.at_ns = env_now_ns(p->env),
-                           .node = node,
-                           .member_id = member_id,
-                           .kind = SRV_EV_CORRUPT,
-                           .term = term,
-                           .detail = json};
-    event_write(p, &ev);
+    h->ops->emit(h, &(struct srv_event){.node = node,
+                                        .member_id = member_id,
+                                        .kind = SRV_EV_CORRUPT,
+                                        .term = term,
+                                        .detail = json});
 }
 
 static void ph_emit(struct srv_host *h, struct srv_event *ev)

@@ -57,7 +57,7 @@ static const char *const member_opts[] = {"--election-ms", "500", "--heartbeat-m
 static void cluster_start(void)
 {
     char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", work);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", work, work); /* a fresh build */
     CHECK_EQ_INT(system(cmd), 0);
     struct fl_buf err;
     fl_buf_init(&err);
