@@ -681,17 +681,28 @@ static uint32_t obs_next_seen(const struct rv *r, int32_t k, int64_t g)
     return lo;
 }
 
-/* The value the observation o saw, against ours (present/value at g): 0 when only a
- * gap that no unknown op can fill could have changed it back in between; 2 when it
- * saw exactly ours (a demand, due by o->at); else 1. */
-static int obs_value_check(struct rv *r, int32_t k, int64_t g, bool present, int32_t value,
-                           uint32_t self, const struct rv_obs *o, int64_t *deadline, bool *weak)
+/* The value the observation o saw, against ours (present/value at g; creates: our put
+ * finds the key absent): 0 when only a gap that no unknown op can fill could have
+ * changed it back in between; 2 when it saw exactly ours, or saw the key present
+ * without its value where ours creates it (a demand, due by o->at); else 1. */
+static int obs_value_check(struct rv *r, int32_t k, int64_t g, bool present, bool creates,
+                           int32_t value, uint32_t self, const struct rv_obs *o, int64_t *deadline,
+                           bool *weak)
 {
+    FL_ASSERT(!creates || present);
     /* no known write of k and no undecided revision between g and the observation:
      * it shows our effect */
-    if (o->value == CHK_NOT_GIVEN || next_put(r, k, g) <= o->at || o->at > r->max_rev)
+    if (next_put(r, k, g) <= o->at || o->at > r->max_rev)
         return 1;
     FL_ASSERT(o->at >= g);
+    if (o->value == CHK_NOT_GIVEN) {
+        /* a delete that counted the key (chaos seed 102: no put of it was demanded,
+         * and the earliest-called candidates filled every gap before it) */
+        if (!(o->present && creates))
+            return 1;
+        *deadline = FL_MIN(*deadline, o->at);
+        return 2;
+    }
     bool mine = o->value == (present ? value : CHK_NIL);
     if (mine) {
         *deadline = FL_MIN(*deadline, o->at);
@@ -784,7 +795,7 @@ static int obs_allows_put(struct rv *r, int32_t k, int64_t g, uint32_t self, uin
 /* Does the first later observation of key k allow it to become present/value at g?
  * 0: no; 1: yes; 2: yes, and it asks for it (*deadline: by when). *weak: only if
  * another unknown op undoes part of it. */
-static int obs_allows(struct rv *r, int32_t k, int64_t g, bool present, int32_t value,
+static int obs_allows(struct rv *r, int32_t k, int64_t g, bool present, bool creates, int32_t value,
                       uint32_t self, int64_t *deadline, bool *weak)
 {
     FL_ASSERT(r->obs_built && g >= 2 && g <= r->max_rev);
@@ -792,7 +803,7 @@ static int obs_allows(struct rv *r, int32_t k, int64_t g, bool present, int32_t 
     if (lo == r->obs_count)
         return 1;
     const struct rv_obs *o = &r->obs[lo];
-    int demanded = obs_value_check(r, k, g, present, value, self, o, deadline, weak);
+    int demanded = obs_value_check(r, k, g, present, creates, value, self, o, deadline, weak);
     if (!demanded || !o->present)
         return demanded;
     o = obs_with_create(r, k, lo);
@@ -884,7 +895,9 @@ static int gap_effect_ok(struct rv *r, struct rv_replay *p, const struct gap_eff
         const struct chk_kent *a = &p->st->ent[e->key[x]], *b = &e->after[x];
         if (a->value == b->value && a->mod_rev == b->mod_rev)
             continue;
-        int v = obs_allows(r, e->key[x], g, b->value != CHK_NIL, b->value, self, deadline, &weak);
+        bool present = b->value != CHK_NIL;
+        int v = obs_allows(r, e->key[x], g, present, present && a->value == CHK_NIL, b->value, self,
+                           deadline, &weak);
         if (!v)
             return 0;
         best = FL_MAX(best, v);
