@@ -44,6 +44,7 @@ struct rv_put {
     int32_t key;
     bool del; /* a delete (counted as a write, not as a put) */
     int64_t rev;
+    int32_t value; /* the value written (CHK_NIL: a delete; CHK_NOT_GIVEN: an append) */
 };
 
 struct rv {

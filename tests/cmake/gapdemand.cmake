@@ -14,3 +14,24 @@ add_test(NAME cli.check.gap_demand_present
          COMMAND ${gd_expect} 0 "linearizability: pass \\(revision engine" ${FL_BIN} check
                  --engine revision ${gd_data}/gap_demand_present.jsonl)
 set_tests_properties(cli.check.gap_demand_present PROPERTIES LABELS cli TIMEOUT 60)
+
+# Three more gap-filling decisions, found on the 1M-op bench's generator (seed 11 and 2
+# at 20k/100k ops, 2% unknown): each history is linearizable (the search passes it) and
+# was "unknown" with --engine revision before its fix, passing after it; each test fails
+# with its own fix reverted alone.
+#   gap_create_choice   a read shows k created at revision 3, and two unknown puts of k
+#                       could have created it: the reveal took the earlier-called one (a
+#                       guess no retry revisits); now the gap filling weighs the cas
+#                       that saw the other's value.
+#   gap_delete_seen     eight unknown deletes of k, called first, against a delete that
+#                       counted k at revision 4: a put of k known only at 5 was taken as
+#                       bringing k back, so the deletes "fit" revision 3.
+#   gap_version_later   eight unknown puts of k with values nobody saw, against a version
+#                       count one short: each was taken as the missing put, though the
+#                       value the cas saw needs a put of its own after it.
+foreach(gd_name create_choice delete_seen version_later)
+  add_test(NAME cli.check.gap_${gd_name}
+           COMMAND ${gd_expect} 0 "linearizability: pass \\(revision engine" ${FL_BIN} check
+                   --engine revision ${gd_data}/gap_${gd_name}.jsonl)
+  set_tests_properties(cli.check.gap_${gd_name} PROPERTIES LABELS cli TIMEOUT 60)
+endforeach()
