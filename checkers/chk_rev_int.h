@@ -78,7 +78,8 @@ struct rv {
     bool obs_built;
     struct rv_put *puts;
     uint32_t put_count, put_cap;
-    uint32_t *cand_ops; /* unknown writes still unplaced after the reveals, by call */
+    uint32_t *obs_key, *put_key; /* per key: its first obs / put (keys + 1 entries) */
+    uint32_t *cand_ops;          /* unknown writes still unplaced after the reveals, by call */
     uint32_t cand_op_count;
     /* Guessed gaps of this attempt (decision points) and the choices to take at them:
      * a replay that ends in a violation is retried with another choice at the last

@@ -802,7 +802,9 @@ static void rv_explain(struct rv *r)
     out->detail = d;
 }
 
-/* Forgets what one replay placed into gaps, found and built, for another try. */
+/* Forgets what one replay placed into gaps and found, for another try. What obs_build
+ * built stays: it ran before the replay's first gap placement, so from the roles and
+ * claims of the reveals, which every try starts from (role0, claim0). */
 static void rv_reset(struct rv *r, const uint8_t *role0, const int64_t *pos0, const int32_t *claim0,
                      uint32_t revealed0)
 {
@@ -818,15 +820,6 @@ static void rv_reset(struct rv *r, const uint8_t *role0, const int64_t *pos0, co
     r->gaps = 0;
     r->xput_count = 0;
     r->ndecisions = 0;
-    free(r->obs);
-    free(r->puts);
-    free(r->gapcount);
-    r->obs = NULL;
-    r->puts = NULL;
-    r->gapcount = NULL;
-    r->obs_count = r->put_count = 0;
-    r->obs_cap = r->put_cap = 0;
-    r->obs_built = false;
     r->out->revealed = revealed0;
     free(r->out->changes);
     r->out->changes = NULL;
@@ -978,6 +971,8 @@ static void rv_run(struct chk_history *h, struct chk_lin_result *out, bool no_wa
     free(r.puts);
     free(r.xputs);
     free(r.gapcount);
+    free(r.obs_key);
+    free(r.put_key);
     free(r.cand_ops);
     free(r.wev);
     free(r.retmin);
