@@ -756,6 +756,86 @@ static void lin_ops_close(struct lin_ops *o)
     free(o->key_of);
 }
 
+/* A historical range (served at a revision above the one it asks): sub of op. */
+struct srch_hist {
+    int64_t rev;
+    uint32_t op, sub;
+};
+
+static int srch_hist_cmp(const void *a, const void *b)
+{
+    const struct srch_hist *x = a, *y = b;
+    if (x->rev != y->rev)
+        return x->rev < y->rev ? -1 : 1;
+    return x->op != y->op ? (x->op < y->op ? -1 : 1) : (x->sub > y->sub) - (x->sub < y->sub);
+}
+
+/* The answered historical ranges of the ops of a linearization, by the revision asked. */
+static struct srch_hist *srch_hists(const struct chk_history *h, const struct chk_lin_result *out,
+                                    size_t *count)
+{
+    struct srch_hist *v = NULL;
+    size_t n = 0, cap = 0;
+    for (uint32_t i = 0; i < out->order_count; i++) {
+        const struct chk_op *op = &h->ops[out->order[i]];
+        if (op->status != CHK_ST_OK || op->kind != CHK_OP_TXN || op->rev == CHK_NO_REV)
+            continue;
+        for (uint32_t j = 0; j < (uint32_t)op->then_count + op->else_count; j++) {
+            const struct chk_sub *sb = &h->subs[op->sub_first + j];
+            if (sb->kind == CHK_SUB_RANGE && sb->req_rev > 0 && sb->req_rev < op->rev &&
+                (sb->flags & CHK_SUBF_RESULT_SET)) {
+                FL_GROW(v, cap, n + 1, 16);
+                v[n++] = (struct srch_hist){sb->req_rev, out->order[i], op->sub_first + j};
+            }
+        }
+    }
+    if (n > 1)
+        qsort(v, n, sizeof(*v), srch_hist_cmp);
+    *count = n;
+    return v;
+}
+
+/* The search's model keeps no history, so it accepts historical ranges unseen (etcd's
+ * own model does too; inside a writing txn, too). After a pass with revisions, the
+ * linearization found is replayed, each historical range judged against the state at
+ * the revision it asks (the revision engine's way). False, with out->reason, when one
+ * differs: another linearization might answer it, so the pass becomes undecided. */
+static bool srch_hist_recheck(struct chk_history *h, const struct chk_model *m0,
+                              struct chk_lin_result *out)
+{
+    size_t n = 0, k = 0;
+    struct srch_hist *hs = srch_hists(h, out, &n);
+    char why[200] = "";
+    struct chk_model m = *m0;
+    m.slot = NULL;
+    m.changes = NULL;
+    m.why = why;
+    m.why_size = sizeof(why);
+    size_t st_size = chk_kstate_size(h->keys.count);
+    struct chk_kstate *st = fl_calloc(1, st_size);
+    st->rev = 1;
+    for (uint32_t x = 0; x < h->keys.count; x++)
+        st->ent[x].value = CHK_NIL;
+    bool ok = true;
+    for (uint32_t i = 0; i <= out->order_count && ok && k < n; i++) {
+        for (; k < n && hs[k].rev <= st->rev && ok; k++) /* a revision jumped over: unseen */
+            ok = hs[k].rev < st->rev || chk_model_range_at(&m, st, &h->subs[hs[k].sub]);
+        if (i < out->order_count)
+            chk_model_step(&m, st, &h->ops[out->order[i]]);
+    }
+    if (!ok) {
+        const struct chk_op *op = &h->ops[hs[k - 1].op];
+        snprintf(out->reason, sizeof(out->reason),
+                 "the linearization found answers op %lld's range at revision %lld otherwise "
+                 "(%s); another might not: undecided",
+                 (long long)op->op_id, (long long)hs[k - 1].rev, why);
+    }
+    FL_ASSERT(ok || k >= 1);
+    free(st);
+    free(hs);
+    return ok;
+}
+
 /* One search over every op. With revisions in a history that is not
  * revisions_complete, revisions no op explains take what watch events show (as
  * engine 1); a failure that rests on that content is judged again without it,
@@ -779,8 +859,11 @@ static int search_whole(struct chk_history *h, const struct chk_limits *lim,
         out->steps += sr->steps;
         bool retry = verdict == CHK_FAIL && sr->model.outside_count > 0;
         FL_TESTCASE(retry);
-        if (verdict == CHK_PASS)
+        if (verdict == CHK_PASS) {
             srch_order(sr, out);
+            if (revs && !srch_hist_recheck(h, &sr->model, out))
+                verdict = CHK_UNKNOWN;
+        }
         if (verdict == CHK_FAIL && !retry)
             srch_explain(sr, out, -1);
         srch_close(sr);
@@ -930,7 +1013,7 @@ int chk_lin_search(struct chk_history *h, const struct chk_limits *lim, struct c
     lin_ops_close(&o);
     FL_ASSERT(verdict == CHK_PASS || verdict == CHK_FAIL || verdict == CHK_UNKNOWN);
     out->verdict = verdict;
-    if (verdict == CHK_UNKNOWN)
+    if (verdict == CHK_UNKNOWN && !out->reason[0])
         snprintf(out->reason, sizeof(out->reason),
                  "search gave up after %llu steps (step, memory or time bound)",
                  (unsigned long long)out->steps);

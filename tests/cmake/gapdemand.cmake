@@ -35,3 +35,19 @@ foreach(gd_name create_choice delete_seen version_later)
                    --engine revision ${gd_data}/gap_${gd_name}.jsonl)
   set_tests_properties(cli.check.gap_${gd_name} PROPERTIES LABELS cli TIMEOUT 60)
 endforeach()
+
+# The search engine judges historical ranges (served above the revision they ask, as
+# inside a writing txn) on the linearization it found, replayed (issue 13, after
+# unit.history.test_load_histrange for the revision engine).
+#   search_histrange     a txn reads k at revision 2 and gets k's value of revision 3:
+#                        the search passed it unseen (exit 0); now undecided (exit 4),
+#                        the revision engine failing it.
+#   search_histrange_ok  the right answer: still a pass.
+add_test(NAME cli.check.search_histrange
+         COMMAND ${gd_expect} 4 "answers op 3's range at revision 2 otherwise" ${FL_BIN} check
+                 --engine search ${gd_data}/search_histrange.jsonl)
+add_test(NAME cli.check.search_histrange_ok
+         COMMAND ${gd_expect} 0 "linearizability: pass \\(search engine" ${FL_BIN} check
+                 --engine search ${gd_data}/search_histrange_ok.jsonl)
+set_tests_properties(cli.check.search_histrange cli.check.search_histrange_ok
+                     PROPERTIES LABELS cli TIMEOUT 60)
