@@ -32,6 +32,7 @@ struct net_frame {
     uint8_t to_side;
     uint8_t reason;
     bool lost;
+    bool corrupt; /* corrupt_frame flipped a bit: the CRC check fails */
     int32_t from, to, port;
     uint32_t conn_idx, conn_gen;
     uint32_t crc;
