@@ -114,35 +114,6 @@ static inline bool entry_less(const struct sim_heap_entry *a, const struct sim_h
  * (64 bytes) sit in one cache line, which is what the pop path pays for. */
 #define HEAP_ARITY 4
 
-/* The smallest of the children h[first..] of a node (up to four, at least one) and
- * its key. Keys are unique (seq is), so the order of the compares cannot matter;
- * a node with all four children (nearly every one) takes a tournament of three
- * branch-free compares instead of a loop. */
-static inline size_t min_child(const struct sim_heap_entry *h, size_t n, size_t first,
-                               unsigned __int128 *key)
-{
-    if (first + HEAP_ARITY <= n) {
-        unsigned __int128 k0 = entry_key(&h[first]), k1 = entry_key(&h[first + 1]);
-        unsigned __int128 k2 = entry_key(&h[first + 2]), k3 = entry_key(&h[first + 3]);
-        bool l01 = k1 < k0, l23 = k3 < k2;
-        size_t a = l01 ? first + 1 : first, b = l23 ? first + 3 : first + 2;
-        unsigned __int128 ka = l01 ? k1 : k0, kb = l23 ? k3 : k2;
-        bool lab = kb < ka;
-        *key = lab ? kb : ka;
-        return lab ? b : a;
-    }
-    size_t best = first;
-    unsigned __int128 bk = entry_key(&h[first]);
-    for (size_t c = first + 1; c < n; c++) {
-        unsigned __int128 ck = entry_key(&h[c]);
-        bool lt = ck < bk;
-        best = lt ? c : best;
-        bk = lt ? ck : bk;
-    }
-    *key = bk;
-    return best;
-}
-
 static void heap_sift_up(struct sim_heap_entry *h, size_t i)
 {
     struct sim_heap_entry e = h[i];
@@ -163,8 +134,15 @@ static void heap_sift_down(struct sim_heap_entry *h, size_t n, size_t i)
         size_t first = HEAP_ARITY * i + 1;
         if (first >= n)
             break;
-        unsigned __int128 bk;
-        size_t best = min_child(h, n, first, &bk);
+        size_t best = first;
+        unsigned __int128 bk = entry_key(&h[first]);
+        size_t last = first + HEAP_ARITY < n ? first + HEAP_ARITY : n;
+        for (size_t c = first + 1; c < last; c++) {
+            unsigned __int128 ck = entry_key(&h[c]);
+            bool lt = ck < bk;
+            best = lt ? c : best;
+            bk = lt ? ck : bk;
+        }
         if (bk >= entry_key(&e))
             break;
         h[i] = h[best];
@@ -198,8 +176,15 @@ static void heap_pop(struct sim_world *w)
         size_t first = HEAP_ARITY * i + 1;
         if (first >= n)
             break;
-        unsigned __int128 bk;
-        size_t best = min_child(h, n, first, &bk);
+        size_t best = first;
+        unsigned __int128 bk = entry_key(&h[first]);
+        size_t last = first + HEAP_ARITY < n ? first + HEAP_ARITY : n;
+        for (size_t c = first + 1; c < last; c++) {
+            unsigned __int128 ck = entry_key(&h[c]);
+            bool lt = ck < bk;
+            best = lt ? c : best;
+            bk = lt ? ck : bk;
+        }
         h[i] = h[best];
         i = best;
     }
