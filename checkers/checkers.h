@@ -178,16 +178,18 @@ struct chk_watch {
 
 enum chk_ev_kind { CHK_EV_PUT = 0, CHK_EV_DELETE, CHK_EV_PROGRESS };
 
+/* 72 bytes (the events are the largest array of a watched history): the 64-bit fields
+ * first, seq in 32 bits (the loaders refuse one above INT32_MAX). */
 struct chk_wevent {
     int64_t watch_id;
-    int64_t seq;      /* delivery order within the watch */
-    int64_t response; /* numbers the response that carried it */
-    uint8_t kind;     /* enum chk_ev_kind */
-    int32_t key;
-    int32_t value;                        /* put: value */
-    int32_t prev_value;                   /* CHK_NOT_GIVEN when the event carried no prev kv */
+    int64_t response;                     /* numbers the response that carried it */
     int64_t create_rev, mod_rev, version; /* progress: mod_rev = reached revision */
     int64_t t_ns;
+    uint32_t seq; /* delivery order within the watch */
+    uint8_t kind; /* enum chk_ev_kind */
+    int32_t key;
+    int32_t value;      /* put: value */
+    int32_t prev_value; /* CHK_NOT_GIVEN when the event carried no prev kv */
     uint32_t line;
 };
 

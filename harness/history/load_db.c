@@ -450,7 +450,8 @@ void hist_load_watch_event(struct chk_history *h, const struct hist_watch_event 
 {
     struct chk_wevent *e = chk_history_event_add(h);
     e->watch_id = ev->watch_id;
-    e->seq = ev->seq;
+    FL_ASSERT(ev->seq >= 0 && ev->seq <= INT32_MAX); /* db_event checked it (V_I32) */
+    e->seq = (uint32_t)ev->seq;
     e->response = or_null(ev->response_seq, ev->seq);
     e->kind = (uint8_t)kind;
     e->t_ns = or_null(ev->delivered_ns, 0);
@@ -535,7 +536,7 @@ static int db_event(struct dbl *l, sqlite3_stmt *st, int64_t row, bool epk)
     at_row(l, "watch_events", row);
     int rc = vint(l, st, 1, 0, &ev.watch_id); /* first, so messages name them */
     if (!rc)
-        rc = vint(l, st, 2, V_NONNEG, &ev.seq);
+        rc = vint(l, st, 2, V_I32, &ev.seq); /* chk_wevent.seq is 32-bit */
     if (rc)
         return rc;
     l->id = ev.watch_id;

@@ -268,6 +268,12 @@ static int jl_watch_event(struct chk_history *h, json_t *o, uint32_t line, char 
         if (value == CHK_NOT_GIVEN)
             value = CHK_NIL;
     }
+    int64_t seq = int_or(o, "seq", (int64_t)line);
+    if (seq > INT32_MAX) { /* chk_wevent.seq is 32-bit */
+        snprintf(msg, msg_size, "\"seq\" %lld is out of range (want 0..2147483647)",
+                 (long long)seq);
+        return -1;
+    }
     struct chk_wevent *e = chk_history_event_add(h);
     e->watch_id = id;
     e->response = int_or(o, "response", (int64_t)line);
@@ -279,7 +285,7 @@ static int jl_watch_event(struct chk_history *h, json_t *o, uint32_t line, char 
     e->create_rev = int_or(o, "create_rev", CHK_NO_REV);
     e->version = int_or(o, "version", CHK_NO_REV);
     e->t_ns = int_or(o, "t", 0);
-    e->seq = int_or(o, "seq", (int64_t)line);
+    e->seq = (uint32_t)seq;
     e->line = line;
     return 0;
 }

@@ -318,6 +318,10 @@ static void test_errors(void)
         "{\"type\":\"watch_event\",\"watch\":3,\"event\":\"put\",\"key\":\"a\",\"mod_rev\":2}\n",
         "t.jsonl:1: event of watch 3 that was never opened");
     load_error("{\"type\":\"nope\"}\n", "t.jsonl:1: unknown type");
+    /* chk_wevent.seq is 32-bit: a larger seq is refused, never cut */
+    load_error("{\"type\":\"watch_event\",\"watch\":3,\"event\":\"put\",\"key\":\"a\","
+               "\"mod_rev\":2,\"seq\":2147483648}\n",
+               "t.jsonl:1: \"seq\" 2147483648 is out of range (want 0..2147483647)");
     load_error(
         "{\"op\":\"put\",\"key\":{\"hex\":\"zz\"},\"value\":\"1\",\"call\":1,\"return\":2}\n",
         "t.jsonl:1: bad bytes");
