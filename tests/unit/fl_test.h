@@ -103,6 +103,24 @@ static inline void fl_test_run(const char *name, void (*fn)(void))
 }
 #define FL_TEST(fn) fl_test_run(#fn, fn)
 
+/* A program's cases as a table, run in order by fl_test_cases (each still chosen by
+ * FL_TEST_CASE): `static const struct fl_case cases[] = {FL_CASE(a), FL_CASE(b)};`. */
+struct fl_case {
+    const char *name;
+    void (*fn)(void);
+};
+#define FL_CASE(fn)                                                                                \
+    {                                                                                              \
+#fn, fn                                                                                    \
+    }
+#define FL_NCASES(cases) (sizeof(cases) / sizeof((cases)[0]))
+
+static inline void fl_test_cases(const struct fl_case *cases, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        fl_test_run(cases[i].name, cases[i].fn);
+}
+
 /* The seed a randomised case draws from: FL_TEST_SEED when set, else `dflt`. */
 static inline uint64_t fl_test_seed(uint64_t dflt)
 {

@@ -597,16 +597,9 @@ int main(void)
 {
     const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
     snprintf(tmpdir, sizeof tmpdir, "%s/fl_hist_XXXXXX", base);
-    if (!fl_tmpdir_make(tmpdir))
-        return 1;
-    FL_TEST(test_schema);
-    FL_TEST(test_digest);
-    FL_TEST(test_batching);
-    FL_TEST(test_roundtrip);
-    FL_TEST(test_blobs);
-    FL_TEST(test_runs_and_order);
-    FL_TEST(test_bad_paths);
-    FL_TEST(test_layout);
-    fl_tmpdir_remove(tmpdir);
-    return fl_test_end();
+    static const struct fl_case cases[] = {FL_CASE(test_schema),    FL_CASE(test_digest),
+                                           FL_CASE(test_batching),  FL_CASE(test_roundtrip),
+                                           FL_CASE(test_blobs),     FL_CASE(test_runs_and_order),
+                                           FL_CASE(test_bad_paths), FL_CASE(test_layout)};
+    return fl_test_main_in(tmpdir, cases, FL_NCASES(cases));
 }

@@ -234,11 +234,7 @@ static void test_old_database(void)
 
 int main(void)
 {
-    if (!fl_tmpdir_make(tmpdir))
-        return 1;
-    FL_TEST(test_tables_match_lists);
-    FL_TEST(test_round_trip);
-    FL_TEST(test_old_database);
-    fl_tmpdir_remove(tmpdir);
-    return fl_test_end();
+    static const struct fl_case cases[] = {FL_CASE(test_tables_match_lists),
+                                           FL_CASE(test_round_trip), FL_CASE(test_old_database)};
+    return fl_test_main_in(tmpdir, cases, FL_NCASES(cases));
 }

@@ -180,12 +180,8 @@ out:
 
 int main(void)
 {
-    if (!fl_tmpdir_make(dir))
-        return 1;
-    FL_TEST(test_format);
-    FL_TEST(test_text);
-    FL_TEST(test_two_runs_one_process);
-    FL_TEST(test_directive_in_script);
-    fl_tmpdir_remove(dir);
-    return fl_test_end();
+    static const struct fl_case cases[] = {FL_CASE(test_format), FL_CASE(test_text),
+                                           FL_CASE(test_two_runs_one_process),
+                                           FL_CASE(test_directive_in_script)};
+    return fl_test_main_in(dir, cases, FL_NCASES(cases));
 }

@@ -237,13 +237,8 @@ static void test_nul_key(void)
 
 int main(void)
 {
-    if (!fl_tmpdir_make(dir))
-        return 1;
-    FL_TEST(test_bench_paced);
-    FL_TEST(test_bench_saturated);
-    FL_TEST(test_nemesis);
-    FL_TEST(test_other_calls);
-    FL_TEST(test_nul_key);
-    fl_tmpdir_remove(dir);
-    return fl_test_end();
+    static const struct fl_case cases[] = {FL_CASE(test_bench_paced), FL_CASE(test_bench_saturated),
+                                           FL_CASE(test_nemesis), FL_CASE(test_other_calls),
+                                           FL_CASE(test_nul_key)};
+    return fl_test_main_in(dir, cases, FL_NCASES(cases));
 }

@@ -123,11 +123,7 @@ static void test_share(void)
 
 int main(void)
 {
-    if (!fl_tmpdir_make(dir))
-        return 1;
-    FL_TEST(test_agree);
-    FL_TEST(test_differ);
-    FL_TEST(test_share);
-    fl_tmpdir_remove(dir);
-    return fl_test_end();
+    static const struct fl_case cases[] = {FL_CASE(test_agree), FL_CASE(test_differ),
+                                           FL_CASE(test_share)};
+    return fl_test_main_in(dir, cases, FL_NCASES(cases));
 }

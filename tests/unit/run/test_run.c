@@ -287,13 +287,8 @@ static void test_bad_input(void)
 
 int main(void)
 {
-    if (!fl_tmpdir_make(dir))
-        return 1;
-    FL_TEST(test_summary_shape);
-    FL_TEST(test_digest_two_worlds);
-    FL_TEST(test_skip_ordinals);
-    FL_TEST(test_nemesis_ticks_stable);
-    FL_TEST(test_bad_input);
-    fl_tmpdir_remove(dir);
-    return fl_test_end();
+    static const struct fl_case cases[] = {
+        FL_CASE(test_summary_shape), FL_CASE(test_digest_two_worlds), FL_CASE(test_skip_ordinals),
+        FL_CASE(test_nemesis_ticks_stable), FL_CASE(test_bad_input)};
+    return fl_test_main_in(dir, cases, FL_NCASES(cases));
 }

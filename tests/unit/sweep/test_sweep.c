@@ -139,7 +139,9 @@ static int count_check(void *arg, const struct hist_check *c)
     return 0;
 }
 
-static void test_merge(const char *dir)
+static char dir[] = "/tmp/fl-sweep-test-XXXXXX";
+
+static void test_merge(void)
 {
     char a[512], b[512], dst[512], err[512];
     snprintf(a, sizeof a, "%s/a.db", dir);
@@ -206,12 +208,7 @@ static void test_merge(const char *dir)
 
 int main(void)
 {
-    char dir[] = "/tmp/fl-sweep-test-XXXXXX";
-    if (!fl_tmpdir_make(dir))
-        return 1;
-    FL_TEST(test_parse);
-    FL_TEST(test_shards);
-    test_merge(dir);
-    fl_tmpdir_remove(dir);
-    return fl_test_end();
+    static const struct fl_case cases[] = {FL_CASE(test_parse), FL_CASE(test_shards),
+                                           FL_CASE(test_merge)};
+    return fl_test_main_in(dir, cases, FL_NCASES(cases));
 }
