@@ -31,6 +31,16 @@ set_tests_properties(cli.explore.determinism PROPERTIES LABELS "cli;slow")
 
 set(FL_XCHK ${FL_XSCN}/expect_cli.sh)
 set(FL_XQ ${FL_XSCN}/explore/quiet.lua)
+# The three inputs that are quiet.lua with a shrink{} directive put in front of its first
+# line, written here at configure time rather than kept as copies of it.
+set(FL_XGEN ${FL_XDB}/scn)
+file(READ ${FL_XQ} FL_XQ_TEXT)
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${FL_XQ})
+file(WRITE ${FL_XGEN}/shrunk.lua "shrink{ skip_faults = {1} }; ${FL_XQ_TEXT}")
+file(WRITE ${FL_XGEN}/bad_added.lua
+     "shrink{ add_faults = {{kind = \"explode\", node = 1, at = 2*s, len = 1*s}} }; ${FL_XQ_TEXT}")
+file(WRITE ${FL_XGEN}/bad_event.lua
+     "shrink{ add_faults = {{kind = \"kill\", node = 1, at = 2*s, len = 1*s, on = \"nap\"}} }; ${FL_XQ_TEXT}")
 add_test(NAME cli.explore.help
          COMMAND ${FL_XCHK} 0 - ${FL_BIN} explore --help)
 add_test(NAME cli.explore.no_scenario
@@ -57,15 +67,15 @@ add_test(NAME cli.explore.needs_value
          COMMAND ${FL_XCHK} 2 "--seed needs a value" ${FL_BIN} explore ${FL_XQ} --seed)
 add_test(NAME cli.explore.shrunk_input
          COMMAND ${FL_XCHK} 2 "starts with a shrink\\{\\} directive"
-                 ${FL_BIN} explore ${FL_XSCN}/explore/shrunk.lua)
+                 ${FL_BIN} explore ${FL_XGEN}/shrunk.lua)
 # a schedule's directive with a bad added fault is a script error with FILE:LINE
 add_test(NAME cli.explore.bad_added_fault
          COMMAND ${FL_XCHK} 2 "bad_added.lua:1: shrink.add_faults\\[1\\]: unknown kind 'explode'"
-                 ${FL_BIN} run ${FL_XSCN}/explore/bad_added.lua --seed 1
+                 ${FL_BIN} run ${FL_XGEN}/bad_added.lua --seed 1
                  --db ${FL_XDB}/bad_added.db)
 add_test(NAME cli.explore.bad_added_event
          COMMAND ${FL_XCHK} 2 "bad_event.lua:1: shrink.add_faults\\[1\\]: unknown event kind 'nap'"
-                 ${FL_BIN} run ${FL_XSCN}/explore/bad_event.lua --seed 1
+                 ${FL_BIN} run ${FL_XGEN}/bad_event.lua --seed 1
                  --db ${FL_XDB}/bad_event.db)
 set_tests_properties(cli.explore.help cli.explore.no_scenario cli.explore.missing_scenario
                      cli.explore.two_scenarios cli.explore.unknown_bug cli.explore.bug_twice
