@@ -7,24 +7,6 @@
 set(FL_BUGS_DB ${CMAKE_BINARY_DIR}/tests/bugs)
 file(MAKE_DIRECTORY ${FL_BUGS_DB})
 
-# fl_bugs_verdict: RC CHECK CMD... runs CMD (a `faultline run ... --json`), requires exit
-# code RC and, for RC 1, that CHECK failed.
-set(FL_BUGS_VERDICT [=[
-import json, subprocess, sys
-want, check, cmd = int(sys.argv[1]), sys.argv[2], sys.argv[3:]
-p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-try:
-    o = json.loads(p.stdout)
-except ValueError:
-    print("stdout is not one JSON object:", p.stdout[:400], p.stderr[-2000:])
-    sys.exit(1)
-got = {k: v.get("verdict") for k, v in o["checks"].items()}
-print("exit", p.returncode, "want", want, "checks", got)
-if p.returncode != want or (want == 1 and got.get(check) != "fail"):
-    print(p.stderr[-3000:])
-    sys.exit(1)
-]=])
-
 # scenario-file-name=bug.name=check that must catch it
 set(FL_BUGS_SCENARIOS
   learner-refuses-vote=raft.learner_refuses_vote=expect
@@ -38,24 +20,7 @@ set(FL_BUGS_SCENARIOS
   restore-keeps-watchers-synced=mvcc.restore_keeps_watchers_synced=watch
   restore-lowers-future-watch=mvcc.restore_lowers_future_watch=watch)
 
-foreach(entry ${FL_BUGS_SCENARIOS})
-  string(REPLACE "=" ";" parts ${entry})
-  list(GET parts 0 name)
-  list(GET parts 1 bug)
-  list(GET parts 2 check)
-  foreach(seed 1 2 3)
-    add_test(NAME scenario.bugs.${name}.on.${seed}
-      COMMAND python3 -c "${FL_BUGS_VERDICT}" 1 ${check} ${FL_BIN} run
-              ${CMAKE_SOURCE_DIR}/scenarios/bugs/${name}.lua --seed ${seed} --bug ${bug}
-              --db ${FL_BUGS_DB}/${name}-on-${seed}.db --json)
-    add_test(NAME scenario.bugs.${name}.off.${seed}
-      COMMAND python3 -c "${FL_BUGS_VERDICT}" 0 - ${FL_BIN} run
-              ${CMAKE_SOURCE_DIR}/scenarios/bugs/${name}.lua --seed ${seed}
-              --db ${FL_BUGS_DB}/${name}-off-${seed}.db --json)
-    set_tests_properties(scenario.bugs.${name}.on.${seed} scenario.bugs.${name}.off.${seed}
-      PROPERTIES LABELS scenario TIMEOUT 120)
-  endforeach()
-endforeach()
+fl_bug_scenarios(${FL_BUGS_DB} ${FL_BUGS_SCENARIOS})
 
 # The catalogue: at least 20 switches, each with its scenario file and an issue number.
 set(FL_BUGS_LIST [=[

@@ -14,31 +14,9 @@ set(FL_RSCN_SEEDS rolling-replace election-fresh leader-down prevote-rejoin
 set(FL_RSCN_BUGS vote-ignores-log=raft.vote_ignores_log commit-old-term=raft.commit_old_term
   ack-before-fsync=raft.ack_before_fsync multiple-conf-changes=raft.multiple_conf_changes)
 
-foreach(name ${FL_RSCN_SEEDS})
-  foreach(seed 1 2 3)
-    add_test(NAME scenario.seeds.${name}.${seed}
-      COMMAND ${FL_RSCN_CLI} 0 - ${FL_BIN} run ${CMAKE_SOURCE_DIR}/scenarios/seeds/${name}.lua
-              --seed ${seed} --db ${FL_RSCN_DB}/${name}-${seed}.db)
-    set_tests_properties(scenario.seeds.${name}.${seed} PROPERTIES LABELS scenario TIMEOUT 120)
-  endforeach()
-endforeach()
-
+fl_seed_scenarios(${FL_RSCN_DB} - ${FL_RSCN_SEEDS})
 # Each entry: scenario-file-name=bug.name
-foreach(entry ${FL_RSCN_BUGS})
-  string(REPLACE "=" ";" parts ${entry})
-  list(GET parts 0 name)
-  list(GET parts 1 bug)
-  foreach(seed 1 2 3)
-    add_test(NAME scenario.bugs.${name}.on.${seed}
-      COMMAND ${FL_RSCN_CLI} 1 - ${FL_BIN} run ${CMAKE_SOURCE_DIR}/scenarios/bugs/${name}.lua
-              --seed ${seed} --bug ${bug} --db ${FL_RSCN_DB}/${name}-on-${seed}.db)
-    add_test(NAME scenario.bugs.${name}.off.${seed}
-      COMMAND ${FL_RSCN_CLI} 0 - ${FL_BIN} run ${CMAKE_SOURCE_DIR}/scenarios/bugs/${name}.lua
-              --seed ${seed} --db ${FL_RSCN_DB}/${name}-off-${seed}.db)
-    set_tests_properties(scenario.bugs.${name}.on.${seed} scenario.bugs.${name}.off.${seed}
-      PROPERTIES LABELS scenario TIMEOUT 120)
-  endforeach()
-endforeach()
+fl_bug_scenarios(${FL_RSCN_DB} ${FL_RSCN_BUGS})
 
 # The observation calls the scenarios above assert on: status(n), node_events{},
 # restart(n, { prevote }); and a bad restart option names itself.
