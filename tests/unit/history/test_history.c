@@ -6,6 +6,7 @@
  * API's ordering, and clear errors for bad paths.
  */
 #include "fl_test.h"
+#include "hist_rows.h"
 #include "fl_tmpdir.h"
 
 #include "harness/history/history.h"
@@ -119,27 +120,13 @@ static void record_sample(struct hist_db *h, int variant, int64_t elapsed_ms)
     op.status = HIST_STATUS_UNKNOWN;
     CHECK_EQ_INT(hist_op_add(h, &op, NULL), FL_OK);
 
-    struct hist_watch w;
-    hist_watch_init(&w);
-    w.watch_id = 1;
-    w.client_id = 3;
-    w.key = "a";
-    w.key_len = 1;
+    struct hist_watch w = t_watch_row(1, 3, "a", 1, 10);
     w.range_end = "b";
     w.range_end_len = 1;
-    w.start_rev = 1;
-    w.opened_ns = 10;
     w.prev_kv = 1;
     CHECK_EQ_INT(hist_watch_open(h, &w), FL_OK);
-    struct hist_watch_event ev;
-    hist_watch_event_init(&ev);
-    ev.watch_id = 1;
+    struct hist_watch_event ev = t_event_row(1, HIST_NULL, "put", "a", "1");
     ev.response_seq = 1;
-    ev.kind = "put";
-    ev.key = "a";
-    ev.key_len = 1;
-    ev.value = "1";
-    ev.value_len = 1;
     ev.mod_rev = ev.create_rev = 5;
     ev.version = 1;
     ev.prev_kv = variant == 3 ? 1 : 0;

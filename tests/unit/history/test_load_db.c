@@ -9,6 +9,7 @@
  */
 #include "checkers/checkers.h"
 #include "fl_test.h"
+#include "hist_rows.h"
 #include "harness/history/history.h"
 #include "harness/history/load.h"
 
@@ -41,18 +42,7 @@ static void add_event(struct hist_db *db, int64_t watch, int64_t seq, const char
                       const char *key, const char *value, int64_t mod, int64_t create,
                       int64_t version)
 {
-    struct hist_watch_event e;
-    hist_watch_event_init(&e);
-    e.watch_id = watch;
-    e.seq = seq;
-    e.response_seq = seq;
-    e.kind = kind;
-    e.key = key;
-    e.key_len = strlen(key);
-    if (value) {
-        e.value = value;
-        e.value_len = strlen(value);
-    }
+    struct hist_watch_event e = t_event_row(watch, seq, kind, key, value);
     e.mod_rev = mod;
     e.create_rev = create;
     e.version = version;
@@ -65,14 +55,7 @@ static void add_event(struct hist_db *db, int64_t watch, int64_t seq, const char
 static void write_run1(struct hist_db *db)
 {
     CHECK_EQ_INT(hist_run_begin(db, "t.lua", 1, NULL, NULL, NULL), FL_OK);
-    struct hist_watch w;
-    hist_watch_init(&w);
-    w.watch_id = 1;
-    w.client_id = 9;
-    w.key = "k";
-    w.key_len = 1;
-    w.start_rev = 1;
-    w.opened_ns = 10;
+    struct hist_watch w = t_watch_row(1, 9, "k", 1, 10);
     CHECK_EQ_INT(hist_watch_open(db, &w), FL_OK);
     add_op(db, 1, "put", "k", "a", "{\"key\":\"k\",\"value\":\"a\"}",
            "{\"header\":{\"revision\":2}}", 100, 200, HIST_STATUS_OK, 2);

@@ -10,6 +10,7 @@
  * report; errors are refused with a message.
  */
 #include "fl_test.h"
+#include "hist_rows.h"
 #include "fl_tmpdir.h"
 
 #include "harness/history/history.h"
@@ -94,25 +95,9 @@ static void get(struct hist_db *db, int64_t client, const char *key, const char 
 
 static void watch(struct hist_db *db)
 {
-    struct hist_watch w;
-    hist_watch_init(&w);
-    w.watch_id = 1;
-    w.client_id = 3;
-    w.key = "k";
-    w.key_len = 1;
-    w.start_rev = 1;
-    w.opened_ns = 1 * FL_MS;
+    struct hist_watch w = t_watch_row(1, 3, "k", 1, 1 * FL_MS);
     CHECK(hist_watch_open(db, &w) == FL_OK);
-    struct hist_watch_event ev;
-    hist_watch_event_init(&ev);
-    ev.watch_id = 1;
-    ev.seq = 1;
-    ev.response_seq = 1;
-    ev.kind = "put";
-    ev.key = "k";
-    ev.key_len = 1;
-    ev.value = "1";
-    ev.value_len = 1;
+    struct hist_watch_event ev = t_event_row(1, 1, "put", "k", "1");
     ev.create_rev = 2;
     ev.mod_rev = 2;
     ev.version = 1;
@@ -120,11 +105,7 @@ static void watch(struct hist_db *db)
     ev.delivered_ns = 15 * FL_MS;
     CHECK(hist_watch_event_add(db, &ev) == FL_OK);
     /* The put at revision 3 is never delivered, yet the watch reports reaching 3. */
-    hist_watch_event_init(&ev);
-    ev.watch_id = 1;
-    ev.seq = 2;
-    ev.response_seq = 2;
-    ev.kind = "progress";
+    ev = t_event_row(1, 2, "progress", NULL, NULL);
     ev.revision = 3;
     ev.delivered_ns = 60 * FL_MS;
     CHECK(hist_watch_event_add(db, &ev) == FL_OK);

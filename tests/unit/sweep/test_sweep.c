@@ -6,6 +6,7 @@
  */
 #include <sqlite3.h>
 #include "fl_test.h"
+#include "hist_rows.h"
 #include "fl_tmpdir.h"
 
 #include "harness/history/history.h"
@@ -93,19 +94,9 @@ static void record(const char *path, uint64_t seed, int ops)
         op.status = HIST_STATUS_OK;
         CHECK(hist_op_add(db, &op, NULL) == FL_OK);
     }
-    struct hist_watch w;
-    hist_watch_init(&w);
-    w.watch_id = 1;
-    w.client_id = 1;
-    w.key = "k";
-    w.key_len = 1;
+    struct hist_watch w = t_watch_row(1, 1, "k", HIST_NULL, HIST_NULL);
     CHECK(hist_watch_open(db, &w) == FL_OK);
-    struct hist_watch_event ev;
-    hist_watch_event_init(&ev);
-    ev.watch_id = 1;
-    ev.kind = "put";
-    ev.key = "k";
-    ev.key_len = 1;
+    struct hist_watch_event ev = t_event_row(1, HIST_NULL, "put", "k", NULL);
     CHECK(hist_watch_event_add(db, &ev) == FL_OK);
     CHECK(hist_fault_add(db, 1, "kill", "n1", NULL) == FL_OK);
     CHECK(hist_node_event_add(db, 2, 1, "leader", 2, NULL) == FL_OK);
