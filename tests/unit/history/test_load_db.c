@@ -19,21 +19,9 @@ static void add_op(struct hist_db *db, int64_t client, const char *kind, const c
                    const char *value, const char *request, const char *response, int64_t call,
                    int64_t ret, enum hist_status st, int64_t rev)
 {
-    struct hist_op op;
-    hist_op_init(&op);
-    op.client_id = client;
-    op.kind = kind;
-    op.key = key;
-    op.key_len = strlen(key);
-    if (value) {
-        op.value = value;
-        op.value_len = strlen(value);
-    }
+    struct hist_op op = t_op_row(client, kind, key, value, call, ret, st);
     op.request = request;
     op.response = response;
-    op.call_ns = call;
-    op.return_ns = ret;
-    op.status = st;
     op.revision = rev;
     CHECK_EQ_INT(hist_op_add(db, &op, NULL), FL_OK);
 }

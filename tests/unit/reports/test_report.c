@@ -73,19 +73,9 @@ static void put(struct hist_db *db, int64_t client, const void *key, size_t klen
 static void get(struct hist_db *db, int64_t client, const char *key, const char *val,
                 int64_t mod_rev, int64_t call, int64_t ret, int64_t rev)
 {
-    struct hist_op op;
-    hist_op_init(&op);
-    op.client_id = client;
+    struct hist_op op = t_op_row(client, "get", key, val, call, ret, HIST_STATUS_OK);
     op.node_id = 2;
-    op.kind = "get";
-    op.key = key;
-    op.key_len = strlen(key);
-    op.value = val;
-    op.value_len = val ? strlen(val) : 0;
     op.request = "{\"key\":\"k\"}";
-    op.call_ns = call;
-    op.return_ns = ret;
-    op.status = HIST_STATUS_OK;
     op.revision = rev;
     op.mod_rev = mod_rev;
     op.create_rev = 2;

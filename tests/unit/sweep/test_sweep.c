@@ -83,15 +83,7 @@ static void record(const char *path, uint64_t seed, int ops)
     CHECK(hist_open(path, HIST_OPEN_WRITE, &db, err, sizeof err) == FL_OK);
     CHECK(hist_run_begin(db, "s.lua", seed, "{\"bugs\":[]}", NULL, NULL) == FL_OK);
     for (int i = 0; i < ops; i++) {
-        struct hist_op op;
-        hist_op_init(&op);
-        op.client_id = 1;
-        op.kind = "put";
-        op.key = "k";
-        op.key_len = 1;
-        op.call_ns = i * 10;
-        op.return_ns = i * 10 + 5;
-        op.status = HIST_STATUS_OK;
+        struct hist_op op = t_op_row(1, "put", "k", NULL, i * 10, i * 10 + 5, HIST_STATUS_OK);
         CHECK(hist_op_add(db, &op, NULL) == FL_OK);
     }
     struct hist_watch w = t_watch_row(1, 1, "k", HIST_NULL, HIST_NULL);
