@@ -5,20 +5,10 @@
  * bound (failover: what client.no_failover does) and a health_aware client that loses
  * calls while only a follower is cut off (health_aware); windows too short, without
  * calls, or a run that never heals are not judged, with the reason in the detail. */
-#include "checkers/liveness.h"
-#include "fl_test.h"
+#include "liveness_fixture.h"
 
 #define E  (1000 * FL_MS) /* election timeout */
 #define TO (2000 * FL_MS) /* client timeout */
-
-static struct liveness_op ops[4096];
-static size_t n_ops;
-
-static void op(int client, int64_t call_ms, int64_t return_ms, bool ok, bool write)
-{
-    ops[n_ops++] = (struct liveness_op){client, call_ms * FL_MS,
-                                        return_ms < 0 ? -1 : return_ms * FL_MS, ok, write};
-}
 
 /* Calls of client every step_ms in [from_ms, to_ms): each ok unless in [bad_from, bad_to). */
 static void calls(int client, int64_t from_ms, int64_t to_ms, int64_t step_ms, int64_t bad_from,
@@ -26,7 +16,7 @@ static void calls(int client, int64_t from_ms, int64_t to_ms, int64_t step_ms, i
 {
     for (int64_t t = from_ms; t < to_ms; t += step_ms) {
         bool bad = t >= bad_from && t < bad_to;
-        op(client, t, bad ? t + TO / FL_MS : t + 5, !bad, (t / step_ms) % 2 == 0);
+        lv_op(client, t, bad ? t + TO / FL_MS : t + 5, !bad, (t / step_ms) % 2 == 0);
     }
 }
 
@@ -34,28 +24,15 @@ static const struct liveness_client CLIENTS[] = {
     {1, "pinned_blacklist"}, {2, "round_robin"}, {3, "health_aware"}, {4, "pinned_random"}};
 
 static enum liveness_verdict judge(const struct liveness_segment *sg, size_t n_sg, int64_t end_ms,
-                                   const int64_t *leaders, size_t n_leaders, struct fl_buf *out)
+                                   const int64_t *leaders, size_t n_leaders)
 {
     struct liveness_input in = {.election_ns = E,
                                 .client_timeout_ns = TO,
-                                .end_ns = end_ms * FL_MS,
-                                .segments = sg,
-                                .n_segments = n_sg,
                                 .leaders_ns = leaders,
                                 .n_leaders = n_leaders,
                                 .clients = CLIENTS,
-                                .n_clients = 4,
-                                .ops = ops,
-                                .n_ops = n_ops};
-    return liveness_judge(&in, out);
-}
-
-static bool has(struct fl_buf *b, const char *s)
-{
-    bool yes = strstr(fl_buf_cstr(b), s) != NULL;
-    if (!yes)
-        fprintf(stderr, "  no '%s' in %s\n", s, fl_buf_cstr(b));
-    return yes;
+                                .n_clients = 4};
+    return lv_judge(in, sg, n_sg, end_ms);
 }
 
 #define SEG(ms, st, lead, aff)                                                                     \
@@ -65,86 +42,72 @@ static bool has(struct fl_buf *b, const char *s)
 
 static void test_never_heals(void)
 {
-    struct fl_buf b;
-    fl_buf_init(&b);
-    n_ops = 0;
+    lv_clear();
     calls(1, 0, 20000, 100, 5000, 20000);
     struct liveness_segment sg[] = {SEG(0, LIVENESS_HEALED, true, false),
                                     SEG(5000, LIVENESS_OTHER, false, true)};
-    CHECK(judge(sg, 2, 20000, NULL, 0, &b) == LIVENESS_PASS);
-    CHECK(has(&b, "\"judged\":0"));
-    CHECK(has(&b, "nothing to judge"));
-    fl_buf_close(&b);
+    CHECK(judge(sg, 2, 20000, NULL, 0) == LIVENESS_PASS);
+    CHECK(lv_has("\"judged\":0"));
+    CHECK(lv_has("nothing to judge"));
 }
 
 static void test_heal_recovers(void)
 {
-    struct fl_buf b;
-    fl_buf_init(&b);
-    n_ops = 0;
+    lv_clear();
     calls(1, 0, 30000, 100, 5000, 11500); /* fails during the fault, 1.5 s after */
     calls(2, 0, 30000, 100, 5000, 11000);
     int64_t leaders[] = {10800 * FL_MS};
     struct liveness_segment sg[] = {SEG(0, LIVENESS_HEALED, true, false),
                                     SEG(5000, LIVENESS_OTHER, false, true),
                                     SEG(10000, LIVENESS_HEALED, false, false)};
-    CHECK(judge(sg, 3, 30000, leaders, 1, &b) == LIVENESS_PASS);
-    CHECK(has(&b, "\"rule\":\"after_heal\",\"result\":\"pass\""));
-    CHECK(has(&b, "\"judged\":1"));
-    CHECK(has(&b, "\"first_failure\":null"));
-    fl_buf_close(&b);
+    CHECK(judge(sg, 3, 30000, leaders, 1) == LIVENESS_PASS);
+    CHECK(lv_has("\"rule\":\"after_heal\",\"result\":\"pass\""));
+    CHECK(lv_has("\"judged\":1"));
+    CHECK(lv_has("\"first_failure\":null"));
 }
 
 static void test_heal_no_write(void)
 {
-    struct fl_buf b;
-    fl_buf_init(&b);
-    n_ops = 0;
+    lv_clear();
     calls(1, 0, 30000, 100, 5000, 30000); /* never succeeds again */
     int64_t leaders[] = {10800 * FL_MS};
     struct liveness_segment sg[] = {SEG(0, LIVENESS_HEALED, true, false),
                                     SEG(5000, LIVENESS_OTHER, false, true),
                                     SEG(10000, LIVENESS_HEALED, false, false)};
-    CHECK(judge(sg, 3, 30000, leaders, 1, &b) == LIVENESS_FAIL);
-    CHECK(has(&b, "no write succeeded within 10000 ms after the heal"));
-    CHECK(has(&b, "\"rule\":\"client_heal\",\"result\":\"fail\""));
+    CHECK(judge(sg, 3, 30000, leaders, 1) == LIVENESS_FAIL);
+    CHECK(lv_has("no write succeeded within 10000 ms after the heal"));
+    CHECK(lv_has("\"rule\":\"client_heal\",\"result\":\"fail\""));
     /* No leader at all: the first failure names the leader. */
-    CHECK(judge(sg, 3, 30000, NULL, 0, &b) == LIVENESS_FAIL);
-    CHECK(has(&b, "\"first_failure\":\"after_heal at 10000 ms: no leader"));
-    fl_buf_close(&b);
+    CHECK(judge(sg, 3, 30000, NULL, 0) == LIVENESS_FAIL);
+    CHECK(lv_has("\"first_failure\":\"after_heal at 10000 ms: no leader"));
 }
 
 static void test_heal_not_judged(void)
 {
-    struct fl_buf b;
-    fl_buf_init(&b);
-    n_ops = 0;
+    lv_clear();
     calls(1, 0, 30000, 100, 5000, 30000);
     /* A new fault 3 s after the heal, and the end of the run 4 s after the next. */
     struct liveness_segment sg[] = {
         SEG(5000, LIVENESS_OTHER, false, true), SEG(10000, LIVENESS_HEALED, false, false),
         SEG(13000, LIVENESS_OTHER, false, true), SEG(20000, LIVENESS_HEALED, false, false)};
     /* ... the second window is cut by the end of the run before its bound: unknown */
-    CHECK(judge(sg, 4, 24000, NULL, 0, &b) == LIVENESS_UNKNOWN);
-    CHECK(has(&b, "the window lasted 3000 ms, less than the bound (10000 ms)\""));
-    CHECK(has(&b, "the window lasted 4000 ms, less than the bound (10000 ms): the run ended"));
-    CHECK(has(&b, "\"judged\":0"));
-    CHECK(has(&b, "\"unknown\":"));
+    CHECK(judge(sg, 4, 24000, NULL, 0) == LIVENESS_UNKNOWN);
+    CHECK(lv_has("the window lasted 3000 ms, less than the bound (10000 ms)\""));
+    CHECK(lv_has("the window lasted 4000 ms, less than the bound (10000 ms): the run ended"));
+    CHECK(lv_has("\"judged\":0"));
+    CHECK(lv_has("\"unknown\":"));
     /* Nobody writes after the heal: nothing to say. */
-    n_ops = 0;
-    op(1, 1000, 1005, true, true);
+    lv_clear();
+    lv_op(1, 1000, 1005, true, true);
     struct liveness_segment sg2[] = {SEG(5000, LIVENESS_OTHER, false, true),
                                      SEG(10000, LIVENESS_HEALED, true, false)};
-    CHECK(judge(sg2, 2, 60000, NULL, 0, &b) == LIVENESS_PASS);
-    CHECK(has(&b, "no write was attempted"));
-    fl_buf_close(&b);
+    CHECK(judge(sg2, 2, 60000, NULL, 0) == LIVENESS_PASS);
+    CHECK(lv_has("no write was attempted"));
 }
 
 static void test_failover(void)
 {
-    struct fl_buf b;
-    fl_buf_init(&b);
-    n_ops = 0;
+    lv_clear();
     /* A member dies at 5 s for 10 s. Client 1 waits for it (what client.no_failover
      * does); client 2 fails over in 2 s. */
     calls(1, 0, 30000, 100, 5000, 15000);
@@ -152,55 +115,51 @@ static void test_failover(void)
     struct liveness_segment sg[] = {SEG(0, LIVENESS_HEALED, true, false),
                                     SEG(5000, LIVENESS_MINORITY, true, false),
                                     SEG(15000, LIVENESS_HEALED, true, false)};
-    CHECK(judge(sg, 3, 30000, NULL, 0, &b) == LIVENESS_FAIL);
-    CHECK(has(&b, "client 1 (pinned_blacklist): no call made after the fault succeeded within "
-                  "4500 ms"));
-    CHECK(has(&b, "client 2 (round_robin) failed over in 2005 ms"));
+    CHECK(judge(sg, 3, 30000, NULL, 0) == LIVENESS_FAIL);
+    CHECK(lv_has("client 1 (pinned_blacklist): no call made after the fault succeeded within "
+                 "4500 ms"));
+    CHECK(lv_has("client 2 (round_robin) failed over in 2005 ms"));
     /* The same fault for 3 s only: shorter than the bound, not judged. */
     struct liveness_segment sg2[] = {SEG(0, LIVENESS_HEALED, true, false),
                                      SEG(5000, LIVENESS_MINORITY, true, false),
                                      SEG(8000, LIVENESS_HEALED, true, false)};
-    n_ops = 0;
+    lv_clear();
     calls(1, 0, 30000, 100, 5000, 8000);
-    CHECK(judge(sg2, 3, 30000, NULL, 0, &b) == LIVENESS_PASS);
-    CHECK(has(&b, "\"rule\":\"failover\",\"result\":\"not_judged\""));
+    CHECK(judge(sg2, 3, 30000, NULL, 0) == LIVENESS_PASS);
+    CHECK(lv_has("\"rule\":\"failover\",\"result\":\"not_judged\""));
     /* pinned_random (grpc 1.0) stuck on a member that was killed: it should have
      * failed over; on one that is paused or cut off (gray): documented, not judged. */
-    n_ops = 0;
+    lv_clear();
     calls(4, 0, 30000, 100, 5000, 15000);
-    CHECK(judge(sg, 3, 30000, NULL, 0, &b) == LIVENESS_FAIL);
-    CHECK(has(&b, "client 4 (pinned_random): no call made after the fault succeeded"));
+    CHECK(judge(sg, 3, 30000, NULL, 0) == LIVENESS_FAIL);
+    CHECK(lv_has("client 4 (pinned_random): no call made after the fault succeeded"));
     sg[1].gray = true;
-    CHECK(judge(sg, 3, 30000, NULL, 0, &b) == LIVENESS_PASS);
-    CHECK(has(&b, "client 4 (pinned_random): grpc 1.0 stays on a member"));
-    fl_buf_close(&b);
+    CHECK(judge(sg, 3, 30000, NULL, 0) == LIVENESS_PASS);
+    CHECK(lv_has("client 4 (pinned_random): grpc 1.0 stays on a member"));
 }
 
 static void test_health_aware(void)
 {
-    struct fl_buf b;
-    fl_buf_init(&b);
     struct liveness_segment sg[] = {SEG(0, LIVENESS_HEALED, true, false),
                                     SEG(5000, LIVENESS_MINORITY, true, false),
                                     SEG(20000, LIVENESS_HEALED, true, false)};
     /* One lost call in the settled part of the window (from 8 s to 18 s): 99.x %. */
-    n_ops = 0;
+    lv_clear();
     calls(3, 0, 30000, 20, 5000, 5100);
-    op(3, 9000, 11000, false, true);
-    CHECK(judge(sg, 3, 30000, NULL, 0, &b) == LIVENESS_PASS);
-    CHECK(has(&b, "\"rule\":\"health_aware\",\"result\":\"pass\""));
+    lv_op(3, 9000, 11000, false, true);
+    CHECK(judge(sg, 3, 30000, NULL, 0) == LIVENESS_PASS);
+    CHECK(lv_has("\"rule\":\"health_aware\",\"result\":\"pass\""));
     /* Every tenth call lost: it does not keep serving. */
-    n_ops = 0;
+    lv_clear();
     calls(3, 0, 30000, 20, 5000, 5100);
     for (int64_t t = 8000; t < 18000; t += 200)
-        op(3, t, t + 2000, false, false);
-    CHECK(judge(sg, 3, 30000, NULL, 0, &b) == LIVENESS_FAIL);
-    CHECK(has(&b, "\"rule\":\"health_aware\",\"result\":\"fail\""));
+        lv_op(3, t, t + 2000, false, false);
+    CHECK(judge(sg, 3, 30000, NULL, 0) == LIVENESS_FAIL);
+    CHECK(lv_has("\"rule\":\"health_aware\",\"result\":\"fail\""));
     /* With the leader among the faulty members an election is due: not this rule. */
     sg[1].leader_affected = true;
-    CHECK(judge(sg, 3, 30000, NULL, 0, &b) == LIVENESS_PASS);
-    CHECK(strstr(fl_buf_cstr(&b), "health_aware\",\"result") == NULL);
-    fl_buf_close(&b);
+    CHECK(judge(sg, 3, 30000, NULL, 0) == LIVENESS_PASS);
+    CHECK(strstr(fl_buf_cstr(&lv_out), "health_aware\",\"result") == NULL);
 }
 
 int main(void)
@@ -211,5 +170,5 @@ int main(void)
     FL_TEST(test_heal_not_judged);
     FL_TEST(test_failover);
     FL_TEST(test_health_aware);
-    return fl_test_end();
+    return lv_end();
 }
