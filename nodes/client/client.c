@@ -404,7 +404,7 @@ static void kvc_conn_on_message(void *ctx, env_sock s, const uint8_t *p, size_t 
         fl_log(FL_LOG_WARN, "client %d: undecodable frame from node %d", c->cfg.id,
                c->eps[cn->idx].node);
         if (--c->arena_depth == 0)
-            kvc_arena_reset(&c->arena);
+            pb_arena_reset(&c->arena);
         return;
     }
     if (m->resp_case == RPC__SERVER_MSG__RESP_PONG) {
@@ -420,7 +420,7 @@ static void kvc_conn_on_message(void *ctx, env_sock s, const uint8_t *p, size_t 
             kvc_call_on_response(call, m);
     }
     if (--c->arena_depth == 0)
-        kvc_arena_reset(&c->arena);
+        pb_arena_reset(&c->arena);
 }
 
 /* ---------------------------------------------------------------- reconcile --- */
@@ -972,7 +972,7 @@ int kvc_client_new_env(struct fl_env *env, int proc, const struct kvc_config *cf
     if (rc != FL_OK)
         return rc;
     struct kvc_client *c = fl_calloc(1, sizeof(*c));
-    kvc_arena_init(&c->arena);
+    pb_arena_init(&c->arena, KVC_ARENA_BLOCK_MIN, KVC_ARENA_BLOCK_MAX);
     c->env = env;
     c->proc = proc;
     c->cfg = *cfg;
@@ -1071,7 +1071,7 @@ void kvc_client_free(struct kvc_client *c)
         free(c->attempts[i].error);
     kvc_streams_free_index(c);
     kvc_stats_free(c);
-    kvc_arena_close(&c->arena);
+    pb_arena_close(&c->arena);
     if (c->env_free)
         c->env_free(c->env);
     free(c);

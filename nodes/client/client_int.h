@@ -22,6 +22,7 @@
 #include "harness/common/ivtree.h"
 #include "nodes/env/env.h"
 #include "nodes/proto/errors.h"
+#include "nodes/proto/pb_arena.h"
 #include "nodes/proto/rpc.pb-c.h"
 
 /* ---- scratch: allocations that live for one callback ---- */
@@ -205,14 +206,12 @@ struct kvc_stream {
     struct kvc_slist *q_list;
 };
 
-/* client_arena.c: bump allocation for decoding one server frame (see there). */
-struct kvc_arena {
-    ProtobufCAllocator alloc; /* pass &arena.alloc to *_unpack; never *_free_unpacked */
-    struct fl_arena fl;       /* harness/common/arena.h */
-};
-void kvc_arena_init(struct kvc_arena *a);
-void kvc_arena_reset(struct kvc_arena *a); /* frees every allocation, keeps one block */
-void kvc_arena_close(struct kvc_arena *a);
+/* The decoding of one server frame (nodes/proto/pb_arena.h): a frame is decoded,
+ * handled and dropped within kvc_conn_on_message, so its fields (a range response
+ * carries every key and value) cost one pointer bump each, and the whole message goes
+ * at once when the handler is done. Blocks start at 4 KiB and double up to 256 KiB. */
+#define KVC_ARENA_BLOCK_MIN ((size_t)4 * 1024)
+#define KVC_ARENA_BLOCK_MAX ((size_t)256 * 1024)
 
 /* One attempt of a unary call, kept for client:attempts() and the history: when it
  * was sent, to which member, what came of it. */
@@ -246,7 +245,7 @@ struct kvc_client {
     struct kvc_clist inflight[LB_ENDPOINTS_MAX];
     uint64_t call_steps; /* calls examined by the bookkeeping (kvc_client_call_steps) */
     /* the frame being handled is decoded here; reset when the outermost handler ends */
-    struct kvc_arena arena;
+    struct pb_arena arena;
     int arena_depth;
     /* streams: all of them in id (= creation) order; by API id and by wire id; the
      * waiting ones (balancer-routed, and per pinned member); the open ones per

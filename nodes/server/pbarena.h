@@ -1,27 +1,32 @@
 /*
- * pbarena.h: a bump allocator for protobuf-c (ProtobufCAllocator) so that messages
- * decoded only for the length of one handler (a peer frame, an entry being applied)
- * cost one pointer bump per field instead of a malloc and a free. Everything goes at
- * once with srv_pb_arena_reset. Never use it for a message that outlives the reset.
- * The memory is common's fl_arena (harness/common/arena.h).
+ * pbarena.h: the server's protobuf-c arenas. Messages decoded only for the length of
+ * one handler (a peer frame, an entry being applied) go into a srv_pb_arena, which is
+ * the shared pb_arena (nodes/proto/pb_arena.h) with the server's block sizes: one
+ * pointer bump per field, everything gone at once with srv_pb_arena_reset. Never use
+ * it for a message that outlives the reset. Owned messages (below) are pb_arenas of
+ * their own whose first block comes from the cluster's pool.
  */
 #ifndef FL_SERVER_PBARENA_H
 #define FL_SERVER_PBARENA_H
 
 #include "harness/common/arena.h"
+#include "nodes/proto/pb_arena.h"
 
 #include <protobuf-c/protobuf-c.h>
 #include <stddef.h>
 
-struct srv_pb_arena {
-    ProtobufCAllocator alloc; /* pass &arena->alloc to *_unpack / *_free_unpacked */
-    struct fl_arena fl;
-};
-
-void srv_pb_arena_init(struct srv_pb_arena *a);
-/* Frees every allocation; keeps the first block for reuse. */
-void srv_pb_arena_reset(struct srv_pb_arena *a);
-void srv_pb_arena_close(struct srv_pb_arena *a);
+/* The server's name for the shared arena; reset and close are pb_arena's. */
+#define srv_pb_arena       pb_arena
+#define srv_pb_arena_reset pb_arena_reset
+#define srv_pb_arena_close pb_arena_close
+/* Blocks start small (most uses decode or build one small message) and double up to
+ * SRV_PB_BLOCK_MAX. */
+#define SRV_PB_BLOCK_MIN ((size_t)2 * 1024)
+#define SRV_PB_BLOCK_MAX ((size_t)64 * 1024)
+static inline void srv_pb_arena_init(struct srv_pb_arena *a)
+{
+    pb_arena_init(a, SRV_PB_BLOCK_MIN, SRV_PB_BLOCK_MAX);
+}
 
 /* The pool owned messages take their first block from (requests waiting on a member,
  * hundreds at a time under load): one per cluster, closed (fl_arena_pool_close) after
