@@ -42,37 +42,21 @@ void fl_assert_fail(const char *cond, const char *file, int line, const char *fu
 
 const char *fl_strerror(int err)
 {
-    switch (err) {
-    case FL_OK:
-        return "ok";
-    case FL_EINVAL:
-        return "invalid argument";
-    case FL_ENOMEM:
-        return "out of memory";
-    case FL_EIO:
-        return "I/O error";
-    case FL_ENOENT:
-        return "not found";
-    case FL_EEXIST:
-        return "already exists";
-    case FL_EBUSY:
-        return "busy";
-    case FL_ETIMEOUT:
-        return "timed out";
-    case FL_EDOWN:
-        return "peer down";
-    case FL_ECORRUPT:
-        return "corrupt data";
-    case FL_ERANGE:
-        return "out of range";
-    case FL_EFULL:
-        return "full";
-    case FL_EUNSUP:
-        return "not supported";
-    case FL_EINTERNAL:
-        return "internal error";
-    }
-    return "unknown error";
+    static const char *const names[] = {[FL_OK] = "ok",
+                                        [FL_EINVAL] = "invalid argument",
+                                        [FL_ENOMEM] = "out of memory",
+                                        [FL_EIO] = "I/O error",
+                                        [FL_ENOENT] = "not found",
+                                        [FL_EEXIST] = "already exists",
+                                        [FL_EBUSY] = "busy",
+                                        [FL_ETIMEOUT] = "timed out",
+                                        [FL_EDOWN] = "peer down",
+                                        [FL_ECORRUPT] = "corrupt data",
+                                        [FL_ERANGE] = "out of range",
+                                        [FL_EFULL] = "full",
+                                        [FL_EUNSUP] = "not supported",
+                                        [FL_EINTERNAL] = "internal error"};
+    return FL_ENUM_NAME(names, err, "unknown error");
 }
 
 void *fl_malloc(size_t n)

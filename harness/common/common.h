@@ -47,8 +47,17 @@ _Noreturn void fl_assert_fail(const char *cond, const char *file, int line, cons
 #define FL_UNREACHABLE() fl_assert_fail("unreachable", __FILE__, __LINE__, __func__, NULL)
 
 #define FL_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
-#define FL_MIN(a, b)    ((a) < (b) ? (a) : (b))
-#define FL_MAX(a, b)    ((a) > (b) ? (a) : (b))
+/* An enum's name from its table of names (designated initializers, `[X] = "x"`): the
+ * one form of every value-to-text function, instead of a switch of case/return pairs.
+ * dflt for a value outside the table or one the table leaves out. */
+static inline const char *fl_enum_name(const char *const *names, size_t n, long long v,
+                                       const char *dflt)
+{
+    return v >= 0 && (unsigned long long)v < n && names[v] ? names[v] : dflt;
+}
+#define FL_ENUM_NAME(names, v, dflt) fl_enum_name(names, FL_ARRAY_LEN(names), (long long)(v), dflt)
+#define FL_MIN(a, b)                 ((a) < (b) ? (a) : (b))
+#define FL_MAX(a, b)                 ((a) > (b) ? (a) : (b))
 
 /* Simulated time units, in nanoseconds. */
 #define FL_NS INT64_C(1)

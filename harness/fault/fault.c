@@ -95,19 +95,12 @@ bool flt_action_parse(const char *s, enum sim_fault *out)
 
 const char *flt_action_str(enum sim_fault a)
 {
-    switch (a) {
-    case SIM_FAULT_NONE:
-        return "none";
-    case SIM_FAULT_CRASH:
-        return "crash";
-    case SIM_FAULT_ERROR:
-        return "error";
-    case SIM_FAULT_DELAY:
-        return "delay_ms";
-    case SIM_FAULT_DROP:
-        return "drop";
-    }
-    return "?";
+    static const char *const names[] = {[SIM_FAULT_NONE] = "none",
+                                        [SIM_FAULT_CRASH] = "crash",
+                                        [SIM_FAULT_ERROR] = "error",
+                                        [SIM_FAULT_DELAY] = "delay_ms",
+                                        [SIM_FAULT_DROP] = "drop"};
+    return FL_ENUM_NAME(names, a, "?");
 }
 
 /* ---------------------------------------------------------------- decisions ---*/

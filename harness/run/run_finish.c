@@ -20,17 +20,9 @@
 
 const char *run_verdict_name(enum run_verdict v)
 {
-    switch (v) {
-    case RUN_PASS:
-        return "pass";
-    case RUN_FAIL:
-        return "fail";
-    case RUN_UNKNOWN:
-        return "unknown";
-    case RUN_ERROR:
-        return "error";
-    }
-    return "error";
+    static const char *const names[] = {
+        [RUN_PASS] = "pass", [RUN_FAIL] = "fail", [RUN_UNKNOWN] = "unknown", [RUN_ERROR] = "error"};
+    return FL_ENUM_NAME(names, v, "error");
 }
 
 void run_expect(struct run_world *rw, bool ok, const char *message, size_t message_len,

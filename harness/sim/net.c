@@ -634,17 +634,11 @@ void net__proc_killed(struct sim_world *w, int proc)
 
 const char *net_close_reason_str(int reason)
 {
-    switch (reason) {
-    case NET_CLOSE_REFUSED:
-        return "refused";
-    case NET_CLOSE_PEER:
-        return "closed by peer";
-    case NET_CLOSE_RESET:
-        return "reset";
-    case NET_CLOSE_OVERFLOW:
-        return "send buffer overflow";
-    }
-    return "unknown";
+    static const char *const names[] = {[NET_CLOSE_REFUSED] = "refused",
+                                        [NET_CLOSE_PEER] = "closed by peer",
+                                        [NET_CLOSE_RESET] = "reset",
+                                        [NET_CLOSE_OVERFLOW] = "send buffer overflow"};
+    return FL_ENUM_NAME(names, reason, "unknown");
 }
 
 int net_listen(struct sim_world *w, int proc, int port, net_accept_fn *fn, void *ctx)

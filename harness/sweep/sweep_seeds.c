@@ -9,17 +9,11 @@
 
 const char *sweep_verdict_name(enum sweep_verdict v)
 {
-    switch (v) {
-    case SWEEP_PASS:
-        return "pass";
-    case SWEEP_FAIL:
-        return "fail";
-    case SWEEP_UNKNOWN:
-        return "unknown";
-    case SWEEP_ERROR:
-        return "error";
-    }
-    return "error";
+    static const char *const names[] = {[SWEEP_PASS] = "pass",
+                                        [SWEEP_FAIL] = "fail",
+                                        [SWEEP_UNKNOWN] = "unknown",
+                                        [SWEEP_ERROR] = "error"};
+    return FL_ENUM_NAME(names, v, "error");
 }
 
 bool sweep_parse_seeds(const char *s, uint64_t *first, uint64_t *last)

@@ -58,14 +58,8 @@ const char *kvc_method_name(enum kvc_method m)
 
 const char *kvc_status_name(enum kvc_status s)
 {
-    switch (s) {
-    case KVC_OK:
-        return "ok";
-    case KVC_FAIL:
-        return "fail";
-    default:
-        return "unknown";
-    }
+    static const char *const names[] = {[KVC_OK] = "ok", [KVC_FAIL] = "fail"};
+    return FL_ENUM_NAME(names, s, "unknown");
 }
 
 void kvc_config_default(struct kvc_config *c)

@@ -330,17 +330,11 @@ void kvc_client_finish(struct kvc_client *c)
 
 static const char *conn_state_name(enum lb_conn s)
 {
-    switch (s) {
-    case LB_CONN_IDLE:
-        return "idle";
-    case LB_CONN_CONNECTING:
-        return "connecting";
-    case LB_CONN_READY:
-        return "ready";
-    case LB_CONN_FAILED:
-        return "closed";
-    }
-    return "closed";
+    static const char *const names[] = {[LB_CONN_IDLE] = "idle",
+                                        [LB_CONN_CONNECTING] = "connecting",
+                                        [LB_CONN_READY] = "ready",
+                                        [LB_CONN_FAILED] = "closed"};
+    return FL_ENUM_NAME(names, s, "closed");
 }
 
 /* Each endpoint of the client's list: its connection, the policy's view of it. */

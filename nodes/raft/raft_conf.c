@@ -8,17 +8,11 @@
 
 const char *raft_cc_type_name(enum raft_cc_type t)
 {
-    switch (t) {
-    case RAFT_CC_ADD_VOTER:
-        return "add_voter";
-    case RAFT_CC_ADD_LEARNER:
-        return "add_learner";
-    case RAFT_CC_PROMOTE:
-        return "promote";
-    case RAFT_CC_REMOVE:
-        return "remove";
-    }
-    return "unknown";
+    static const char *const names[] = {[RAFT_CC_ADD_VOTER] = "add_voter",
+                                        [RAFT_CC_ADD_LEARNER] = "add_learner",
+                                        [RAFT_CC_PROMOTE] = "promote",
+                                        [RAFT_CC_REMOVE] = "remove"};
+    return FL_ENUM_NAME(names, t, "unknown");
 }
 
 int raft_conf_change_decode(const struct raft_entry *e, struct raft_conf_change *cc)

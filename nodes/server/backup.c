@@ -83,17 +83,12 @@ void srv_backup_wrap(const uint8_t *db, size_t db_len, struct fl_buf *out)
 
 const char *srv_backup_err_text(enum srv_backup_err e)
 {
-    switch (e) {
-    case SRV_BACKUP_OK:
-        return "";
-    case SRV_BACKUP_BAD_FORMAT:
-        return "snapshot file is not a valid snapshot";
-    case SRV_BACKUP_HASH_MISMATCH:
-        return "snapshot file integrity check failed: sha256 mismatch";
-    case SRV_BACKUP_NO_HASH:
-        return "snapshot missing hash but --skip-hash-check=false";
-    }
-    return "unknown backup error";
+    static const char *const names[] = {
+        [SRV_BACKUP_OK] = "",
+        [SRV_BACKUP_BAD_FORMAT] = "snapshot file is not a valid snapshot",
+        [SRV_BACKUP_HASH_MISMATCH] = "snapshot file integrity check failed: sha256 mismatch",
+        [SRV_BACKUP_NO_HASH] = "snapshot missing hash but --skip-hash-check=false"};
+    return FL_ENUM_NAME(names, e, "unknown backup error");
 }
 
 static enum srv_backup_err db_decode(const uint8_t *p, size_t n, struct srv_db_image *img)

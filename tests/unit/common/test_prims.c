@@ -60,9 +60,26 @@ static void test_grow(void)
     free(b);
 }
 
+/* fl_enum_name: a named value gives its name; a value the table leaves out, one past
+ * it and a negative one give the default; FL_ENUM_NAME sizes the table itself. */
+static void test_enum_name(void)
+{
+    enum { A, B, C, D };
+    static const char *const names[] = {[A] = "a", [C] = "c"};
+    CHECK_EQ_STR(FL_ENUM_NAME(names, A, "?"), "a");
+    CHECK_EQ_STR(FL_ENUM_NAME(names, C, "?"), "c");
+    CHECK_EQ_STR(FL_ENUM_NAME(names, B, "?"), "?");
+    CHECK_EQ_STR(FL_ENUM_NAME(names, D, "?"), "?");
+    CHECK_EQ_STR(FL_ENUM_NAME(names, -1, "?"), "?");
+    CHECK_EQ_STR(fl_enum_name(names, 1, C, "?"), "?");
+    CHECK_EQ_STR(fl_strerror(FL_EIO), "I/O error");
+    CHECK_EQ_STR(fl_strerror(-7), "unknown error");
+}
+
 int main(void)
 {
     FL_TEST(test_parse_u64);
     FL_TEST(test_grow);
+    FL_TEST(test_enum_name);
     return fl_test_end();
 }
