@@ -292,30 +292,53 @@ static void file_write(struct disk *d, struct disk_file *f, uint64_t off, const 
     d->st.write_bytes += n;
 }
 
-int disk_write(struct sim_world *w, int proc, const char *name, uint64_t off, const void *p,
-               size_t n)
+/* The latent write error (disk/write_eio): FL_OK, else FL_EIO, or FL_EDOWN when the
+ * fault took the process down. */
+static int write_fault(struct sim_world *w, int proc)
 {
-    struct disk *d = disk_live(w, proc);
-    if (!d)
-        return FL_EDOWN;
     struct sim_fault_hit hit;
     if (disk_fault(w, proc, FLT_DISK_WRITE_EIO, &hit) != SIM_FAULT_NONE)
         return sim_proc_alive(w, proc) ? FL_EIO : FL_EDOWN;
+    return FL_OK;
+}
+
+/* What a write does first: proc's live disk (FL_EDOWN without one), then the latent
+ * write error. */
+static int write_begin(struct sim_world *w, int proc, struct disk **d)
+{
+    *d = disk_live(w, proc);
+    return *d ? write_fault(w, proc) : FL_EDOWN;
+}
+
+/* proc's live disk and where its file `name` stands: FL_EDOWN, FL_ENOENT or FL_OK. */
+static int file_locate(struct sim_world *w, int proc, const char *name, struct disk **d, size_t *at)
+{
+    *d = disk_live(w, proc);
+    if (!*d)
+        return FL_EDOWN;
+    bool found;
+    *at = file_search(*d, name, &found);
+    return found ? FL_OK : FL_ENOENT;
+}
+
+int disk_write(struct sim_world *w, int proc, const char *name, uint64_t off, const void *p,
+               size_t n)
+{
+    struct disk *d;
+    int rc = write_begin(w, proc, &d);
+    if (rc)
+        return rc;
     file_write(d, file_open(d, name, true), off, p, n);
     return FL_OK;
 }
 
 int disk_write_file(struct sim_world *w, int proc, const char *name, struct fl_buf *content)
 {
-    struct disk *d = disk_live(w, proc);
-    if (!d) {
+    struct disk *d;
+    int rc = write_begin(w, proc, &d);
+    if (rc) {
         fl_buf_close(content);
-        return FL_EDOWN;
-    }
-    struct sim_fault_hit hit;
-    if (disk_fault(w, proc, FLT_DISK_WRITE_EIO, &hit) != SIM_FAULT_NONE) {
-        fl_buf_close(content);
-        return sim_proc_alive(w, proc) ? FL_EIO : FL_EDOWN;
+        return rc;
     }
     struct disk_file *f = file_open(d, name, true);
     if (f->data.len || f->durable_len || f->nundo) {
@@ -334,12 +357,10 @@ int disk_write_file(struct sim_world *w, int proc, const char *name, struct fl_b
 
 int disk_append(struct sim_world *w, int proc, const char *name, const void *p, size_t n)
 {
-    struct disk *d = disk_live(w, proc);
-    if (!d)
-        return FL_EDOWN;
-    struct sim_fault_hit hit;
-    if (disk_fault(w, proc, FLT_DISK_WRITE_EIO, &hit) != SIM_FAULT_NONE)
-        return sim_proc_alive(w, proc) ? FL_EIO : FL_EDOWN;
+    struct disk *d;
+    int rc = write_begin(w, proc, &d);
+    if (rc)
+        return rc;
     struct disk_file *f = file_open(d, name, true);
     file_write(d, f, f->data.len, p, n);
     return FL_OK;
@@ -362,9 +383,9 @@ int disk_truncate(struct sim_world *w, int proc, const char *name, uint64_t len)
     struct disk_file *f = file_open(d, name, false);
     if (!f)
         return FL_ENOENT;
-    struct sim_fault_hit hit;
-    if (disk_fault(w, proc, FLT_DISK_WRITE_EIO, &hit) != SIM_FAULT_NONE)
-        return sim_proc_alive(w, proc) ? FL_EIO : FL_EDOWN;
+    int rc = write_fault(w, proc);
+    if (rc)
+        return rc;
     if (len > f->data.len) {
         size_t gap = (size_t)(len - f->data.len);
         fl_buf_reserve(&f->data, gap);
@@ -382,19 +403,18 @@ int disk_truncate(struct sim_world *w, int proc, const char *name, uint64_t len)
 
 int disk_rename(struct sim_world *w, int proc, const char *from, const char *to)
 {
-    struct disk *d = disk_live(w, proc);
-    if (!d)
-        return FL_EDOWN;
-    bool found;
-    size_t i = file_search(d, from, &found);
-    if (!found)
-        return FL_ENOENT;
+    struct disk *d;
+    size_t i;
+    int rc = file_locate(w, proc, from, &d, &i);
+    if (rc)
+        return rc;
     if (strcmp(from, to) == 0)
         return FL_OK;
     struct disk_file *f = d->files[i];
     struct disk_file *last = d->last.file;
     memmove(&d->files[i], &d->files[i + 1], (d->nfiles - i - 1) * sizeof(*d->files));
     d->nfiles--;
+    bool found;
     size_t j = file_search(d, to, &found);
     if (found) {
         struct disk_file *old = file_take(d, j);
@@ -412,13 +432,11 @@ int disk_rename(struct sim_world *w, int proc, const char *from, const char *to)
 
 int disk_remove(struct sim_world *w, int proc, const char *name)
 {
-    struct disk *d = disk_live(w, proc);
-    if (!d)
-        return FL_EDOWN;
-    bool found;
-    size_t i = file_search(d, name, &found);
-    if (!found)
-        return FL_ENOENT;
+    struct disk *d;
+    size_t i;
+    int rc = file_locate(w, proc, name, &d, &i);
+    if (rc)
+        return rc;
     file_free(file_take(d, i));
     return FL_OK;
 }
@@ -434,12 +452,12 @@ void disk_wipe(struct sim_world *w, int proc)
  * (disk/read_eio), the read counter. */
 static int read_open(struct sim_world *w, int proc, const char *name, struct disk_file **out)
 {
-    struct disk *d = disk_live(w, proc);
-    if (!d)
-        return FL_EDOWN;
-    struct disk_file *f = file_find(d, name);
-    if (!f)
-        return FL_ENOENT;
+    struct disk *d;
+    size_t i;
+    int rc = file_locate(w, proc, name, &d, &i);
+    if (rc)
+        return rc;
+    struct disk_file *f = d->files[i];
     struct sim_fault_hit hit;
     if (disk_fault(w, proc, FLT_DISK_READ_EIO, &hit) != SIM_FAULT_NONE)
         return sim_proc_alive(w, proc) ? FL_EIO : FL_EDOWN;
@@ -482,13 +500,12 @@ int disk_view(struct sim_world *w, int proc, const char *name, const uint8_t **p
 int disk_size(struct sim_world *w, int proc, const char *name, uint64_t *size)
 {
     *size = 0;
-    struct disk *d = disk_live(w, proc);
-    if (!d)
-        return FL_EDOWN;
-    struct disk_file *f = file_find(d, name);
-    if (!f)
-        return FL_ENOENT;
-    *size = f->data.len;
+    struct disk *d;
+    size_t i;
+    int rc = file_locate(w, proc, name, &d, &i);
+    if (rc)
+        return rc;
+    *size = d->files[i]->data.len;
     return FL_OK;
 }
 

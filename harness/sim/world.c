@@ -127,23 +127,34 @@ static void heap_sift_up(struct sim_heap_entry *h, size_t i)
     h[i] = e;
 }
 
+/* The smallest of i's children among the first n entries (SIZE_MAX when i has none),
+ * its key in *key. Branch-free selection: no unpredictable branch per child. */
+static inline size_t heap_min_child(const struct sim_heap_entry *h, size_t n, size_t i,
+                                    unsigned __int128 *key)
+{
+    size_t first = HEAP_ARITY * i + 1;
+    if (first >= n)
+        return SIZE_MAX;
+    size_t best = first;
+    unsigned __int128 bk = entry_key(&h[first]);
+    size_t last = first + HEAP_ARITY < n ? first + HEAP_ARITY : n;
+    for (size_t c = first + 1; c < last; c++) {
+        unsigned __int128 ck = entry_key(&h[c]);
+        bool lt = ck < bk;
+        best = lt ? c : best;
+        bk = lt ? ck : bk;
+    }
+    *key = bk;
+    return best;
+}
+
 static void heap_sift_down(struct sim_heap_entry *h, size_t n, size_t i)
 {
     struct sim_heap_entry e = h[i];
     for (;;) {
-        size_t first = HEAP_ARITY * i + 1;
-        if (first >= n)
-            break;
-        size_t best = first;
-        unsigned __int128 bk = entry_key(&h[first]);
-        size_t last = first + HEAP_ARITY < n ? first + HEAP_ARITY : n;
-        for (size_t c = first + 1; c < last; c++) {
-            unsigned __int128 ck = entry_key(&h[c]);
-            bool lt = ck < bk;
-            best = lt ? c : best;
-            bk = lt ? ck : bk;
-        }
-        if (bk >= entry_key(&e))
+        unsigned __int128 bk;
+        size_t best = heap_min_child(h, n, i, &bk);
+        if (best == SIZE_MAX || bk >= entry_key(&e))
             break;
         h[i] = h[best];
         i = best;
@@ -173,18 +184,10 @@ static void heap_pop(struct sim_world *w)
     struct sim_heap_entry *h = w->heap;
     size_t i = 0;
     for (;;) {
-        size_t first = HEAP_ARITY * i + 1;
-        if (first >= n)
+        unsigned __int128 bk;
+        size_t best = heap_min_child(h, n, i, &bk);
+        if (best == SIZE_MAX)
             break;
-        size_t best = first;
-        unsigned __int128 bk = entry_key(&h[first]);
-        size_t last = first + HEAP_ARITY < n ? first + HEAP_ARITY : n;
-        for (size_t c = first + 1; c < last; c++) {
-            unsigned __int128 ck = entry_key(&h[c]);
-            bool lt = ck < bk;
-            best = lt ? c : best;
-            bk = lt ? ck : bk;
-        }
         h[i] = h[best];
         i = best;
     }
