@@ -51,6 +51,9 @@ int cli_u64_arg(const char *cmd, const char *opt, const char *v, uint64_t min, u
 int cli_seconds_arg(const char *cmd, const char *opt, const char *v, double max_s, double *out);
 /* A value option may be given once: FL_EXIT_USAGE the second time. */
 int cli_once(const char *cmd, const char *opt, bool *seen);
+/* A --bug NAME: a known switch (faultline list bugs), not given before, and room for
+ * it (max names); appended to bugs[*count]. 0, or FL_EXIT_USAGE after a message. */
+int cli_bug_arg(const char *cmd, const char *name, const char **bugs, int *count, int max);
 /* A history database given on the command line must be a file: "", ":memory:" and
  * SQLite URIs ("file:...", in memory or not) are refused with FL_EXIT_USAGE. */
 int cli_db_arg(const char *cmd, const char *opt, const char *v);

@@ -9,10 +9,12 @@
  * option and the value, and exit code 2 (FL_EXIT_USAGE).
  */
 #include "harness/cli/cli.h"
+#include "harness/common/bugs.h"
 #include "harness/common/common.h"
 #include "harness/common/text.h"
 
 #include <stdarg.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -89,6 +91,19 @@ int cli_once(const char *cmd, const char *opt, bool *seen)
     if (*seen)
         return cli_usage_error("%s: %s given twice", cmd, opt);
     *seen = true;
+    return 0;
+}
+
+int cli_bug_arg(const char *cmd, const char *name, const char **bugs, int *count, int max)
+{
+    if (!fl_bug_find(name))
+        return cli_usage_error("%s: unknown bug '%s' (see faultline list bugs)", cmd, name);
+    for (int k = 0; k < *count; k++)
+        if (!strcmp(bugs[k], name))
+            return cli_usage_error("%s: --bug %s given twice", cmd, name);
+    if (*count >= max)
+        return cli_usage_error("%s: too many --bug options", cmd);
+    bugs[(*count)++] = name;
     return 0;
 }
 

@@ -19,6 +19,8 @@
  */
 #include "harness/cli/cli.h"
 #include "harness/common/bugs.h"
+
+#include <limits.h>
 #include "harness/common/common.h"
 #include "harness/sweep/sweep.h"
 
@@ -81,12 +83,9 @@ static int parse_opt(struct hunt_args *a, const char *opt, const char *v)
             return rc;
         a->jobs = (int)n;
     } else if (!strcmp(opt, "--bug")) {
-        if (!fl_bug_find(v))
-            return cli_usage_error("hunt: unknown bug '%s' (see faultline list bugs)", v);
-        for (int i = 0; i < a->bug_count; i++)
-            if (!strcmp(a->bugs[i], v))
-                return cli_usage_error("hunt: --bug '%s' given twice", v);
-        a->bugs[a->bug_count++] = v;
+        int rc = cli_bug_arg("hunt", v, a->bugs, &a->bug_count, INT_MAX); /* argc slots */
+        if (rc)
+            return rc;
     } else if (!strcmp(opt, "--timeout")) {
         int rc = cli_seconds_arg("hunt", opt, v, 1e6, &a->timeout_s);
         if (rc)

@@ -127,15 +127,8 @@ static int parse_args(int argc, char **argv, struct run_args *a)
         } else if (!strcmp(o, "--bug")) {
             if (!has_val)
                 return cli_usage_error("run: --bug needs a name (see faultline list bugs)");
-            const char *b = argv[++i];
-            if (!fl_bug_find(b))
-                return cli_usage_error("run: unknown bug '%s' (see faultline list bugs)", b);
-            for (int k = 0; k < a->bug_count; k++)
-                if (!strcmp(a->bugs[k], b))
-                    return cli_usage_error("run: --bug %s given twice", b);
-            if (a->bug_count == RUN_BUGS_MAX)
-                return cli_usage_error("run: too many --bug options");
-            a->bugs[a->bug_count++] = b;
+            if ((rc = cli_bug_arg("run", argv[++i], a->bugs, &a->bug_count, RUN_BUGS_MAX)))
+                return rc;
         } else if (!strcmp(o, "--timeout")) {
             if (!has_val)
                 return cli_usage_error("run: --timeout needs seconds");

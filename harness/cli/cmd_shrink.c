@@ -92,14 +92,8 @@ static int parse_value(const char *o, const char *val, struct shrink_args *a,
         a->max_runs = (int)u;
     } else {
         /* --bug */
-        if (!fl_bug_find(val))
-            return cli_usage_error("shrink: unknown bug '%s' (see faultline list bugs)", val);
-        for (int k = 0; k < a->bug_count; k++)
-            if (!strcmp(a->bugs[k], val))
-                return cli_usage_error("shrink: --bug %s given twice", val);
-        if (a->bug_count == SHRINK_BUGS_MAX)
-            return cli_usage_error("shrink: too many --bug options");
-        a->bugs[a->bug_count++] = val;
+        if ((rc = cli_bug_arg("shrink", val, a->bugs, &a->bug_count, SHRINK_BUGS_MAX)))
+            return rc;
     }
     return 0;
 }

@@ -12,6 +12,8 @@
  */
 #include "harness/cli/cli.h"
 #include "harness/common/bugs.h"
+
+#include <limits.h>
 #include "harness/common/common.h"
 #include "harness/sweep/sweep.h"
 #include "reports/report.h"
@@ -190,12 +192,7 @@ static int parse_opt(struct sweep_args *a, const char *opt, const char *v)
         if (!(rc = cli_once("sweep", opt, &a->seen.timeout)))
             rc = cli_seconds_arg("sweep", opt, v, 1e6, &o->timeout_s);
     } else if (!strcmp(opt, "--bug")) {
-        if (!fl_bug_find(v))
-            return cli_usage_error("sweep: unknown bug '%s' (see faultline list bugs)", v);
-        for (int i = 0; i < o->bug_count; i++)
-            if (!strcmp(a->bugs[i], v))
-                return cli_usage_error("sweep: --bug %s given twice", v);
-        a->bugs[o->bug_count++] = v;
+        rc = cli_bug_arg("sweep", v, a->bugs, &o->bug_count, INT_MAX); /* argc slots */
     } else {
         rc = cli_unknown_option("sweep", opt);
     }
