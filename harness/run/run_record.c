@@ -24,6 +24,29 @@ static void jt_char(struct fl_buf *b, char c)
     fl_buf_append(b, &c, 1);
 }
 
+/* ,"name":x: a member after an object's first. */
+static void jt_int_member(struct fl_buf *b, const char *name, int64_t x)
+{
+    hist_jt_key(b, false, name);
+    hist_jt_int(b, x);
+}
+
+/* The member only when x is not 0, and "name":true only when on: etcd's JSON leaves
+ * zero and false fields out. */
+static void jt_int_opt(struct fl_buf *b, const char *name, int64_t x)
+{
+    if (x)
+        jt_int_member(b, name, x);
+}
+
+static void jt_true_opt(struct fl_buf *b, const char *name, bool on)
+{
+    if (on) {
+        hist_jt_key(b, false, name);
+        JT_LIT(b, "true");
+    }
+}
+
 /* Writes into room the caller reserved: the kv objects of a range response are most
  * of what a saturated run records (some 80 per range), and one reservation for the
  * fixed parts of each, instead of a bounds-checked append per part, took ~40% off
@@ -70,29 +93,14 @@ static bool op_request_text(struct fl_buf *b, const struct kvc_op *op)
     if (op->kind == KVC_OP_PUT) {
         hist_jt_key(b, false, "value");
         nul |= jt_bytes(b, op->value);
-        if (op->lease) {
-            hist_jt_key(b, false, "lease");
-            hist_jt_int(b, op->lease);
-        }
+        jt_int_opt(b, "lease", op->lease);
     }
     if (op->kind == KVC_OP_RANGE) {
-        if (op->revision) {
-            hist_jt_key(b, false, "revision");
-            hist_jt_int(b, op->revision);
-        }
-        if (op->limit) {
-            hist_jt_key(b, false, "limit");
-            hist_jt_int(b, op->limit);
-        }
-        if (op->serializable) {
-            hist_jt_key(b, false, "serializable");
-            JT_LIT(b, "true");
-        }
+        jt_int_opt(b, "revision", op->revision);
+        jt_int_opt(b, "limit", op->limit);
+        jt_true_opt(b, "serializable", op->serializable);
     }
-    if (op->prev_kv && op->kind != KVC_OP_RANGE) {
-        hist_jt_key(b, false, "prev_kv");
-        JT_LIT(b, "true");
-    }
+    jt_true_opt(b, "prev_kv", op->prev_kv && op->kind != KVC_OP_RANGE);
     jt_char(b, '}');
     return nul;
 }
@@ -139,20 +147,16 @@ static bool cmp_text(struct fl_buf *b, const struct kvc_compare *c)
         nul |= jt_bytes(b, c->value);
         break;
     case KVC_CMP_VERSION:
-        hist_jt_key(b, false, "version");
-        hist_jt_int(b, c->number);
+        jt_int_member(b, "version", c->number);
         break;
     case KVC_CMP_CREATE:
-        hist_jt_key(b, false, "create_revision");
-        hist_jt_int(b, c->number);
+        jt_int_member(b, "create_revision", c->number);
         break;
     case KVC_CMP_MOD:
-        hist_jt_key(b, false, "mod_revision");
-        hist_jt_int(b, c->number);
+        jt_int_member(b, "mod_revision", c->number);
         break;
     case KVC_CMP_LEASE:
-        hist_jt_key(b, false, "lease");
-        hist_jt_int(b, c->number);
+        jt_int_member(b, "lease", c->number);
         break;
     }
     jt_char(b, '}');
@@ -192,21 +196,28 @@ bool run_request_text(struct fl_buf *b, const struct kvc_request *req)
         jt_char(b, '{');
         hist_jt_key(b, true, "method");
         hist_jt_str(b, kvc_method_name(req->method));
-        if (req->lease_id) {
-            hist_jt_key(b, false, "lease_id");
-            hist_jt_int(b, req->lease_id);
-        }
-        if (req->ttl_s) {
-            hist_jt_key(b, false, "ttl");
-            hist_jt_int(b, req->ttl_s);
-        }
-        if (req->member_id) {
-            hist_jt_key(b, false, "member_id");
-            hist_jt_int(b, (int64_t)req->member_id);
-        }
+        jt_int_opt(b, "lease_id", req->lease_id);
+        jt_int_opt(b, "ttl", req->ttl_s);
+        jt_int_opt(b, "member_id", (int64_t)req->member_id);
         jt_char(b, '}');
         return false;
     }
+}
+
+/* "name":[kv,...]; true when a key or value held a NUL (kv_text). */
+static bool kvs_member(struct fl_buf *b, bool first, const char *name, const struct kvc_kv *kvs,
+                       size_t n)
+{
+    bool nul = false;
+    hist_jt_key(b, first, name);
+    jt_char(b, '[');
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            jt_char(b, ',');
+        nul |= kv_text(b, &kvs[i]);
+    }
+    jt_char(b, ']');
+    return nul;
 }
 
 /* The members of an op result's object, after `first` (the caller writes the braces:
@@ -215,16 +226,8 @@ static bool op_result_members(struct fl_buf *b, const struct kvc_op_result *r, b
 {
     bool nul = false;
     if (r->kind == KVC_OP_RANGE) {
-        hist_jt_key(b, first, "kvs");
-        jt_char(b, '[');
-        for (size_t i = 0; i < r->kv_count; i++) {
-            if (i)
-                jt_char(b, ',');
-            nul |= kv_text(b, &r->kvs[i]);
-        }
-        jt_char(b, ']');
-        hist_jt_key(b, false, "count");
-        hist_jt_int(b, r->count);
+        nul |= kvs_member(b, first, "kvs", r->kvs, r->kv_count);
+        jt_int_member(b, "count", r->count);
     } else if (r->kind == KVC_OP_PUT) {
         if (r->has_prev_kv) {
             hist_jt_key(b, first, "prev_kv");
@@ -234,14 +237,7 @@ static bool op_result_members(struct fl_buf *b, const struct kvc_op_result *r, b
         hist_jt_key(b, first, "deleted");
         hist_jt_int(b, r->deleted);
         if (r->prev_kv_count) {
-            hist_jt_key(b, false, "prev_kvs");
-            jt_char(b, '[');
-            for (size_t i = 0; i < r->prev_kv_count; i++) {
-                if (i)
-                    jt_char(b, ',');
-                nul |= kv_text(b, &r->prev_kvs[i]);
-            }
-            jt_char(b, ']');
+            nul |= kvs_member(b, false, "prev_kvs", r->prev_kvs, r->prev_kv_count);
         }
     }
     return nul;
@@ -253,8 +249,7 @@ bool run_response_text(struct fl_buf *b, const struct kvc_request *req,
     bool nul = false;
     JT_LIT(b, "{\"header\":{\"revision\":");
     hist_jt_int(b, res->header.revision);
-    hist_jt_key(b, false, "raft_term");
-    hist_jt_int(b, (int64_t)res->header.raft_term);
+    jt_int_member(b, "raft_term", (int64_t)res->header.raft_term);
     jt_char(b, '}');
     switch (req->method) {
     case KVC_RANGE:
@@ -285,10 +280,8 @@ bool run_response_text(struct fl_buf *b, const struct kvc_request *req,
     case KVC_LEASE_GRANT:
     case KVC_LEASE_KEEPALIVE:
     case KVC_LEASE_TTL:
-        hist_jt_key(b, false, "lease_id");
-        hist_jt_int(b, res->lease_id);
-        hist_jt_key(b, false, "ttl");
-        hist_jt_int(b, res->ttl_s);
+        jt_int_member(b, "lease_id", res->lease_id);
+        jt_int_member(b, "ttl", res->ttl_s);
         break;
     default:
         break;
@@ -350,6 +343,28 @@ static void mirror_op(struct run_world *rw, const struct hist_op *op, const stru
         run_mirror_op(rw, op_id, op, req, res, nul);
     else
         run_mirror_break(rw);
+}
+
+/* A system op (client 0) that member ev->node did at ev->at_ns, done at once: its
+ * request rq and response rs (JSON, taken), at revision. */
+static void record_system_op(struct run_world *rw, const struct srv_event *ev, const char *kind,
+                             json_t *rq, json_t *rs, int64_t revision)
+{
+    char *rq_text = dump(rq), *rs_text = dump(rs);
+    struct hist_op op;
+    hist_op_init(&op);
+    op.client_id = 0;
+    op.node_id = ev->node;
+    op.kind = kind;
+    op.request = rq_text;
+    op.response = rs_text;
+    op.call_ns = ev->at_ns;
+    op.return_ns = ev->at_ns;
+    op.status = HIST_STATUS_OK;
+    op.revision = revision;
+    mirror_op(rw, &op, NULL, NULL, false);
+    free(rq_text);
+    free(rs_text);
 }
 
 static void on_op_done(void *ud, const struct kvc_client *c, const struct kvc_request *req,
@@ -438,21 +453,8 @@ void run_record_lease_end(struct run_world *rw, const struct srv_event *ev)
     json_t *rs = json_object(), *hdr = json_object();
     json_object_set_new(hdr, "revision", json_integer(ev->revision));
     json_object_set_new(rs, "header", hdr);
-    char *rq_text = dump(rq), *rs_text = dump(rs);
-    struct hist_op op;
-    hist_op_init(&op);
-    op.client_id = 0;
-    op.node_id = ev->node;
-    op.kind = "lease_revoke"; /* checkers.h: a system revoke (client 0, "system") */
-    op.request = rq_text;
-    op.response = rs_text;
-    op.call_ns = ev->at_ns;
-    op.return_ns = ev->at_ns;
-    op.status = HIST_STATUS_OK;
-    op.revision = ev->revision;
-    mirror_op(rw, &op, NULL, NULL, false);
-    free(rq_text);
-    free(rs_text);
+    /* checkers.h: a system revoke (client 0, "system") */
+    record_system_op(rw, ev, "lease_revoke", rq, rs, ev->revision);
 }
 
 /* Compactions: a scenario's compact() goes through the cluster's control path and
@@ -476,21 +478,7 @@ void run_record_compact(struct run_world *rw, const struct srv_event *ev)
     json_object_set_new(rq, "system", json_true());
     json_object_set_new(hdr, "revision", json_integer(ev->store_rev));
     json_object_set_new(rs, "header", hdr);
-    char *rq_text = dump(rq), *rs_text = dump(rs);
-    struct hist_op op;
-    hist_op_init(&op);
-    op.client_id = 0;
-    op.node_id = ev->node;
-    op.kind = "compact";
-    op.request = rq_text;
-    op.response = rs_text;
-    op.call_ns = ev->at_ns;
-    op.return_ns = ev->at_ns;
-    op.status = HIST_STATUS_OK;
-    op.revision = ev->store_rev;
-    mirror_op(rw, &op, NULL, NULL, false);
-    free(rq_text);
-    free(rs_text);
+    record_system_op(rw, ev, "compact", rq, rs, ev->store_rev);
 }
 
 /* Watch ids are per client; the history needs them unique in the run. */
