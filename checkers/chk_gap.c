@@ -63,12 +63,35 @@ static int wev_cmp(const void *a, const void *b)
     return ia < ib ? -1 : ia > ib;
 }
 
+/* The revisions each watch's stream covered (struct rv.wcov_lo/hi). */
+static void wcov_build(struct rv *r)
+{
+    const struct chk_history *h = r->h;
+    r->wcov_lo = fl_malloc((h->watch_count ? h->watch_count : 1) * sizeof(int64_t));
+    r->wcov_hi = fl_malloc((h->watch_count ? h->watch_count : 1) * sizeof(int64_t));
+    for (uint32_t wi = 0; wi < h->watch_count; wi++) {
+        const struct chk_watch *w = &h->watches[wi];
+        int64_t lo = INT64_MAX, hi = INT64_MIN;
+        for (uint32_t i = w->ev_first; i < w->ev_first + w->ev_count; i++) {
+            const struct chk_wevent *e = &h->events[i];
+            FL_ASSERT(e->watch_id == w->watch_id);
+            lo = FL_MIN(lo, e->mod_rev);
+            hi = FL_MAX(hi, e->mod_rev);
+        }
+        if (w->start_rev > 0 && hi >= w->start_rev)
+            lo = FL_MIN(lo, w->start_rev);
+        r->wcov_lo[wi] = lo;
+        r->wcov_hi[wi] = hi;
+    }
+}
+
 void chk__rv_wev_build(struct rv *r)
 {
     const struct chk_history *h = r->h;
     r->wev_count = 0;
     if (r->no_watch || !h->event_count)
         return;
+    wcov_build(r);
     r->wev = fl_malloc(h->event_count * sizeof(uint32_t));
     for (uint32_t i = 0; i < h->event_count; i++) {
         const struct chk_wevent *e = &h->events[i];
@@ -1024,6 +1047,9 @@ static bool unseen(const struct rv *r, int32_t k, int64_t g)
     return !(lo < r->obs_count && r->obs[lo].key == k && r->obs[lo].at < over);
 }
 
+static bool eff_fits_silence(const struct rv *r, const struct rv_replay *p, const struct gap_eff *e,
+                             int64_t g, uint32_t lo, uint32_t hi);
+
 /* Does a candidate's effect at g agree with the watch events of g: every event's key
  * changed as the event says, and no key changed inside the range of a watch that
  * delivered events of g without an event for it (etcd delivers a revision whole)? */
@@ -1056,6 +1082,44 @@ static bool eff_fits_events(const struct rv *r, const struct rv_replay *p, const
         for (uint32_t wi = 0; wi < h->watch_count && !w; wi++)
             w = h->watches[wi].watch_id == ev->watch_id ? &h->watches[wi] : NULL;
         if (FL_NEVER(!w)) /* chk_history_finish refuses an event of an unknown watch */
+            continue;
+        for (uint32_t i = 0; i < e->n; i++) {
+            int32_t k = e->key[i];
+            const struct chk_kent *a = &p->st->ent[k], *b = &e->after[i];
+            if (a->value == b->value && a->mod_rev == b->mod_rev)
+                continue;
+            bool del = b->value == CHK_NIL;
+            if ((del && (w->flags & CHK_WF_NODELETE)) || (!del && (w->flags & CHK_WF_NOPUT)) ||
+                !chk_key_in_range(h, k, w->key, w->range_end))
+                continue;
+            bool seen = false;
+            for (uint32_t y = lo; y < hi && !seen; y++) {
+                const struct chk_wevent *o = &h->events[r->wev[y]];
+                seen = o->watch_id == w->watch_id && o->key == k;
+            }
+            if (!seen)
+                return false;
+        }
+    }
+    return eff_fits_silence(r, p, e, g, lo, hi);
+}
+
+/* Does a candidate's effect at g leave alone every key inside a watch whose stream
+ * covered g and delivered no event of that key at g? Such a watch saw g go by: its
+ * events before and after g, or its start revision, frame it (the events of g it
+ * delivered are judged above). Without this, a gap the watches passed in silence (a
+ * write outside their ranges) could take an unknown put of a watched key, and the
+ * watch checker then judged prev_kv against a value no member ever held (chaos seeds
+ * 116 and 375 with a longer ending). */
+static bool eff_fits_silence(const struct rv *r, const struct rv_replay *p, const struct gap_eff *e,
+                             int64_t g, uint32_t lo, uint32_t hi)
+{
+    const struct chk_history *h = r->h;
+    if (!r->wcov_lo)
+        return true;
+    for (uint32_t wi = 0; wi < h->watch_count; wi++) {
+        const struct chk_watch *w = &h->watches[wi];
+        if (g < r->wcov_lo[wi] || g > r->wcov_hi[wi])
             continue;
         for (uint32_t i = 0; i < e->n; i++) {
             int32_t k = e->key[i];

@@ -95,6 +95,12 @@ struct rv {
      * the watched keys (empty when no_watch). */
     uint32_t *wev;
     uint32_t wev_count;
+    /* per watch (h->watches order): the revisions its stream covered, from its first
+     * delivered revision (its start revision when it named one) to its last (an event's
+     * or a progress notification's); lo > hi when it delivered nothing. A revision in
+     * there changed no key in the watch's range without an event of it (etcd delivers
+     * every revision in order, resuming where it left off). Empty when no_watch. */
+    int64_t *wcov_lo, *wcov_hi;
     /* per revision R: the earliest return of an acknowledged op ordered after write R
      * (an op called later cannot have written R) */
     int64_t *retmin;

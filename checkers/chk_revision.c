@@ -975,6 +975,8 @@ static void rv_run(struct chk_history *h, struct chk_lin_result *out, bool no_wa
     free(r.put_key);
     free(r.cand_ops);
     free(r.wev);
+    free(r.wcov_lo);
+    free(r.wcov_hi);
     free(r.retmin);
 }
 

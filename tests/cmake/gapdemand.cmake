@@ -51,3 +51,19 @@ add_test(NAME cli.check.search_histrange_ok
                  --engine search ${gd_data}/search_histrange_ok.jsonl)
 set_tests_properties(cli.check.search_histrange cli.check.search_histrange_ok
                      PROPERTIES LABELS cli TIMEOUT 60)
+
+# A gap the watches passed in silence (chaos seeds 116 and 375 with a longer ending):
+#   gap_watch_silence      revisions 3 and 4 are gaps; the unknown put of k (called first)
+#                          and two unknown puts of z outside the watch's range could fill
+#                          them. The watch on [k, l) delivered 2 and 5, so its stream
+#                          covered 3 and 4 without an event of k: k did not change there.
+#                          Before the fix the put of k took revision 3, and the watch
+#                          checker failed prev_kv at 5 (the member's v1, "expected" v2)
+#                          on a correct history.
+#   gap_watch_silence_bad  the same, the delete's prev_kv a value nobody wrote: still fails.
+add_test(NAME cli.check.gap_watch_silence
+         COMMAND ${gd_expect} 0 "watch: pass" ${FL_BIN} check ${gd_data}/gap_watch_silence.jsonl)
+add_test(NAME cli.check.gap_watch_silence_bad
+         COMMAND ${gd_expect} 1 "prev_kv: fail" ${FL_BIN} check ${gd_data}/gap_watch_silence_bad.jsonl)
+set_tests_properties(cli.check.gap_watch_silence cli.check.gap_watch_silence_bad
+                     PROPERTIES LABELS cli TIMEOUT 60)
