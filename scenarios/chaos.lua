@@ -163,3 +163,8 @@ if world.promote_outage then
     end
   end
 end
+
+-- the last heal (a restart above) has its liveness window judged: a write within the
+-- world's bound, not the end of the run one second later (6 'unknown' seeds of 201..1000)
+run_until(put_ok, 10*s + 10*E, 100*ms)
+run(1*s)
