@@ -330,16 +330,23 @@ int lv_etcd_call_sync(struct lv_etcd *e, const char *endpoint, const char *path,
     return w.rc;
 }
 
-struct lv_etcd_watch *lv_etcd_watch_open(struct lv_etcd *e, const char *endpoint, json_t *create,
-                                         lv_etcd_watch_cb cb, void *arg)
+struct lv_etcd_watch *lv_etcd_stream_open(struct lv_etcd *e, const char *endpoint, const char *path,
+                                          json_t *body, int64_t timeout_ms, lv_etcd_watch_cb cb,
+                                          void *arg)
 {
     struct lv_etcd_watch *w = fl_calloc(1, sizeof *w);
     w->r.wcb = cb;
     w->r.arg = arg;
+    req_start(e, &w->r, endpoint, path, body, timeout_ms);
+    return w;
+}
+
+struct lv_etcd_watch *lv_etcd_watch_open(struct lv_etcd *e, const char *endpoint, json_t *create,
+                                         lv_etcd_watch_cb cb, void *arg)
+{
     json_t *body = json_object();
     json_object_set_new(body, "create_request", create);
-    req_start(e, &w->r, endpoint, "/v3/watch", body, 0);
-    return w;
+    return lv_etcd_stream_open(e, endpoint, "/v3/watch", body, 0, cb, arg);
 }
 
 void lv_etcd_watch_cancel(struct lv_etcd_watch *w)

@@ -72,6 +72,12 @@ struct lv_etcd_watch;
  * "start_revision":..., "prev_kv":..., "progress_notify":...}), stolen. */
 struct lv_etcd_watch *lv_etcd_watch_open(struct lv_etcd *e, const char *endpoint, json_t *create,
                                          lv_etcd_watch_cb cb, void *arg);
+/* Any server-streaming call (e.g. /v3/maintenance/snapshot): body (stolen) POSTed to
+ * endpoint + path, cb with each streamed message, then once with msg NULL when the
+ * stream ends (the handle is freed after that call); timeout_ms 0: none. */
+struct lv_etcd_watch *lv_etcd_stream_open(struct lv_etcd *e, const char *endpoint, const char *path,
+                                          json_t *body, int64_t timeout_ms, lv_etcd_watch_cb cb,
+                                          void *arg);
 void lv_etcd_watch_cancel(struct lv_etcd_watch *w); /* no callback after this */
 
 /* ---- JSON helpers ----------------------------------------------------------------- */
@@ -157,6 +163,15 @@ int lv_etcd_cluster_leader(struct lv_etcd_cluster *c, int64_t timeout_ms);
 int lv_etcd_cluster_wait_leader(struct lv_etcd_cluster *c, int64_t wait_ms);
 /* Kills every member, closes proxies and the client, releases the ports. */
 void lv_etcd_cluster_close(struct lv_etcd_cluster *c);
+
+/* etcdctl: $FL_ETCDCTL, else the etcdctl beside etcd_bin, else "etcdctl" (PATH);
+ * owned by the caller. */
+char *lv_etcdctl_find(const char *etcd_bin);
+/* Runs argv (argv[0] etcdctl) under the supervisor with stdout and stderr into log_path
+ * (truncated first), waiting at most timeout_ms while the loop runs; what it wrote goes
+ * to out. Returns its exit status, -1 when it did not exit by itself. */
+int lv_etcdctl_run(uv_loop_t *loop, const char *const *argv, const char *log_path,
+                   int64_t timeout_ms, struct fl_buf *out);
 
 /* Whether an etcd binary can be run: $FL_ETCD, else "etcd" on PATH. The path found
  * goes to out (owned by the caller) or NULL. */

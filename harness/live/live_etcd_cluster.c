@@ -250,3 +250,53 @@ void lv_etcd_cluster_close(struct lv_etcd_cluster *c)
     lv_ports_close(&c->ports);
     memset(c, 0, sizeof *c);
 }
+
+char *lv_etcdctl_find(const char *etcd_bin)
+{
+    const char *env = getenv("FL_ETCDCTL");
+    if (env && *env)
+        return access(env, X_OK) == 0 ? fl_strdup(env) : NULL;
+    const char *slash = etcd_bin ? strrchr(etcd_bin, '/') : NULL;
+    if (slash) {
+        struct fl_buf b;
+        fl_buf_init(&b);
+        fl_buf_printf(&b, "%.*setcdctl", (int)(slash - etcd_bin + 1), etcd_bin);
+        char *found = access(fl_buf_cstr(&b), X_OK) == 0 ? fl_strdup(fl_buf_cstr(&b)) : NULL;
+        fl_buf_close(&b);
+        if (found)
+            return found;
+    }
+    return fl_strdup("etcdctl"); /* lv_proc finds it on PATH, or the run reports exit 127 */
+}
+
+int lv_etcdctl_run(uv_loop_t *loop, const char *const *argv, const char *log_path,
+                   int64_t timeout_ms, struct fl_buf *out)
+{
+    FILE *f = fopen(log_path, "w"); /* lv_proc appends: start from an empty file */
+    if (f)
+        fclose(f);
+    struct lv_proc p;
+    struct fl_buf err;
+    fl_buf_init(&err);
+    lv_proc_init(&p, loop, argv, log_path);
+    int rc = lv_proc_start(&p, &err);
+    if (!rc && lv_proc_wait_exit(&p, timeout_ms)) {
+        fl_buf_printf(out, "%s: no exit in %lld ms", argv[0], (long long)timeout_ms);
+        rc = -1;
+    } else if (!rc) {
+        f = fopen(log_path, "r");
+        char chunk[4096];
+        size_t n;
+        while (f && (n = fread(chunk, 1, sizeof chunk, f)) > 0)
+            fl_buf_append(out, chunk, n);
+        if (f)
+            fclose(f);
+        rc = p.term_signal ? -1 : (int)p.exit_status;
+    } else {
+        fl_buf_printf(out, "%s", fl_buf_cstr(&err));
+        rc = -1;
+    }
+    lv_proc_close(&p);
+    fl_buf_close(&err);
+    return rc;
+}

@@ -56,10 +56,28 @@ void run_etcd_clog(struct run_world *rw, int from_proc, int to_proc, bool on);
 
 /* Control calls (compact, defrag, alarm disarm, member remove/promote, move leader)
  * through etcd's API; done runs from inside the event loop. */
-typedef void run_etcd_ctl_fn(void *ud, int code, const char *text, int64_t revision, int node);
-/* kind "member_add": arg 1 for a learner; node in done is the new member's slot. */
+typedef void run_etcd_ctl_fn(void *ud, const struct run_ctl_result *r);
+/* kind "member_add": arg 1 for a learner; node in done is the new member's slot.
+ * kind "snapshot_save": Maintenance Snapshot of member node, streamed through the
+ * gateway (etcd's db followed by its SHA-256, what `etcdctl snapshot save` writes),
+ * in r->data / r->len. */
 void run_etcd_ctl(struct run_world *rw, const char *kind, int node, int64_t arg,
                   run_etcd_ctl_fn *done, void *ud);
+/* copy_db: member node's bbolt file (DATA/member/snap/db) as it is on disk, no hash;
+ * FL_ENOENT when it cannot be read. */
+int run_etcd_copy_db(struct run_world *rw, int node, uint8_t **data, size_t *len);
+/* restore: `etcdctl snapshot restore` of the backup into a new data directory for
+ * each of nodes (a new cluster token: new cluster ID, new member IDs; the old
+ * directory is kept beside it), then those members restart on it. Refused (etcdctl's
+ * error text in err, nothing touched): FL_ECORRUPT. */
+int run_etcd_restore(struct run_world *rw, const uint8_t *data, size_t len, const int *nodes,
+                     int n_nodes, bool skip_hash_check, char *err, size_t err_len);
+/* converge on etcd: once every running member of the leader's cluster (not removed)
+ * reports the same revision, HashKV at that revision on each (`etcdctl endpoint
+ * hashkv`, the gateway's /v3/maintenance/hash serves Hash, not HashKV, in 3.4); true
+ * when revisions, compact revisions and hashes agree. state: what was seen (JSON
+ * object, new). */
+bool run_etcd_converged(struct run_world *rw, json_t **state);
 
 /* run_etcd_codec.c: rpc.proto <-> etcd's JSON gateway. An answer's allocations go
  * into a scratch set, freed together once the answer is encoded. */

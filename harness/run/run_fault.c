@@ -436,15 +436,16 @@ static struct run_ctl_call *ctl_new(struct run_world *rw, run_ctl_fn *done, void
 }
 
 /* The etcd target's control calls: etcd's answer as run_ctl_result. */
-static void etcd_ctl_done(void *ud, int code, const char *text, int64_t revision, int node)
+static void etcd_ctl_done(void *ud, const struct run_ctl_result *res)
 {
     struct run_ctl_call *c = ud;
     struct run_world *rw = c->rw;
     ctl_unlink(c);
-    struct run_ctl_result r = {
-        .code = code, .text = text ? text : "", .revision = revision, .node = node};
-    if (node > 0) {
-        struct kvc_endpoint ep = {.node = node, .proc = run_node_proc(rw, node)};
+    struct run_ctl_result r = *res;
+    if (!r.text)
+        r.text = "";
+    if (r.node > 0) {
+        struct kvc_endpoint ep = {.node = r.node, .proc = run_node_proc(rw, r.node)};
         for (int i = 0; i < rw->n_clients; i++)
             if (rw->clients[i].c && !rw->clients[i].closed)
                 kvc_client_add_endpoint(rw->clients[i].c, &ep);
@@ -559,6 +560,8 @@ void run_alarm_disarm(struct run_world *rw, run_ctl_fn *done, void *arg)
 
 void run_snapshot_save(struct run_world *rw, int node, run_ctl_fn *done, void *arg)
 {
+    if (etcd_ctl(rw, "snapshot_save", node, 0, done, arg, NULL))
+        return;
     srv_cluster_snapshot_save(rw->cl, node, ctl_done,
                               ctl_new(rw, done, arg, "snapshot_save", node, NULL));
 }
@@ -567,6 +570,8 @@ int run_copy_db(struct run_world *rw, int node, uint8_t **data, size_t *len)
 {
     if (run_node_proc(rw, node) < 0)
         return FL_ENOENT;
+    if (rw->etcd)
+        return run_etcd_copy_db(rw, node, data, len);
     return srv_cluster_copy_db(rw->cl, node, data, len);
 }
 
@@ -579,6 +584,8 @@ int run_restore(struct run_world *rw, const uint8_t *data, size_t len, const int
     json_object_set_new(d, "bytes", json_integer((json_int_t)len));
     json_object_set_new(d, "skip_hash_check", json_boolean(skip_hash_check));
     run_log_fault(rw, "restore", target, d);
+    if (rw->etcd)
+        return run_etcd_restore(rw, data, len, nodes, n_nodes, skip_hash_check, err, err_len);
     struct srv_status st = {0, ""};
     int rc = srv_cluster_restore(rw->cl, data, len, nodes, n_nodes, skip_hash_check, &st);
     if (rc)

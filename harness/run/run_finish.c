@@ -59,8 +59,34 @@ static void add_check(struct run_world *rw, json_t *checks, const char *name, in
     json_object_set_new(checks, name, detail);
 }
 
+/* converge on etcd: the same heal and bound; HashKV of every member of the leader's
+ * cluster at one revision (run_etcd_converged). */
+static int converge_phase_etcd(struct run_world *rw, json_t *checks)
+{
+    run_heal_all(rw);
+    int64_t start = sim_now_ns(rw->w);
+    json_t *state = NULL;
+    bool ok = false;
+    while (!run_world_stopped(rw)) {
+        json_decref(state);
+        ok = run_etcd_converged(rw, &state);
+        if (ok || sim_now_ns(rw->w) - start >= RUN_CONVERGE_BOUND_NS)
+            break;
+        run_advance(rw, sim_now_ns(rw->w) + 100 * FL_MS);
+    }
+    json_t *d = json_object();
+    json_object_set_new(d, "converged", json_boolean(ok));
+    json_object_set_new(d, "after_ms", json_integer((sim_now_ns(rw->w) - start) / FL_MS));
+    json_object_set_new(d, "bound_ms", json_integer(RUN_CONVERGE_BOUND_NS / FL_MS));
+    json_object_set_new(d, "state", state ? state : json_null());
+    add_check(rw, checks, "converge", ok ? CHK_PASS : CHK_FAIL, d);
+    return ok ? CHK_PASS : CHK_FAIL;
+}
+
 static int converge_phase(struct run_world *rw, json_t *checks)
 {
+    if (rw->etcd)
+        return converge_phase_etcd(rw, checks);
     run_heal_all(rw);
     int64_t start = sim_now_ns(rw->w);
     const char *detail = "";

@@ -43,9 +43,6 @@ static const struct {
     {"release", "holding frames in flight is a simulator fault (use clog)"},
     {"start", "a member added on etcd is started at once (member_add { start = false } is "
               "not wired)"},
-    {"snapshot_save", "snapshot save is not wired on the etcd target yet"},
-    {"copy_db", "a member's raw db file is not read on the etcd target"},
-    {"restore", "restore (etcdctl snapshot restore) is not wired on the etcd target yet"},
     {"swarm", "the swarm draws simulator-only faults (power loss, skew, failpoints)"},
     {"on", "etcd exposes no typed Raft events to fire faults on"},
     {"config", "a member's configuration is etcd's own (see its log)"},
@@ -89,13 +86,12 @@ const char *run_etcd_binary_version(char *out, size_t n)
 
 void run_target_trim_checks(struct run_world *rw)
 {
-    unsigned off = rw->checks & (RUN_CHECK_RAFT_SAFETY | RUN_CHECK_CONVERGE | RUN_CHECK_LIVENESS);
+    /* converge runs on etcd (HashKV, run_etcd_converged) */
+    unsigned off = rw->checks & (RUN_CHECK_RAFT_SAFETY | RUN_CHECK_LIVENESS);
     rw->checks &= ~off;
     json_t *a = json_array();
     if (off & RUN_CHECK_RAFT_SAFETY)
         json_array_append_new(a, json_string("raft_safety"));
-    if (off & RUN_CHECK_CONVERGE)
-        json_array_append_new(a, json_string("converge"));
     if (off & RUN_CHECK_LIVENESS)
         json_array_append_new(a, json_string("liveness"));
     run_summary_set(rw, "not_on_target", a);
