@@ -26,6 +26,7 @@ struct lv_etcd_req {
     lv_etcd_cb cb;
     lv_etcd_watch_cb wcb;
     void *arg;
+    bool require_leader; /* etcd's "hasleader" metadata */
     char errbuf[CURL_ERROR_SIZE];
     struct lv_etcd_req *next, *prev;
 };
@@ -256,6 +257,8 @@ static struct lv_etcd_req *req_start(struct lv_etcd *e, struct lv_etcd_req *r, c
     curl_easy_setopt(r->easy, CURLOPT_URL, fl_buf_cstr(&url));
     fl_buf_close(&url);
     r->hdrs = curl_slist_append(NULL, "Content-Type: application/json");
+    if (r->require_leader) /* the gateway passes Grpc-Metadata-* on as gRPC metadata */
+        r->hdrs = curl_slist_append(r->hdrs, "Grpc-Metadata-hasleader: true");
     curl_easy_setopt(r->easy, CURLOPT_HTTPHEADER, r->hdrs);
     curl_easy_setopt(r->easy, CURLOPT_POSTFIELDS, r->body);
     curl_easy_setopt(r->easy, CURLOPT_WRITEFUNCTION, on_body);
@@ -275,9 +278,16 @@ static struct lv_etcd_req *req_start(struct lv_etcd *e, struct lv_etcd_req *r, c
 void lv_etcd_call(struct lv_etcd *e, const char *endpoint, const char *path, json_t *body,
                   int64_t timeout_ms, lv_etcd_cb cb, void *arg)
 {
+    lv_etcd_call_rl(e, endpoint, path, body, timeout_ms, false, cb, arg);
+}
+
+void lv_etcd_call_rl(struct lv_etcd *e, const char *endpoint, const char *path, json_t *body,
+                     int64_t timeout_ms, bool require_leader, lv_etcd_cb cb, void *arg)
+{
     struct lv_etcd_req *r = fl_calloc(1, sizeof *r);
     r->cb = cb;
     r->arg = arg;
+    r->require_leader = require_leader;
     req_start(e, r, endpoint, path, body, timeout_ms);
 }
 
@@ -344,9 +354,20 @@ struct lv_etcd_watch *lv_etcd_stream_open(struct lv_etcd *e, const char *endpoin
 struct lv_etcd_watch *lv_etcd_watch_open(struct lv_etcd *e, const char *endpoint, json_t *create,
                                          lv_etcd_watch_cb cb, void *arg)
 {
+    return lv_etcd_watch_open_rl(e, endpoint, create, false, cb, arg);
+}
+
+struct lv_etcd_watch *lv_etcd_watch_open_rl(struct lv_etcd *e, const char *endpoint, json_t *create,
+                                            bool require_leader, lv_etcd_watch_cb cb, void *arg)
+{
     json_t *body = json_object();
     json_object_set_new(body, "create_request", create);
-    return lv_etcd_stream_open(e, endpoint, "/v3/watch", body, 0, cb, arg);
+    struct lv_etcd_watch *w = fl_calloc(1, sizeof *w);
+    w->r.wcb = cb;
+    w->r.arg = arg;
+    w->r.require_leader = require_leader;
+    req_start(e, &w->r, endpoint, "/v3/watch", body, 0);
+    return w;
 }
 
 void lv_etcd_watch_cancel(struct lv_etcd_watch *w)

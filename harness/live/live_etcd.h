@@ -61,6 +61,11 @@ void lv_etcd_close(struct lv_etcd *e);
 /* POST body (stolen) to endpoint ("http://127.0.0.1:PORT") + path; cb once. */
 void lv_etcd_call(struct lv_etcd *e, const char *endpoint, const char *path, json_t *body,
                   int64_t timeout_ms, lv_etcd_cb cb, void *arg);
+/* The same with etcd's require_leader: the request carries the gRPC metadata
+ * hasleader=true (header Grpc-Metadata-hasleader, which the gateway forwards), so a
+ * member without a leader answers "etcdserver: no leader" (a watch: cancels). */
+void lv_etcd_call_rl(struct lv_etcd *e, const char *endpoint, const char *path, json_t *body,
+                     int64_t timeout_ms, bool require_leader, lv_etcd_cb cb, void *arg);
 /* The same, waiting: FL_OK with *resp (new reference) on HTTP 200; FL_ETIMEOUT;
  * FL_EDOWN when no HTTP answer came; FL_EINVAL on an HTTP error (etcd's message in
  * err). */
@@ -72,6 +77,8 @@ struct lv_etcd_watch;
  * "start_revision":..., "prev_kv":..., "progress_notify":...}), stolen. */
 struct lv_etcd_watch *lv_etcd_watch_open(struct lv_etcd *e, const char *endpoint, json_t *create,
                                          lv_etcd_watch_cb cb, void *arg);
+struct lv_etcd_watch *lv_etcd_watch_open_rl(struct lv_etcd *e, const char *endpoint, json_t *create,
+                                            bool require_leader, lv_etcd_watch_cb cb, void *arg);
 /* Any server-streaming call (e.g. /v3/maintenance/snapshot): body (stolen) POSTed to
  * endpoint + path, cb with each streamed message, then once with msg NULL when the
  * stream ends (the handle is freed after that call); timeout_ms 0: none. */

@@ -374,7 +374,8 @@ static void watch_open(struct run_etcd *E, int slot, net_sock sock, const Rpc__C
     struct ewatch *x = fl_calloc(1, sizeof *x);
     x->o = origin_of(E, slot, sock, m->call_id);
     LINK(E->watches, x);
-    x->w = lv_etcd_watch_open(&E->c.client, E->c.m[slot - 1].client_url, o, on_watch_msg, x);
+    x->w = lv_etcd_watch_open_rl(&E->c.client, E->c.m[slot - 1].client_url, o, m->require_leader,
+                                 on_watch_msg, x);
 }
 
 static void watch_close(struct run_etcd *E, int slot, net_sock sock, uint64_t call_id)
@@ -432,8 +433,8 @@ static void bridge_frame(struct run_etcd *E, int slot, net_sock sock, const uint
             c->o = origin_of(E, slot, sock, m->call_id);
             c->method = (int)m->method;
             LINK(E->calls, c);
-            lv_etcd_call(&E->c.client, E->c.m[slot - 1].client_url, path, body, CALL_TIMEOUT_MS,
-                         on_call_reply, c);
+            lv_etcd_call_rl(&E->c.client, E->c.m[slot - 1].client_url, path, body, CALL_TIMEOUT_MS,
+                            m->require_leader, on_call_reply, c);
         }
     }
     rpc__client_msg__free_unpacked(m, NULL);

@@ -51,3 +51,16 @@ add_test(NAME live.etcd_target.membership
   COMMAND sh ${FL_ETCD_SCN}/pass.sh ${FL_BIN} ${FL_ETCD_SCN}/membership.lua ${FL_ETCD_WORK}/membership)
 set_tests_properties(live.etcd_target.membership
   PROPERTIES LABELS live SKIP_RETURN_CODE 77 TIMEOUT 120 RUN_SERIAL TRUE)
+
+# Backups on etcd: snapshot_save through the gateway, copy_db, etcdctl snapshot restore
+# (refusals in etcdctl's words, a new cluster from the backup), converge by HashKV.
+add_test(NAME live.etcd_target.backup
+  COMMAND sh ${FL_ETCD_SCN}/pass.sh ${FL_BIN} ${FL_ETCD_SCN}/backup.lua ${FL_ETCD_WORK}/backup)
+set_tests_properties(live.etcd_target.backup
+  PROPERTIES LABELS live SKIP_RETURN_CODE 77 TIMEOUT 120 RUN_SERIAL TRUE)
+
+# require_leader on etcd: hasleader metadata through the gateway ("etcdserver: no leader").
+add_test(NAME live.etcd_target.noleader
+  COMMAND sh ${FL_ETCD_SCN}/pass.sh ${FL_BIN} ${FL_ETCD_SCN}/noleader.lua ${FL_ETCD_WORK}/noleader)
+set_tests_properties(live.etcd_target.noleader
+  PROPERTIES LABELS live SKIP_RETURN_CODE 77 TIMEOUT 120 RUN_SERIAL TRUE)

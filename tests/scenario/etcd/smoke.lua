@@ -12,7 +12,7 @@ scenario {
                              "health_aware" }, timeout_ms = 2000 },
   workload = { rate = 100, keys = 8, mix = { put = 5, get = 4, delete = 1, txn = 1, range = 1 },
                watchers = 2 },
-  checks   = { "linearizability", "watch" },
+  checks   = { "linearizability", "watch", "converge" },
 }
 
 run_until(function() return leader() ~= nil end, 10*s)

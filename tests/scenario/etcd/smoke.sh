@@ -22,6 +22,12 @@ print("verdict", s["verdict"], "checks", checks, "ops", s["ops"], "wall_ms", s["
 assert rc == 0, "exit %d" % rc
 assert s["verdict"] == "pass", s["verdict"]
 assert checks.get("linearizability") == "pass" and checks.get("watch") == "pass", checks
+# converge is judged on etcd: HashKV of the three members at one revision
+conv = s["checks"].get("converge", {})
+assert conv.get("verdict") == "pass", conv
+hashes = {m["hash"] for m in conv["state"]["members"]}
+assert len(conv["state"]["members"]) == 3 and len(hashes) == 1, conv
+assert "converge" not in s.get("not_on_target", []), s.get("not_on_target")
 assert s["checks"]["expect"]["failed"] == 0 and s["checks"]["expect"]["total"] >= 5
 assert s["target"] == "etcd" and s["etcd_version"].startswith("3."), s.get("etcd_version")
 assert s["digest"] is None, s["digest"]

@@ -1,0 +1,25 @@
+-- noleader.lua (etcd target): require_leader reaches etcd as the gRPC metadata
+-- hasleader=true (the gateway forwards the Grpc-Metadata-hasleader header), so a
+-- member cut off from its peers answers etcd's own "etcdserver: no leader" at once,
+-- while the same put without it waits for a leader until the call times out.
+scenario {
+  name = "etcd-noleader",
+  cluster  = { nodes = 3 },
+  clients  = { count = 1, timeout_ms = 2000 },
+  checks   = { "linearizability" },
+}
+run_until(function() return leader() ~= nil end, 10*s)
+local f = leader() % 3 + 1 -- a follower
+partition({ f }, others(f))
+run(3*s) -- its election timeout (500 ms) passes many times: it has no leader
+local c = client(1)
+local g, err = c:get("k", { node = f, require_leader = true, timeout = 1500*ms })
+expect(g == nil and tostring(err):find("etcdserver: no leader", 1, true) ~= nil,
+       "a read with require_leader: etcd's no leader (retried until the deadline)", err)
+local p, perr = c:put("k", "v", { node = f, require_leader = true, timeout = 1500*ms })
+expect(p == nil and perr == "etcdserver: no leader", "a put with require_leader: no leader", perr)
+local p2, perr2 = c:put("k", "w", { node = f, timeout = 1500*ms })
+expect(p2 == nil and not tostring(perr2):find("no leader", 1, true),
+       "a put without it waits for a leader until its deadline", perr2)
+heal()
+run_until(function() return leader() ~= nil end, 10*s)
