@@ -99,6 +99,8 @@ struct ectl {
     int add_idx;                  /* member_add: the prepared member (-1 none) */
     json_t *resp;                 /* member_add: MemberAdd's answer, until the member starts */
     struct fl_buf data;           /* snapshot_save: the blobs so far */
+    int disarm_at;                /* alarm_disarm: the member asked */
+    size_t disarm_next;           /* alarm_disarm: the next alarm of resp to deactivate */
     struct lv_etcd_watch *stream; /* snapshot_save: the stream, until it ends */
     struct ectl *prev, *next;
 };
@@ -1044,6 +1046,34 @@ static void on_ctl_reply(const struct lv_etcd_reply *r, void *arg)
     ectl_enter(E, c);
 }
 
+/* alarm_disarm: the list (GET) came, or one DEACTIVATE finished: the next, or done. */
+static void on_disarm_reply(const struct lv_etcd_reply *r, void *arg)
+{
+    struct ectl *c = arg;
+    struct run_etcd *E = c->E;
+    if (r->http_status != 200) {
+        on_ctl_reply(r, c);
+        return;
+    }
+    if (!c->resp) /* the GET's answer: the alarms to deactivate */
+        c->resp = json_incref(json_object_get(r->resp, "alarms") ? r->resp : json_object());
+    const json_t *list = json_object_get(c->resp, "alarms");
+    if (c->disarm_next >= json_array_size(list)) {
+        json_decref(c->resp);
+        c->resp = NULL;
+        on_ctl_reply(r, c);
+        return;
+    }
+    const json_t *a = json_array_get(list, c->disarm_next++);
+    json_t *body = json_object();
+    json_object_set_new(body, "action", json_string("DEACTIVATE"));
+    ec_set_u64(body, "memberID", lv_json_u64(a, "memberID"));
+    const char *t = json_string_value(json_object_get(a, "alarm"));
+    json_object_set_new(body, "alarm", json_string(t ? t : "NONE"));
+    lv_etcd_call(&E->c.client, E->c.m[c->disarm_at - 1].client_url, "/v3/maintenance/alarm", body,
+                 CALL_TIMEOUT_MS, on_disarm_reply, c);
+}
+
 /* One message of a Maintenance Snapshot stream ({"result":{"blob":..}} or
  * {"error":{..}}), or its end (m NULL). */
 static void on_snapshot_msg(json_t *m, const struct lv_etcd_reply *end, void *arg)
@@ -1118,9 +1148,13 @@ void run_etcd_ctl(struct run_world *rw, const char *kind, int node, int64_t arg,
     } else if (!strcmp(kind, "defrag")) {
         path = "/v3/maintenance/defragment";
     } else if (!strcmp(kind, "alarm_disarm")) {
-        path = "/v3/maintenance/alarm";
-        json_object_set_new(body, "action", json_string("DEACTIVATE"));
-        json_object_set_new(body, "alarm", json_string("NOSPACE"));
+        /* as etcdctl alarm disarm: list the alarms, then deactivate each (member, alarm)
+         * (a DEACTIVATE names one member's alarm: memberID 0 deactivates nothing) */
+        c->disarm_at = at;
+        json_object_set_new(body, "action", json_string("GET"));
+        lv_etcd_call(&E->c.client, E->c.m[at - 1].client_url, "/v3/maintenance/alarm", body,
+                     CALL_TIMEOUT_MS, on_disarm_reply, c);
+        return;
     } else if (!strcmp(kind, "member_add")) {
         struct fl_buf err;
         fl_buf_init(&err);

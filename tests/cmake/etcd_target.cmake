@@ -64,3 +64,9 @@ add_test(NAME live.etcd_target.noleader
   COMMAND sh ${FL_ETCD_SCN}/pass.sh ${FL_BIN} ${FL_ETCD_SCN}/noleader.lua ${FL_ETCD_WORK}/noleader)
 set_tests_properties(live.etcd_target.noleader
   PROPERTIES LABELS live SKIP_RETURN_CODE 77 TIMEOUT 120 RUN_SERIAL TRUE)
+
+# alarm_disarm on etcd: every (member, alarm) listed is deactivated; writes resume.
+add_test(NAME live.etcd_target.alarm
+  COMMAND sh ${FL_ETCD_SCN}/pass.sh ${FL_BIN} ${FL_ETCD_SCN}/alarm.lua ${FL_ETCD_WORK}/alarm)
+set_tests_properties(live.etcd_target.alarm
+  PROPERTIES LABELS live SKIP_RETURN_CODE 77 TIMEOUT 120 RUN_SERIAL TRUE)
