@@ -13,9 +13,10 @@
  * a temporary database, removed at the end), one run per (seed, target).
  *
  * On etcd the transport's keepalive pings are answered by the member's bridge process
- * (etcd's JSON gateway speaks HTTP/1.1: no HTTP/2 pings); they stop when the member
- * is paused, killed or cut from the client, as etcd's would, but not when etcd hangs
- * in some other way. The note is printed with every etcd diff.
+ * (etcd's JSON gateway speaks HTTP/1.1: no HTTP/2 pings), only while the member
+ * answers the periodic health calls (Maintenance Status every 100 ms); they stop when
+ * the member is paused, killed, cut from the client or does not serve, as etcd's
+ * would. The note is printed with every etcd diff.
  */
 #include "harness/cli/cli.h"
 #include "harness/common/common.h"
@@ -366,9 +367,11 @@ int cmd_diff(int argc, char **argv)
             break;
     }
     bool etcd = a.targets[0] == RUN_TARGET_ETCD || a.targets[1] == RUN_TARGET_ETCD;
-    const char *note = "on etcd, keepalive pings are answered by the member's bridge (the JSON "
-                       "gateway is HTTP/1.1, no HTTP/2 pings): they stop when the member is "
-                       "paused, killed or cut from the client";
+    const char *note = "on etcd, keepalive is done by periodic health calls: the JSON gateway is "
+                       "HTTP/1.1 (no HTTP/2 pings), so the member's bridge answers a ping only "
+                       "while the member answered its last Maintenance Status poll (every "
+                       "100 ms, 1 s timeout); pings stop when the member is paused, killed, "
+                       "cut from the client or does not serve";
     if (a.json) {
         json_t *o = json_object();
         json_object_set_new(o, "scenario", json_string(a.scenario));

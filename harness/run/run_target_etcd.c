@@ -16,7 +16,10 @@
  * member i through its client proxy (JSON gateway), and sends the rpc.proto answer
  * back: etcd's header, its error text and gRPC code as the gateway reports them.
  * Watches become streamed gateway watches. Pings are answered by the bridge (HTTP/1.1
- * has no HTTP/2 pings); a paused member's bridge is paused too, so they stop. A Status
+ * has no HTTP/2 pings), and only while the member answered its last Maintenance Status
+ * poll (every 100 ms, 1 s timeout): keepalive by periodic health calls, so pings stop
+ * when etcd does not serve (killed, paused, hung, or restarted and not ready); a paused
+ * member's bridge is paused too. A Status
  * answer carries quorum_contact_age_ns 0 when the member names a leader, else -1:
  * etcd does not expose its last contact with a quorum (health_aware's probe reads it).
  *
@@ -404,7 +407,11 @@ static void bridge_frame(struct run_etcd *E, int slot, net_sock sock, const uint
     Rpc__ClientMsg *m = rpc_client_msg_decode(NULL, n, p);
     if (!m)
         return; /* not a frame: our members drop it as well */
-    if (m->req_case == RPC__CLIENT_MSG__REQ_PING) {
+    if (m->req_case == RPC__CLIENT_MSG__REQ_PING && !E->b[slot].st_ok) {
+        /* keepalive by periodic health calls: the member did not answer its last
+         * Maintenance Status poll (not ready, hung, or down), so the ping is not
+         * answered, as an HTTP/2 ping to a gRPC server that does not serve is not */
+    } else if (m->req_case == RPC__CLIENT_MSG__REQ_PING) {
         Rpc__ServerMsg msg = RPC__SERVER_MSG__INIT;
         Rpc__Pong pong = RPC__PONG__INIT;
         pong.seq = m->ping->seq;
@@ -894,6 +901,7 @@ void run_etcd_node_fault(struct run_world *rw, int id, const char *kind)
     if (!strcmp(kind, "kill")) {
         lv_proc_kill(&m->proc);
         sim_proc_kill(rw->w, proc);
+        E->b[id].st_ok = false; /* healthy again only once a Status poll is answered */
     } else if (!strcmp(kind, "restart")) {
         if (!m->proc.running && lv_proc_restart(&m->proc, &err))
             fl_log(FL_LOG_ERROR, "target etcd: restart of %s: %s", m->name, fl_buf_cstr(&err));

@@ -70,3 +70,10 @@ add_test(NAME live.etcd_target.alarm
   COMMAND sh ${FL_ETCD_SCN}/pass.sh ${FL_BIN} ${FL_ETCD_SCN}/alarm.lua ${FL_ETCD_WORK}/alarm)
 set_tests_properties(live.etcd_target.alarm
   PROPERTIES LABELS live SKIP_RETURN_CODE 77 TIMEOUT 120 RUN_SERIAL TRUE)
+
+# Keepalive on etcd by periodic health calls: a member that does not serve (restarted
+# alone, never ready) leaves pings unanswered; a serving one answers them.
+add_test(NAME live.etcd_target.keepalive
+  COMMAND sh ${FL_ETCD_SCN}/pass.sh ${FL_BIN} ${FL_ETCD_SCN}/keepalive.lua ${FL_ETCD_WORK}/keepalive)
+set_tests_properties(live.etcd_target.keepalive
+  PROPERTIES LABELS live SKIP_RETURN_CODE 77 TIMEOUT 120 RUN_SERIAL TRUE)
