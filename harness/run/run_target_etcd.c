@@ -114,7 +114,10 @@ struct bridge {
     struct lv_etcd_status st;
     uint64_t cluster_id; /* the header of its last Status answer */
     bool st_ok;
-    bool removed; /* member_remove succeeded: no longer one of nodes() */
+    bool removed;           /* member_remove succeeded: no longer one of nodes() */
+    long log_off;           /* bytes of its log read so far */
+    struct fl_buf log_part; /* a line not complete yet */
+    bool log_leader;        /* its log's last role change made it leader */
 };
 
 struct run_etcd {
@@ -510,12 +513,14 @@ struct poll_arg {
     int slot;
 };
 
-static void node_event(struct run_etcd *E, int slot, const char *kind, uint64_t term,
-                       const char *detail)
+static void node_event_f(struct run_etcd *E, int slot, const char *kind, uint64_t term,
+                         const char *detail, const struct srv_event_fields *f)
 {
     struct run_world *rw = E->rw;
     struct srv_event ev;
     memset(&ev, 0, sizeof ev);
+    if (f)
+        ev.f = *f;
     ev.at_ns = sim_now_ns(rw->w);
     ev.node = slot;
     ev.member_id = slot ? E->c.m[slot - 1].id : 0;
@@ -531,6 +536,107 @@ static void node_event(struct run_etcd *E, int slot, const char *kind, uint64_t 
         json_object_set_new(l, "node", json_integer(slot));
         json_object_set_new(l, "term", json_integer((json_int_t)term));
         json_array_append_new(rw->sum.leaders, l);
+    }
+}
+
+static void node_event(struct run_etcd *E, int slot, const char *kind, uint64_t term,
+                       const char *detail)
+{
+    node_event_f(E, slot, kind, term, detail, NULL);
+}
+
+/* ---- Raft events from the members' logs ------------------------------------------------ */
+
+/* "<16 hex> became candidate at term 7": the term after `what`, true when msg is that. */
+static bool log_role(const char *msg, const char *what, uint64_t *term)
+{
+    const char *p = strchr(msg, ' ');
+    if (!p || strncmp(p + 1, what, strlen(what)))
+        return false;
+    p += 1 + strlen(what);
+    if (strncmp(p, " at term ", 9))
+        return false;
+    *term = strtoull(p + 9, NULL, 10);
+    return true;
+}
+
+/* One line of member slot's log (etcd's zap JSON): the Raft events etcd logs become
+ * node events, recorded as read from its log: a role change of its Raft node
+ * (pre-candidate: prevote, candidate: campaign, leader to follower: step_down), a
+ * local snapshot ("triggering snapshot"), a snapshot sent to a peer ("sent database
+ * snapshot", remote-peer-id) or applied ("applied snapshot"). Leader changes stay
+ * those of Status polling. */
+static void log_line(struct run_etcd *E, int slot, const char *line, size_t len)
+{
+    json_t *o = json_loadb(line, len, JSON_DECODE_INT_AS_REAL, NULL);
+    const char *msg = json_string_value(json_object_get(o, "msg"));
+    struct bridge *b = &E->b[slot];
+    uint64_t term = b->st.raft_term;
+    struct srv_event_fields f;
+    memset(&f, 0, sizeof f);
+    const char *kind = NULL, *detail = "seen in the member's log";
+    if (!msg) {
+        /* not a JSON log line */
+    } else if (log_role(msg, "became pre-candidate", &term)) {
+        kind = SRV_EV_PREVOTE;
+        b->log_leader = false;
+    } else if (log_role(msg, "became candidate", &term)) {
+        kind = SRV_EV_CAMPAIGN;
+        b->log_leader = false;
+    } else if (log_role(msg, "became leader", &term)) {
+        b->log_leader = true;
+    } else if (log_role(msg, "became follower", &term)) {
+        if (b->log_leader) {
+            kind = SRV_EV_STEP_DOWN;
+            f.from_state = "leader";
+            f.to_state = "follower";
+        }
+        b->log_leader = false;
+    } else if (!strcmp(msg, "triggering snapshot")) {
+        kind = SRV_EV_SNAPSHOT;
+        f.index = (uint64_t)json_number_value(json_object_get(o, "local-member-applied-index"));
+    } else if (!strcmp(msg, "sent database snapshot")) {
+        kind = SRV_EV_SNAPSHOT_SENT;
+        const char *to = json_string_value(json_object_get(o, "remote-peer-id"));
+        f.peer = to ? slot_of_member(E, strtoull(to, NULL, 16)) : 0;
+        f.index = (uint64_t)json_number_value(json_object_get(o, "snapshot-index"));
+    } else if (!strcmp(msg, "applied snapshot")) {
+        kind = SRV_EV_SNAPSHOT_APPLIED;
+    }
+    if (kind && !E->closing)
+        node_event_f(E, slot, kind, term, detail, &f);
+    json_decref(o);
+}
+
+/* What every member wrote to its log since the last look, line by line. */
+static void logs_scan(struct run_etcd *E)
+{
+    for (int i = 1; i <= E->n; i++) {
+        struct bridge *b = &E->b[i];
+        const char *path = E->c.m[i - 1].log_path;
+        FILE *f = path ? fopen(path, "rb") : NULL;
+        if (!f)
+            continue;
+        if (fseek(f, b->log_off, SEEK_SET) == 0) {
+            char chunk[65536];
+            size_t n;
+            while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+                b->log_off += (long)n;
+                fl_buf_append(&b->log_part, chunk, n);
+            }
+        }
+        fclose(f);
+        size_t start = 0;
+        const char *d = (const char *)b->log_part.data;
+        for (size_t k = 0; k < b->log_part.len; k++)
+            if (d[k] == '\n') {
+                log_line(E, i, d + start, k - start);
+                start = k + 1;
+            }
+        if (start) { /* keep the partial last line */
+            memmove(b->log_part.data, d + start, b->log_part.len - start);
+            b->log_part.len -= start;
+        }
     }
 }
 
@@ -602,6 +708,7 @@ static void on_poll_reply(const struct lv_etcd_reply *r, void *arg)
 static void on_poll_timer(uv_timer_t *t)
 {
     struct run_etcd *E = t->data;
+    logs_scan(E);
     if (E->polls_out > 0)
         return;
     for (int i = 1; i <= E->n; i++) {
@@ -770,6 +877,8 @@ void run_etcd_close(struct run_world *rw)
         uv_run(&E->loop, UV_RUN_NOWAIT);
         uv_loop_close(&E->loop);
     }
+    for (int i = 0; i <= LV_NODES_MAX; i++)
+        fl_buf_close(&E->b[i].log_part);
     if (E->wd_open)
         lv_workdir_close(&E->wd);
     free(E->bin);

@@ -45,6 +45,9 @@ n_ev = db.execute("select count(*) from watch_events where kind != 'progress'").
 assert n_ev > 0, "no watch events recorded"
 leaders = db.execute("select count(*) from node_events where kind = 'leader'").fetchone()[0]
 assert leaders >= 2, "leader changes seen by polling: %d" % leaders
+# Raft role changes read from the members' logs: the elections' campaigns
+camp = db.execute("select count(*) from node_events where kind = 'campaign'").fetchone()[0]
+assert camp >= 2, "campaigns read from the members' logs: %d" % camp
 PY
 for m in m0 m1 m2; do
     grep -q "etcd" "$work/members/$m.log" || { echo "FAIL: no log of $m"; exit 1; }
