@@ -37,6 +37,7 @@ struct lv_conn {
     uv_timer_t timer;
     struct lv_dir fwd, back;
     bool up_connected, identified, broken, closing;
+    bool reidentify; /* identified as from_default: a later request may name its sender */
     int handles;
     struct lv_conn *next, *prev;
 };
@@ -148,6 +149,7 @@ static void try_identify(struct lv_conn *c)
             from = r;
     }
     c->identified = true;
+    c->reidentify = p->identify && from == p->from_default;
     c->fwd.from = c->back.to = from;
     c->fwd.to = c->back.from = p->node;
 }
@@ -181,8 +183,20 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
             d->reading = false;
         }
     }
-    if (!c->identified)
+    if (!c->identified) {
         try_identify(c);
+    } else if (c->reidentify && nread > 0 && d == &c->fwd) {
+        /* HTTP/1.1 keeps connections: etcd's peer prober (GET /raft/probing, without
+         * X-Server-From) opens one, then its pipeline sends Raft messages on it (POST
+         * /raft, with X-Server-From): a request naming its sender attributes the
+         * connection from then on, so a cut applies to it (it leaked past a partition
+         * before). */
+        int r = c->p->identify((const uint8_t *)k->data, k->len, c->p->identify_arg);
+        if (r >= 0 && r != c->p->from_default) {
+            c->reidentify = false;
+            c->fwd.from = c->back.to = r;
+        }
+    }
     pump(c);
 }
 

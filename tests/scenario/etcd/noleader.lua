@@ -10,6 +10,7 @@ scenario {
 }
 run_until(function() return leader() ~= nil end, 10*s)
 local f = leader() % 3 + 1 -- a follower
+local t0 = now()
 partition({ f }, others(f))
 run(3*s) -- its election timeout (500 ms) passes many times: it has no leader
 local c = client(1)
@@ -21,5 +22,11 @@ expect(p == nil and perr == "etcdserver: no leader", "a put with require_leader:
 local p2, perr2 = c:put("k", "w", { node = f, timeout = 1500*ms })
 expect(p2 == nil and not tostring(perr2):find("no leader", 1, true),
        "a put without it waits for a leader until its deadline", perr2)
+-- 7 s into the cut: etcd's peers redialled (stream read timeout 5 s), some on
+-- connections their prober opened without X-Server-From; the cut holds on them too
+run(1*s)
+local st = status(f)
+expect((st.leader_node or 0) == 0, "the cut-off member still has no leader (no peer connection leaks past the cut)",
+       { at_ms = (now() - t0) // ms, leader = st.leader_node })
 heal()
 run_until(function() return leader() ~= nil end, 10*s)
