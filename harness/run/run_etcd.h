@@ -78,6 +78,10 @@ int run_etcd_restore(struct run_world *rw, const uint8_t *data, size_t len, cons
  * when revisions, compact revisions and hashes agree. state: what was seen (JSON
  * object, new). */
 bool run_etcd_converged(struct run_world *rw, json_t **state);
+/* converge's checkpoints during the run (every 2 s of wall time, when converge is
+ * asked): how many revisions were compared on two members or more; *corruption the
+ * first HashKV mismatch ({"revision","members":[{"node","hash"}]}) or NULL. */
+int run_etcd_checkpoints(struct run_world *rw, const json_t **corruption);
 
 /* run_etcd_codec.c: rpc.proto <-> etcd's JSON gateway. An answer's allocations go
  * into a scratch set, freed together once the answer is encoded. */

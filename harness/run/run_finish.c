@@ -79,6 +79,11 @@ static int converge_phase_etcd(struct run_world *rw, json_t *checks)
     json_object_set_new(d, "after_ms", json_integer((sim_now_ns(rw->w) - start) / FL_MS));
     json_object_set_new(d, "bound_ms", json_integer(RUN_CONVERGE_BOUND_NS / FL_MS));
     json_object_set_new(d, "state", state ? state : json_null());
+    const json_t *corrupt;
+    int compared = run_etcd_checkpoints(rw, &corrupt);
+    json_object_set_new(d, "corruption", corrupt ? json_deep_copy(corrupt) : json_null());
+    json_object_set_new(d, "hash_compared", json_integer(compared));
+    ok = ok && !corrupt;
     add_check(rw, checks, "converge", ok ? CHK_PASS : CHK_FAIL, d);
     return ok ? CHK_PASS : CHK_FAIL;
 }

@@ -44,12 +44,15 @@
 #include "nodes/server/server.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <time.h>
 
 #define CALL_TIMEOUT_MS     10000 /* the clients time out first (default 2 s) */
 #define POLL_MS             100
 #define START_MS            20000
 #define SNAPSHOT_TIMEOUT_MS 30000
+#define CHECKPOINT_MS       2000
 
 struct run_etcd;
 
@@ -144,8 +147,18 @@ struct run_etcd {
     struct ewatch *watches;
     struct ectl *ctls;
     int64_t injected_ns; /* earliest event entered during a pace; INT64_MAX none */
-    bool closing;        /* run_etcd_close: the run has ended, nothing more is recorded */
+    /* converge's checkpoints: HashKV of every member at one revision every
+     * CHECKPOINT_MS of wall time, taken outside the loop's callbacks (run_etcd_pace) */
+    double checkpoint_at_s;
+    int64_t checkpoint_rev; /* the revision last compared */
+    int checkpoints;        /* revisions compared */
+    json_t *corruption;     /* the first mismatch, NULL none */
+    struct ckpt *ckpt;      /* the checkpoint whose etcdctl processes run, NULL none */
+    bool closing;           /* run_etcd_close: the run has ended, nothing more is recorded */
 };
+
+static void checkpoint(struct run_etcd *E);
+static void checkpoint_stop(struct run_etcd *E);
 
 static double wall_s(void)
 {
@@ -709,6 +722,11 @@ static void on_poll_timer(uv_timer_t *t)
 {
     struct run_etcd *E = t->data;
     logs_scan(E);
+    if ((E->rw->checks & RUN_CHECK_CONVERGE) && !E->closing &&
+        wall_s() >= E->checkpoint_at_s + CHECKPOINT_MS / 1000.0) {
+        E->checkpoint_at_s = wall_s();
+        checkpoint(E);
+    }
     if (E->polls_out > 0)
         return;
     for (int i = 1; i <= E->n; i++) {
@@ -846,6 +864,7 @@ void run_etcd_close(struct run_world *rw)
     if (!E)
         return;
     E->closing = true; /* the loop still runs while members die: polls answer late */
+    checkpoint_stop(E);
     while (E->watches)
         watch_free(E, E->watches);
     if (E->poll_open) {
@@ -882,6 +901,7 @@ void run_etcd_close(struct run_world *rw)
     if (E->wd_open)
         lv_workdir_close(&E->wd);
     free(E->bin);
+    json_decref(E->corruption);
     free(E);
     rw->etcd = NULL;
 }
@@ -1521,6 +1541,28 @@ int run_etcd_restore(struct run_world *rw, const uint8_t *data, size_t len, cons
     return rc;
 }
 
+/* etcdctl endpoint hashkv -w json's answer among its log lines: FL_OK with the hash
+ * and the compact revision, else FL_EIO. */
+static int hashkv_parse(const char *out, uint32_t *hash, int64_t *compact)
+{
+    /* stdout's one JSON line among stderr's log lines: the one that opens with '[' */
+    const char *line = NULL;
+    for (const char *q = out; q && *q; q = strchr(q, '\n') ? strchr(q, '\n') + 1 : NULL)
+        if (*q == '[')
+            line = q;
+    /* member and cluster ids pass 2^63: numbers as reals (hash and revisions fit) */
+    json_t *a = line ? json_loadb(line, strcspn(line, "\n"), JSON_DECODE_INT_AS_REAL, NULL) : NULL;
+    const json_t *h = json_object_get(json_array_get(a, 0), "HashKV");
+    int rc = FL_EIO;
+    if (json_is_object(h)) {
+        *hash = (uint32_t)json_number_value(json_object_get(h, "hash"));
+        *compact = (int64_t)json_number_value(json_object_get(h, "compact_revision"));
+        rc = FL_OK;
+    }
+    json_decref(a);
+    return rc;
+}
+
 /* HashKV of one member at revision rev through etcdctl (gRPC: the 3.4 gateway's
  * /v3/maintenance/hash is Hash, the whole backend's, not HashKV). FL_OK with the hash
  * and compact revision, else etcdctl's error in err. */
@@ -1546,28 +1588,11 @@ static int member_hash_kv(struct run_etcd *E, int slot, int64_t rev, uint32_t *h
                           "json",
                           NULL};
     int st = lv_etcdctl_run(&E->loop, argv, fl_buf_cstr(&log), 5000, &out);
-    int rc = FL_EIO;
-    if (st == 0) {
-        /* stdout's one JSON line among stderr's log lines: the one that opens with '[' */
-        const char *p = fl_buf_cstr(&out), *line = NULL;
-        for (const char *q = p; q && *q; q = strchr(q, '\n') ? strchr(q, '\n') + 1 : NULL)
-            if (*q == '[')
-                line = q;
-        /* member and cluster ids pass 2^63: numbers as reals (hash and revisions fit) */
-        json_t *a =
-            line ? json_loadb(line, strcspn(line, "\n"), JSON_DECODE_INT_AS_REAL, NULL) : NULL;
-        const json_t *h = json_object_get(json_array_get(a, 0), "HashKV");
-        if (json_is_object(h)) {
-            *hash = (uint32_t)json_number_value(json_object_get(h, "hash"));
-            *compact = (int64_t)json_number_value(json_object_get(h, "compact_revision"));
-            rc = FL_OK;
-        } else {
-            snprintf(err, err_len, "etcdctl endpoint hashkv: no answer in its output");
-        }
-        json_decref(a);
-    } else {
+    int rc = st == 0 ? hashkv_parse(fl_buf_cstr(&out), hash, compact) : FL_EIO;
+    if (st != 0)
         etcdctl_error(fl_buf_cstr(&out), err, err_len);
-    }
+    else if (rc)
+        snprintf(err, err_len, "etcdctl endpoint hashkv: no answer in its output");
     free(ctl);
     fl_buf_close(&log);
     fl_buf_close(&out);
@@ -1654,4 +1679,169 @@ bool run_etcd_converged(struct run_world *rw, json_t **state)
     if (!ok)
         json_object_set_new(d, "why", json_string("HashKV differs (or failed) at one revision"));
     return ok;
+}
+
+/* A checkpoint of converge (etcd's corruption check, from outside): the lowest revision
+ * every running member of the leader's cluster has reached, if new, hashed by HashKV on
+ * each, by etcdctl processes run alongside (uv_spawn: the run does not wait for them;
+ * each has its own 2 s command timeout). A member whose HashKV fails there (compacted
+ * past it, not answering) is left out of that comparison. */
+struct ckpt_job {
+    struct ckpt *k;
+    uv_process_t proc;
+    int slot;
+    bool done, ok;
+    uint32_t hash;
+    char log[4200];
+};
+
+struct ckpt {
+    struct run_etcd *E;
+    int64_t rev;
+    int n, running;
+    struct ckpt_job job[LV_NODES_MAX];
+};
+
+static void ckpt_finish(struct ckpt *k)
+{
+    struct run_etcd *E = k->E;
+    json_t *seen = json_array();
+    int compared = 0;
+    bool differ = false;
+    uint32_t hash0 = 0;
+    for (int i = 0; i < k->n; i++) {
+        struct ckpt_job *j = &k->job[i];
+        if (!j->ok)
+            continue;
+        json_array_append_new(seen,
+                              json_pack("{s:i,s:I}", "node", j->slot, "hash", (json_int_t)j->hash));
+        if (compared++ == 0)
+            hash0 = j->hash;
+        else if (j->hash != hash0)
+            differ = true;
+    }
+    if (compared >= 2 && !E->closing)
+        E->checkpoints++;
+    if (differ && !E->corruption && !E->closing)
+        E->corruption = json_pack("{s:I,s:o}", "revision", (json_int_t)k->rev, "members", seen);
+    else
+        json_decref(seen);
+    if (E->ckpt == k)
+        E->ckpt = NULL;
+    free(k);
+}
+
+static void ckpt_closed(uv_handle_t *h)
+{
+    struct ckpt_job *j = h->data;
+    struct ckpt *k = j->k;
+    if (--k->running == 0)
+        ckpt_finish(k);
+}
+
+static void ckpt_exit(uv_process_t *p, int64_t status, int sig)
+{
+    struct ckpt_job *j = p->data;
+    j->done = true;
+    if (status == 0 && sig == 0) {
+        struct fl_buf out;
+        fl_buf_init(&out);
+        FILE *f = fopen(j->log, "r");
+        char chunk[4096];
+        size_t n;
+        while (f && (n = fread(chunk, 1, sizeof chunk, f)) > 0)
+            fl_buf_append(&out, chunk, n);
+        if (f)
+            fclose(f);
+        int64_t compact;
+        j->ok = hashkv_parse(fl_buf_cstr(&out), &j->hash, &compact) == FL_OK;
+        fl_buf_close(&out);
+    }
+    uv_close((uv_handle_t *)p, ckpt_closed);
+}
+
+static void checkpoint(struct run_etcd *E)
+{
+    int lead = run_etcd_leader(E->rw);
+    if (!lead || E->corruption || E->ckpt)
+        return;
+    uint64_t cluster = E->b[lead].cluster_id;
+    struct ckpt *k = fl_calloc(1, sizeof *k);
+    k->E = E;
+    k->rev = INT64_MAX;
+    for (int i = 1; i <= E->n; i++) {
+        const struct bridge *b = &E->b[i];
+        const struct lv_proc *p = &E->c.m[i - 1].proc;
+        if (b->removed || !b->st_ok || !p->running || p->paused || b->cluster_id != cluster)
+            continue;
+        k->job[k->n++].slot = i;
+        k->rev = FL_MIN(k->rev, (int64_t)b->st.revision);
+    }
+    if (k->n < 2 || k->rev <= E->checkpoint_rev) {
+        free(k);
+        return;
+    }
+    E->checkpoint_rev = k->rev;
+    char *ctl = lv_etcdctl_find(E->bin), revs[32];
+    snprintf(revs, sizeof revs, "%lld", (long long)k->rev);
+    for (int i = 0; i < k->n; i++) {
+        struct ckpt_job *j = &k->job[i];
+        j->k = k;
+        snprintf(j->log, sizeof j->log, "%s/etcdctl-checkpoint-%d.log", E->wd.path, j->slot);
+        uv_fs_t req;
+        int fd = uv_fs_open(NULL, &req, j->log, O_WRONLY | O_CREAT | O_TRUNC, 0644, NULL);
+        uv_fs_req_cleanup(&req);
+        char *argv[] = {ctl,
+                        "--endpoints",
+                        E->c.m[j->slot - 1].direct_url,
+                        "--command-timeout",
+                        "2s",
+                        "endpoint",
+                        "hashkv",
+                        "--rev",
+                        revs,
+                        "-w",
+                        "json",
+                        NULL};
+        uv_stdio_container_t io[3] = {
+            {.flags = UV_IGNORE},
+            {.flags = fd >= 0 ? UV_INHERIT_FD : UV_IGNORE, .data.fd = fd},
+            {.flags = fd >= 0 ? UV_INHERIT_FD : UV_IGNORE, .data.fd = fd}};
+        uv_process_options_t o = {
+            .exit_cb = ckpt_exit, .file = ctl, .args = argv, .stdio_count = 3, .stdio = io};
+        j->proc.data = j;
+        if (uv_spawn(&E->loop, &j->proc, &o) == 0)
+            k->running++;
+        else
+            j->done = true;
+        if (fd >= 0) {
+            uv_fs_close(NULL, &req, fd, NULL);
+            uv_fs_req_cleanup(&req);
+        }
+    }
+    free(ctl);
+    if (k->running == 0)
+        ckpt_finish(k);
+    else
+        E->ckpt = k;
+}
+
+/* At close: the checkpoint's etcdctl processes still running are killed, and waited for. */
+static void checkpoint_stop(struct run_etcd *E)
+{
+    struct ckpt *k = E->ckpt;
+    if (!k)
+        return;
+    for (int i = 0; i < k->n; i++)
+        if (!k->job[i].done && k->job[i].proc.data)
+            uv_process_kill(&k->job[i].proc, SIGKILL);
+    while (E->ckpt)
+        uv_run(&E->loop, UV_RUN_ONCE);
+}
+
+int run_etcd_checkpoints(struct run_world *rw, const json_t **corruption)
+{
+    struct run_etcd *E = rw->etcd;
+    *corruption = E ? E->corruption : NULL;
+    return E ? E->checkpoints : 0;
 }

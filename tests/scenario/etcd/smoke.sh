@@ -28,6 +28,8 @@ assert conv.get("verdict") == "pass", conv
 hashes = {m["hash"] for m in conv["state"]["members"]}
 assert len(conv["state"]["members"]) == 3 and len(hashes) == 1, conv
 assert "converge" not in s.get("not_on_target", []), s.get("not_on_target")
+# ... and at checkpoints during the run (every 2 s), with no mismatch
+assert conv.get("hash_compared", 0) >= 1 and conv.get("corruption") is None, conv
 assert s["checks"]["expect"]["failed"] == 0 and s["checks"]["expect"]["total"] >= 5
 assert s["target"] == "etcd" and s["etcd_version"].startswith("3."), s.get("etcd_version")
 assert s["digest"] is None, s["digest"]
