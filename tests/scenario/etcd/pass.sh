@@ -5,6 +5,9 @@ fl=$1; scn=$2; work=$3
 if [ -z "$FL_ETCD" ] && ! command -v etcd >/dev/null 2>&1; then
     echo "skipped: etcd not installed"; exit 77
 fi
+if [ -z "$FL_ETCDCTL" ] && ! command -v etcdctl >/dev/null 2>&1; then
+    echo "skipped: etcdctl not installed (restore and converge run it)"; exit 77
+fi
 rm -rf "$work" && mkdir -p "$work" || exit 1
 "$fl" run "$scn" --target etcd --db "$work/h.db" --workdir "$work/members"; rc=$?
 [ $rc -eq 0 ] || { echo "FAIL: exit $rc"; exit 1; }
