@@ -34,7 +34,13 @@
  * Observation. Every member's Maintenance Status is polled every 100 ms of wall
  * time; status() reports the latest answer, leader() the member that names itself
  * leader at the highest term, and a change of leader or term seen by polling is a node event
- * ("leader", "term"), recorded as such: etcd's own elections are not visible any closer.
+ * ("leader", "term"), recorded as such. The Raft events etcd logs (pre-vote, campaign,
+ * step-down, snapshots) are read from each member's log at every poll (logs_scan).
+ *
+ * Backups and convergence. snapshot_save streams Maintenance Snapshot through the
+ * gateway; copy_db reads the member's db file; restore runs `etcdctl snapshot restore`.
+ * converge compares HashKV (etcdctl: the 3.4 gateway serves Hash, not HashKV, at
+ * /v3/maintenance/hash) of every member at one revision, at the end and every 2 s.
  */
 #include "harness/run/run_etcd.h"
 

@@ -308,7 +308,7 @@ int run_world_setup(struct run_world *rw, const struct run_cluster_config *clust
     rw->wcfg = *workload;
     rw->checks = checks;
     if (rw->target.kind == RUN_TARGET_ETCD)
-        run_target_trim_checks(rw); /* raft_safety and converge read our members' state */
+        run_target_trim_checks(rw); /* raft_safety and liveness read our members' state */
     if (!(checks & (RUN_CHECK_LINEARIZABILITY | RUN_CHECK_WATCH | RUN_CHECK_LIVENESS)))
         rw->mirror.on = false; /* nothing will read the history back */
     int rc = setup_cluster(rw, cluster, err, err_len);
