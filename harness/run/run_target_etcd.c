@@ -1698,6 +1698,7 @@ struct ckpt_job {
     int slot;
     bool done, ok;
     uint32_t hash;
+    int64_t compact;
     char log[4200];
 };
 
@@ -1715,16 +1716,21 @@ static void ckpt_finish(struct ckpt *k)
     int compared = 0;
     bool differ = false;
     uint32_t hash0 = 0;
+    int64_t compact0 = 0;
     for (int i = 0; i < k->n; i++) {
         struct ckpt_job *j = &k->job[i];
-        if (!j->ok)
+        /* as etcd's own corruption check: hashes compare only at one compact revision
+         * (a compaction is applied by each member in its own time) */
+        if (!j->ok || (compared && j->compact != compact0))
             continue;
         json_array_append_new(seen,
                               json_pack("{s:i,s:I}", "node", j->slot, "hash", (json_int_t)j->hash));
-        if (compared++ == 0)
+        if (compared++ == 0) {
             hash0 = j->hash;
-        else if (j->hash != hash0)
+            compact0 = j->compact;
+        } else if (j->hash != hash0) {
             differ = true;
+        }
     }
     if (compared >= 2 && !E->closing)
         E->checkpoints++;
@@ -1759,8 +1765,7 @@ static void ckpt_exit(uv_process_t *p, int64_t status, int sig)
             fl_buf_append(&out, chunk, n);
         if (f)
             fclose(f);
-        int64_t compact;
-        j->ok = hashkv_parse(fl_buf_cstr(&out), &j->hash, &compact) == FL_OK;
+        j->ok = hashkv_parse(fl_buf_cstr(&out), &j->hash, &j->compact) == FL_OK;
         fl_buf_close(&out);
     }
     uv_close((uv_handle_t *)p, ckpt_closed);
