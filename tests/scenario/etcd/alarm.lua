@@ -26,6 +26,18 @@ expect(p == nil and pe == NOSPACE, "still refused while armed", pe)
 local ok, derr = alarm_disarm()
 expect(ok, "the alarm is disarmed", derr)
 run(500*ms)
+-- etcd applies a compaction in batches, after answering it: a defragmentation that ran
+-- before the last batch left a file still over the quota, and the next write arms the
+-- alarm again (1 run in 6 here). An operator then defragments and disarms again, as the
+-- chaos scenario's NOSPACE recovery does: up to five rounds.
 local w = 0
-for i = 1, 3 do if c:put("small", "z" .. i, { node = i }) then w = w + 1 end end
+for round = 1, 5 do
+  w = 0
+  for i = 1, 3 do if c:put("small", "z" .. i, { node = i }) then w = w + 1 end end
+  if w == 3 then break end
+  run(1*s)
+  for _, n in ipairs(nodes()) do defrag(n) end
+  alarm_disarm()
+  run(500*ms)
+end
 expect(w == 3, "writes resume on every member after the disarm", w)
