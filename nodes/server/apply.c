@@ -101,6 +101,18 @@ static bool compact_apply(struct srv_member *m, int64_t rev, int64_t *hrev, enum
     return true;
 }
 
+/* etcd's quota applier (etcd-facts §B.3): a Put, a Txn with writes or a LeaseGrant that
+ * crosses the quota is applied all the same, on every member, and its proposer answers
+ * "database space exceeded". The gRPC check before proposing (rpc.c) refuses with the
+ * same text, so a client cannot tell the two apart: the outcome is unknown to it. The
+ * same cost as that check. */
+static bool over_quota(struct srv_member *m, size_t key_len, size_t value_len)
+{
+    int64_t quota = srv_member_config(m)->quota_backend_bytes;
+    return quota > 0 &&
+           mvcc_size_bytes(m->kv) + mvcc_put_cost_bytes(m->kv, key_len, value_len) > quota;
+}
+
 /* Applies one client request; fills resp (arena memory) or returns an error id
  * (RPC_ERR_NONE with *merr set for MVCC errors). proposer: a client waits on this
  * member for the answer. */
@@ -117,8 +129,11 @@ static int apply_client(struct srv_member *m, struct srv_arena *a, const Rpc__Cl
         struct mvcc_put_req req;
         struct mvcc_put_result res;
         srv_put_from_pb(cm->put, &req);
+        bool over = over_quota(m, cm->put->key.len, cm->put->value.len);
         if ((*merr = mvcc_put(m->kv, &req, &res)) != MVCC_OK)
             return RPC_ERR_NONE;
+        if (over)
+            return RPC_ERR_NO_SPACE; /* applied all the same */
         resp->resp_case = RPC__SERVER_MSG__RESP_PUT;
         if (!a)
             return RPC_ERR_NONE; /* nobody waits here: no response to build */
@@ -150,9 +165,12 @@ static int apply_client(struct srv_member *m, struct srv_arena *a, const Rpc__Cl
             req.success = drop_ranges(a, req.success, &req.success_len);
             req.failure = drop_ranges(a, req.failure, &req.failure_len);
         }
+        bool over = srv_txn_has_writes(cm->txn) && over_quota(m, 0, 0);
         if ((*merr = mvcc_txn(m->kv, &req, &k->txn)) != MVCC_OK)
             return RPC_ERR_NONE;
         k->has_txn = true;
+        if (over)
+            return RPC_ERR_NO_SPACE; /* applied all the same */
         resp->resp_case = RPC__SERVER_MSG__RESP_TXN;
         resp->txn = srv_txn_resp_pb(a, &k->txn);
         resp->header->revision = k->txn.header_rev;
@@ -177,9 +195,12 @@ static int apply_client(struct srv_member *m, struct srv_arena *a, const Rpc__Cl
         if (nospace)
             return RPC_ERR_NO_SPACE;
         int64_t ttl = 0;
+        bool over = over_quota(m, 0, 0);
         if ((*merr = mvcc_lease_grant(m->kv, cm->lease_grant->id, cm->lease_grant->ttl,
                                       srv_member_now(m), &ttl)) != MVCC_OK)
             return RPC_ERR_NONE;
+        if (over)
+            return RPC_ERR_NO_SPACE; /* granted all the same */
         Rpc__LeaseGrantResponse *lr = srv_arena_alloc(a, sizeof *lr);
         rpc__lease_grant_response__init(lr);
         lr->id = cm->lease_grant->id;
