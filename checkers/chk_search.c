@@ -827,7 +827,7 @@ static bool srch_hist_recheck(struct chk_history *h, const struct chk_model *m0,
         const struct chk_op *op = &h->ops[hs[k - 1].op];
         snprintf(out->reason, sizeof(out->reason),
                  "the linearization found answers op %lld's range at revision %lld otherwise "
-                 "(%s); another might not: undecided",
+                 "(%.120s); another might not: undecided",
                  (long long)op->op_id, (long long)hs[k - 1].rev, why);
     }
     FL_ASSERT(ok || k >= 1);

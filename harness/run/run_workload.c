@@ -161,7 +161,7 @@ static void wl_multi_txn(struct run_wl_client *c, struct kvc_client *kc, const c
         int64_t x = sim_rng_range(c->more, 0, 9);
         ops[i].kind = i == 0 || x >= 5 ? KVC_OP_PUT : x == 0 ? KVC_OP_DELETE : KVC_OP_RANGE;
         if (ops[i].kind == KVC_OP_PUT) {
-            snprintf(values[i], sizeof values[i], "%s/%d", value, i);
+            snprintf(values[i], sizeof values[i], "%.255s/%c", value, (char)('0' + i)); /* i < 4 */
             ops[i].value = bytes_of(values[i]);
         }
         /* a read at a compacted revision (one the cluster reported compacted): it fails
