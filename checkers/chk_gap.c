@@ -1051,8 +1051,9 @@ static bool eff_fits_silence(const struct rv *r, const struct rv_replay *p, cons
                              int64_t g, uint32_t lo, uint32_t hi);
 
 /* Does a candidate's effect at g agree with the watch events of g: every event's key
- * changed as the event says, and no key changed inside the range of a watch that
- * delivered events of g without an event for it (etcd delivers a revision whole)? */
+ * changed as the event says, and no key changed inside the range of a watch whose
+ * stream covered g without an event for it (eff_fits_silence; a watch that delivered
+ * events of g covered it: etcd delivers a revision whole)? */
 static bool eff_fits_events(const struct rv *r, const struct rv_replay *p, const struct gap_eff *e,
                             int64_t g)
 {
@@ -1074,40 +1075,13 @@ static bool eff_fits_events(const struct rv *r, const struct rv_replay *p, const
         if (ev->kind == CHK_EV_PUT && b->value != ev->value)
             return false;
     }
-    for (uint32_t x = lo; x < hi; x++) {
-        const struct chk_wevent *ev = &h->events[r->wev[x]];
-        if (x > lo && h->events[r->wev[x - 1]].watch_id == ev->watch_id)
-            continue; /* cheap dedup for the common single-key case */
-        const struct chk_watch *w = NULL;
-        for (uint32_t wi = 0; wi < h->watch_count && !w; wi++)
-            w = h->watches[wi].watch_id == ev->watch_id ? &h->watches[wi] : NULL;
-        if (FL_NEVER(!w)) /* chk_history_finish refuses an event of an unknown watch */
-            continue;
-        for (uint32_t i = 0; i < e->n; i++) {
-            int32_t k = e->key[i];
-            const struct chk_kent *a = &p->st->ent[k], *b = &e->after[i];
-            if (a->value == b->value && a->mod_rev == b->mod_rev)
-                continue;
-            bool del = b->value == CHK_NIL;
-            if ((del && (w->flags & CHK_WF_NODELETE)) || (!del && (w->flags & CHK_WF_NOPUT)) ||
-                !chk_key_in_range(h, k, w->key, w->range_end))
-                continue;
-            bool seen = false;
-            for (uint32_t y = lo; y < hi && !seen; y++) {
-                const struct chk_wevent *o = &h->events[r->wev[y]];
-                seen = o->watch_id == w->watch_id && o->key == k;
-            }
-            if (!seen)
-                return false;
-        }
-    }
     return eff_fits_silence(r, p, e, g, lo, hi);
 }
 
 /* Does a candidate's effect at g leave alone every key inside a watch whose stream
  * covered g and delivered no event of that key at g? Such a watch saw g go by: its
- * events before and after g, or its start revision, frame it (the events of g it
- * delivered are judged above). Without this, a gap the watches passed in silence (a
+ * events at g, or before and after it, or its start revision, frame it. Judged by
+ * delivered events alone, a gap the watches passed in silence (a
  * write outside their ranges) could take an unknown put of a watched key, and the
  * watch checker then judged prev_kv against a value no member ever held (chaos seeds
  * 116 and 375 with a longer ending). */
