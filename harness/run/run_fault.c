@@ -359,7 +359,7 @@ void run_ctl_free_pending(struct run_world *rw)
 
 static void clients_add_endpoint(struct run_world *rw, int node)
 {
-    struct kvc_endpoint ep = {.node = node, .proc = srv_cluster_node_proc(rw->cl, node)};
+    struct kvc_endpoint ep = {.node = node, .proc = run_node_proc(rw, node)};
     for (int i = 0; i < rw->n_clients; i++)
         if (rw->clients[i].c && !rw->clients[i].closed)
             kvc_client_add_endpoint(rw->clients[i].c, &ep);
@@ -444,12 +444,8 @@ static void etcd_ctl_done(void *ud, const struct run_ctl_result *res)
     struct run_ctl_result r = *res;
     if (!r.text)
         r.text = "";
-    if (r.node > 0) {
-        struct kvc_endpoint ep = {.node = r.node, .proc = run_node_proc(rw, r.node)};
-        for (int i = 0; i < rw->n_clients; i++)
-            if (rw->clients[i].c && !rw->clients[i].closed)
-                kvc_client_add_endpoint(rw->clients[i].c, &ep);
-    }
+    if (r.node > 0)
+        clients_add_endpoint(rw, r.node);
     if (c->done)
         c->done(c->arg, &r);
     free(c);
