@@ -1569,6 +1569,27 @@ static int hashkv_parse(const char *out, uint32_t *hash, int64_t *compact)
     return rc;
 }
 
+/* `etcdctl endpoint hashkv --rev REVS` against one member, as argv (HASHKV_ARGC entries,
+ * the last NULL): the same command for the checkpoint that waits for it and for the
+ * periodic check that does not. */
+#define HASHKV_ARGC 12
+static void hashkv_argv(struct run_etcd *E, int slot, char *ctl, char *revs, char **argv)
+{
+    char *a[HASHKV_ARGC] = {ctl,
+                            "--endpoints",
+                            E->c.m[slot - 1].direct_url,
+                            "--command-timeout",
+                            "2s",
+                            "endpoint",
+                            "hashkv",
+                            "--rev",
+                            revs,
+                            "-w",
+                            "json",
+                            NULL};
+    memcpy(argv, a, sizeof a);
+}
+
 /* HashKV of one member at revision rev through etcdctl (gRPC: the 3.4 gateway's
  * /v3/maintenance/hash is Hash, the whole backend's, not HashKV). FL_OK with the hash
  * and compact revision, else etcdctl's error in err. */
@@ -1581,19 +1602,9 @@ static int member_hash_kv(struct run_etcd *E, int slot, int64_t rev, uint32_t *h
     fl_buf_init(&log);
     fl_buf_init(&out);
     fl_buf_printf(&log, "%s/etcdctl-hashkv.log", E->wd.path);
-    const char *argv[] = {ctl,
-                          "--endpoints",
-                          E->c.m[slot - 1].direct_url,
-                          "--command-timeout",
-                          "2s",
-                          "endpoint",
-                          "hashkv",
-                          "--rev",
-                          revs,
-                          "-w",
-                          "json",
-                          NULL};
-    int st = lv_etcdctl_run(&E->loop, argv, fl_buf_cstr(&log), 5000, &out);
+    char *argv[HASHKV_ARGC];
+    hashkv_argv(E, slot, ctl, revs, argv);
+    int st = lv_etcdctl_run(&E->loop, (const char *const *)argv, fl_buf_cstr(&log), 5000, &out);
     int rc = st == 0 ? hashkv_parse(fl_buf_cstr(&out), hash, compact) : FL_EIO;
     if (st != 0)
         etcdctl_error(fl_buf_cstr(&out), err, err_len);
@@ -1802,18 +1813,8 @@ static void checkpoint(struct run_etcd *E)
         uv_fs_t req;
         int fd = uv_fs_open(NULL, &req, j->log, O_WRONLY | O_CREAT | O_TRUNC, 0644, NULL);
         uv_fs_req_cleanup(&req);
-        char *argv[] = {ctl,
-                        "--endpoints",
-                        E->c.m[j->slot - 1].direct_url,
-                        "--command-timeout",
-                        "2s",
-                        "endpoint",
-                        "hashkv",
-                        "--rev",
-                        revs,
-                        "-w",
-                        "json",
-                        NULL};
+        char *argv[HASHKV_ARGC];
+        hashkv_argv(E, j->slot, ctl, revs, argv);
         uv_stdio_container_t io[3] = {
             {.flags = UV_IGNORE},
             {.flags = fd >= 0 ? UV_INHERIT_FD : UV_IGNORE, .data.fd = fd},
