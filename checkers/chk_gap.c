@@ -1011,11 +1011,12 @@ static const struct chk_kent *eff_entry(const struct rv_replay *p, const struct 
  * unknown op later undoes part of it; 2: it fits; 3: it fits and a later read asks
  * for it (a version count, a deletion before a re-creation, the very value). */
 static int gap_effect_ok(struct rv *r, struct rv_replay *p, const struct gap_eff *e, int64_t g,
-                         uint32_t self, int64_t *deadline)
+                         uint32_t self, int64_t *deadline, bool *weakp)
 {
     int best = 1;
     bool weak = false;
     *deadline = INT64_MAX;
+    *weakp = false;
     for (uint32_t x = 0; x < e->n; x++) {
         const struct chk_kent *a = &p->st->ent[e->key[x]], *b = &e->after[x];
         if (a->value == b->value && a->mod_rev == b->mod_rev)
@@ -1027,6 +1028,7 @@ static int gap_effect_ok(struct rv *r, struct rv_replay *p, const struct gap_eff
             return 0;
         best = FL_MAX(best, v);
     }
+    *weakp = weak;
     return best == 2 ? 3 : weak ? 1 : 2;
 }
 
@@ -1155,49 +1157,62 @@ static void place_gap(struct rv *r, int32_t found, int64_t g)
     }
 }
 
-/* The viable candidates of one gap, best first by (score desc, deadline asc, call
- * asc): the preferred guess first. The deadline is the revision of the read that
+/* The viable candidates of one gap, best first by (score desc, deadline asc, clean
+ * before weak, call asc): the preferred guess first. The deadline is the revision of the read that
  * asks for the effect: serving the demand that expires first (earliest deadline) is
  * how a greedy matching of gaps to demands stays optimal. */
+struct gap_rank {
+    int score;    /* gap_effect_ok's */
+    bool weak;    /* fits only if another unknown op undoes part of it */
+    int64_t dead; /* the earliest deadline of what asks for it */
+};
+
 struct gap_choices {
     uint32_t n;
     uint32_t op[GAP_CHOICES_MAX];
-    int score[GAP_CHOICES_MAX];
-    int64_t dead[GAP_CHOICES_MAX];
+    struct gap_rank rank[GAP_CHOICES_MAX];
     bool same;          /* every viable candidate so far has the same visible effect */
     bool excluded;      /* some candidate was ruled out by later reads */
     struct gap_eff eff; /* the first viable candidate's effect */
 };
 
-static bool choice_before(int score_a, int64_t dead_a, int score_b, int64_t dead_b)
+/* Ranks by score, then earliest deadline, then a candidate that needs no other
+ * unknown op to undo part of its effect before one that does: a txn demanded for one
+ * key whose other key's write must be undone later takes a gap that a plain write
+ * serving the same demand fits cleanly (the 1M-op bench's lin_unknown_1m_reads: a txn
+ * putting k604 and k776 took the gap a cas of k604 alone could fill, and its put of
+ * k776 then needed a delete that took the only gap left for a demanded put of k178). */
+static bool choice_before(const struct gap_rank *a, const struct gap_rank *b)
 {
-    return score_a > score_b || (score_a == score_b && dead_a < dead_b);
+    if (a->score != b->score)
+        return a->score > b->score;
+    if (a->dead != b->dead)
+        return a->dead < b->dead;
+    return !a->weak && b->weak;
 }
 
 /* Keeps candidate i if it ranks among the best GAP_CHOICES_MAX (candidates come in
  * call order, so among equals the earlier call stays first). */
-static void choices_insert(struct gap_choices *ch, uint32_t i, int score, int64_t dead)
+static void choices_insert(struct gap_choices *ch, uint32_t i, struct gap_rank rk)
 {
-    FL_ASSERT(score >= 1 && score <= 3);
+    FL_ASSERT(rk.score >= 1 && rk.score <= 3 && (rk.score != 1 || rk.weak));
     FL_TESTCASE(ch->n == GAP_CHOICES_MAX); /* more viable candidates than are kept */
     if (ch->n == GAP_CHOICES_MAX) {
         ch->same = false;
-        if (!choice_before(score, dead, ch->score[ch->n - 1], ch->dead[ch->n - 1]))
+        if (!choice_before(&rk, &ch->rank[ch->n - 1]))
             return; /* no better than every kept one */
         ch->n--;    /* the worst kept one makes room */
     }
     uint32_t at = ch->n++;
-    while (at > 0 && choice_before(score, dead, ch->score[at - 1], ch->dead[at - 1])) {
+    while (at > 0 && choice_before(&rk, &ch->rank[at - 1])) {
         ch->op[at] = ch->op[at - 1];
-        ch->score[at] = ch->score[at - 1];
-        ch->dead[at] = ch->dead[at - 1];
+        ch->rank[at] = ch->rank[at - 1];
         at--;
     }
     ch->op[at] = i;
-    ch->score[at] = score;
-    ch->dead[at] = dead;
+    ch->rank[at] = rk;
     for (uint32_t x = 1; x < ch->n; x++) /* the candidate order */
-        FL_ASSERT(!choice_before(ch->score[x], ch->dead[x], ch->score[x - 1], ch->dead[x - 1]));
+        FL_ASSERT(!choice_before(&ch->rank[x], &ch->rank[x - 1]));
 }
 
 /* Judges unknown op i as the writer of gap g: skipped when it writes nothing there or
@@ -1220,9 +1235,9 @@ static void gap_consider(struct rv *r, struct rv_replay *p, int64_t g, uint32_t 
     }
     if (!r->obs_built)
         obs_build(r);
-    int64_t dead;
-    int score = gap_effect_ok(r, p, &e, g, i, &dead);
-    if (!score) {
+    struct gap_rank rk;
+    rk.score = gap_effect_ok(r, p, &e, g, i, &rk.dead, &rk.weak);
+    if (!rk.score) {
         ch->excluded = true;
         return;
     }
@@ -1230,7 +1245,7 @@ static void gap_consider(struct rv *r, struct rv_replay *p, int64_t g, uint32_t 
         ch->eff = e;
     else
         ch->same = ch->same && same_effect(r, p, g, &ch->eff, &e);
-    choices_insert(ch, i, score, dead);
+    choices_insert(ch, i, rk);
 }
 
 /* Which choice to place: the first, or at a decision point (several choices with
@@ -1248,7 +1263,7 @@ static uint32_t gap_pick(struct rv *r, struct rv_replay *p, const struct gap_cho
         pick = d < r->nchoice ? FL_MIN(r->choice[d], ch->n - 1) : 0;
         FL_TESTCASE(pick > 0); /* a retry took another choice */
     }
-    if (!ch->same || ch->excluded || ch->score[pick] != 2) {
+    if (!ch->same || ch->excluded || ch->rank[pick].score != 2) {
         chk__rv_guess(r, g);
         if (!ch->same)
             p->guessed_rev = g; /* watches are not judged on this revision */
