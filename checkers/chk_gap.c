@@ -625,24 +625,54 @@ static void puts_build(struct rv *r)
         FL_ASSERT(put_cmp(&r->puts[i - 1], &r->puts[i]) <= 0);
 }
 
-/* One stable counting-sort pass of src into dst by field (0: at, 1: key), values in
- * [0, n). */
-static void obs_count_pass(const struct rv_obs *src, struct rv_obs *dst, uint32_t count,
-                           uint32_t *cnt, size_t n, int field)
+/* One stable counting-sort pass: dst lists the indexes src lists (all of r->obs when
+ * src is NULL) in the order of field (0: at, 1: key), values in [0, n). */
+static void obs_count_pass(const struct rv_obs *obs, const uint32_t *src, uint32_t *dst,
+                           uint32_t count, uint32_t *cnt, size_t n, int field)
 {
     memset(cnt, 0, (n + 1) * sizeof(uint32_t));
-    for (uint32_t i = 0; i < count; i++)
-        cnt[(field ? (size_t)src[i].key : (size_t)src[i].at) + 1]++;
+    for (uint32_t i = 0; i < count; i++) {
+        const struct rv_obs *o = &obs[src ? src[i] : i];
+        cnt[(field ? (size_t)o->key : (size_t)o->at) + 1]++;
+    }
     for (size_t x = 1; x <= n; x++)
         cnt[x] += cnt[x - 1];
-    for (uint32_t i = 0; i < count; i++)
-        dst[cnt[field ? (size_t)src[i].key : (size_t)src[i].at]++] = src[i];
+    for (uint32_t i = 0; i < count; i++) {
+        uint32_t j = src ? src[i] : i;
+        dst[cnt[field ? (size_t)obs[j].key : (size_t)obs[j].at]++] = j;
+    }
     FL_ASSERT(cnt[n - 1] == count);
 }
 
+/* Puts r->obs in the order perm lists (the record at k becomes r->obs[perm[k]]), in
+ * place: each cycle of the permutation moves its records along with one record held
+ * aside; perm is consumed (every entry ends as its own index). */
+static void obs_permute(struct rv *r, uint32_t *perm)
+{
+    for (uint32_t k = 0; k < r->obs_count; k++) {
+        if (perm[k] == k)
+            continue;
+        struct rv_obs held = r->obs[k];
+        uint32_t j = k;
+        for (;;) {
+            uint32_t from = perm[j];
+            FL_ASSERT(from < r->obs_count);
+            perm[j] = j;
+            if (from == k) {
+                r->obs[j] = held;
+                break;
+            }
+            r->obs[j] = r->obs[from];
+            j = from;
+        }
+    }
+}
+
 /* Sorts r->obs by obs_cmp: by revision, then stably by key (two counting passes, linear
- * where qsort's comparisons and 56-byte moves were a fifth of the 1M-op check), then the
- * few ties of one (key, revision) by insertion. */
+ * where qsort's comparisons and moves were a fifth of the 1M-op check), then the few
+ * ties of one (key, revision) by insertion. The passes order 4-byte indexes, and the
+ * records move once, in place: a copy of the records (109 MB at the 1M-op bench's
+ * lin_unknown_1m_reads, on top of the records) was that group's peak. */
 static void obs_sort(struct rv *r)
 {
     uint32_t n = r->obs_count;
@@ -653,9 +683,14 @@ static void obs_sort(struct rv *r)
     }
     size_t nb = FL_MAX((size_t)max_at + 1, (size_t)r->h->keys.count);
     uint32_t *cnt = fl_malloc((nb + 1) * sizeof(uint32_t));
-    struct rv_obs *tmp = fl_malloc(n * sizeof(*tmp));
-    obs_count_pass(r->obs, tmp, n, cnt, (size_t)max_at + 1, 0);
-    obs_count_pass(tmp, r->obs, n, cnt, r->h->keys.count, 1);
+    uint32_t *by_at = fl_malloc(n * sizeof(uint32_t));
+    uint32_t *perm = fl_malloc(n * sizeof(uint32_t));
+    obs_count_pass(r->obs, NULL, by_at, n, cnt, (size_t)max_at + 1, 0);
+    obs_count_pass(r->obs, by_at, perm, n, cnt, r->h->keys.count, 1);
+    free(by_at);
+    free(cnt);
+    obs_permute(r, perm);
+    free(perm);
     for (uint32_t i = 1; i < n; i++) {
         struct rv_obs v = r->obs[i];
         uint32_t j = i;
@@ -663,8 +698,6 @@ static void obs_sort(struct rv *r)
             r->obs[j] = r->obs[j - 1]; /* only within one (key, at): already ordered by both */
         r->obs[j] = v;
     }
-    free(tmp);
-    free(cnt);
 }
 
 /* idx[k]: the first of the n sorted records (key at k_of(i)) whose key is at least k;
@@ -696,8 +729,12 @@ static void obs_build(struct rv *r)
     obs_from_looks(r);
     if (!r->no_watch)
         obs_from_watch(r);
-    if (r->obs_count)
+    if (r->obs_count) {
+        /* no more observations: give back what doubling reserved (up to half) */
+        r->obs = fl_realloc(r->obs, r->obs_count * sizeof(*r->obs));
+        r->obs_cap = r->obs_count;
         obs_sort(r);
+    }
     for (uint32_t i = 1; i < r->obs_count; i++)
         FL_ASSERT(obs_cmp(&r->obs[i - 1], &r->obs[i]) <= 0);
     r->obs_key = key_index(r, r->obs_count, r->obs, sizeof(*r->obs));
