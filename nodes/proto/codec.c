@@ -5,6 +5,7 @@
  * case value), so one generic path serves every request and response type.
  */
 #include "nodes/proto/codec.h"
+#include "nodes/proto/pb_bound.h"
 
 /* The oneof member of m in use: its descriptor, or NULL (case 0 or not a message). */
 static const ProtobufCFieldDescriptor *oneof_field(const ProtobufCMessageDescriptor *d,
@@ -26,16 +27,14 @@ static ProtobufCMessage **member_at(void *msg, const ProtobufCFieldDescriptor *f
 /* Packs the body into a stack buffer when it fits (the common case), else the heap. */
 #define BODY_STACK 512
 
+/* Appends the frame (flat: scalars and its body) packed into out's reused memory,
+ * reserved to a bound instead of sized by a walk over the frame first (pb_bound.h). */
 static size_t frame_pack(const ProtobufCMessage *frame, struct fl_buf *out)
 {
-    size_t n = protobuf_c_message_get_packed_size(frame);
-    if (n == 0)
-        return 0; /* an empty frame: out may have no buffer (NULL + 0 is undefined) */
-    fl_buf_reserve(out, n);
-    size_t w = protobuf_c_message_pack(frame, out->data + out->len);
-    FL_ASSERT(w == n);
-    out->len += n;
-    return n;
+    size_t bound = frame->descriptor == &rpc__client_frame__descriptor
+                       ? pb_client_frame_bound((const Rpc__ClientFrame *)frame)
+                       : pb_server_frame_bound((const Rpc__ServerFrame *)frame);
+    return pb_pack_append(frame, bound, out);
 }
 
 static uint8_t *body_pack(const ProtobufCMessage *sub, uint8_t *stack, size_t *len)

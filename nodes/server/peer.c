@@ -14,6 +14,7 @@
  * Owns: the sockets in m->net.peers (outgoing) and the accepted peer sockets (bound to
  * the member, closed by the simulator when the process dies).
  */
+#include "nodes/proto/pb_bound.h"
 #include "nodes/server/srv_int.h"
 
 static struct srv_peer *peer_get(struct srv_member *m, uint64_t id)
@@ -361,10 +362,10 @@ static void send_frame(struct srv_member *m, uint64_t to, Raftpb__PeerFrame *f)
     f->cluster_id = m->cluster_id;
     f->from_member = m->id;
     f->to_member = to;
-    size_t n = raftpb__peer_frame__get_packed_size(f);
+    /* Packed into the member's reused buffer reserved to a bound, with no sizing walk
+     * first; only the n bytes written go out (pb_bound.h). */
     fl_buf_reset(&m->scratch);
-    fl_buf_reserve(&m->scratch, n + 1);
-    raftpb__peer_frame__pack(f, m->scratch.data);
+    size_t n = pb_pack_append(&f->base, pb_peer_frame_bound(f), &m->scratch);
     if (env_send(m->env, s, m->scratch.data, n) != FL_OK) {
         struct srv_peer *p = peer_get(m, to);
         env_close(m->env, p->out);

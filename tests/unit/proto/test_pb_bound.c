@@ -1,0 +1,355 @@
+/*
+ * test_pb_bound.c: the packed-size bounds of pb_bound.h and packing into a reused
+ * buffer. A bound must hold for every frame (random frames with the widest values:
+ * 64-bit IDs, negative TTLs and revisions, entry data and snapshots), the frame
+ * descriptors must keep the shape the bounds assume, and a frame packed into a buffer
+ * that held a longer frame must come out byte for byte as protobuf-c packs it alone,
+ * with nothing of the older frame's tail.
+ */
+#include "fl_test.h"
+#include "harness/common/rng.h"
+#include "nodes/proto/codec.h"
+#include "nodes/proto/pb_bound.h"
+
+static struct fl_rng rng;
+
+/* Mostly small values, sometimes the widest. */
+static uint64_t rnd_u64(void)
+{
+    uint64_t k = fl_rng_below(&rng, 4);
+    if (k == 0)
+        return 0;
+    if (k == 1)
+        return UINT64_MAX - fl_rng_below(&rng, 3);
+    uint64_t bits = fl_rng_below(&rng, 64);
+    return fl_rng_u64(&rng) >> bits;
+}
+
+/* ---- the descriptors keep the shape the bounds assume --------------------------------- */
+
+static bool flat_with_body(const ProtobufCMessageDescriptor *d, const char *sub)
+{
+    for (unsigned i = 0; i < d->n_fields; i++) {
+        const ProtobufCFieldDescriptor *fd = &d->fields[i];
+        if (fd->type == PROTOBUF_C_TYPE_MESSAGE && sub && !strcmp(fd->name, sub) &&
+            fd->label != PROTOBUF_C_LABEL_REPEATED)
+            continue;
+        if (fd->label == PROTOBUF_C_LABEL_REPEATED || fd->type == PROTOBUF_C_TYPE_MESSAGE ||
+            fd->type == PROTOBUF_C_TYPE_STRING)
+            return false;
+        if (fd->type == PROTOBUF_C_TYPE_BYTES && strcmp(fd->name, "body") != 0)
+            return false;
+        if (fd->id >= 2048)
+            return false;
+    }
+    return true;
+}
+
+/* Every length-delimited or repeated field of d is one of the names listed, which the
+ * bound of d counts by length or element. */
+static bool only_counted(const ProtobufCMessageDescriptor *d, const char *const *counted, size_t n)
+{
+    for (unsigned i = 0; i < d->n_fields; i++) {
+        const ProtobufCFieldDescriptor *fd = &d->fields[i];
+        if (fd->id >= 2048)
+            return false;
+        bool variable = fd->label == PROTOBUF_C_LABEL_REPEATED ||
+                        fd->type == PROTOBUF_C_TYPE_MESSAGE || fd->type == PROTOBUF_C_TYPE_STRING ||
+                        fd->type == PROTOBUF_C_TYPE_BYTES;
+        bool listed = false;
+        for (size_t k = 0; k < n; k++)
+            listed = listed || !strcmp(fd->name, counted[k]);
+        if (variable != listed)
+            return false;
+    }
+    return true;
+}
+
+static void test_descriptor_shape(void)
+{
+    CHECK(flat_with_body(&rpc__client_frame__descriptor, NULL));
+    CHECK(flat_with_body(&rpc__server_frame__descriptor, "error"));
+    static const char *const err[] = {"message"};
+    CHECK(only_counted(&rpc__error__descriptor, err, FL_ARRAY_LEN(err)));
+    static const char *const frame[] = {"msgs", "error", "lease_renews"};
+    static const char *const msg[] = {"entry_index", "entry_term", "entry_type", "entry_data",
+                                      "snapshot"};
+    static const char *const snap[] = {"conf", "data"};
+    static const char *const conf[] = {"voters", "learners"};
+    CHECK(only_counted(&raftpb__peer_frame__descriptor, frame, FL_ARRAY_LEN(frame)));
+    CHECK(only_counted(&raftpb__message__descriptor, msg, FL_ARRAY_LEN(msg)));
+    CHECK(only_counted(&raftpb__snapshot__descriptor, snap, FL_ARRAY_LEN(snap)));
+    CHECK(only_counted(&raftpb__conf_state__descriptor, conf, FL_ARRAY_LEN(conf)));
+    CHECK(only_counted(&raftpb__lease_renew__descriptor, NULL, 0));
+    /* the fields the bounds count as scalars are varints of at most ten bytes */
+    CHECK(raftpb__message__descriptor.fields != NULL);
+}
+
+/* ---- random peer frames ----------------------------------------------------------------- */
+
+#define MSGS_MAX 6
+#define ENTS_MAX 40
+
+struct frame_store {
+    Raftpb__PeerFrame f;
+    Raftpb__Message msgs[MSGS_MAX], *pmsgs[MSGS_MAX];
+    uint64_t idx[MSGS_MAX][ENTS_MAX], term[MSGS_MAX][ENTS_MAX];
+    uint32_t type[MSGS_MAX][ENTS_MAX];
+    ProtobufCBinaryData data[MSGS_MAX][ENTS_MAX];
+    Raftpb__Snapshot snap[MSGS_MAX];
+    Raftpb__ConfState conf[MSGS_MAX];
+    uint64_t voters[MSGS_MAX][7], learners[MSGS_MAX][7];
+    Raftpb__LeaseRenew lr[3], *plr[3];
+    uint8_t bytes[4096];
+    char error[64];
+};
+
+static void random_frame(struct frame_store *s)
+{
+    for (size_t i = 0; i < sizeof s->bytes; i++)
+        s->bytes[i] = (uint8_t)fl_rng_u64(&rng);
+    raftpb__peer_frame__init(&s->f);
+    s->f.cluster_id = rnd_u64();
+    s->f.from_member = rnd_u64();
+    s->f.to_member = rnd_u64();
+    s->f.refused = fl_rng_below(&rng, 8) == 0;
+    if (fl_rng_below(&rng, 8) == 0) {
+        size_t n = fl_rng_below(&rng, sizeof s->error);
+        memset(s->error, 'e', n);
+        s->error[n] = 0;
+        s->f.error = s->error;
+    }
+    s->f.n_msgs = fl_rng_below(&rng, MSGS_MAX + 1);
+    s->f.msgs = s->pmsgs;
+    for (size_t i = 0; i < s->f.n_msgs; i++) {
+        Raftpb__Message *m = &s->msgs[i];
+        s->pmsgs[i] = m;
+        raftpb__message__init(m);
+        m->type = (uint32_t)rnd_u64();
+        m->from = rnd_u64();
+        m->to = rnd_u64();
+        m->term = rnd_u64();
+        m->log_term = rnd_u64();
+        m->index = rnd_u64();
+        m->commit = rnd_u64();
+        m->context = rnd_u64();
+        m->reject = fl_rng_below(&rng, 2) != 0;
+        m->reject_hint = rnd_u64();
+        m->hint_term = rnd_u64();
+        size_t ne =
+            fl_rng_below(&rng, 3) ? fl_rng_below(&rng, 4) : fl_rng_below(&rng, ENTS_MAX + 1);
+        m->n_entry_index = m->n_entry_term = m->n_entry_type = m->n_entry_data = ne;
+        m->entry_index = s->idx[i];
+        m->entry_term = s->term[i];
+        m->entry_type = s->type[i];
+        m->entry_data = s->data[i];
+        for (size_t k = 0; k < ne; k++) {
+            s->idx[i][k] = rnd_u64();
+            s->term[i][k] = rnd_u64();
+            s->type[i][k] = (uint32_t)rnd_u64();
+            size_t len = fl_rng_below(&rng, 300);
+            s->data[i][k].len = len;
+            s->data[i][k].data = len ? s->bytes + fl_rng_below(&rng, sizeof s->bytes - len) : NULL;
+        }
+        if (fl_rng_below(&rng, 10) == 0) {
+            Raftpb__Snapshot *sn = &s->snap[i];
+            raftpb__snapshot__init(sn);
+            sn->index = rnd_u64();
+            sn->term = rnd_u64();
+            sn->data.len = fl_rng_below(&rng, sizeof s->bytes);
+            sn->data.data = sn->data.len ? s->bytes : NULL;
+            if (fl_rng_below(&rng, 4)) {
+                Raftpb__ConfState *c = &s->conf[i];
+                raftpb__conf_state__init(c);
+                c->n_voters = fl_rng_below(&rng, 8);
+                c->n_learners = fl_rng_below(&rng, 8);
+                c->voters = s->voters[i];
+                c->learners = s->learners[i];
+                for (size_t k = 0; k < 7; k++) {
+                    s->voters[i][k] = rnd_u64();
+                    s->learners[i][k] = rnd_u64();
+                }
+                sn->conf = c;
+            }
+            m->snapshot = sn;
+        }
+    }
+    s->f.n_lease_renews = fl_rng_below(&rng, 4) ? 0 : fl_rng_below(&rng, 4);
+    s->f.lease_renews = s->plr;
+    for (size_t i = 0; i < s->f.n_lease_renews; i++) {
+        raftpb__lease_renew__init(&s->lr[i]);
+        s->lr[i].req_id = rnd_u64();
+        s->lr[i].lease_id = (int64_t)rnd_u64();
+        s->lr[i].ttl = (int64_t)rnd_u64();
+        s->lr[i].is_response = true;
+        s->lr[i].not_leader = true;
+        s->plr[i] = &s->lr[i];
+    }
+}
+
+/* Every random frame fits its bound, and packs into a dirty reused buffer as alone. */
+static void test_peer_frame_bound(void)
+{
+    struct frame_store *s = fl_calloc(1, sizeof *s);
+    struct fl_buf reused, fresh;
+    fl_buf_init(&reused);
+    fl_buf_init(&fresh);
+    int over = 0, differ = 0;
+    for (int it = 0; it < 20000; it++) {
+        random_frame(s);
+        size_t exact = raftpb__peer_frame__get_packed_size(&s->f);
+        size_t bound = pb_peer_frame_bound(&s->f);
+        if (bound < exact)
+            over++;
+        /* the reused buffer keeps what the frames before wrote past its length */
+        fl_buf_reset(&reused);
+        size_t n = pb_pack_append(&s->f.base, bound, &reused);
+        fl_buf_reset(&fresh);
+        fl_buf_reserve(&fresh, exact);
+        raftpb__peer_frame__pack(&s->f, fresh.data);
+        if (n != exact || reused.len != exact || memcmp(reused.data, fresh.data, exact) != 0)
+            differ++;
+    }
+    CHECK_EQ_INT(over, 0);
+    CHECK_EQ_INT(differ, 0);
+    fl_buf_close(&reused);
+    fl_buf_close(&fresh);
+    free(s);
+}
+
+/* A frame with unknown fields (decoded from a newer sender) is sized exactly. */
+static void test_unknown_fields(void)
+{
+    Raftpb__PeerFrame f = RAFTPB__PEER_FRAME__INIT;
+    f.cluster_id = 7;
+    uint8_t b[64];
+    size_t n = raftpb__peer_frame__pack(&f, b);
+    /* field 99, length-delimited, 20 bytes */
+    b[n++] = (uint8_t)((99 << 3 | 2) & 0x7f) | 0x80;
+    b[n++] = (uint8_t)((99 << 3 | 2) >> 7);
+    b[n++] = 20;
+    memset(b + n, 'u', 20);
+    n += 20;
+    Raftpb__PeerFrame *d = raftpb__peer_frame__unpack(NULL, n, b);
+    CHECK(d != NULL);
+    if (!d)
+        return;
+    CHECK_EQ_INT(d->base.n_unknown_fields, 1);
+    CHECK_EQ_INT(pb_peer_frame_bound(d), raftpb__peer_frame__get_packed_size(d));
+    CHECK_EQ_INT(pb_peer_frame_bound(d), n);
+    raftpb__peer_frame__free_unpacked(d, NULL);
+}
+
+/* ---- client and server frames ------------------------------------------------------------ */
+
+static void test_flat_frame_bounds(void)
+{
+    uint8_t body[600];
+    memset(body, 'b', sizeof body);
+    int over = 0;
+    for (int it = 0; it < 20000; it++) {
+        Rpc__ClientFrame c = RPC__CLIENT_FRAME__INIT;
+        c.call_id = rnd_u64();
+        c.method = (Rpc__Method)(int32_t)(uint32_t)rnd_u64();
+        c.require_leader = true;
+        c.close_stream = true;
+        c.client_id = (uint32_t)rnd_u64();
+        c.req = (uint32_t)rnd_u64();
+        c.body.len = fl_rng_below(&rng, sizeof body);
+        c.body.data = c.body.len ? body : NULL;
+        if (pb_client_frame_bound(&c) < rpc__client_frame__get_packed_size(&c))
+            over++;
+        Rpc__ServerFrame s = RPC__SERVER_FRAME__INIT;
+        s.call_id = rnd_u64();
+        s.method = (Rpc__Method)(int32_t)(uint32_t)rnd_u64();
+        s.has_header = true;
+        Rpc__Error e = RPC__ERROR__INIT;
+        char text[100];
+        size_t tl = fl_rng_below(&rng, sizeof text);
+        memset(text, 't', tl);
+        text[tl] = 0;
+        e.code = (int32_t)rnd_u64();
+        e.message = fl_rng_below(&rng, 2) ? text : NULL;
+        s.error = fl_rng_below(&rng, 3) ? NULL : &e;
+        s.stream_end = true;
+        s.resp = (uint32_t)rnd_u64();
+        s.body = c.body;
+        s.cluster_id = rnd_u64();
+        s.member_id = rnd_u64();
+        s.revision = (int64_t)rnd_u64();
+        s.raft_term = rnd_u64();
+        if (pb_server_frame_bound(&s) < rpc__server_frame__get_packed_size(&s))
+            over++;
+    }
+    CHECK_EQ_INT(over, 0);
+}
+
+/* A short frame encoded after a long one into the same buffer is the short frame's
+ * bytes alone, as encoded into a fresh buffer (nothing of the long one's tail). */
+static void test_codec_reused_buffer(void)
+{
+    struct fl_buf reused, fresh;
+    fl_buf_init(&reused);
+    fl_buf_init(&fresh);
+    char key[8], val[400];
+    memset(key, 'k', sizeof key);
+    memset(val, 'v', sizeof val);
+    int differ = 0;
+    for (int it = 0; it < 2000; it++) {
+        Rpc__PutRequest put = RPC__PUT_REQUEST__INIT;
+        put.key.data = (uint8_t *)key;
+        put.key.len = 1 + fl_rng_below(&rng, sizeof key);
+        put.value.data = (uint8_t *)val;
+        put.value.len = fl_rng_below(&rng, sizeof val);
+        Rpc__ClientMsg cm = RPC__CLIENT_MSG__INIT;
+        cm.call_id = rnd_u64();
+        cm.method = RPC__METHOD__METHOD_PUT;
+        cm.req_case = RPC__CLIENT_MSG__REQ_PUT;
+        cm.put = &put;
+        fl_buf_reset(&reused);
+        size_t n = rpc_client_msg_encode(&cm, &reused);
+        fl_buf_close(&fresh);
+        fl_buf_init(&fresh);
+        size_t m = rpc_client_msg_encode(&cm, &fresh);
+        if (n != m || reused.len != n || memcmp(reused.data, fresh.data, n) != 0)
+            differ++;
+        Rpc__ClientMsg *back = rpc_client_msg_decode(NULL, reused.len, reused.data);
+        if (!back || back->call_id != cm.call_id || !back->put ||
+            back->put->value.len != put.value.len)
+            differ++;
+        if (back)
+            rpc__client_msg__free_unpacked(back, NULL);
+        Rpc__PutResponse pr = RPC__PUT_RESPONSE__INIT;
+        Rpc__ResponseHeader h = RPC__RESPONSE_HEADER__INIT;
+        h.revision = (int64_t)rnd_u64();
+        h.member_id = rnd_u64();
+        Rpc__ServerMsg sm = RPC__SERVER_MSG__INIT;
+        sm.call_id = cm.call_id;
+        sm.method = RPC__METHOD__METHOD_PUT;
+        sm.header = fl_rng_below(&rng, 2) ? &h : NULL;
+        sm.resp_case = RPC__SERVER_MSG__RESP_PUT;
+        sm.put = &pr;
+        fl_buf_reset(&reused);
+        n = rpc_server_msg_encode(&sm, &reused);
+        fl_buf_close(&fresh);
+        fl_buf_init(&fresh);
+        m = rpc_server_msg_encode(&sm, &fresh);
+        if (n != m || reused.len != n || memcmp(reused.data, fresh.data, n) != 0)
+            differ++;
+    }
+    CHECK_EQ_INT(differ, 0);
+    fl_buf_close(&reused);
+    fl_buf_close(&fresh);
+}
+
+int main(void)
+{
+    fl_rng_seed(&rng, fl_test_seed(17));
+    static const struct fl_case cases[] = {
+        FL_CASE(test_descriptor_shape),    FL_CASE(test_peer_frame_bound),
+        FL_CASE(test_unknown_fields),      FL_CASE(test_flat_frame_bounds),
+        FL_CASE(test_codec_reused_buffer),
+    };
+    fl_test_cases(cases, FL_NCASES(cases));
+    return fl_test_end();
+}
