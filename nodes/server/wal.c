@@ -3,6 +3,9 @@
  */
 #include "nodes/server/wal.h"
 
+#include <endian.h>
+#include <string.h>
+
 void srv_put_u32(struct fl_buf *b, uint32_t v)
 {
     uint8_t x[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
@@ -93,11 +96,21 @@ void srv_wal_put_hardstate(struct fl_buf *b, uint64_t term, uint64_t vote, uint6
     wal_end(b, st);
 }
 
-static uint8_t *le_put(uint8_t *p, uint64_t v, int bytes)
+/* Little-endian stores, whole: written as byte loops gcc did not merge them, and they
+ * were 48 M of the 62 M instructions srv_wal_put_entry itself took in `bench --only
+ * cluster` (about 180 per entry). */
+static uint8_t *le_put64(uint8_t *p, uint64_t v)
 {
-    for (int i = 0; i < bytes; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-    return p + bytes;
+    v = htole64(v);
+    memcpy(p, &v, 8);
+    return p + 8;
+}
+
+static uint8_t *le_put32(uint8_t *p, uint32_t v)
+{
+    v = htole32(v);
+    memcpy(p, &v, 4);
+    return p + 4;
 }
 
 /* The hot record (one per entry per member): written in place after one reservation,
@@ -110,14 +123,14 @@ void srv_wal_put_entry(struct fl_buf *b, uint64_t term, uint64_t index, uint32_t
     fl_buf_reserve(b, 9 + payload);
     uint8_t *h = b->data + b->len, *p = h + 8;
     *p++ = SRV_WAL_ENTRY;
-    p = le_put(p, term, 8);
-    p = le_put(p, index, 8);
-    p = le_put(p, type, 4);
-    p = le_put(p, len, 4);
+    p = le_put64(p, term);
+    p = le_put64(p, index);
+    p = le_put32(p, type);
+    p = le_put32(p, (uint32_t)len);
     if (len)
         memcpy(p, data, len);
     uint32_t crc = fl_crc32c(0, h + 8, payload + 1);
-    le_put(le_put(h, payload, 4), crc, 4);
+    le_put32(le_put32(h, (uint32_t)payload), crc);
     b->len += 9 + payload;
 }
 
