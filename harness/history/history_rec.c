@@ -13,6 +13,8 @@
  */
 #include "harness/history/history_int.h"
 
+#include <endian.h>
+
 /* ---- binding and folding helpers ---------------------------------------------------- */
 
 void hist__bind_i64(sqlite3_stmt *st, int col, int64_t v)
@@ -55,12 +57,12 @@ static inline void dig_put(struct hist_db *db, const void *p, size_t n)
     db->dig.len += n;
 }
 
+/* A whole little-endian store: the byte loop it replaces was not merged by gcc and
+ * cost 16.5 M of the e2e bench's instructions (about 1,000 per recorded op). */
 static inline void dig_u64(struct hist_db *db, uint64_t v)
 {
-    uint8_t b[8];
-    for (int i = 0; i < 8; i++)
-        b[i] = (uint8_t)(v >> (8 * i));
-    dig_put(db, b, 8);
+    v = htole64(v);
+    dig_put(db, &v, 8);
 }
 
 void hist__dig_tag(struct hist_db *db, const char *tag)
