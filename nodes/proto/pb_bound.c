@@ -81,6 +81,44 @@ size_t pb_server_frame_bound(const Rpc__ServerFrame *f)
     return n;
 }
 
+size_t pb_flat_bound(const ProtobufCMessage *m)
+{
+    const ProtobufCMessageDescriptor *d = m->descriptor;
+    if (m->n_unknown_fields)
+        return 0;
+    const char *base = (const char *)m;
+    size_t n = 0;
+    for (unsigned i = 0; i < d->n_fields; i++) {
+        const ProtobufCFieldDescriptor *fd = &d->fields[i];
+        const char *member = base + fd->offset;
+        if ((fd->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) &&
+            *(const uint32_t *)(base + fd->quantifier_offset) != fd->id)
+            continue; /* another member of its oneof, or none */
+        if (fd->label == PROTOBUF_C_LABEL_REPEATED) {
+            if (*(const size_t *)(base + fd->quantifier_offset))
+                return 0;
+            continue;
+        }
+        switch (fd->type) {
+        case PROTOBUF_C_TYPE_MESSAGE:
+            if (*(void *const *)member)
+                return 0;
+            break;
+        case PROTOBUF_C_TYPE_STRING: {
+            const char *s = *(char *const *)member;
+            n += LENPFX_MAX + (s ? strlen(s) : 0);
+            break;
+        }
+        case PROTOBUF_C_TYPE_BYTES:
+            n += LENPFX_MAX + ((const ProtobufCBinaryData *)member)->len;
+            break;
+        default:
+            n += SCALAR_MAX;
+        }
+    }
+    return n ? n : 1;
+}
+
 size_t pb_pack_append(const ProtobufCMessage *m, size_t bound, struct fl_buf *out)
 {
     fl_buf_reserve(out, bound);

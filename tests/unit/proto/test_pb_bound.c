@@ -342,13 +342,190 @@ static void test_codec_reused_buffer(void)
     fl_buf_close(&fresh);
 }
 
+/* Every request and response type round-trips through the codec under its own case
+ * (the oneof member is found by field number through codec.c's table), and a case
+ * that names no message field is refused. */
+static void codec_every_case(const ProtobufCMessageDescriptor *d, bool client)
+{
+    int cases = 0, bad = 0;
+    for (unsigned i = 0; i < d->n_fields; i++) {
+        const ProtobufCFieldDescriptor *fd = &d->fields[i];
+        if (fd->type != PROTOBUF_C_TYPE_MESSAGE || !(fd->flags & PROTOBUF_C_FIELD_FLAG_ONEOF))
+            continue;
+        cases++;
+        const ProtobufCMessageDescriptor *sd = fd->descriptor;
+        ProtobufCMessage *sub = fl_calloc(1, sd->sizeof_message);
+        sd->message_init(sub);
+        void *msg = fl_calloc(1, d->sizeof_message);
+        d->message_init(msg);
+        *(ProtobufCMessage **)((char *)msg + fd->offset) = sub;
+        *(uint32_t *)((char *)msg + fd->quantifier_offset) = fd->id;
+        struct fl_buf b;
+        fl_buf_init(&b);
+        if (client) {
+            ((Rpc__ClientMsg *)msg)->call_id = 1000 + fd->id;
+            rpc_client_msg_encode(msg, &b);
+            Rpc__ClientMsg *back = rpc_client_msg_decode(NULL, b.len, b.data);
+            if (!back || (uint32_t)back->req_case != fd->id || back->call_id != 1000 + fd->id ||
+                !*(ProtobufCMessage **)((char *)back + fd->offset) ||
+                (*(ProtobufCMessage **)((char *)back + fd->offset))->descriptor != sd)
+                bad++;
+            if (back)
+                rpc__client_msg__free_unpacked(back, NULL);
+        } else {
+            ((Rpc__ServerMsg *)msg)->call_id = 1000 + fd->id;
+            rpc_server_msg_encode(msg, &b);
+            Rpc__ServerMsg *back = rpc_server_msg_decode(NULL, b.len, b.data);
+            if (!back || (uint32_t)back->resp_case != fd->id || back->call_id != 1000 + fd->id ||
+                !*(ProtobufCMessage **)((char *)back + fd->offset) ||
+                (*(ProtobufCMessage **)((char *)back + fd->offset))->descriptor != sd)
+                bad++;
+            if (back)
+                rpc__server_msg__free_unpacked(back, NULL);
+        }
+        fl_buf_close(&b);
+        free(msg);
+        free(sub);
+    }
+    CHECK(cases >= 10);
+    CHECK_EQ_INT(bad, 0);
+    /* a frame naming a field that is no oneof message (1: call_id; 63: none) */
+    for (uint32_t number = 1; number < 64; number += 62) {
+        Rpc__ClientFrame f = RPC__CLIENT_FRAME__INIT;
+        Rpc__ServerFrame g = RPC__SERVER_FRAME__INIT;
+        uint8_t buf[64];
+        size_t n;
+        if (client) {
+            f.req = number;
+            n = rpc__client_frame__pack(&f, buf);
+            CHECK(rpc_client_msg_decode(NULL, n, buf) == NULL);
+        } else {
+            g.resp = number;
+            n = rpc__server_frame__pack(&g, buf);
+            CHECK(rpc_server_msg_decode(NULL, n, buf) == NULL);
+        }
+    }
+}
+
+static void test_codec_every_case(void)
+{
+    codec_every_case(&rpc__client_msg__descriptor, true);
+    codec_every_case(&rpc__server_msg__descriptor, false);
+}
+
+/* Random values in every scalar, string and bytes field of m (oneof members left unset). */
+static void fill_flat(ProtobufCMessage *m, uint8_t *bytes, size_t cap, char *text, size_t text_cap)
+{
+    const ProtobufCMessageDescriptor *d = m->descriptor;
+    char *base = (char *)m;
+    for (unsigned i = 0; i < d->n_fields; i++) {
+        const ProtobufCFieldDescriptor *fd = &d->fields[i];
+        if (fd->label == PROTOBUF_C_LABEL_REPEATED || (fd->flags & PROTOBUF_C_FIELD_FLAG_ONEOF))
+            continue;
+        void *p = base + fd->offset;
+        uint64_t v = rnd_u64();
+        switch (fd->type) {
+        case PROTOBUF_C_TYPE_MESSAGE:
+            break;
+        case PROTOBUF_C_TYPE_STRING: {
+            size_t n = fl_rng_below(&rng, text_cap);
+            memset(text, 's', n);
+            text[n] = 0;
+            *(char **)p = text;
+            break;
+        }
+        case PROTOBUF_C_TYPE_BYTES: {
+            ProtobufCBinaryData *b = p;
+            b->len = fl_rng_below(&rng, cap);
+            b->data = b->len ? bytes : NULL;
+            break;
+        }
+        case PROTOBUF_C_TYPE_BOOL:
+            *(protobuf_c_boolean *)p = (protobuf_c_boolean)(v & 1);
+            break;
+        case PROTOBUF_C_TYPE_INT64:
+        case PROTOBUF_C_TYPE_UINT64:
+        case PROTOBUF_C_TYPE_SINT64:
+        case PROTOBUF_C_TYPE_SFIXED64:
+        case PROTOBUF_C_TYPE_FIXED64:
+        case PROTOBUF_C_TYPE_DOUBLE:
+            memcpy(p, &v, 8);
+            break;
+        default: { /* 32-bit kinds, enums included */
+            uint32_t w = (uint32_t)v;
+            memcpy(p, &w, 4);
+        }
+        }
+    }
+}
+
+/* pb_flat_bound holds for every body kind filled flat at random, and declines (0) a
+ * body with a sub-message or a repeated element set. */
+static void flat_bounds_of(const ProtobufCMessageDescriptor *d, int *over, int *kinds,
+                           int *declined)
+{
+    static uint8_t bytes[700];
+    static char text[80];
+    for (unsigned i = 0; i < d->n_fields; i++) {
+        const ProtobufCFieldDescriptor *fd = &d->fields[i];
+        if (fd->type != PROTOBUF_C_TYPE_MESSAGE || !(fd->flags & PROTOBUF_C_FIELD_FLAG_ONEOF))
+            continue;
+        const ProtobufCMessageDescriptor *sd = fd->descriptor;
+        ProtobufCMessage *m = fl_calloc(1, sd->sizeof_message);
+        (*kinds)++;
+        for (int it = 0; it < 200; it++) {
+            sd->message_init(m);
+            fill_flat(m, bytes, sizeof bytes, text, sizeof text);
+            size_t b = pb_flat_bound(m);
+            if (b == 0 || b < protobuf_c_message_get_packed_size(m))
+                (*over)++;
+        }
+        /* a sub-message or a repeated element set: declined */
+        for (unsigned k = 0; k < sd->n_fields; k++) {
+            const ProtobufCFieldDescriptor *f2 = &sd->fields[k];
+            if (f2->flags & PROTOBUF_C_FIELD_FLAG_ONEOF)
+                continue;
+            sd->message_init(m);
+            uint64_t one = 1;
+            void *sub = NULL;
+            if (f2->label == PROTOBUF_C_LABEL_REPEATED) {
+                *(size_t *)((char *)m + f2->quantifier_offset) = 1;
+                *(void **)((char *)m + f2->offset) = &one; /* not read: declined first */
+            } else if (f2->type == PROTOBUF_C_TYPE_MESSAGE) {
+                const ProtobufCMessageDescriptor *d2 = f2->descriptor;
+                sub = fl_calloc(1, d2->sizeof_message);
+                d2->message_init(sub);
+                *(void **)((char *)m + f2->offset) = sub;
+            } else {
+                continue;
+            }
+            if (pb_flat_bound(m) != 0)
+                (*over)++;
+            (*declined)++;
+            free(sub);
+        }
+        free(m);
+    }
+}
+
+static void test_flat_body_bounds(void)
+{
+    int over = 0, kinds = 0, declined = 0;
+    flat_bounds_of(&rpc__client_msg__descriptor, &over, &kinds, &declined);
+    flat_bounds_of(&rpc__server_msg__descriptor, &over, &kinds, &declined);
+    CHECK_EQ_INT(over, 0);
+    CHECK(kinds >= 20);
+    CHECK(declined >= 10);
+}
+
 int main(void)
 {
     fl_rng_seed(&rng, fl_test_seed(17));
     static const struct fl_case cases[] = {
         FL_CASE(test_descriptor_shape),    FL_CASE(test_peer_frame_bound),
         FL_CASE(test_unknown_fields),      FL_CASE(test_flat_frame_bounds),
-        FL_CASE(test_codec_reused_buffer),
+        FL_CASE(test_codec_reused_buffer), FL_CASE(test_codec_every_case),
+        FL_CASE(test_flat_body_bounds),
     };
     fl_test_cases(cases, FL_NCASES(cases));
     return fl_test_end();
