@@ -197,6 +197,16 @@ uint64_t mvcc__rev_state_hash(const struct mvcc_key *k, const struct mvcc_rev *r
 uint64_t mvcc__state_hash_full(const struct mvcc_store *s);
 
 /* mvcc_kv.c */
+/* Entry points for mvcc_txn.c: a range or put's checks, a range at a revision, and
+ * the writes, as the plain calls make them. */
+enum mvcc_err mvcc__check_range(const struct mvcc_store *s, const struct mvcc_range_req *req);
+enum mvcc_err mvcc__check_put(const struct mvcc_store *s, const struct mvcc_put_req *req);
+void mvcc__range_at(struct mvcc_store *s, const struct mvcc_range_req *req, int64_t rev,
+                    struct mvcc_range_result *out);
+void mvcc__write_put(struct mvcc_store *s, const struct mvcc_put_req *req,
+                     struct mvcc_put_result *out);
+void mvcc__write_delete(struct mvcc_store *s, const struct mvcc_delete_req *req,
+                        struct mvcc_delete_result *out);
 void mvcc__kv_fill(struct mvcc_kv *out, const struct mvcc_key *k, const struct mvcc_rev *r,
                    bool keys_only);
 

@@ -9,6 +9,7 @@
  * "future". Txn lives in mvcc_txn.c, HashKV in mvcc_hash.c.
  */
 #include "nodes/mvcc/mvcc_int.h"
+#include "harness/common/lower_bound.h"
 
 void mvcc__kv_fill(struct mvcc_kv *out, const struct mvcc_key *k, const struct mvcc_rev *r,
                    bool keys_only)
@@ -356,16 +357,6 @@ void mvcc_delete_result_free(struct mvcc_delete_result *r)
     r->prev_kvs_len = 0;
 }
 
-/* Entry points for mvcc_txn.c (declared there). */
-enum mvcc_err mvcc__check_range(const struct mvcc_store *s, const struct mvcc_range_req *req);
-enum mvcc_err mvcc__check_put(const struct mvcc_store *s, const struct mvcc_put_req *req);
-void mvcc__range_at(struct mvcc_store *s, const struct mvcc_range_req *req, int64_t rev,
-                    struct mvcc_range_result *out);
-void mvcc__write_put(struct mvcc_store *s, const struct mvcc_put_req *req,
-                     struct mvcc_put_result *out);
-void mvcc__write_delete(struct mvcc_store *s, const struct mvcc_delete_req *req,
-                        struct mvcc_delete_result *out);
-
 enum mvcc_err mvcc__check_range(const struct mvcc_store *s, const struct mvcc_range_req *req)
 {
     return check_range(s, req);
@@ -432,14 +423,8 @@ enum mvcc_err mvcc_compact(struct mvcc_store *s, int64_t rev, int64_t *header_re
     s->compact_rev = rev;
     /* The log keeps revisions >= rev: drop its prefix first, while every key it
      * points at is still alive. */
-    size_t lo = 0, hi = s->log_len;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (s->log[mid].main < rev)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo;
+    FL_LOWER_BOUND(lo, s->log_len, mid, s->log[mid].main < rev);
     if (lo) {
         memmove(s->log, s->log + lo, (s->log_len - lo) * sizeof(*s->log));
         s->log_len -= lo;

@@ -6,17 +6,12 @@
  * Expiry uses only the times the caller passes in.
  */
 #include "nodes/mvcc/mvcc_int.h"
+#include "harness/common/lower_bound.h"
 
 static size_t lease_lower(const struct mvcc_store *s, int64_t id)
 {
-    size_t lo = 0, hi = s->leases_len;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (s->leases[mid]->id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo;
+    FL_LOWER_BOUND(lo, s->leases_len, mid, s->leases[mid]->id < id);
     return lo;
 }
 

@@ -7,6 +7,7 @@
  * goes through mvcc__index_sort and the sorted array.
  */
 #include "nodes/mvcc/mvcc_int.h"
+#include "harness/common/lower_bound.h"
 
 static const struct {
     const char *text;
@@ -309,15 +310,9 @@ void mvcc__index_sort(struct mvcc_store *s)
 size_t mvcc__index_lower(const struct mvcc_store *s, const uint8_t *k, size_t n)
 {
     FL_ASSERT(s->sorted_len == s->keys_len);
-    size_t lo = 0, hi = s->keys_len;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        const struct mvcc_key *e = s->keys[mid];
-        if (mvcc__bytes_cmp(e->key, e->key_len, k, n) < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo;
+    FL_LOWER_BOUND(lo, s->keys_len, mid,
+                   mvcc__bytes_cmp(s->keys[mid]->key, s->keys[mid]->key_len, k, n) < 0);
     return lo;
 }
 
@@ -347,14 +342,8 @@ long mvcc__key_at(const struct mvcc_key *k, int64_t rev)
         return -1;
     if (k->revs[k->revs_len - 1].mod_rev <= rev)
         return (long)k->revs_len - 1;
-    size_t lo = 0, hi = k->revs_len; /* first with mod_rev > rev */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (k->revs[mid].mod_rev <= rev)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo; /* first with mod_rev > rev */
+    FL_LOWER_BOUND(lo, k->revs_len, mid, k->revs[mid].mod_rev <= rev);
     return (long)lo - 1;
 }
 

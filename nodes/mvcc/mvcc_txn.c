@@ -12,15 +12,6 @@
  */
 #include "nodes/mvcc/mvcc_int.h"
 
-enum mvcc_err mvcc__check_range(const struct mvcc_store *s, const struct mvcc_range_req *req);
-enum mvcc_err mvcc__check_put(const struct mvcc_store *s, const struct mvcc_put_req *req);
-void mvcc__range_at(struct mvcc_store *s, const struct mvcc_range_req *req, int64_t rev,
-                    struct mvcc_range_result *out);
-void mvcc__write_put(struct mvcc_store *s, const struct mvcc_put_req *req,
-                     struct mvcc_put_result *out);
-void mvcc__write_delete(struct mvcc_store *s, const struct mvcc_delete_req *req,
-                        struct mvcc_delete_result *out);
-
 /* Txns nest; a bound keeps the recursion (and a hostile request) small. */
 #define TXN_DEPTH_MAX 16
 

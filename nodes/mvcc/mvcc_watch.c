@@ -11,6 +11,7 @@
  * value bytes), so the store may compact or restore while responses wait.
  */
 #include "nodes/mvcc/mvcc_int.h"
+#include "harness/common/lower_bound.h"
 
 /* ---------------------------------------------------------------- response building */
 
@@ -315,14 +316,8 @@ static int64_t watcher_next_rev(const struct mvcc_store *s, const struct mvcc_wa
 
 static size_t watcher_slot(const struct mvcc_store *s, int64_t id)
 {
-    size_t lo = 0, hi = s->watchers_len;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (s->watcher_ids[mid] < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo;
+    FL_LOWER_BOUND(lo, s->watchers_len, mid, s->watcher_ids[mid] < id);
     return lo;
 }
 
@@ -335,14 +330,8 @@ static struct mvcc_watcher *watcher_find(const struct mvcc_store *s, int64_t id)
 /* The unsynced array: the watchers mvcc_watch_sync works on, by ascending id. */
 static size_t unsynced_slot(const struct mvcc_store *s, int64_t id)
 {
-    size_t lo = 0, hi = s->unsynced_len;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (s->unsynced[mid]->id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo;
+    FL_LOWER_BOUND(lo, s->unsynced_len, mid, s->unsynced[mid]->id < id);
     return lo;
 }
 
@@ -566,14 +555,8 @@ static void sync_one(struct mvcc_store *s, struct mvcc_watcher *w, struct ev_vec
      * watcher a victim until a send succeeds). */
     if (q_full(s, w))
         return;
-    size_t lo = 0, hi = s->log_len;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (s->log[mid].main < w->min_rev)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo;
+    FL_LOWER_BOUND(lo, s->log_len, mid, s->log[mid].main < w->min_rev);
     int64_t budget = s->cfg.watch_sync_events_max;
     int64_t scanned = 0;
     ev->len = 0;

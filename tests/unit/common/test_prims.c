@@ -6,6 +6,7 @@
 #include "fl_test.h"
 
 #include "harness/common/common.h"
+#include "harness/common/lower_bound.h"
 
 static bool parse(const char *s, uint64_t *v)
 {
@@ -76,10 +77,31 @@ static void test_enum_name(void)
     CHECK_EQ_STR(fl_strerror(-7), "unknown error");
 }
 
+/* FL_LOWER_BOUND against a linear scan: every target from below the first value to
+ * past the last, over sorted arrays with runs of equal values, of every length 0..9. */
+static void test_lower_bound(void)
+{
+    static const int v[] = {1, 3, 3, 3, 5, 8, 8, 13, 21};
+    for (size_t n = 0; n <= FL_ARRAY_LEN(v); n++) {
+        for (int x = 0; x <= 22; x++) {
+            size_t want = 0;
+            while (want < n && v[want] < x)
+                want++;
+            size_t got = 99;
+            FL_LOWER_BOUND(got, n, mid, v[mid] < x);
+            CHECK_EQ_INT((long long)got, (long long)want);
+        }
+    }
+    size_t i;
+    FL_LOWER_BOUND(i, FL_ARRAY_LEN(v), mid, v[mid] <= 3); /* first past the 3s */
+    CHECK_EQ_INT((long long)i, 4);
+}
+
 int main(void)
 {
     FL_TEST(test_parse_u64);
     FL_TEST(test_grow);
     FL_TEST(test_enum_name);
+    FL_TEST(test_lower_bound);
     return fl_test_end();
 }
