@@ -17,6 +17,7 @@
  */
 #include "nodes/proto/codec.h"
 #include "nodes/client/client_int.h"
+#include "harness/common/list.h"
 
 #include "nodes/server/server.h"
 
@@ -92,13 +93,7 @@ void kvc_config_default(struct kvc_config *c)
 static void kvc_calls_push(struct kvc_client *c, struct kvc_call *call)
 {
     FL_ASSERT(c->calls_tail == NULL || c->calls_tail->id < call->id);
-    call->all_prev = c->calls_tail;
-    call->all_next = NULL;
-    if (c->calls_tail)
-        c->calls_tail->all_next = call;
-    else
-        c->calls_head = call;
-    c->calls_tail = call;
+    FL_TAILQ_INSERT_TAIL(c->calls_head, c->calls_tail, call, all_prev, all_next);
     c->call_count++;
     kvc_idmap_put(&c->calls_by_id, call->id, call);
 }
@@ -107,14 +102,7 @@ static void kvc_calls_remove(struct kvc_client *c, struct kvc_call *call)
 {
     FL_ASSERT(c->call_count > 0 && kvc_idmap_get(&c->calls_by_id, call->id) == call);
     kvc_clist_unlink(call);
-    if (call->all_prev)
-        call->all_prev->all_next = call->all_next;
-    else
-        c->calls_head = call->all_next;
-    if (call->all_next)
-        call->all_next->all_prev = call->all_prev;
-    else
-        c->calls_tail = call->all_prev;
+    FL_TAILQ_REMOVE(c->calls_head, c->calls_tail, call, all_prev, all_next);
     c->call_count--;
     kvc_idmap_del(&c->calls_by_id, call->id);
 }
@@ -900,41 +888,36 @@ uint64_t kvc_call(struct kvc_client *c, const struct kvc_request *req,
     return call->id;
 }
 
-uint64_t kvc_put(struct kvc_client *c, struct kvc_bytes key, struct kvc_bytes value, int64_t lease,
-                 const struct kvc_call_opts *opts, kvc_done_fn *done, void *ud)
+/* A call whose request is one op (range, put, delete); the rest of the request zero. */
+static uint64_t kvc_call_op(struct kvc_client *c, enum kvc_method method, const struct kvc_op *op,
+                            const struct kvc_call_opts *opts, kvc_done_fn *done, void *ud)
 {
     struct kvc_request r;
     memset(&r, 0, sizeof(r));
-    r.method = KVC_PUT;
-    r.op.kind = KVC_OP_PUT;
-    r.op.key = key;
-    r.op.value = value;
-    r.op.lease = lease;
+    r.method = method;
+    r.op = *op;
     return kvc_call(c, &r, opts, done, ud);
+}
+
+uint64_t kvc_put(struct kvc_client *c, struct kvc_bytes key, struct kvc_bytes value, int64_t lease,
+                 const struct kvc_call_opts *opts, kvc_done_fn *done, void *ud)
+{
+    struct kvc_op op = {.kind = KVC_OP_PUT, .key = key, .value = value, .lease = lease};
+    return kvc_call_op(c, KVC_PUT, &op, opts, done, ud);
 }
 
 uint64_t kvc_get(struct kvc_client *c, struct kvc_bytes key, struct kvc_bytes range_end,
                  const struct kvc_call_opts *opts, kvc_done_fn *done, void *ud)
 {
-    struct kvc_request r;
-    memset(&r, 0, sizeof(r));
-    r.method = KVC_RANGE;
-    r.op.kind = KVC_OP_RANGE;
-    r.op.key = key;
-    r.op.range_end = range_end;
-    return kvc_call(c, &r, opts, done, ud);
+    struct kvc_op op = {.kind = KVC_OP_RANGE, .key = key, .range_end = range_end};
+    return kvc_call_op(c, KVC_RANGE, &op, opts, done, ud);
 }
 
 uint64_t kvc_delete(struct kvc_client *c, struct kvc_bytes key, struct kvc_bytes range_end,
                     const struct kvc_call_opts *opts, kvc_done_fn *done, void *ud)
 {
-    struct kvc_request r;
-    memset(&r, 0, sizeof(r));
-    r.method = KVC_DELETE;
-    r.op.kind = KVC_OP_DELETE;
-    r.op.key = key;
-    r.op.range_end = range_end;
-    return kvc_call(c, &r, opts, done, ud);
+    struct kvc_op op = {.kind = KVC_OP_DELETE, .key = key, .range_end = range_end};
+    return kvc_call_op(c, KVC_DELETE, &op, opts, done, ud);
 }
 
 /* ---------------------------------------------------------------- lifecycle --- */

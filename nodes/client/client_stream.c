@@ -15,6 +15,7 @@
  * silent (etcd#8673) while health_aware moves it.
  */
 #include "nodes/client/client_int.h"
+#include "harness/common/list.h"
 
 #define KVC_REASON_CLIENT "canceled by client"
 
@@ -28,13 +29,7 @@
 static void kvc_streams_push(struct kvc_client *c, struct kvc_stream *st)
 {
     FL_ASSERT(c->streams_tail == NULL || c->streams_tail->id < st->id);
-    st->all_prev = c->streams_tail;
-    st->all_next = NULL;
-    if (c->streams_tail)
-        c->streams_tail->all_next = st;
-    else
-        c->streams_head = st;
-    c->streams_tail = st;
+    FL_TAILQ_INSERT_TAIL(c->streams_head, c->streams_tail, st, all_prev, all_next);
     c->stream_count++;
     kvc_idmap_put(&c->streams_by_id, st->id, st);
 }
@@ -43,14 +38,7 @@ static void kvc_streams_remove(struct kvc_client *c, struct kvc_stream *st)
 {
     FL_ASSERT(c->stream_count > 0 && kvc_idmap_get(&c->streams_by_id, st->id) == st);
     kvc_slist_unlink(st);
-    if (st->all_prev)
-        st->all_prev->all_next = st->all_next;
-    else
-        c->streams_head = st->all_next;
-    if (st->all_next)
-        st->all_next->all_prev = st->all_prev;
-    else
-        c->streams_tail = st->all_prev;
+    FL_TAILQ_REMOVE(c->streams_head, c->streams_tail, st, all_prev, all_next);
     c->stream_count--;
     kvc_idmap_del(&c->streams_by_id, st->id);
 }
@@ -132,18 +120,28 @@ static void kvc_stream_cancel_timers(struct kvc_stream *st)
     env_timer_stop(env, &st->deadline_timer);
 }
 
+/* Sends one frame of the stream's current incarnation to endpoint i. */
+static bool kvc_stream_send(struct kvc_stream *st, size_t i, Rpc__ClientMsg *m)
+{
+    struct kvc_client *c = st->c;
+    m->call_id = st->wire;
+    m->client_id = (uint32_t)c->cfg.id;
+    size_t len;
+    uint8_t *buf = kvc_encode_msg(m, &len);
+    bool ok = kvc_conn_send(c, i, buf, len);
+    free(buf);
+    return ok;
+}
+
 /* Tells the member the client is done with the current incarnation. */
 static void kvc_stream_send_close(struct kvc_stream *st)
 {
-    struct kvc_client *c = st->c;
     if (st->state != KVC_ST_OPEN || st->ep < 0)
         return;
     Rpc__ClientMsg m = RPC__CLIENT_MSG__INIT;
     Rpc__WatchRequest wr = RPC__WATCH_REQUEST__INIT;
     Rpc__WatchCancelRequest cr = RPC__WATCH_CANCEL_REQUEST__INIT;
-    m.call_id = st->wire;
     m.close_stream = true;
-    m.client_id = (uint32_t)c->cfg.id;
     if (st->kind == KVC_STREAM_WATCH) {
         m.method = RPC__METHOD__METHOD_WATCH;
         wr.request_union_case = RPC__WATCH_REQUEST__REQUEST_UNION_CANCEL_REQUEST;
@@ -153,10 +151,7 @@ static void kvc_stream_send_close(struct kvc_stream *st)
     } else {
         m.method = RPC__METHOD__METHOD_LEASE_KEEPALIVE;
     }
-    size_t len;
-    uint8_t *buf = kvc_encode_msg(&m, &len);
-    kvc_conn_send(c, (size_t)st->ep, buf, len);
-    free(buf);
+    kvc_stream_send(st, (size_t)st->ep, &m);
 }
 
 static void kvc_stream_detach(struct kvc_stream *st)
@@ -255,7 +250,6 @@ static void kvc_stream_resume(struct kvc_stream *st)
 
 static bool kvc_watch_send_create(struct kvc_stream *st, size_t i)
 {
-    struct kvc_client *c = st->c;
     Rpc__WatchCreateRequest cr = RPC__WATCH_CREATE_REQUEST__INIT;
     Rpc__WatchCreateRequest__FilterType filters[2];
     cr.key.data = (uint8_t *)st->wreq.key.p;
@@ -274,36 +268,23 @@ static bool kvc_watch_send_create(struct kvc_stream *st, size_t i)
     wr.request_union_case = RPC__WATCH_REQUEST__REQUEST_UNION_CREATE_REQUEST;
     wr.create_request = &cr;
     Rpc__ClientMsg m = RPC__CLIENT_MSG__INIT;
-    m.call_id = st->wire;
     m.method = RPC__METHOD__METHOD_WATCH;
     m.require_leader = st->opts.require_leader;
-    m.client_id = (uint32_t)c->cfg.id;
     m.req_case = RPC__CLIENT_MSG__REQ_WATCH;
     m.watch = &wr;
-    size_t len;
-    uint8_t *buf = kvc_encode_msg(&m, &len);
-    bool ok = kvc_conn_send(c, i, buf, len);
-    free(buf);
-    return ok;
+    return kvc_stream_send(st, i, &m);
 }
 
 static bool kvc_keepalive_send(struct kvc_stream *st, size_t i)
 {
-    struct kvc_client *c = st->c;
     Rpc__LeaseKeepAliveRequest kr = RPC__LEASE_KEEP_ALIVE_REQUEST__INIT;
     kr.id = st->lease_id;
     Rpc__ClientMsg m = RPC__CLIENT_MSG__INIT;
-    m.call_id = st->wire;
     m.method = RPC__METHOD__METHOD_LEASE_KEEPALIVE;
     m.require_leader = st->opts.require_leader;
-    m.client_id = (uint32_t)c->cfg.id;
     m.req_case = RPC__CLIENT_MSG__REQ_LEASE_KEEPALIVE;
     m.lease_keepalive = &kr;
-    size_t len;
-    uint8_t *buf = kvc_encode_msg(&m, &len);
-    bool ok = kvc_conn_send(c, i, buf, len);
-    free(buf);
-    return ok;
+    return kvc_stream_send(st, i, &m);
 }
 
 static void kvc_keepalive_tick(void *ctx)
