@@ -280,39 +280,37 @@ static void read_op_opts(lua_State *L, int idx, const char *what, struct kvc_op 
     lua_pop(L, 1);
 }
 
-static int m_put(lua_State *L)
+/* put(key, value, opts), get(key, opts), delete(key, opts): one op, its options last. */
+static int op_call(lua_State *L, enum kvc_method method, enum kvc_op_kind kind, const char *what,
+                   const char *opts_what)
 {
     struct kvc_client *c = check_client(L, 1);
-    struct kvc_request req = {.method = KVC_PUT};
+    struct kvc_request req = {.method = method};
     struct kvc_call_opts o = {0};
-    req.op.kind = KVC_OP_PUT;
-    req.op.key = check_bytes(L, 2);
-    req.op.value = check_bytes(L, 3);
-    read_op_opts(L, 4, "put options", &req.op, &o);
-    req.op.range_end = (struct kvc_bytes){NULL, 0};
-    return start_call(L, "put", c, &req, &o);
+    int idx = 2;
+    req.op.kind = kind;
+    req.op.key = check_bytes(L, idx++);
+    if (kind == KVC_OP_PUT)
+        req.op.value = check_bytes(L, idx++);
+    read_op_opts(L, idx, opts_what, &req.op, &o);
+    if (kind == KVC_OP_PUT)
+        req.op.range_end = (struct kvc_bytes){NULL, 0};
+    return start_call(L, what, c, &req, &o);
+}
+
+static int m_put(lua_State *L)
+{
+    return op_call(L, KVC_PUT, KVC_OP_PUT, "put", "put options");
 }
 
 static int m_get(lua_State *L)
 {
-    struct kvc_client *c = check_client(L, 1);
-    struct kvc_request req = {.method = KVC_RANGE};
-    struct kvc_call_opts o = {0};
-    req.op.kind = KVC_OP_RANGE;
-    req.op.key = check_bytes(L, 2);
-    read_op_opts(L, 3, "get options", &req.op, &o);
-    return start_call(L, "get", c, &req, &o);
+    return op_call(L, KVC_RANGE, KVC_OP_RANGE, "get", "get options");
 }
 
 static int m_delete(lua_State *L)
 {
-    struct kvc_client *c = check_client(L, 1);
-    struct kvc_request req = {.method = KVC_DELETE};
-    struct kvc_call_opts o = {0};
-    req.op.kind = KVC_OP_DELETE;
-    req.op.key = check_bytes(L, 2);
-    read_op_opts(L, 3, "delete options", &req.op, &o);
-    return start_call(L, "delete", c, &req, &o);
+    return op_call(L, KVC_DELETE, KVC_OP_DELETE, "delete", "delete options");
 }
 
 /* --- txn -------------------------------------------------------------------------------- */
