@@ -26,12 +26,9 @@ static char *find_smoke(const char *self_exe)
     if (!self_exe)
         return NULL;
     char root[PATH_MAX], path[PATH_MAX + 32];
-    snprintf(root, sizeof root, "%s", self_exe);
-    for (int up = 0; up < 2; up++) {
-        char *slash = strrchr(root, '/');
-        if (!slash)
+    for (int up = 1; up <= 2; up++) {
+        if (!bench_exe_up(self_exe, up, root, sizeof root))
             return NULL;
-        *slash = '\0';
         snprintf(path, sizeof path, "%s/scenarios/smoke.lua", root);
         if (access(path, R_OK) == 0)
             return fl_strdup(path);

@@ -51,6 +51,18 @@ double bench_now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+bool bench_exe_up(const char *self_exe, int up, char *out, size_t size)
+{
+    snprintf(out, size, "%s", self_exe);
+    for (int i = 0; i < up; i++) {
+        char *slash = strrchr(out, '/');
+        if (!slash)
+            return false;
+        *slash = '\0';
+    }
+    return true;
+}
+
 static bool is_dir(const char *path)
 {
     struct stat sb;
@@ -72,15 +84,8 @@ static char *find_corpus(const char *self_exe)
     }
     if (is_dir("../shared/corpus/porcupine"))
         return fl_strdup("../shared/corpus/porcupine");
-    if (self_exe) {
-        char root[PATH_MAX];
-        snprintf(root, sizeof root, "%s", self_exe);
-        for (int up = 0; up < 2; up++) {
-            char *slash = strrchr(root, '/');
-            if (!slash)
-                return NULL;
-            *slash = 0;
-        }
+    char root[PATH_MAX];
+    if (self_exe && bench_exe_up(self_exe, 2, root, sizeof root)) {
         snprintf(path, sizeof path, "%s/../shared/corpus/porcupine", root);
         if (is_dir(path))
             return fl_strdup(path);
