@@ -163,29 +163,36 @@ int sim_proc_restart(struct sim_world *w, int proc)
     return FL_OK;
 }
 
-int sim_proc_pause(struct sim_world *w, int proc)
+/* Pause and resume: a process that is not down goes to state `to` (digested as op);
+ * *changed says whether it was elsewhere before. */
+static int proc_switch(struct sim_world *w, int proc, enum sim_proc_state to, uint64_t op,
+                       bool *changed)
 {
     struct sim_proc *p = sim__proc(w, proc);
+    *changed = false;
     if (p->state == SIM_PROC_DOWN)
         return FL_EDOWN;
-    if (p->state == SIM_PROC_PAUSED)
+    if (p->state == to)
         return FL_OK;
-    p->state = SIM_PROC_PAUSED;
-    sim__digest_event(w, w->now_ns, SIM_EV_PROC, proc, proc, PROC_OP_PAUSE);
+    p->state = to;
+    sim__digest_event(w, w->now_ns, SIM_EV_PROC, proc, proc, op);
+    *changed = true;
     return FL_OK;
+}
+
+int sim_proc_pause(struct sim_world *w, int proc)
+{
+    bool changed;
+    return proc_switch(w, proc, SIM_PROC_PAUSED, PROC_OP_PAUSE, &changed);
 }
 
 int sim_proc_resume(struct sim_world *w, int proc)
 {
-    struct sim_proc *p = sim__proc(w, proc);
-    if (p->state == SIM_PROC_DOWN)
-        return FL_EDOWN;
-    if (p->state == SIM_PROC_UP)
-        return FL_OK;
-    p->state = SIM_PROC_UP;
-    sim__digest_event(w, w->now_ns, SIM_EV_PROC, proc, proc, PROC_OP_RESUME);
-    sim__requeue_deferred(w, proc);
-    return FL_OK;
+    bool changed;
+    int rc = proc_switch(w, proc, SIM_PROC_UP, PROC_OP_RESUME, &changed);
+    if (changed)
+        sim__requeue_deferred(w, proc);
+    return rc;
 }
 
 int64_t sim_proc_local_ns(const struct sim_world *w, int proc)
