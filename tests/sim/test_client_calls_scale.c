@@ -16,6 +16,7 @@
  * reads retried.
  */
 #include "fl_test.h"
+#include "kvc_fixture.h"
 
 #include "harness/sim/sim.h"
 #include "nodes/client/client.h"
@@ -38,21 +39,12 @@ static void on_done(void *ud, const struct kvc_result *r)
 static struct kvc_client *client_new(struct sim_world *w, struct srv_cluster *cl, int id,
                                      enum lb_kind kind, struct kvc_endpoint *eps)
 {
-    for (int i = 0; i < 3; i++) {
-        eps[i].node = i + 1;
-        eps[i].proc = srv_cluster_node_proc(cl, i + 1);
-    }
     struct kvc_config kc;
     kvc_config_default(&kc);
     kc.id = id;
     kc.balancer = kind;
-    kc.endpoints = eps;
-    kc.endpoint_count = 3;
     kc.timeout_ms = 60000;
-    struct kvc_client *c = NULL;
-    const char *err = NULL;
-    FL_ASSERTF(kvc_client_new(w, &kc, &c, &err) == 0, "%s", err);
-    return c;
+    return kf_client(w, cl, &kc, eps);
 }
 
 static char keys[CALLS][16];
@@ -66,14 +58,8 @@ static struct kvc_bytes key(int i)
 int main(void)
 {
     struct sim_world *w = sim_world_new(5);
-    struct srv_config cfg;
-    srv_config_default(&cfg);
-    struct srv_cluster *cl = NULL;
-    const char *err = NULL;
-    FL_ASSERTF(srv_cluster_create(w, &cfg, NULL, NULL, &cl, &err) == 0, "%s", err);
-    for (int i = 0; i < 100 && srv_cluster_leader(cl) == 0; i++)
-        sim_run_for(w, 100 * FL_MS);
-    int leader = srv_cluster_leader(cl);
+    struct srv_cluster *cl = kf_cluster(w);
+    int leader = kf_wait_leader(w, cl);
     CHECK(leader != 0);
 
     /* N puts at once, issued before the client has a connection: they all wait,

@@ -12,6 +12,7 @@
  * written key's watch sees its event, and every watch resumes after the kill.
  */
 #include "fl_test.h"
+#include "kvc_fixture.h"
 
 #include "harness/sim/sim.h"
 #include "nodes/client/client.h"
@@ -65,27 +66,14 @@ static struct kvc_bytes key_of(char *buf, size_t cap, int i)
 int main(void)
 {
     struct sim_world *w = sim_world_new(7);
-    struct srv_config cfg;
-    srv_config_default(&cfg);
-    struct srv_cluster *cl = NULL;
-    const char *err = NULL;
-    FL_ASSERTF(srv_cluster_create(w, &cfg, NULL, NULL, &cl, &err) == 0, "%s", err);
+    struct srv_cluster *cl = kf_cluster(w);
     struct kvc_endpoint eps[3];
-    for (int i = 0; i < 3; i++) {
-        eps[i].node = i + 1;
-        eps[i].proc = srv_cluster_node_proc(cl, i + 1);
-    }
     struct kvc_config kc;
     kvc_config_default(&kc);
     kc.id = 1;
     kc.balancer = LB_ROUND_ROBIN;
-    kc.endpoints = eps;
-    kc.endpoint_count = 3;
-    struct kvc_client *c = NULL;
-    FL_ASSERTF(kvc_client_new(w, &kc, &c, &err) == 0, "%s", err);
-    for (int i = 0; i < 100 && srv_cluster_leader(cl) == 0; i++)
-        sim_run_for(w, 100 * FL_MS);
-    int leader = srv_cluster_leader(cl);
+    struct kvc_client *c = kf_client(w, cl, &kc, eps);
+    int leader = kf_wait_leader(w, cl);
     CHECK(leader != 0);
 
     char kb[32];

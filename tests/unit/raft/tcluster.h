@@ -402,6 +402,14 @@ static inline uint64_t tc_last_applied(struct tc *c, uint64_t id)
     return FL_MAX(a, nd->snap.index);
 }
 
+/* Node id proposes n entries of data, then the cluster settles (tc_stabilize). */
+static inline void tc_propose_n(struct tc *c, uint64_t id, int n, const char *data)
+{
+    for (int i = 0; i < n; i++)
+        tc_propose(c, id, data);
+    tc_stabilize(c);
+}
+
 /* Elects node id (campaign + stabilize); returns whether it is leader. */
 static inline bool tc_elect(struct tc *c, uint64_t id)
 {

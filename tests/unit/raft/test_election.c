@@ -171,9 +171,7 @@ static void test_restart(void)
     struct tc c;
     tc_init(&c, 3, 3, 3, true);
     CHECK(tc_elect(&c, 1));
-    for (int i = 0; i < 20; i++)
-        tc_propose(&c, 1, "v");
-    tc_stabilize(&c);
+    tc_propose_n(&c, 1, 20, "v");
     tc_tick_all(&c, 2);
     uint64_t commit = raft_commit_index(tc_r(&c, 2));
     uint64_t term = raft_term(tc_r(&c, 2));

@@ -121,9 +121,7 @@ static void test_learner(void)
     struct raft_conf_state cs = *raft_conf(tc_r(&c, 1));
     struct raft_conf_change cc = {RAFT_CC_ADD_LEARNER, 9, NULL, 0};
     CHECK_EQ_INT(raft_conf_apply(&cs, &cc), FL_EFULL);
-    for (int i = 0; i < 50; i++)
-        tc_propose(&c, 1, "data");
-    tc_stabilize(&c);
+    tc_propose_n(&c, 1, 50, "data");
     CHECK(!raft_learner_in_sync(tc_r(&c, 1), 4)); /* behind: promotion must wait */
     c.cut[1][4] = c.cut[4][1] = false;
     tc_tick_all(&c, 3);
@@ -231,9 +229,7 @@ static void test_join_by_snapshot(void)
     struct tc c;
     tc_init(&c, 4, 3, 36, true);
     CHECK(tc_elect(&c, 1));
-    for (int i = 0; i < 40; i++)
-        tc_propose(&c, 1, "history");
-    tc_stabilize(&c);
+    tc_propose_n(&c, 1, 40, "history");
     tc_tick_all(&c, 2);
     for (uint64_t i = 1; i <= 3; i++) {
         struct tc_node *nd = tc_node(&c, i);

@@ -17,9 +17,7 @@ static void test_conflict_resolution(void)
     for (int i = 2; i <= 3; i++)
         c.cut[1][i] = c.cut[i][1] = true;
     /* The deposed leader appends three entries nobody else gets. */
-    for (int i = 0; i < 3; i++)
-        tc_propose(&c, 1, "lost");
-    tc_stabilize(&c);
+    tc_propose_n(&c, 1, 3, "lost");
     uint64_t old_last = raft_last_index(tc_r(&c, 1));
     CHECK_EQ_INT(old_last, 8);
     /* The majority elects node 2 (node 1 is not ticked: it stays a stale leader). */
@@ -155,9 +153,7 @@ static void test_snapshot_catch_up(void)
     tc_init(&c, 3, 3, 2, true);
     CHECK(tc_elect(&c, 1));
     c.cut[1][3] = c.cut[3][1] = true;
-    for (int i = 0; i < 30; i++)
-        tc_propose(&c, 1, "entry");
-    tc_stabilize(&c);
+    tc_propose_n(&c, 1, 30, "entry");
     uint64_t applied = tc_last_applied(&c, 1);
     CHECK_EQ_INT(applied, 34);
     struct tc_node *n1 = tc_node(&c, 1);
@@ -247,9 +243,7 @@ static void test_transfer(void)
     tc_init(&c, 3, 3, 6, true);
     CHECK(tc_elect(&c, 1));
     c.cut[1][3] = true;
-    for (int i = 0; i < 5; i++)
-        tc_propose(&c, 1, "t");
-    tc_stabilize(&c);
+    tc_propose_n(&c, 1, 5, "t");
     c.cut[1][3] = false;
     CHECK_EQ_INT(raft_transfer_leader(tc_r(&c, 1), 3), FL_OK);
     CHECK_EQ_INT(raft_propose(tc_r(&c, 1), "x", 1, NULL), FL_EBUSY);
@@ -328,9 +322,7 @@ static void test_follower_lost_acked_entries(void)
     struct tc c;
     tc_init(&c, 3, 3, 14, true);
     CHECK(tc_elect(&c, 1));
-    for (int i = 0; i < 20; i++)
-        tc_propose(&c, 1, "acked");
-    tc_stabilize(&c);
+    tc_propose_n(&c, 1, 20, "acked");
     tc_tick_all(&c, 1);
     struct raft_progress p;
     CHECK_EQ_INT(raft_progress_get(tc_r(&c, 1), 3, &p), FL_OK);
