@@ -8,6 +8,7 @@
  *     fuzz_jsonl_replay fuzz/corpus/jsonl          # what ctest runs
  */
 #include "fuzz/fuzz.h"
+#include "harness/common/common.h"
 
 #include <dirent.h>
 #include <string.h>
@@ -20,13 +21,14 @@ static int run_file(const char *path)
         fprintf(stderr, "%s: cannot open\n", path);
         return 1;
     }
-    size_t cap = 4096, n = 0;
-    uint8_t *buf = malloc(cap);
-    size_t r;
-    while ((r = fread(buf + n, 1, cap - n, f)) > 0) {
+    size_t cap = 0, n = 0;
+    uint8_t *buf = NULL;
+    for (;;) {
+        FL_GROW(buf, cap, n + 4096, 4096);
+        size_t r = fread(buf + n, 1, cap - n, f);
+        if (r == 0)
+            break;
         n += r;
-        if (n == cap)
-            buf = realloc(buf, cap *= 2);
     }
     fclose(f);
     /* An exact-size copy, so ASan sees a read past the input as libFuzzer would. */

@@ -13,6 +13,7 @@
  * Each figure is the best of three rounds. Only the figures are timed, never a run.
  */
 #include "harness/cli/bench.h"
+#include "harness/common/rng.h"
 #include "nodes/mvcc/mvcc.h"
 
 #define BENCH_MVCC_KEYS          1000
@@ -80,12 +81,12 @@ static double bench_mvcc_ranges(struct mvcc_store *s, int width)
     char key[32], end[32];
     struct mvcc_range_req r = {0};
     struct mvcc_range_result out;
-    uint64_t x = 0x9e3779b97f4a7c15ULL;
+    struct fl_rng rng;
+    fl_rng_seed(&rng, 20261202);
     int64_t seen = 0;
     double t0 = bench_now_s();
     for (int i = 0; i < BENCH_MVCC_RANGES; i++) {
-        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-        uint64_t k = (x >> 33) % (BENCH_MVCC_RANGE_KEYS - (uint64_t)width);
+        uint64_t k = fl_rng_below(&rng, BENCH_MVCC_RANGE_KEYS - (uint64_t)width);
         bench_mvcc_key(key, sizeof(key), k);
         r.key = (const uint8_t *)key;
         r.key_len = strlen(key);
