@@ -64,8 +64,16 @@ int main(void)
     /* 4. The seed. */
     unsetenv("FL_TEST_SEED");
     CHECK_EQ_INT(fl_test_seed(7), 7);
+    uint64_t lo = 1, hi = 60;
+    CHECK(!fl_test_seed_range(&lo, &hi));
+    CHECK_EQ_INT(lo, 1);
+    CHECK_EQ_INT(hi, 60);
     setenv("FL_TEST_SEED", "42", 1);
     CHECK_EQ_INT(fl_test_seed(7), 42);
+    uint64_t first = 1, last = 60;
+    CHECK(fl_test_seed_range(&first, &last));
+    CHECK_EQ_INT(first, 42);
+    CHECK_EQ_INT(last, 42);
     unsetenv("FL_TEST_SEED");
     return fl_test_end();
 }
