@@ -172,6 +172,16 @@ bool kvc_conn_send(struct kvc_client *c, size_t i, const uint8_t *p, size_t n)
     return env_send(c->env, cn->sock, p, n) == FL_OK;
 }
 
+bool kvc_conn_send_msg(struct kvc_client *c, size_t i, Rpc__ClientMsg *m)
+{
+    m->client_id = (uint32_t)c->cfg.id;
+    size_t len;
+    uint8_t *buf = kvc_encode_msg(m, &len);
+    bool ok = kvc_conn_send(c, i, buf, len);
+    free(buf);
+    return ok;
+}
+
 void kvc_conn_stream_attach(struct kvc_client *c, size_t i)
 {
     c->conns[i].streams++;
@@ -255,14 +265,9 @@ static void kvc_ka_tick(void *ctx)
     ping.seq = ++cn->ping_seq;
     Rpc__ClientMsg m = RPC__CLIENT_MSG__INIT;
     m.method = RPC__METHOD__METHOD_PING;
-    m.client_id = (uint32_t)c->cfg.id;
     m.req_case = RPC__CLIENT_MSG__REQ_PING;
     m.ping = &ping;
-    size_t len;
-    uint8_t *buf = kvc_encode_msg(&m, &len);
-    bool ok = kvc_conn_send(c, cn->idx, buf, len);
-    free(buf);
-    if (!ok)
+    if (!kvc_conn_send_msg(c, cn->idx, &m))
         return;
     c->st.pings++;
     cn->ping_out = true;
@@ -308,17 +313,13 @@ static void kvc_probe_tick(void *ctx)
     Rpc__ClientMsg m = RPC__CLIENT_MSG__INIT;
     m.call_id = kvc_new_id(c);
     m.method = RPC__METHOD__METHOD_STATUS;
-    m.client_id = (uint32_t)c->cfg.id;
     m.req_case = RPC__CLIENT_MSG__REQ_STATUS;
     m.status = &sr;
-    size_t len;
-    uint8_t *buf = kvc_encode_msg(&m, &len);
-    if (kvc_conn_send(c, cn->idx, buf, len)) {
+    if (kvc_conn_send_msg(c, cn->idx, &m)) {
         cn->probe_wire = m.call_id;
         cn->probe_sent_ns = now;
         c->st.probes++;
     }
-    free(buf);
 }
 
 static void kvc_probe_answer(struct kvc_client *c, struct kvc_conn *cn, const Rpc__ServerMsg *m)

@@ -295,6 +295,8 @@ int kvc_config_check(const struct kvc_config *cfg, const char **err);
 void kvc_reconcile(struct kvc_client *c);
 /* Sends a ClientMsg on endpoint i's connection; false when it could not leave. */
 bool kvc_conn_send(struct kvc_client *c, size_t i, const uint8_t *p, size_t n);
+/* Encodes m as this client's (its client_id set here) and sends it as kvc_conn_send. */
+bool kvc_conn_send_msg(struct kvc_client *c, size_t i, Rpc__ClientMsg *m);
 void kvc_conn_stream_attach(struct kvc_client *c, size_t i);
 void kvc_conn_stream_detach(struct kvc_client *c, size_t i);
 /* Endpoint index of a slot, or -1. */

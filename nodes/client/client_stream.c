@@ -123,14 +123,8 @@ static void kvc_stream_cancel_timers(struct kvc_stream *st)
 /* Sends one frame of the stream's current incarnation to endpoint i. */
 static bool kvc_stream_send(struct kvc_stream *st, size_t i, Rpc__ClientMsg *m)
 {
-    struct kvc_client *c = st->c;
     m->call_id = st->wire;
-    m->client_id = (uint32_t)c->cfg.id;
-    size_t len;
-    uint8_t *buf = kvc_encode_msg(m, &len);
-    bool ok = kvc_conn_send(c, i, buf, len);
-    free(buf);
-    return ok;
+    return kvc_conn_send_msg(st->c, i, m);
 }
 
 /* Tells the member the client is done with the current incarnation. */
