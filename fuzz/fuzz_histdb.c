@@ -4,13 +4,11 @@
  * (fuzz/corpus/histdb, page size 512). It is written to a file in a private temporary
  * directory and loaded with hist_load_db_path, as the CLI does. Properties: no crash
  * or abort on any file (a damaged database is bad input: an error with a message);
- * an accepted run goes through both checkers (with small limits) and renders as JSON.
+ * an accepted run goes through both checkers (with small limits) and renders as JSON
+ * (fz_judge_loaded, as the importer targets; the engines are not compared here).
  */
-#include "checkers/checkers.h"
-#include "fuzz/fuzz.h"
-#include "harness/history/load.h"
+#include "fuzz/fuzz_import.h"
 
-#include <jansson.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -57,19 +55,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fl_buf_init(&err);
     int64_t run = 0;
     int rc = hist_load_db_path(fz_path, 0, &h, &run, &err);
-    if (rc != FL_OK) {
-        FZ_REQUIRE(err.len > 0, "loader returned %d without a message", rc);
-    } else {
-        struct chk_limits lim = {0};
-        lim.steps_max = 20000;
-        lim.mem_bytes_max = 8u << 20;
-        struct chk_result res;
-        chk_check(&h, &lim, &res);
-        json_t *j = chk_result_json(&h, &res);
-        FZ_REQUIRE(j != NULL, "no JSON for a checked history");
-        json_decref(j);
-        chk_result_close(&res);
-    }
+    fz_judge_loaded(&h, rc, &err, false);
     fl_buf_close(&err);
     chk_history_close(&h);
     fz_cleanup();

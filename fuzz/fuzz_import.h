@@ -19,7 +19,7 @@
 typedef int fz_loader_fn(const char *name, const char *text, size_t len, struct chk_history *h,
                          struct fl_buf *err);
 
-static void fz_check_engines(struct chk_history *h)
+static inline void fz_check_engines(struct chk_history *h)
 {
     struct chk_limits lim = {0};
     lim.steps_max = 20000;
@@ -36,31 +36,41 @@ static void fz_check_engines(struct chk_history *h)
     chk_lin_result_close(&b);
 }
 
-static int fz_import_one(fz_loader_fn *load, const char *name, const uint8_t *data, size_t size)
+/* What a loader gave (rc, and err when it refused): a refusal carries a message; an
+ * accepted history goes through both checkers and its result renders as JSON; with
+ * engines, the revision-order engine and the search also agree where both decide. */
+static inline void fz_judge_loaded(struct chk_history *h, int rc, const struct fl_buf *err,
+                                   bool engines)
+{
+    if (rc != FL_OK) {
+        FZ_REQUIRE(err->len > 0, "loader returned %d without a message", rc);
+        return;
+    }
+    struct chk_limits lim = {0};
+    lim.steps_max = 20000;
+    lim.mem_bytes_max = 8u << 20;
+    struct chk_result res;
+    chk_check(h, &lim, &res);
+    json_t *j = chk_result_json(h, &res);
+    FZ_REQUIRE(j != NULL, "no JSON for a checked history");
+    char *s = json_dumps(j, JSON_COMPACT);
+    FZ_REQUIRE(s != NULL, "result JSON does not serialise");
+    free(s);
+    json_decref(j);
+    chk_result_close(&res);
+    if (engines && h->has_revs)
+        fz_check_engines(h);
+}
+
+static inline int fz_import_one(fz_loader_fn *load, const char *name, const uint8_t *data,
+                                size_t size)
 {
     struct chk_history h;
     chk_history_init(&h);
     struct fl_buf err;
     fl_buf_init(&err);
     int rc = load(name, (const char *)data, size, &h, &err);
-    if (rc != FL_OK) {
-        FZ_REQUIRE(err.len > 0, "loader returned %d without a message", rc);
-    } else {
-        struct chk_limits lim = {0};
-        lim.steps_max = 20000;
-        lim.mem_bytes_max = 8u << 20;
-        struct chk_result res;
-        chk_check(&h, &lim, &res);
-        json_t *j = chk_result_json(&h, &res);
-        FZ_REQUIRE(j != NULL, "no JSON for a checked history");
-        char *s = json_dumps(j, JSON_COMPACT);
-        FZ_REQUIRE(s != NULL, "result JSON does not serialise");
-        free(s);
-        json_decref(j);
-        chk_result_close(&res);
-        if (h.has_revs)
-            fz_check_engines(&h);
-    }
+    fz_judge_loaded(&h, rc, &err, true);
     fl_buf_close(&err);
     chk_history_close(&h);
     return 0;
