@@ -10,6 +10,7 @@
 #include "fl_test.h"
 
 #include "checkers/checkers.h"
+#include "finish_fixture.h"
 
 #define OK  CHK_ST_OK
 #define UNK CHK_ST_UNKNOWN
@@ -23,17 +24,6 @@ static int32_t key(struct chk_history *h, const char *k)
 static int32_t val(struct chk_history *h, const char *v)
 {
     return chk_history_value(h, v, strlen(v));
-}
-
-static bool finish(struct chk_history *h)
-{
-    struct fl_buf err;
-    fl_buf_init(&err);
-    int rc = chk_history_finish(h, &err);
-    if (rc)
-        fprintf(stderr, "finish: %s\n", fl_buf_cstr(&err));
-    fl_buf_close(&err);
-    return rc == FL_OK;
 }
 
 /* Both checkers on a finished history: lin and watch verdicts. */

@@ -12,17 +12,7 @@
 #include "fl_test.h"
 
 #include "checkers/checkers.h"
-
-static bool finish(struct chk_history *h)
-{
-    struct fl_buf err;
-    fl_buf_init(&err);
-    int rc = chk_history_finish(h, &err);
-    if (rc)
-        fprintf(stderr, "finish: %s\n", fl_buf_cstr(&err));
-    fl_buf_close(&err);
-    return rc == FL_OK;
-}
+#include "finish_fixture.h"
 
 static void case_intern_released(void)
 {

@@ -2,13 +2,7 @@
  * uncommitted entries, snapshots, restarts and a long run that exercises trimming)
  * pass; each property is broken by a hand-made sequence and reported with its name
  * and a JSON description. */
-#include "checkers/raft_safety.h"
-#include "fl_test.h"
-
-static uint64_t h(uint64_t v)
-{
-    return v * UINT64_C(0x9E3779B97F4A7C15) + 1;
-}
+#include "rs_fixture.h"
 
 /* Appends (index, term, hash(data)) on nodes 1..n. */
 static bool append_all(struct raft_safety *c, int n, uint64_t index, uint64_t term, uint64_t data)

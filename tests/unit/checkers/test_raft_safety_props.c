@@ -3,13 +3,7 @@
  * elections, restarts, a membership change and its rollback, a snapshot) passes, and
  * each property is broken by fabricated observations of one member and reported under
  * its own name. */
-#include "checkers/raft_safety.h"
-#include "fl_test.h"
-
-static uint64_t h(uint64_t v)
-{
-    return v * UINT64_C(0x9E3779B97F4A7C15) + 1;
-}
+#include "rs_fixture.h"
 
 static const uint64_t V3[] = {1, 2, 3};
 static const struct raft_safety_conf CONF3 = {V3, 3, NULL, 0};
@@ -17,18 +11,7 @@ static const struct raft_safety_conf CONF3 = {V3, 3, NULL, 0};
 /* Members 1..3 bootstrap: conf entries 1..3 (term 1), committed and applied. */
 static struct raft_safety *boot3(void)
 {
-    struct raft_safety *c = raft_safety_new();
-    for (uint64_t n = 1; n <= 3; n++) {
-        for (uint64_t i = 1; i <= 3; i++) {
-            CHECK(raft_safety_append(c, n, i, 1, h(i)));
-            CHECK(raft_safety_conf_entry(c, n, i, RAFT_SAFETY_CC_ADD_VOTER, i));
-        }
-        CHECK(raft_safety_commit(c, n, 3));
-        raft_safety_synced(c, n);
-        for (uint64_t i = 1; i <= 3; i++)
-            CHECK(raft_safety_apply(c, n, i, 1, h(i)));
-    }
-    return c;
+    return rs_boot(3, true);
 }
 
 /* Node cand campaigns in term, voters grant it their votes; it leads. */
@@ -72,8 +55,8 @@ static void test_correct_life(void)
      * the learner in force (appended, not yet committed: in force all the same). */
     const uint64_t l4[] = {4};
     struct raft_safety_conf with4 = {V3, 3, l4, 1};
-    struct raft_safety_boot b = {.term = 2, .vote = 1, .commit = 4, .last_index = 5,
-                                 .applied = 0, .conf = &with4};
+    struct raft_safety_boot b = {
+        .term = 2, .vote = 1, .commit = 4, .last_index = 5, .applied = 0, .conf = &with4};
     CHECK(raft_safety_recovered(c, 3, &b));
     for (uint64_t i = 1; i <= 4; i++) /* it re-applies from its (empty) snapshot */
         CHECK(raft_safety_apply(c, 3, i, i <= 3 ? 1 : 2, h(i)));
@@ -85,14 +68,14 @@ static void test_correct_life(void)
     CHECK(raft_safety_append(c, 3, 5, 3, h(50)));
     CHECK(raft_safety_commit(c, 3, 5));
     raft_safety_synced(c, 3);
-    b = (struct raft_safety_boot){.term = 3, .vote = 2, .commit = 5, .last_index = 5,
-                                  .applied = 4, .conf = &CONF3};
+    b = (struct raft_safety_boot){
+        .term = 3, .vote = 2, .commit = 5, .last_index = 5, .applied = 4, .conf = &CONF3};
     CHECK(raft_safety_recovered(c, 3, &b));
     CHECK(raft_safety_apply(c, 3, 5, 3, h(50)));
     /* A joiner installs a snapshot with its configuration, then restarts from it. */
     CHECK(raft_safety_snapshot_conf(c, 5, 5, 3, &CONF3));
-    b = (struct raft_safety_boot){.term = 3, .vote = 0, .commit = 5, .last_index = 5,
-                                  .applied = 5, .conf = &CONF3};
+    b = (struct raft_safety_boot){
+        .term = 3, .vote = 0, .commit = 5, .last_index = 5, .applied = 5, .conf = &CONF3};
     CHECK(raft_safety_recovered(c, 5, &b));
     CHECK(!raft_safety_failed(c));
     struct fl_buf s;
@@ -218,8 +201,8 @@ static void test_conf_after_restart(void)
     const uint64_t v2[] = {1, 2};
     struct raft_safety_conf two = {v2, 2, NULL, 0};
     CHECK(raft_safety_snapshot_conf(c, 4, 10, 2, &two));
-    b = (struct raft_safety_boot){.term = 2, .commit = 10, .last_index = 10, .applied = 10,
-                                  .conf = &CONF3};
+    b = (struct raft_safety_boot){
+        .term = 2, .commit = 10, .last_index = 10, .applied = 10, .conf = &CONF3};
     CHECK(!raft_safety_recovered(c, 4, &b));
     expect_property(c, "conf_after_restart");
 }

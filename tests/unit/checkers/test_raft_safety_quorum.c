@@ -6,26 +6,12 @@
  * view cannot tell, and commits fed while the checker does not know the member leads
  * that term, are never reported. And of commit_electable: no member without a committed
  * entry can be elected by a quorum of the voters at the commit (Figure 8). */
-#include "checkers/raft_safety.h"
-#include "fl_test.h"
-
-static uint64_t h(uint64_t v)
-{
-    return v * UINT64_C(0x9E3779B97F4A7C15) + 1;
-}
+#include "rs_fixture.h"
 
 /* Members 1..4 bootstrap: conf entries 1..4 (term 1), committed; 1 leads term 2. */
 static struct raft_safety *boot4(void)
 {
-    struct raft_safety *c = raft_safety_new();
-    for (uint64_t n = 1; n <= 4; n++) {
-        for (uint64_t i = 1; i <= 4; i++) {
-            CHECK(raft_safety_append(c, n, i, 1, h(i)));
-            CHECK(raft_safety_conf_entry(c, n, i, RAFT_SAFETY_CC_ADD_VOTER, i));
-        }
-        CHECK(raft_safety_commit(c, n, 4));
-        raft_safety_synced(c, n);
-    }
+    struct raft_safety *c = rs_boot(4, false);
     CHECK(raft_safety_leader(c, 1, 2));
     return c;
 }
@@ -125,16 +111,7 @@ static void test_not_judged(void)
 /* Members 1..3 bootstrap (conf entries 1..3, term 1, committed). */
 static struct raft_safety *boot3(void)
 {
-    struct raft_safety *c = raft_safety_new();
-    for (uint64_t n = 1; n <= 3; n++) {
-        for (uint64_t i = 1; i <= 3; i++) {
-            CHECK(raft_safety_append(c, n, i, 1, h(i)));
-            CHECK(raft_safety_conf_entry(c, n, i, RAFT_SAFETY_CC_ADD_VOTER, i));
-        }
-        CHECK(raft_safety_commit(c, n, 3));
-        raft_safety_synced(c, n);
-    }
-    return c;
+    return rs_boot(3, false);
 }
 
 /* Raft's Figure 8 on three members: 1 led term 2 and appended X (index 4) alone; 2 led
