@@ -371,6 +371,22 @@ static void test_filters_and_pop_order(void)
     mvcc_close(s);
 }
 
+/* Pops one response of watch w: false when the queue is empty. Events come in
+ * revision order (checked against *last_rev); *events counts responses with events. */
+static bool pop_in_order(struct mvcc_store *s, int64_t w, int64_t *last_rev, int *events)
+{
+    struct mvcc_watch_resp r;
+    if (!mvcc_watch_pop_id(s, w, &r))
+        return false;
+    if (r.events_len) {
+        CHECK(r.events[0].kv.mod_revision > *last_rev);
+        *last_rev = r.events[0].kv.mod_revision;
+        (*events)++;
+    }
+    mvcc_watch_resp_free(&r);
+    return true;
+}
+
 /* The queue under front pushes (bug on), back pushes and pops interleaved. */
 static void test_queue_stress(void)
 {
@@ -379,34 +395,17 @@ static void test_queue_stress(void)
     fl_bug_set(FL_BUG_MVCC_PROGRESS_BEFORE_EVENTS, true);
     int pushed = 0, popped = 0, events = 0;
     int64_t last_event_rev = 0;
-    struct mvcc_watch_resp r;
     for (int i = 0; i < 300; i++) {
         t_put(s, "a", "v");
         pushed++;
         if (i % 3 == 0)
             pushed += mvcc_watch_request_progress(s, w);
-        for (int j = 0; j < i % 4; j++) {
-            if (!mvcc_watch_pop_id(s, w, &r))
-                break;
+        for (int j = 0; j < i % 4 && pop_in_order(s, w, &last_event_rev, &events); j++)
             popped++;
-            if (r.events_len) {
-                CHECK(r.events[0].kv.mod_revision > last_event_rev);
-                last_event_rev = r.events[0].kv.mod_revision;
-                events++;
-            }
-            mvcc_watch_resp_free(&r);
-        }
         mvcc_check_invariants(s);
     }
-    while (mvcc_watch_pop_id(s, w, &r)) {
+    while (pop_in_order(s, w, &last_event_rev, &events))
         popped++;
-        if (r.events_len) {
-            CHECK(r.events[0].kv.mod_revision > last_event_rev);
-            last_event_rev = r.events[0].kv.mod_revision;
-            events++;
-        }
-        mvcc_watch_resp_free(&r);
-    }
     CHECK_EQ_INT(popped, pushed);
     CHECK_EQ_INT(events, 300);
     CHECK_EQ_INT(mvcc_watch_pending(s), 0);
