@@ -12,19 +12,11 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
-#include <stdint.h>
 
 struct bench_ctx {
     const char *corpus_dir; /* may be NULL */
     const char *self_exe;   /* path of the faultline binary (for sweep figures) */
 };
-
-struct chk_gen_opts;
-
-/* The generated history the checker benches and curves use (bench_checkers.c): ops
- * operation slots, 8 clients, 1000 keys, 4 watches, 0.5% failed, window 40, and
- * unknown_pm per mille of unknown outcome. */
-void bench_gen_opts(struct chk_gen_opts *o, uint64_t seed, uint32_t ops, uint32_t unknown_pm);
 
 /* Writes to out the folder `up` levels above the binary self_exe (1: the folder it is
  * in, 2: that folder's parent, the repo root for build/faultline). False when the path

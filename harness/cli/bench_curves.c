@@ -169,7 +169,14 @@ static json_t *checker_point(const void *arg)
 {
     uint32_t ops = *(const uint32_t *)arg;
     struct chk_gen_opts o;
-    bench_gen_opts(&o, 20261201, ops, 0);
+    chk_gen_opts_default(&o, 20261201);
+    o.ops = ops;
+    o.clients = 8;
+    o.keys = 1000;
+    o.watches = 4;
+    o.unknown_pm = 0;
+    o.fail_pm = 5;
+    o.window = 40;
     struct chk_history h;
     chk_history_init(&h);
     double g0 = bench_now_s();
