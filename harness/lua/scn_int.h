@@ -156,6 +156,9 @@ int scn_check_node(lua_State *L, int idx);
 int scn_node_or_why(lua_State *L, int idx);
 /* Nodes from a number or an array of numbers; returns how many (<= max). */
 int scn_check_nodes(lua_State *L, int idx, int *out, int max);
+/* The world's members (ascending, at most max <= RUN_EPS_MAX) that are not in
+ * ex[0..ne), into out; returns how many. */
+int scn_nodes_except(struct run_world *rw, const int *ex, int ne, int *out, int max);
 /* Raises "unknown option 'k' in WHAT (known: ...)" for the first key, in sorted order,
  * of the table at idx that is not in known (NULL-terminated). */
 void scn_check_options(lua_State *L, int idx, const char *what, const char *const known[]);

@@ -107,14 +107,7 @@ static int l_partition(lua_State *L)
     struct run_world *rw = scn_world(L);
     na = check_eps(L, 1, NULL, a);
     if (lua_isnoneornil(L, 2)) {
-        int ids[EPS_MAX], n = run_nodes(rw, ids, EPS_MAX);
-        for (int i = 0; i < n; i++) {
-            bool in_a = false;
-            for (int j = 0; j < na; j++)
-                in_a = in_a || a[j] == ids[i];
-            if (!in_a)
-                b[nb++] = ids[i];
-        }
+        nb = scn_nodes_except(rw, a, na, b, EPS_MAX);
     } else {
         nb = check_eps(L, 2, NULL, b);
     }

@@ -226,12 +226,11 @@ static int l_nodes(lua_State *L)
     return 1;
 }
 
-static int l_others(lua_State *L)
+int scn_nodes_except(struct run_world *rw, const int *ex, int ne, int *out, int max)
 {
-    struct run_world *rw = scn_world(L);
-    int ex[MAX_NODES], ids[MAX_NODES], out[MAX_NODES];
-    int ne = scn_check_nodes(L, 1, ex, MAX_NODES);
-    int n = run_nodes(rw, ids, MAX_NODES), k = 0;
+    FL_ASSERT(max <= RUN_EPS_MAX);
+    int ids[RUN_EPS_MAX];
+    int n = run_nodes(rw, ids, max), k = 0;
     for (int i = 0; i < n; i++) {
         bool skip = false;
         for (int j = 0; j < ne; j++)
@@ -239,6 +238,15 @@ static int l_others(lua_State *L)
         if (!skip)
             out[k++] = ids[i];
     }
+    return k;
+}
+
+static int l_others(lua_State *L)
+{
+    struct run_world *rw = scn_world(L);
+    int ex[MAX_NODES], out[MAX_NODES];
+    int ne = scn_check_nodes(L, 1, ex, MAX_NODES);
+    int k = scn_nodes_except(rw, ex, ne, out, MAX_NODES);
     push_ids(L, out, k);
     return 1;
 }
