@@ -64,12 +64,7 @@ static double measure(const char *exe, const char *scenario, const char *dir, in
         fprintf(stderr, "bench: sweep: %s\n", err);
     else
         sweep_report_close(&rep);
-    static const char *const sfx[] = {"", "-wal", "-shm"};
-    for (size_t i = 0; i < FL_ARRAY_LEN(sfx); i++) {
-        char p[PATH_MAX + 8];
-        snprintf(p, sizeof p, "%s%s", db, sfx[i]);
-        unlink(p);
-    }
+    bench_remove_db(db);
     return done == seeds && el > 0 ? (double)done / el : 0;
 }
 

@@ -33,18 +33,25 @@ static inline int64_t t_put(struct mvcc_store *s, const char *k, const char *v)
     return rev;
 }
 
+/* Sets request r's key to k and its range end to end (NULL: k alone; "": every key
+ * from k, etcd's "\0"). */
+#define T_KEY_RANGE(r, k, end)                                                                     \
+    do {                                                                                           \
+        (r).key = (const uint8_t *)(k);                                                            \
+        (r).key_len = strlen(k);                                                                   \
+        if (end) {                                                                                 \
+            (r).range_end = (const uint8_t *)((end)[0] ? (end) : "\0");                            \
+            (r).range_end_len = (end)[0] ? strlen(end) : 1;                                        \
+        }                                                                                          \
+    } while (0)
+
 /* Opens a watch on k (end NULL: k alone; "": every key from k) from revision start
  * (0: now), checked; its id. */
 static inline int64_t t_watch(struct mvcc_store *s, const char *k, const char *end, int64_t start,
                               bool prev_kv, bool progress_notify)
 {
     struct mvcc_watch_req r = {0};
-    r.key = (const uint8_t *)k;
-    r.key_len = strlen(k);
-    if (end) {
-        r.range_end = (const uint8_t *)(end[0] ? end : "\0");
-        r.range_end_len = end[0] ? strlen(end) : 1;
-    }
+    T_KEY_RANGE(r, k, end);
     r.start_rev = start;
     r.prev_kv = prev_kv;
     r.progress_notify = progress_notify;

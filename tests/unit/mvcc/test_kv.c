@@ -103,12 +103,7 @@ static struct mvcc_range_result range(struct mvcc_store *s, const char *k, const
 {
     struct mvcc_range_req r = {0};
     struct mvcc_range_result out;
-    r.key = (const uint8_t *)k;
-    r.key_len = strlen(k);
-    if (end) {
-        r.range_end = (const uint8_t *)(end[0] ? end : "\0");
-        r.range_end_len = end[0] ? strlen(end) : 1;
-    }
+    T_KEY_RANGE(r, k, end);
     r.revision = rev;
     r.limit = limit;
     r.count_only = count_only;
