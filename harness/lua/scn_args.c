@@ -279,15 +279,21 @@ int64_t scn_field_duration(lua_State *L, int idx, const char *what, const char *
     return v;
 }
 
-int scn_field_bool(lua_State *L, int idx, const char *what, const char *key, int def)
+/* Pushes field key of the table at idx; true when it is set, raising "WHAT.KEY: NAME
+ * expected, got T" when it is set to another type than want. */
+static bool field_of_type(lua_State *L, int idx, const char *what, const char *key, int want,
+                          const char *name)
 {
     int t = lua_getfield(L, idx, key);
-    int v = def;
-    if (t != LUA_TNIL) {
-        if (t != LUA_TBOOLEAN)
-            luaL_error(L, "%s.%s: a boolean expected, got %s", what, key, lua_typename(L, t));
-        v = lua_toboolean(L, -1);
-    }
+    if (t != LUA_TNIL && t != want)
+        luaL_error(L, "%s.%s: %s expected, got %s", what, key, name, lua_typename(L, t));
+    return t != LUA_TNIL;
+}
+
+int scn_field_bool(lua_State *L, int idx, const char *what, const char *key, int def)
+{
+    int v =
+        field_of_type(L, idx, what, key, LUA_TBOOLEAN, "a boolean") ? lua_toboolean(L, -1) : def;
     lua_pop(L, 1);
     return v;
 }
@@ -296,13 +302,8 @@ int scn_field_bool(lua_State *L, int idx, const char *what, const char *key, int
  * it), which callers ensure by keeping the table on the stack. */
 const char *scn_field_str(lua_State *L, int idx, const char *what, const char *key, const char *def)
 {
-    int t = lua_getfield(L, idx, key);
-    const char *v = def;
-    if (t != LUA_TNIL) {
-        if (t != LUA_TSTRING)
-            luaL_error(L, "%s.%s: a string expected, got %s", what, key, lua_typename(L, t));
-        v = lua_tostring(L, -1);
-    }
+    const char *v =
+        field_of_type(L, idx, what, key, LUA_TSTRING, "a string") ? lua_tostring(L, -1) : def;
     lua_pop(L, 1);
     return v;
 }

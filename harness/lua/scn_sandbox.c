@@ -451,18 +451,20 @@ static int l_setmetatable(lua_State *L)
     int t = lua_type(L, 2);
     luaL_checktype(L, 1, LUA_TTABLE);
     luaL_argexpected(L, t == LUA_TNIL || t == LUA_TTABLE, 2, "nil or table");
-    if (t == LUA_TTABLE) {
-        lua_pushliteral(L, "__gc");
+    static const struct {
+        const char *field, *what, *why;
+    } refused[] = {
+        {"__gc", "finalizers (__gc)", "when the garbage collector runs them"},
+        {"__mode", "weak tables (__mode)",
+         "what the garbage collector removes from them, and when,"},
+    };
+    for (size_t i = 0; t == LUA_TTABLE && i < FL_ARRAY_LEN(refused); i++) {
+        lua_pushstring(L, refused[i].field);
         if (lua_rawget(L, 2) != LUA_TNIL)
-            return luaL_error(L, "setmetatable: finalizers (__gc) are not available in "
-                                 "scenarios: when the garbage collector runs them is not "
-                                 "deterministic");
-        lua_pop(L, 1);
-        lua_pushliteral(L, "__mode");
-        if (lua_rawget(L, 2) != LUA_TNIL)
-            return luaL_error(L, "setmetatable: weak tables (__mode) are not available in "
-                                 "scenarios: what the garbage collector removes from them, "
-                                 "and when, is not deterministic");
+            return luaL_error(L,
+                              "setmetatable: %s are not available in scenarios: %s is not "
+                              "deterministic",
+                              refused[i].what, refused[i].why);
         lua_pop(L, 1);
     }
     /* the rest is Lua's own setmetatable (lbaselib.c) */
