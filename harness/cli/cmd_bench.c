@@ -130,8 +130,9 @@ static int bench_hist_row(struct hist_db *h, int64_t i, const char *value)
 
 /* history_rows_per_s: ops rows inserted (prepared statement, batched transactions,
  * digest folding, WAL) per wall second into a fresh database in $TMPDIR. */
-static void bench_history(json_t *out)
+static void bench_history(const struct bench_ctx *ctx, json_t *out)
 {
+    (void)ctx;
     const char *base = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
     char dir[PATH_MAX], path[PATH_MAX + 32], err[512];
     snprintf(dir, sizeof dir, "%s/fl_bench_XXXXXX", base);
@@ -191,14 +192,21 @@ static void print_table(json_t *obj)
     }
 }
 
-/* The groups `--only` accepts, each one bench_*.c function (or this file's own). */
-static const char *const bench_groups[] = {"sim",     "checkers", "mvcc",  "idle",
-                                           "cluster", "e2e",      "sweep", "history"};
+/* The groups `--only` accepts, each one bench_*.c function (or this file's own), in
+ * the order they run. */
+static const struct {
+    const char *name;
+    void (*run)(const struct bench_ctx *ctx, json_t *out);
+} bench_groups[] = {
+    {"sim", bench_sim},     {"checkers", bench_checkers}, {"mvcc", bench_mvcc},
+    {"idle", bench_idle},   {"cluster", bench_cluster},   {"e2e", bench_e2e},
+    {"sweep", bench_sweep}, {"history", bench_history},
+};
 
 static bool group_known(const char *g, size_t n)
 {
     for (size_t i = 0; i < FL_ARRAY_LEN(bench_groups); i++)
-        if (strlen(bench_groups[i]) == n && !strncmp(bench_groups[i], g, n))
+        if (strlen(bench_groups[i].name) == n && !strncmp(bench_groups[i].name, g, n))
             return true;
     return false;
 }
@@ -318,22 +326,9 @@ int cmd_bench(int argc, char **argv)
     json_t *out = json_object();
     for (size_t i = 0; i < FL_ARRAY_LEN(bench_keys); i++)
         json_object_set_new(out, bench_keys[i].key, json_null());
-    if (group_on(only, "sim"))
-        bench_sim(&ctx, out);
-    if (group_on(only, "checkers"))
-        bench_checkers(&ctx, out);
-    if (group_on(only, "mvcc"))
-        bench_mvcc(&ctx, out);
-    if (group_on(only, "idle"))
-        bench_idle(&ctx, out);
-    if (group_on(only, "cluster"))
-        bench_cluster(&ctx, out);
-    if (group_on(only, "e2e"))
-        bench_e2e(&ctx, out);
-    if (group_on(only, "sweep"))
-        bench_sweep(&ctx, out);
-    if (group_on(only, "history"))
-        bench_history(out);
+    for (size_t i = 0; i < FL_ARRAY_LEN(bench_groups); i++)
+        if (group_on(only, bench_groups[i].name))
+            bench_groups[i].run(&ctx, out);
     struct rusage ru;
     if (getrusage(RUSAGE_SELF, &ru) == 0) /* ru_maxrss is in KiB on Linux */
         json_object_set_new(out, "peak_rss_mb", json_real((double)ru.ru_maxrss / 1024.0));
