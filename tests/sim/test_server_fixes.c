@@ -73,10 +73,7 @@ static void test_keepalive_across_leader_crash(void)
 {
     struct fixture f;
     int l = setup_default(&f, 31);
-    struct tclient c;
-    tc_open_node(&c, &f, l);
-    int64_t lease = tc_lease_grant(&c, 5, 3 * FL_S);
-    tc_close(&c);
+    int64_t lease = tc_grant_on(&f, l, 5);
     CHECK(lease > 0);
     put_lease(&f, l, "ka", lease);
     int fol = l == 1 ? 2 : 1;
@@ -96,10 +93,7 @@ static void test_keepalive_no_leader_times_out(void)
 {
     struct fixture f;
     int l = setup_default(&f, 32);
-    struct tclient c;
-    tc_open_node(&c, &f, l);
-    int64_t lease = tc_lease_grant(&c, 30, 3 * FL_S);
-    tc_close(&c);
+    int64_t lease = tc_grant_on(&f, l, 30);
     int lone = l == 1 ? 2 : 1;
     int procs[3], np = 0;
     for (int i = 1; i <= 3; i++)
@@ -138,12 +132,10 @@ static void test_lease_ttl_from_follower(void)
 {
     struct fixture f;
     int l = setup_default(&f, 36);
-    struct tclient c;
-    tc_open_node(&c, &f, l);
-    int64_t lease = tc_lease_grant(&c, 10, 3 * FL_S);
-    tc_close(&c);
+    int64_t lease = tc_grant_on(&f, l, 10);
     sim_run_for(f.w, 3 * FL_S);
     int fol = l == 1 ? 2 : 1;
+    struct tclient c;
     tc_open_node(&c, &f, fol);
     Rpc__ServerMsg *m = lease_ttl(&c, lease);
     /* The leader's lessor has 7 s left (rounded up); the follower asks it. */
@@ -176,10 +168,7 @@ static void test_lease_end_event(void)
 {
     struct fixture f;
     int l = setup_default(&f, 37);
-    struct tclient c;
-    tc_open_node(&c, &f, l);
-    int64_t lease = tc_lease_grant(&c, 2, 3 * FL_S);
-    tc_close(&c);
+    int64_t lease = tc_grant_on(&f, l, 2);
     put_lease(&f, l, "le/b", lease);
     put_lease(&f, l, "le/a", lease); /* revisions 2, 3 */
     sim_run_for(f.w, 6 * FL_S);

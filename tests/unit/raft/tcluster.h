@@ -418,4 +418,11 @@ static inline bool tc_elect(struct tc *c, uint64_t id)
     return raft_role(tc_r(c, id)) == RAFT_LEADER;
 }
 
+/* tc_init, then node 1 is elected (checked: a failure stops the case). */
+static inline void tc_init_led(struct tc *c, int n, int voters, uint64_t seed, bool pre_vote)
+{
+    tc_init(c, n, voters, seed, pre_vote);
+    CHECK(tc_elect(c, 1));
+}
+
 #endif

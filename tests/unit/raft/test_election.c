@@ -99,8 +99,7 @@ static void run_rejoin(bool pre_vote, uint64_t *term_before, uint64_t *term_afte
                        uint64_t *lead_after, uint64_t *isolated_term)
 {
     struct tc c;
-    tc_init(&c, 3, 3, 11, pre_vote);
-    CHECK(tc_elect(&c, 1));
+    tc_init_led(&c, 3, 3, 11, pre_vote);
     tc_tick_all(&c, 3);
     *term_before = raft_term(tc_r(&c, 1));
     for (int i = 1; i <= 3; i++) {
@@ -135,8 +134,7 @@ static void test_prevote_rejoin(void)
 static void test_check_quorum(void)
 {
     struct tc c;
-    tc_init(&c, 3, 3, 5, true);
-    CHECK(tc_elect(&c, 1));
+    tc_init_led(&c, 3, 3, 5, true);
     for (int i = 2; i <= 3; i++)
         c.cut[1][i] = c.cut[i][1] = true;
     /* Followers' elections are expected; tick only the leader. */
@@ -154,8 +152,7 @@ static void test_check_quorum(void)
 static void test_lease(void)
 {
     struct tc c;
-    tc_init(&c, 3, 3, 9, true);
-    CHECK(tc_elect(&c, 1));
+    tc_init_led(&c, 3, 3, 9, true);
     uint64_t term = raft_term(tc_r(&c, 1));
     raft_campaign(tc_r(&c, 2));
     tc_stabilize(&c);
@@ -169,8 +166,7 @@ static void test_lease(void)
 static void test_restart(void)
 {
     struct tc c;
-    tc_init(&c, 3, 3, 3, true);
-    CHECK(tc_elect(&c, 1));
+    tc_init_led(&c, 3, 3, 3, true);
     tc_propose_n(&c, 1, 20, "v");
     tc_tick_all(&c, 2);
     uint64_t commit = raft_commit_index(tc_r(&c, 2));

@@ -10,8 +10,7 @@
 static void test_append_time_effect(void)
 {
     struct tc c;
-    tc_init(&c, 4, 3, 31, true);
-    CHECK(tc_elect(&c, 1));
+    tc_init_led(&c, 4, 3, 31, true);
     tc_node(&c, 4)->down = true; /* the new member is not running yet */
     uint64_t idx = 0;
     CHECK_EQ_INT(tc_conf(&c, 1, RAFT_CC_ADD_VOTER, 4, &idx), FL_OK);
@@ -43,8 +42,7 @@ static void test_rollback_on_truncation(void)
     struct tc c;
     uint64_t idx = 0;
     /* The deposed leader holds the only copy of its conf entry. */
-    tc_init(&c, 4, 3, 32, true);
-    CHECK(tc_elect(&c, 1));
+    tc_init_led(&c, 4, 3, 32, true);
     tc_node(&c, 4)->down = true;
     for (int i = 2; i <= 3; i++)
         c.cut[1][i] = c.cut[i][1] = true;
@@ -80,8 +78,7 @@ static void test_rollback_on_truncation(void)
 static void run_one_at_a_time(bool bug)
 {
     struct tc c;
-    tc_init(&c, 5, 3, 33, true);
-    CHECK(tc_elect(&c, 1));
+    tc_init_led(&c, 5, 3, 33, true);
     tc_node(&c, 4)->down = true;
     tc_node(&c, 5)->down = true;
     CHECK_EQ_INT(tc_conf(&c, 1, RAFT_CC_ADD_LEARNER, 4, NULL), FL_OK);
@@ -111,8 +108,7 @@ static void run_one_at_a_time(bool bug)
 static void test_learner(void)
 {
     struct tc c;
-    tc_init(&c, 4, 3, 34, true);
-    CHECK(tc_elect(&c, 1));
+    tc_init_led(&c, 4, 3, 34, true);
     c.cut[1][4] = c.cut[4][1] = true;
     CHECK_EQ_INT(tc_conf(&c, 1, RAFT_CC_ADD_LEARNER, 4, NULL), FL_OK);
     CHECK_EQ_INT(tc_conf(&c, 1, RAFT_CC_ADD_LEARNER, 3, NULL), FL_EBUSY);
@@ -174,8 +170,7 @@ static size_t msgs_from(struct tc *c, uint64_t id)
 static void test_remove_leader(void)
 {
     struct tc c;
-    tc_init(&c, 4, 4, 35, true);
-    CHECK(tc_elect(&c, 1));
+    tc_init_led(&c, 4, 4, 35, true);
     tc_stabilize(&c);
     /* Node 4 does not receive appends: the removal must not commit on 1, 2, 3 alone
      * (quorum counted without the leader: 3 of the other 3). */
@@ -227,8 +222,7 @@ static void test_remove_leader(void)
 static void test_join_by_snapshot(void)
 {
     struct tc c;
-    tc_init(&c, 4, 3, 36, true);
-    CHECK(tc_elect(&c, 1));
+    tc_init_led(&c, 4, 3, 36, true);
     tc_propose_n(&c, 1, 40, "history");
     tc_tick_all(&c, 2);
     for (uint64_t i = 1; i <= 3; i++) {

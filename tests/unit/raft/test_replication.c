@@ -9,8 +9,7 @@
 static void test_conflict_resolution(void)
 {
     struct tc c;
-    tc_init(&c, 3, 3, 1, true);
-    CHECK(tc_elect(&c, 1));
+    tc_init_led(&c, 3, 3, 1, true);
     tc_propose(&c, 1, "a");
     tc_stabilize(&c);
     tc_tick_all(&c, 1);
@@ -150,8 +149,7 @@ static void test_figure8(void)
 static void test_snapshot_catch_up(void)
 {
     struct tc c;
-    tc_init(&c, 3, 3, 2, true);
-    CHECK(tc_elect(&c, 1));
+    tc_init_led(&c, 3, 3, 2, true);
     c.cut[1][3] = c.cut[3][1] = true;
     tc_propose_n(&c, 1, 30, "entry");
     uint64_t applied = tc_last_applied(&c, 1);
@@ -185,8 +183,7 @@ static void test_snapshot_catch_up(void)
 static void test_read_index(void)
 {
     struct tc c;
-    tc_init(&c, 3, 3, 4, true);
-    CHECK(tc_elect(&c, 1));
+    tc_init_led(&c, 3, 3, 4, true);
     tc_propose(&c, 1, "a");
     tc_stabilize(&c);
     CHECK_EQ_INT(raft_read_index(tc_r(&c, 1), 77), FL_OK);
@@ -240,8 +237,7 @@ static void test_read_index(void)
 static void test_transfer(void)
 {
     struct tc c;
-    tc_init(&c, 3, 3, 6, true);
-    CHECK(tc_elect(&c, 1));
+    tc_init_led(&c, 3, 3, 6, true);
     c.cut[1][3] = true;
     tc_propose_n(&c, 1, 5, "t");
     c.cut[1][3] = false;
@@ -292,8 +288,7 @@ static void test_batching(void)
 static void test_lost_messages(void)
 {
     struct tc c;
-    tc_init(&c, 3, 3, 13, true);
-    CHECK(tc_elect(&c, 1));
+    tc_init_led(&c, 3, 3, 13, true);
     tc_stabilize(&c);
     tc_propose(&c, 1, "a");
     tc_process_all(&c);
@@ -320,8 +315,7 @@ static void test_lost_messages(void)
 static void test_follower_lost_acked_entries(void)
 {
     struct tc c;
-    tc_init(&c, 3, 3, 14, true);
-    CHECK(tc_elect(&c, 1));
+    tc_init_led(&c, 3, 3, 14, true);
     tc_propose_n(&c, 1, 20, "acked");
     tc_tick_all(&c, 1);
     struct raft_progress p;

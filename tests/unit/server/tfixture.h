@@ -64,6 +64,17 @@ static inline void tc_open_node(struct tclient *c, struct fixture *f, int node)
     tc_open(c, f->w, f->cproc, srv_cluster_node_proc(f->cl, node));
 }
 
+/* A lease of ttl seconds granted through a client on member node (3 s to answer); its
+ * id, 0 when refused or unanswered. */
+static inline int64_t tc_grant_on(struct fixture *f, int node, int64_t ttl)
+{
+    struct tclient c;
+    tc_open_node(&c, f, node);
+    int64_t lease = tc_lease_grant(&c, ttl, 3 * FL_S);
+    tc_close(&c);
+    return lease;
+}
+
 static inline void setup(struct fixture *f, uint64_t seed, const struct srv_config *cfg)
 {
     n_evs = 0;
