@@ -12,8 +12,10 @@
 -- write that succeeds, every client failing over when the member most of them use
 -- dies, and convergence (the converge check). liveness judges the cluster after every
 -- heal and while only a minority is faulty: a write within the world's bound. On the
--- seeds that draw it (world.promote_outage), a promoted member's vote is needed at the
--- end (below).
+-- seeds that draw them, two removals are asked at once across a partition
+-- (world.split_change) and a promoted member's vote is needed (world.promote_outage) at
+-- the end (below). Worlds with the lag lane run it without the lanes that kill, pause or
+-- cut members off (world.lag).
 local world = swarm {}
 
 scenario {
@@ -131,6 +133,43 @@ if #nodes() >= 3 then
   end
 end
 run(1*s)
+
+-- two configuration changes at once across a partition (Jepsen's member nemesis with
+-- a partition; the single-server rule of Raft §4.1): on the seeds the swarm draws it for
+-- (world.split_change), with five voters or more, the leader and one follower are cut
+-- off from the others, the follower's answers to the leader are held, and the leader is
+-- asked to remove all of the others but one at once. The others elect and commit. Then
+-- the held answers come back while the sides are still apart: the leader must not have
+-- accepted the second removal while the first was uncommitted, so its side has no
+-- majority of any configuration it holds and commits nothing (raft_safety judges it).
+if world.split_change then
+  local A = run_until(function() return leader() ~= nil end, 10*s + 10*E) and leader()
+  local vs = {}
+  for _, n in ipairs(A and nodes() or {}) do
+    local st = status(n)
+    if n ~= A and st.alive and not st.removed and not st.learner then vs[#vs + 1] = n end
+  end
+  if #vs >= 4 then
+    local f, rest = vs[1], {}
+    for i = 2, #vs do rest[#rest + 1] = vs[i] end
+    partition({ A, f }, rest)
+    hold(f, A)
+    local done = {}
+    for i = 1, #rest - 1 do
+      spawn(function() done[i] = { member_remove(rest[i]) } end)
+    end
+    run(4*s + 2 * E)
+    release(f, A)
+    run(4*s + 2 * E)
+    local accepted = 0
+    for i = 1, #rest - 1 do if done[i] and done[i][1] then accepted = accepted + 1 end end
+    expect(accepted <= 1, "at most one of the removals asked at once is accepted",
+           { leader = A, removals = #rest - 1, accepted = accepted })
+    heal()
+    run_until(function() return leader() ~= nil end, 10*s + 10*E)
+    run(1*s)
+  end
+end
 
 -- a promoted member votes before it has seen its promotion (etcd#10998): on the seeds
 -- the swarm draws it for (world.promote_outage, 10%), a learner joins and catches up,

@@ -291,12 +291,106 @@ static void draw_faults(struct run_world *rw, const struct run_swarm_options *o,
  *   the summary's "promote_outage" asks the scenario (chaos.lua, after its fault phase)
  *   to promote a learner whose promotion the leader cannot send it, and to let the
  *   leader die then: the members left need the promoted member's vote, which it must
- *   give although it has not seen its promotion (etcd#10998). */
+ *   give although it has not seen its promotion (etcd#10998).
+ * - "swarm/lagadd" and "swarm/lag": see draw_lag_add and draw_lag_focus.
+ * - "swarm/split": on SPLIT_PCT % of the seeds whose membership changes are allowed,
+ *   the summary's "split_change" asks the scenario (chaos.lua, after its failover check)
+ *   for two configuration changes at once across a partition: with 5 voters or more,
+ *   the leader and one follower are cut off from the rest, the follower's answers to
+ *   the leader held, and the leader asked to remove all of the rest but one at once;
+ *   the answers come back while the sides are still apart. The membership lane makes
+ *   that shape too (apply_split_change), but on 7 seeds of 1..200 only, among other
+ *   faults, and with its release and heal at once: raft.multiple_conf_changes was found
+ *   on 1 seed (91, by liveness). With the episode on every seed, 97 of 200 failed
+ *   raft_safety with the switch and all 200 passed without it. */
 #define CHURN_PCT   40
 #define PROMOTE_PCT 10
+#define SPLIT_PCT   10
 
 static unsigned seed_world(struct run_world *rw, const struct run_swarm_options *o,
                            struct run_cluster_config *c);
+
+/* "swarm/lag": on LAG_PCT % of the worlds of a swarm{} that names no lanes, whose lanes
+ * include lag and whose cluster has 3 members or more, the lagging follower's episode is
+ * given room to happen (etcd#17529, #20221; a member that lags, is cut off and catches
+ * up by the leader's snapshot while its watch streams are starved). Measured on chaos
+ * seeds 1..200 with mvcc.watch_compacted_lost: the situation (a watcher behind the
+ * compaction with a full stream) arose on 8 seeds of the 68 with the lag lane; the
+ * episode rarely reached its snapshot because other lanes killed, paused or cut off the
+ * lagging member, or every member, first, and at 20 ops/s of mostly reads its stages
+ * ended before a buffer's worth of revisions or a compaction (restore_lowers_future_watch
+ * arose on 5 seeds and failed on 1). So:
+ * - the lanes that kill, pause, cut off or remove members are off (LAG_QUIET_OFF; the
+ *   seed's other lanes, failpoints and triggers stay), in "lanes_every_ms" too;
+ * - with the cluster and workload drawn: watch streams of etcd's smallest tested buffer
+ *   (8); watches churn every 300 ms, so that some open on the lagging member from a
+ *   revision it has not reached; a snapshot every 200 entries with at most 20 retained,
+ *   so that it catches up by one; 200 ops/s with at least as many puts as gets. Said in
+ *   the swarm object's "lag" (its "cluster" and "workload" stay as their streams drew
+ *   them, as a cluster drawn alone draws it). */
+#define LAG_PCT    100
+#define LAGADD_PCT 25
+#define LAG_IX     15 /* RUN_LANE_LAG is 1u << LAG_IX */
+_Static_assert(RUN_LANE_LAG == 1u << LAG_IX, "the lag lane's index");
+#define LAG_QUIET_OFF                                                                              \
+    (RUN_LANE_PARTITION | RUN_LANE_KILL | RUN_LANE_POWER | RUN_LANE_PAUSE | RUN_LANE_MEMBERSHIP |  \
+     RUN_LANE_LEADER_CRASH | RUN_LANE_CHURN)
+
+static void draw_lag_focus(struct run_world *rw, const struct run_swarm_options *o,
+                           const struct run_cluster_config *seen, json_t *j)
+{
+    struct run_swarm *sw = &rw->swarm;
+    struct sim_rng r;
+    sim_rng_derive(&r, run_fault_seed(rw), "swarm/lag");
+    if (!chance(&r, LAG_PCT) || o->lanes || !(sw->lanes & RUN_LANE_LAG) || seen->nodes < 3)
+        return;
+    json_t *lanes = json_object_get(j, "lanes_every_ms");
+    for (int i = 0; i < RUN_LANE_COUNT; i++) {
+        if (!((1u << i) & LAG_QUIET_OFF) || !(sw->lanes & (1u << i)))
+            continue;
+        sw->lanes &= ~(1u << i);
+        if (lanes)
+            json_object_del(lanes, lane_names[i]);
+    }
+    unsigned need = RUN_SWARM_CLUSTER | RUN_SWARM_WORKLOAD;
+    if ((sw->aspects & need) != need)
+        return;
+    sw->cluster.watch_buffer = 8;
+    sw->cluster.snapshot_count = 200;
+    sw->cluster.snapshot_catchup = FL_MIN(sw->cluster.snapshot_catchup, 20);
+    sw->workload.features |= RUN_WL_WATCH_CHURN;
+    sw->workload.watch_every_ms = 300;
+    sw->workload.rate = 200;
+    sw->workload.mix_put = FL_MAX(sw->workload.mix_put, sw->workload.mix_get);
+    json_t *f = json_object();
+    json_object_set_new(f, "watch_buffer", json_integer(sw->cluster.watch_buffer));
+    json_object_set_new(f, "snapshot_count", json_integer(sw->cluster.snapshot_count));
+    json_object_set_new(f, "snapshot_catchup", json_integer(sw->cluster.snapshot_catchup));
+    json_object_set_new(f, "watch_every_ms", json_integer(sw->workload.watch_every_ms));
+    json_object_set_new(f, "rate", json_integer(sw->workload.rate));
+    json_object_set_new(f, "put", json_integer(sw->workload.mix_put));
+    json_object_set_new(j, "lag", f);
+}
+
+/* "swarm/lagadd": on LAGADD_PCT % of the worlds the lag focus would take if they had the
+ * lag lane, and that have no churn (its Figure-8 chains need the kills the focus takes
+ * away), the lag lane runs besides the lanes drawn, at a period drawn as a lane's. */
+static void draw_lag_add(struct run_world *rw, const struct run_swarm_options *o,
+                         const struct run_cluster_config *seen, json_t *j)
+{
+    struct run_swarm *sw = &rw->swarm;
+    struct sim_rng r;
+    sim_rng_derive(&r, run_fault_seed(rw), "swarm/lagadd");
+    bool add = chance(&r, LAGADD_PCT);
+    int64_t every = lane_periods[LAG_IX][sim_rng_below(&r, 3)];
+    if (!add || o->lanes || (sw->lanes & (RUN_LANE_LAG | RUN_LANE_CHURN)) || seen->nodes < 3)
+        return;
+    sw->lanes |= RUN_LANE_LAG;
+    sw->lane_every_ns[LAG_IX] = every * FL_MS;
+    json_t *lanes = json_object_get(j, "lanes_every_ms");
+    if (lanes)
+        json_object_set_new(lanes, lane_names[LAG_IX], json_integer(every));
+}
 
 static void draw_later(struct run_world *rw, const struct run_swarm_options *o, json_t *j)
 {
@@ -328,6 +422,11 @@ static void draw_later(struct run_world *rw, const struct run_swarm_options *o, 
     sim_rng_derive(&r, run_fault_seed(rw), "swarm/promote");
     if (chance(&r, PROMOTE_PCT) && (!o->lanes || (o->lanes & RUN_LANE_MEMBERSHIP)))
         json_object_set_new(j, "promote_outage", json_true());
+    draw_lag_add(rw, o, &seen, j);
+    draw_lag_focus(rw, o, &seen, j);
+    sim_rng_derive(&r, run_fault_seed(rw), "swarm/split");
+    if (chance(&r, SPLIT_PCT) && (!o->lanes || (o->lanes & RUN_LANE_MEMBERSHIP)))
+        json_object_set_new(j, "split_change", json_true());
 }
 
 /* The BUGGIFY menu: etcd's gofail places and the simulator's disk and network edges. */
