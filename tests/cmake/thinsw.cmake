@@ -49,3 +49,34 @@ ts_test(scenario.swarm.chaos_lag_future_watch "swarm;slow" 300
 ts_test(scenario.swarm.chaos_lag_future_watch_off "swarm;slow" 300
   ${TS_EXP} ${TS_CHAOS} 97..97 ${TS_WDB}/lagf_off --exit 0)
 
+# A member dropped the watch event of a write of unknown outcome (the trade-off of the
+# revision engine's silent-gap bound, chk_gap.c: a watch whose stream covered a revision
+# is trusted to have reported every write of its range there). Revision 3 is a gap: the
+# one write that could fill it is client 2's put of k (unknown outcome). The watch on
+# [k, l) delivered revision 2 and then passed revision 3 without an event. What the
+# checkers say (these pin today's verdicts, none of them a false pass):
+#   watch_dropped_unknown_read    a later get shows k = v2 with mod_revision 3: the put
+#                                 is placed at 3, and the watch fails reliable ("missing
+#                                 event at revision 3"). exit 1.
+#   watch_dropped_unknown_prevkv  no read, but the watch's own delete event at 4 carries
+#                                 prev_kv v2 of revision 3: the watch fails prev_kv (the
+#                                 loss is reported as a wrong prevValue, not as a missing
+#                                 event). exit 1.
+#   watch_dropped_unknown_value   a later get shows k = v2 without its revisions: the put
+#                                 must be at 3, but the engine calls its placement a guess
+#                                 and leaves reliable at 3 unjudged: watch unknown, exit 4
+#                                 (the loss is provable, the verdict is not a pass).
+#   watch_dropped_unknown_unseen  nothing shows the put took effect: the history is that
+#                                 of a put that never happened, which the watch's silence
+#                                 agrees with: pass (no checker can tell). exit 0.
+set(ts_data ${CMAKE_SOURCE_DIR}/tests/unit/checkers/data)
+set(ts_cli sh ${CMAKE_SOURCE_DIR}/tests/unit/checkers/cli_expect.sh)
+ts_test(cli.check.watch_dropped_unknown_read cli 60
+  ${ts_cli} 1 "missing event at revision 3" ${FL_BIN} check
+  ${ts_data}/watch_dropped_unknown_read.jsonl)
+ts_test(cli.check.watch_dropped_unknown_prevkv cli 60
+  ${ts_cli} 1 "prev_kv: fail" ${FL_BIN} check ${ts_data}/watch_dropped_unknown_prevkv.jsonl)
+ts_test(cli.check.watch_dropped_unknown_value cli 60
+  ${ts_cli} 4 "watch: unknown" ${FL_BIN} check ${ts_data}/watch_dropped_unknown_value.jsonl)
+ts_test(cli.check.watch_dropped_unknown_unseen cli 60
+  ${ts_cli} 0 "watch: pass" ${FL_BIN} check ${ts_data}/watch_dropped_unknown_unseen.jsonl)
