@@ -207,7 +207,11 @@ bool raft__promotable(const struct raft *r)
     return raft_conf_is_voter(raft_conf(r), r->cfg.id);
 }
 
-static void reset_for_term(struct raft *r, uint64_t term)
+/* Clears the per-term state; redraw_timeout picks a new randomised election timeout.
+ * etcd's raft (v3.4 raft.go) redraws it in reset(), that is on becoming follower,
+ * candidate or leader, but not in becomePreCandidate: a node whose pre-vote rounds go
+ * unanswered keeps one timeout across them. */
+static void reset_term_state(struct raft *r, uint64_t term, bool redraw_timeout)
 {
     if (r->term != term) {
         FL_ASSERT(term > r->term);
@@ -217,7 +221,8 @@ static void reset_for_term(struct raft *r, uint64_t term)
     r->lead = RAFT_NONE;
     r->election_elapsed = 0;
     r->heartbeat_elapsed = 0;
-    reset_randomized_timeout(r);
+    if (redraw_timeout)
+        reset_randomized_timeout(r);
     r->transferee = RAFT_NONE;
     r->votes_count = 0;
     r->removed_self_quorum = 0;
@@ -225,6 +230,11 @@ static void reset_for_term(struct raft *r, uint64_t term)
     r->flush_allow_empty = false;
     r->read_flush = false;
     raft__reads_clear(r);
+}
+
+static void reset_for_term(struct raft *r, uint64_t term)
+{
+    reset_term_state(r, term, true);
 }
 
 void raft__become_follower(struct raft *r, uint64_t term, uint64_t lead, enum raft_reason reason,
@@ -307,7 +317,9 @@ static bool campaign_round(struct raft *r, bool pre, bool transfer)
     enum raft_role was = r->role;
     enum raft_reason why = transfer ? RAFT_REASON_TRANSFER : RAFT_REASON_NONE;
     if (pre) {
-        reset_for_term(r, r->term);
+        uint32_t timeout_before = r->randomized_timeout;
+        reset_term_state(r, r->term, false);
+        FL_ASSERT(r->randomized_timeout == timeout_before);
         r->role = RAFT_PRE_CANDIDATE;
         vote_term = r->term + 1;
         event_roles(raft__event(r, RAFT_EV_PREVOTE, RAFT_NONE, 0,

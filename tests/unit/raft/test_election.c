@@ -131,6 +131,40 @@ static void test_prevote_rejoin(void)
     CHECK(after > before);   /* the rejoin disrupted the leader */
 }
 
+/* An isolated node's pre-vote rounds go unanswered; like etcd's raft (becomePreCandidate
+ * does not call reset, so resetRandomizedElectionTimeout is not called) it keeps one
+ * randomised timeout across them: the rounds come at one fixed interval. A rejected
+ * pre-vote makes it a follower again, which draws a new timeout. */
+static void test_prevote_timeout_kept(void)
+{
+    struct tc c;
+    tc_init(&c, 3, 3, 11, true);
+    CHECK(tc_elect(&c, 1));
+    tc_tick_all(&c, 3);
+    for (int i = 1; i <= 3; i++)
+        c.cut[3][i] = c.cut[i][3] = true;
+    struct tc_node *nd = tc_node(&c, 3);
+    int last = -1, interval = -1, rounds = 0, same = 0;
+    for (int t = 0; t < 400; t++) {
+        size_t before = nd->events[RAFT_EV_PREVOTE];
+        tc_tick_all(&c, 1);
+        if (nd->events[RAFT_EV_PREVOTE] == before)
+            continue;
+        rounds++;
+        if (last >= 0 && interval >= 0 && t - last == interval)
+            same++;
+        if (last >= 0)
+            interval = t - last;
+        last = t;
+    }
+    CHECK(rounds >= 20);
+    CHECK(interval >= 10 && interval < 20); /* [election_ticks, 2 * election_ticks) */
+    CHECK_EQ_INT(same, rounds - 2);         /* every interval equals the first */
+    CHECK_EQ_INT(raft_role(tc_r(&c, 3)), RAFT_PRE_CANDIDATE);
+    CHECK_EQ_INT(raft_leader(tc_r(&c, 1)), 1);
+    tc_close(&c);
+}
+
 static void test_check_quorum(void)
 {
     struct tc c;
@@ -255,6 +289,7 @@ int main(void)
     run_stale_candidate(false);
     run_stale_candidate(true);
     FL_TEST(test_prevote_rejoin);
+    FL_TEST(test_prevote_timeout_kept);
     FL_TEST(test_check_quorum);
     FL_TEST(test_lease);
     FL_TEST(test_restart);
