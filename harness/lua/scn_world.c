@@ -318,7 +318,7 @@ static int l_failpoint(lua_State *L)
         count = (int)scn_field_int(L, 2, "failpoint options", "count", 0, 0, INT32_MAX);
         delay = (int)scn_field_int(L, 2, "failpoint options", "delay_ms", 0, 0, 3600000);
     }
-    char err[256];
+    char err[320]; /* etcd's "expected sha256 [..], got [..]" is up to 290 bytes */
     if (run_failpoint(scn_world(L), name, node, action, p, count, delay, err, sizeof err))
         return luaL_error(L, "failpoint: %s", err);
     return 0;

@@ -86,9 +86,40 @@ const char *srv_backup_err_text(enum srv_backup_err e)
     static const char *const names[] = {
         [SRV_BACKUP_OK] = "",
         [SRV_BACKUP_BAD_FORMAT] = "snapshot file is not a valid snapshot",
-        [SRV_BACKUP_HASH_MISMATCH] = "snapshot file integrity check failed: sha256 mismatch",
+        [SRV_BACKUP_HASH_MISMATCH] = "expected sha256",
         [SRV_BACKUP_NO_HASH] = "snapshot missing hash but --skip-hash-check=false"};
     return FL_ENUM_NAME(names, e, "unknown backup error");
+}
+
+/* Go's fmt %v of a []byte: "[1 22 255]". */
+static void go_bytes(struct fl_buf *b, const uint8_t *p, size_t n)
+{
+    fl_buf_printf(b, "[");
+    for (size_t i = 0; i < n; i++)
+        fl_buf_printf(b, i ? " %u" : "%u", (unsigned)p[i]);
+    fl_buf_printf(b, "]");
+}
+
+void srv_backup_err_format(enum srv_backup_err e, const uint8_t *data, size_t len, char *text,
+                           size_t text_len)
+{
+    FL_ASSERT(text != NULL && text_len > 0);
+    if (e != SRV_BACKUP_HASH_MISMATCH || len < 8 + 32) {
+        snprintf(text, text_len, "%s", srv_backup_err_text(e));
+        return;
+    }
+    /* clientv3/snapshot (3.4) and etcdutl/snapshot (3.5+) v3_snapshot.go:
+     * fmt.Errorf("expected sha256 %v, got %v", sha, dbsha) */
+    uint8_t got[32];
+    srv_sha256(data, len - 32, got);
+    struct fl_buf b;
+    fl_buf_init(&b);
+    fl_buf_printf(&b, "expected sha256 ");
+    go_bytes(&b, data + len - 32, 32);
+    fl_buf_printf(&b, ", got ");
+    go_bytes(&b, got, 32);
+    snprintf(text, text_len, "%s", fl_buf_cstr(&b));
+    fl_buf_close(&b);
 }
 
 static enum srv_backup_err db_decode(const uint8_t *p, size_t n, struct srv_db_image *img)

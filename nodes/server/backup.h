@@ -60,8 +60,15 @@ enum srv_backup_err {
     SRV_BACKUP_HASH_MISMATCH, /* a backup whose SHA-256 does not match */
     SRV_BACKUP_NO_HASH        /* a raw db copy without skip_hash_check */
 };
-/* etcdutl's text for each error ("" for OK). */
+/* etcdutl's text for each error ("" for OK); for a hash mismatch only its start
+ * ("expected sha256"): srv_backup_err_format gives the whole text. */
 const char *srv_backup_err_text(enum srv_backup_err e);
+/* etcdctl/etcdutl snapshot restore's whole error text for e, the judgement of
+ * srv_backup_open on (data, len): for a hash mismatch "expected sha256 [..], got [..]",
+ * the digest stored in the backup then the one computed, each as Go's %v prints a byte
+ * slice (decimal bytes between brackets). Writes at most text_len bytes, NUL included. */
+void srv_backup_err_format(enum srv_backup_err e, const uint8_t *data, size_t len, char *text,
+                           size_t text_len);
 
 /* Decodes a backup (checks its hash unless skip_hash_check) or, with
  * skip_hash_check, a raw db image. img points into data. */

@@ -240,7 +240,8 @@ int srv_cluster_restore(struct srv_cluster *cl, const uint8_t *data, size_t len,
     st->text = "";
     if (e != SRV_BACKUP_OK) {
         st->code = RPC_CODE_FAILED_PRECONDITION;
-        st->text = srv_backup_err_text(e);
+        srv_backup_err_format(e, data, len, cl->restore_err, sizeof cl->restore_err);
+        st->text = cl->restore_err;
         return e == SRV_BACKUP_BAD_FORMAT ? FL_EINVAL : FL_ECORRUPT;
     }
     if (cl->n_safety >= SAFETY_MAX - 1) {

@@ -49,7 +49,8 @@ struct safety_entry {
 };
 
 struct srv_cluster {
-    struct srv_host host; /* first: what its members reach it through (host.h) */
+    struct srv_host host;  /* first: what its members reach it through (host.h) */
+    char restore_err[320]; /* srv_cluster_restore's refusal text, until the next call */
     struct sim_world *w;
     struct srv_config cfg;
     srv_observer_fn obs;

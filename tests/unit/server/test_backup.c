@@ -56,6 +56,22 @@ int main(void)
     CHECK_EQ_INT(srv_backup_open(bk.data, bk.len, false, &out), SRV_BACKUP_HASH_MISMATCH);
     /* skip_hash_check accepts what still decodes */
     CHECK_EQ_INT(srv_backup_open(bk.data, bk.len, true, &out), SRV_BACKUP_OK);
+    /* etcdctl's text: the stored digest, then the computed one, as Go prints []byte */
+    char text[320];
+    srv_backup_err_format(SRV_BACKUP_HASH_MISMATCH, bk.data, bk.len, text, sizeof text);
+    uint8_t got[32];
+    srv_sha256(bk.data, bk.len - 32, got);
+    struct fl_buf want;
+    fl_buf_init(&want);
+    fl_buf_printf(&want, "expected sha256 [");
+    for (size_t i = 0; i < 32; i++)
+        fl_buf_printf(&want, "%s%u", i ? " " : "", (unsigned)bk.data[bk.len - 32 + i]);
+    fl_buf_printf(&want, "], got [");
+    for (size_t i = 0; i < 32; i++)
+        fl_buf_printf(&want, "%s%u", i ? " " : "", (unsigned)got[i]);
+    fl_buf_printf(&want, "]");
+    CHECK_EQ_STR(text, fl_buf_cstr(&want));
+    fl_buf_close(&want);
     bk.data[20] ^= 1;
     CHECK_EQ_STR(srv_backup_err_text(SRV_BACKUP_NO_HASH),
                  "snapshot missing hash but --skip-hash-check=false");
