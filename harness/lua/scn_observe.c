@@ -37,7 +37,8 @@ static void set_str(lua_State *L, const char *k, const char *v)
 }
 
 /* etcd's Maintenance Status fields beside ours: raft_index is the commit index (etcd
- * reports its committed index there), raft_applied_index the applied one. */
+ * reports its committed index there), raft_applied_index the applied one, raft_term
+ * the term of the last applied entry (etcd's s.Term(); `term` is the Raft term). */
 static void push_maintenance(lua_State *L, const struct run_node_status *st)
 {
     set_int(L, "db_size", st->db_size);
@@ -45,7 +46,7 @@ static void push_maintenance(lua_State *L, const struct run_node_status *st)
     set_int(L, "quota_backend_bytes", st->quota_backend_bytes);
     set_int(L, "raft_index", (lua_Integer)st->commit);
     set_int(L, "raft_applied_index", (lua_Integer)st->applied);
-    set_int(L, "raft_term", (lua_Integer)st->term);
+    set_int(L, "raft_term", (lua_Integer)st->status_term);
     set_bool(L, "is_learner", st->learner);
     set_str(L, "version", st->version);
     lua_createtable(L, st->n_alarms, 0);

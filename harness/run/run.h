@@ -204,6 +204,9 @@ struct run_node_status {
     } alarms[16];
     int n_alarms;
     const char *version; /* static */
+    /* Maintenance Status raftTerm: etcd reports s.Term(), the term of the last entry
+     * this member's process applied (0 until it applies one), not its Raft term. */
+    uint64_t status_term;
 };
 int run_node_status(struct run_world *rw, int id, struct run_node_status *out); /* FL_ENOENT */
 /* A member's configuration (the knobs of scenario.cluster as the member runs with

@@ -73,6 +73,7 @@ int run_node_status(struct run_world *rw, int id, struct run_node_status *out)
     out->cluster_id = st.cluster_id;
     out->is_leader = out->alive && st.leader_id && st.leader_id == st.member_id;
     out->term = st.raft_term;
+    out->status_term = st.applied_term;
     out->last_index = st.raft_index;
     out->commit = st.commit_index;
     out->applied = st.raft_applied;

@@ -127,6 +127,10 @@ struct bridge {
     long log_off;           /* bytes of its log read so far */
     struct fl_buf log_part; /* a line not complete yet */
     bool log_leader;        /* its log's last role change made it leader */
+    /* The highest Raft term its log named ("became candidate at term 7", ...). Status
+     * raftTerm is the term of the last applied entry (etcd's s.Term()), which stays put
+     * while an isolated member campaigns; this is the Raft term status().term reports. */
+    uint64_t log_term;
 };
 
 struct run_etcd {
@@ -622,6 +626,8 @@ static void log_line(struct run_etcd *E, int slot, const char *line, size_t len)
     } else if (!strcmp(msg, "applied snapshot")) {
         kind = SRV_EV_SNAPSHOT_APPLIED;
     }
+    if (msg && strstr(msg, " at term ") && term > b->log_term)
+        b->log_term = term;
     if (kind && !E->closing)
         node_event_f(E, slot, kind, term, detail, &f);
     json_decref(o);
@@ -1014,7 +1020,8 @@ int run_etcd_node_status(struct run_world *rw, int id, struct run_node_status *o
     out->leader_node = slot_of_member(E, b->st.leader);
     out->is_leader = b->st.leader == m->id;
     out->learner = b->st.is_learner;
-    out->term = b->st.raft_term;
+    out->term = FL_MAX(b->st.raft_term, b->log_term);
+    out->status_term = b->st.raft_term;
     out->last_index = b->st.raft_index;
     out->commit = b->st.raft_index;
     out->applied = b->st.raft_applied_index;
@@ -1520,6 +1527,7 @@ int run_etcd_restore(struct run_world *rw, const uint8_t *data, size_t len, cons
             sim_proc_restart(rw->w, E->b[slot].proc);
             E->b[slot].removed = false;
             E->b[slot].st_ok = false;
+            E->b[slot].log_term = 0; /* a restored member starts a new cluster at term 1 */
         }
         /* their new ids (etcd derives them from the new token): for the peer proxies'
          * attribution and for status() */

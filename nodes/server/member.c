@@ -473,6 +473,7 @@ static void apply_before_sync(struct srv_member *m, const struct raft_ready *rd)
             continue;
         srv_apply_entry(m, e);
         m->app.applied = e->index;
+        m->app.applied_term = e->term;
         mvcc_set_applied_index(m->kv, e->index);
         ok = SRV_FEED(m,
                       raft_safety_apply(m->chk.safety, m->id, e->index, e->term, entry_hash(e))) &&
@@ -794,6 +795,7 @@ static void after_persist(struct srv_member *m)
         }
         srv_apply_entry(m, e);
         m->app.applied = e->index;
+        m->app.applied_term = e->term;
         mvcc_set_applied_index(m->kv, e->index);
         feed_kv_hash(m, false);
         ok = SRV_FEED(m,
@@ -1059,6 +1061,7 @@ void srv_member_status(struct srv_member *m, struct srv_member_status *out)
     out->cluster_id = m->cluster_id;
     out->leader_id = st.leader;
     out->raft_term = st.term;
+    out->applied_term = m->app.applied_term;
     out->raft_index = st.last_index;
     out->raft_applied = m->app.applied;
     out->commit_index = st.commit;

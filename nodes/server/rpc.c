@@ -27,7 +27,7 @@ void srv_header_fill(struct srv_member *m, Rpc__ResponseHeader *h)
     h->cluster_id = m->cluster_id;
     h->member_id = m->id;
     h->revision = mvcc_current_rev(m->kv);
-    h->raft_term = raft_term(m->raft);
+    h->raft_term = m->app.applied_term; /* etcd's header.fill: s.Term(), the applied term */
 }
 
 static void reply_to_result(const Rpc__ServerMsg *msg, struct srv_result *res)

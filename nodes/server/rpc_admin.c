@@ -276,7 +276,7 @@ void srv_admin_status(struct srv_member *m, const struct srv_reply *reply, int m
     r.dbsizeinuse = st.db_size_in_use_bytes;
     r.leader = st.leader_id;
     r.raftindex = st.raft_index;
-    r.raftterm = st.raft_term;
+    r.raftterm = st.applied_term; /* etcd: RaftTerm is s.Term(), the applied term */
     r.raftappliedindex = st.raft_applied;
     r.islearner = st.is_learner;
     char *errs[2];

@@ -196,8 +196,9 @@ const char *srv_alarm_type_name(uint32_t type);
 struct srv_member_status {
     uint64_t member_id;
     uint64_t cluster_id;
-    uint64_t leader_id; /* 0: no leader known */
-    uint64_t raft_term;
+    uint64_t leader_id;    /* 0: no leader known */
+    uint64_t raft_term;    /* the Raft term */
+    uint64_t applied_term; /* etcd's Status raftTerm: the last applied entry's term */
     uint64_t raft_index;   /* last log index */
     uint64_t raft_applied; /* applied index */
     uint64_t commit_index;

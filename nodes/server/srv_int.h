@@ -154,6 +154,9 @@ struct srv_member_disk {
 /* What is applied (apply.c; member.c for snapshots and restarts). */
 struct srv_member_app {
     uint64_t applied;
+    /* Term of the last entry this process applied: etcd's s.Term() (server.go apply()
+     * sets it per applied entry; a snapshot does not, and a restart starts at 0). */
+    uint64_t applied_term;
     uint64_t applied_since_snap;
     struct raft_conf_state applied_conf; /* configuration as of the applied index */
     uint64_t snap_index;                 /* last local or installed snapshot */

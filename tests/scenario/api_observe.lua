@@ -44,8 +44,15 @@ local t = now()
 restart(f, { prevote = false })
 expect(#node_events{ node = f, kind = "restart", since = t } == 1, "node_events: the restart", 1)
 run_until(function() return status(f).leader_node == l end, 5*s)
+run(500*ms)
+local applied_term = status(f).raft_term
+expect(applied_term == status(f).term, "status: raft_term is the applied entries' term", status(f))
 isolate(f)
 run(4*s)
+-- etcd's Maintenance Status raftTerm is s.Term(), the term of the last applied entry:
+-- an isolated member's campaigns raise its Raft term (term) but not raft_term.
+expect(status(f).term > applied_term and status(f).raft_term == applied_term,
+       "status: campaigns raise term, not raft_term (the last applied entry's term)", status(f))
 expect(#node_events{ node = f, kind = "campaign", since = t } >= 1 and
        #node_events{ node = f, kind = "prevote", since = t } == 0,
        "restart{prevote=false}: the member campaigns without pre-vote", status(f).term)
