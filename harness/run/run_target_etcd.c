@@ -758,9 +758,55 @@ static void on_poll_timer(uv_timer_t *t)
 
 /* ---- set-up and close ----------------------------------------------------------------- */
 
+/* The version `BIN --version` prints ("etcd Version: 3.4.23") as major*10000 +
+ * minor*100 + patch, and its text in text; 0 when it cannot be read. */
+static int etcd_bin_version(const char *bin, char *text, size_t text_len)
+{
+    struct fl_buf cmd;
+    fl_buf_init(&cmd);
+    fl_buf_printf(&cmd, "'");
+    for (const char *p = bin; *p; p++)
+        fl_buf_printf(&cmd, *p == '\'' ? "'\\''" : "%c", *p);
+    fl_buf_printf(&cmd, "' --version 2>/dev/null");
+    FILE *f = popen(fl_buf_cstr(&cmd), "r");
+    fl_buf_close(&cmd);
+    int v = 0, a, b, c;
+    char line[256];
+    snprintf(text, text_len, "?");
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "etcd Version: %d.%d.%d", &a, &b, &c) == 3 && !v) {
+            v = a * 10000 + b * 100 + c;
+            snprintf(text, text_len, "%d.%d.%d", a, b, c);
+        }
+    if (f)
+        pclose(f);
+    return v;
+}
+
+/* What etcd cannot be configured to do: the scenario cannot run there. snapshot_catchup
+ * (entries kept after a snapshot for slow followers) is a constant of etcd 3.4
+ * (embed/config.go: "Always use DefaultSnapshotCatchUpEntries", 5000); etcd 3.5.7 made
+ * it --experimental-snapshot-catchup-entries. */
+static int etcd_cluster_refuse(const struct run_cluster_config *c, const char *bin, char *err,
+                               size_t err_len)
+{
+    if (!c->snapshot_catchup)
+        return FL_OK;
+    char text[32];
+    if (etcd_bin_version(bin, text, sizeof text) >= 30507)
+        return FL_OK;
+    snprintf(err, err_len,
+             "cluster.snapshot_catchup = %d: cannot run on etcd %s: needs "
+             "--snapshot-catchup-entries (etcd 3.4 keeps a fixed 5000 entries after a snapshot; "
+             "etcd >= 3.5.7 has --experimental-snapshot-catchup-entries)",
+             c->snapshot_catchup, text);
+    return FL_EINVAL;
+}
+
 /* scenario{ cluster = {...} } as etcd flags, where etcd has one; what it has none for
  * is named in the summary ("cluster_ignored"). Pre-vote follows our default (on),
- * etcd 3.4's is off; check-quorum is always on in etcd 3.4's server. */
+ * etcd 3.4's is off; check-quorum is always on in etcd 3.4's server. snapshot_catchup
+ * reaches here only for an etcd that has its flag (etcd_cluster_refuse). */
 static void etcd_flags(struct run_world *rw, const struct run_cluster_config *c, char vals[8][32],
                        const char **extra)
 {
@@ -788,6 +834,8 @@ static void etcd_flags(struct run_world *rw, const struct run_cluster_config *c,
     }
     if (c->progress_notify_ms > 0)
         FLAG("--experimental-watch-progress-notify-interval", "%dms", c->progress_notify_ms);
+    if (c->snapshot_catchup)
+        FLAG("--experimental-snapshot-catchup-entries", "%d", c->snapshot_catchup);
     if (c->loose_reconfig)
         extra[n++] = "--strict-reconfig-check=false";
 #undef FLAG
@@ -796,8 +844,6 @@ static void etcd_flags(struct run_world *rw, const struct run_cluster_config *c,
     json_t *ignored = json_array();
     if (c->check_quorum == 0)
         json_array_append_new(ignored, json_string("check_quorum (always on in etcd 3.4)"));
-    if (c->snapshot_catchup)
-        json_array_append_new(ignored, json_string("snapshot_catchup"));
     if (c->fsync_us)
         json_array_append_new(ignored, json_string("fsync_us"));
     if (c->net_latency_us || c->net_jitter_us)
@@ -825,6 +871,10 @@ int run_etcd_setup(struct run_world *rw, const struct run_cluster_config *cfg, c
         snprintf(err, err_len,
                  "target etcd: no etcd binary ($FL_ETCD, or etcd on PATH; Debian: apt-get "
                  "install etcd-server, or make deps ETCD=1)");
+        return FL_EINVAL;
+    }
+    if (etcd_cluster_refuse(cfg, bin, err, err_len)) {
+        free(bin);
         return FL_EINVAL;
     }
     struct run_etcd *E = fl_calloc(1, sizeof *E);
