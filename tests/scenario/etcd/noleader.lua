@@ -1,10 +1,13 @@
 -- noleader.lua (etcd target): require_leader reaches etcd as the gRPC metadata
 -- hasleader=true (the gateway forwards the Grpc-Metadata-hasleader header), so a
 -- member cut off from its peers answers etcd's own "etcdserver: no leader" at once,
--- while the same put without it waits for a leader until the call times out.
+-- while the same put without it waits for a leader until the call times out. Pre-vote
+-- is off, so the cut-off member campaigns: its Raft term (status().term, the highest
+-- term its log named) rises while Status raftTerm (status().raft_term, etcd's s.Term():
+-- the last applied entry's term) stays.
 scenario {
   name = "etcd-noleader",
-  cluster  = { nodes = 3 },
+  cluster  = { nodes = 3, prevote = false },
   clients  = { count = 1, timeout_ms = 2000 },
   checks   = { "linearizability" },
 }
@@ -13,6 +16,10 @@ local f = leader() % 3 + 1 -- a follower
 local t0 = now()
 partition({ f }, others(f))
 run(3*s) -- its election timeout (500 ms) passes many times: it has no leader
+local sf = status(f)
+expect(sf.term > sf.raft_term and #node_events{ node = f, kind = "campaign", since = t0 } >= 1,
+       "its campaigns raise its Raft term, not Status raftTerm (the applied entries' term)",
+       { term = sf.term, raft_term = sf.raft_term })
 local c = client(1)
 local g, err = c:get("k", { node = f, require_leader = true, timeout = 1500*ms })
 expect(g == nil and tostring(err):find("etcdserver: no leader", 1, true) ~= nil,
