@@ -300,7 +300,7 @@ static void test_backup_restore(void)
     snap.data[snap.len / 2] ^= 0x10;
     int nodes12[2] = {1, 2};
     CHECK(srv_cluster_restore(f.cl, snap.data, snap.len, nodes12, 2, false, &st) != FL_OK);
-    CHECK_EQ_STR(st.text, "snapshot file integrity check failed: sha256 mismatch");
+    CHECK(strncmp(st.text, "expected sha256 [", 17) == 0 && strstr(st.text, "], got [") != NULL);
     snap.data[snap.len / 2] ^= 0x10;
     uint8_t *raw = NULL;
     size_t raw_len = 0;
