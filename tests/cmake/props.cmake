@@ -68,10 +68,10 @@ fl_props_test(props.raft.commit_old_term 300
 # The swarm's churn lane (swarm { lanes = { "churn" } }; chaos.lua draws it apart) makes
 # Figure 8 on its own: a chain of leader crashes, the old leader mostly back first.
 fl_props_test(props.swarm.churn_figure8 300
-  ${FL_EXPECT} ${CMAKE_SOURCE_DIR}/tests/scenario/churn_figure8.lua 152..152 ${FL_PDB}/churn
+  ${FL_EXPECT} ${CMAKE_SOURCE_DIR}/tests/scenario/churn_figure8.lua 21..21 ${FL_PDB}/churn
   --exit 1 --property raft_safety=commit_electable -- --bug raft.commit_old_term)
 fl_props_test(props.swarm.churn_figure8_off 300
-  ${FL_EXPECT} ${CMAKE_SOURCE_DIR}/tests/scenario/churn_figure8.lua 152..152 ${FL_PDB}/churn_off
+  ${FL_EXPECT} ${CMAKE_SOURCE_DIR}/tests/scenario/churn_figure8.lua 21..21 ${FL_PDB}/churn_off
   --exit 0)
 # server.restore_keeps_ids: the restored member reuses an identity with a lower term.
 fl_props_test(props.raft.restore_keeps_ids 300

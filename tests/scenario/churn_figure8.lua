@@ -3,7 +3,7 @@
 -- is cut off, taking proposals in its minority), the next one or two members to
 -- campaign crash at their next save (a winner's first entry never sent), and they come
 -- back in a random order: Raft's Figure 8 when the old leader returns first and leads
--- again. With raft.commit_old_term, seed 152 commits an entry of an earlier term while a
+-- again. With raft.commit_old_term, seed 21 commits an entry of an earlier term while a
 -- member with a later-term entry at that index can still be elected (raft_safety
 -- commit_electable); with the switch off it passes.
 local world = swarm { nodes = { 3 }, lanes = { "churn" } }
