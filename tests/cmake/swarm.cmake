@@ -201,10 +201,10 @@ endforeach()
 # member with a newer entry at that index can still be elected (commit_electable).
 set(FL_SWEXP python3 ${FL_SCN}/props/expect_run.py ${FL_BIN})
 fl_swarm_test(scenario.swarm.chaos_churn_figure8 "swarm;slow" 300
-  ${FL_SWEXP} ${CMAKE_SOURCE_DIR}/scenarios/chaos.lua 7..7 ${FL_WDB}/chaos_cot --exit 1
+  ${FL_SWEXP} ${CMAKE_SOURCE_DIR}/scenarios/chaos.lua 48..48 ${FL_WDB}/chaos_cot --exit 1
   --property raft_safety=commit_electable -- --bug raft.commit_old_term)
 fl_swarm_test(scenario.swarm.chaos_churn_figure8_off "swarm;slow" 300
-  ${FL_SWEXP} ${CMAKE_SOURCE_DIR}/scenarios/chaos.lua 7..7 ${FL_WDB}/chaos_cot_off --exit 0)
+  ${FL_SWEXP} ${CMAKE_SOURCE_DIR}/scenarios/chaos.lua 48..48 ${FL_WDB}/chaos_cot_off --exit 0)
 # raft.learner_refuses_vote (etcd#10998): on the seeds that draw the promote outage
 # (swarm/promote), chaos.lua promotes a learner whose promotion the leader cannot send it
 # and lets the leader die: the rest need the promoted member's vote to elect a leader.

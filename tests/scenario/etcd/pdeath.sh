@@ -22,4 +22,6 @@ while pgrep -f "$work/members" > /dev/null; do
     i=$((i + 1)); [ $i -gt 50 ] && { echo "FAIL: left after SIGKILL:"; pgrep -af "$work/members"; exit 1; }
     sleep 0.1
 done
+# members' data (etcd preallocates 64 MB WAL files: ~370 MB a run) only kept on failure
+rm -rf "$work/members"
 echo ok
