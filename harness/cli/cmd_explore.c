@@ -156,6 +156,8 @@ static json_t *row_json(const struct xp_row *r)
     json_object_set_new(o, "corpus_by_edges", json_integer(r->corpus_by_edges));
     json_object_set_new(o, "risky", json_integer((json_int_t)r->risky));
     json_object_set_new(o, "aimed", json_integer(r->aimed));
+    json_object_set_new(o, "thinned", json_integer(r->thinned));
+    json_object_set_new(o, "ablated", json_integer(r->ablated));
     json_object_set_new(o, "errors", json_integer(r->errors));
     json_t *fa = json_array();
     for (int i = 0; i < r->n_false_alarms; i++)

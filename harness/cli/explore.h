@@ -61,6 +61,7 @@ struct xp_entry {
     int picked; /* times chosen as a parent */
     struct xp_risky *risky;
     int n_risky;
+    unsigned lanes; /* the swarm's fault lanes its run drew (RUN_LANE_*; 0: no swarm) */
 };
 
 struct xp_args {
@@ -95,6 +96,8 @@ struct xp_row {
     size_t edges;        /* code edges reached (an explore build; 0 otherwise) */
     size_t risky;        /* kinds of risky situation reached */
     int aimed;           /* schedules made by aiming a fault at a risky situation */
+    int thinned;         /* schedules made by thinning an entry's fault lanes (xp_thin) */
+    int ablated;         /* schedules made by ablating a rare entry's lanes (xp_ablate) */
     int corpus_by_edges; /* corpus entries kept for a new code edge alone */
     int *false_alarms, n_false_alarms;
     struct xp_finding *found;
@@ -115,6 +118,10 @@ struct xp {
     struct xp_map risky; /* risky situations (their names' hashes), by runs that reached them */
     struct xp_entry *corpus;
     int n_corpus;
+    /* schedules made ahead of the batches (xp_ablate), run before any other */
+    struct xp_sched queue[32];
+    int q_head, q_len;
+    struct xp_map ablated; /* rare risky kinds, by entries ablated for them */
     bool stop;
 };
 
@@ -134,6 +141,16 @@ void xp_mutate(struct sim_rng *r, const struct xp_entry *parent, struct xp_sched
  * (an index into parent->risky): inserted a little before it, on its member or any,
  * waiting for its node event where it has one, and firing right after it. */
 void xp_aim(struct sim_rng *r, const struct xp_entry *parent, int which, struct xp_sched *out);
+
+/* Makes out the parent's schedule with a thinner fault mix: only some of the lanes its
+ * run drew (shrink{ lanes }), one of them half the time, each kept lane with its own
+ * draws; false (out untouched) when the parent drew fewer than two lanes. */
+bool xp_thin(struct sim_rng *r, const struct xp_entry *parent, struct xp_sched *out);
+
+/* Makes out[i] the parent's schedule with only its i-th fault lane (lane ablation: which
+ * lane of a run brings it to a rare situation); returns how many (at most max, 0 when
+ * the parent drew fewer than two lanes). out[] is initialised here. */
+int xp_ablate(const struct xp_entry *parent, struct xp_sched *out, int max);
 
 /* The seed a schedule's swarm fault mix is drawn from (its reseed, else its seed). */
 uint64_t xp_fault_seed(const struct xp_sched *s);

@@ -27,6 +27,13 @@
  * its node event and firing right after it: the fault lands in the window, not at a
  * random time.
  *
+ * A parent whose run drew two or more fault lanes may be thinned (xp_thin): the same
+ * schedule with only some of its lanes (shrink{ lanes }), each with the draws it had.
+ * A failure often needs one lane's faults undisturbed by the others: with only the lag
+ * lane, 36 of chaos seeds 1..300 fail with mvcc.watch_compacted_lost (4 of 1..1000
+ * with every lane), with only membership, 15 of 300 with raft.multiple_conf_changes
+ * (10 of 1000).
+ *
  * Two more schedules are made of whole parts of entries (xp_reworld, xp_cross): an
  * entry's fault mix (its fault seed, its added faults) over a fresh seed's world, and
  * one entry's world with another's fault mix. A failure is carried by the fault mix
@@ -151,6 +158,17 @@ void xp_entry_from_summary(struct xp_entry *e, const struct xp_sched *s, const j
     }
     if (e->phase_to <= e->phase_from)
         e->phase_to = e->phase_from + 10 * FL_S;
+    /* the lanes its run drew (a thinned schedule's are already among them) */
+    const json_t *sw = json_object_get(sum, "swarm");
+    const char *lane;
+    const json_t *v;
+    json_object_foreach((json_t *)json_object_get(sw, "lanes_every_ms"), lane, v)
+    {
+        (void)v;
+        e->lanes |= run_lane_find(lane);
+    }
+    if (json_object_get(sw, "restore"))
+        e->lanes |= RUN_LANE_RESTORE;
 }
 
 void xp_entry_close(struct xp_entry *e)
@@ -340,6 +358,66 @@ void xp_aim(struct sim_rng *r, const struct xp_entry *parent, int which, struct 
         f.node = 0; /* whichever member emits it first */
     add_fault(out, &f);
     note(out, "aim");
+}
+
+static int lanes_in(unsigned m)
+{
+    int k = 0;
+    for (; m; m &= m - 1)
+        k++;
+    return k;
+}
+
+bool xp_thin(struct sim_rng *r, const struct xp_entry *parent, struct xp_sched *out)
+{
+    unsigned bits[32];
+    int n = 0;
+    for (int i = 0; i < 32; i++)
+        if (parent->lanes & (1u << i))
+            bits[n++] = 1u << i;
+    if (n < 2)
+        return false;
+    unsigned keep = 0;
+    if (sim_rng_below(r, 2) == 0) {
+        keep = bits[sim_rng_below(r, (uint64_t)n)];
+    } else {
+        /* each lane kept at even odds, at least one dropped and one kept */
+        while (!keep || keep == parent->lanes) {
+            keep = 0;
+            for (int i = 0; i < n; i++)
+                keep |= sim_rng_below(r, 2) ? bits[i] : 0;
+        }
+    }
+    xp_sched_copy(out, &parent->s);
+    out->d.lanes = keep;
+    /* the ordinals of the lanes kept may move: nothing recorded is dropped */
+    free(out->d.skip_faults);
+    out->d.skip_faults = NULL;
+    out->d.n_skip = 0;
+    snprintf(out->how, sizeof out->how, "run %d: thin %d of %d lanes", parent->id, lanes_in(keep),
+             n);
+    return true;
+}
+
+int xp_ablate(const struct xp_entry *parent, struct xp_sched *out, int max)
+{
+    int n = 0;
+    if (lanes_in(parent->lanes) < 2)
+        return 0;
+    for (int i = 0; i < 32 && n < max; i++) {
+        unsigned bit = 1u << i;
+        if (!(parent->lanes & bit))
+            continue;
+        struct xp_sched *o = &out[n++];
+        xp_sched_init(o);
+        xp_sched_copy(o, &parent->s);
+        o->d.lanes = bit;
+        free(o->d.skip_faults);
+        o->d.skip_faults = NULL;
+        o->d.n_skip = 0;
+        snprintf(o->how, sizeof o->how, "run %d: ablate %s", parent->id, run_lane_name(bit));
+    }
+    return n;
 }
 
 uint64_t xp_fault_seed(const struct xp_sched *s)

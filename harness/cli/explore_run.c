@@ -55,8 +55,11 @@
 #define XP_BATCH        8    /* schedules per batch, whatever -j is (determinism) */
 #define XP_FRESH_PCT    20   /* fresh seeds in a batch once the corpus has entries */
 #define XP_NEW_SIGS_MIN 3    /* new signatures that keep a schedule without a new feature */
-#define XP_REWORLD_PCT  35   /* an entry's fault mix over a fresh world */
-#define XP_CROSS_PCT    10   /* one entry's world, another's fault mix */
+#define XP_REWORLD_PCT  30   /* an entry's fault mix over a fresh world */
+#define XP_CROSS_PCT    5    /* one entry's world, another's fault mix */
+#define XP_THIN_PCT     10   /* an entry with only some of its fault lanes */
+#define XP_RARE_DIV     8    /* a risky kind at most 1 run in this many reached is rare */
+#define XP_RARE_AFTER   16   /* runs before a risky kind is judged rare */
 #define XP_CORPUS_SOFT  128  /* past it, only a new feature or a new edge keeps a schedule */
 #define XP_AIM_PCT      50   /* of the mutants of a parent with risky situations: aimed */
 #define XP_RISKY_ENERGY 8192 /* a risky situation k runs reached adds this / k to a weight */
@@ -250,6 +253,38 @@ static void take_risky(struct xp *x, const json_t *sum)
     }
 }
 
+/* Lane ablation: when no schedule waits, the rarest risky situation that at most one run
+ * in XP_RARE_DIV reached (judged from XP_RARE_AFTER runs on) and that no entry was
+ * ablated for yet: its first corpus entry that drew two lanes or more gets one child per
+ * lane, each with only that lane, queued ahead of the other schedules. A child that still
+ * reaches the situation is a corpus entry with that rare kind and a single lane, whose
+ * reworlds and mutants keep that lane. */
+static void refill_queue(struct xp *x, int runs)
+{
+    if (x->q_len || runs < XP_RARE_AFTER)
+        return;
+    uint64_t best_k = UINT64_MAX, best_what = 0;
+    const struct xp_entry *best = NULL;
+    for (int i = 0; i < x->n_corpus; i++) {
+        const struct xp_entry *e = &x->corpus[i];
+        if (e->lanes & (e->lanes - 1)) /* two lanes or more */
+            for (int j = 0; j < e->n_risky; j++) {
+                uint64_t w = e->risky[j].what, k = map_hits(&x->risky, w);
+                if (k && k < best_k && k * XP_RARE_DIV <= (uint64_t)runs &&
+                    !map_hits(&x->ablated, w)) {
+                    best_k = k;
+                    best_what = w;
+                    best = e;
+                }
+            }
+    }
+    if (!best)
+        return;
+    map_hit(&x->ablated, best_what);
+    x->q_head = 0;
+    x->q_len = xp_ablate(best, x->queue, (int)FL_ARRAY_LEN(x->queue));
+}
+
 static const struct xp_entry *pick_parent(struct xp *x)
 {
     uint64_t total = 0;
@@ -274,6 +309,14 @@ static const struct xp_entry *pick_parent(struct xp *x)
 static void next_schedule(struct xp *x, struct xp_sched *s)
 {
     xp_sched_init(s);
+    if (x->q_len) {
+        *s = x->queue[x->q_head]; /* moved out of the queue */
+        x->q_head = (x->q_head + 1) % (int)FL_ARRAY_LEN(x->queue);
+        x->q_len--;
+        x->row->mutants++;
+        x->row->ablated++;
+        return;
+    }
     uint64_t r = x->n_corpus == 0 ? 0 : sim_rng_below(&x->rng, 100);
     if (r < XP_FRESH_PCT) {
         s->seed = x->next_fresh++;
@@ -287,6 +330,9 @@ static void next_schedule(struct xp *x, struct xp_sched *s)
     } else if (r < XP_FRESH_PCT + XP_REWORLD_PCT + XP_CROSS_PCT && x->n_corpus > 1) {
         const struct xp_entry *a = pick_parent(x), *b = pick_parent(x);
         xp_cross(a, b, s);
+    } else if (r < XP_FRESH_PCT + XP_REWORLD_PCT + XP_CROSS_PCT + XP_THIN_PCT &&
+               xp_thin(&x->rng, pick_parent(x), s)) {
+        x->row->thinned++;
     } else {
         const struct xp_entry *p = pick_parent(x);
         if (p->n_risky > 0 && sim_rng_below(&x->rng, 100) < XP_AIM_PCT) {
@@ -537,7 +583,16 @@ static int take_result(struct xp *x, const struct sweep_result *r, const char *f
     bool small = x->n_corpus < XP_CORPUS_SOFT;
     bool by_features = new_feats > 0 || (small && new_sigs >= XP_NEW_SIGS_MIN);
     bool by_edges = new_edges > 0 || (small && new_edge_pairs >= XP_NEW_SIGS_MIN);
-    if (by_features || by_edges) {
+    bool alarm = false;
+    if (r->verdict == SWEEP_FAIL && row->bug) {
+        int rc = confirm(x, file, s->seed, &alarm);
+        if (rc) {
+            free(feats);
+            return rc;
+        }
+    }
+    /* a false alarm is no parent: its children fail the same way without the switch */
+    if ((by_features || by_edges) && !alarm) {
         row->corpus_by_edges += !by_features;
         x->corpus = fl_realloc(x->corpus, sizeof *x->corpus * (size_t)(x->n_corpus + 1));
         struct xp_entry *e = &x->corpus[x->n_corpus++];
@@ -550,12 +605,6 @@ static int take_result(struct xp *x, const struct sweep_result *r, const char *f
     }
     if (r->verdict != SWEEP_FAIL)
         return 0;
-    bool alarm = false;
-    if (row->bug) {
-        int rc = confirm(x, file, s->seed, &alarm);
-        if (rc)
-            return rc;
-    }
     if (alarm) {
         row->false_alarms =
             fl_realloc(row->false_alarms, sizeof(int) * (size_t)(row->n_false_alarms + 1));
@@ -577,6 +626,7 @@ static int one_batch(struct xp *x, int first_run, int n)
     const char *files[XP_BATCH];
     uint64_t seeds[XP_BATCH];
     int rc = 0;
+    refill_queue(x, first_run - 1);
     for (int i = 0; i < n; i++) {
         next_schedule(x, &s[i]);
         cand_path(x, first_run + i, paths[i], sizeof paths[i]);
@@ -644,6 +694,9 @@ int xp_explore(const struct xp_args *a, const char *body, size_t len, struct xp_
     map_close(&x.edges);
     map_close(&x.edge_pairs);
     map_close(&x.risky);
+    map_close(&x.ablated);
+    for (int i = 0; i < x.q_len; i++)
+        xp_sched_close(&x.queue[(x.q_head + i) % (int)FL_ARRAY_LEN(x.queue)]);
     rmdir(x.dir);
     return rc;
 }

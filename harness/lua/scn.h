@@ -72,6 +72,7 @@ struct scn_directive {
     int n_add;
     bool reseeded; /* reseed = N: the swarm's fault draws from N */
     uint64_t reseed;
+    unsigned lanes; /* lanes = {...}: RUN_LANE_* bits the swarm keeps; 0: every one */
 };
 void scn_directive_init(struct scn_directive *d);
 void scn_directive_close(struct scn_directive *d);

@@ -74,7 +74,7 @@ bool scn_directive_empty(const struct scn_directive *d)
 {
     return !d->n_skip && !d->end_at_ns && d->time_scale_pct == 100 && d->clients < 0 &&
            d->keys < 0 && d->rate < 0 && d->watchers < 0 && d->nodes < 0 && !d->n_add &&
-           !d->reseeded;
+           !d->reseeded && !d->lanes;
 }
 
 /* A duration as Lua text: whole seconds or milliseconds when exact. */
@@ -122,6 +122,19 @@ void scn_directive_format(const struct scn_directive *d, struct fl_buf *out)
     }
     if (d->reseeded) {
         fl_buf_printf(out, "%sreseed = %llu", sep, (unsigned long long)d->reseed);
+        sep = ", ";
+    }
+    if (d->lanes) {
+        fl_buf_printf(out, "%slanes = {", sep);
+        const char *lsep = "";
+        for (int i = 0; i < 32; i++) {
+            unsigned bit = 1u << i;
+            if (d->lanes & bit) {
+                fl_buf_printf(out, "%s\"%s\"", lsep, run_lane_name(bit));
+                lsep = ", ";
+            }
+        }
+        fl_buf_printf(out, "}");
         sep = ", ";
     }
     if (d->n_add) {
@@ -208,6 +221,11 @@ void scn_directive_from_json(struct scn_directive *d, const json_t *shrink)
     if (json_int_or(shrink, "reseed", -1, &x) && x >= 0) {
         d->reseeded = true;
         d->reseed = (uint64_t)x;
+    }
+    const json_t *lanes = json_object_get(shrink, "lanes");
+    for (size_t i = 0; i < json_array_size(lanes); i++) {
+        const char *name = json_string_value(json_array_get(lanes, i));
+        d->lanes |= name ? run_lane_find(name) : 0;
     }
     added_from_json(d, json_object_get(shrink, "add_faults"));
 }

@@ -106,7 +106,8 @@ struct scn {
     int time_scale_pct; /* 100: none */
     int64_t scale_from_ns;
     int ov_clients, ov_keys, ov_rate, ov_watchers, ov_nodes; /* -1: keep scenario{}'s */
-    json_t *shrink_info;                                     /* borrowed; the summary owns it */
+    unsigned ov_lanes;         /* RUN_LANE_* the swarm keeps (shrink{ lanes }); 0: every one */
+    json_t *shrink_info;       /* borrowed; the summary owns it */
     struct scn_watch *watches; /* every watch of the run (scn_client.c), freed at lua_close */
 };
 

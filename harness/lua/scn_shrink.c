@@ -13,7 +13,9 @@
  * keys, rate, watchers, nodes: replace scenario{}'s clients.count, workload knobs and
  * cluster.nodes; reseed: the swarm's fault draws (lanes, their ticks, failpoints,
  * triggers, a nemesis' draws) come from that number instead of the seed, the rest of
- * the world keeping its own; add_faults: faults at fixed times, each
+ * the world keeping its own; lanes: the swarm's fault lanes are only these (names as
+ * in swarm{ lanes }, intersected with the lanes swarm{} allows): each lane keeps its
+ * draws, the others are off, as if swarm{} had named these; add_faults: faults at fixed times, each
  * {kind = "kill"|"power"|"pause"|"isolate"|"crash_save", node = N, at = T, len = D,
  * on = EVENT} (with on, the fault waits from T for member N's next on() event of that
  * kind, node 0: any member's, and applies right after it)
@@ -72,6 +74,35 @@ static int knob(lua_State *L, const char *key, int min, int max, json_t *info)
     return v;
 }
 
+/* lanes = { "lag", "membership", ... }: the swarm's lanes kept (scn_swarm.c) */
+static void read_lanes(lua_State *L, struct scn *S, json_t *info)
+{
+    if (lua_getfield(L, 1, "lanes") == LUA_TNIL) {
+        lua_pop(L, 1);
+        return;
+    }
+    if (lua_type(L, -1) != LUA_TTABLE)
+        luaL_error(L, "shrink.lanes: a list of lane names expected, got %s", luaL_typename(L, -1));
+    lua_Integer n = luaL_len(L, -1);
+    json_t *names = json_array();
+    json_object_set_new(info, "lanes", names);
+    for (lua_Integer i = 1; i <= n; i++) {
+        lua_geti(L, -1, i);
+        const char *s = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+        unsigned bit = s ? run_lane_find(s) : 0;
+        if (!bit)
+            luaL_error(L, "shrink.lanes[%d]: unknown lane '%s' (see swarm{ lanes })", (int)i,
+                       s ? s : luaL_typename(L, -1));
+        if (!(S->ov_lanes & bit))
+            json_array_append_new(names, json_string(s));
+        S->ov_lanes |= bit;
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    if (!S->ov_lanes)
+        luaL_error(L, "shrink.lanes: at least one lane expected");
+}
+
 /* add_faults = { {kind, node, at, len}, ... } */
 static void read_added(lua_State *L, struct scn *S, json_t *info)
 {
@@ -125,9 +156,9 @@ static void read_added(lua_State *L, struct scn *S, json_t *info)
 
 static int l_shrink(lua_State *L)
 {
-    static const char *const known[] = {"skip_faults", "end_at", "time_scale", "scale_from",
-                                        "clients",     "keys",   "rate",       "watchers",
-                                        "nodes",       "reseed", "add_faults", NULL};
+    static const char *const known[] = {
+        "skip_faults", "end_at", "time_scale", "scale_from", "clients", "keys", "rate",
+        "watchers",    "nodes",  "reseed",     "add_faults", "lanes",   NULL};
     struct scn *S = scn_of(L);
     scn_guard_api(L);
     luaL_checktype(L, 1, LUA_TTABLE);
@@ -164,6 +195,7 @@ static int l_shrink(lua_State *L)
         json_object_set_new(info, "reseed", json_integer((json_int_t)r));
     }
     lua_pop(L, 1);
+    read_lanes(L, S, info);
     read_added(L, S, info);
     return 0;
 }

@@ -131,6 +131,12 @@ static int l_swarm(lua_State *L)
     read_list(L, "except", except_one, &o.aspects);
     read_list(L, "nodes", size_one, &o);
     read_list(L, "lanes", lane_one, &o.lanes);
+    if (S->ov_lanes) {
+        /* shrink{ lanes }: only these of the lanes allowed, each with its own draws */
+        o.lanes = (o.lanes ? o.lanes : RUN_LANE_ALL | RUN_LANE_RESTORE) & S->ov_lanes;
+        if (!o.lanes)
+            return luaL_error(L, "shrink.lanes: none of them is a lane this swarm{} allows");
+    }
     if (S->scenario_called || (S->rw && run_world_is_setup(S->rw)) || S->swarm_called)
         return luaL_error(L, "swarm{} must be called once, before scenario{} and any function "
                              "that uses the cluster");

@@ -9,7 +9,7 @@ set(FL_XSCN ${CMAKE_SOURCE_DIR}/tests/scenario)
 set(FL_XDB ${CMAKE_BINARY_DIR}/tests/explore)
 file(MAKE_DIRECTORY ${FL_XDB})
 
-foreach(case find determinism nobug risky)
+foreach(case find determinism nobug risky ablate)
   add_test(NAME cli.explore.${case}
            COMMAND python3 ${FL_XSCN}/explore_check.py ${FL_BIN} ${FL_XDB}/${case} ${case})
   set_tests_properties(cli.explore.${case} PROPERTIES LABELS cli TIMEOUT 600
@@ -39,6 +39,7 @@ set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${FL_XQ})
 file(WRITE ${FL_XGEN}/shrunk.lua "shrink{ skip_faults = {1} }; ${FL_XQ_TEXT}")
 file(WRITE ${FL_XGEN}/bad_added.lua
      "shrink{ add_faults = {{kind = \"explode\", node = 1, at = 2*s, len = 1*s}} }; ${FL_XQ_TEXT}")
+file(WRITE ${FL_XGEN}/bad_lane.lua "shrink{ lanes = {\"lag\", \"nope\"} }; ${FL_XQ_TEXT}")
 file(WRITE ${FL_XGEN}/bad_event.lua
      "shrink{ add_faults = {{kind = \"kill\", node = 1, at = 2*s, len = 1*s, on = \"nap\"}} }; ${FL_XQ_TEXT}")
 add_test(NAME cli.explore.help
@@ -77,10 +78,13 @@ add_test(NAME cli.explore.bad_added_event
          COMMAND ${FL_XCHK} 2 "bad_event.lua:1: shrink.add_faults\\[1\\]: unknown event kind 'nap'"
                  ${FL_BIN} run ${FL_XGEN}/bad_event.lua --seed 1
                  --db ${FL_XDB}/bad_event.db)
+add_test(NAME cli.explore.bad_lane
+         COMMAND ${FL_XCHK} 2 "bad_lane.lua:1: shrink.lanes\\[2\\]: unknown lane 'nope'"
+                 ${FL_BIN} run ${FL_XGEN}/bad_lane.lua --seed 1 --db ${FL_XDB}/bad_lane.db)
 set_tests_properties(cli.explore.help cli.explore.no_scenario cli.explore.missing_scenario
                      cli.explore.two_scenarios cli.explore.unknown_bug cli.explore.bug_twice
                      cli.explore.zero_runs cli.explore.bad_runs cli.explore.runs_twice
                      cli.explore.unknown_option cli.explore.needs_value
                      cli.explore.shrunk_input cli.explore.bad_added_fault
-                     cli.explore.bad_added_event
+                     cli.explore.bad_added_event cli.explore.bad_lane
                      PROPERTIES LABELS cli TIMEOUT 30)

@@ -12,6 +12,12 @@ cases and checks what it reports and writes.
                change while one is pending, ...): listed with their moments, present only
                when the run reaches them, the digest the same without coverage; the
                explorer counts them and aims faults at them
+  ablate       shrink{ lanes }: a run keeps only the lanes named, each with its own draws
+               (the same run as swarm{ lanes } names them); a chaos run that reaches a
+               compaction under an unsynced watcher and passes with
+               mvcc.watch_compacted_lost fails with only one of its lanes; the explorer
+               ablates the lanes of an entry that reached a rare risky situation and
+               finds the bug through such a child
   edges        (argument: ON or OFF, the build's FL_EXPLORE_COVERAGE) in an explore build,
                a run reports the code edges it took, the same in every process, and they
                reach the explorer: counted,
@@ -155,6 +161,52 @@ elif case == "risky":
     assert rc == 0, (rc, err)
     (r,) = o["bugs"]
     assert r["risky"] >= 5 and r["aimed"] >= 1, r
+elif case == "ablate":
+    text = open(chaos).read()
+    def variant(name, head="", swarm=None):
+        t = text if swarm is None else text.replace("local world = swarm {}",
+                                                     "local world = swarm " + swarm, 1)
+        assert t != text or swarm is None, "chaos.lua no longer draws its world with swarm {}"
+        path = os.path.join(work, name)
+        with open(path, "w") as f:
+            f.write(head + t)
+        return path
+    def jrun(path, seed, *bug, coverage="1"):
+        args = [fl, "run", path, "--seed", str(seed), "--json",
+                "--db", os.path.join(work, "ablate.db")]
+        for b in bug:
+            args += ["--bug", b]
+        p = subprocess.run(args, cwd=work, capture_output=True, text=True, timeout=300,
+                           env=dict(os.environ, FAULTLINE_COVERAGE=coverage))
+        assert p.returncode in (0, 1), (p.returncode, p.stderr)
+        return json.loads(p.stdout)
+    bug = "mvcc.watch_compacted_lost"
+    # chaos seed 93 draws seven lanes, reaches a compaction under an unsynced watcher and
+    # passes with the switch on
+    full = jrun(chaos, 93, bug)
+    assert full["verdict"] == "pass", full["verdict"]
+    assert len(full["swarm"]["lanes_every_ms"]) >= 5 and "lag" in full["swarm"]["lanes_every_ms"]
+    assert "compact_under_unsynced_watcher" in [x["what"] for x in full["coverage"]["risky"]]
+    # with only its lag lane: the same lag draws, the other lanes off, and it fails (not
+    # without the switch); the directive gives the run swarm{ lanes } gives
+    lag = variant("lag.lua", 'shrink{ lanes = {"lag"} }; ')
+    o = jrun(lag, 93, bug)
+    assert o["swarm"]["lanes_every_ms"] == {"lag": full["swarm"]["lanes_every_ms"]["lag"]}, o["swarm"]
+    assert o["shrink"]["lanes"] == ["lag"], o["shrink"]
+    assert o["verdict"] == "fail", o["verdict"]
+    assert jrun(lag, 93)["verdict"] == "pass", "fails without the switch"
+    same = jrun(variant("swarm-lag.lua", swarm='{ lanes = { "lag" } }'), 93, bug)
+    assert same["digest"] == o["digest"], (same["digest"], o["digest"])
+    # a lane the scenario's swarm{} does not allow: an error with FILE:LINE, exit 2
+    bad = variant("nolane.lua", 'shrink{ lanes = {"lag"} }; ', swarm='{ lanes = { "kill" } }')
+    p = subprocess.run([fl, "run", bad, "--seed", "1", "--db", os.path.join(work, "bad.db")],
+                       cwd=work, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 2 and "shrink.lanes: none of them is a lane" in p.stderr, p.stderr
+    # the explorer ablates: once a rare risky situation is reached, the lanes of the
+    # first entry that reached it, one child per lane
+    rc, o, _, err = explore(chaos, "--runs", "40", "--seed", "1", "-j", "2")
+    (r,) = o["bugs"]
+    assert rc == 0 and r["ablated"] >= 2, (r, err)
 else:
     sys.exit(f"unknown case {case}")
 print("ok")
