@@ -42,6 +42,7 @@ struct xp_fault {
  * at it (xp_aim). */
 struct xp_risky {
     uint64_t what; /* the hash of its name */
+    char name[40];
     int64_t at_ns;
     int node;
     int on; /* 0, or 1 + the srv_hook_kind a fault can wait for */
@@ -62,6 +63,7 @@ struct xp_entry {
     struct xp_risky *risky;
     int n_risky;
     unsigned lanes; /* the swarm's fault lanes its run drew (RUN_LANE_*; 0: no swarm) */
+    bool ablated;   /* its lanes were ablated (explore_run.c refill_queue) */
 };
 
 struct xp_args {

@@ -127,6 +127,7 @@ static void read_risky(struct xp_entry *e, const json_t *arr)
         struct xp_risky *x = &e->risky[e->n_risky++];
         x->what = fl_hash64(what, strlen(what));
         x->what = x->what ? x->what : 1;
+        snprintf(x->name, sizeof x->name, "%s", what);
         x->at_ns = jint(j, "at_ms", 0) * FL_MS;
         x->node = (int)jint(j, "node", 0);
         x->on = on && run_event_kind_find(on) >= 0 ? run_event_kind_find(on) + 1 : 0;

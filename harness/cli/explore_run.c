@@ -60,6 +60,7 @@
 #define XP_THIN_PCT     10   /* an entry with only some of its fault lanes */
 #define XP_RARE_DIV     8    /* a risky kind at most 1 run in this many reached is rare */
 #define XP_RARE_AFTER   16   /* runs before a risky kind is judged rare */
+#define XP_ABLATE_KIND  2    /* entries ablated per rare risky kind */
 #define XP_CORPUS_SOFT  128  /* past it, only a new feature or a new edge keeps a schedule */
 #define XP_AIM_PCT      50   /* of the mutants of a parent with risky situations: aimed */
 #define XP_RISKY_ENERGY 8192 /* a risky situation k runs reached adds this / k to a weight */
@@ -254,35 +255,41 @@ static void take_risky(struct xp *x, const json_t *sum)
 }
 
 /* Lane ablation: when no schedule waits, the rarest risky situation that at most one run
- * in XP_RARE_DIV reached (judged from XP_RARE_AFTER runs on) and that no entry was
- * ablated for yet: its first corpus entry that drew two lanes or more gets one child per
- * lane, each with only that lane, queued ahead of the other schedules. A child that still
- * reaches the situation is a corpus entry with that rare kind and a single lane, whose
- * reworlds and mutants keep that lane. */
+ * in XP_RARE_DIV reached (judged from XP_RARE_AFTER runs on) and that fewer than
+ * XP_ABLATE_KIND entries were ablated for: its first corpus entry not ablated yet that
+ * drew two lanes or more gets one child per lane, each with only that lane, queued ahead of the
+ * other schedules. A child that still reaches the situation is a corpus entry with that rare kind
+ * and a single lane, whose reworlds and mutants keep that lane. */
 static void refill_queue(struct xp *x, int runs)
 {
     if (x->q_len || runs < XP_RARE_AFTER)
         return;
     uint64_t best_k = UINT64_MAX, best_what = 0;
-    const struct xp_entry *best = NULL;
+    struct xp_entry *best = NULL;
+    const char *best_name = "";
     for (int i = 0; i < x->n_corpus; i++) {
-        const struct xp_entry *e = &x->corpus[i];
-        if (e->lanes & (e->lanes - 1)) /* two lanes or more */
+        struct xp_entry *e = &x->corpus[i];
+        if (!e->ablated && (e->lanes & (e->lanes - 1))) /* two lanes or more */
             for (int j = 0; j < e->n_risky; j++) {
                 uint64_t w = e->risky[j].what, k = map_hits(&x->risky, w);
                 if (k && k < best_k && k * XP_RARE_DIV <= (uint64_t)runs &&
-                    !map_hits(&x->ablated, w)) {
+                    map_hits(&x->ablated, w) < XP_ABLATE_KIND) {
                     best_k = k;
                     best_what = w;
                     best = e;
+                    best_name = e->risky[j].name;
                 }
             }
     }
     if (!best)
         return;
     map_hit(&x->ablated, best_what);
+    best->ablated = true;
     x->q_head = 0;
     x->q_len = xp_ablate(best, x->queue, (int)FL_ARRAY_LEN(x->queue));
+    fprintf(stderr, "explore: %s: ablating run %d's %d lanes (%s, %llu of %d runs)\n",
+            x->row->bug ? x->row->bug : "no bug", best->id, x->q_len, best_name,
+            (unsigned long long)best_k, runs);
 }
 
 static const struct xp_entry *pick_parent(struct xp *x)
