@@ -53,14 +53,14 @@
 #include <uv.h>
 
 #define XP_BATCH        8    /* schedules per batch, whatever -j is (determinism) */
-#define XP_FRESH_PCT    20   /* fresh seeds in a batch once the corpus has entries */
+#define XP_FRESH_PCT    40   /* fresh seeds in a batch once the corpus has entries */
 #define XP_NEW_SIGS_MIN 3    /* new signatures that keep a schedule without a new feature */
-#define XP_REWORLD_PCT  30   /* an entry's fault mix over a fresh world */
+#define XP_REWORLD_PCT  25   /* an entry's fault mix over a fresh world */
 #define XP_CROSS_PCT    5    /* one entry's world, another's fault mix */
-#define XP_THIN_PCT     10   /* an entry with only some of its fault lanes */
+#define XP_THIN_PCT     5    /* an entry with only some of its fault lanes */
 #define XP_RARE_DIV     8    /* a risky kind at most 1 run in this many reached is rare */
 #define XP_RARE_AFTER   16   /* runs before a risky kind is judged rare */
-#define XP_ABLATE_KIND  2    /* entries ablated per rare risky kind */
+#define XP_ABLATE_KIND  1    /* entries ablated per rare risky kind */
 #define XP_CORPUS_SOFT  128  /* past it, only a new feature or a new edge keeps a schedule */
 #define XP_AIM_PCT      50   /* of the mutants of a parent with risky situations: aimed */
 #define XP_RISKY_ENERGY 8192 /* a risky situation k runs reached adds this / k to a weight */
