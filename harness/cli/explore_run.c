@@ -13,9 +13,12 @@
  * (harness/run/run_coverage.c documents the encoding). A schedule whose run reached a
  * feature or code edge no earlier run reached, or a few new signatures or edge counts,
  * joins the corpus (past XP_CORPUS_SOFT entries, only a new feature or edge). The next
- * batch is made of fresh seeds (a fifth of each batch, and all of the first), entries'
- * fault mixes over fresh worlds (reworld, a fifth), crossovers (one entry's world,
- * another's fault mix, a tenth) and mutants (explore_mutate.c). Parents are picked by
+ * batch is made of the ablation children waiting (refill_queue: one child per fault
+ * lane of the first entry that reached a rare risky situation, each with that lane
+ * alone), then fresh seeds (two fifths of each batch, and all of the first), entries'
+ * fault mixes over fresh worlds (reworld, a quarter), crossovers (one entry's world,
+ * another's fault mix, a twentieth), thinned entries (some of their lanes, a twentieth)
+ * and mutants (explore_mutate.c). Parents are picked by
  * rarity, AFL's rare-edge schedule: an entry counts 1024 / k^2 for each feature and
  * edge its run reached that k runs reached, plus a power schedule over its risky
  * situations (AFL-fast): XP_RISKY_ENERGY / k for each kind its run reached that k runs
@@ -60,7 +63,7 @@
 #define XP_THIN_PCT     5    /* an entry with only some of its fault lanes */
 #define XP_RARE_DIV     8    /* a risky kind at most 1 run in this many reached is rare */
 #define XP_RARE_AFTER   16   /* runs before a risky kind is judged rare */
-#define XP_ABLATE_KIND  1    /* entries ablated per rare risky kind */
+#define XP_ABLATE_KIND  1    /* entries ablated per rare risky kind; one more when twice as rare */
 #define XP_CORPUS_SOFT  128  /* past it, only a new feature or a new edge keeps a schedule */
 #define XP_AIM_PCT      50   /* of the mutants of a parent with risky situations: aimed */
 #define XP_RISKY_ENERGY 8192 /* a risky situation k runs reached adds this / k to a weight */
@@ -256,7 +259,8 @@ static void take_risky(struct xp *x, const json_t *sum)
 
 /* Lane ablation: when no schedule waits, the rarest risky situation that at most one run
  * in XP_RARE_DIV reached (judged from XP_RARE_AFTER runs on) and that fewer than
- * XP_ABLATE_KIND entries were ablated for: its first corpus entry not ablated yet that
+ * XP_ABLATE_KIND entries were ablated for (one more for a kind at most one run in
+ * 2 * XP_RARE_DIV reached): its first corpus entry not ablated yet that
  * drew two lanes or more gets one child per lane, each with only that lane, queued ahead of the
  * other schedules. A child that still reaches the situation is a corpus entry with that rare kind
  * and a single lane, whose reworlds and mutants keep that lane. */
@@ -272,8 +276,9 @@ static void refill_queue(struct xp *x, int runs)
         if (!e->ablated && (e->lanes & (e->lanes - 1))) /* two lanes or more */
             for (int j = 0; j < e->n_risky; j++) {
                 uint64_t w = e->risky[j].what, k = map_hits(&x->risky, w);
+                uint32_t allowed = XP_ABLATE_KIND + (k * 2 * XP_RARE_DIV <= (uint64_t)runs);
                 if (k && k < best_k && k * XP_RARE_DIV <= (uint64_t)runs &&
-                    map_hits(&x->ablated, w) < XP_ABLATE_KIND) {
+                    map_hits(&x->ablated, w) < allowed) {
                     best_k = k;
                     best_what = w;
                     best = e;
@@ -310,7 +315,8 @@ static const struct xp_entry *pick_parent(struct xp *x)
     return &x->corpus[x->n_corpus - 1];
 }
 
-/* The next schedule: a fresh seed (a fifth), a corpus entry's fault mix over a fresh
+/* The next schedule: an ablation child waiting, a fresh seed (two fifths), a corpus entry's
+ * fault mix over a fresh
  * world (reworld), the world of one entry with the fault mix of another (cross), or a
  * mutant of one entry. */
 static void next_schedule(struct xp *x, struct xp_sched *s)
