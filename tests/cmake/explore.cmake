@@ -2,7 +2,8 @@
 # exploration with --json and checks what it finds and writes: a bug found by a mutant
 # schedule (an inserted fault) on a scenario without faults, shrunk, written as a Lua file
 # that fails with the switch and passes without; the same invocation giving the same
-# output with -j 1 and -j 2; a clean exploration without a switch; code edges reaching the
+# output with -j 1 and -j 2; a clean exploration without a switch; lane ablation (shrink{
+# lanes }, the explorer's ablation children finding a bug); code edges reaching the
 # corpus in an explore build (-DFL_EXPLORE_COVERAGE=ON) and absent in others. Then bad
 # arguments.
 set(FL_XSCN ${CMAKE_SOURCE_DIR}/tests/scenario)
