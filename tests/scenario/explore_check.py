@@ -181,21 +181,21 @@ elif case == "ablate":
         assert p.returncode in (0, 1), (p.returncode, p.stderr)
         return json.loads(p.stdout)
     bug = "mvcc.watch_compacted_lost"
-    # chaos seed 93 draws seven lanes, reaches a compaction under an unsynced watcher and
-    # passes with the switch on
-    full = jrun(chaos, 93, bug)
+    # chaos seed 152 draws five lanes (lag among them), reaches a compaction under an
+    # unsynced watcher and passes with the switch on
+    full = jrun(chaos, 152, bug)
     assert full["verdict"] == "pass", full["verdict"]
     assert len(full["swarm"]["lanes_every_ms"]) >= 5 and "lag" in full["swarm"]["lanes_every_ms"]
     assert "compact_under_unsynced_watcher" in [x["what"] for x in full["coverage"]["risky"]]
     # with only its lag lane: the same lag draws, the other lanes off, and it fails (not
     # without the switch); the directive gives the run swarm{ lanes } gives
     lag = variant("lag.lua", 'shrink{ lanes = {"lag"} }; ')
-    o = jrun(lag, 93, bug)
+    o = jrun(lag, 152, bug)
     assert o["swarm"]["lanes_every_ms"] == {"lag": full["swarm"]["lanes_every_ms"]["lag"]}, o["swarm"]
     assert o["shrink"]["lanes"] == ["lag"], o["shrink"]
     assert o["verdict"] == "fail", o["verdict"]
-    assert jrun(lag, 93)["verdict"] == "pass", "fails without the switch"
-    same = jrun(variant("swarm-lag.lua", swarm='{ lanes = { "lag" } }'), 93, bug)
+    assert jrun(lag, 152)["verdict"] == "pass", "fails without the switch"
+    same = jrun(variant("swarm-lag.lua", swarm='{ lanes = { "lag" } }'), 152, bug)
     assert same["digest"] == o["digest"], (same["digest"], o["digest"])
     # a lane the scenario's swarm{} does not allow: an error with FILE:LINE, exit 2
     bad = variant("nolane.lua", 'shrink{ lanes = {"lag"} }; ', swarm='{ lanes = { "kill" } }')
@@ -207,15 +207,11 @@ elif case == "ablate":
     rc, o, _, err = explore(chaos, "--runs", "40", "--seed", "1", "-j", "2")
     (r,) = o["bugs"]
     assert rc == 0 and r["ablated"] >= 2, (r, err)
-    # and finds raft.multiple_conf_changes through a child with the membership lane alone
-    # of an entry that reached a second configuration change while one was pending (run
-    # 46 of --seed 4; main's explore before ablation: not in 200 runs)
-    rc, o, _, err = explore(chaos, "--bug", "raft.multiple_conf_changes", "--runs", "64",
-                            "--seed", "4", "-j", "2", "--shrink-runs", "1", out="mcc")
-    (r,) = o["bugs"]
-    assert rc == 0 and r["found"], (r, err)
-    assert "ablate membership" in r["findings"][0]["schedule"], r["findings"][0]
-    assert "ablating run" in err and "change_while_pending" in err, err
+    assert "ablating run" in err, err
+    # (It once also found raft.multiple_conf_changes at --seed 4 through an "ablate
+    # membership" child; since chaos.lua's split change, random worlds find that switch on
+    # 13 of 200 seeds and explore's fresh and reworld children find it first, so the
+    # finding no longer shows ablation. The lane directive above is what ablation runs.)
 else:
     sys.exit(f"unknown case {case}")
 print("ok")
