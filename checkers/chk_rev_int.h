@@ -145,5 +145,7 @@ uint32_t chk__rv_apply_watch_gap(struct rv *r, struct rv_replay *p, int64_t g);
 void chk__rv_reveal_all(struct rv *r);
 /* Fills gap revision g (see chk_gap.c). */
 void chk__rv_fill_gap(struct rv *r, struct rv_replay *p, int64_t g);
+/* Sorts the n pairs (key[i], val[i]) by key, stably (chk_sort.c). */
+void chk__sort_keyed(uint64_t *key, uint32_t *val, uint32_t n);
 
 #endif

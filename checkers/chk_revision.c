@@ -281,6 +281,63 @@ static int64_t read_eff_rev(const struct chk_history *h, const struct chk_op *op
     return req ? FL_MIN(req, op->rev) : op->rev;
 }
 
+/* The entries a step of op can change when it writes single keys only (at most
+ * UNDO_KEYS of them): its put and delete keys. False when it may change more (a range
+ * delete, more keys, or outside content the state may jump to). */
+#define UNDO_KEYS 8
+struct undo_keys {
+    uint32_t n;
+    int32_t key[UNDO_KEYS];
+    struct chk_kent ent[UNDO_KEYS];
+    int64_t rev, compact_rev;
+};
+
+static bool undo_take(struct undo_keys *u, const struct chk_history *h, const struct chk_model *m,
+                      const struct chk_kstate *st, const struct chk_op *op)
+{
+    u->n = 0;
+    u->rev = st->rev;
+    u->compact_rev = st->compact_rev;
+    FL_ASSERT(m->slot == NULL); /* the replay's state has every key at its own index */
+    if (m->revs_open || op->kind != CHK_OP_TXN)
+        return false;
+    for (uint32_t j = 0; j < (uint32_t)op->then_count + op->else_count; j++) {
+        const struct chk_sub *s = &h->subs[op->sub_first + j];
+        if (s->kind == CHK_SUB_RANGE)
+            continue;
+        if (s->range_end != CHK_RANGE_ONE || u->n == UNDO_KEYS)
+            return false;
+        u->key[u->n] = s->key;
+        u->ent[u->n] = st->ent[s->key];
+        u->n++;
+    }
+    return true;
+}
+
+/* Steps op on the replay's state and puts the state back as it was (the change log
+ * untouched): the entries it can change are restored, or, when that set is not
+ * small, the step runs on a copy of the whole state. */
+static struct chk_step step_undone(const struct chk_history *h, struct rv_replay *p,
+                                   const struct chk_op *op)
+{
+    struct chk_change_buf *keep = p->m.changes;
+    p->m.changes = NULL;
+    struct undo_keys u;
+    struct chk_step s;
+    if (undo_take(&u, h, &p->m, p->st, op)) {
+        s = chk_model_step(&p->m, p->st, op);
+        for (uint32_t j = u.n; j-- > 0;) /* reverse: a key twice gets its first entry */
+            p->st->ent[u.key[j]] = u.ent[j];
+        p->st->rev = u.rev;
+        p->st->compact_rev = u.compact_rev;
+    } else {
+        memcpy(p->tmp, p->st, p->st_size);
+        s = chk_model_step(&p->m, p->tmp, op);
+    }
+    p->m.changes = keep;
+    return s;
+}
+
 static void judge_read(struct rv *r, struct rv_replay *p, uint32_t i)
 {
     const struct chk_op *op = &r->h->ops[i];
@@ -294,11 +351,7 @@ static void judge_read(struct rv *r, struct rv_replay *p, uint32_t i)
     } else if (op_only_ranges(r->h, op)) {
         s = chk_model_step(&p->m, p->st, op);
     } else {
-        memcpy(p->tmp, p->st, p->st_size);
-        struct chk_change_buf *keep = p->m.changes;
-        p->m.changes = NULL;
-        s = chk_model_step(&p->m, p->tmp, op);
-        p->m.changes = keep;
+        s = step_undone(r->h, p, op);
         if (s.wrote) {
             s.legal = false;
             snprintf(p->why, sizeof(p->why), "it would write, yet revision %lld is another's",
@@ -323,19 +376,55 @@ static int change_cmp(const void *a, const void *b)
     return x < y ? -1 : x > y; /* never equal keys in one revision (etcd refuses) */
 }
 
-/* Changes in (revision, key order): the order watch events are compared in. */
+static uint32_t change_rank(const struct chk_history *h, const struct chk_change *c)
+{
+    return c->key >= 0 ? h->key_rank[c->key] : 0;
+}
+
+/* Sorts one revision's changes [a, b) by key order, stably: by insertion when few (a
+ * txn's puts), else qsort (change_cmp breaks ties by position, so stable too). */
+static void sort_change_run(const struct chk_history *h, struct chk_change *v, uint32_t a,
+                            uint32_t b)
+{
+    FL_ASSERT(a < b);
+    if (b - a > 64) {
+        g_ch_h = h;
+        qsort(v + a, b - a, sizeof(*v), change_cmp);
+        return;
+    }
+    for (uint32_t i = a + 1; i < b; i++) {
+        struct chk_change x = v[i];
+        uint32_t rx = change_rank(h, &x), j = i;
+        for (; j > a && change_rank(h, &v[j - 1]) > rx; j--)
+            v[j] = v[j - 1];
+        v[j] = x;
+    }
+}
+
+/* Changes in (revision, key order): the order watch events are compared in. The
+ * replay logs them in revision order, so only each revision's run needs sorting;
+ * a log out of revision order is sorted whole. */
 static void sort_changes(const struct chk_history *h, struct chk_change_buf *c)
 {
-    bool sorted = true;
-    for (uint32_t i = 1; i < c->count && sorted; i++) {
-        const struct chk_change *x = &c->v[i - 1], *y = &c->v[i];
-        sorted = x->rev < y->rev || (x->rev == y->rev && x->key >= 0 && y->key >= 0 &&
-                                     h->key_rank[x->key] < h->key_rank[y->key]);
-    }
-    if (sorted)
+    bool by_rev = true;
+    for (uint32_t i = 1; i < c->count && by_rev; i++)
+        by_rev = c->v[i - 1].rev <= c->v[i].rev;
+    if (!by_rev) {
+        g_ch_h = h;
+        qsort(c->v, c->count, sizeof(*c->v), change_cmp);
         return;
-    g_ch_h = h;
-    qsort(c->v, c->count, sizeof(*c->v), change_cmp);
+    }
+    for (uint32_t a = 0, b; a < c->count; a = b) {
+        bool sorted = true;
+        for (b = a + 1; b < c->count && c->v[b].rev == c->v[a].rev; b++)
+            sorted = sorted && change_rank(h, &c->v[b - 1]) <= change_rank(h, &c->v[b]);
+        if (!sorted)
+            sort_change_run(h, c->v, a, b);
+    }
+    for (uint32_t i = 1; i < c->count; i++)
+        FL_ASSERT(c->v[i - 1].rev < c->v[i].rev ||
+                  (c->v[i - 1].rev == c->v[i].rev &&
+                   change_rank(h, &c->v[i - 1]) <= change_rank(h, &c->v[i])));
 }
 
 /* A revision no recorded operation explains, in a history where nothing else writes:
@@ -642,17 +731,28 @@ static int by_return(const void *a, const void *b)
     return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
 }
 
-/* Sorts idx by key, skipping the sort when already in order (the common case: a
- * recorder appends ops as they return or as they are called). */
-static void sort_ops(const struct chk_history *h, uint32_t *idx, uint32_t n,
-                     int (*cmp)(const void *, const void *))
+/* Sorts idx (op indexes, ascending) by call or return time, ties by op index:
+ * skipped when already in order (the common case: a recorder appends ops as they
+ * return or as they are called), else a stable radix sort of the times. */
+static void sort_ops(const struct chk_history *h, uint32_t *idx, uint32_t n, bool by_ret)
 {
+    int (*cmp)(const void *, const void *) = by_ret ? by_return : by_call;
     g_rt_h = h;
     bool sorted = true;
     for (uint32_t i = 1; i < n && sorted; i++)
         sorted = cmp(&idx[i - 1], &idx[i]) <= 0;
-    if (!sorted)
-        qsort(idx, n, sizeof(uint32_t), cmp);
+    if (sorted)
+        return;
+    for (uint32_t i = 1; i < n; i++)
+        FL_ASSERT(idx[i - 1] < idx[i]); /* a stable sort then breaks ties by op index */
+    uint64_t *key = fl_malloc(((size_t)n + 1) * sizeof(uint64_t));
+    for (uint32_t i = 0; i < n; i++) {
+        const struct chk_op *op = &h->ops[idx[i]];
+        int64_t t = by_ret ? op->return_ns : op->call_ns;
+        key[i] = (uint64_t)t ^ (UINT64_C(1) << 63); /* signed order as unsigned */
+    }
+    chk__sort_keyed(key, idx, n); /* asserts the keys' order */
+    free(key);
 }
 
 /* If A returned before B was called, pos(A) <= pos(B). One sweep: ops by call time,
@@ -670,8 +770,8 @@ static void rv_realtime(struct rv *r)
         if (h->ops[i].return_ns != CHK_NEVER && r->role[i] != ROLE_PLACED)
             br[nr++] = i;
     }
-    sort_ops(h, bc, nc, by_call);
-    sort_ops(h, br, nr, by_return);
+    sort_ops(h, bc, nc, false);
+    sort_ops(h, br, nr, true);
     FL_ASSERT(nr <= nc && nc <= h->op_count);
     int64_t maxpos = INT64_MIN;
     uint32_t maxop = UINT32_MAX;
@@ -950,7 +1050,7 @@ static void rv_run(struct chk_history *h, struct chk_lin_result *out, bool no_wa
         if (r.role[i] == ROLE_CAND)
             r.cand_ops[r.cand_op_count++] = i;
     }
-    sort_ops(h, r.cand_ops, r.cand_op_count, by_call);
+    sort_ops(h, r.cand_ops, r.cand_op_count, false);
     /* candidate order: the gap filling walks unknown writers by call time */
     for (uint32_t c = 1; c < r.cand_op_count; c++)
         FL_ASSERT(h->ops[r.cand_ops[c - 1]].call_ns <= h->ops[r.cand_ops[c]].call_ns);
