@@ -71,7 +71,11 @@ static bool cmp_eval(const struct chk_model *m, const struct chk_kstate *st,
     case CHK_CMP_VALUE:
         if (e->value == CHK_NIL)
             return false;
-        r = value_cmp_bytes(m->h, e->value, (int32_t)c->operand);
+        /* values are interned (one id per byte string): equality needs no bytes */
+        if (c->result == CHK_CMP_EQ || c->result == CHK_CMP_NE)
+            r = e->value != (int32_t)c->operand;
+        else
+            r = value_cmp_bytes(m->h, e->value, (int32_t)c->operand);
         break;
     case CHK_CMP_VERSION:
         r = e->version < c->operand ? -1 : e->version > c->operand;
@@ -111,12 +115,11 @@ static bool kv_matches(const struct chk_model *m, const struct chk_kv *kv, int32
     return true;
 }
 
-static void emit(const struct chk_model *m, int64_t rev, int32_t key, int kind, int32_t value,
-                 int32_t prev, const struct chk_kent *e)
+static void emit_change(const struct chk_model *m, int64_t rev, int32_t key, int kind,
+                        int32_t value, int32_t prev, const struct chk_kent *e)
 {
     struct chk_change_buf *b = m->changes;
-    if (!b)
-        return;
+    FL_ASSERT(b != NULL);
     FL_GROW(b->v, b->cap, b->count + 1, 1024);
     struct chk_change *c = &b->v[b->count++];
     c->rev = rev;
@@ -126,6 +129,14 @@ static void emit(const struct chk_model *m, int64_t rev, int32_t key, int kind, 
     c->prev_value = prev;
     c->create_rev = e ? e->create_rev : 0;
     c->version = e ? e->version : 0;
+}
+
+/* Logs a change when the caller asked for the log (the search never does). */
+static inline void emit(const struct chk_model *m, int64_t rev, int32_t key, int kind,
+                        int32_t value, int32_t prev, const struct chk_kent *e)
+{
+    if (m->changes)
+        emit_change(m, rev, key, kind, value, prev, e);
 }
 
 /* Iterates the present keys of [key, range_end) in byte order; returns the count and

@@ -1018,8 +1018,8 @@ static void rv_retmin(struct rv *r)
 
 /* One run of the engine; no_watch: watch events reveal nothing; tent_read: see struct
  * rv (*tent_writes, when not NULL, gets how many were taken as writers). */
-static void rv_run(struct chk_history *h, struct chk_lin_result *out, bool no_watch, bool tent_read,
-                   uint32_t *watch_reveals, uint32_t *tent_writes)
+static void rv_run(struct chk_history *h, int64_t max_rev, struct chk_lin_result *out,
+                   bool no_watch, bool tent_read, uint32_t *watch_reveals, uint32_t *tent_writes)
 {
     struct rv r;
     memset(&r, 0, sizeof(r));
@@ -1027,7 +1027,8 @@ static void rv_run(struct chk_history *h, struct chk_lin_result *out, bool no_wa
     r.out = out;
     r.no_watch = no_watch;
     r.tent_read = tent_read;
-    r.max_rev = max_revision(h);
+    r.max_rev = max_rev; /* max_revision(h), computed once by chk_lin_revision */
+    FL_ASSERT(max_rev >= 1);
     r.role = fl_calloc(h->op_count + 1, 1);
     r.pos = fl_malloc((h->op_count + 1) * sizeof(int64_t));
     r.claim = fl_malloc((size_t)(r.max_rev + 2) * sizeof(int32_t));
@@ -1090,18 +1091,18 @@ static void rv_run(struct chk_history *h, struct chk_lin_result *out, bool no_wa
  * failed, again with them judged as reads. Either passing is a linearization. Both
  * failing is a proof when there was one such op (its two possibilities are all there
  * is); with several, mixed choices were not tried: undecided. */
-static void rv_run_tent(struct chk_history *h, struct chk_lin_result *out, bool no_watch,
-                        uint32_t *watch_reveals)
+static void rv_run_tent(struct chk_history *h, int64_t max_rev, struct chk_lin_result *out,
+                        bool no_watch, uint32_t *watch_reveals)
 {
     uint32_t tents = 0;
-    rv_run(h, out, no_watch, false, watch_reveals, &tents);
+    rv_run(h, max_rev, out, no_watch, false, watch_reveals, &tents);
     if (out->verdict == CHK_PASS || tents == 0)
         return;
     struct chk_lin_result alt;
     memset(&alt, 0, sizeof(alt));
     alt.engine = CHK_ENGINE_REVISION;
     uint32_t alt_reveals = 0;
-    rv_run(h, &alt, no_watch, true, &alt_reveals, NULL);
+    rv_run(h, max_rev, &alt, no_watch, true, &alt_reveals, NULL);
     alt.steps += out->steps;
     if (alt.verdict == CHK_PASS) {
         chk_lin_result_close(out);
@@ -1155,7 +1156,7 @@ int chk_lin_revision(struct chk_history *h, const struct chk_limits *lim,
         return FL_OK;
     }
     uint32_t watch_reveals = 0;
-    rv_run_tent(h, out, false, &watch_reveals);
+    rv_run_tent(h, max_rev, out, false, &watch_reveals);
     /* A linearization found with the watch events is one they agree with wherever they
      * guided a placement: the watch checker takes its changes as they are. */
     if (out->verdict == CHK_PASS || watch_reveals == 0) {
@@ -1166,7 +1167,7 @@ int chk_lin_revision(struct chk_history *h, const struct chk_limits *lim,
     struct chk_lin_result alt;
     memset(&alt, 0, sizeof(alt));
     alt.engine = CHK_ENGINE_REVISION;
-    rv_run_tent(h, &alt, true, NULL);
+    rv_run_tent(h, max_rev, &alt, true, NULL);
     alt.steps += out->steps;
     if (alt.verdict != CHK_PASS) {
         out->steps = alt.steps;

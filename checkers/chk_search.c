@@ -67,7 +67,16 @@ struct srch {
      * unknown outcome, or -1. Such ops are interchangeable, so the search only
      * linearizes a twin after its predecessor. */
     int32_t *twin;
-    uint64_t budget; /* this round's step budget, 0: none (see chk_lin_search) */
+    /* Reads: ro[i] when op i never changes a state (a txn of ranges only, or a failed
+     * op). forced[d]: the op at stack depth d is such a read, legal where it was put,
+     * which is then the only choice tried there (see srch_backtrack). */
+    uint8_t *ro, *forced;
+    bool reads_first;
+    /* A plain read of one key (read_filter): rslot[i] its slot, rval[i] the value it
+     * saw (CHK_NIL: absent); rslot -1 for every other op. */
+    int32_t *rslot, *rval;
+    uint64_t steps_max, mem_max; /* the limits (lim's, or the defaults) */
+    uint64_t budget;             /* this round's step budget, 0: none (see chk_lin_search) */
     bool budget_hit;
     /* the search position, so that a search stopped by its budget resumes */
     uint8_t *state, *scratch;
@@ -242,11 +251,9 @@ static bool cache_add(struct srch *s, uint64_t hv, const uint8_t *key)
     return true;
 }
 
-static bool over_limits(struct srch *s)
+static inline bool over_limits(struct srch *s)
 {
-    uint64_t steps_max = s->lim && s->lim->steps_max ? s->lim->steps_max : UINT64_C(50000000);
-    uint64_t mem_max =
-        s->lim && s->lim->mem_bytes_max ? s->lim->mem_bytes_max : UINT64_C(512) << 20;
+    uint64_t steps_max = s->steps_max, mem_max = s->mem_max;
     if (s->steps > steps_max)
         return true;
     if (s->budget && s->steps > s->budget) {
@@ -287,6 +294,27 @@ static inline int32_t srch_pop(struct srch *s, uint8_t *state, uint64_t *zacc,
     return s->e[c].next;
 }
 
+/*
+ * The configuration on top failed: pops it. A configuration entered by a forced read
+ * failed with it: if the read is legal and changes nothing in a state, any
+ * linearization from the configuration below can put the read first (every op left
+ * is concurrent with it there, and it changes no state the others see), so that one
+ * failed as well and is popped too. Returns the entry to go on from, or -1 when the
+ * empty configuration failed (no linearization).
+ */
+static int32_t srch_backtrack(struct srch *s, uint8_t *state, uint64_t *zacc,
+                              uint32_t *definite_left)
+{
+    for (;;) {
+        if (s->depth == 0)
+            return -1;
+        bool forced = s->forced[s->depth - 1];
+        int32_t next = srch_pop(s, state, zacc, definite_left);
+        if (!forced)
+            return next;
+    }
+}
+
 /* Runs the search; returns CHK_PASS / CHK_FAIL / CHK_UNKNOWN. */
 static int srch_run(struct srch *s)
 {
@@ -315,6 +343,11 @@ static int srch_run(struct srch *s)
                 cur = en->next;
                 continue;
             }
+            int32_t rs = s->rslot[en->op];
+            if (rs >= 0 && ((const struct chk_kstate *)state)->ent[rs].value != s->rval[en->op]) {
+                cur = en->next; /* a read of another value: illegal here (read_filter) */
+                continue;
+            }
             memcpy(scratch, state, s->st_size);
             struct chk_step st = chk_model_step(&s->model, (struct chk_kstate *)scratch, op);
             if (st.legal) {
@@ -322,8 +355,12 @@ static int srch_run(struct srch *s)
                 s->bits[o / 64] |= UINT64_C(1) << (o % 64);
                 const uint8_t *key = state_key(s, scratch);
                 uint64_t hv = mix64((zacc ^ s->zob[o]) + key_hash(s, key));
+                bool forced = s->reads_first && s->ro[o];
+                /* a read changes nothing: the state it leaves is the one it met */
+                FL_ASSERT(!forced || !memcmp(scratch, state, s->st_size));
                 if (cache_add(s, hv, key)) {
                     memcpy(s->stack_states + (size_t)s->depth * s->st_size, state, s->st_size);
+                    s->forced[s->depth] = forced;
                     s->stack_entry[s->depth++] = cur;
                     memcpy(state, scratch, s->st_size);
                     zacc ^= s->zob[o];
@@ -334,14 +371,24 @@ static int srch_run(struct srch *s)
                     continue;
                 }
                 s->bits[o / 64] &= ~(UINT64_C(1) << (o % 64));
+                if (forced) {
+                    /* explored with the read already, and failed: so did this one */
+                    cur = srch_backtrack(s, state, &zacc, &definite_left);
+                    if (cur < 0) {
+                        verdict = CHK_FAIL;
+                        break;
+                    }
+                    continue;
+                }
             }
             cur = en->next;
         } else {
-            if (s->depth == 0) {
-                verdict = CHK_FAIL; /* the first unlinearized op returned: none fits */
+            /* the first unlinearized op returned: none fits here */
+            cur = srch_backtrack(s, state, &zacc, &definite_left);
+            if (cur < 0) {
+                verdict = CHK_FAIL;
                 break;
             }
-            cur = srch_pop(s, state, &zacc, &definite_left);
         }
     }
     s->cur = cur;
@@ -461,6 +508,10 @@ static void srch_close(struct srch *s)
     free(s->own_slot);
     chk_append_memo_close(&s->memo);
     free(s->twin);
+    free(s->ro);
+    free(s->forced);
+    free(s->rslot);
+    free(s->rval);
     free(s->e);
     free(s->bits);
     free(s->zob);
@@ -597,6 +648,51 @@ static bool history_observes_meta(const struct chk_history *h)
     return false;
 }
 
+/* Does the op leave every state as it found it? A txn of ranges only, or a failed op
+ * (judged for its error, applied nowhere); not one whose header revision may make
+ * the state jump over outside writes (the caller excludes revs_open). */
+static bool op_reads_only(const struct chk_history *h, const struct chk_op *op)
+{
+    if (op->kind != CHK_OP_TXN)
+        return false;
+    if (op->status == CHK_ST_FAIL)
+        return true;
+    for (uint32_t i = 0; i < (uint32_t)op->then_count + op->else_count; i++) {
+        if (h->subs[op->sub_first + i].kind != CHK_SUB_RANGE)
+            return false;
+    }
+    return true;
+}
+
+/*
+ * A read of one key at the current revision whose result gives its key-values: in a
+ * state where the key's value is not the one it saw (or the key's presence differs),
+ * sub_range finds it illegal, so the search skips it without a model step (most of
+ * the steps of a read-heavy search are reads tried where they do not fit). Sets
+ * *slot (-1: no such read) and *value. The filter only ever rejects what the model
+ * rejects; whatever passes it is stepped in full.
+ */
+static void read_filter(const struct chk_history *h, const struct chk_model *m,
+                        const struct chk_op *op, int32_t *slot, int32_t *value)
+{
+    *slot = -1;
+    *value = CHK_NIL;
+    if (op->kind != CHK_OP_TXN || op->status != CHK_ST_OK || !(op->flags & CHK_OPF_HAS_RESULT) ||
+        op->cmp_count != 0 || op->then_count != 1 || op->else_count != 0)
+        return;
+    const struct chk_sub *b = &h->subs[op->sub_first];
+    uint8_t need = CHK_SUBF_RESULT_SET | CHK_SUBF_KVS_SET;
+    if (b->kind != CHK_SUB_RANGE || b->range_end != CHK_RANGE_ONE || (b->flags & need) != need ||
+        b->req_rev > 0 || b->limit < 0)
+        return;
+    int32_t sl = m->slot ? m->slot[b->key] : b->key;
+    if (sl < 0)
+        return;
+    /* present: legal needs kvs[0] to carry the state's value; absent: no kvs */
+    *value = b->kv_count ? h->kvs[b->kv_first].value : CHK_NIL;
+    *slot = sl;
+}
+
 /* Searches one partition (ops), keys mapped through slot (NULL: all keys). */
 /* A search over ops (copied) with keys mapped through slot (copied; NULL: all keys),
  * ready to run. Free with srch_close + free. */
@@ -608,6 +704,8 @@ static struct srch *srch_open(struct chk_history *h, const struct chk_limits *li
     struct srch *s = sp;
     s->h = h;
     s->lim = lim;
+    s->steps_max = lim && lim->steps_max ? lim->steps_max : UINT64_C(50000000);
+    s->mem_max = lim && lim->mem_bytes_max ? lim->mem_bytes_max : UINT64_C(512) << 20;
     s->own_ops = fl_memdup(ops, (n + 1) * sizeof(uint32_t));
     s->ops = s->own_ops;
     s->n = n;
@@ -643,6 +741,16 @@ static struct srch *srch_open(struct chk_history *h, const struct chk_limits *li
     memcpy(s->best_state, s->state, s->st_size);
     srch_build_list(s);
     srch_twins(s);
+    s->reads_first = true;
+    s->ro = fl_malloc(n + 1);
+    s->forced = fl_calloc(n + 1, 1);
+    s->rslot = fl_malloc((n + 1) * sizeof(int32_t));
+    s->rval = fl_malloc((n + 1) * sizeof(int32_t));
+    for (uint32_t i = 0; i < n; i++) {
+        s->ro[i] = op_reads_only(h, &h->ops[ops[i]]);
+        read_filter(h, &s->model, &h->ops[ops[i]], &s->rslot[i], &s->rval[i]);
+        FL_ASSERT(s->rslot[i] < 0 || ((uint32_t)s->rslot[i] < slots && s->ro[i]));
+    }
     for (uint32_t i = 0; i < n; i++)
         s->definite_left += op_ret(&h->ops[ops[i]]) != CHK_NEVER;
     s->cur = s->e[2 * n].next;
@@ -849,6 +957,11 @@ static int search_whole(struct chk_history *h, const struct chk_limits *lim,
         struct chk_change *outside = NULL;
         if (revs && !h->revisions_complete) {
             sr->model.revs_open = true;
+            /* a read may jump the state over outside writes: it changes the state, and
+             * what it sees is not the state it met */
+            sr->reads_first = false;
+            for (uint32_t i = 0; i < sr->n; i++)
+                sr->rslot[i] = -1;
             if (use_outside) {
                 outside = chk_outside_changes(h, &sr->model.outside_count);
                 sr->model.outside = outside;
