@@ -56,6 +56,7 @@ struct srch {
     /* cache: records of [hash][bitset][state] */
     uint8_t *rec;
     size_t rec_size, rec_count, rec_cap;
+    uint64_t mem_bytes; /* the cache's records and table, set where they grow */
     uint64_t *table;
     uint32_t table_mask;
     /* explanation */
@@ -225,6 +226,7 @@ static bool cache_add(struct srch *s, uint64_t hv, const uint8_t *key)
                 k = (k + 1) & s->table_mask;
             s->table[k] = (rh >> 32) << 32 | (uint64_t)(i + 1);
         }
+        s->mem_bytes = (uint64_t)s->rec_cap * s->rec_size + (uint64_t)(s->table_mask + 1) * 8;
     }
     size_t bits_bytes = s->words * 8;
     uint32_t k = (uint32_t)hv & s->table_mask;
@@ -242,6 +244,7 @@ static bool cache_add(struct srch *s, uint64_t hv, const uint8_t *key)
     if (s->rec_count == s->rec_cap) {
         s->rec_cap = fl_grow_cap(s->rec_cap, s->rec_count + 1, 1024, s->rec_size);
         s->rec = fl_realloc(s->rec, s->rec_cap * s->rec_size);
+        s->mem_bytes = (uint64_t)s->rec_cap * s->rec_size + (uint64_t)(s->table_mask + 1) * 8;
     }
     uint8_t *r = s->rec + s->rec_count * s->rec_size;
     memcpy(r, &hv, 8);
@@ -260,7 +263,7 @@ static inline bool over_limits(struct srch *s)
         s->budget_hit = true;
         return true;
     }
-    if ((uint64_t)s->rec_cap * s->rec_size + (uint64_t)(s->table_mask + 1) * 8 > mem_max)
+    if (s->mem_bytes > mem_max)
         return true;
     if ((s->steps & 4095) == 0 && s->lim && s->lim->should_stop &&
         s->lim->should_stop(s->lim->stop_arg))
@@ -315,6 +318,35 @@ static int32_t srch_backtrack(struct srch *s, uint8_t *state, uint64_t *zacc,
     }
 }
 
+/* Ops the search does not try at this entry: a twin before its predecessor, a read of
+ * another value than the state's (read_filter: illegal here). */
+static inline bool srch_skip(const struct srch *s, const struct srch_entry *en,
+                             const uint8_t *state)
+{
+    int32_t tw = s->twin[en->op];
+    if (tw >= 0 && !(s->bits[tw / 64] & (UINT64_C(1) << (tw % 64))))
+        return true;
+    int32_t rs = s->rslot[en->op];
+    return rs >= 0 && ((const struct chk_kstate *)state)->ent[rs].value != s->rval[en->op];
+}
+
+/* Linearizes the op of call entry c (its bit already set, the configuration new):
+ * the state becomes next, the op goes on the stack and out of the list. */
+static inline void srch_push(struct srch *s, int32_t c, uint8_t *state, const uint8_t *next,
+                             bool forced, uint64_t *zacc, uint32_t *definite_left)
+{
+    uint32_t o = (uint32_t)s->e[c].op;
+    FL_ASSERT(s->depth < s->n && (s->bits[o / 64] & (UINT64_C(1) << (o % 64))));
+    memcpy(s->stack_states + (size_t)s->depth * s->st_size, state, s->st_size);
+    s->forced[s->depth] = forced;
+    s->stack_entry[s->depth++] = c;
+    memcpy(state, next, s->st_size);
+    *zacc ^= s->zob[o];
+    lift(s, c);
+    *definite_left -= op_ret(&s->h->ops[s->ops[o]]) != CHK_NEVER;
+    srch_note_best(s, state);
+}
+
 /* Runs the search; returns CHK_PASS / CHK_FAIL / CHK_UNKNOWN. */
 static int srch_run(struct srch *s)
 {
@@ -336,22 +368,14 @@ static int srch_run(struct srch *s)
         FL_ASSERT(cur >= 0 && (uint32_t)cur < 2 * s->n);
         FL_ASSERT(s->depth <= s->n && definite_left <= s->n - s->depth);
         struct srch_entry *en = &s->e[cur];
-        if (en->is_call) {
+        /* at a return, the first unlinearized op returned: none fits here */
+        bool back = !en->is_call;
+        if (en->is_call && !srch_skip(s, en, state)) {
             const struct chk_op *op = &s->h->ops[s->ops[en->op]];
-            int32_t tw = s->twin[en->op];
-            if (tw >= 0 && !(s->bits[tw / 64] & (UINT64_C(1) << (tw % 64)))) {
-                cur = en->next;
-                continue;
-            }
-            int32_t rs = s->rslot[en->op];
-            if (rs >= 0 && ((const struct chk_kstate *)state)->ent[rs].value != s->rval[en->op]) {
-                cur = en->next; /* a read of another value: illegal here (read_filter) */
-                continue;
-            }
             memcpy(scratch, state, s->st_size);
             struct chk_step st = chk_model_step(&s->model, (struct chk_kstate *)scratch, op);
+            uint32_t o = (uint32_t)en->op;
             if (st.legal) {
-                uint32_t o = (uint32_t)en->op;
                 s->bits[o / 64] |= UINT64_C(1) << (o % 64);
                 const uint8_t *key = state_key(s, scratch);
                 uint64_t hv = mix64((zacc ^ s->zob[o]) + key_hash(s, key));
@@ -359,36 +383,22 @@ static int srch_run(struct srch *s)
                 /* a read changes nothing: the state it leaves is the one it met */
                 FL_ASSERT(!forced || !memcmp(scratch, state, s->st_size));
                 if (cache_add(s, hv, key)) {
-                    memcpy(s->stack_states + (size_t)s->depth * s->st_size, state, s->st_size);
-                    s->forced[s->depth] = forced;
-                    s->stack_entry[s->depth++] = cur;
-                    memcpy(state, scratch, s->st_size);
-                    zacc ^= s->zob[o];
-                    lift(s, cur);
-                    definite_left -= op_ret(op) != CHK_NEVER;
-                    srch_note_best(s, state);
+                    srch_push(s, cur, state, scratch, forced, &zacc, &definite_left);
                     cur = s->e[head].next;
                     continue;
                 }
                 s->bits[o / 64] &= ~(UINT64_C(1) << (o % 64));
-                if (forced) {
-                    /* explored with the read already, and failed: so did this one */
-                    cur = srch_backtrack(s, state, &zacc, &definite_left);
-                    if (cur < 0) {
-                        verdict = CHK_FAIL;
-                        break;
-                    }
-                    continue;
-                }
+                back = forced; /* explored with the read already, and failed: so did this */
             }
+        }
+        if (!back) {
             cur = en->next;
-        } else {
-            /* the first unlinearized op returned: none fits here */
-            cur = srch_backtrack(s, state, &zacc, &definite_left);
-            if (cur < 0) {
-                verdict = CHK_FAIL;
-                break;
-            }
+            continue;
+        }
+        cur = srch_backtrack(s, state, &zacc, &definite_left);
+        if (cur < 0) {
+            verdict = CHK_FAIL; /* the empty configuration failed */
+            break;
         }
     }
     s->cur = cur;
