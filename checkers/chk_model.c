@@ -243,7 +243,7 @@ static int32_t append_concat(const struct chk_model *m, int32_t prev, int32_t v)
     size_t na, nb = 0;
     const uint8_t *pa = chk_value_bytes(m->h, prev, &na);
     const uint8_t *pb = v == CHK_NIL ? (const uint8_t *)"" : chk_value_bytes(m->h, v, &nb);
-    uint8_t small[256];
+    uint8_t small[4096]; /* porcupine kv appends grow values to ~1.5 KB */
     uint8_t *tmp = na + nb <= sizeof(small) ? small : fl_malloc(na + nb);
     memcpy(tmp, pa, na);
     memcpy(tmp + na, pb, nb);

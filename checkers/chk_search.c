@@ -214,7 +214,7 @@ static uint64_t key_hash(const struct srch *s, const uint8_t *key)
 static bool cache_add(struct srch *s, uint64_t hv, const uint8_t *key)
 {
     if ((s->rec_count + 1) * 2 > (size_t)s->table_mask + 1) {
-        uint32_t nsz = s->table_mask ? (s->table_mask + 1) * 2 : 4096;
+        uint32_t nsz = s->table_mask ? (s->table_mask + 1) * 2 : 256;
         free(s->table);
         s->table = fl_calloc(nsz, sizeof(uint64_t));
         s->table_mask = nsz - 1;
