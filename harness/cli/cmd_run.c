@@ -21,6 +21,8 @@
  * run_target_etcd.c): paced by the wall clock, no digest, the replay line says so.
  * --workdir DIR keeps the members' data and logs in DIR; --keep keeps the default
  * temporary one. A function etcd cannot do here is a script error naming it (exit 2).
+ * --target live runs it against our own members, each its own OS process (issue 16 §2;
+ * run_target_live.c), the same way: paced, no digest, refusals naming the function.
  *
  * --paranoid checks the Raft and MVCC cores' invariants after every simulated event
  * (run.h); FAULTLINE_PARANOID=1 in the environment makes it the default (the test suite
@@ -64,7 +66,7 @@ struct run_args {
 const char cmd_run_usage[] =
     "usage: faultline run SCENARIO.lua [--seed N] [--db FILE] [--report DIR] [--json]\n"
     "       [--bug NAME]... [--timeout SECONDS] [--lua-mem-mb N] [--unsafe-lua] [--paranoid]\n"
-    "       [--target sim|etcd] [--workdir DIR] [--keep]\n"
+    "       [--target sim|etcd|live] [--workdir DIR] [--keep]\n"
     "\n"
     "  --seed N          master seed, 0..18446744073709551615 (default 1)\n"
     "  --db FILE         history database (default faultline.db; runs accumulate)\n"
@@ -80,8 +82,10 @@ const char cmd_run_usage[] =
     "                    (default: FAULTLINE_PARANOID=1 in the environment)\n"
     "  --target T        sim (default): the simulator; etcd: a real etcd cluster\n"
     "                    ($FL_ETCD or etcd on PATH), wall-clock paced, no digest\n"
-    "  --workdir DIR     etcd target: members' data and logs in DIR (kept)\n"
-    "  --keep            etcd target: keep the temporary work directory\n"
+    "                    live: our members, each its own process (faultline member),\n"
+    "                    over loopback TCP, wall-clock paced, no digest\n"
+    "  --workdir DIR     etcd/live target: members' data and logs in DIR (kept)\n"
+    "  --keep            etcd/live target: keep the temporary work directory\n"
     "\n"
     "exit codes: 0 pass, 1 violation, 2 bad input or script error, 3 internal error,\n"
     "timeout or interrupted, 4 unknown\n";
@@ -143,12 +147,12 @@ static int parse_args(int argc, char **argv, struct run_args *a)
                 return rc;
         } else if (!strcmp(o, "--target")) {
             if (!has_val)
-                return cli_usage_error("run: --target needs sim or etcd");
+                return cli_usage_error("run: --target needs sim, etcd or live");
             if ((rc = cli_once("run", o, &seen.target)))
                 return rc;
             a->target = run_target_find(argv[++i]);
             if (a->target < 0)
-                return cli_usage_error("run: unknown target '%s' (sim or etcd)", argv[i]);
+                return cli_usage_error("run: unknown target '%s' (sim, etcd or live)", argv[i]);
         } else if (!strcmp(o, "--workdir")) {
             if (!has_val)
                 return cli_usage_error("run: --workdir needs a directory");
@@ -183,8 +187,12 @@ static int parse_args(int argc, char **argv, struct run_args *a)
                                    o);
         }
     }
-    if ((a->workdir || a->keep) && a->target != RUN_TARGET_ETCD)
-        return cli_usage_error("run: --workdir and --keep need --target etcd");
+    if ((a->workdir || a->keep) && a->target == RUN_TARGET_SIM)
+        return cli_usage_error("run: --workdir and --keep need --target etcd or live");
+    if (a->bug_count && a->target != RUN_TARGET_SIM)
+        return cli_usage_error("run: --bug: not available on --target %s: bug switches exist "
+                               "only in the simulator's members",
+                               run_target_name(a->target));
     if (!a->scenario) {
         cli_usage_error("run: missing scenario");
         fputs(cmd_run_usage, stderr);
@@ -272,10 +280,13 @@ static void print_human(const json_t *s)
     const char *digest = json_string_value(json_object_get(s, "digest"));
     if (digest)
         fprintf(stdout, "digest: %s\n", digest);
-    else
+    else if (json_object_get(s, "etcd_version"))
         fprintf(stdout, "digest: none (target %s, etcd %s: a live run is not deterministic)\n",
                 json_string_value(json_object_get(s, "target")),
                 json_string_value(json_object_get(s, "etcd_version")));
+    else
+        fprintf(stdout, "digest: none (target %s: a live run is not deterministic)\n",
+                json_string_value(json_object_get(s, "target")));
 }
 
 int cmd_run(int argc, char **argv)

@@ -48,14 +48,16 @@ struct run_options {
     /* Where the scenario runs (issue 16 §3): RUN_TARGET_SIM, the simulator (default), or
      * RUN_TARGET_ETCD, a real etcd cluster (run_target_etcd.c): wall-clock paced, no
      * digest; its members' data and logs under workdir (NULL: a fresh directory under
-     * $TMPDIR, removed at the end unless keep). */
+     * $TMPDIR, removed at the end unless keep). RUN_TARGET_LIVE: our own members, each
+     * its own OS process (`faultline member`, run_target_live.c), likewise paced and
+     * without a digest. */
     int target;
     const char *workdir;
     bool keep;
 };
 
-enum run_target { RUN_TARGET_SIM = 0, RUN_TARGET_ETCD = 1 };
-/* "sim" / "etcd"; run_target_find gives -1 for an unknown name. */
+enum run_target { RUN_TARGET_SIM = 0, RUN_TARGET_ETCD = 1, RUN_TARGET_LIVE = 2 };
+/* "sim" / "etcd" / "live"; run_target_find gives -1 for an unknown name. */
 const char *run_target_name(int target);
 int run_target_find(const char *name);
 /* NULL when the scenario function `api` (a name of scn_api_names) can run on the

@@ -1,8 +1,8 @@
 /*
  * run_etcd.h: the etcd target of the run driver (issue 16 §3), internal to
- * harness/run. run_target_etcd.c implements it; run_world.c, run_fault.c, run_net.c,
- * run_observe.c, run_paranoid.c and run_finish.c call it through the small hooks
- * declared here, each guarded by rw->etcd (NULL on the simulator target).
+ * harness/run. run_target_etcd.c implements it and fills run_target_etcd_ops with the
+ * hooks declared here; run_world.c, run_fault.c, run_net.c, run_observe.c,
+ * run_paranoid.c and run_finish.c call them through rw->tgt (run_int.h).
  *
  * The simulator stays the scheduler, paced by the wall clock: an event at simulated
  * time t runs only once t has passed on the wall clock since the cluster started, and
@@ -56,7 +56,7 @@ void run_etcd_clog(struct run_world *rw, int from_proc, int to_proc, bool on);
 
 /* Control calls (compact, defrag, alarm disarm, member remove/promote, move leader)
  * through etcd's API; done runs from inside the event loop. */
-typedef void run_etcd_ctl_fn(void *ud, const struct run_ctl_result *r);
+typedef run_target_ctl_fn run_etcd_ctl_fn;
 /* kind "member_add": arg 1 for a learner; node in done is the new member's slot.
  * kind "snapshot_save": Maintenance Snapshot of member node, streamed through the
  * gateway (etcd's db followed by its SHA-256, what `etcdctl snapshot save` writes),

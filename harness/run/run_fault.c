@@ -149,8 +149,8 @@ static void node_fault_apply(struct run_world *rw, void *arg)
     char target[16];
     snprintf(target, sizeof target, "n%d", a->id);
     run_log_fault(rw, a->kind, target, NULL);
-    if (rw->etcd)
-        run_etcd_node_fault(rw, a->id, a->kind);
+    if (rw->tgt)
+        rw->tgt->node_fault(rw, a->id, a->kind);
     else if (!strcmp(a->kind, "kill"))
         srv_cluster_kill(rw->cl, a->id);
     else if (!strcmp(a->kind, "restart"))
@@ -199,7 +199,9 @@ static void skew_apply(struct run_world *rw, void *arg)
     json_t *d = json_object();
     json_object_set_new(d, "rate_ppm", json_integer(a->rate_ppm));
     run_log_fault(rw, "skew", target, d);
-    if (sim_proc_alive(rw->w, a->proc))
+    if (rw->tgt)
+        rw->tgt->skew(rw, a->id, a->rate_ppm); /* refused where NULL (run_target.c) */
+    else if (sim_proc_alive(rw->w, a->proc))
         sim_proc_set_rate(rw->w, a->proc, a->rate_ppm);
 }
 
@@ -226,12 +228,14 @@ int run_heal_all(struct run_world *rw)
         rw->net.changed = false;
     }
     flt_disable_all(rw->w);
-    if (rw->etcd) {
-        run_etcd_net_sync(rw);
-        run_etcd_clog(rw, -1, -1, false);
-        for (int i = 1; i <= run_etcd_slots(rw); i++) {
-            run_etcd_node_fault(rw, i, "resume");
-            run_etcd_node_fault(rw, i, "restart");
+    if (rw->tgt) {
+        rw->tgt->net_sync(rw);
+        rw->tgt->clog(rw, -1, -1, false);
+        for (int i = 1; i <= rw->tgt->slots(rw); i++) {
+            rw->tgt->node_fault(rw, i, "resume");
+            rw->tgt->node_fault(rw, i, "restart");
+            if (rw->tgt->skew)
+                rw->tgt->skew(rw, i, SIM_PPM);
         }
     }
     int slots = rw->cl ? srv_cluster_slots(rw->cl) : 0;
@@ -390,7 +394,7 @@ static void clients_learn_joined(struct run_world *rw)
 
 void run_member_joined(struct run_world *rw, int node)
 {
-    if (node <= 0 || node >= 64 || rw->etcd)
+    if (node <= 0 || node >= 64 || rw->tgt)
         return;
     rw->joined |= (uint64_t)1 << node;
     if (!ctl_add_pending(rw)) /* the add's answer came (or was lost) before the join */
@@ -435,7 +439,7 @@ static struct run_ctl_call *ctl_new(struct run_world *rw, run_ctl_fn *done, void
     return c;
 }
 
-/* The etcd target's control calls: etcd's answer as run_ctl_result. */
+/* A real target's control calls: its answer as run_ctl_result. */
 static void etcd_ctl_done(void *ud, const struct run_ctl_result *res)
 {
     struct run_ctl_call *c = ud;
@@ -454,9 +458,15 @@ static void etcd_ctl_done(void *ud, const struct run_ctl_result *res)
 static bool etcd_ctl(struct run_world *rw, const char *kind, int node, int64_t arg,
                      run_ctl_fn *done, void *ud, json_t *detail)
 {
-    if (!rw->etcd)
+    if (!rw->tgt)
         return false;
-    run_etcd_ctl(rw, kind, node, arg, etcd_ctl_done,
+    if (!rw->tgt->ctl) { /* refused before the script runs (run_target.c); never here */
+        struct run_ctl_result r = {.code = 12 /* Unimplemented */, .text = "not on this target"};
+        if (done)
+            done(ud, &r);
+        return true;
+    }
+    rw->tgt->ctl(rw, kind, node, arg, etcd_ctl_done,
                  ctl_new(rw, done, ud, kind,
                          kind[0] == 'c' ? 0
                          : node         ? node
@@ -478,10 +488,13 @@ void run_member_add(struct run_world *rw, bool learner, run_ctl_fn *done, void *
 
 void run_member_add_unstarted(struct run_world *rw, bool learner, run_ctl_fn *done, void *arg)
 {
-    if (rw->etcd) { /* refused, in the words of a refused function (run_target.c) */
+    if (rw->tgt) { /* refused, in the words of a refused function (run_target.c) */
         struct run_ctl_result r = {.code = 12 /* Unimplemented */,
-                                   .text = "member_add { start = false }: not available on "
-                                           "--target etcd (a member added there starts at once)"};
+                                   .text = rw->tgt->ctl ? "member_add { start = false }: not "
+                                                          "available on --target etcd (a member "
+                                                          "added there starts at once)"
+                                                        : "member_add: not available on this "
+                                                          "target"};
         done(arg, &r);
         return;
     }
@@ -566,8 +579,8 @@ int run_copy_db(struct run_world *rw, int node, uint8_t **data, size_t *len)
 {
     if (run_node_proc(rw, node) < 0)
         return FL_ENOENT;
-    if (rw->etcd)
-        return run_etcd_copy_db(rw, node, data, len);
+    if (rw->tgt)
+        return rw->tgt->copy_db ? rw->tgt->copy_db(rw, node, data, len) : FL_EUNSUP;
     return srv_cluster_copy_db(rw->cl, node, data, len);
 }
 
@@ -580,8 +593,12 @@ int run_restore(struct run_world *rw, const uint8_t *data, size_t len, const int
     json_object_set_new(d, "bytes", json_integer((json_int_t)len));
     json_object_set_new(d, "skip_hash_check", json_boolean(skip_hash_check));
     run_log_fault(rw, "restore", target, d);
-    if (rw->etcd)
-        return run_etcd_restore(rw, data, len, nodes, n_nodes, skip_hash_check, err, err_len);
+    if (rw->tgt && !rw->tgt->restore) {
+        snprintf(err, err_len, "restore: not available on --target %s", rw->tgt->name);
+        return FL_EUNSUP;
+    }
+    if (rw->tgt)
+        return rw->tgt->restore(rw, data, len, nodes, n_nodes, skip_hash_check, err, err_len);
     struct srv_status st = {0, ""};
     int rc = srv_cluster_restore(rw->cl, data, len, nodes, n_nodes, skip_hash_check, &st);
     if (rc)
@@ -634,7 +651,7 @@ int run_live_nodes(struct run_world *rw, int *out)
 {
     int ids[RUN_NODES_MAX], n = run_nodes(rw, ids, RUN_NODES_MAX), k = 0;
     for (int i = 0; i < n; i++)
-        if (rw->etcd ? run_etcd_alive(rw, ids[i]) : srv_cluster_is_alive(rw->cl, ids[i]))
+        if (rw->tgt ? rw->tgt->alive(rw, ids[i]) : srv_cluster_is_alive(rw->cl, ids[i]))
             out[k++] = ids[i];
     return k;
 }
@@ -826,9 +843,8 @@ int run_nemesis(struct run_world *rw, unsigned kinds, int64_t every_ns, int64_t 
 {
     if (!kinds || every_ns <= 0)
         return FL_EINVAL;
-    if (rw->etcd &&
-        (kinds & ~(unsigned)(RUN_NEMESIS_PARTITION | RUN_NEMESIS_KILL | RUN_NEMESIS_PAUSE)))
-        return FL_EUNSUP; /* skew, membership and net bursts are not etcd-target faults */
+    if (rw->tgt && (kinds & ~rw->tgt->nemesis_kinds))
+        return FL_EUNSUP; /* e.g. skew, membership and net bursts are not etcd-target faults */
     if (rw->nem.undo_next && rw->nem.undo_kind) {
         /* a nemesis replaced while its fault is in force: undo that fault first */
         run_scope(rw, rw->nem.ordinal, RUN_SCOPE_LIVE, nemesis_undo, NULL);

@@ -10,7 +10,7 @@
  * simulator's event digest and the digest of every history row; it is computed after
  * the last row and stored with the verdict.
  */
-#include "harness/run/run_etcd.h"
+#include "harness/run/run_int.h"
 #include "harness/common/exit_codes.h"
 
 #include "harness/history/load.h"
@@ -59,8 +59,8 @@ static void add_check(struct run_world *rw, json_t *checks, const char *name, in
     json_object_set_new(checks, name, detail);
 }
 
-/* converge on etcd: the same heal and bound; HashKV of every member of the leader's
- * cluster at one revision (run_etcd_converged). */
+/* converge on a real target: the same heal and bound; on etcd HashKV of every member
+ * of the leader's cluster at one revision (run_etcd_converged). */
 static int converge_phase_etcd(struct run_world *rw, json_t *checks)
 {
     run_heal_all(rw);
@@ -69,7 +69,7 @@ static int converge_phase_etcd(struct run_world *rw, json_t *checks)
     bool ok = false;
     while (!run_world_stopped(rw)) {
         json_decref(state);
-        ok = run_etcd_converged(rw, &state);
+        ok = rw->tgt->converged(rw, &state);
         if (ok || sim_now_ns(rw->w) - start >= RUN_CONVERGE_BOUND_NS)
             break;
         run_advance(rw, sim_now_ns(rw->w) + 100 * FL_MS);
@@ -80,7 +80,7 @@ static int converge_phase_etcd(struct run_world *rw, json_t *checks)
     json_object_set_new(d, "bound_ms", json_integer(RUN_CONVERGE_BOUND_NS / FL_MS));
     json_object_set_new(d, "state", state ? state : json_null());
     const json_t *corrupt;
-    int compared = run_etcd_checkpoints(rw, &corrupt);
+    int compared = rw->tgt->checkpoints(rw, &corrupt);
     json_object_set_new(d, "corruption", corrupt ? json_deep_copy(corrupt) : json_null());
     json_object_set_new(d, "hash_compared", json_integer(compared));
     ok = ok && !corrupt;
@@ -90,7 +90,7 @@ static int converge_phase_etcd(struct run_world *rw, json_t *checks)
 
 static int converge_phase(struct run_world *rw, json_t *checks)
 {
-    if (rw->etcd)
+    if (rw->tgt)
         return converge_phase_etcd(rw, checks);
     run_heal_all(rw);
     int64_t start = sim_now_ns(rw->w);
@@ -345,7 +345,10 @@ static json_t *summary(struct run_world *rw, const struct run_result *res, json_
     json_object_set_new(s, "digest", res->digest[0] ? json_string(res->digest) : json_null());
     if (rw->target.kind != RUN_TARGET_SIM) {
         json_object_set_new(s, "target", json_string(run_target_name(rw->target.kind)));
-        json_object_set_new(s, "etcd_version", json_string(run_etcd_version(rw)));
+        if (rw->target.kind == RUN_TARGET_ETCD)
+            json_object_set_new(s, "etcd_version", json_string(rw->tgt->version(rw)));
+        else
+            json_object_set_new(s, "member_version", json_string(rw->tgt->version(rw)));
     }
     json_object_set_new(s, "verdict", json_string(run_verdict_name(res->verdict)));
     json_object_set_new(s, "sim_ms", json_integer(sim_now_ns(rw->w) / FL_MS));
@@ -427,7 +430,7 @@ int run_world_finish(struct run_world *rw, const char *script_error, struct run_
     rw->live.end_ns = sim_now_ns(rw->w); /* liveness judges what the scenario ran */
     if (rw->cl)
         run_liveness_update(rw);
-    if (rw->setup && (rw->cl || rw->etcd)) {
+    if (rw->setup && (rw->cl || rw->tgt)) {
         run_workload_stop(rw);
         run_nemesis_stop(rw);
         if (!script_error)

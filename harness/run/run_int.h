@@ -34,6 +34,54 @@ _Static_assert(RUN_EPS_MAX == RUN_NODES_MAX + RUN_CLIENTS_MAX, "run.h: RUN_EPS_M
 
 struct run_firing;
 struct run_etcd; /* run_etcd.h: the etcd target */
+struct run_live; /* run_target_live.c: the live target (our members as processes) */
+
+/* A real target's hooks (run_target.c), called by the run driver (run_world.c,
+ * run_fault.c, run_net.c, run_observe.c, run_paranoid.c, run_finish.c) instead of the
+ * simulated cluster's; rw->tgt is NULL on the simulator. Members are slots 1..n, each
+ * represented in the world by a process (node_proc) that the clients dial. The
+ * simulator stays the scheduler, paced by the wall clock (pace, advance). A NULL hook
+ * is a function the target does not have; the scenario functions that would need it
+ * are refused before the script runs (refuses). */
+typedef void run_target_ctl_fn(void *ud, const struct run_ctl_result *r);
+struct run_target_refusal {
+    const char *api, *why;
+};
+struct run_target_ops {
+    const char *name;
+    int (*setup)(struct run_world *rw, const struct run_cluster_config *cfg, char *err,
+                 size_t err_len);
+    void (*close)(struct run_world *rw); /* kills every member; NULL-safe before setup */
+    void (*pace)(struct run_world *rw, int64_t t_ns);
+    void (*advance)(struct run_world *rw, int64_t until_ns);
+    int (*slots)(struct run_world *rw);
+    int (*node_proc)(struct run_world *rw, int node);
+    bool (*alive)(struct run_world *rw, int node);
+    bool (*removed)(struct run_world *rw, int node);
+    int (*leader)(struct run_world *rw);
+    int (*node_status)(struct run_world *rw, int id, struct run_node_status *out);
+    const char *(*version)(struct run_world *rw); /* the members' version */
+    void (*set_prevote)(struct run_world *rw, int id, bool on);
+    /* kind: kill / restart / pause / resume */
+    void (*node_fault)(struct run_world *rw, int id, const char *kind);
+    void (*skew)(struct run_world *rw, int id, int64_t rate_ppm); /* NULL: refused */
+    void (*net_sync)(struct run_world *rw);
+    void (*clog)(struct run_world *rw, int from_proc, int to_proc, bool on);
+    /* control calls (run_etcd.h run_etcd_ctl); NULL: refused */
+    void (*ctl)(struct run_world *rw, const char *kind, int node, int64_t arg,
+                run_target_ctl_fn *done, void *ud);
+    int (*copy_db)(struct run_world *rw, int node, uint8_t **data, size_t *len);
+    int (*restore)(struct run_world *rw, const uint8_t *data, size_t len, const int *nodes,
+                   int n_nodes, bool skip_hash_check, char *err, size_t err_len);
+    /* converge (NULL: converge is not on this target) */
+    bool (*converged)(struct run_world *rw, json_t **state);
+    int (*checkpoints)(struct run_world *rw, const json_t **corruption);
+    unsigned nemesis_kinds;                   /* RUN_NEMESIS_* the target can draw */
+    const struct run_target_refusal *refuses; /* {NULL, NULL}-terminated */
+};
+/* The table of target kind (RUN_TARGET_*): NULL for the simulator. */
+const struct run_target_ops *run_target_ops_of(int kind);
+extern const struct run_target_ops run_target_etcd_ops, run_target_live_ops;
 struct run_added;
 struct run_cov;
 
@@ -407,7 +455,9 @@ struct run_world {
         char *workdir;
         bool keep;
     } target;
-    struct run_etcd *etcd;
+    const struct run_target_ops *tgt; /* NULL on the simulator */
+    struct run_etcd *etcd;            /* the etcd target's state (run_target_etcd.c) */
+    struct run_live *lv;              /* the live target's state (run_target_live.c) */
 };
 
 /* run_world.c */

@@ -15,7 +15,7 @@
  * Targets in `faults` name members "n3" and clients "c1"; a fault on members only is
  * recorded exactly as before clients could be named (same text, same digest).
  */
-#include "harness/run/run_etcd.h"
+#include "harness/run/run_int.h"
 
 /* The process of endpoint e, or -1 when no such member or client exists. */
 static int ep_proc(struct run_world *rw, int e)
@@ -101,7 +101,8 @@ static void partition_apply(struct run_world *rw, void *arg)
     json_object_set_new(d, "oneway", json_boolean(s->oneway));
     run_log_fault(rw, "partition", target, d);
     net_partition(rw->w, s->pa, (size_t)s->na, s->pb, (size_t)s->nb, s->oneway);
-    run_etcd_net_sync(rw);
+    if (rw->tgt)
+        rw->tgt->net_sync(rw);
 }
 
 int run_partition(struct run_world *rw, const int *a, int na, const int *b, int nb, bool oneway)
@@ -157,8 +158,10 @@ static void heal_apply(struct run_world *rw, void *arg)
     (void)arg;
     run_log_fault(rw, "heal", "*", NULL);
     net_heal(rw->w);
-    run_etcd_net_sync(rw);
-    run_etcd_clog(rw, -1, -1, false);
+    if (rw->tgt) {
+        rw->tgt->net_sync(rw);
+        rw->tgt->clog(rw, -1, -1, false);
+    }
 }
 
 int run_heal(struct run_world *rw)
@@ -314,8 +317,8 @@ static void link_fault_apply(struct run_world *rw, void *arg)
     snprintf(target, sizeof target, "%s>%s", a, b);
     run_log_fault(rw, f->kind, target, NULL);
     f->fn(rw->w, f->pf, f->pt);
-    if (f->fn == net_clog || f->fn == net_unclog)
-        run_etcd_clog(rw, f->pf, f->pt, f->fn == net_clog);
+    if (rw->tgt && (f->fn == net_clog || f->fn == net_unclog))
+        rw->tgt->clog(rw, f->pf, f->pt, f->fn == net_clog);
 }
 
 static int link_fault(struct run_world *rw, const char *kind, int from, int to,

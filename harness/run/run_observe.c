@@ -4,7 +4,7 @@
  * far (run_node_events), kept in memory in the order the cluster emitted them so that
  * `expect` can be asserted on terms, elections, refused votes and snapshots (DESIGN §4).
  */
-#include "harness/run/run_etcd.h"
+#include "harness/run/run_int.h"
 
 void run_events_keep(struct run_world *rw, const struct srv_event *ev)
 {
@@ -56,8 +56,8 @@ const struct run_node_event *run_node_events(const struct run_world *rw, size_t 
 int run_node_status(struct run_world *rw, int id, struct run_node_status *out)
 {
     memset(out, 0, sizeof *out);
-    if (rw->etcd)
-        return run_etcd_node_status(rw, id, out);
+    if (rw->tgt)
+        return rw->tgt->node_status(rw, id, out);
     int proc = run_node_proc(rw, id);
     if (proc < 0)
         return FL_ENOENT;
@@ -128,7 +128,7 @@ int run_node_config(struct run_world *rw, int id, struct run_node_config *out)
 
 bool run_member_awaits_start(struct run_world *rw, int node)
 {
-    if (rw->etcd)
+    if (rw->tgt)
         return false; /* members are added started or not at all (run_target.c) */
     return run_node_proc(rw, node) >= 0 && srv_cluster_awaits_start(rw->cl, node) &&
            !srv_cluster_is_removed(rw->cl, node);
@@ -138,8 +138,8 @@ int run_set_prevote(struct run_world *rw, int id, bool on)
 {
     if (run_node_proc(rw, id) < 0)
         return FL_ENOENT;
-    if (rw->etcd)
-        run_etcd_set_prevote(rw, id, on); /* its --pre-vote flag at its next start */
+    if (rw->tgt)
+        rw->tgt->set_prevote(rw, id, on); /* its --pre-vote flag at its next start */
     else
         srv_cluster_set_prevote(rw->cl, id, on);
     return FL_OK;

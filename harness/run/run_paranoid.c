@@ -11,7 +11,7 @@
  * the same history as one without, so its digest is the same (tests/cmake/props.cmake
  * checks it). What it costs is wall time only (measured in the commit that added it).
  */
-#include "harness/run/run_etcd.h"
+#include "harness/run/run_int.h"
 
 #include <inttypes.h>
 
@@ -41,8 +41,8 @@ static void paranoid_failed(struct run_world *rw, const struct srv_invariant_rep
 bool run_sim_step(struct run_world *rw)
 {
     run_liveness_update(rw); /* a fault applied since the last event */
-    if (rw->etcd)
-        run_etcd_pace(rw, sim_next_time_ns(rw->w)); /* the wall clock's turn (run_etcd.h) */
+    if (rw->tgt)
+        rw->tgt->pace(rw, sim_next_time_ns(rw->w)); /* the wall clock's turn (run_etcd.h) */
     bool ran = sim_step(rw->w);
     if (!ran || !rw->par.on || !rw->cl || rw->par.violation)
         return ran;

@@ -1,8 +1,9 @@
 /*
- * run_target.c: which target a run runs on (run.h run_options.target) and what each
- * target can do, so that a scenario calling a function its target cannot honour
- * stops with that function's name and the target (harness/lua asks before the script
- * runs), instead of running something else than what it says.
+ * run_target.c: which target a run runs on (run.h run_options.target), the table of
+ * each real target's hooks (run_int.h struct run_target_ops: run_target_etcd_ops,
+ * run_target_live_ops) and what each target can do, so that a scenario calling a function its
+ * target cannot honour stops with that function's name and the target (harness/lua asks before the
+ * script runs), instead of running something else than what it says.
  */
 #include "harness/run/run_etcd.h"
 
@@ -10,7 +11,7 @@
 
 #include <stdio.h>
 
-static const char *const target_names[] = {"sim", "etcd"};
+static const char *const target_names[] = {"sim", "etcd", "live"};
 
 const char *run_target_name(int target)
 {
@@ -30,31 +31,25 @@ int run_target(const struct run_world *rw)
     return rw->target.kind;
 }
 
-/* What a real etcd cluster here cannot do, and why (issue 16 §3). */
-static const struct {
-    const char *api, *why;
-} etcd_refuses[] = {
-    {"skew", "etcd's Go runtime reads the clock without libc, so its clock cannot be skewed"},
-    {"failpoint", "Debian's etcd is built without gofail failpoints"},
-    {"bug", "bug switches exist only in faultline's own members"},
-    {"net", "loss, duplication and delay of frames are simulator faults (the etcd target cuts "
-            "and clogs links only)"},
-    {"hold", "holding frames in flight is a simulator fault (use clog)"},
-    {"release", "holding frames in flight is a simulator fault (use clog)"},
-    {"start", "a member added on etcd is started at once (member_add { start = false } is "
-              "not wired)"},
-    {"swarm", "the swarm draws simulator-only faults (power loss, skew, failpoints)"},
-    {"on", "etcd exposes no typed Raft events to fire faults on"},
-    {"config", "a member's configuration is etcd's own (see its log)"},
-};
+const struct run_target_ops *run_target_ops_of(int kind)
+{
+    switch (kind) {
+    case RUN_TARGET_ETCD:
+        return &run_target_etcd_ops;
+    case RUN_TARGET_LIVE:
+        return &run_target_live_ops;
+    default:
+        return NULL;
+    }
+}
 
 const char *run_target_unsupported(const struct run_world *rw, const char *api)
 {
-    if (rw->target.kind != RUN_TARGET_ETCD)
+    if (!rw->tgt || !rw->tgt->refuses)
         return NULL;
-    for (size_t i = 0; i < FL_ARRAY_LEN(etcd_refuses); i++)
-        if (!strcmp(etcd_refuses[i].api, api))
-            return etcd_refuses[i].why;
+    for (const struct run_target_refusal *r = rw->tgt->refuses; r->api; r++)
+        if (!strcmp(r->api, api))
+            return r->why;
     return NULL;
 }
 
@@ -86,13 +81,17 @@ const char *run_etcd_binary_version(char *out, size_t n)
 
 void run_target_trim_checks(struct run_world *rw)
 {
-    /* converge runs on etcd (HashKV, run_etcd_converged) */
+    /* converge runs on etcd (HashKV, run_etcd_converged), not on the live target */
     unsigned off = rw->checks & (RUN_CHECK_RAFT_SAFETY | RUN_CHECK_LIVENESS);
+    if (!rw->tgt->converged)
+        off |= rw->checks & RUN_CHECK_CONVERGE;
     rw->checks &= ~off;
     json_t *a = json_array();
     if (off & RUN_CHECK_RAFT_SAFETY)
         json_array_append_new(a, json_string("raft_safety"));
     if (off & RUN_CHECK_LIVENESS)
         json_array_append_new(a, json_string("liveness"));
+    if (off & RUN_CHECK_CONVERGE)
+        json_array_append_new(a, json_string("converge"));
     run_summary_set(rw, "not_on_target", a);
 }

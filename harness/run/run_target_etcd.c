@@ -1915,3 +1915,49 @@ int run_etcd_checkpoints(struct run_world *rw, const json_t **corruption)
     *corruption = E ? E->corruption : NULL;
     return E ? E->checkpoints : 0;
 }
+
+/* ---- the target's table ---------------------------------------------------------------- */
+
+/* What a real etcd cluster here cannot do, and why (issue 16 §3). */
+static const struct run_target_refusal etcd_refuses[] = {
+    {"skew", "etcd's Go runtime reads the clock without libc, so its clock cannot be skewed"},
+    {"failpoint", "Debian's etcd is built without gofail failpoints"},
+    {"bug", "bug switches exist only in faultline's own members"},
+    {"net", "loss, duplication and delay of frames are simulator faults (the etcd target cuts "
+            "and clogs links only)"},
+    {"hold", "holding frames in flight is a simulator fault (use clog)"},
+    {"release", "holding frames in flight is a simulator fault (use clog)"},
+    {"start", "a member added on etcd is started at once (member_add { start = false } is "
+              "not wired)"},
+    {"swarm", "the swarm draws simulator-only faults (power loss, skew, failpoints)"},
+    {"on", "etcd exposes no typed Raft events to fire faults on"},
+    {"config", "a member's configuration is etcd's own (see its log)"},
+    {NULL, NULL},
+};
+
+const struct run_target_ops run_target_etcd_ops = {
+    .name = "etcd",
+    .setup = run_etcd_setup,
+    .close = run_etcd_close,
+    .pace = run_etcd_pace,
+    .advance = run_etcd_advance,
+    .slots = run_etcd_slots,
+    .node_proc = run_etcd_node_proc,
+    .alive = run_etcd_alive,
+    .removed = run_etcd_removed,
+    .leader = run_etcd_leader,
+    .node_status = run_etcd_node_status,
+    .version = run_etcd_version,
+    .set_prevote = run_etcd_set_prevote,
+    .node_fault = run_etcd_node_fault,
+    .skew = NULL,
+    .net_sync = run_etcd_net_sync,
+    .clog = run_etcd_clog,
+    .ctl = run_etcd_ctl,
+    .copy_db = run_etcd_copy_db,
+    .restore = run_etcd_restore,
+    .converged = run_etcd_converged,
+    .checkpoints = run_etcd_checkpoints,
+    .nemesis_kinds = RUN_NEMESIS_PARTITION | RUN_NEMESIS_KILL | RUN_NEMESIS_PAUSE,
+    .refuses = etcd_refuses,
+};

@@ -60,6 +60,9 @@ static char *options_json(const struct run_options *o)
         json_object_set_new(j, "target", json_string("etcd"));
         json_object_set_new(j, "etcd_version",
                             json_string(run_etcd_binary_version(version, sizeof version)));
+    } else if (o->target == RUN_TARGET_LIVE) {
+        json_object_set_new(j, "target", json_string("live"));
+        json_object_set_new(j, "member_version", json_string(SRV_VERSION));
     }
     json_t *bugs = json_array();
     for (int i = 0; i < o->bug_count; i++)
@@ -81,6 +84,7 @@ int run_world_open(struct run_world **out, const struct run_options *opts, char 
     rw->seed = opts->seed;
     rw->par.on = opts->paranoid; /* not in options_json: it changes no digest */
     rw->target.kind = opts->target;
+    rw->tgt = run_target_ops_of(opts->target);
     rw->target.workdir = opts->workdir ? fl_strdup(opts->workdir) : NULL;
     rw->target.keep = opts->keep;
     rw->options_json = options_json(opts);
@@ -157,9 +161,9 @@ static void on_node_event(void *ud, const struct srv_event *ev)
 static bool member_bad(void *ud, int node)
 {
     struct run_world *rw = ud;
-    if (rw->etcd) {
+    if (rw->tgt) {
         struct run_node_status st;
-        return run_etcd_node_status(rw, node, &st) || !st.alive || st.paused || !st.leader_id;
+        return rw->tgt->node_status(rw, node, &st) || !st.alive || st.paused || !st.leader_id;
     }
     int proc = srv_cluster_node_proc(rw->cl, node);
     if (proc < 0 || !srv_cluster_is_alive(rw->cl, node))
@@ -215,8 +219,8 @@ static int setup_cluster(struct run_world *rw, const struct run_cluster_config *
                                            ? c->auto_compaction_retention
                                            : c->auto_compaction_retention * FL_MS;
     }
-    if (rw->target.kind == RUN_TARGET_ETCD)
-        return run_etcd_setup(rw, c, err, err_len);
+    if (rw->tgt)
+        return rw->tgt->setup(rw, c, err, err_len);
     if (sc.nodes < 1 || sc.nodes > RUN_NODES_MAX / 2) {
         snprintf(err, err_len, "cluster.nodes must be in [1, %d]", RUN_NODES_MAX / 2);
         return FL_EINVAL;
@@ -268,7 +272,7 @@ static int setup_clients(struct run_world *rw, const struct run_clients_config *
     }
     rw->balancer = (enum lb_kind)kind;
     struct kvc_endpoint eps[LB_ENDPOINTS_MAX];
-    int n = 0, slots = rw->etcd ? run_etcd_slots(rw) : srv_cluster_slots(rw->cl);
+    int n = 0, slots = rw->tgt ? rw->tgt->slots(rw) : srv_cluster_slots(rw->cl);
     for (int i = 1; i <= slots && n < LB_ENDPOINTS_MAX; i++)
         eps[n++] = (struct kvc_endpoint){.node = i, .proc = run_node_proc(rw, i)};
     int count = k->n_balancers ? k->n_balancers : k->count;
@@ -307,7 +311,7 @@ int run_world_setup(struct run_world *rw, const struct run_cluster_config *clust
     rw->kcfg = *clients;
     rw->wcfg = *workload;
     rw->checks = checks;
-    if (rw->target.kind == RUN_TARGET_ETCD)
+    if (rw->tgt)
         run_target_trim_checks(rw); /* raft_safety and liveness read our members' state */
     if (!(checks & (RUN_CHECK_LINEARIZABILITY | RUN_CHECK_WATCH | RUN_CHECK_LIVENESS)))
         rw->mirror.on = false; /* nothing will read the history back */
@@ -337,7 +341,8 @@ void run_world_close(struct run_world *rw)
             kvc_client_free(rw->clients[i].c);
     if (rw->cl)
         srv_cluster_destroy(rw->cl); /* frees the calls it never answered, silently */
-    run_etcd_close(rw);              /* kills every etcd member */
+    if (rw->tgt)
+        rw->tgt->close(rw); /* kills every member of a real target */
     run_ctl_free_pending(rw);
     if (rw->w)
         sim_world_free(rw->w);
@@ -430,8 +435,8 @@ bool run_step(struct run_world *rw)
 
 void run_advance(struct run_world *rw, int64_t until_ns)
 {
-    if (rw->etcd) {
-        run_etcd_advance(rw, until_ns);
+    if (rw->tgt) {
+        rw->tgt->advance(rw, until_ns);
         return;
     }
     while (!run_world_stopped(rw) && sim_next_time_ns(rw->w) <= until_ns)
@@ -468,8 +473,8 @@ void run_rng_reseed(struct run_world *rw, uint64_t n)
 
 int run_node_proc(struct run_world *rw, int node)
 {
-    if (rw->etcd)
-        return run_etcd_node_proc(rw, node);
+    if (rw->tgt)
+        return rw->tgt->node_proc(rw, node);
     if (!rw->cl || node < 1 || node > srv_cluster_slots(rw->cl))
         return -1;
     return srv_cluster_node_proc(rw->cl, node);
@@ -477,24 +482,24 @@ int run_node_proc(struct run_world *rw, int node)
 
 int run_leader(struct run_world *rw)
 {
-    if (rw->etcd)
-        return run_etcd_leader(rw);
+    if (rw->tgt)
+        return rw->tgt->leader(rw);
     return rw->cl ? srv_cluster_leader(rw->cl) : 0;
 }
 
 int run_leader_announced(struct run_world *rw)
 {
-    if (rw->etcd)
-        return run_etcd_leader(rw);
+    if (rw->tgt)
+        return rw->tgt->leader(rw);
     return rw->cl ? srv_cluster_leader_announced(rw->cl) : 0;
 }
 
 int run_nodes(struct run_world *rw, int *ids, int ids_max)
 {
     int n = 0;
-    if (rw->etcd) {
-        for (int i = 1; i <= run_etcd_slots(rw) && n < ids_max; i++)
-            if (!run_etcd_removed(rw, i))
+    if (rw->tgt) {
+        for (int i = 1; i <= rw->tgt->slots(rw) && n < ids_max; i++)
+            if (!rw->tgt->removed(rw, i))
                 ids[n++] = i;
         return n;
     }

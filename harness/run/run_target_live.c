@@ -1,0 +1,1065 @@
+/*
+ * run_target_live.c: `faultline run SCENARIO --target live` (issue 16 §2): the run
+ * driver over our own members, each its own OS process (`faultline member`: libuv,
+ * loopback TCP, real files and fsync under the work directory), started by
+ * lv_member_cluster (live_member.h: process groups, parent-death signal, a proxy on
+ * every member's peer port and client port). It fills run_target_live_ops (run_int.h).
+ *
+ * Pacing is the etcd target's (run_etcd.h): the world's clock is the only clock the
+ * scenario, the workload, the clients and the recorder read, and an event at simulated
+ * time t runs once wall time since the cluster came up has reached t; meanwhile the
+ * libuv loop runs the proxies, the supervisor and the bridges' connections. What a
+ * member sends back enters the world as an event at the wall time it came. Times in
+ * the history are wall times and the run has no digest.
+ *
+ * Bridges. Member slot i is a simulated process "n<i>" listening on the client port,
+ * so the clients and their four balancer policies run unchanged. Each connection a
+ * client opens to it becomes one real TCP connection to member i's client proxy
+ * (which forwards it to the member): it opens with env_uv's hello frame, then every
+ * rpc.proto frame of the client is copied verbatim (4-byte little-endian length and
+ * the bytes), and every frame the member sends is handed to the client's socket. A
+ * real connection that ends (the member died, the proxy cut it) closes the client's
+ * socket; a client socket that closes closes the real connection.
+ *
+ * Faults. kill / restart / pause / resume act on the member's process (SIGKILL and a
+ * start on the same data directory; SIGSTOP / SIGCONT); a kill also kills its bridge
+ * (the clients' connections reset and new ones are refused until the restart), a
+ * pause leaves it (frames reach a stopped process, as over a real network). Cuts and
+ * clogs between two members are mirrored onto the peer proxies (live_net_sync); cuts
+ * between a client and a member stay the simulator's (the bridge is the member's
+ * endpoint). skew writes DATA/skew_ppm and sends SIGUSR1 (cmd_member.c), and becomes
+ * --skew-ppm of the member's later starts.
+ *
+ * Observation. Every member is asked for its Status over a connection of its own
+ * (straight to its client port, so client cuts do not hide it) every 100 ms; status()
+ * reports the latest answer and leader() the member that names itself leader at the
+ * highest term. node_events are the members' own event files (`faultline member
+ * --events`), read at every poll (lv_member_events_poll) and entered at the time they
+ * were read. The checks that need every member's Raft feeds in one place (raft_safety,
+ * converge) and liveness are not run (summary "not_on_target").
+ */
+#include "harness/live/live_member.h"
+#include "harness/run/run_int.h"
+#include "nodes/proto/codec.h"
+#include "nodes/server/proc.h"
+#include "nodes/server/server.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <time.h>
+
+#define POLL_MS         100
+#define STATUS_STALE_MS 1000
+#define LIVE_HELLO_ADDR 1000 /* the address our hello frames name: not a member's */
+
+struct run_live;
+
+/* One frame (or, frame NULL, a close) to hand to a client socket at the wall time it
+ * came from the member. */
+struct ldelivery {
+    struct run_live *L;
+    int slot;
+    uint32_t epoch;
+    net_sock sock;
+    uint8_t *frame;
+    size_t len;
+    struct ldelivery *prev, *next;
+};
+
+/* A client's connection to a bridge, carried by a real TCP connection. */
+struct lconn {
+    struct run_live *L;
+    int slot;
+    uint32_t epoch;
+    net_sock sock;
+    uv_tcp_t tcp;
+    uv_connect_t creq;
+    bool connected, closing;
+    struct fl_buf out; /* frames written before the connection was made */
+    struct fl_buf in;  /* bytes read, not yet a whole frame */
+    struct lconn *prev, *next;
+};
+
+/* The Status connection to one member. */
+struct lstat {
+    struct run_live *L;
+    int slot;
+    uv_tcp_t tcp;
+    uv_connect_t creq;
+    bool open, connected;
+    struct fl_buf in;
+    uint64_t call_id;
+    double asked_s, answered_s; /* wall seconds; 0 never */
+    /* the last answer */
+    bool ok;
+    uint64_t leader_id, term, index, applied;
+    int64_t revision, db_size, db_in_use, contact_age_ns;
+    bool learner;
+    uint64_t cluster_id;
+};
+
+struct lbridge {
+    int slot, proc;
+    uint32_t epoch; /* bumped at every kill: frames from an older life are dropped */
+    int64_t rate_ppm;
+    char rate_arg[24];
+};
+
+struct run_live {
+    struct run_world *rw;
+    uv_loop_t loop;
+    bool loop_open;
+    struct lv_workdir wd;
+    bool wd_open;
+    struct lv_member_cluster c;
+    bool cluster_open;
+    struct lbridge b[LV_MEMBERS_MAX + 1]; /* [slot] */
+    struct lstat st[LV_MEMBERS_MAX + 1];
+    int n;
+    double wall0_s;
+    uv_timer_t poll, wake;
+    bool timers_open;
+    uint64_t leader_id, term; /* last seen by polling */
+    int64_t last_event_ns;
+    struct ldelivery *deliveries;
+    struct lconn *conns;
+    int64_t injected_ns;
+    bool closing;
+    char extra_vals[16][24];
+};
+
+static double wall_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int64_t wall_ns(const struct run_live *L)
+{
+    return (int64_t)((wall_s() - L->wall0_s) * 1e9);
+}
+
+#define LINK(head, x)                                                                              \
+    do {                                                                                           \
+        (x)->prev = NULL;                                                                          \
+        (x)->next = (head);                                                                        \
+        if (head)                                                                                  \
+            (head)->prev = (x);                                                                    \
+        (head) = (x);                                                                              \
+    } while (0)
+#define UNLINK(head, x)                                                                            \
+    do {                                                                                           \
+        if ((x)->prev)                                                                             \
+            (x)->prev->next = (x)->next;                                                           \
+        else                                                                                       \
+            (head) = (x)->next;                                                                    \
+        if ((x)->next)                                                                             \
+            (x)->next->prev = (x)->prev;                                                           \
+    } while (0)
+
+static void put_u32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+
+static uint32_t get_u32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void frame_put(struct fl_buf *b, const uint8_t *p, size_t n)
+{
+    uint8_t h[4];
+    put_u32(h, (uint32_t)n);
+    fl_buf_append(b, h, 4);
+    fl_buf_append(b, p, n);
+}
+
+/* env_uv's hello frame (env_uv.c eu_hello_put): "FLHI" and the dialler's address. */
+static void hello_put(struct fl_buf *b)
+{
+    uint8_t h[8] = {'F', 'L', 'H', 'I', 0, 0, 0, 0};
+    put_u32(h + 4, LIVE_HELLO_ADDR);
+    frame_put(b, h, sizeof h);
+}
+
+/* ---- writes ---------------------------------------------------------------------------- */
+
+struct lwrite {
+    uv_write_t req;
+    uint8_t *data;
+};
+
+static void on_written(uv_write_t *req, int status)
+{
+    (void)status; /* a failed write: the read side sees the connection end */
+    struct lwrite *w = (struct lwrite *)req;
+    free(w->data);
+    free(w);
+}
+
+/* Writes b's bytes on stream (b emptied). */
+static void write_buf(uv_stream_t *s, struct fl_buf *b)
+{
+    if (!b->len)
+        return;
+    struct lwrite *w = fl_calloc(1, sizeof *w);
+    w->data = b->data; /* the buffer's memory, now the write's */
+    uv_buf_t ub = uv_buf_init((char *)w->data, (unsigned)b->len);
+    fl_buf_init(b);
+    if (uv_write(&w->req, s, &ub, 1, on_written)) {
+        free(w->data);
+        free(w);
+    }
+}
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+    (void)h;
+    buf->base = fl_malloc(suggested);
+    buf->len = suggested;
+}
+
+/* ---- deliveries into the world --------------------------------------------------------- */
+
+static void delivery_fire(struct sim_world *w, void *ctx)
+{
+    struct ldelivery *d = ctx;
+    struct run_live *L = d->L;
+    UNLINK(L->deliveries, d);
+    if (L->b[d->slot].epoch == d->epoch && net_sock_open(w, d->sock)) {
+        if (d->frame)
+            net_send(w, d->sock, d->frame, d->len);
+        else
+            net_close(w, d->sock);
+    }
+    free(d->frame);
+    free(d);
+}
+
+static void deliver(struct run_live *L, const struct lconn *c, const uint8_t *p, size_t n)
+{
+    struct ldelivery *d = fl_calloc(1, sizeof *d);
+    d->L = L;
+    d->slot = c->slot;
+    d->epoch = c->epoch;
+    d->sock = c->sock;
+    if (p) {
+        d->frame = fl_malloc(n ? n : 1);
+        memcpy(d->frame, p, n);
+        d->len = n;
+    }
+    LINK(L->deliveries, d);
+    int64_t now = sim_now_ns(L->rw->w), at = wall_ns(L);
+    if (at < now)
+        at = now;
+    if (at < L->injected_ns)
+        L->injected_ns = at;
+    sim_schedule_at(L->rw->w, at, delivery_fire, d);
+}
+
+/* ---- bridged connections ----------------------------------------------------------------- */
+
+static void conn_closed(uv_handle_t *h)
+{
+    struct lconn *c = h->data;
+    fl_buf_close(&c->out);
+    fl_buf_close(&c->in);
+    free(c);
+}
+
+/* Ends the real connection; tell: the client's socket closes too (after the frames
+ * that came before). */
+static void conn_end(struct lconn *c, bool tell)
+{
+    if (c->closing)
+        return;
+    c->closing = true;
+    UNLINK(c->L->conns, c);
+    if (tell && !c->L->closing)
+        deliver(c->L, c, NULL, 0);
+    uv_close((uv_handle_t *)&c->tcp, conn_closed);
+}
+
+static void conn_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
+{
+    struct lconn *c = s->data;
+    if (nread > 0 && !c->closing) {
+        fl_buf_append(&c->in, buf->base, (size_t)nread);
+        size_t off = 0;
+        while (c->in.len - off >= 4) {
+            uint32_t len = get_u32(c->in.data + off);
+            if (c->in.len - off - 4 < len)
+                break;
+            deliver(c->L, c, c->in.data + off + 4, len);
+            off += 4 + (size_t)len;
+        }
+        if (off) {
+            memmove(c->in.data, c->in.data + off, c->in.len - off);
+            c->in.len -= off;
+        }
+    }
+    free(buf->base);
+    if (nread < 0)
+        conn_end(c, true);
+}
+
+static void conn_connected(uv_connect_t *req, int status)
+{
+    struct lconn *c = req->data;
+    if (c->closing)
+        return;
+    if (status < 0) {
+        conn_end(c, true);
+        return;
+    }
+    c->connected = true;
+    uv_read_start((uv_stream_t *)&c->tcp, on_alloc, conn_read);
+    write_buf((uv_stream_t *)&c->tcp, &c->out);
+}
+
+static struct lconn *conn_of(struct run_live *L, net_sock s)
+{
+    for (struct lconn *c = L->conns; c; c = c->next)
+        if (c->sock == s)
+            return c;
+    return NULL;
+}
+
+static void bridge_on_message(struct sim_world *w, net_sock s, const uint8_t *p, size_t n,
+                              void *ctx)
+{
+    (void)w;
+    struct lconn *c = conn_of(ctx, s);
+    if (!c)
+        return;
+    frame_put(&c->out, p, n);
+    if (c->connected)
+        write_buf((uv_stream_t *)&c->tcp, &c->out);
+}
+
+static void bridge_on_close(struct sim_world *w, net_sock s, int reason, void *ctx)
+{
+    (void)w;
+    (void)reason;
+    struct lconn *c = conn_of(ctx, s);
+    if (c)
+        conn_end(c, false);
+}
+
+static int slot_of_proc(const struct run_live *L, int proc)
+{
+    for (int i = 1; i <= L->n; i++)
+        if (L->b[i].proc == proc)
+            return i;
+    return 0;
+}
+
+static void bridge_accept(struct sim_world *w, net_sock s, int peer, void *ctx)
+{
+    (void)peer;
+    static const struct net_sock_ops ops = {NULL, bridge_on_message, bridge_on_close};
+    struct run_live *L = ctx;
+    int slot = slot_of_proc(L, net_sock_proc(w, s));
+    if (!slot) {
+        net_close(w, s);
+        return;
+    }
+    net_sock_bind(w, s, &ops, ctx);
+    struct lconn *c = fl_calloc(1, sizeof *c);
+    c->L = L;
+    c->slot = slot;
+    c->epoch = L->b[slot].epoch;
+    c->sock = s;
+    fl_buf_init(&c->out);
+    fl_buf_init(&c->in);
+    hello_put(&c->out);
+    uv_tcp_init(&L->loop, &c->tcp);
+    c->tcp.data = c;
+    c->creq.data = c;
+    LINK(L->conns, c);
+    struct sockaddr_in a;
+    uv_ip4_addr("127.0.0.1", L->c.m[slot - 1].client_proxy_port, &a);
+    if (uv_tcp_connect(&c->creq, &c->tcp, (const struct sockaddr *)&a, conn_connected))
+        conn_end(c, true);
+}
+
+static void bridge_on_kill(struct sim_world *w, int proc, void *ctx)
+{
+    (void)w;
+    struct run_live *L = ctx;
+    int slot = slot_of_proc(L, proc);
+    L->b[slot].epoch++;
+    struct lconn *c = L->conns;
+    while (c) {
+        struct lconn *next = c->next;
+        if (c->slot == slot)
+            conn_end(c, false);
+        c = next;
+    }
+}
+
+static void bridge_on_restart(struct sim_world *w, int proc, void *ctx)
+{
+    net_listen(w, proc, SRV_CLIENT_PORT, bridge_accept, ctx);
+}
+
+static void bridge_add(struct run_live *L, int slot)
+{
+    static const struct sim_proc_ops ops = {bridge_on_kill, bridge_on_restart};
+    char name[16];
+    snprintf(name, sizeof name, "n%d", slot);
+    L->b[slot].slot = slot;
+    L->b[slot].rate_ppm = SIM_PPM;
+    L->b[slot].proc = sim_proc_add(L->rw->w, name, &ops, L);
+    net_listen(L->rw->w, L->b[slot].proc, SRV_CLIENT_PORT, bridge_accept, L);
+}
+
+/* ---- node events and status polling ------------------------------------------------------ */
+
+static void node_event(struct run_live *L, int slot, const char *kind, uint64_t term,
+                       const char *detail, uint64_t member_id, int64_t revision)
+{
+    struct run_world *rw = L->rw;
+    struct srv_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.at_ns = sim_now_ns(rw->w);
+    ev.node = slot;
+    ev.member_id = member_id;
+    ev.kind = kind;
+    ev.term = term;
+    ev.detail = detail ? detail : "";
+    ev.revision = revision;
+    run_events_keep(rw, &ev);
+    if (rw->db)
+        run_record_node_event(rw, &ev);
+    if (!strcmp(kind, SRV_EV_LEADER)) {
+        json_t *l = json_object();
+        json_object_set_new(l, "at_ms", json_integer(ev.at_ns / FL_MS));
+        json_object_set_new(l, "node", json_integer(slot));
+        json_object_set_new(l, "term", json_integer((json_int_t)term));
+        json_array_append_new(rw->sum.leaders, l);
+    }
+}
+
+/* A line of a member's event file ({"at_ns","node","member_id","kind","term",
+ * "detail"[,"revision"]}), entered now. */
+static void on_member_event(void *arg, int slot, json_t *ev)
+{
+    struct run_live *L = arg;
+    const char *kind = json_string_value(json_object_get(ev, "kind"));
+    const char *detail = json_string_value(json_object_get(ev, "detail"));
+    const char *mid = json_string_value(json_object_get(ev, "member_id"));
+    if (!kind || L->closing)
+        return;
+    uint64_t id = mid ? strtoull(mid, NULL, 16) : 0;
+    node_event(L, slot, kind, (uint64_t)json_integer_value(json_object_get(ev, "term")), detail, id,
+               (int64_t)json_integer_value(json_object_get(ev, "revision")));
+}
+
+static int slot_of_member(const struct run_live *L, uint64_t id)
+{
+    for (int i = 1; i <= L->n && id; i++)
+        if (srv_proc_member_id(L->rw->seed, i) == id)
+            return i;
+    return 0;
+}
+
+/* The leader as polling sees it: of the members that run and answered Status lately,
+ * one that names itself leader, the one with the highest term. 0 when none does. */
+static int polled_leader(struct run_live *L, uint64_t *term)
+{
+    int best = 0;
+    *term = 0;
+    for (int i = 1; i <= L->n; i++) {
+        const struct lv_proc *p = &L->c.m[i - 1].proc;
+        const struct lstat *s = &L->st[i];
+        if (!p->running || p->paused || !s->ok)
+            continue;
+        if (s->leader_id == srv_proc_member_id(L->rw->seed, i) && (!best || s->term > *term)) {
+            best = i;
+            *term = s->term;
+        }
+    }
+    return best;
+}
+
+static void stat_closed(uv_handle_t *h)
+{
+    struct lstat *s = h->data;
+    s->open = false;
+    s->connected = false;
+    s->in.len = 0;
+}
+
+static void stat_end(struct lstat *s)
+{
+    s->ok = false;
+    if (s->open && !uv_is_closing((uv_handle_t *)&s->tcp))
+        uv_close((uv_handle_t *)&s->tcp, stat_closed);
+}
+
+static void stat_answer(struct lstat *s, const uint8_t *p, size_t n)
+{
+    Rpc__ServerMsg *m = rpc_server_msg_decode(NULL, n, p);
+    if (!m)
+        return;
+    if (m->resp_case == RPC__SERVER_MSG__RESP_STATUS && m->call_id == s->call_id) {
+        const Rpc__StatusResponse *r = m->status;
+        s->ok = true;
+        s->answered_s = wall_s();
+        s->leader_id = r->leader;
+        s->term = r->raftterm;
+        s->index = r->raftindex;
+        s->applied = r->raftappliedindex;
+        s->db_size = r->dbsize;
+        s->db_in_use = r->dbsizeinuse;
+        s->learner = r->islearner;
+        s->contact_age_ns = r->quorum_contact_age_ns;
+        s->revision = m->header ? m->header->revision : 0;
+        s->cluster_id = m->header ? m->header->cluster_id : 0;
+    }
+    rpc__server_msg__free_unpacked(m, NULL);
+}
+
+static void stat_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
+{
+    struct lstat *s = st->data;
+    if (nread > 0) {
+        fl_buf_append(&s->in, buf->base, (size_t)nread);
+        size_t off = 0;
+        while (s->in.len - off >= 4) {
+            uint32_t len = get_u32(s->in.data + off);
+            if (s->in.len - off - 4 < len)
+                break;
+            stat_answer(s, s->in.data + off + 4, len);
+            off += 4 + (size_t)len;
+        }
+        if (off) {
+            memmove(s->in.data, s->in.data + off, s->in.len - off);
+            s->in.len -= off;
+        }
+    }
+    free(buf->base);
+    if (nread < 0)
+        stat_end(s);
+}
+
+static void stat_connected(uv_connect_t *req, int status)
+{
+    struct lstat *s = req->data;
+    if (status < 0 || uv_is_closing((uv_handle_t *)&s->tcp)) {
+        stat_end(s);
+        return;
+    }
+    s->connected = true;
+    uv_read_start((uv_stream_t *)&s->tcp, on_alloc, stat_read);
+    struct fl_buf b;
+    fl_buf_init(&b);
+    hello_put(&b);
+    write_buf((uv_stream_t *)&s->tcp, &b);
+}
+
+static void stat_ask(struct run_live *L, int slot)
+{
+    struct lstat *s = &L->st[slot];
+    const struct lv_proc *p = &L->c.m[slot - 1].proc;
+    if (!p->running) {
+        stat_end(s);
+        return;
+    }
+    if (s->answered_s && wall_s() - s->answered_s > STATUS_STALE_MS / 1000.0)
+        s->ok = false; /* hung, paused or restarting: no fresh answer */
+    if (!s->open) {
+        s->L = L;
+        s->slot = slot;
+        uv_tcp_init(&L->loop, &s->tcp);
+        s->tcp.data = s;
+        s->creq.data = s;
+        s->open = true;
+        struct sockaddr_in a;
+        uv_ip4_addr("127.0.0.1", L->c.m[slot - 1].client_port, &a);
+        if (uv_tcp_connect(&s->creq, &s->tcp, (const struct sockaddr *)&a, stat_connected))
+            stat_end(s);
+        return;
+    }
+    if (!s->connected)
+        return;
+    Rpc__ClientMsg m = RPC__CLIENT_MSG__INIT;
+    Rpc__StatusRequest r = RPC__STATUS_REQUEST__INIT;
+    m.call_id = ++s->call_id;
+    m.method = RPC__METHOD__METHOD_STATUS;
+    m.req_case = RPC__CLIENT_MSG__REQ_STATUS;
+    m.status = &r;
+    struct fl_buf f, b;
+    fl_buf_init(&f);
+    fl_buf_init(&b);
+    rpc_client_msg_encode(&m, &f);
+    frame_put(&b, f.data, f.len);
+    fl_buf_close(&f);
+    s->asked_s = wall_s();
+    write_buf((uv_stream_t *)&s->tcp, &b);
+}
+
+static void poll_note(struct run_live *L)
+{
+    uint64_t term;
+    int slot = polled_leader(L, &term);
+    if (!slot || L->closing)
+        return;
+    uint64_t id = srv_proc_member_id(L->rw->seed, slot);
+    if (id == L->leader_id && term == L->term)
+        return;
+    L->leader_id = id;
+    L->term = term;
+}
+
+static void on_poll_timer(uv_timer_t *t)
+{
+    struct run_live *L = t->data;
+    if (L->closing)
+        return;
+    lv_member_events_poll(&L->c, on_member_event, L);
+    for (int i = 1; i <= L->n; i++)
+        stat_ask(L, i);
+    poll_note(L);
+}
+
+/* ---- set-up and close ---------------------------------------------------------------------- */
+
+/* scenario{ cluster = {...} } as `faultline member` options where it has one; what it
+ * has none for is named in the summary ("cluster_ignored"). */
+static void member_flags(struct run_live *L, const struct run_cluster_config *c, const char **extra)
+{
+    int n = 0, v = 0;
+#define FLAG(name, val)                                                                            \
+    do {                                                                                           \
+        snprintf(L->extra_vals[v], sizeof L->extra_vals[v], "%lld", (long long)(val));             \
+        extra[n++] = name;                                                                         \
+        extra[n++] = L->extra_vals[v++];                                                           \
+    } while (0)
+    if (c->election_ms)
+        FLAG("--election-ms", c->election_ms);
+    if (c->heartbeat_ms)
+        FLAG("--heartbeat-ms", c->heartbeat_ms);
+    if (c->snapshot_count)
+        FLAG("--snapshot-count", c->snapshot_count);
+    if (c->prevote >= 0)
+        FLAG("--prevote", c->prevote);
+    if (c->check_quorum >= 0)
+        FLAG("--check-quorum", c->check_quorum);
+    if (c->quota_bytes)
+        FLAG("--quota-backend-bytes", c->quota_bytes);
+#undef FLAG
+    extra[n] = NULL;
+    json_t *ignored = json_array();
+    if (c->snapshot_catchup)
+        json_array_append_new(ignored, json_string("snapshot_catchup"));
+    if (c->fsync_us)
+        json_array_append_new(ignored, json_string("fsync_us (real fsync)"));
+    if (c->net_latency_us || c->net_jitter_us)
+        json_array_append_new(ignored, json_string("net_latency_us (real TCP)"));
+    if (c->progress_notify_ms > 0)
+        json_array_append_new(ignored, json_string("progress_notify_ms"));
+    if (c->max_msg_bytes > 0)
+        json_array_append_new(ignored, json_string("max_msg_bytes"));
+    if (c->watch_buffer > 0)
+        json_array_append_new(ignored, json_string("watch_buffer"));
+    if (c->loose_reconfig)
+        json_array_append_new(ignored, json_string("loose_reconfig"));
+    if (c->auto_compaction_mode)
+        json_array_append_new(ignored, json_string("auto_compaction"));
+    if (json_array_size(ignored))
+        run_summary_set(L->rw, "cluster_ignored", ignored);
+    else
+        json_decref(ignored);
+}
+
+static void live_close(struct run_world *rw);
+
+static int live_setup(struct run_world *rw, const struct run_cluster_config *cfg, char *err,
+                      size_t err_len)
+{
+    int n = cfg->nodes ? cfg->nodes : 3;
+    if (n < 1 || n > LV_MEMBERS_MAX || n > SRV_PROC_NODES_MAX) {
+        snprintf(err, err_len, "cluster.nodes must be in [1, %d] on the live target",
+                 FL_MIN(LV_MEMBERS_MAX, SRV_PROC_NODES_MAX));
+        return FL_EINVAL;
+    }
+    char self[4096];
+    size_t self_len = sizeof self;
+    if (uv_exepath(self, &self_len) != 0) {
+        snprintf(err, err_len, "target live: cannot find the faultline binary (uv_exepath)");
+        return FL_EIO;
+    }
+    struct run_live *L = fl_calloc(1, sizeof *L);
+    rw->lv = L;
+    L->rw = rw;
+    L->n = n;
+    L->injected_ns = INT64_MAX;
+    uv_loop_init(&L->loop);
+    L->loop_open = true;
+    struct fl_buf eb;
+    fl_buf_init(&eb);
+    int rc = lv_workdir_open(&L->wd, rw->target.workdir, rw->target.keep, &eb);
+    if (!rc) {
+        L->wd_open = true;
+        const char *extra[LV_MEMBER_EXTRA_MAX + 1];
+        member_flags(L, cfg, extra);
+        rc = lv_member_cluster_start(&L->c, &L->loop, &L->wd, n, self, rw->seed, extra, &eb);
+        L->cluster_open = true;
+    }
+    if (rc) {
+        snprintf(err, err_len, "target live: %s", fl_buf_cstr(&eb));
+        fl_buf_close(&eb);
+        return rc;
+    }
+    fl_buf_close(&eb);
+    for (int i = 1; i <= n; i++) {
+        bridge_add(L, i);
+        fl_buf_init(&L->st[i].in);
+    }
+    uv_timer_init(&L->loop, &L->poll);
+    L->poll.data = L;
+    uv_timer_init(&L->loop, &L->wake);
+    L->timers_open = true;
+    uv_timer_start(&L->poll, on_poll_timer, 0, POLL_MS);
+    /* simulated time now is wall time now: the scenario's clock starts here */
+    L->wall0_s = wall_s() - (double)sim_now_ns(rw->w) * 1e-9;
+    return FL_OK;
+}
+
+static void on_closed(uv_handle_t *h)
+{
+    (void)h;
+}
+
+static void live_close(struct run_world *rw)
+{
+    struct run_live *L = rw->lv;
+    if (!L)
+        return;
+    L->closing = true;
+    while (L->conns)
+        conn_end(L->conns, false);
+    for (int i = 1; i <= L->n; i++)
+        stat_end(&L->st[i]);
+    if (L->timers_open) {
+        uv_timer_stop(&L->poll);
+        uv_close((uv_handle_t *)&L->poll, on_closed);
+        uv_close((uv_handle_t *)&L->wake, on_closed);
+    }
+    if (L->cluster_open)
+        lv_member_cluster_close(&L->c); /* kills every member, closes the proxies */
+    while (L->deliveries) {
+        struct ldelivery *d = L->deliveries;
+        UNLINK(L->deliveries, d);
+        free(d->frame);
+        free(d);
+    }
+    if (L->loop_open) {
+        uv_run(&L->loop, UV_RUN_NOWAIT);
+        uv_run(&L->loop, UV_RUN_NOWAIT);
+        uv_loop_close(&L->loop);
+    }
+    for (int i = 0; i <= LV_MEMBERS_MAX; i++)
+        fl_buf_close(&L->st[i].in);
+    if (L->wd_open)
+        lv_workdir_close(&L->wd);
+    free(L);
+    rw->lv = NULL;
+}
+
+/* ---- pacing (run_etcd.h) -------------------------------------------------------------------- */
+
+static void on_wake(uv_timer_t *t)
+{
+    (void)t;
+}
+
+static void live_pace(struct run_world *rw, int64_t t_ns)
+{
+    struct run_live *L = rw->lv;
+    for (;;) {
+        L->injected_ns = INT64_MAX;
+        uv_run(&L->loop, UV_RUN_NOWAIT);
+        int64_t now = wall_ns(L);
+        if (now >= t_ns || L->injected_ns < t_ns || run_world_stopped(rw))
+            break;
+        int64_t wait_ms = (t_ns - now + FL_MS - 1) / FL_MS;
+        uv_timer_start(&L->wake, on_wake, (uint64_t)FL_MIN(wait_ms, 50), 0);
+        uv_run(&L->loop, UV_RUN_ONCE);
+        if (L->injected_ns < t_ns)
+            break;
+    }
+    uv_timer_stop(&L->wake);
+}
+
+static void live_advance(struct run_world *rw, int64_t until_ns)
+{
+    while (!run_world_stopped(rw)) {
+        int64_t next = sim_next_time_ns(rw->w);
+        if (next <= until_ns) {
+            run_sim_step(rw); /* paces itself */
+            continue;
+        }
+        live_pace(rw, until_ns);
+        if (sim_next_time_ns(rw->w) > until_ns && wall_ns(rw->lv) >= until_ns)
+            break;
+    }
+    if (!run_world_stopped(rw) && sim_now_ns(rw->w) < until_ns)
+        sim_run_until(rw->w, until_ns);
+}
+
+/* ---- cluster view ------------------------------------------------------------------------------
+ */
+
+static int live_slots(struct run_world *rw)
+{
+    return rw->lv ? rw->lv->n : 0;
+}
+
+static int live_node_proc(struct run_world *rw, int node)
+{
+    struct run_live *L = rw->lv;
+    if (!L || node < 1 || node > L->n)
+        return -1;
+    return L->b[node].proc;
+}
+
+static bool live_removed(struct run_world *rw, int node)
+{
+    (void)rw;
+    (void)node;
+    return false; /* membership changes are refused on this target */
+}
+
+static bool live_alive(struct run_world *rw, int node)
+{
+    struct run_live *L = rw->lv;
+    return L && node >= 1 && node <= L->n && L->c.m[node - 1].proc.running;
+}
+
+static int live_leader(struct run_world *rw)
+{
+    uint64_t term;
+    return rw->lv ? polled_leader(rw->lv, &term) : 0;
+}
+
+static const char *live_version(struct run_world *rw)
+{
+    (void)rw;
+    return SRV_VERSION;
+}
+
+static int live_node_status(struct run_world *rw, int id, struct run_node_status *out)
+{
+    struct run_live *L = rw->lv;
+    memset(out, 0, sizeof *out);
+    if (!L || id < 1 || id > L->n)
+        return FL_ENOENT;
+    const struct lv_member *m = &L->c.m[id - 1];
+    const struct lstat *s = &L->st[id];
+    out->alive = m->proc.running;
+    out->paused = m->proc.paused;
+    out->member_id = srv_proc_member_id(rw->seed, id);
+    out->version = SRV_VERSION;
+    out->leader_contact_ns = -1;
+    if (!out->alive || out->paused || !s->ok)
+        return FL_OK;
+    out->cluster_id = s->cluster_id;
+    out->leader_id = s->leader_id;
+    out->leader_node = slot_of_member(L, s->leader_id);
+    out->is_leader = s->leader_id == out->member_id;
+    out->learner = s->learner;
+    out->term = s->term;
+    out->last_index = s->index;
+    out->commit = s->index;
+    out->applied = s->applied;
+    out->revision = s->revision;
+    out->leader_contact_ns = s->contact_age_ns;
+    out->db_size = s->db_size;
+    out->db_size_in_use = s->db_in_use;
+    return FL_OK;
+}
+
+/* ---- faults
+ * -------------------------------------------------------------------------------------- */
+
+/* argv's "--skew-ppm" value (added when absent): the rate of the member's next starts. */
+static void argv_set_rate(struct lv_proc *p, const char *rate)
+{
+    size_t n = 0;
+    while (p->argv && p->argv[n])
+        n++;
+    for (size_t i = 0; i + 1 < n; i++)
+        if (!strcmp(p->argv[i], "--skew-ppm")) {
+            free(p->argv[i + 1]);
+            p->argv[i + 1] = fl_strdup(rate);
+            return;
+        }
+    p->argv = fl_realloc(p->argv, (n + 3) * sizeof *p->argv);
+    p->argv[n] = fl_strdup("--skew-ppm");
+    p->argv[n + 1] = fl_strdup(rate);
+    p->argv[n + 2] = NULL;
+}
+
+static void live_skew(struct run_world *rw, int id, int64_t rate_ppm)
+{
+    struct run_live *L = rw->lv;
+    if (!L || id < 1 || id > L->n)
+        return;
+    struct lbridge *b = &L->b[id];
+    struct lv_member *m = &L->c.m[id - 1];
+    if (b->rate_ppm == rate_ppm)
+        return;
+    b->rate_ppm = rate_ppm;
+    snprintf(b->rate_arg, sizeof b->rate_arg, "%lld", (long long)rate_ppm);
+    argv_set_rate(&m->proc, b->rate_arg);
+    struct fl_buf path;
+    fl_buf_init(&path);
+    fl_buf_printf(&path, "%s/skew_ppm", m->data_dir);
+    FILE *f = fopen(fl_buf_cstr(&path), "w");
+    bool ok = f && fprintf(f, "%s\n", b->rate_arg) > 0;
+    if (f && fclose(f))
+        ok = false;
+    if (!ok)
+        fl_log(FL_LOG_ERROR, "target live: cannot write %s", fl_buf_cstr(&path));
+    else if (m->proc.running && m->proc.pid > 0)
+        kill(m->proc.pid, SIGUSR1); /* a paused member takes it when it resumes */
+    fl_buf_close(&path);
+}
+
+static void live_node_fault(struct run_world *rw, int id, const char *kind)
+{
+    struct run_live *L = rw->lv;
+    struct lv_member *m = &L->c.m[id - 1];
+    int proc = L->b[id].proc;
+    struct fl_buf err;
+    fl_buf_init(&err);
+    if (!strcmp(kind, "kill")) {
+        lv_proc_kill(&m->proc);
+        sim_proc_kill(rw->w, proc);
+        stat_end(&L->st[id]);
+    } else if (!strcmp(kind, "restart")) {
+        if (!m->proc.running && lv_proc_start(&m->proc, &err))
+            fl_log(FL_LOG_ERROR, "target live: restart of member %d: %s", id, fl_buf_cstr(&err));
+        if (sim_proc_state(rw->w, proc) == SIM_PROC_DOWN)
+            sim_proc_restart(rw->w, proc);
+    } else if (!strcmp(kind, "pause")) {
+        if (m->proc.running && !m->proc.paused)
+            lv_proc_pause(&m->proc);
+        L->st[id].ok = false; /* a stopped process answers nothing */
+    } else {
+        if (m->proc.paused)
+            lv_proc_resume(&m->proc);
+    }
+    fl_buf_close(&err);
+}
+
+static void live_set_prevote(struct run_world *rw, int id, bool on)
+{
+    struct run_live *L = rw->lv;
+    char **argv = L->c.m[id - 1].proc.argv;
+    for (size_t i = 0; argv && argv[i] && argv[i + 1]; i++)
+        if (!strcmp(argv[i], "--prevote")) {
+            free(argv[i + 1]);
+            argv[i + 1] = fl_strdup(on ? "1" : "0");
+            return;
+        }
+    struct lv_proc *p = &L->c.m[id - 1].proc;
+    size_t n = 0;
+    while (p->argv[n])
+        n++;
+    p->argv = fl_realloc(p->argv, (n + 3) * sizeof *p->argv);
+    p->argv[n] = fl_strdup("--prevote");
+    p->argv[n + 1] = fl_strdup(on ? "1" : "0");
+    p->argv[n + 2] = NULL;
+}
+
+/* Member-member cuts in the world (between bridges, which never talk to each other)
+ * become cuts of the real peer links; node index = slot (live_member.h). */
+static void live_net_sync(struct run_world *rw)
+{
+    struct run_live *L = rw->lv;
+    if (!L)
+        return;
+    for (int i = 1; i <= L->n; i++)
+        for (int j = 1; j <= L->n; j++)
+            if (i != j)
+                lv_net_link(&L->c.net, i, j)->cut = net_blocked(rw->w, L->b[i].proc, L->b[j].proc);
+    lv_net_update(&L->c.net);
+}
+
+static void live_clog(struct run_world *rw, int from_proc, int to_proc, bool on)
+{
+    struct run_live *L = rw->lv;
+    if (!L)
+        return;
+    for (int i = 1; i <= L->n; i++)
+        for (int j = 1; j <= L->n; j++)
+            if (i != j && (from_proc < 0 || from_proc == L->b[i].proc) &&
+                (to_proc < 0 || to_proc == L->b[j].proc))
+                lv_net_link(&L->c.net, i, j)->clog = on;
+    lv_net_update(&L->c.net);
+}
+
+/* ---- the target's table -------------------------------------------------------------------------
+ */
+
+/* What the live target cannot do (yet), and why. */
+static const struct run_target_refusal live_refuses[] = {
+    {"failpoint", "failpoints (and the power losses of unsynced writes they cause) are the "
+                  "simulated disk's and network's; a member process fires none (env_uv)"},
+    {"bug", "bug switches are set in the harness process, not in the member processes"},
+    {"net", "loss, duplication and delay of frames are simulator faults (the live target "
+            "cuts and clogs links only)"},
+    {"hold", "holding frames in flight is a simulator fault (use clog)"},
+    {"release", "holding frames in flight is a simulator fault (use clog)"},
+    {"member_add", "membership changes are not supported by member processes"},
+    {"member_remove", "membership changes are not supported by member processes"},
+    {"member_promote", "membership changes are not supported by member processes"},
+    {"start", "membership changes are not supported by member processes"},
+    {"move_leader", "control calls are not wired to member processes yet"},
+    {"compact", "control calls are not wired to member processes yet (clients' compact works)"},
+    {"defrag", "control calls are not wired to member processes yet"},
+    {"alarm_disarm", "control calls are not wired to member processes yet"},
+    {"snapshot_save", "control calls are not wired to member processes yet"},
+    {"copy_db", "a member process's database is not read by the harness yet"},
+    {"restore", "restoring member processes from a backup is not wired yet"},
+    {"swarm", "the swarm draws simulator-only faults (power loss, failpoints, net bursts)"},
+    {"on", "typed Raft events of member processes do not reach the harness"},
+    {"config", "a member's configuration is read in its own process (see its log)"},
+    {NULL, NULL},
+};
+
+const struct run_target_ops run_target_live_ops = {
+    .name = "live",
+    .setup = live_setup,
+    .close = live_close,
+    .pace = live_pace,
+    .advance = live_advance,
+    .slots = live_slots,
+    .node_proc = live_node_proc,
+    .alive = live_alive,
+    .removed = live_removed,
+    .leader = live_leader,
+    .node_status = live_node_status,
+    .version = live_version,
+    .set_prevote = live_set_prevote,
+    .node_fault = live_node_fault,
+    .skew = live_skew,
+    .net_sync = live_net_sync,
+    .clog = live_clog,
+    .ctl = NULL,
+    .copy_db = NULL,
+    .restore = NULL,
+    .converged = NULL,
+    .checkpoints = NULL,
+    .nemesis_kinds = RUN_NEMESIS_PARTITION | RUN_NEMESIS_KILL | RUN_NEMESIS_PAUSE,
+    .refuses = live_refuses,
+};
