@@ -1,0 +1,17 @@
+# The live target of `faultline run` (issue 16 §2, helper liverun): a scenario on our
+# own members, each its own OS process (`faultline member`), clients bridged over real
+# loopback TCP through the client proxies.
+set(FL_LIVE_SCN ${CMAKE_SOURCE_DIR}/tests/scenario/live)
+set(FL_LIVE_WORK ${CMAKE_BINARY_DIR}/live-target-tests)
+
+# The live smoke: 3 member processes, a partition, a kill and restart, a pause, a skew,
+# four balancers, traffic and watches; linearizability and watch pass, the summary and
+# the runs row say live with no digest (about 6 s of wall time).
+add_test(NAME live.member_target.smoke
+  COMMAND sh ${FL_LIVE_SCN}/smoke.sh ${FL_BIN} ${FL_LIVE_SCN}/smoke.lua ${FL_LIVE_WORK}/smoke)
+# What the live target cannot do stops the scenario naming the function and the target
+# (exit 2); the summary says live and no digest.
+add_test(NAME live.member_target.refuse
+  COMMAND sh ${FL_LIVE_SCN}/refuse.sh ${FL_BIN} ${FL_LIVE_WORK}/refuse)
+set_tests_properties(live.member_target.smoke live.member_target.refuse
+  PROPERTIES LABELS live SKIP_RETURN_CODE 77 TIMEOUT 120)
