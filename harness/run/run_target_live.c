@@ -41,6 +41,7 @@
 #include "harness/live/live_member.h"
 #include "harness/run/run_int.h"
 #include "nodes/proto/codec.h"
+#include "nodes/proto/errors.h"
 #include "nodes/server/proc.h"
 #include "nodes/server/server.h"
 
@@ -51,6 +52,8 @@
 #define POLL_MS         100
 #define STATUS_STALE_MS 1000
 #define LIVE_HELLO_ADDR 1000 /* the address our hello frames name: not a member's */
+#define CTL_TIMEOUT_MS  10000
+#define CTL_CALL_BIT    ((uint64_t)1 << 62) /* control calls' ids on a Status connection */
 
 struct run_live;
 
@@ -98,6 +101,21 @@ struct lstat {
     uint64_t cluster_id;
 };
 
+/* A control call of the scenario (compact, defrag, ...) on a Status connection. */
+struct lctl {
+    struct run_live *L;
+    int slot;
+    uint64_t call_id;
+    run_target_ctl_fn *done;
+    void *ud;
+    int code;
+    char text[256];
+    int64_t revision;
+    struct fl_buf data; /* snapshot_save: the blobs so far */
+    double deadline_s;
+    struct lctl *prev, *next;
+};
+
 struct lbridge {
     int slot, proc;
     uint32_t epoch; /* bumped at every kill: frames from an older life are dropped */
@@ -123,6 +141,8 @@ struct run_live {
     int64_t last_event_ns;
     struct ldelivery *deliveries;
     struct lconn *conns;
+    struct lctl *ctls;
+    uint64_t ctl_seq;
     int64_t injected_ns;
     bool closing;
     char extra_vals[16][24];
@@ -496,11 +516,86 @@ static void stat_closed(uv_handle_t *h)
     s->in.len = 0;
 }
 
+static void ctls_fail(struct run_live *L, int slot, bool timed_out_only);
+
 static void stat_end(struct lstat *s)
 {
     s->ok = false;
+    if (s->L && !s->L->closing)
+        ctls_fail(s->L, s->slot, false);
     if (s->open && !uv_is_closing((uv_handle_t *)&s->tcp))
         uv_close((uv_handle_t *)&s->tcp, stat_closed);
+}
+
+/* ---- control calls ------------------------------------------------------------------------ */
+
+static void ctl_fire(struct sim_world *w, void *ctx)
+{
+    (void)w;
+    struct lctl *c = ctx;
+    struct run_live *L = c->L;
+    UNLINK(L->ctls, c);
+    struct run_ctl_result r = {.code = c->code,
+                               .text = c->text,
+                               .revision = c->revision,
+                               .data = c->data.data,
+                               .len = c->data.len};
+    c->done(c->ud, &r);
+    fl_buf_close(&c->data);
+    free(c);
+}
+
+/* The call is over: its answer enters the world at the wall time now. */
+static void ctl_finish(struct lctl *c, int code, const char *text)
+{
+    struct run_live *L = c->L;
+    c->code = code;
+    snprintf(c->text, sizeof c->text, "%s", text ? text : "");
+    c->call_id = 0; /* answered: nothing more is taken for it */
+    int64_t now = sim_now_ns(L->rw->w), at = wall_ns(L);
+    if (at < now)
+        at = now;
+    if (at < L->injected_ns)
+        L->injected_ns = at;
+    sim_schedule_at(L->rw->w, at, ctl_fire, c);
+}
+
+/* A frame of a control call's answer. */
+static void ctl_answer(struct run_live *L, int slot, const Rpc__ServerMsg *m)
+{
+    for (struct lctl *c = L->ctls; c; c = c->next) {
+        if (c->slot != slot || c->call_id != m->call_id)
+            continue;
+        if (m->header)
+            c->revision = m->header->revision;
+        if (m->error) {
+            ctl_finish(c, m->error->code, m->error->message);
+        } else if (m->resp_case == RPC__SERVER_MSG__RESP_SNAPSHOT) {
+            fl_buf_append(&c->data, m->snapshot->blob.data, m->snapshot->blob.len);
+            if (m->snapshot->remaining_bytes == 0 || m->stream_end)
+                ctl_finish(c, 0, "");
+        } else {
+            ctl_finish(c, 0, "");
+        }
+        return;
+    }
+}
+
+/* Calls in flight on slot's Status connection (every one when slot is 0) that can no
+ * longer be answered: the connection ended, or their time is up. */
+static void ctls_fail(struct run_live *L, int slot, bool timed_out_only)
+{
+    double now = wall_s();
+    for (struct lctl *c = L->ctls; c; c = c->next) {
+        if (!c->call_id || (slot && c->slot != slot))
+            continue;
+        if (timed_out_only && now < c->deadline_s)
+            continue;
+        if (timed_out_only)
+            ctl_finish(c, RPC_CODE_DEADLINE_EXCEEDED, rpc_err_text(RPC_ERR_CLIENT_DEADLINE));
+        else
+            ctl_finish(c, RPC_CODE_UNAVAILABLE, rpc_err_text(RPC_ERR_CONN_REFUSED));
+    }
 }
 
 static void stat_answer(struct lstat *s, const uint8_t *p, size_t n)
@@ -508,6 +603,8 @@ static void stat_answer(struct lstat *s, const uint8_t *p, size_t n)
     Rpc__ServerMsg *m = rpc_server_msg_decode(NULL, n, p);
     if (!m)
         return;
+    if (m->call_id & CTL_CALL_BIT)
+        ctl_answer(s->L, s->slot, m);
     if (m->resp_case == RPC__SERVER_MSG__RESP_STATUS && m->call_id == s->call_id) {
         const Rpc__StatusResponse *r = m->status;
         s->ok = true;
@@ -624,6 +721,7 @@ static void on_poll_timer(uv_timer_t *t)
     if (L->closing)
         return;
     lv_member_events_poll(&L->c, on_member_event, L);
+    ctls_fail(L, 0, true);
     for (int i = 1; i <= L->n; i++)
         stat_ask(L, i);
     poll_note(L);
@@ -755,6 +853,12 @@ static void live_close(struct run_world *rw)
     }
     if (L->cluster_open)
         lv_member_cluster_close(&L->c); /* kills every member, closes the proxies */
+    while (L->ctls) {
+        struct lctl *c = L->ctls;
+        UNLINK(L->ctls, c);
+        fl_buf_close(&c->data);
+        free(c);
+    }
     while (L->deliveries) {
         struct ldelivery *d = L->deliveries;
         UNLINK(L->deliveries, d);
@@ -1008,6 +1112,77 @@ static void live_clog(struct run_world *rw, int from_proc, int to_proc, bool on)
     lv_net_update(&L->c.net);
 }
 
+/* Control calls as the RPC a client would send (nodes/server/cluster_ctl.c does the
+ * same in the simulator), on the Status connection of the member named, else of the
+ * leader (move_leader: always the leader). Refused before the script runs: membership
+ * changes (run_target.c live_refuses). */
+static void live_ctl(struct run_world *rw, const char *kind, int node, int64_t arg,
+                     run_target_ctl_fn *done, void *ud)
+{
+    struct run_live *L = rw->lv;
+    struct lctl *c = fl_calloc(1, sizeof *c);
+    c->L = L;
+    c->done = done;
+    c->ud = ud;
+    fl_buf_init(&c->data);
+    LINK(L->ctls, c);
+    int at = node;
+    if (!at || !strcmp(kind, "move_leader"))
+        at = live_leader(rw);
+    if (!at)
+        at = 1;
+    c->slot = at;
+    c->call_id = CTL_CALL_BIT | ++L->ctl_seq;
+    c->deadline_s = wall_s() + CTL_TIMEOUT_MS / 1000.0;
+    Rpc__ClientMsg m = RPC__CLIENT_MSG__INIT;
+    Rpc__CompactionRequest compact = RPC__COMPACTION_REQUEST__INIT;
+    Rpc__DefragmentRequest defrag = RPC__DEFRAGMENT_REQUEST__INIT;
+    Rpc__AlarmRequest alarm = RPC__ALARM_REQUEST__INIT;
+    Rpc__MoveLeaderRequest move = RPC__MOVE_LEADER_REQUEST__INIT;
+    Rpc__SnapshotRequest snap = RPC__SNAPSHOT_REQUEST__INIT;
+    m.call_id = c->call_id;
+    if (!strcmp(kind, "compact")) {
+        compact.revision = arg;
+        m.method = RPC__METHOD__METHOD_COMPACT;
+        m.req_case = RPC__CLIENT_MSG__REQ_COMPACT;
+        m.compact = &compact;
+    } else if (!strcmp(kind, "defrag")) {
+        m.method = RPC__METHOD__METHOD_DEFRAGMENT;
+        m.req_case = RPC__CLIENT_MSG__REQ_DEFRAGMENT;
+        m.defragment = &defrag;
+    } else if (!strcmp(kind, "alarm_disarm")) {
+        alarm.action = RPC__ALARM_REQUEST__ALARM_ACTION__DEACTIVATE; /* member 0: every one */
+        alarm.alarm = RPC__ALARM_TYPE__NOSPACE;
+        m.method = RPC__METHOD__METHOD_ALARM;
+        m.req_case = RPC__CLIENT_MSG__REQ_ALARM;
+        m.alarm = &alarm;
+    } else if (!strcmp(kind, "move_leader")) {
+        move.targetid = arg >= 1 && arg <= L->n ? srv_proc_member_id(rw->seed, (int)arg) : 0;
+        m.method = RPC__METHOD__METHOD_MOVE_LEADER;
+        m.req_case = RPC__CLIENT_MSG__REQ_MOVE_LEADER;
+        m.move_leader = &move;
+    } else if (!strcmp(kind, "snapshot_save")) {
+        m.method = RPC__METHOD__METHOD_SNAPSHOT;
+        m.req_case = RPC__CLIENT_MSG__REQ_SNAPSHOT;
+        m.snapshot = &snap;
+    } else {
+        ctl_finish(c, RPC_CODE_UNIMPLEMENTED, "not available on --target live");
+        return;
+    }
+    struct lstat *s = &L->st[at];
+    if (at > L->n || !s->connected || !L->c.m[at - 1].proc.running) {
+        ctl_finish(c, RPC_CODE_UNAVAILABLE, rpc_err_text(RPC_ERR_CONN_REFUSED));
+        return;
+    }
+    struct fl_buf f, b;
+    fl_buf_init(&f);
+    fl_buf_init(&b);
+    rpc_client_msg_encode(&m, &f);
+    frame_put(&b, f.data, f.len);
+    fl_buf_close(&f);
+    write_buf((uv_stream_t *)&s->tcp, &b);
+}
+
 /* ---- the target's table -------------------------------------------------------------------------
  */
 
@@ -1024,11 +1199,6 @@ static const struct run_target_refusal live_refuses[] = {
     {"member_remove", "membership changes are not supported by member processes"},
     {"member_promote", "membership changes are not supported by member processes"},
     {"start", "membership changes are not supported by member processes"},
-    {"move_leader", "control calls are not wired to member processes yet"},
-    {"compact", "control calls are not wired to member processes yet (clients' compact works)"},
-    {"defrag", "control calls are not wired to member processes yet"},
-    {"alarm_disarm", "control calls are not wired to member processes yet"},
-    {"snapshot_save", "control calls are not wired to member processes yet"},
     {"copy_db", "a member process's database is not read by the harness yet"},
     {"restore", "restoring member processes from a backup is not wired yet"},
     {"swarm", "the swarm draws simulator-only faults (power loss, failpoints, net bursts)"},
@@ -1055,7 +1225,7 @@ const struct run_target_ops run_target_live_ops = {
     .skew = live_skew,
     .net_sync = live_net_sync,
     .clog = live_clog,
-    .ctl = NULL,
+    .ctl = live_ctl,
     .copy_db = NULL,
     .restore = NULL,
     .converged = NULL,

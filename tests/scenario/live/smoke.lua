@@ -4,7 +4,8 @@
 -- prev_kv; the leader is partitioned away from the others (its peer links cut through
 -- the proxies), a new leader must appear; then a follower is killed (SIGKILL) and
 -- restarted on its data directory, another paused and resumed, and one member's clock
--- skewed. Linearizability and the watch guarantees must hold.
+-- skewed; compact() and defrag() go to the processes. Linearizability and the watch
+-- guarantees must hold.
 scenario {
   name = "live-smoke",
   description = "live target: partition, kill/restart, pause, skew, 4 balancers, watches",
@@ -64,5 +65,11 @@ expect(r2 ~= nil, "a put succeeds after the faults", r2)
 local ev2 = w:next(5*s)
 expect(ev2 ~= nil and ev2.key == "smoke/b" and ev2.value == "2",
        "the watch still delivers after the faults", ev2 and ev2.key)
+local ok, cerr = compact(g.revision)
+expect(ok, "compact() reaches the member processes", cerr)
+local old_read, oerr = c:get("smoke/a", { revision = g.revision - 1 })
+expect(old_read == nil and oerr == "etcdserver: mvcc: required revision has been compacted", "a read below the compaction is refused", oerr)
+local dok, derr = defrag(leader())
+expect(dok, "defrag() reaches the leader's process", derr)
 heal_all()
 run(500*ms)
