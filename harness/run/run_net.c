@@ -200,6 +200,8 @@ static void net_apply(struct run_world *rw, void *arg)
     run_log_fault(rw, "net", "*", d);
     net_link_set(rw->w, -1, -1, &l);
     rw->net.changed = s->drop_ppm || s->dup_ppm || s->delay_ms;
+    if (rw->tgt)
+        rw->tgt->net_sync(rw); /* member-member links: loss and delay in the proxies */
 }
 
 int run_net(struct run_world *rw, int drop_ppm, int dup_ppm, int delay_ms)
@@ -273,6 +275,8 @@ static void net_links_apply(struct run_world *rw, void *arg)
     run_log_fault(rw, "net", target, d);
     links_set(rw, s->pa, s->na, s->pb, s->nb, s->oneway, &l);
     rw->net.changed = links_changed(rw);
+    if (rw->tgt)
+        rw->tgt->net_sync(rw);
 }
 
 int run_net_links(struct run_world *rw, const int *a, int na, const int *b, int nb, bool oneway,

@@ -1085,17 +1085,28 @@ static void live_set_prevote(struct run_world *rw, int id, bool on)
     p->argv[n + 2] = NULL;
 }
 
-/* Member-member cuts in the world (between bridges, which never talk to each other)
- * become cuts of the real peer links; node index = slot (live_member.h). */
+/* Member-member links in the world (between bridges, which never talk to each other)
+ * become the real peer links' state in the proxies; node index = slot
+ * (live_member.h): a cut, and net()'s loss and added delay (its duplication has no
+ * meaning on a TCP stream: only the simulated client links carry it). */
 static void live_net_sync(struct run_world *rw)
 {
     struct run_live *L = rw->lv;
     if (!L)
         return;
+    const struct net_link *base = &rw->net.base_link;
     for (int i = 1; i <= L->n; i++)
-        for (int j = 1; j <= L->n; j++)
-            if (i != j)
-                lv_net_link(&L->c.net, i, j)->cut = net_blocked(rw->w, L->b[i].proc, L->b[j].proc);
+        for (int j = 1; j <= L->n; j++) {
+            if (i == j)
+                continue;
+            struct lv_link *l = lv_net_link(&L->c.net, i, j);
+            struct net_link s;
+            net_link_get(rw->w, L->b[i].proc, L->b[j].proc, &s);
+            l->cut = net_blocked(rw->w, L->b[i].proc, L->b[j].proc);
+            l->loss_ppm = s.loss_ppm;
+            l->delay_ms =
+                s.latency_ns > base->latency_ns ? (s.latency_ns - base->latency_ns) / FL_MS : 0;
+        }
     lv_net_update(&L->c.net);
 }
 
@@ -1191,8 +1202,6 @@ static const struct run_target_refusal live_refuses[] = {
     {"failpoint", "failpoints (and the power losses of unsynced writes they cause) are the "
                   "simulated disk's and network's; a member process fires none (env_uv)"},
     {"bug", "bug switches are set in the harness process, not in the member processes"},
-    {"net", "loss, duplication and delay of frames are simulator faults (the live target "
-            "cuts and clogs links only)"},
     {"hold", "holding frames in flight is a simulator fault (use clog)"},
     {"release", "holding frames in flight is a simulator fault (use clog)"},
     {"member_add", "membership changes are not supported by member processes"},

@@ -13,8 +13,13 @@ add_test(NAME live.member_target.smoke
 # (exit 2); the summary says live and no digest.
 add_test(NAME live.member_target.refuse
   COMMAND sh ${FL_LIVE_SCN}/refuse.sh ${FL_BIN} ${FL_LIVE_WORK}/refuse)
+# net (delay), clog and a one-way partition between member processes go through the
+# peer proxies (about 7 s).
+add_test(NAME live.member_target.net
+  COMMAND sh ${FL_LIVE_SCN}/pass.sh ${FL_BIN} ${FL_LIVE_SCN}/net.lua ${FL_LIVE_WORK}/net)
 # faultline killed with SIGKILL in the middle of a live run: its member processes die too.
 add_test(NAME live.member_target.pdeath
   COMMAND sh ${FL_LIVE_SCN}/pdeath.sh ${FL_BIN} ${FL_LIVE_SCN}/smoke.lua ${FL_LIVE_WORK}/pdeath)
 set_tests_properties(live.member_target.smoke live.member_target.refuse live.member_target.pdeath
+  live.member_target.net
   PROPERTIES LABELS live SKIP_RETURN_CODE 77 TIMEOUT 120)
