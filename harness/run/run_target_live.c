@@ -794,6 +794,9 @@ static int live_setup(struct run_world *rw, const struct run_cluster_config *cfg
         snprintf(err, err_len, "target live: cannot find the faultline binary (uv_exepath)");
         return FL_EIO;
     }
+    /* a write on a connection the member (or a proxy) just closed is an error of that
+     * write (EPIPE), not the end of the run: libuv writes with write(2) */
+    signal(SIGPIPE, SIG_IGN);
     struct run_live *L = fl_calloc(1, sizeof *L);
     rw->lv = L;
     L->rw = rw;
