@@ -27,6 +27,8 @@
 #include "nodes/client/client.h"
 #include "nodes/server/cluster.h"
 
+#include <uv.h>
+
 #define RUN_CLIENTS_MAX RUN_BALANCERS_MAX
 #define RUN_NODES_MAX   32
 _Static_assert(RUN_EPS_MAX == RUN_NODES_MAX + RUN_CLIENTS_MAX, "run.h: RUN_EPS_MAX");
@@ -79,6 +81,49 @@ struct run_target_ops {
     unsigned nemesis_kinds;                   /* RUN_NEMESIS_* the target can draw */
     const struct run_target_refusal *refuses; /* {NULL, NULL}-terminated */
 };
+/* What both real targets share (run_target.c). Pacing (run_etcd.h): the simulator
+ * stays the scheduler; an event at simulated time t runs once wall time since the
+ * cluster came up (wall0_s) has reached t, and the libuv loop runs meanwhile; what the
+ * loop brings in enters the world at the wall time it came (run_pacer_arrival). */
+struct run_pacer {
+    uv_loop_t *loop;
+    uv_timer_t wake;
+    double wall0_s;         /* monotonic wall seconds at simulated time 0 */
+    int64_t injected_ns;    /* earliest event entered during a pace; INT64_MAX none */
+    void (*turn)(void *ud); /* after every turn of the loop (NULL: nothing) */
+    void *turn_ud;
+};
+double run_target_wall_s(void); /* CLOCK_MONOTONIC seconds (uv_hrtime's clock) */
+/* wake initialised on loop; simulated time now is wall time now. */
+void run_pacer_init(struct run_pacer *p, uv_loop_t *loop, struct sim_world *w);
+void run_pacer_close(struct run_pacer *p); /* uv_close of wake */
+int64_t run_pacer_wall_ns(const struct run_pacer *p);
+/* The simulated time at which something that came now enters the world (never before
+ * the world's now); noted so that the pace in progress returns. */
+int64_t run_pacer_arrival(struct run_pacer *p, struct sim_world *w);
+void run_pacer_pace(struct run_world *rw, struct run_pacer *p, int64_t t_ns);
+void run_pacer_advance(struct run_world *rw, struct run_pacer *p, int64_t until_ns);
+/* A node event a real target saw: kept, recorded, and a leader change in the summary. */
+void run_target_node_event(struct run_world *rw, const struct srv_event *ev);
+/* Doubly linked lists of a target's calls in flight. */
+#define RUN_LINK(head, x)                                                                          \
+    do {                                                                                           \
+        (x)->prev = NULL;                                                                          \
+        (x)->next = (head);                                                                        \
+        if (head)                                                                                  \
+            (head)->prev = (x);                                                                    \
+        (head) = (x);                                                                              \
+    } while (0)
+#define RUN_UNLINK(head, x)                                                                        \
+    do {                                                                                           \
+        if ((x)->prev)                                                                             \
+            (x)->prev->next = (x)->next;                                                           \
+        else                                                                                       \
+            (head) = (x)->next;                                                                    \
+        if ((x)->next)                                                                             \
+            (x)->next->prev = (x)->prev;                                                           \
+    } while (0)
+
 /* The table of target kind (RUN_TARGET_*): NULL for the simulator. */
 const struct run_target_ops *run_target_ops_of(int kind);
 extern const struct run_target_ops run_target_etcd_ops, run_target_live_ops;

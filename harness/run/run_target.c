@@ -10,6 +10,7 @@
 #include "harness/live/live_etcd.h"
 
 #include <stdio.h>
+#include <time.h>
 
 static const char *const target_names[] = {"sim", "etcd", "live"};
 
@@ -94,4 +95,104 @@ void run_target_trim_checks(struct run_world *rw)
     if (off & RUN_CHECK_CONVERGE)
         json_array_append_new(a, json_string("converge"));
     run_summary_set(rw, "not_on_target", a);
+}
+
+/* ---- what both real targets share ------------------------------------------------------ */
+
+double run_target_wall_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void run_pacer_init(struct run_pacer *p, uv_loop_t *loop, struct sim_world *w)
+{
+    p->loop = loop;
+    p->injected_ns = INT64_MAX;
+    uv_timer_init(loop, &p->wake);
+    /* simulated time now is wall time now: the scenario's clock starts here */
+    p->wall0_s = run_target_wall_s() - (double)sim_now_ns(w) * 1e-9;
+}
+
+static void pacer_closed(uv_handle_t *h)
+{
+    (void)h;
+}
+
+void run_pacer_close(struct run_pacer *p)
+{
+    uv_close((uv_handle_t *)&p->wake, pacer_closed);
+}
+
+int64_t run_pacer_wall_ns(const struct run_pacer *p)
+{
+    return (int64_t)((run_target_wall_s() - p->wall0_s) * 1e9);
+}
+
+int64_t run_pacer_arrival(struct run_pacer *p, struct sim_world *w)
+{
+    int64_t at = FL_MAX(sim_now_ns(w), run_pacer_wall_ns(p));
+    if (at < p->injected_ns)
+        p->injected_ns = at;
+    return at;
+}
+
+static void pacer_wake(uv_timer_t *t)
+{
+    (void)t;
+}
+
+static void pacer_turn(struct run_pacer *p, uv_run_mode mode)
+{
+    uv_run(p->loop, mode);
+    if (p->turn)
+        p->turn(p->turn_ud);
+}
+
+void run_pacer_pace(struct run_world *rw, struct run_pacer *p, int64_t t_ns)
+{
+    for (;;) {
+        p->injected_ns = INT64_MAX;
+        pacer_turn(p, UV_RUN_NOWAIT);
+        int64_t now = run_pacer_wall_ns(p);
+        if (now >= t_ns || p->injected_ns < t_ns || run_world_stopped(rw))
+            break;
+        int64_t wait_ms = (t_ns - now + FL_MS - 1) / FL_MS;
+        uv_timer_start(&p->wake, pacer_wake, (uint64_t)FL_MIN(wait_ms, 50), 0);
+        pacer_turn(p, UV_RUN_ONCE);
+        if (p->injected_ns < t_ns)
+            break;
+    }
+    uv_timer_stop(&p->wake);
+}
+
+void run_pacer_advance(struct run_world *rw, struct run_pacer *p, int64_t until_ns)
+{
+    while (!run_world_stopped(rw)) {
+        int64_t next = sim_next_time_ns(rw->w);
+        if (next <= until_ns) {
+            run_sim_step(rw); /* paces itself (run_paranoid.c) */
+            continue;
+        }
+        run_pacer_pace(rw, p, until_ns);
+        if (sim_next_time_ns(rw->w) > until_ns && run_pacer_wall_ns(p) >= until_ns)
+            break;
+    }
+    if (!run_world_stopped(rw) && sim_now_ns(rw->w) < until_ns)
+        sim_run_until(rw->w, until_ns);
+}
+
+void run_target_node_event(struct run_world *rw, const struct srv_event *ev)
+{
+    run_events_keep(rw, ev);
+    if (rw->db)
+        run_record_node_event(rw, ev);
+    if (!strcmp(ev->kind, SRV_EV_LEADER)) {
+        json_t *l = json_object();
+        json_object_set_new(l, "at_ms", json_integer(ev->at_ns / FL_MS));
+        json_object_set_new(l, "node", json_integer(ev->node));
+        json_object_set_new(l, "term", json_integer((json_int_t)ev->term));
+        json_array_append_new(rw->sum.leaders, l);
+    }
 }

@@ -143,8 +143,8 @@ struct run_etcd {
     bool cluster_open;
     struct bridge b[LV_NODES_MAX + 1]; /* [slot], 1-based */
     int n;
-    double wall0_s;        /* wall seconds at simulated time 0 */
-    uv_timer_t poll, wake; /* status polls; pacing's wake-up */
+    struct run_pacer pace; /* run_int.h */
+    uv_timer_t poll;       /* status polls */
     bool poll_open;
     int polls_out;
     uint64_t leader_id, term; /* last seen by polling */
@@ -156,7 +156,6 @@ struct run_etcd {
     struct ecall *calls;
     struct ewatch *watches;
     struct ectl *ctls;
-    int64_t injected_ns; /* earliest event entered during a pace; INT64_MAX none */
     /* converge's checkpoints: HashKV of every member at one revision every
      * CHECKPOINT_MS of wall time, taken outside the loop's callbacks (run_etcd_pace) */
     double checkpoint_at_s;
@@ -169,36 +168,6 @@ struct run_etcd {
 
 static void checkpoint(struct run_etcd *E);
 static void checkpoint_stop(struct run_etcd *E);
-
-static double wall_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int64_t wall_ns(const struct run_etcd *E)
-{
-    return (int64_t)((wall_s() - E->wall0_s) * 1e9);
-}
-
-#define LINK(head, x)                                                                              \
-    do {                                                                                           \
-        (x)->prev = NULL;                                                                          \
-        (x)->next = (head);                                                                        \
-        if (head)                                                                                  \
-            (head)->prev = (x);                                                                    \
-        (head) = (x);                                                                              \
-    } while (0)
-#define UNLINK(head, x)                                                                            \
-    do {                                                                                           \
-        if ((x)->prev)                                                                             \
-            (x)->prev->next = (x)->next;                                                           \
-        else                                                                                       \
-            (head) = (x)->next;                                                                    \
-        if ((x)->next)                                                                             \
-            (x)->next->prev = (x)->prev;                                                           \
-    } while (0)
 
 static int slot_of_member(const struct run_etcd *E, uint64_t id)
 {
@@ -214,7 +183,7 @@ static void delivery_fire(struct sim_world *w, void *ctx)
 {
     struct delivery *d = ctx;
     struct run_etcd *E = d->E;
-    UNLINK(E->deliveries, d);
+    RUN_UNLINK(E->deliveries, d);
     if (E->b[d->slot].epoch == d->epoch && net_sock_open(w, d->sock))
         net_send(w, d->sock, d->frame, d->len);
     free(d->frame);
@@ -235,13 +204,8 @@ static void deliver(struct run_etcd *E, int slot, uint32_t epoch, net_sock sock,
     d->sock = sock;
     d->frame = b.data; /* the buffer's memory, now the delivery's */
     d->len = b.len;
-    LINK(E->deliveries, d);
-    int64_t now = sim_now_ns(E->rw->w), at = wall_ns(E);
-    if (at < now)
-        at = now;
-    if (at < E->injected_ns)
-        E->injected_ns = at;
-    sim_schedule_at(E->rw->w, at, delivery_fire, d);
+    RUN_LINK(E->deliveries, d);
+    sim_schedule_at(E->rw->w, run_pacer_arrival(&E->pace, E->rw->w), delivery_fire, d);
 }
 
 static void error_msg(Rpc__ServerMsg *msg, Rpc__Error *e, int code, const char *text)
@@ -276,7 +240,7 @@ static void on_call_reply(const struct lv_etcd_reply *r, void *arg)
 {
     struct ecall *c = arg;
     struct run_etcd *E = c->o.E;
-    UNLINK(E->calls, c);
+    RUN_UNLINK(E->calls, c);
     struct ec_scratch s = {NULL, 0, 0};
     Rpc__ServerMsg msg = RPC__SERVER_MSG__INIT;
     Rpc__Error e;
@@ -361,7 +325,7 @@ static void on_watch_msg(json_t *m, const struct lv_etcd_reply *end, void *arg)
 
 static void watch_free(struct run_etcd *E, struct ewatch *x)
 {
-    UNLINK(E->watches, x);
+    RUN_UNLINK(E->watches, x);
     if (x->w)
         lv_etcd_watch_cancel(x->w);
     free(x);
@@ -377,6 +341,12 @@ static void watches_sweep(struct run_etcd *E)
             watch_free(E, x);
         x = next;
     }
+}
+
+/* After every turn of the loop (run_pacer): the watches that ended in it. */
+static void pace_turn(void *ud)
+{
+    watches_sweep(ud);
 }
 
 static void watch_open(struct run_etcd *E, int slot, net_sock sock, const Rpc__ClientMsg *m)
@@ -404,7 +374,7 @@ static void watch_open(struct run_etcd *E, int slot, net_sock sock, const Rpc__C
     }
     struct ewatch *x = fl_calloc(1, sizeof *x);
     x->o = origin_of(E, slot, sock, m->call_id);
-    LINK(E->watches, x);
+    RUN_LINK(E->watches, x);
     x->w = lv_etcd_watch_open_rl(&E->c.client, E->c.m[slot - 1].client_url, o, m->require_leader,
                                  on_watch_msg, x);
 }
@@ -467,7 +437,7 @@ static void bridge_frame(struct run_etcd *E, int slot, net_sock sock, const uint
             struct ecall *c = fl_calloc(1, sizeof *c);
             c->o = origin_of(E, slot, sock, m->call_id);
             c->method = (int)m->method;
-            LINK(E->calls, c);
+            RUN_LINK(E->calls, c);
             lv_etcd_call_rl(&E->c.client, E->c.m[slot - 1].client_url, path, body, CALL_TIMEOUT_MS,
                             m->require_leader, on_call_reply, c);
         }
@@ -550,16 +520,7 @@ static void node_event_f(struct run_etcd *E, int slot, const char *kind, uint64_
     ev.kind = kind;
     ev.term = term;
     ev.detail = detail;
-    run_events_keep(rw, &ev);
-    if (rw->db)
-        run_record_node_event(rw, &ev);
-    if (!strcmp(kind, SRV_EV_LEADER)) {
-        json_t *l = json_object();
-        json_object_set_new(l, "at_ms", json_integer(ev.at_ns / FL_MS));
-        json_object_set_new(l, "node", json_integer(slot));
-        json_object_set_new(l, "term", json_integer((json_int_t)term));
-        json_array_append_new(rw->sum.leaders, l);
-    }
+    run_target_node_event(rw, &ev);
 }
 
 static void node_event(struct run_etcd *E, int slot, const char *kind, uint64_t term,
@@ -735,8 +696,8 @@ static void on_poll_timer(uv_timer_t *t)
     struct run_etcd *E = t->data;
     logs_scan(E);
     if ((E->rw->checks & RUN_CHECK_CONVERGE) && !E->closing &&
-        wall_s() >= E->checkpoint_at_s + CHECKPOINT_MS / 1000.0) {
-        E->checkpoint_at_s = wall_s();
+        run_target_wall_s() >= E->checkpoint_at_s + CHECKPOINT_MS / 1000.0) {
+        E->checkpoint_at_s = run_target_wall_s();
         checkpoint(E);
     }
     if (E->polls_out > 0)
@@ -881,7 +842,6 @@ int run_etcd_setup(struct run_world *rw, const struct run_cluster_config *cfg, c
     rw->etcd = E;
     E->rw = rw;
     E->n = n;
-    E->injected_ns = INT64_MAX;
     uv_loop_init(&E->loop);
     E->loop_open = true;
     struct fl_buf eb;
@@ -909,9 +869,9 @@ int run_etcd_setup(struct run_world *rw, const struct run_cluster_config *cfg, c
     E->poll.data = E;
     E->poll_open = true;
     uv_timer_start(&E->poll, on_poll_timer, 0, POLL_MS);
-    uv_timer_init(&E->loop, &E->wake);
-    /* simulated time now is wall time now: the scenario's clock starts here */
-    E->wall0_s = wall_s() - (double)sim_now_ns(rw->w) * 1e-9;
+    run_pacer_init(&E->pace, &E->loop, rw->w); /* the scenario's clock starts here */
+    E->pace.turn = pace_turn;
+    E->pace.turn_ud = E;
     return FL_OK;
 }
 
@@ -932,25 +892,25 @@ void run_etcd_close(struct run_world *rw)
     if (E->poll_open) {
         uv_timer_stop(&E->poll);
         uv_close((uv_handle_t *)&E->poll, on_closed);
-        uv_close((uv_handle_t *)&E->wake, on_closed);
+        run_pacer_close(&E->pace);
     }
     if (E->cluster_open)
         lv_etcd_cluster_close(&E->c); /* cancels the calls in flight, without callbacks */
     while (E->calls) {
         struct ecall *c = E->calls;
-        UNLINK(E->calls, c);
+        RUN_UNLINK(E->calls, c);
         free(c);
     }
     while (E->ctls) {
         struct ectl *c = E->ctls;
-        UNLINK(E->ctls, c);
+        RUN_UNLINK(E->ctls, c);
         json_decref(c->resp);
         fl_buf_close(&c->data);
         free(c);
     }
     while (E->deliveries) {
         struct delivery *d = E->deliveries;
-        UNLINK(E->deliveries, d);
+        RUN_UNLINK(E->deliveries, d);
         free(d->frame);
         free(d);
     }
@@ -970,45 +930,14 @@ void run_etcd_close(struct run_world *rw)
 
 /* ---- pacing ---------------------------------------------------------------------------- */
 
-static void on_wake(uv_timer_t *t)
-{
-    (void)t;
-}
-
 void run_etcd_pace(struct run_world *rw, int64_t t_ns)
 {
-    struct run_etcd *E = rw->etcd;
-    for (;;) {
-        E->injected_ns = INT64_MAX;
-        uv_run(&E->loop, UV_RUN_NOWAIT);
-        watches_sweep(E);
-        int64_t now = wall_ns(E);
-        if (now >= t_ns || E->injected_ns < t_ns || run_world_stopped(rw))
-            break;
-        int64_t wait_ms = (t_ns - now + FL_MS - 1) / FL_MS;
-        uv_timer_start(&E->wake, on_wake, (uint64_t)FL_MIN(wait_ms, 50), 0);
-        uv_run(&E->loop, UV_RUN_ONCE);
-        watches_sweep(E);
-        if (E->injected_ns < t_ns)
-            break;
-    }
-    uv_timer_stop(&E->wake);
+    run_pacer_pace(rw, &rw->etcd->pace, t_ns);
 }
 
 void run_etcd_advance(struct run_world *rw, int64_t until_ns)
 {
-    while (!run_world_stopped(rw)) {
-        int64_t next = sim_next_time_ns(rw->w);
-        if (next <= until_ns) {
-            run_sim_step(rw); /* paces itself */
-            continue;
-        }
-        run_etcd_pace(rw, until_ns);
-        if (sim_next_time_ns(rw->w) > until_ns && wall_ns(rw->etcd) >= until_ns)
-            break;
-    }
-    if (!run_world_stopped(rw) && sim_now_ns(rw->w) < until_ns)
-        sim_run_until(rw->w, until_ns);
+    run_pacer_advance(rw, &rw->etcd->pace, until_ns);
 }
 
 /* ---- cluster view ----------------------------------------------------------------------- */
@@ -1201,7 +1130,7 @@ static void ectl_fire(struct sim_world *w, void *ctx)
     (void)w;
     struct ectl *c = ctx;
     struct run_etcd *E = c->E;
-    UNLINK(E->ctls, c);
+    RUN_UNLINK(E->ctls, c);
     if (c->add_idx >= 0)
         member_add_finish(E, c);
     if (c->removing && c->code == 0)
@@ -1222,10 +1151,7 @@ static void ectl_fire(struct sim_world *w, void *ctx)
 /* A finished control call enters the world at the wall time it finished. */
 static void ectl_enter(struct run_etcd *E, struct ectl *c)
 {
-    int64_t now = sim_now_ns(E->rw->w), at = FL_MAX(now, wall_ns(E));
-    if (at < E->injected_ns)
-        E->injected_ns = at;
-    sim_schedule_at(E->rw->w, at, ectl_fire, c);
+    sim_schedule_at(E->rw->w, run_pacer_arrival(&E->pace, E->rw->w), ectl_fire, c);
 }
 
 static void on_ctl_reply(const struct lv_etcd_reply *r, void *arg)
@@ -1323,7 +1249,7 @@ void run_etcd_ctl(struct run_world *rw, const char *kind, int node, int64_t arg,
     c->done = done;
     c->ud = ud;
     c->add_idx = -1;
-    LINK(E->ctls, c);
+    RUN_LINK(E->ctls, c);
     /* where: the member named, else the leader, else the first member that runs */
     int at = node;
     if (!at)
@@ -1456,8 +1382,8 @@ static void etcdctl_error(const char *out, char *err, size_t err_len)
 /* The member answers Status (its id once restored): waits up to wait_ms. */
 static uint64_t wait_member_id(struct run_etcd *E, int slot, int64_t wait_ms)
 {
-    double t0 = wall_s();
-    while ((wall_s() - t0) * 1000.0 < (double)wait_ms) {
+    double t0 = run_target_wall_s();
+    while ((run_target_wall_s() - t0) * 1000.0 < (double)wait_ms) {
         struct lv_etcd_status st;
         if (!lv_etcd_status(&E->c.client, E->c.m[slot - 1].direct_url, 500, &st, NULL) &&
             st.member_id)

@@ -47,7 +47,6 @@
 
 #include <errno.h>
 #include <signal.h>
-#include <time.h>
 
 #define POLL_MS         100
 #define STATUS_STALE_MS 1000
@@ -134,8 +133,8 @@ struct run_live {
     struct lbridge b[LV_MEMBERS_MAX + 1]; /* [slot] */
     struct lstat st[LV_MEMBERS_MAX + 1];
     int n;
-    double wall0_s;
-    uv_timer_t poll, wake;
+    struct run_pacer pace; /* run_int.h */
+    uv_timer_t poll;
     bool timers_open;
     uint64_t leader_id, term; /* last seen by polling */
     int64_t last_event_ns;
@@ -143,40 +142,9 @@ struct run_live {
     struct lconn *conns;
     struct lctl *ctls;
     uint64_t ctl_seq;
-    int64_t injected_ns;
     bool closing;
     char extra_vals[16][24];
 };
-
-static double wall_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int64_t wall_ns(const struct run_live *L)
-{
-    return (int64_t)((wall_s() - L->wall0_s) * 1e9);
-}
-
-#define LINK(head, x)                                                                              \
-    do {                                                                                           \
-        (x)->prev = NULL;                                                                          \
-        (x)->next = (head);                                                                        \
-        if (head)                                                                                  \
-            (head)->prev = (x);                                                                    \
-        (head) = (x);                                                                              \
-    } while (0)
-#define UNLINK(head, x)                                                                            \
-    do {                                                                                           \
-        if ((x)->prev)                                                                             \
-            (x)->prev->next = (x)->next;                                                           \
-        else                                                                                       \
-            (head) = (x)->next;                                                                    \
-        if ((x)->next)                                                                             \
-            (x)->next->prev = (x)->prev;                                                           \
-    } while (0)
 
 static void put_u32(uint8_t *p, uint32_t v)
 {
@@ -250,7 +218,7 @@ static void delivery_fire(struct sim_world *w, void *ctx)
 {
     struct ldelivery *d = ctx;
     struct run_live *L = d->L;
-    UNLINK(L->deliveries, d);
+    RUN_UNLINK(L->deliveries, d);
     if (L->b[d->slot].epoch == d->epoch && net_sock_open(w, d->sock)) {
         if (d->frame)
             net_send(w, d->sock, d->frame, d->len);
@@ -273,13 +241,8 @@ static void deliver(struct run_live *L, const struct lconn *c, const uint8_t *p,
         memcpy(d->frame, p, n);
         d->len = n;
     }
-    LINK(L->deliveries, d);
-    int64_t now = sim_now_ns(L->rw->w), at = wall_ns(L);
-    if (at < now)
-        at = now;
-    if (at < L->injected_ns)
-        L->injected_ns = at;
-    sim_schedule_at(L->rw->w, at, delivery_fire, d);
+    RUN_LINK(L->deliveries, d);
+    sim_schedule_at(L->rw->w, run_pacer_arrival(&L->pace, L->rw->w), delivery_fire, d);
 }
 
 /* ---- bridged connections ----------------------------------------------------------------- */
@@ -299,7 +262,7 @@ static void conn_end(struct lconn *c, bool tell)
     if (c->closing)
         return;
     c->closing = true;
-    UNLINK(c->L->conns, c);
+    RUN_UNLINK(c->L->conns, c);
     if (tell && !c->L->closing)
         deliver(c->L, c, NULL, 0);
     uv_close((uv_handle_t *)&c->tcp, conn_closed);
@@ -401,7 +364,7 @@ static void bridge_accept(struct sim_world *w, net_sock s, int peer, void *ctx)
     uv_tcp_init(&L->loop, &c->tcp);
     c->tcp.data = c;
     c->creq.data = c;
-    LINK(L->conns, c);
+    RUN_LINK(L->conns, c);
     struct sockaddr_in a;
     uv_ip4_addr("127.0.0.1", L->c.m[slot - 1].client_proxy_port, &a);
     if (uv_tcp_connect(&c->creq, &c->tcp, (const struct sockaddr *)&a, conn_connected))
@@ -444,26 +407,16 @@ static void bridge_add(struct run_live *L, int slot)
 static void node_event(struct run_live *L, int slot, const char *kind, uint64_t term,
                        const char *detail, uint64_t member_id, int64_t revision)
 {
-    struct run_world *rw = L->rw;
     struct srv_event ev;
     memset(&ev, 0, sizeof ev);
-    ev.at_ns = sim_now_ns(rw->w);
+    ev.at_ns = sim_now_ns(L->rw->w);
     ev.node = slot;
     ev.member_id = member_id;
     ev.kind = kind;
     ev.term = term;
     ev.detail = detail ? detail : "";
     ev.revision = revision;
-    run_events_keep(rw, &ev);
-    if (rw->db)
-        run_record_node_event(rw, &ev);
-    if (!strcmp(kind, SRV_EV_LEADER)) {
-        json_t *l = json_object();
-        json_object_set_new(l, "at_ms", json_integer(ev.at_ns / FL_MS));
-        json_object_set_new(l, "node", json_integer(slot));
-        json_object_set_new(l, "term", json_integer((json_int_t)term));
-        json_array_append_new(rw->sum.leaders, l);
-    }
+    run_target_node_event(L->rw, &ev);
 }
 
 /* A line of a member's event file ({"at_ns","node","member_id","kind","term",
@@ -534,7 +487,7 @@ static void ctl_fire(struct sim_world *w, void *ctx)
     (void)w;
     struct lctl *c = ctx;
     struct run_live *L = c->L;
-    UNLINK(L->ctls, c);
+    RUN_UNLINK(L->ctls, c);
     struct run_ctl_result r = {.code = c->code,
                                .text = c->text,
                                .revision = c->revision,
@@ -552,12 +505,7 @@ static void ctl_finish(struct lctl *c, int code, const char *text)
     c->code = code;
     snprintf(c->text, sizeof c->text, "%s", text ? text : "");
     c->call_id = 0; /* answered: nothing more is taken for it */
-    int64_t now = sim_now_ns(L->rw->w), at = wall_ns(L);
-    if (at < now)
-        at = now;
-    if (at < L->injected_ns)
-        L->injected_ns = at;
-    sim_schedule_at(L->rw->w, at, ctl_fire, c);
+    sim_schedule_at(L->rw->w, run_pacer_arrival(&L->pace, L->rw->w), ctl_fire, c);
 }
 
 /* A frame of a control call's answer. */
@@ -585,7 +533,7 @@ static void ctl_answer(struct run_live *L, int slot, const Rpc__ServerMsg *m)
  * longer be answered: the connection ended, or their time is up. */
 static void ctls_fail(struct run_live *L, int slot, bool timed_out_only)
 {
-    double now = wall_s();
+    double now = run_target_wall_s();
     for (struct lctl *c = L->ctls; c; c = c->next) {
         if (!c->call_id || (slot && c->slot != slot))
             continue;
@@ -608,7 +556,7 @@ static void stat_answer(struct lstat *s, const uint8_t *p, size_t n)
     if (m->resp_case == RPC__SERVER_MSG__RESP_STATUS && m->call_id == s->call_id) {
         const Rpc__StatusResponse *r = m->status;
         s->ok = true;
-        s->answered_s = wall_s();
+        s->answered_s = run_target_wall_s();
         s->leader_id = r->leader;
         s->term = r->raftterm;
         s->index = r->raftindex;
@@ -669,7 +617,7 @@ static void stat_ask(struct run_live *L, int slot)
         stat_end(s);
         return;
     }
-    if (s->answered_s && wall_s() - s->answered_s > STATUS_STALE_MS / 1000.0)
+    if (s->answered_s && run_target_wall_s() - s->answered_s > STATUS_STALE_MS / 1000.0)
         s->ok = false; /* hung, paused or restarting: no fresh answer */
     if (!s->open) {
         s->L = L;
@@ -698,7 +646,7 @@ static void stat_ask(struct run_live *L, int slot)
     rpc_client_msg_encode(&m, &f);
     frame_put(&b, f.data, f.len);
     fl_buf_close(&f);
-    s->asked_s = wall_s();
+    s->asked_s = run_target_wall_s();
     write_buf((uv_stream_t *)&s->tcp, &b);
 }
 
@@ -801,7 +749,6 @@ static int live_setup(struct run_world *rw, const struct run_cluster_config *cfg
     rw->lv = L;
     L->rw = rw;
     L->n = n;
-    L->injected_ns = INT64_MAX;
     uv_loop_init(&L->loop);
     L->loop_open = true;
     struct fl_buf eb;
@@ -826,11 +773,9 @@ static int live_setup(struct run_world *rw, const struct run_cluster_config *cfg
     }
     uv_timer_init(&L->loop, &L->poll);
     L->poll.data = L;
-    uv_timer_init(&L->loop, &L->wake);
     L->timers_open = true;
     uv_timer_start(&L->poll, on_poll_timer, 0, POLL_MS);
-    /* simulated time now is wall time now: the scenario's clock starts here */
-    L->wall0_s = wall_s() - (double)sim_now_ns(rw->w) * 1e-9;
+    run_pacer_init(&L->pace, &L->loop, rw->w); /* the scenario's clock starts here */
     return FL_OK;
 }
 
@@ -852,19 +797,19 @@ static void live_close(struct run_world *rw)
     if (L->timers_open) {
         uv_timer_stop(&L->poll);
         uv_close((uv_handle_t *)&L->poll, on_closed);
-        uv_close((uv_handle_t *)&L->wake, on_closed);
+        run_pacer_close(&L->pace);
     }
     if (L->cluster_open)
         lv_member_cluster_close(&L->c); /* kills every member, closes the proxies */
     while (L->ctls) {
         struct lctl *c = L->ctls;
-        UNLINK(L->ctls, c);
+        RUN_UNLINK(L->ctls, c);
         fl_buf_close(&c->data);
         free(c);
     }
     while (L->deliveries) {
         struct ldelivery *d = L->deliveries;
-        UNLINK(L->deliveries, d);
+        RUN_UNLINK(L->deliveries, d);
         free(d->frame);
         free(d);
     }
@@ -881,45 +826,17 @@ static void live_close(struct run_world *rw)
     rw->lv = NULL;
 }
 
-/* ---- pacing (run_etcd.h) -------------------------------------------------------------------- */
-
-static void on_wake(uv_timer_t *t)
-{
-    (void)t;
-}
+/* ---- pacing (run_int.h run_pacer) -------------------------------------------------------------
+ */
 
 static void live_pace(struct run_world *rw, int64_t t_ns)
 {
-    struct run_live *L = rw->lv;
-    for (;;) {
-        L->injected_ns = INT64_MAX;
-        uv_run(&L->loop, UV_RUN_NOWAIT);
-        int64_t now = wall_ns(L);
-        if (now >= t_ns || L->injected_ns < t_ns || run_world_stopped(rw))
-            break;
-        int64_t wait_ms = (t_ns - now + FL_MS - 1) / FL_MS;
-        uv_timer_start(&L->wake, on_wake, (uint64_t)FL_MIN(wait_ms, 50), 0);
-        uv_run(&L->loop, UV_RUN_ONCE);
-        if (L->injected_ns < t_ns)
-            break;
-    }
-    uv_timer_stop(&L->wake);
+    run_pacer_pace(rw, &rw->lv->pace, t_ns);
 }
 
 static void live_advance(struct run_world *rw, int64_t until_ns)
 {
-    while (!run_world_stopped(rw)) {
-        int64_t next = sim_next_time_ns(rw->w);
-        if (next <= until_ns) {
-            run_sim_step(rw); /* paces itself */
-            continue;
-        }
-        live_pace(rw, until_ns);
-        if (sim_next_time_ns(rw->w) > until_ns && wall_ns(rw->lv) >= until_ns)
-            break;
-    }
-    if (!run_world_stopped(rw) && sim_now_ns(rw->w) < until_ns)
-        sim_run_until(rw->w, until_ns);
+    run_pacer_advance(rw, &rw->lv->pace, until_ns);
 }
 
 /* ---- cluster view ------------------------------------------------------------------------------
@@ -1139,7 +1056,7 @@ static void live_ctl(struct run_world *rw, const char *kind, int node, int64_t a
     c->done = done;
     c->ud = ud;
     fl_buf_init(&c->data);
-    LINK(L->ctls, c);
+    RUN_LINK(L->ctls, c);
     int at = node;
     if (!at || !strcmp(kind, "move_leader"))
         at = live_leader(rw);
@@ -1147,7 +1064,7 @@ static void live_ctl(struct run_world *rw, const char *kind, int node, int64_t a
         at = 1;
     c->slot = at;
     c->call_id = CTL_CALL_BIT | ++L->ctl_seq;
-    c->deadline_s = wall_s() + CTL_TIMEOUT_MS / 1000.0;
+    c->deadline_s = run_target_wall_s() + CTL_TIMEOUT_MS / 1000.0;
     Rpc__ClientMsg m = RPC__CLIENT_MSG__INIT;
     Rpc__CompactionRequest compact = RPC__COMPACTION_REQUEST__INIT;
     Rpc__DefragmentRequest defrag = RPC__DEFRAGMENT_REQUEST__INIT;
