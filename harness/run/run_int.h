@@ -103,8 +103,6 @@ int64_t run_pacer_wall_ns(const struct run_pacer *p);
 int64_t run_pacer_arrival(struct run_pacer *p, struct sim_world *w);
 void run_pacer_pace(struct run_world *rw, struct run_pacer *p, int64_t t_ns);
 void run_pacer_advance(struct run_world *rw, struct run_pacer *p, int64_t until_ns);
-/* A node event a real target saw: kept, recorded, and a leader change in the summary. */
-void run_target_node_event(struct run_world *rw, const struct srv_event *ev);
 /* Doubly linked lists of a target's calls in flight. */
 #define RUN_LINK(head, x)                                                                          \
     do {                                                                                           \
@@ -538,6 +536,8 @@ json_t *run_coverage_json(const struct run_world *rw);                    /* NUL
 
 /* run_observe.c */
 void run_events_keep(struct run_world *rw, const struct srv_event *ev);
+/* A node event (any target's): kept, recorded, and a new leader in the summary. */
+void run_events_note(struct run_world *rw, const struct srv_event *ev);
 void run_events_free(struct run_world *rw);
 
 /* run_record.c */

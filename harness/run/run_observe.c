@@ -47,6 +47,20 @@ void run_events_free(struct run_world *rw)
     rw->obs.n_events = rw->obs.cap_events = 0;
 }
 
+void run_events_note(struct run_world *rw, const struct srv_event *ev)
+{
+    run_events_keep(rw, ev);
+    if (rw->db)
+        run_record_node_event(rw, ev);
+    if (!strcmp(ev->kind, SRV_EV_LEADER)) {
+        json_t *l = json_object();
+        json_object_set_new(l, "at_ms", json_integer(ev->at_ns / FL_MS));
+        json_object_set_new(l, "node", json_integer(ev->node));
+        json_object_set_new(l, "term", json_integer((json_int_t)ev->term));
+        json_array_append_new(rw->sum.leaders, l);
+    }
+}
+
 const struct run_node_event *run_node_events(const struct run_world *rw, size_t *n)
 {
     *n = rw->obs.n_events;

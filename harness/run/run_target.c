@@ -182,17 +182,3 @@ void run_pacer_advance(struct run_world *rw, struct run_pacer *p, int64_t until_
     if (!run_world_stopped(rw) && sim_now_ns(rw->w) < until_ns)
         sim_run_until(rw->w, until_ns);
 }
-
-void run_target_node_event(struct run_world *rw, const struct srv_event *ev)
-{
-    run_events_keep(rw, ev);
-    if (rw->db)
-        run_record_node_event(rw, ev);
-    if (!strcmp(ev->kind, SRV_EV_LEADER)) {
-        json_t *l = json_object();
-        json_object_set_new(l, "at_ms", json_integer(ev->at_ns / FL_MS));
-        json_object_set_new(l, "node", json_integer(ev->node));
-        json_object_set_new(l, "term", json_integer((json_int_t)ev->term));
-        json_array_append_new(rw->sum.leaders, l);
-    }
-}

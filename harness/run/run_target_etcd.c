@@ -520,7 +520,7 @@ static void node_event_f(struct run_etcd *E, int slot, const char *kind, uint64_
     ev.kind = kind;
     ev.term = term;
     ev.detail = detail;
-    run_target_node_event(rw, &ev);
+    run_events_note(rw, &ev);
 }
 
 static void node_event(struct run_etcd *E, int slot, const char *kind, uint64_t term,

@@ -175,6 +175,26 @@ static void hello_put(struct fl_buf *b)
     frame_put(b, h, sizeof h);
 }
 
+/* Appends the n bytes read to in, then hands every whole frame in it (4-byte
+ * little-endian length and the bytes) to fn; what is left waits for more bytes. */
+static void frames_take(struct fl_buf *in, const char *bytes, size_t n,
+                        void (*fn)(void *arg, const uint8_t *p, size_t n), void *arg)
+{
+    fl_buf_append(in, bytes, n);
+    size_t off = 0;
+    while (in->len - off >= 4) {
+        uint32_t len = get_u32(in->data + off);
+        if (in->len - off - 4 < len)
+            break;
+        fn(arg, in->data + off + 4, len);
+        off += 4 + (size_t)len;
+    }
+    if (off) {
+        memmove(in->data, in->data + off, in->len - off);
+        in->len -= off;
+    }
+}
+
 /* ---- writes ---------------------------------------------------------------------------- */
 
 struct lwrite {
@@ -268,23 +288,17 @@ static void conn_end(struct lconn *c, bool tell)
     uv_close((uv_handle_t *)&c->tcp, conn_closed);
 }
 
+static void conn_frame(void *arg, const uint8_t *p, size_t n)
+{
+    struct lconn *c = arg;
+    deliver(c->L, c, p, n);
+}
+
 static void conn_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 {
     struct lconn *c = s->data;
     if (nread > 0 && !c->closing) {
-        fl_buf_append(&c->in, buf->base, (size_t)nread);
-        size_t off = 0;
-        while (c->in.len - off >= 4) {
-            uint32_t len = get_u32(c->in.data + off);
-            if (c->in.len - off - 4 < len)
-                break;
-            deliver(c->L, c, c->in.data + off + 4, len);
-            off += 4 + (size_t)len;
-        }
-        if (off) {
-            memmove(c->in.data, c->in.data + off, c->in.len - off);
-            c->in.len -= off;
-        }
+        frames_take(&c->in, buf->base, (size_t)nread, conn_frame, c);
     }
     free(buf->base);
     if (nread < 0)
@@ -416,7 +430,7 @@ static void node_event(struct run_live *L, int slot, const char *kind, uint64_t 
     ev.term = term;
     ev.detail = detail ? detail : "";
     ev.revision = revision;
-    run_target_node_event(L->rw, &ev);
+    run_events_note(L->rw, &ev);
 }
 
 /* A line of a member's event file ({"at_ns","node","member_id","kind","term",
@@ -571,23 +585,16 @@ static void stat_answer(struct lstat *s, const uint8_t *p, size_t n)
     rpc__server_msg__free_unpacked(m, NULL);
 }
 
+static void stat_frame(void *arg, const uint8_t *p, size_t n)
+{
+    stat_answer(arg, p, n);
+}
+
 static void stat_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 {
     struct lstat *s = st->data;
     if (nread > 0) {
-        fl_buf_append(&s->in, buf->base, (size_t)nread);
-        size_t off = 0;
-        while (s->in.len - off >= 4) {
-            uint32_t len = get_u32(s->in.data + off);
-            if (s->in.len - off - 4 < len)
-                break;
-            stat_answer(s, s->in.data + off + 4, len);
-            off += 4 + (size_t)len;
-        }
-        if (off) {
-            memmove(s->in.data, s->in.data + off, s->in.len - off);
-            s->in.len -= off;
-        }
+        frames_take(&s->in, buf->base, (size_t)nread, stat_frame, s);
     }
     free(buf->base);
     if (nread < 0)

@@ -138,9 +138,7 @@ bool run_world_is_setup(const struct run_world *rw)
 static void on_node_event(void *ud, const struct srv_event *ev)
 {
     struct run_world *rw = ud;
-    run_events_keep(rw, ev);
-    if (rw->db)
-        run_record_node_event(rw, ev);
+    run_events_note(rw, ev);
     if (!strcmp(ev->kind, SRV_EV_LEASE_END))
         run_record_lease_end(rw, ev);
     else if (!strcmp(ev->kind, SRV_EV_COMPACT))
@@ -149,13 +147,6 @@ static void on_node_event(void *ud, const struct srv_event *ev)
     if (!strcmp(ev->kind, SRV_EV_RESTART) && ev->term == 0 &&
         !strcmp(ev->detail, SRV_EV_JOINED_DETAIL))
         run_member_joined(rw, ev->node);
-    if (!strcmp(ev->kind, SRV_EV_LEADER)) {
-        json_t *l = json_object();
-        json_object_set_new(l, "at_ms", json_integer(ev->at_ns / FL_MS));
-        json_object_set_new(l, "node", json_integer(ev->node));
-        json_object_set_new(l, "term", json_integer((json_int_t)ev->term));
-        json_array_append_new(rw->sum.leaders, l);
-    }
 }
 
 static bool member_bad(void *ud, int node)
