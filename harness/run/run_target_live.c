@@ -120,6 +120,8 @@ struct lbridge {
     uint32_t epoch; /* bumped at every kill: frames from an older life are dropped */
     int64_t rate_ppm;
     char rate_arg[24];
+    double started_s;  /* wall seconds of its process's last start */
+    bool skew_pending; /* SIGUSR1 to send once the process answered a Status */
 };
 
 struct run_live {
@@ -670,12 +672,27 @@ static void poll_note(struct run_live *L)
     L->term = term;
 }
 
+/* A skew the member process takes now (SIGUSR1: it reads DATA/skew_ppm), once it can:
+ * SIGUSR1 ends a process that has not installed its handler yet (the pdeath wrapper,
+ * or a member still starting), so only after it answered a Status since its start. */
+static void skew_signal(struct run_live *L, int slot)
+{
+    struct lbridge *b = &L->b[slot];
+    const struct lv_proc *p = &L->c.m[slot - 1].proc;
+    if (!b->skew_pending || !p->running || p->pid <= 0 || L->st[slot].answered_s <= b->started_s)
+        return;
+    b->skew_pending = false;
+    kill(p->pid, SIGUSR1); /* a paused member takes it when it resumes */
+}
+
 static void on_poll_timer(uv_timer_t *t)
 {
     struct run_live *L = t->data;
     if (L->closing)
         return;
     lv_member_events_poll(&L->c, on_member_event, L);
+    for (int i = 1; i <= L->n; i++)
+        skew_signal(L, i);
     ctls_fail(L, 0, true);
     for (int i = 1; i <= L->n; i++)
         stat_ask(L, i);
@@ -776,6 +793,7 @@ static int live_setup(struct run_world *rw, const struct run_cluster_config *cfg
     fl_buf_close(&eb);
     for (int i = 1; i <= n; i++) {
         bridge_add(L, i);
+        L->b[i].started_s = run_target_wall_s();
         fl_buf_init(&L->st[i].in);
     }
     uv_timer_init(&L->loop, &L->poll);
@@ -958,11 +976,13 @@ static void live_skew(struct run_world *rw, int id, int64_t rate_ppm)
     bool ok = f && fprintf(f, "%s\n", b->rate_arg) > 0;
     if (f && fclose(f))
         ok = false;
-    if (!ok)
-        fl_log(FL_LOG_ERROR, "target live: cannot write %s", fl_buf_cstr(&path));
-    else if (m->proc.running && m->proc.pid > 0)
-        kill(m->proc.pid, SIGUSR1); /* a paused member takes it when it resumes */
     fl_buf_close(&path);
+    if (!ok) {
+        fl_log(FL_LOG_ERROR, "target live: cannot write %s/skew_ppm", m->data_dir);
+        return;
+    }
+    b->skew_pending = true; /* a member not running takes it from --skew-ppm at its start */
+    skew_signal(L, id);
 }
 
 static void live_node_fault(struct run_world *rw, int id, const char *kind)
@@ -977,8 +997,13 @@ static void live_node_fault(struct run_world *rw, int id, const char *kind)
         sim_proc_kill(rw->w, proc);
         stat_end(&L->st[id]);
     } else if (!strcmp(kind, "restart")) {
-        if (!m->proc.running && lv_proc_start(&m->proc, &err))
-            fl_log(FL_LOG_ERROR, "target live: restart of member %d: %s", id, fl_buf_cstr(&err));
+        if (!m->proc.running) {
+            L->b[id].started_s = run_target_wall_s();
+            L->b[id].skew_pending = false; /* its --skew-ppm is the rate */
+            if (lv_proc_start(&m->proc, &err))
+                fl_log(FL_LOG_ERROR, "target live: restart of member %d: %s", id,
+                       fl_buf_cstr(&err));
+        }
         if (sim_proc_state(rw->w, proc) == SIM_PROC_DOWN)
             sim_proc_restart(rw->w, proc);
     } else if (!strcmp(kind, "pause")) {
