@@ -52,6 +52,7 @@
 #define STATUS_STALE_MS 1000
 #define LIVE_HELLO_ADDR 1000 /* the address our hello frames name: not a member's */
 #define CTL_TIMEOUT_MS  10000
+#define START_MS        20000
 #define CTL_CALL_BIT    ((uint64_t)1 << 62) /* control calls' ids on a Status connection */
 
 struct run_live;
@@ -116,12 +117,14 @@ struct lctl {
 };
 
 struct lbridge {
+    struct run_live *L;
     int slot, proc;
     uint32_t epoch; /* bumped at every kill: frames from an older life are dropped */
     int64_t rate_ppm;
     char rate_arg[24];
     double started_s;  /* wall seconds of its process's last start */
     bool skew_pending; /* SIGUSR1 to send once the process answered a Status */
+    bool up_pending;   /* the bridge listens again once the process answered a Status */
 };
 
 struct run_live {
@@ -412,6 +415,7 @@ static void bridge_add(struct run_live *L, int slot)
     static const struct sim_proc_ops ops = {bridge_on_kill, bridge_on_restart};
     char name[16];
     snprintf(name, sizeof name, "n%d", slot);
+    L->b[slot].L = L;
     L->b[slot].slot = slot;
     L->b[slot].rate_ppm = SIM_PPM;
     L->b[slot].proc = sim_proc_add(L->rw->w, name, &ops, L);
@@ -685,14 +689,35 @@ static void skew_signal(struct run_live *L, int slot)
     kill(p->pid, SIGUSR1); /* a paused member takes it when it resumes */
 }
 
+static void bridge_up_fire(struct sim_world *w, void *ctx)
+{
+    struct lbridge *b = ctx;
+    if (b->L->c.m[b->slot - 1].proc.running && sim_proc_state(w, b->proc) == SIM_PROC_DOWN)
+        sim_proc_restart(w, b->proc);
+}
+
+/* A restarted member's bridge listens again (its clients can connect) once the new
+ * process serves: it answered a Status since its start. Until then a client's dial is
+ * refused, as a dial to a process that does not listen yet is. */
+static void bridge_up(struct run_live *L, int slot)
+{
+    struct lbridge *b = &L->b[slot];
+    if (!b->up_pending || !L->c.m[slot - 1].proc.running || L->st[slot].answered_s <= b->started_s)
+        return;
+    b->up_pending = false;
+    sim_schedule_at(L->rw->w, run_pacer_arrival(&L->pace, L->rw->w), bridge_up_fire, b);
+}
+
 static void on_poll_timer(uv_timer_t *t)
 {
     struct run_live *L = t->data;
     if (L->closing)
         return;
     lv_member_events_poll(&L->c, on_member_event, L);
-    for (int i = 1; i <= L->n; i++)
+    for (int i = 1; i <= L->n; i++) {
         skew_signal(L, i);
+        bridge_up(L, i);
+    }
     ctls_fail(L, 0, true);
     for (int i = 1; i <= L->n; i++)
         stat_ask(L, i);
@@ -751,6 +776,15 @@ static void member_flags(struct run_live *L, const struct run_cluster_config *c,
 
 static void live_close(struct run_world *rw);
 
+static bool all_serve(void *arg)
+{
+    struct run_live *L = arg;
+    for (int i = 1; i <= L->n; i++)
+        if (!L->st[i].answered_s)
+            return false;
+    return true;
+}
+
 static int live_setup(struct run_world *rw, const struct run_cluster_config *cfg, char *err,
                       size_t err_len)
 {
@@ -800,6 +834,13 @@ static int live_setup(struct run_world *rw, const struct run_cluster_config *cfg
     L->poll.data = L;
     L->timers_open = true;
     uv_timer_start(&L->poll, on_poll_timer, 0, POLL_MS);
+    /* the scenario starts once every member serves (answered a Status) */
+    if (!lv_run_until(&L->loop, all_serve, L, START_MS)) {
+        snprintf(err, err_len,
+                 "target live: not every member answered within %d ms (see %s/m*.log)", START_MS,
+                 L->wd.path);
+        return FL_ETIMEOUT;
+    }
     run_pacer_init(&L->pace, &L->loop, rw->w); /* the scenario's clock starts here */
     return FL_OK;
 }
@@ -822,7 +863,8 @@ static void live_close(struct run_world *rw)
     if (L->timers_open) {
         uv_timer_stop(&L->poll);
         uv_close((uv_handle_t *)&L->poll, on_closed);
-        run_pacer_close(&L->pace);
+        if (L->pace.loop) /* set up once every member served */
+            run_pacer_close(&L->pace);
     }
     if (L->cluster_open)
         lv_member_cluster_close(&L->c); /* kills every member, closes the proxies */
@@ -994,18 +1036,21 @@ static void live_node_fault(struct run_world *rw, int id, const char *kind)
     fl_buf_init(&err);
     if (!strcmp(kind, "kill")) {
         lv_proc_kill(&m->proc);
-        sim_proc_kill(rw->w, proc);
+        L->b[id].up_pending = false;
+        if (sim_proc_state(rw->w, proc) != SIM_PROC_DOWN)
+            sim_proc_kill(rw->w, proc);
         stat_end(&L->st[id]);
     } else if (!strcmp(kind, "restart")) {
         if (!m->proc.running) {
             L->b[id].started_s = run_target_wall_s();
             L->b[id].skew_pending = false; /* its --skew-ppm is the rate */
+            L->b[id].up_pending = true;    /* its bridge follows once it serves */
             if (lv_proc_start(&m->proc, &err))
                 fl_log(FL_LOG_ERROR, "target live: restart of member %d: %s", id,
                        fl_buf_cstr(&err));
-        }
-        if (sim_proc_state(rw->w, proc) == SIM_PROC_DOWN)
+        } else if (sim_proc_state(rw->w, proc) == SIM_PROC_DOWN && !L->b[id].up_pending) {
             sim_proc_restart(rw->w, proc);
+        }
     } else if (!strcmp(kind, "pause")) {
         if (m->proc.running && !m->proc.paused)
             lv_proc_pause(&m->proc);
