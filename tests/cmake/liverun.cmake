@@ -14,7 +14,7 @@ add_test(NAME live.member_target.smoke
 add_test(NAME live.member_target.refuse
   COMMAND sh ${FL_LIVE_SCN}/refuse.sh ${FL_BIN} ${FL_LIVE_WORK}/refuse)
 # net (delay), clog and a one-way partition between member processes go through the
-# peer proxies (about 7 s).
+# peer proxies; snapshot_save, alarm_disarm and move_leader reach the processes (about 8 s).
 add_test(NAME live.member_target.net
   COMMAND sh ${FL_LIVE_SCN}/pass.sh ${FL_BIN} ${FL_LIVE_SCN}/net.lua ${FL_LIVE_WORK}/net)
 # faultline killed with SIGKILL in the middle of a live run: its member processes die too.

@@ -2,7 +2,8 @@
 -- peer proxies. A delay on the leader's peer links slows every write by about that
 -- much (its replication must cross them); a clog of the leader's outgoing peer links
 -- stops the writes; a one-way cut of the leader's outgoing links makes the others
--- elect a new leader. After each undo, writes are fast again.
+-- elect a new leader. After each undo, writes are fast again. Then snapshot_save,
+-- alarm_disarm and move_leader, as RPCs to the processes.
 scenario {
   name = "live-net",
   cluster = { nodes = 3 },
@@ -46,3 +47,15 @@ heal()
 run(1*s)
 local ok4 = put_ms("net/4")
 expect(ok4, "a put after the heal", ok4)
+
+-- the other control calls reach the member processes too
+local snap, serr = snapshot_save(leader())
+expect(snap ~= nil and snap:size() > 0, "snapshot_save streams a backup from the leader's process",
+       serr or (snap and snap:size()))
+local dis, derr = alarm_disarm()
+expect(dis, "alarm_disarm is answered", derr)
+local target = others(leader())[1]
+local mok, merr = move_leader(target)
+expect(mok, "move_leader is answered", merr)
+expect(run_until(function() return leader() == target end, 5*s), "the chosen member leads",
+       { leader = leader(), target = target })
