@@ -317,7 +317,7 @@ struct kvc_config {
     int64_t probe_dead_ms;        /* health_aware: no probe answer this long while another member
                                    * is healthy closes the connection, as a keepalive failure
                                    * does (its calls in flight end) [2000]; 0 never */
-    int64_t lease_keepalive_retry_ms;     /* keep-alive stream re-open wait [500] */
+    int64_t lease_keepalive_retry_ms;     /* keep-alive re-open wait and send tick [500] */
     const struct kvc_endpoint *endpoints; /* copied */
     size_t endpoint_count;
     struct kvc_observer observer; /* copied; fields may be NULL */
@@ -379,9 +379,11 @@ uint64_t kvc_watch(struct kvc_client *c, const struct kvc_watch_req *req,
  * "canceled by client") before this returns. FL_ENOENT when no such open watch. */
 int kvc_watch_cancel(struct kvc_client *c, uint64_t watch_id);
 
-/* Keeps lease_id alive: a stream that sends a keep-alive every TTL/3 (and at once)
- * and reports each answer through done (method KVC_LEASE_KEEPALIVE, ttl_s; ttl_s <= 0
- * means the lease is gone and the stream ends). A broken stream is re-opened after
+/* Keeps lease_id alive: a stream that sends a keep-alive at once, then (clientv3
+ * sendKeepAliveLoop) on each lease_keepalive_retry_ms tick once TTL/3 has passed
+ * since the last answer, so on every tick while no answer comes. It reports each
+ * answer through done (method KVC_LEASE_KEEPALIVE, ttl_s; ttl_s <= 0 means the lease
+ * is gone and the stream ends). A broken stream is re-opened after
  * lease_keepalive_retry_ms. The last call has status fail and an error. Returns the
  * stream id. */
 uint64_t kvc_lease_keepalive(struct kvc_client *c, int64_t lease_id,

@@ -198,6 +198,7 @@ struct kvc_stream {
     /* keep-alive */
     int64_t lease_id;
     int64_t ttl_s;
+    int64_t next_ka_ns; /* clientv3 nextKeepAlive: due once the clock is past it */
     kvc_done_fn *kfn;
     /* index links (client_index.c): every stream in id order, and the state queue
      * it is in (WAIT: a wait set; OPEN: its endpoint's open set; else none) */

@@ -6,8 +6,11 @@
  *     delivered + 1 (or the progress / creation revision + 1), with a backoff that
  *     starts at 1 ms and grows by 25% up to 100 ms; a compacted resume ends it with
  *     the compact revision;
- *   - a keep-alive stream sends a request at once and then every TTL/3, re-opens a
- *     broken stream after lease_keepalive_retry_ms, and gives up when no answer
+ *   - a keep-alive stream sends a request at once; then, as clientv3 3.4's
+ *     sendKeepAliveLoop, every lease_keepalive_retry_ms (500 ms, retryConnWait) from
+ *     the stream's opening it sends one if the next keep-alive is due, which an answer
+ *     sets to TTL/3 later: while no answer comes it resends every 500 ms. It re-opens
+ *     a broken stream after lease_keepalive_retry_ms, and gives up when no answer
  *     came for a whole TTL (the lease must be presumed expired).
  * A stream stays on the endpoint it was opened on until that connection breaks,
  * the member ends it, or the balancer says to leave (lb_should_leave): that is
@@ -281,11 +284,19 @@ static bool kvc_keepalive_send(struct kvc_stream *st, size_t i)
     return kvc_stream_send(st, i, &m);
 }
 
+/* clientv3 sendKeepAliveLoop: every retryConnWait, a keep-alive for the lease if
+ * its nextKeepAlive is before now. Runs while the incarnation is open (stopped by
+ * kvc_stream_resume / kvc_stream_end). */
 static void kvc_keepalive_tick(void *ctx)
 {
     struct kvc_stream *st = ctx;
-    if (st->state == KVC_ST_OPEN && st->ep >= 0)
+    struct kvc_client *c = st->c;
+    if (st->state != KVC_ST_OPEN || st->ep < 0)
+        return;
+    if (st->next_ka_ns < kvc_now(c))
         kvc_keepalive_send(st, (size_t)st->ep);
+    env_timer_start(c->env, &st->tick_timer, c->cfg.lease_keepalive_retry_ms * FL_MS,
+                    kvc_keepalive_tick, st);
 }
 
 static void kvc_stream_open(struct kvc_stream *st, size_t i)
@@ -302,6 +313,11 @@ static void kvc_stream_open(struct kvc_stream *st, size_t i)
     kvc_stream_set_state(st, KVC_ST_OPEN);
     c->st.last_stream_node = c->eps[i].node;
     kvc_conn_stream_attach(c, i);
+    if (st->kind == KVC_STREAM_KEEPALIVE) {
+        env_timer_stop(c->env, &st->tick_timer);
+        env_timer_start(c->env, &st->tick_timer, c->cfg.lease_keepalive_retry_ms * FL_MS,
+                        kvc_keepalive_tick, st);
+    }
 }
 
 /* Collects the streams a dispatch may act on: open balancer-routed streams on an
@@ -519,9 +535,9 @@ static void kvc_keepalive_on_msg(struct kvc_stream *st, const Rpc__ServerMsg *m)
     kvc_decode_header(&r.header, m);
     r.lease_id = m->lease_keepalive->id;
     r.ttl_s = st->ttl_s;
-    /* Next keep-alive at TTL/3; the lease is presumed gone after a TTL of silence. */
-    env_timer_stop(c->env, &st->tick_timer);
-    env_timer_start(c->env, &st->tick_timer, st->ttl_s * FL_S / 3, kvc_keepalive_tick, st);
+    /* Next keep-alive due at TTL/3 (sent by the next tick past it); the lease is
+     * presumed gone after a TTL of silence. */
+    st->next_ka_ns = kvc_now(c) + st->ttl_s * FL_S / 3;
     env_timer_stop(c->env, &st->deadline_timer);
     env_timer_start(c->env, &st->deadline_timer, st->ttl_s * FL_S, kvc_keepalive_deadline, st);
     if (st->kfn)

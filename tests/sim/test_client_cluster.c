@@ -675,6 +675,45 @@ static void test_lease_keepalive(void)
     env_close(&e);
 }
 
+/* clientv3 3.4 sendKeepAliveLoop: while a keep-alive is unanswered, it is resent on
+ * every 500 ms tick (nextKeepAlive is only moved by an answer). The client's frames
+ * are held for 2.4 s right after an answer: the request due TTL/3 = 1 s later and the
+ * resends after it (every 500 ms) all wait, and each is answered once released. A
+ * client that sends only one request per answer gets one answer. round_robin: no
+ * health probes, whose silence would close the connections. */
+static void test_lease_keepalive_resend(void)
+{
+    struct env e;
+    env_open(&e, 81, LB_ROUND_ROBIN, 2000);
+    struct kvc_request req;
+    memset(&req, 0, sizeof(req));
+    req.method = KVC_LEASE_GRANT;
+    req.ttl_s = 3;
+    struct done g = {0};
+    kvc_call(e.c, &req, NULL, on_done, &g);
+    wait_done(&e, &g, 1, 10 * FL_S);
+    CHECK_EQ_INT(g.status, KVC_OK);
+    struct kalog k = {0, 0, 0, ""};
+    uint64_t sid = kvc_lease_keepalive(e.c, g.lease_id, NULL, on_ka, &k);
+    for (int i = 0; i < 5000 && k.ok < 2; i++)
+        sim_run_for(e.w, 1 * FL_MS);
+    CHECK_EQ_INT(k.ok, 2);
+    int cp = kvc_client_proc(e.c);
+    net_hold(e.w, cp, -1);
+    sim_run_for(e.w, 2400 * FL_MS);
+    CHECK_EQ_INT(k.ok, 2);
+    net_release(e.w, cp, -1);
+    sim_run_for(e.w, 200 * FL_MS);
+    /* Sent while held: one at the first tick past +1 s, then one every 500 ms up to
+     * +2.4 s: two or three. */
+    int answers = k.ok - 2;
+    CHECK(answers >= 2);
+    CHECK(answers <= 3);
+    CHECK_EQ_INT(k.ended, 0);
+    CHECK_EQ_INT(kvc_lease_keepalive_stop(e.c, sid), 0);
+    env_close(&e);
+}
+
 int main(void)
 {
     for (int k = 0; k < LB_KIND_COUNT; k++)
@@ -689,6 +728,7 @@ int main(void)
     FL_TEST(test_bug_retry_sent_writes);
     FL_TEST(test_watch_resume);
     FL_TEST(test_lease_keepalive);
+    FL_TEST(test_lease_keepalive_resend);
     FL_TEST(test_at_most_once);
     FL_TEST(test_watch_compacted);
     for (int k = 0; k < LB_KIND_COUNT; k++)
