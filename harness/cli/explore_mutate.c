@@ -23,7 +23,8 @@
  * while another is pending, a leader removed, a snapshot installed while watchers are
  * open, a compaction with a member behind it, ...) may instead be aimed at (xp_aim):
  * one fault (kill, power loss, crash-after-WAL-save, isolate, pause) inserted up to half
- * an election timeout before one of those moments, on its member (or any), waiting for
+ * an election timeout before one of those moments (never before the parent's fault
+ * phase), on its member (or any), waiting for
  * its node event and firing right after it: the fault lands in the window, not at a
  * random time.
  *
@@ -344,14 +345,17 @@ void xp_aim(struct sim_rng *r, const struct xp_entry *parent, int which, struct 
     static const int kinds[] = {RUN_ADD_KILL,    RUN_ADD_KILL,    RUN_ADD_POWER, RUN_ADD_CRASH_SAVE,
                                 RUN_ADD_ISOLATE, RUN_ADD_ISOLATE, RUN_ADD_PAUSE};
     /* from up to half an election timeout before it: the same moment of the run, which a
-     * fault placed earlier moves by a little */
+     * fault placed earlier moves by a little; never before the fault phase (a risky
+     * moment before it, e.g. the first election, waits for its next occurrence in the
+     * phase: a fault before it breaks what the scenario expects of its quiet start,
+     * such as "a leader is elected") */
     int64_t before = sim_rng_range(r, 0, FL_MAX(1, parent->election_ns / FL_MS / 2)) * FL_MS;
     struct run_added_fault f = {
         .kind = kinds[sim_rng_below(r, FL_ARRAY_LEN(kinds))],
         .node = k->node > 0 && sim_rng_below(r, 100) < 70
                     ? k->node
                     : (int)sim_rng_range(r, 1, FL_MAX(1, parent->nodes)),
-        .at_ns = FL_MAX(FL_MS, k->at_ns - before),
+        .at_ns = FL_MAX(FL_MAX(FL_MS, parent->phase_from), k->at_ns - before),
         .for_ns = rand_len(r, parent),
         .on = k->on,
     };
