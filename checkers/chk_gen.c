@@ -4,6 +4,7 @@
  * changes and watch events, applies the mutation there, then emits a chk_history.
  */
 #include "checkers/gen.h"
+#include "harness/common/rng.h"
 
 enum { G_GET = 0, G_PUT, G_DEL, G_CAS, G_RANGE, G_MPUT };
 
@@ -13,10 +14,7 @@ struct grng {
 
 static uint64_t rnd(struct grng *r)
 {
-    uint64_t z = (r->s += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
+    return fl_splitmix64(&r->s);
 }
 
 static uint32_t below(struct grng *r, uint32_t n)

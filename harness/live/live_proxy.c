@@ -7,6 +7,7 @@
  */
 #include "harness/live/live_proxy.h"
 #include "harness/common/list.h"
+#include "harness/common/rng.h"
 
 #include <strings.h>
 
@@ -41,14 +42,6 @@ struct lv_conn {
     int handles;
     struct lv_conn *next, *prev;
 };
-
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
 
 void lv_net_init(struct lv_net *n, uv_loop_t *loop, uint64_t seed)
 {
@@ -264,7 +257,7 @@ static int64_t pump_dir(struct lv_conn *c, struct lv_dir *d, int64_t now)
             struct lv_chunk *k = d->head;
             if (k->release_ms < 0) {
                 int64_t r = k->in_ms + l->delay_ms;
-                if (l->loss_ppm && rng_next(&net->rng) % 1000000u < l->loss_ppm) {
+                if (l->loss_ppm && fl_splitmix64(&net->rng) % 1000000u < l->loss_ppm) {
                     r += net->loss_rto_ms;
                     net->chunks_lost++;
                 }
