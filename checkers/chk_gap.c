@@ -20,6 +20,7 @@
  * that fit; last those that fit only if another unknown op undoes them.
  */
 #include "checkers/chk_rev_int.h"
+#include "harness/common/lower_bound.h"
 #include "harness/common/marker.h"
 
 int chk__rv_cand_cmp(const void *a, const void *b)
@@ -229,14 +230,8 @@ uint32_t chk__rv_apply_watch_gap(struct rv *r, struct rv_replay *p, int64_t g)
 /* The first candidate not ordered before probe (cands are sorted by chk__rv_cand_cmp). */
 static size_t cand_lower_bound(const struct rv *r, const struct cand_ent *probe)
 {
-    size_t lo = 0, hi = r->cand_count;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (chk__rv_cand_cmp(&r->cands[mid], probe) < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo;
+    FL_LOWER_BOUND(lo, r->cand_count, mid, chk__rv_cand_cmp(&r->cands[mid], probe) < 0);
     return lo;
 }
 
@@ -374,14 +369,10 @@ static int put_cmp(const void *a, const void *b)
 static uint32_t puts_lower(const struct rv *r, int32_t key, int64_t lo)
 {
     FL_ASSERT(key >= 0 && (uint32_t)key < r->h->keys.count);
-    uint32_t a = r->put_key[key], b = r->put_key[key + 1];
-    while (a < b) {
-        uint32_t mid = (a + b) / 2;
-        if (r->puts[mid].rev < lo)
-            a = mid + 1;
-        else
-            b = mid;
-    }
+    uint32_t first = r->put_key[key];
+    size_t i;
+    FL_LOWER_BOUND(i, r->put_key[key + 1] - first, mid, r->puts[first + mid].rev < lo);
+    uint32_t a = first + (uint32_t)i;
     FL_ASSERT(a == r->put_count || r->puts[a].key > key || r->puts[a].rev >= lo);
     return a;
 }
@@ -795,14 +786,10 @@ static bool other_cand_puts(const struct rv *r, int32_t k, uint32_t self, int64_
 static uint32_t obs_lower(const struct rv *r, int32_t k, int64_t g)
 {
     FL_ASSERT(k >= 0 && (uint32_t)k < r->h->keys.count);
-    uint32_t lo = r->obs_key[k], hi = r->obs_key[k + 1];
-    while (lo < hi) {
-        uint32_t mid = (lo + hi) / 2;
-        if (r->obs[mid].at < g)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    uint32_t first = r->obs_key[k];
+    size_t i;
+    FL_LOWER_BOUND(i, r->obs_key[k + 1] - first, mid, r->obs[first + mid].at < g);
+    uint32_t lo = first + (uint32_t)i;
     FL_ASSERT(lo == r->obs_count || r->obs[lo].key > k || r->obs[lo].at >= g);
     return lo;
 }
