@@ -161,13 +161,22 @@ struct kvhash *srv_cluster_kvhash(struct srv_cluster *cl, uint64_t cluster_id)
     return safety_entry(cl, cluster_id)->kv;
 }
 
+/* Keeps the first failure a checker reports in *slot and emits it as event ev; a later
+ * one is dropped. False when *slot already held one. */
+static bool first_failure(struct srv_cluster *cl, char **slot, int node, uint64_t member_id,
+                          const char *ev, uint64_t term, const char *json)
+{
+    if (*slot)
+        return false;
+    *slot = fl_strdup(json);
+    srv_cluster_emit(cl, node, member_id, ev, term, *slot);
+    return true;
+}
+
 void srv_cluster_kv_corrupt(struct srv_cluster *cl, int node, uint64_t member_id, uint64_t term,
                             const char *json)
 {
-    if (cl->corruption)
-        return;
-    cl->corruption = fl_strdup(json);
-    srv_cluster_emit(cl, node, member_id, SRV_EV_CORRUPT, term, cl->corruption);
+    first_failure(cl, &cl->corruption, node, member_id, SRV_EV_CORRUPT, term, json);
 }
 
 const char *srv_cluster_corruption(const struct srv_cluster *cl)
@@ -221,11 +230,8 @@ uint64_t srv_cluster_kv_compared(const struct srv_cluster *cl)
 void srv_cluster_safety_failed(struct srv_cluster *cl, int node, uint64_t member_id, uint64_t term,
                                const char *json)
 {
-    if (cl->violation)
-        return;
-    cl->violation = fl_strdup(json);
-    srv_cluster_emit(cl, node, member_id, SRV_EV_SAFETY, term, cl->violation);
-    sim_stop(cl->w);
+    if (first_failure(cl, &cl->violation, node, member_id, SRV_EV_SAFETY, term, json))
+        sim_stop(cl->w);
 }
 
 const char *srv_cluster_safety_violation(const struct srv_cluster *cl)

@@ -457,6 +457,19 @@ static void delayed_save(void *ctx)
     env_file_fsync(m->env, m->disk.wal_name, on_ready_synced, m);
 }
 
+/* Applies one committed entry and records it as applied (member, mvcc, then the
+ * kv-hash feed when feed_hash and the safety checker): false when a checker failed. */
+static bool apply_committed(struct srv_member *m, const struct raft_entry *e, bool feed_hash)
+{
+    srv_apply_entry(m, e);
+    m->app.applied = e->index;
+    m->app.applied_term = e->term;
+    mvcc_set_applied_index(m->kv, e->index);
+    if (feed_hash)
+        feed_kv_hash(m, false);
+    return SRV_FEED(m, raft_safety_apply(m->chk.safety, m->id, e->index, e->term, entry_hash(e)));
+}
+
 /* FL_BUG(SERVER_APPLY_BEFORE_WAL_SYNC), etcd#14370 (etcd <= 3.5.4): the apply loop ran
  * while the raft loop was still saving the same ready to the WAL. A member alone in its
  * cluster commits its own entries as it appends them, so it answered clients before
@@ -471,13 +484,7 @@ static void apply_before_sync(struct srv_member *m, const struct raft_ready *rd)
         const struct raft_entry *e = &rd->committed[i];
         if (e->index <= m->app.applied)
             continue;
-        srv_apply_entry(m, e);
-        m->app.applied = e->index;
-        m->app.applied_term = e->term;
-        mvcc_set_applied_index(m->kv, e->index);
-        ok = SRV_FEED(m,
-                      raft_safety_apply(m->chk.safety, m->id, e->index, e->term, entry_hash(e))) &&
-             ok;
+        ok = apply_committed(m, e, false) && ok;
     }
     safety_check(m, ok); /* after_persist skips what is applied here */
 }
@@ -793,14 +800,7 @@ static void after_persist(struct srv_member *m)
             m->stopping = true;
             return;
         }
-        srv_apply_entry(m, e);
-        m->app.applied = e->index;
-        m->app.applied_term = e->term;
-        mvcc_set_applied_index(m->kv, e->index);
-        feed_kv_hash(m, false);
-        ok = SRV_FEED(m,
-                      raft_safety_apply(m->chk.safety, m->id, e->index, e->term, entry_hash(e))) &&
-             ok;
+        ok = apply_committed(m, e, true) && ok;
     }
     safety_check(m, ok);
     if (m->stopping)

@@ -67,21 +67,29 @@ struct ent_arrays {
     ProtobufCBinaryData *data;
 };
 
+/* The scalar fields a raft_msg and a Raftpb__Message share under the same names: both
+ * conversions copy them with PEER_COPY_FIELD (out->f = in->f). */
+/* clang-format off */
+#define PEER_MSG_SCALARS(X) \
+    X(from)                 \
+    X(to)                   \
+    X(term)                 \
+    X(log_term)             \
+    X(index)                \
+    X(commit)               \
+    X(context)              \
+    X(reject)               \
+    X(reject_hint)          \
+    X(hint_term)
+/* clang-format on */
+#define PEER_COPY_FIELD(f) out->f = in->f;
+
 static void msg_to_pb(const struct raft_msg *in, Raftpb__Message *out, struct ent_arrays *ea,
                       size_t off, Raftpb__Snapshot *snap, Raftpb__ConfState *cs)
 {
     raftpb__message__init(out);
     out->type = (uint32_t)in->type;
-    out->from = in->from;
-    out->to = in->to;
-    out->term = in->term;
-    out->log_term = in->log_term;
-    out->index = in->index;
-    out->commit = in->commit;
-    out->context = in->context;
-    out->reject = in->reject;
-    out->reject_hint = in->reject_hint;
-    out->hint_term = in->hint_term;
+    PEER_MSG_SCALARS(PEER_COPY_FIELD)
     size_t n = in->entries_count;
     for (size_t i = 0; i < n; i++) {
         ea->index[off + i] = in->entries[i].index;
@@ -119,16 +127,7 @@ static bool msg_from_pb(const Raftpb__Message *in, struct raft_msg *out, struct 
         return false;
     memset(out, 0, sizeof *out);
     out->type = (enum raft_msg_type)in->type;
-    out->from = in->from;
-    out->to = in->to;
-    out->term = in->term;
-    out->log_term = in->log_term;
-    out->index = in->index;
-    out->commit = in->commit;
-    out->context = in->context;
-    out->reject = in->reject;
-    out->reject_hint = in->reject_hint;
-    out->hint_term = in->hint_term;
+    PEER_MSG_SCALARS(PEER_COPY_FIELD)
     size_t n = in->n_entry_index;
     if (in->n_entry_term != n || in->n_entry_type != n || in->n_entry_data != n)
         return false;
@@ -272,6 +271,18 @@ static void on_out_open(void *ctx, env_sock s)
         p->connected_since_ns = srv_member_now(m);
 }
 
+/* p's outgoing connection is gone (closed by the peer or timed out here): raft learns
+ * the peer is unreachable, and a snapshot being sent to it failed. */
+static void out_lost(struct srv_member *m, struct srv_peer *p)
+{
+    p->out = 0;
+    p->connected_since_ns = -1;
+    raft_report_unreachable(m->raft, p->id);
+    struct raft_progress pr;
+    if (raft_progress_get(m->raft, p->id, &pr) == FL_OK && pr.state == RAFT_PR_SNAPSHOT)
+        raft_report_snapshot(m->raft, p->id, false);
+}
+
 static void on_out_close(void *ctx, env_sock s, int reason)
 {
     (void)reason;
@@ -279,12 +290,7 @@ static void on_out_close(void *ctx, env_sock s, int reason)
     struct srv_peer *p = peer_by_sock(m, s);
     if (!p || m->stopping)
         return;
-    p->out = 0;
-    p->connected_since_ns = -1;
-    raft_report_unreachable(m->raft, p->id);
-    struct raft_progress pr;
-    if (raft_progress_get(m->raft, p->id, &pr) == FL_OK && pr.state == RAFT_PR_SNAPSHOT)
-        raft_report_snapshot(m->raft, p->id, false);
+    out_lost(m, p);
     srv_member_process(m);
 }
 
@@ -517,12 +523,7 @@ void srv_peers_tick(struct srv_member *m)
         if (now - since < SRV_PEER_READ_TIMEOUT_NS)
             continue;
         env_close(m->env, p->out);
-        p->out = 0;
-        p->connected_since_ns = -1;
-        raft_report_unreachable(m->raft, p->id);
-        struct raft_progress pr;
-        if (raft_progress_get(m->raft, p->id, &pr) == FL_OK && pr.state == RAFT_PR_SNAPSHOT)
-            raft_report_snapshot(m->raft, p->id, false);
+        out_lost(m, p);
     }
 }
 

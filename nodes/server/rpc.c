@@ -13,6 +13,7 @@
  * Raft entries and answered when applied (apply.c). Errors carry the exact etcd text
  * and gRPC code (nodes/proto/errors.h). */
 #include "nodes/proto/codec.h"
+#include "harness/common/lower_bound.h"
 #include "nodes/server/convert.h"
 #include "nodes/server/srv_int.h"
 
@@ -125,14 +126,8 @@ struct srv_waiter *srv_waiter_add(struct srv_member *m, enum srv_wait_kind kind,
 /* Waiters are kept in id order (ids only grow), so lookups are binary searches. */
 struct srv_waiter *srv_waiter_find(struct srv_member *m, uint64_t id)
 {
-    size_t lo = 0, hi = m->req.n_waiters;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (m->req.waiters[mid].id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo;
+    FL_LOWER_BOUND(lo, m->req.n_waiters, mid, m->req.waiters[mid].id < id);
     if (lo < m->req.n_waiters && m->req.waiters[lo].id == id && !m->req.waiters[lo].dead)
         return &m->req.waiters[lo];
     return NULL;

@@ -11,6 +11,7 @@
  * active ones, then one compaction drops them: every operation costs work in the
  * watches it concerns, and iterations see active watches in creation order.
  */
+#include "harness/common/lower_bound.h"
 #include "nodes/server/convert.h"
 #include "nodes/server/srv_int.h"
 
@@ -20,14 +21,8 @@
 static struct srv_watch *watch_find(struct srv_member *m, int64_t id)
 {
     m->streams.watch_steps++;
-    size_t lo = 0, hi = m->streams.n_watches;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (m->streams.watches[mid].mvcc_id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo;
+    FL_LOWER_BOUND(lo, m->streams.n_watches, mid, m->streams.watches[mid].mvcc_id < id);
     return lo < m->streams.n_watches && m->streams.watches[lo].mvcc_id == id
                ? &m->streams.watches[lo]
                : NULL;
