@@ -5,47 +5,23 @@
  * A flat shape is accepted too: a get may carry "value", "mod_rev", "create_rev",
  * "version" instead of "kvs", a delete "deleted", a cas "expect" and "succeeded".
  */
+#include "harness/history/history.h"
 #include "harness/history/load_int.h"
 
 #include <errno.h>
 #include <sys/stat.h>
 
+/* history.h's convention (hist_json_bytes_get: null, a string, or {"hex":"..."}), and
+ * integers tolerated as their decimal text. */
 int ld_bytes(const json_t *j, struct fl_buf *out, bool *is_null)
 {
-    fl_buf_reset(out);
-    *is_null = false;
-    if (!j || json_is_null(j)) {
-        *is_null = true;
-        return FL_OK;
-    }
-    if (json_is_string(j)) {
-        fl_buf_append(out, json_string_value(j), json_string_length(j));
-        return FL_OK;
-    }
-    if (json_is_integer(j)) { /* tolerated: numbers as values */
+    if (json_is_integer(j)) {
+        fl_buf_reset(out);
+        *is_null = false;
         fl_buf_printf(out, "%lld", (long long)json_integer_value(j));
         return FL_OK;
     }
-    const json_t *hx = json_is_object(j) ? json_object_get(j, "hex") : NULL;
-    if (!hx || !json_is_string(hx))
-        return FL_EINVAL;
-    const char *s = json_string_value(hx);
-    size_t n = json_string_length(hx);
-    if (n % 2)
-        return FL_EINVAL;
-    for (size_t i = 0; i < n; i += 2) {
-        int v = 0;
-        for (size_t k = 0; k < 2; k++) {
-            char c = s[i + k];
-            int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-            if (d < 0)
-                return FL_EINVAL;
-            v = v * 16 + d;
-        }
-        uint8_t b = (uint8_t)v;
-        fl_buf_append(out, &b, 1);
-    }
-    return FL_OK;
+    return hist_json_bytes_get(j, out, is_null);
 }
 
 int ld_error_kind(const char *error)
