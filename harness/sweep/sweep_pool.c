@@ -258,20 +258,10 @@ static void job_done(struct slot *s)
     struct job *j = s->job;
     classify(s);
     j->res.wall_s = now_s() - s->start_s;
-    switch (j->res.verdict) {
-    case SWEEP_PASS:
-        p->pass++;
-        break;
-    case SWEEP_FAIL:
-        p->fail++;
-        break;
-    case SWEEP_UNKNOWN:
-        p->unknown++;
-        break;
-    case SWEEP_ERROR:
-        p->error++;
-        break;
-    }
+    p->pass += j->res.verdict == SWEEP_PASS;
+    p->fail += j->res.verdict == SWEEP_FAIL;
+    p->unknown += j->res.verdict == SWEEP_UNKNOWN;
+    p->error += j->res.verdict == SWEEP_ERROR;
     if (p->o->fail_fast && (j->res.verdict == SWEEP_FAIL || j->res.verdict == SWEEP_ERROR))
         p->stopping = true;
     if (s->spawn_error) /* every other seed would fail the same way */
