@@ -78,7 +78,8 @@ static size_t slot_of(const uint64_t *keys, size_t cap, uint64_t h)
 
 static void map_grow(struct xp_map *m)
 {
-    size_t cap = m->cap ? m->cap * 2 : 4096;
+    /* twice the capacity (4096 at first): a power of two, as slot_of masks with it */
+    size_t cap = fl_grow_cap(m->cap, m->cap + 1, 4096, sizeof(uint64_t));
     uint64_t *keys = fl_calloc(cap, sizeof *keys);
     uint32_t *hits = fl_calloc(cap, sizeof *hits);
     for (size_t i = 0; i < m->cap; i++)

@@ -60,8 +60,7 @@ int ld_read_file(const char *path, char **data, size_t *len, struct fl_buf *err)
         n += fread(buf + n, 1, cap - 1 - n, f);
         if (n < cap - 1 || feof(f) || ferror(f))
             break;
-        cap *= 2;
-        buf = fl_realloc(buf, cap);
+        FL_GROW(buf, cap, cap + 1, 65536); /* doubles cap */
     }
     bool bad = ferror(f);
     fclose(f);
