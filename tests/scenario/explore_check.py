@@ -64,9 +64,10 @@ if case == "find":
     f = r["findings"][0]
     assert f["run"] == r["runs"] and r["runs"] <= 120, r
     # a plain run of the scenario has no fault: only a schedule with an added one can
-    # fail (inserted or moved, or carried over from a parent by reworld or cross)
+    # fail (inserted, moved or retimed, or carried over from a parent by reworld or cross)
     how = f["schedule"]
-    assert how != "fresh" and any(m in how for m in ("insert", "move", "reworld", "cross", "aim")), f
+    assert how != "fresh" and any(m in how for m in ("insert", "move", "retime", "reworld",
+                                                     "cross", "aim")), f
     assert r["confirm_runs"] >= 1 and r["corpus"] >= 1 and r["signatures"] > 0, r
     text = open(f["file"]).read()
     assert text.startswith("shrink{") and "add_faults" in text.split("\n")[0], text[:300]
