@@ -42,18 +42,18 @@
 #define RUN_MIRROR_SPOT_SHARE 256
 
 /* A watches row as hist_watch_open wrote it (and its close), bytes kept in the mirror. */
+/* The row as the loader will be given it (w, ev: the caller's, its pointers NULL), and
+ * where its bytes are kept. */
 struct run_mirror_watch {
-    int64_t watch_id, client_id, start_rev, opened_ns, closed_ns, prev_kv, progress_notify;
+    struct hist_watch w;
     int64_t key_off, range_end_off, filters_off; /* into bytes; -1: NULL */
-    size_t key_len, range_end_len, filters_len;
+    size_t filters_len;
 };
 
 struct run_mirror_event {
-    int64_t watch_id, seq, response_seq, create_rev, mod_rev, version, delivered_ns, revision;
-    int64_t prev_kv;
+    struct hist_watch_event ev;
     int64_t key_off, value_off, prev_off; /* into bytes; -1: NULL */
-    size_t key_len, value_len, prev_len;
-    int kind; /* enum chk_ev_kind */
+    int kind;                             /* enum chk_ev_kind */
 };
 
 void run_mirror_init(struct run_world *rw)
@@ -380,8 +380,8 @@ static void watch_map_rebuild(struct run_mirror *m, size_t want)
     m->watch_slots = slots;
     m->watch_steps += m->n_watches;
     for (size_t i = 0; i < m->n_watches; i++)
-        if (m->watches[i].watch_id != 0)
-            watch_map_insert(m, m->watches[i].watch_id, i);
+        if (m->watches[i].w.watch_id != 0)
+            watch_map_insert(m, m->watches[i].w.watch_id, i);
 }
 
 static struct run_mirror_watch *watch_map_get(struct run_mirror *m, int64_t watch_id)
@@ -405,20 +405,18 @@ void run_mirror_watch_open(struct run_world *rw, const struct hist_watch *w)
     FL_GROW(m->watches, m->cap_watches, m->n_watches + 1, 16);
     struct run_mirror_watch *x = &m->watches[m->n_watches];
     memset(x, 0, sizeof *x);
-    x->watch_id = w->watch_id;
+    /* whole: hist_load_watch reads only the scalars kept here and the bytes kept below;
+     * the caller's pointers do not outlive the call */
+    x->w = *w;
+    x->w.key = x->w.range_end = NULL;
+    x->w.close_reason = x->w.filters = x->w.request = NULL;
     if (2 * (m->n_watches + 1) > m->watch_slots)
         watch_map_rebuild(m, 4 * (m->n_watches + 1));
     if (w->watch_id != 0)
         watch_map_insert(m, w->watch_id, m->n_watches);
     m->n_watches++;
-    x->client_id = w->client_id;
-    x->start_rev = w->start_rev;
-    x->opened_ns = w->opened_ns;
-    x->closed_ns = w->closed_ns;
-    x->prev_kv = w->prev_kv;
-    x->progress_notify = w->progress_notify;
-    keep(m, w->key, w->key_len, &x->key_off, &x->key_len);
-    keep(m, w->range_end, w->range_end_len, &x->range_end_off, &x->range_end_len);
+    keep(m, w->key, w->key_len, &x->key_off, &x->w.key_len);
+    keep(m, w->range_end, w->range_end_len, &x->range_end_off, &x->w.range_end_len);
     /* with its NUL, so that it reads back as a string */
     keep(m, w->filters, w->filters ? strlen(w->filters) + 1 : 0, &x->filters_off, &x->filters_len);
 }
@@ -430,7 +428,7 @@ void run_mirror_watch_close(struct run_world *rw, int64_t watch_id, int64_t clos
         return;
     struct run_mirror_watch *x = watch_map_get(m, watch_id);
     if (x)
-        x->closed_ns = closed_ns;
+        x->w.closed_ns = closed_ns;
     else
         m->broken = true;
 }
@@ -452,32 +450,29 @@ void run_mirror_event(struct run_world *rw, const struct hist_watch_event *ev)
     FL_GROW(m->events, m->cap_events, m->n_events + 1, 64);
     struct run_mirror_event *x = &m->events[m->n_events++];
     memset(x, 0, sizeof *x);
-    x->watch_id = ev->watch_id;
-    x->seq = ++m->wev_seq; /* hist_watch_event_add numbers them 1, 2, ... in the run */
-    x->response_seq = ev->response_seq;
+    x->ev = *ev;              /* as the watch above */
+    x->ev.seq = ++m->wev_seq; /* hist_watch_event_add numbers them 1, 2, ... in the run */
+    x->ev.kind = NULL;
+    x->ev.key = x->ev.value = x->ev.prev_value = NULL;
     x->kind = kind;
-    x->create_rev = ev->create_rev;
-    x->mod_rev = ev->mod_rev;
-    x->version = ev->version;
-    x->delivered_ns = ev->delivered_ns;
-    x->revision = ev->revision;
-    x->prev_kv = ev->prev_kv;
-    keep(m, ev->key, ev->key_len, &x->key_off, &x->key_len);
-    keep(m, ev->value, ev->value_len, &x->value_off, &x->value_len);
-    keep(m, ev->prev_value, ev->prev_value_len, &x->prev_off, &x->prev_len);
+    keep(m, ev->key, ev->key_len, &x->key_off, &x->ev.key_len);
+    keep(m, ev->value, ev->value_len, &x->value_off, &x->ev.value_len);
+    keep(m, ev->prev_value, ev->prev_value_len, &x->prev_off, &x->ev.prev_value_len);
 }
 
 /* ---- the end: the loader's watch part, finish --------------------------------------- */
 
 static int watch_cmp(const void *a, const void *b)
 {
-    const struct run_mirror_watch *x = a, *y = b;
+    const struct hist_watch *x = &((const struct run_mirror_watch *)a)->w;
+    const struct hist_watch *y = &((const struct run_mirror_watch *)b)->w;
     return (x->watch_id > y->watch_id) - (x->watch_id < y->watch_id);
 }
 
 static int event_cmp(const void *a, const void *b)
 {
-    const struct run_mirror_event *x = a, *y = b;
+    const struct hist_watch_event *x = &((const struct run_mirror_event *)a)->ev;
+    const struct hist_watch_event *y = &((const struct run_mirror_event *)b)->ev;
     if (x->watch_id != y->watch_id)
         return (x->watch_id > y->watch_id) - (x->watch_id < y->watch_id);
     return (x->seq > y->seq) - (x->seq < y->seq);
@@ -493,19 +488,9 @@ static void add_watches(struct run_mirror *m)
     }
     for (size_t i = 0; i < m->n_watches; i++) {
         const struct run_mirror_watch *x = &m->watches[i];
-        struct hist_watch w;
-        hist_watch_init(&w);
-        w.watch_id = x->watch_id;
-        w.client_id = x->client_id;
+        struct hist_watch w = x->w;
         w.key = kept(m, x->key_off);
-        w.key_len = x->key_len;
         w.range_end = kept(m, x->range_end_off);
-        w.range_end_len = x->range_end_len;
-        w.start_rev = x->start_rev;
-        w.opened_ns = x->opened_ns;
-        w.closed_ns = x->closed_ns;
-        w.prev_kv = x->prev_kv;
-        w.progress_notify = x->progress_notify;
         w.filters = kept(m, x->filters_off);
         hist_load_watch(&m->h, &w);
     }
@@ -513,23 +498,10 @@ static void add_watches(struct run_mirror *m)
         qsort(m->events, m->n_events, sizeof *m->events, event_cmp);
     for (size_t i = 0; i < m->n_events; i++) {
         const struct run_mirror_event *x = &m->events[i];
-        struct hist_watch_event ev;
-        hist_watch_event_init(&ev);
-        ev.watch_id = x->watch_id;
-        ev.seq = x->seq;
-        ev.response_seq = x->response_seq;
+        struct hist_watch_event ev = x->ev;
         ev.key = kept(m, x->key_off);
-        ev.key_len = x->key_len;
         ev.value = kept(m, x->value_off);
-        ev.value_len = x->value_len;
-        ev.create_rev = x->create_rev;
-        ev.mod_rev = x->mod_rev;
-        ev.version = x->version;
         ev.prev_value = kept(m, x->prev_off);
-        ev.prev_value_len = x->prev_len;
-        ev.delivered_ns = x->delivered_ns;
-        ev.revision = x->revision;
-        ev.prev_kv = x->prev_kv;
         hist_load_watch_event(&m->h, &ev, x->kind);
     }
 }
