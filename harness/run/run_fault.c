@@ -520,28 +520,31 @@ int run_member_start(struct run_world *rw, int node)
     return FL_OK;
 }
 
+/* A control call naming one member (remove, promote, move leader): on a real target
+ * through etcd_ctl, else through the simulated cluster's fn. */
+typedef void member_ctl_fn(struct srv_cluster *cl, int via, int node, srv_done_fn done, void *ud);
+
+static void member_ctl(struct run_world *rw, const char *kind, member_ctl_fn *fn, int node,
+                       run_ctl_fn *done, void *arg)
+{
+    if (etcd_ctl(rw, kind, 0, node, done, arg, NULL))
+        return;
+    fn(rw->cl, 0, node, ctl_done, ctl_new(rw, done, arg, kind, node, NULL));
+}
+
 void run_member_remove(struct run_world *rw, int node, run_ctl_fn *done, void *arg)
 {
-    if (etcd_ctl(rw, "member_remove", 0, node, done, arg, NULL))
-        return;
-    srv_cluster_member_remove(rw->cl, 0, node, ctl_done,
-                              ctl_new(rw, done, arg, "member_remove", node, NULL));
+    member_ctl(rw, "member_remove", srv_cluster_member_remove, node, done, arg);
 }
 
 void run_member_promote(struct run_world *rw, int node, run_ctl_fn *done, void *arg)
 {
-    if (etcd_ctl(rw, "member_promote", 0, node, done, arg, NULL))
-        return;
-    srv_cluster_member_promote(rw->cl, 0, node, ctl_done,
-                               ctl_new(rw, done, arg, "member_promote", node, NULL));
+    member_ctl(rw, "member_promote", srv_cluster_member_promote, node, done, arg);
 }
 
 void run_move_leader(struct run_world *rw, int node, run_ctl_fn *done, void *arg)
 {
-    if (etcd_ctl(rw, "move_leader", 0, node, done, arg, NULL))
-        return;
-    srv_cluster_move_leader(rw->cl, 0, node, ctl_done,
-                            ctl_new(rw, done, arg, "move_leader", node, NULL));
+    member_ctl(rw, "move_leader", srv_cluster_move_leader, node, done, arg);
 }
 
 void run_compact(struct run_world *rw, int64_t revision, run_ctl_fn *done, void *arg)
