@@ -59,17 +59,47 @@ static void add_check(struct run_world *rw, json_t *checks, const char *name, in
     json_object_set_new(checks, name, detail);
 }
 
-/* converge on a real target: the same heal and bound; on etcd HashKV of every member
- * of the leader's cluster at one revision (run_etcd_converged). */
-static int converge_phase_etcd(struct run_world *rw, json_t *checks)
+/* One look at the members: converged? *state (replaced) says where each stands: on the
+ * simulated cluster each node's revision and KV hash; on etcd run_etcd_converged's. */
+static bool converged_now(struct run_world *rw, json_t **state)
+{
+    json_decref(*state);
+    *state = NULL;
+    if (rw->tgt)
+        return rw->tgt->converged(rw, state);
+    const char *detail = "";
+    bool ok = srv_cluster_converged(rw->cl, &detail);
+    *state = json_string(detail ? detail : "");
+    return ok;
+}
+
+/* etcd's corruption check, online: the members' KV hashes at every shared revision
+ * (on etcd HashKV of every member of the leader's cluster at one revision). Into d;
+ * true when they differ. */
+static bool corruption(struct run_world *rw, json_t *d)
+{
+    if (rw->tgt) {
+        const json_t *corrupt;
+        int compared = rw->tgt->checkpoints(rw, &corrupt);
+        json_object_set_new(d, "corruption", corrupt ? json_deep_copy(corrupt) : json_null());
+        json_object_set_new(d, "hash_compared", json_integer(compared));
+        return corrupt != NULL;
+    }
+    const char *corrupt = srv_cluster_corruption(rw->cl);
+    json_object_set_new(d, "corruption", corrupt ? json_string(corrupt) : json_null());
+    json_object_set_new(d, "hash_compared",
+                        json_integer((json_int_t)srv_cluster_kv_compared(rw->cl)));
+    return corrupt != NULL;
+}
+
+static int converge_phase(struct run_world *rw, json_t *checks)
 {
     run_heal_all(rw);
     int64_t start = sim_now_ns(rw->w);
-    json_t *state = NULL;
+    json_t *state = rw->tgt ? NULL : json_string(""); /* a run stopped before a look */
     bool ok = false;
     while (!run_world_stopped(rw)) {
-        json_decref(state);
-        ok = rw->tgt->converged(rw, &state);
+        ok = converged_now(rw, &state);
         if (ok || sim_now_ns(rw->w) - start >= RUN_CONVERGE_BOUND_NS)
             break;
         run_advance(rw, sim_now_ns(rw->w) + 100 * FL_MS);
@@ -79,40 +109,7 @@ static int converge_phase_etcd(struct run_world *rw, json_t *checks)
     json_object_set_new(d, "after_ms", json_integer((sim_now_ns(rw->w) - start) / FL_MS));
     json_object_set_new(d, "bound_ms", json_integer(RUN_CONVERGE_BOUND_NS / FL_MS));
     json_object_set_new(d, "state", state ? state : json_null());
-    const json_t *corrupt;
-    int compared = rw->tgt->checkpoints(rw, &corrupt);
-    json_object_set_new(d, "corruption", corrupt ? json_deep_copy(corrupt) : json_null());
-    json_object_set_new(d, "hash_compared", json_integer(compared));
-    ok = ok && !corrupt;
-    add_check(rw, checks, "converge", ok ? CHK_PASS : CHK_FAIL, d);
-    return ok ? CHK_PASS : CHK_FAIL;
-}
-
-static int converge_phase(struct run_world *rw, json_t *checks)
-{
-    if (rw->tgt)
-        return converge_phase_etcd(rw, checks);
-    run_heal_all(rw);
-    int64_t start = sim_now_ns(rw->w);
-    const char *detail = "";
-    bool ok = false;
-    while (!run_world_stopped(rw)) {
-        ok = srv_cluster_converged(rw->cl, &detail);
-        if (ok || sim_now_ns(rw->w) - start >= RUN_CONVERGE_BOUND_NS)
-            break;
-        run_advance(rw, sim_now_ns(rw->w) + 100 * FL_MS);
-    }
-    json_t *d = json_object();
-    json_object_set_new(d, "converged", json_boolean(ok));
-    json_object_set_new(d, "after_ms", json_integer((sim_now_ns(rw->w) - start) / FL_MS));
-    json_object_set_new(d, "bound_ms", json_integer(RUN_CONVERGE_BOUND_NS / FL_MS));
-    json_object_set_new(d, "state", json_string(detail ? detail : ""));
-    /* etcd's corruption check, online: the members' KV hashes at every shared revision */
-    const char *corrupt = srv_cluster_corruption(rw->cl);
-    json_object_set_new(d, "corruption", corrupt ? json_string(corrupt) : json_null());
-    json_object_set_new(d, "hash_compared",
-                        json_integer((json_int_t)srv_cluster_kv_compared(rw->cl)));
-    ok = ok && !corrupt;
+    ok = !corruption(rw, d) && ok;
     add_check(rw, checks, "converge", ok ? CHK_PASS : CHK_FAIL, d);
     return ok ? CHK_PASS : CHK_FAIL;
 }
