@@ -120,10 +120,15 @@ static struct kvc_bytes bytes_of(const char *s)
     return (struct kvc_bytes){(const uint8_t *)s, strlen(s)};
 }
 
-/* A get or range with the extras of RUN_WL_READ_MORE. */
+/* A get or range: with the extras of RUN_WL_READ_MORE when the workload has them, else
+ * a plain one. */
 static void wl_read(struct run_wl_client *c, struct kvc_client *kc, struct kvc_bytes key,
                     struct kvc_bytes end)
 {
+    if (!(c->rw->wcfg.features & RUN_WL_READ_MORE)) {
+        kvc_get(kc, key, end, NULL, wl_done, c);
+        return;
+    }
     struct kvc_request req = {.method = KVC_RANGE};
     req.op.kind = KVC_OP_RANGE;
     req.op.key = key;
@@ -282,10 +287,7 @@ static void wl_issue(struct sim_world *w, void *ctx)
         kvc_put(kc, bk, bv, 0, NULL, wl_done, c);
         break;
     case 1:
-        if (f & RUN_WL_READ_MORE)
-            wl_read(c, kc, bk, none);
-        else
-            kvc_get(kc, bk, none, NULL, wl_done, c);
+        wl_read(c, kc, bk, none);
         break;
     case 2:
         kvc_delete(kc, bk, none, NULL, wl_done, c);
@@ -297,10 +299,7 @@ static void wl_issue(struct sim_world *w, void *ctx)
             wl_cas(c, kc, bk, bv, k);
         break;
     case 4:
-        if (f & RUN_WL_READ_MORE)
-            wl_read(c, kc, lo, hi);
-        else
-            kvc_get(kc, lo, hi, NULL, wl_done, c);
+        wl_read(c, kc, lo, hi);
         break;
     case 5:
         wl_lease(c, kc, bk, bv);
