@@ -101,11 +101,18 @@ static int64_t election_ns(const struct run_world *rw)
     return (int64_t)(rw->ccfg.election_ms ? rw->ccfg.election_ms : 1000) * FL_MS;
 }
 
+/* crash_save's failpoint on node: set to crash at the next save, or off. */
+static void crash_after_save(struct run_world *rw, int node, bool on)
+{
+    char err[160];
+    run_failpoint(rw, flt_point_name(FLT_RAFT_AFTER_SAVE), node, on ? "crash" : "off",
+                  on ? 1000000 : 0, on ? 1 : 0, 0, err, sizeof err);
+}
+
 /* Applies the fault; returns the delay to its next step, or -1 when none. */
 static int64_t added_apply(struct run_world *rw, struct run_added *a)
 {
     int node = a->node;
-    char err[160];
     switch (a->f.kind) {
     case RUN_ADD_KILL:
         run_kill(rw, node);
@@ -128,8 +135,7 @@ static int64_t added_apply(struct run_world *rw, struct run_added *a)
         run_isolate(rw, node);
         break;
     case RUN_ADD_CRASH_SAVE:
-        run_failpoint(rw, flt_point_name(FLT_RAFT_AFTER_SAVE), node, "crash", 1000000, 1, 0, err,
-                      sizeof err);
+        crash_after_save(rw, node, true);
         break;
     default:
         return -1;
@@ -141,7 +147,6 @@ static int64_t added_apply(struct run_world *rw, struct run_added *a)
 static int64_t added_undo(struct run_world *rw, struct run_added *a)
 {
     int node = a->node;
-    char err[160];
     switch (a->f.kind) {
     case RUN_ADD_KILL:
         run_swarm_restart(rw, node);
@@ -161,8 +166,7 @@ static int64_t added_undo(struct run_world *rw, struct run_added *a)
         run_heal(rw);
         return -1;
     case RUN_ADD_CRASH_SAVE:
-        run_failpoint(rw, flt_point_name(FLT_RAFT_AFTER_SAVE), node, "off", 0, 0, 0, err,
-                      sizeof err);
+        crash_after_save(rw, node, false);
         run_swarm_restart(rw, node);
         return -1;
     default:
