@@ -95,6 +95,15 @@ struct run_seen {
     bool seed, db, report, json, unsafe_lua, timeout, lua_mem_mb, paranoid, target, workdir, keep;
 };
 
+/* A value option's first checks: a value follows ("run: O needs WHAT") and it was not
+ * given before. 0, or FL_EXIT_USAGE after the message. */
+static int value_once(const char *o, bool has_val, const char *what, bool *seen)
+{
+    if (!has_val)
+        return cli_usage_error("run: %s needs %s", o, what);
+    return cli_once("run", o, seen);
+}
+
 static int parse_args(int argc, char **argv, struct run_args *a)
 {
     memset(a, 0, sizeof *a);
@@ -110,21 +119,16 @@ static int parse_args(int argc, char **argv, struct run_args *a)
         bool has_val = i + 1 < argc;
         int rc = 0;
         if (!strcmp(o, "--seed")) {
-            if (!has_val)
-                return cli_usage_error("run: --seed needs a number");
-            if ((rc = cli_once("run", o, &seen.seed)) ||
+            if ((rc = value_once(o, has_val, "a number", &seen.seed)) ||
                 (rc = cli_u64_arg("run", o, argv[++i], 0, UINT64_MAX, &a->seed)))
                 return rc;
         } else if (!strcmp(o, "--db")) {
-            if (!has_val)
-                return cli_usage_error("run: --db needs a file");
-            if ((rc = cli_once("run", o, &seen.db)) || (rc = cli_db_arg("run", o, argv[++i])))
+            if ((rc = value_once(o, has_val, "a file", &seen.db)) ||
+                (rc = cli_db_arg("run", o, argv[++i])))
                 return rc;
             a->db = argv[i];
         } else if (!strcmp(o, "--report")) {
-            if (!has_val)
-                return cli_usage_error("run: --report needs a directory");
-            if ((rc = cli_once("run", o, &seen.report)) ||
+            if ((rc = value_once(o, has_val, "a directory", &seen.report)) ||
                 (rc = cli_output_arg("run", o, argv[i + 1], true)))
                 return rc;
             a->report = argv[++i];
@@ -134,29 +138,21 @@ static int parse_args(int argc, char **argv, struct run_args *a)
             if ((rc = cli_bug_arg("run", argv[++i], a->bugs, &a->bug_count, RUN_BUGS_MAX)))
                 return rc;
         } else if (!strcmp(o, "--timeout")) {
-            if (!has_val)
-                return cli_usage_error("run: --timeout needs seconds");
-            if ((rc = cli_once("run", o, &seen.timeout)) ||
+            if ((rc = value_once(o, has_val, "seconds", &seen.timeout)) ||
                 (rc = cli_seconds_arg("run", o, argv[++i], 1e6, &a->timeout_s)))
                 return rc;
         } else if (!strcmp(o, "--lua-mem-mb")) {
-            if (!has_val)
-                return cli_usage_error("run: --lua-mem-mb needs a number of MiB");
-            if ((rc = cli_once("run", o, &seen.lua_mem_mb)) ||
+            if ((rc = value_once(o, has_val, "a number of MiB", &seen.lua_mem_mb)) ||
                 (rc = cli_u64_arg("run", o, argv[++i], 1, RUN_LUA_MEM_MB_MAX, &a->lua_mem_mb)))
                 return rc;
         } else if (!strcmp(o, "--target")) {
-            if (!has_val)
-                return cli_usage_error("run: --target needs sim, etcd or live");
-            if ((rc = cli_once("run", o, &seen.target)))
+            if ((rc = value_once(o, has_val, "sim, etcd or live", &seen.target)))
                 return rc;
             a->target = run_target_find(argv[++i]);
             if (a->target < 0)
                 return cli_usage_error("run: unknown target '%s' (sim, etcd or live)", argv[i]);
         } else if (!strcmp(o, "--workdir")) {
-            if (!has_val)
-                return cli_usage_error("run: --workdir needs a directory");
-            if ((rc = cli_once("run", o, &seen.workdir)))
+            if ((rc = value_once(o, has_val, "a directory", &seen.workdir)))
                 return rc;
             a->workdir = argv[++i];
         } else if (!strcmp(o, "--keep")) {
