@@ -34,6 +34,18 @@ enum {
     UNDO_CHURN,       /* crash failpoints off on nodes[], the dead ones back in random order */
 };
 
+/* fn (run_kill, run_pause) on the first k of ids, which the lane keeps for its undo. */
+static void take_nodes(struct run_world *rw, struct run_lane *l, const int *ids, int k,
+                       int (*fn)(struct run_world *rw, int id), int undo)
+{
+    for (int i = 0; i < k; i++) {
+        fn(rw, ids[i]);
+        l->nodes[i] = ids[i];
+    }
+    l->n_nodes = k;
+    l->undo = undo;
+}
+
 static uint64_t below(struct run_lane *l, uint64_t n)
 {
     return sim_rng_below(&l->rng, n);
@@ -124,12 +136,7 @@ static void apply_kill(struct run_world *rw, struct run_lane *l, bool power)
     /* a power loss: half the time the leader's machine is the last back (its log is the
      * longest: the others elect among themselves first) */
     l->last_node = power && below(l, 2) == 0 ? run_leader(rw) : 0;
-    for (int i = 0; i < k; i++) {
-        run_kill(rw, ids[i]);
-        l->nodes[i] = ids[i];
-    }
-    l->n_nodes = k;
-    l->undo = UNDO_RESTART;
+    take_nodes(rw, l, ids, k, run_kill, UNDO_RESTART);
 }
 
 static void apply_pause(struct run_world *rw, struct run_lane *l)
@@ -139,12 +146,7 @@ static void apply_pause(struct run_world *rw, struct run_lane *l)
         return;
     shuffle(l, ids, n);
     int k = n >= 3 && below(l, 5) == 0 ? 2 : 1;
-    for (int i = 0; i < k; i++) {
-        run_pause(rw, ids[i]);
-        l->nodes[i] = ids[i];
-    }
-    l->n_nodes = k;
-    l->undo = UNDO_RESUME;
+    take_nodes(rw, l, ids, k, run_pause, UNDO_RESUME);
 }
 
 static void apply_skew(struct run_world *rw, struct run_lane *l)
