@@ -624,6 +624,13 @@ static void draw_triggers(struct run_world *rw, const struct run_swarm_options *
 
 /* --- the one-line brief -------------------------------------------------------------- */
 
+/* Starts a part of the brief after a "; " (lanes, failpoints, triggers). */
+static void brief_part(struct fl_buf *out, const char **sep, const char *name)
+{
+    fl_buf_printf(out, "%s%s", **sep ? "; " : "", name);
+    *sep = "; ";
+}
+
 void run_swarm_brief(const json_t *swarm, struct fl_buf *out)
 {
     if (!json_is_object(swarm))
@@ -651,18 +658,17 @@ void run_swarm_brief(const json_t *swarm, struct fl_buf *out)
     }
     const json_t *lanes = json_object_get(swarm, "lanes_every_ms");
     if (lanes) {
-        fl_buf_printf(out, "%slanes", *sep ? "; " : "");
+        brief_part(out, &sep, "lanes");
         const char *name;
         json_t *v;
         json_object_foreach((json_t *)lanes, name, v)
         {
             fl_buf_printf(out, " %s", name);
         }
-        sep = "; ";
     }
     const json_t *b = json_object_get(swarm, "buggify");
     if (json_array_size(b)) {
-        fl_buf_printf(out, "%sfailpoints", *sep ? "; " : "");
+        brief_part(out, &sep, "failpoints");
         for (size_t i = 0; i < json_array_size(b); i++) {
             const json_t *f = json_array_get(b, i);
             json_int_t node = json_integer_value(json_object_get(f, "node"));
@@ -671,11 +677,10 @@ void run_swarm_brief(const json_t *swarm, struct fl_buf *out)
             if (node)
                 fl_buf_printf(out, "@n%" JSON_INTEGER_FORMAT, node);
         }
-        sep = "; ";
     }
     const json_t *t = json_object_get(swarm, "triggers");
     if (json_array_size(t)) {
-        fl_buf_printf(out, "%striggers", *sep ? "; " : "");
+        brief_part(out, &sep, "triggers");
         for (size_t i = 0; i < json_array_size(t); i++) {
             const json_t *f = json_array_get(t, i);
             fl_buf_printf(out, "%s %s on %s", i ? "," : "",
