@@ -325,10 +325,21 @@ static void test_errors(void)
     load_error(
         "{\"op\":\"put\",\"key\":{\"hex\":\"zz\"},\"value\":\"1\",\"call\":1,\"return\":2}\n",
         "t.jsonl:1: bad bytes");
+    /* history.h's bytes rule: {"hex": ...} and nothing else in the object */
+    load_error("{\"op\":\"put\",\"key\":{\"hex\":\"00\",\"x\":1},\"value\":\"1\",\"call\":1,"
+               "\"return\":2}\n",
+               "t.jsonl:1: bad bytes");
 
     struct chk_history h;
     struct fl_buf e;
     fl_buf_init(&e);
+    /* hex digits of either case */
+    chk_history_init(&h);
+    const char *u = "{\"op\":\"put\",\"key\":{\"hex\":\"0A\"},\"value\":\"1\",\"call\":1,"
+                    "\"return\":2}\n";
+    CHECK_EQ_INT(hist_load_jsonl_mem("u.jsonl", u, strlen(u), &h, &e), 0);
+    chk_history_close(&h);
+    fl_buf_reset(&e);
     chk_history_init(&h);
     const char *j = "INFO  jepsen.util - 0\t:invoke\t:cas\t[1 2]\n"
                     "INFO  jepsen.util - 0\t:ok\t:cas\t[1 2]\n"
