@@ -1142,41 +1142,27 @@ static void live_ctl(struct run_world *rw, const char *kind, int node, int64_t a
     c->slot = at;
     c->call_id = CTL_CALL_BIT | ++L->ctl_seq;
     c->deadline_s = run_target_wall_s() + CTL_TIMEOUT_MS / 1000.0;
-    Rpc__ClientMsg m = RPC__CLIENT_MSG__INIT;
-    Rpc__CompactionRequest compact = RPC__COMPACTION_REQUEST__INIT;
-    Rpc__DefragmentRequest defrag = RPC__DEFRAGMENT_REQUEST__INIT;
-    Rpc__AlarmRequest alarm = RPC__ALARM_REQUEST__INIT;
-    Rpc__MoveLeaderRequest move = RPC__MOVE_LEADER_REQUEST__INIT;
-    Rpc__SnapshotRequest snap = RPC__SNAPSHOT_REQUEST__INIT;
-    m.call_id = c->call_id;
-    if (!strcmp(kind, "compact")) {
-        compact.revision = arg;
-        m.method = RPC__METHOD__METHOD_COMPACT;
-        m.req_case = RPC__CLIENT_MSG__REQ_COMPACT;
-        m.compact = &compact;
-    } else if (!strcmp(kind, "defrag")) {
-        m.method = RPC__METHOD__METHOD_DEFRAGMENT;
-        m.req_case = RPC__CLIENT_MSG__REQ_DEFRAGMENT;
-        m.defragment = &defrag;
-    } else if (!strcmp(kind, "alarm_disarm")) {
-        alarm.action = RPC__ALARM_REQUEST__ALARM_ACTION__DEACTIVATE; /* member 0: every one */
-        alarm.alarm = RPC__ALARM_TYPE__NOSPACE;
-        m.method = RPC__METHOD__METHOD_ALARM;
-        m.req_case = RPC__CLIENT_MSG__REQ_ALARM;
-        m.alarm = &alarm;
-    } else if (!strcmp(kind, "move_leader")) {
-        move.targetid = arg >= 1 && arg <= L->n ? srv_proc_member_id(rw->seed, (int)arg) : 0;
-        m.method = RPC__METHOD__METHOD_MOVE_LEADER;
-        m.req_case = RPC__CLIENT_MSG__REQ_MOVE_LEADER;
-        m.move_leader = &move;
-    } else if (!strcmp(kind, "snapshot_save")) {
-        m.method = RPC__METHOD__METHOD_SNAPSHOT;
-        m.req_case = RPC__CLIENT_MSG__REQ_SNAPSHOT;
-        m.snapshot = &snap;
-    } else {
+    static const struct {
+        const char *name;
+        enum rpc_ctl_kind kind;
+    } kinds[] = {{"compact", RPC_CTL_COMPACT},
+                 {"defrag", RPC_CTL_DEFRAG},
+                 {"alarm_disarm", RPC_CTL_ALARM_DISARM},
+                 {"move_leader", RPC_CTL_MOVE_LEADER},
+                 {"snapshot_save", RPC_CTL_SNAPSHOT_SAVE}};
+    size_t k = 0;
+    while (k < FL_ARRAY_LEN(kinds) && strcmp(kind, kinds[k].name))
+        k++;
+    if (k == FL_ARRAY_LEN(kinds)) {
         ctl_finish(c, RPC_CODE_UNIMPLEMENTED, "not available on --target live");
         return;
     }
+    uint64_t a = (uint64_t)arg;
+    if (kinds[k].kind == RPC_CTL_MOVE_LEADER)
+        a = arg >= 1 && arg <= L->n ? srv_proc_member_id(rw->seed, (int)arg) : 0;
+    struct rpc_ctl_req q;
+    rpc_ctl_req_init(&q, kinds[k].kind, a);
+    q.msg.call_id = c->call_id;
     struct lstat *s = &L->st[at];
     if (at > L->n || !s->connected || !L->c.m[at - 1].proc.running) {
         ctl_finish(c, RPC_CODE_UNAVAILABLE, rpc_err_text(RPC_ERR_CONN_REFUSED));
@@ -1185,7 +1171,7 @@ static void live_ctl(struct run_world *rw, const char *kind, int node, int64_t a
     struct fl_buf f, b;
     fl_buf_init(&f);
     fl_buf_init(&b);
-    rpc_client_msg_encode(&m, &f);
+    rpc_client_msg_encode(&q.msg, &f);
     frame_put(&b, f.data, f.len);
     fl_buf_close(&f);
     write_buf((uv_stream_t *)&s->tcp, &b);

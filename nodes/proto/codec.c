@@ -229,3 +229,54 @@ Rpc__ServerMsg *rpc_server_msg_decode(ProtobufCAllocator *a, size_t n, const uin
     }
     return m;
 }
+
+void rpc_ctl_req_init(struct rpc_ctl_req *q, enum rpc_ctl_kind kind, uint64_t arg)
+{
+    Rpc__ClientMsg *m = &q->msg;
+    *m = (Rpc__ClientMsg)RPC__CLIENT_MSG__INIT;
+    switch (kind) {
+    case RPC_CTL_COMPACT:
+        q->r.compact = (Rpc__CompactionRequest)RPC__COMPACTION_REQUEST__INIT;
+        q->r.compact.revision = (int64_t)arg;
+        m->method = RPC__METHOD__METHOD_COMPACT;
+        m->req_case = RPC__CLIENT_MSG__REQ_COMPACT;
+        m->compact = &q->r.compact;
+        return;
+    case RPC_CTL_DEFRAG:
+        q->r.defrag = (Rpc__DefragmentRequest)RPC__DEFRAGMENT_REQUEST__INIT;
+        m->method = RPC__METHOD__METHOD_DEFRAGMENT;
+        m->req_case = RPC__CLIENT_MSG__REQ_DEFRAGMENT;
+        m->defragment = &q->r.defrag;
+        return;
+    case RPC_CTL_ALARM_DISARM:
+        q->r.alarm = (Rpc__AlarmRequest)RPC__ALARM_REQUEST__INIT;
+        q->r.alarm.action = RPC__ALARM_REQUEST__ALARM_ACTION__DEACTIVATE;
+        q->r.alarm.memberid = 0;
+        q->r.alarm.alarm = RPC__ALARM_TYPE__NOSPACE;
+        m->method = RPC__METHOD__METHOD_ALARM;
+        m->req_case = RPC__CLIENT_MSG__REQ_ALARM;
+        m->alarm = &q->r.alarm;
+        return;
+    case RPC_CTL_MOVE_LEADER:
+        q->r.move = (Rpc__MoveLeaderRequest)RPC__MOVE_LEADER_REQUEST__INIT;
+        q->r.move.targetid = arg;
+        m->method = RPC__METHOD__METHOD_MOVE_LEADER;
+        m->req_case = RPC__CLIENT_MSG__REQ_MOVE_LEADER;
+        m->move_leader = &q->r.move;
+        return;
+    case RPC_CTL_SNAPSHOT_SAVE:
+        q->r.snap = (Rpc__SnapshotRequest)RPC__SNAPSHOT_REQUEST__INIT;
+        m->method = RPC__METHOD__METHOD_SNAPSHOT;
+        m->req_case = RPC__CLIENT_MSG__REQ_SNAPSHOT;
+        m->snapshot = &q->r.snap;
+        return;
+    case RPC_CTL_HASH_KV:
+        q->r.hash = (Rpc__HashKVRequest)RPC__HASH_KVREQUEST__INIT;
+        q->r.hash.revision = (int64_t)arg;
+        m->method = RPC__METHOD__METHOD_HASH_KV;
+        m->req_case = RPC__CLIENT_MSG__REQ_HASH_KV;
+        m->hash_kv = &q->r.hash;
+        return;
+    }
+    FL_UNREACHABLE();
+}

@@ -22,4 +22,27 @@ size_t rpc_server_msg_encode(const Rpc__ServerMsg *m, struct fl_buf *out);
 Rpc__ClientMsg *rpc_client_msg_decode(ProtobufCAllocator *a, size_t n, const uint8_t *p);
 Rpc__ServerMsg *rpc_server_msg_decode(ProtobufCAllocator *a, size_t n, const uint8_t *p);
 
+/* The admin request a harness sends a member, built once for every target: its message
+ * and the request it points into (q must stay where it is until sent). */
+struct rpc_ctl_req {
+    Rpc__ClientMsg msg;
+    union {
+        Rpc__CompactionRequest compact;
+        Rpc__DefragmentRequest defrag;
+        Rpc__AlarmRequest alarm;
+        Rpc__MoveLeaderRequest move;
+        Rpc__SnapshotRequest snap;
+        Rpc__HashKVRequest hash;
+    } r;
+};
+enum rpc_ctl_kind {
+    RPC_CTL_COMPACT, /* arg: the revision */
+    RPC_CTL_DEFRAG,
+    RPC_CTL_ALARM_DISARM, /* deactivates NOSPACE of every member (member id 0) */
+    RPC_CTL_MOVE_LEADER,  /* arg: the target's member id */
+    RPC_CTL_SNAPSHOT_SAVE,
+    RPC_CTL_HASH_KV, /* arg: the revision */
+};
+void rpc_ctl_req_init(struct rpc_ctl_req *q, enum rpc_ctl_kind kind, uint64_t arg);
+
 #endif

@@ -142,70 +142,46 @@ void srv_cluster_member_promote(struct srv_cluster *cl, int via, int node, srv_d
 void srv_cluster_move_leader(struct srv_cluster *cl, int via, int target, srv_done_fn done,
                              void *ud)
 {
-    Rpc__ClientMsg msg = RPC__CLIENT_MSG__INIT;
-    Rpc__MoveLeaderRequest r = RPC__MOVE_LEADER_REQUEST__INIT;
-    r.targetid = srv_cluster_member_id(cl, target);
-    msg.method = RPC__METHOD__METHOD_MOVE_LEADER;
-    msg.req_case = RPC__CLIENT_MSG__REQ_MOVE_LEADER;
-    msg.move_leader = &r;
-    ctl_send(cl, route(cl, via), &msg, done, ud);
+    struct rpc_ctl_req q;
+    rpc_ctl_req_init(&q, RPC_CTL_MOVE_LEADER, srv_cluster_member_id(cl, target));
+    ctl_send(cl, route(cl, via), &q.msg, done, ud);
 }
 
 void srv_cluster_compact(struct srv_cluster *cl, int via, int64_t revision, srv_done_fn done,
                          void *ud)
 {
-    Rpc__ClientMsg msg = RPC__CLIENT_MSG__INIT;
-    Rpc__CompactionRequest r = RPC__COMPACTION_REQUEST__INIT;
-    r.revision = revision;
-    msg.method = RPC__METHOD__METHOD_COMPACT;
-    msg.req_case = RPC__CLIENT_MSG__REQ_COMPACT;
-    msg.compact = &r;
-    ctl_send(cl, route(cl, via), &msg, done, ud);
+    struct rpc_ctl_req q;
+    rpc_ctl_req_init(&q, RPC_CTL_COMPACT, (uint64_t)revision);
+    ctl_send(cl, route(cl, via), &q.msg, done, ud);
 }
 
 void srv_cluster_defrag(struct srv_cluster *cl, int node, srv_done_fn done, void *ud)
 {
-    Rpc__ClientMsg msg = RPC__CLIENT_MSG__INIT;
-    Rpc__DefragmentRequest r = RPC__DEFRAGMENT_REQUEST__INIT;
-    msg.method = RPC__METHOD__METHOD_DEFRAGMENT;
-    msg.req_case = RPC__CLIENT_MSG__REQ_DEFRAGMENT;
-    msg.defragment = &r;
-    ctl_send(cl, node, &msg, done, ud);
+    struct rpc_ctl_req q;
+    rpc_ctl_req_init(&q, RPC_CTL_DEFRAG, 0);
+    ctl_send(cl, node, &q.msg, done, ud);
 }
 
 void srv_cluster_alarm_disarm(struct srv_cluster *cl, int via, srv_done_fn done, void *ud)
 {
-    Rpc__ClientMsg msg = RPC__CLIENT_MSG__INIT;
-    Rpc__AlarmRequest r = RPC__ALARM_REQUEST__INIT;
-    r.action = RPC__ALARM_REQUEST__ALARM_ACTION__DEACTIVATE;
-    r.memberid = 0;
-    r.alarm = RPC__ALARM_TYPE__NOSPACE;
-    msg.method = RPC__METHOD__METHOD_ALARM;
-    msg.req_case = RPC__CLIENT_MSG__REQ_ALARM;
-    msg.alarm = &r;
-    ctl_send(cl, route(cl, via), &msg, done, ud);
+    struct rpc_ctl_req q;
+    rpc_ctl_req_init(&q, RPC_CTL_ALARM_DISARM, 0);
+    ctl_send(cl, route(cl, via), &q.msg, done, ud);
 }
 
 void srv_cluster_hash_kv(struct srv_cluster *cl, int node, int64_t revision, srv_done_fn done,
                          void *ud)
 {
-    Rpc__ClientMsg msg = RPC__CLIENT_MSG__INIT;
-    Rpc__HashKVRequest r = RPC__HASH_KVREQUEST__INIT;
-    r.revision = revision;
-    msg.method = RPC__METHOD__METHOD_HASH_KV;
-    msg.req_case = RPC__CLIENT_MSG__REQ_HASH_KV;
-    msg.hash_kv = &r;
-    ctl_send(cl, node, &msg, done, ud);
+    struct rpc_ctl_req q;
+    rpc_ctl_req_init(&q, RPC_CTL_HASH_KV, (uint64_t)revision);
+    ctl_send(cl, node, &q.msg, done, ud);
 }
 
 void srv_cluster_snapshot_save(struct srv_cluster *cl, int node, srv_done_fn done, void *ud)
 {
-    Rpc__ClientMsg msg = RPC__CLIENT_MSG__INIT;
-    Rpc__SnapshotRequest r = RPC__SNAPSHOT_REQUEST__INIT;
-    msg.method = RPC__METHOD__METHOD_SNAPSHOT;
-    msg.req_case = RPC__CLIENT_MSG__REQ_SNAPSHOT;
-    msg.snapshot = &r;
-    ctl_send(cl, node, &msg, done, ud);
+    struct rpc_ctl_req q;
+    rpc_ctl_req_init(&q, RPC_CTL_SNAPSHOT_SAVE, 0);
+    ctl_send(cl, node, &q.msg, done, ud);
 }
 
 int srv_cluster_copy_db(struct srv_cluster *cl, int node, uint8_t **data, size_t *len)
