@@ -205,13 +205,16 @@ int64_t hist_run_current(const struct hist_db *db);
 /* ---- SIGINT ------------------------------------------------------------------------ */
 
 /*
- * Installs SIGINT and SIGTERM handlers that only set a flag the run loop polls with
- * hist_interrupted(); the runner then stops, flushes and ends the run as 'error'.
- * A second signal restores the default action and re-raises (hard stop; the
- * database is still consistent, the run still 'error'). Idempotent.
+ * Installs SIGINT, SIGTERM and SIGHUP handlers that only set a flag the run loop polls
+ * with hist_interrupted(); the runner then stops, flushes and ends the run as 'error'
+ * ("interrupted by SIGHUP"). A second signal restores the default action and re-raises
+ * (hard stop; the database is still consistent, the run left 'running', which `check`
+ * refuses as never finished). Idempotent.
  */
 void hist_sigint_install(void);
 bool hist_interrupted(void);
+/* The first signal's name ("SIGINT", "SIGTERM", "SIGHUP"), or NULL when none came. */
+const char *hist_interrupt_name(void);
 /* Clears the flag (tests, or a sweep that carries on with cleanup). */
 void hist_interrupt_clear(void);
 

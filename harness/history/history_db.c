@@ -683,7 +683,7 @@ int64_t hist_run_current(const struct hist_db *db)
 
 /* ---- SIGINT ------------------------------------------------------------------------ */
 
-static volatile sig_atomic_t interrupted;
+static volatile sig_atomic_t interrupted; /* the first signal's number, or 0 */
 
 static void on_signal(int sig)
 {
@@ -692,7 +692,7 @@ static void on_signal(int sig)
         raise(sig);
         return;
     }
-    interrupted = 1;
+    interrupted = sig;
 }
 
 void hist_sigint_install(void)
@@ -703,11 +703,28 @@ void hist_sigint_install(void)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL); /* a closed terminal or ssh session */
 }
 
 bool hist_interrupted(void)
 {
     return interrupted != 0;
+}
+
+const char *hist_interrupt_name(void)
+{
+    switch (interrupted) {
+    case 0:
+        return NULL;
+    case SIGINT:
+        return "SIGINT";
+    case SIGTERM:
+        return "SIGTERM";
+    case SIGHUP:
+        return "SIGHUP";
+    default:
+        return "a signal";
+    }
 }
 
 void hist_interrupt_clear(void)

@@ -11,7 +11,7 @@
  *     an error there would have no handler.
  *   - Time: no hook runs while all is well (a count hook makes Lua trace every
  *     instruction, which halved the speed of Lua loops). A one-shot SIGALRM at the
- *     --timeout deadline, and SIGINT/SIGTERM (chained to the handler that was
+ *     --timeout deadline, and SIGINT/SIGTERM/SIGHUP (chained to the handler that was
  *     installed), set a count hook on the coroutine that is running (lua_sethook is
  *     made to be called from a signal handler; the driver sets it on the next one it
  *     resumes if a signal came in between). The hook reads the clock and the SIGINT
@@ -47,7 +47,7 @@ static volatile sig_atomic_t guard_signalled; /* a signal asked for a poll */
 static volatile sig_atomic_t guard_alarms;    /* SIGALRMs so far: deadline, watchdog */
 static char guard_watchdog_msg[640];
 static size_t guard_watchdog_len;
-static struct sigaction guard_old_int, guard_old_term, guard_old_alrm;
+static struct sigaction guard_old_int, guard_old_term, guard_old_hup, guard_old_alrm;
 static bool guard_installed;
 
 static void *guard_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
@@ -140,7 +140,9 @@ static void on_alarm(int sig)
 
 static void on_interrupt(int sig)
 {
-    const struct sigaction *old = sig == SIGINT ? &guard_old_int : &guard_old_term;
+    const struct sigaction *old = sig == SIGINT    ? &guard_old_int
+                                  : sig == SIGTERM ? &guard_old_term
+                                                   : &guard_old_hup;
     old->sa_handler(sig); /* hist's: sets the flag (a second one ends the process) */
     arm_running();
 }
@@ -162,15 +164,18 @@ void scn_guard_begin(struct scn *S)
     memset(&sa, 0, sizeof sa);
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = SA_RESTART;
-    /* SIGINT/SIGTERM: only chained when someone handles them (faultline run does);
-     * else they end the process as they would have. */
+    /* SIGINT/SIGTERM/SIGHUP: only chained when someone handles them (faultline run
+     * does); else they end the process as they would have. */
     sigaction(SIGINT, NULL, &guard_old_int);
     sigaction(SIGTERM, NULL, &guard_old_term);
+    sigaction(SIGHUP, NULL, &guard_old_hup);
     sa.sa_handler = on_interrupt;
     if (chainable(&guard_old_int))
         sigaction(SIGINT, &sa, NULL);
     if (chainable(&guard_old_term))
         sigaction(SIGTERM, &sa, NULL);
+    if (chainable(&guard_old_hup))
+        sigaction(SIGHUP, &sa, NULL);
     if (S->opts->timeout_s > 0) {
         int n = snprintf(guard_watchdog_msg, sizeof guard_watchdog_msg,
                          "faultline: %s: timeout: the run took more than %g s of wall-clock "
@@ -206,6 +211,9 @@ void scn_guard_end(bool had_timeout)
     sigaction(SIGTERM, NULL, &cur);
     if (cur.sa_handler == on_interrupt)
         sigaction(SIGTERM, &guard_old_term, NULL);
+    sigaction(SIGHUP, NULL, &cur);
+    if (cur.sa_handler == on_interrupt)
+        sigaction(SIGHUP, &guard_old_hup, NULL);
     guard_installed = false;
 }
 

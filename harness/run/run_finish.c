@@ -415,8 +415,12 @@ static void set_reason(struct run_world *rw, const char *script_error)
         hist_run_reason(rw->db, rw->fatal);
     else if (script_error)
         hist_run_reason(rw->db, script_error);
-    else if (rw->interrupted)
-        hist_run_reason(rw->db, "interrupted (SIGINT or SIGTERM)");
+    else if (rw->interrupted) {
+        const char *sig = hist_interrupt_name();
+        char msg[64];
+        snprintf(msg, sizeof msg, "interrupted by %s", sig ? sig : "a signal");
+        hist_run_reason(rw->db, msg);
+    }
 }
 
 int run_world_finish(struct run_world *rw, const char *script_error, struct run_result *res)

@@ -43,7 +43,8 @@ fl_hard(mem_digest 120 ${FL_HS}/same_digest.sh ${FL_BIN} ${FL_HDB}/mem_digest.db
   ${FL_SCN}/api_client.lua - "--lua-mem-mb 16" "--lua-mem-mb 4096")
 fl_hard_run(mem_flag_bad 2 "--lua-mem-mb '0': out of range" loop_before.lua --lua-mem-mb 0)
 # 6. --timeout: an endless loop anywhere ends the run ('error', exit 3, the reason in the
-#    summary and the runs row); the first SIGINT stops a spinning script; a process
+#    summary and the runs row); the first SIGINT, SIGTERM or SIGHUP stops a spinning
+#    script and names itself in runs.reason; a process
 #    stuck inside one C call is ended by the watchdog; `list scenarios` is bounded too;
 #    a sweep passes its per-run timeout to its workers.
 foreach(s loop_before loop_after loop_spawn loop_pcall)
@@ -53,6 +54,8 @@ foreach(s loop_before loop_after loop_spawn loop_pcall)
 endforeach()
 fl_hard_run(loop_c_watchdog 3 "loop_c.lua: timeout: .*ended by the watchdog" loop_c.lua --timeout 1)
 fl_hard(sigint 60 ${FL_HS}/sigint_loop.sh ${FL_BIN} ${FL_HS}/loop_after.lua ${FL_HDB}/sigint.db)
+fl_hard(sigterm 60 ${FL_HS}/sigint_loop.sh ${FL_BIN} ${FL_HS}/loop_after.lua ${FL_HDB}/sigterm.db TERM)
+fl_hard(sighup 60 ${FL_HS}/sigint_loop.sh ${FL_BIN} ${FL_HS}/loop_after.lua ${FL_HDB}/sighup.db HUP)
 fl_hard(list_loop 60 ${FL_HS}/list_loop.sh ${FL_BIN} ${FL_HDB}/list_loop)
 fl_hard(sweep_timeout 120 ${FL_HS}/sweep_timeout.sh ${FL_BIN} ${FL_SCN}/api_time.lua
   ${FL_HDB}/sweep_timeout)
