@@ -292,8 +292,9 @@ static void asked_unjudged(struct run_world *rw, json_t *checks, const char *scr
     }
 }
 
-/* worst: 0 pass, 1 unknown, 2 fail */
-static int judge(struct run_world *rw, json_t *checks)
+/* worst: 0 pass, 1 unknown, 2 fail. ended_early: the script did not reach its end (a
+ * script error or an interrupt), so the expects it never reached are not judged. */
+static int judge(struct run_world *rw, json_t *checks, bool ended_early)
 {
     int worst = 0;
     bool paranoid_raft = rw->par.violation && rw->par.raft;
@@ -323,7 +324,12 @@ static int judge(struct run_world *rw, json_t *checks)
     if (rw->db && (rw->checks & (RUN_CHECK_LINEARIZABILITY | RUN_CHECK_WATCH | RUN_CHECK_LIVENESS)))
         kv_checks(rw, checks, &worst);
     json_t *e = json_object();
-    json_object_set_new(e, "verdict", json_string(rw->sum.expect_failed ? "fail" : "pass"));
+    const char *ev = rw->sum.expect_failed ? "fail" : ended_early ? "unknown" : "pass";
+    json_object_set_new(e, "verdict", json_string(ev));
+    if (!rw->sum.expect_failed && ended_early)
+        json_object_set_new(e, "reason",
+                            json_string("the scenario stopped before its end: the expects "
+                                        "after that line never ran"));
     json_object_set_new(e, "total", json_integer(rw->sum.expect_total));
     json_object_set_new(e, "failed", json_integer(rw->sum.expect_failed));
     json_object_set(e, "items", rw->sum.expects);
@@ -442,7 +448,8 @@ int run_world_finish(struct run_world *rw, const char *script_error, struct run_
         /* a failed write is sticky: hist_run_end fails and the run ends 'error' */
         record_clients(rw, clients);
     }
-    int judged = judge(rw, checks); /* once: FL_MAX evaluates its arguments twice */
+    int judged = judge(rw, checks, script_error || rw->interrupted);
+    /* once: FL_MAX evaluates its arguments twice */
     worst = FL_MAX(worst, judged);
     asked_unjudged(rw, checks, script_error, &worst);
     decide(rw, script_error, worst, res);

@@ -77,6 +77,10 @@ fl_hard_run(run_maxint 2 "run_maxint.lua:4: bad argument #1 to 'run': duration o
 fl_hard_run(durations 0 - durations.lua --json)
 fl_hard_run(int_option 2 "int_option.lua:2: scenario.cluster.nodes: 9.2233720368548e\\+18 is out of range"
   int_option.lua)
+# 13. A script that stops early (an error, an interrupt) never reports its expect
+#     check 'pass': the expects after the stop never ran ('unknown', with the reason).
+fl_hard(expect_early 60 ${FL_HS}/expect_early.sh ${FL_BIN} ${FL_HS}/expect_early.lua
+  ${FL_HDB}/expect_early.db)
 # 19. Control calls refused at once return nil, message.
 fl_hard_run(sync_control 0 - sync_control.lua --json)
 # 20. Prefix keys of any length.
