@@ -157,6 +157,14 @@ static json_t *row_json(const struct xp_row *r)
     json_object_set_new(o, "risky", json_integer((json_int_t)r->risky));
     json_object_set_new(o, "aimed", json_integer(r->aimed));
     json_object_set_new(o, "thinned", json_integer(r->thinned));
+    json_object_set_new(o, "focused", json_integer(r->focused));
+    json_t *lanes = json_object(); /* the lane bandit: runs and mean reward by lane */
+    for (int i = 0; i < RUN_LANE_COUNT; i++)
+        if (r->lane_runs[i])
+            json_object_set_new(lanes, run_lane_name(1u << i),
+                                json_pack("{s:I, s:I}", "runs", (json_int_t)r->lane_runs[i],
+                                          "reward", (json_int_t)r->lane_mean[i]));
+    json_object_set_new(o, "lane_bandit", lanes);
     json_object_set_new(o, "ablated", json_integer(r->ablated));
     json_object_set_new(o, "errors", json_integer(r->errors));
     json_t *fa = json_array();

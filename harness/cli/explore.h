@@ -100,10 +100,14 @@ struct xp_row {
     int aimed;           /* schedules made by aiming a fault at a risky situation */
     int thinned;         /* schedules made by thinning an entry's fault lanes (xp_thin) */
     int ablated;         /* schedules made by ablating a rare entry's lanes (xp_ablate) */
+    int focused;         /* fresh seeds with one fault lane, drawn by the lane bandit */
     int corpus_by_edges; /* corpus entries kept for a new code edge alone */
     int *false_alarms, n_false_alarms;
     struct xp_finding *found;
     int n_found;
+    /* the lane bandit at the end: by lane, the runs that drew it, their mean reward */
+    uint32_t lane_runs[RUN_LANE_COUNT];
+    uint64_t lane_mean[RUN_LANE_COUNT];
 };
 
 struct xp {
@@ -124,6 +128,10 @@ struct xp {
     struct xp_sched queue[32];
     int q_head, q_len;
     struct xp_map ablated; /* rare risky kinds, by entries ablated for them */
+    /* the lane bandit (explore_run.c pick_lane): by lane, the runs that drew it and the
+     * rarity of the risky situations they reached, shared among their lanes */
+    uint32_t lane_runs[RUN_LANE_COUNT];
+    uint64_t lane_reward[RUN_LANE_COUNT];
     bool stop;
 };
 

@@ -67,6 +67,8 @@
 #define XP_CORPUS_SOFT  128  /* past it, only a new feature or a new edge keeps a schedule */
 #define XP_AIM_PCT      50   /* of the mutants of a parent with risky situations: aimed */
 #define XP_RISKY_ENERGY 8192 /* a risky situation k runs reached adds this / k to a weight */
+#define XP_FOCUS_PCT    50   /* of the fresh seeds: one fault lane, drawn by the lane bandit */
+#define XP_LANE_PRIOR   1024 /* the lane bandit's reward of a lane no run tried yet */
 
 static size_t slot_of(const uint64_t *keys, size_t cap, uint64_t h)
 {
@@ -236,8 +238,9 @@ static int pick_risky(struct xp *x, const struct xp_entry *p)
     return n - 1;
 }
 
-/* Counts the kinds of risky situation a run reached (each once per run). */
-static void take_risky(struct xp *x, const json_t *sum)
+/* Counts the kinds of risky situation a run reached (each once per run); returns their
+ * rarity, the lane bandit's reward: 1024 / k for a kind k runs reached (this one too). */
+static uint64_t take_risky(struct xp *x, const json_t *sum)
 {
     const json_t *arr = json_object_get(json_object_get(sum, "coverage"), "risky");
     uint64_t seen[64];
@@ -256,6 +259,63 @@ static void take_risky(struct xp *x, const json_t *sum)
         seen[n++] = h;
         map_hit(&x->risky, h);
     }
+    uint64_t reward = 0;
+    for (int j = 0; j < n; j++)
+        reward += 1024 / map_hits(&x->risky, seen[j]);
+    return reward;
+}
+
+/* The fault lanes a run drew (RUN_LANE_* bits 0..RUN_LANE_COUNT-1, from its summary). */
+static unsigned run_lanes(const json_t *sum)
+{
+    unsigned m = 0;
+    const char *lane;
+    const json_t *v;
+    json_object_foreach((json_t *)json_object_get(json_object_get(sum, "swarm"), "lanes_every_ms"),
+                        lane, v)
+    {
+        (void)v;
+        m |= run_lane_find(lane);
+    }
+    return m & ((1u << RUN_LANE_COUNT) - 1);
+}
+
+/* Credits the lane bandit with a run's reward: each of the k lanes it drew gets one run
+ * and reward / k (a single-lane run's whole reward goes to its lane; a lane that every
+ * run reaching a rare situation drew gathers more than the lanes drawn beside it). */
+static void credit_lanes(struct xp *x, unsigned lanes, uint64_t reward)
+{
+    int k = 0;
+    for (unsigned m = lanes; m; m &= m - 1)
+        k++;
+    for (int i = 0; k && i < RUN_LANE_COUNT; i++)
+        if (lanes & (1u << i)) {
+            x->lane_runs[i]++;
+            x->lane_reward[i] += reward / (uint64_t)k;
+        }
+}
+
+/* The lane bandit: a fresh seed's one fault lane, drawn with odds by the square of the
+ * lane's mean reward over the runs that drew it (credit_lanes: the rarity of the risky situations
+ * they reached, shared among their lanes); a lane no run drew counts XP_LANE_PRIOR. A switch's
+ * failures often need one lane's faults undisturbed by the others (membership alone fails
+ * raft.multiple_conf_changes 5 times as often as every lane): the bandit spends fresh
+ * seeds where single lanes reached rare situations. */
+static int pick_lane(struct xp *x)
+{
+    uint64_t w[RUN_LANE_COUNT], total = 0;
+    for (int i = 0; i < RUN_LANE_COUNT; i++) {
+        uint64_t mean = x->lane_runs[i] ? x->lane_reward[i] / x->lane_runs[i] : XP_LANE_PRIOR;
+        w[i] = 1 + mean * mean / 64; /* squared: the best lanes drawn far more often */
+        total += w[i];
+    }
+    uint64_t r = sim_rng_below(&x->rng, total);
+    for (int i = 0; i < RUN_LANE_COUNT; i++) {
+        if (r < w[i])
+            return i;
+        r -= w[i];
+    }
+    return RUN_LANE_COUNT - 1;
 }
 
 /* Lane ablation: when no schedule waits, the rarest risky situation that at most one run
@@ -334,8 +394,15 @@ static void next_schedule(struct xp *x, struct xp_sched *s)
     uint64_t r = x->n_corpus == 0 ? 0 : sim_rng_below(&x->rng, 100);
     if (r < XP_FRESH_PCT) {
         s->seed = x->next_fresh++;
-        snprintf(s->how, sizeof s->how, "fresh");
         x->row->fresh++;
+        if (sim_rng_below(&x->rng, 100) < XP_FOCUS_PCT) {
+            int lane = pick_lane(x);
+            s->d.lanes = 1u << lane;
+            snprintf(s->how, sizeof s->how, "fresh, %s alone", run_lane_name(1u << lane));
+            x->row->focused++;
+        } else {
+            snprintf(s->how, sizeof s->how, "fresh");
+        }
         return;
     }
     x->row->mutants++;
@@ -590,7 +657,7 @@ static int take_result(struct xp *x, const struct sweep_result *r, const char *f
         new_sigs = take_signatures(x, r->summary);
         new_feats = take_features(x, r->summary, &feats, &n_feats);
         new_edges = take_edges(x, r->summary, &feats, &n_feats, &new_edge_pairs);
-        take_risky(x, r->summary);
+        credit_lanes(x, run_lanes(r->summary), take_risky(x, r->summary));
     }
     /* kept: a new feature or code edge, or a few new signatures or edge counts (one
      * alone is too common to tell); past XP_CORPUS_SOFT entries, only the former */
@@ -699,6 +766,10 @@ int xp_explore(const struct xp_args *a, const char *body, size_t len, struct xp_
     row->edges = x.edges.n;
     row->risky = x.risky.n;
     row->corpus = x.n_corpus;
+    for (int i = 0; i < RUN_LANE_COUNT; i++) {
+        row->lane_runs[i] = x.lane_runs[i];
+        row->lane_mean[i] = x.lane_runs[i] ? x.lane_reward[i] / x.lane_runs[i] : 0;
+    }
     for (int i = 0; i < x.n_corpus; i++)
         xp_entry_close(&x.corpus[i]);
     free(x.corpus);

@@ -77,6 +77,9 @@
  *                               down, cut off, or at a revision below the compaction
  *   compact_with_watchers       ... with no member behind
  *   leader_with_uncommitted     a new leader that holds entries past the commit index
+ *   leader_again_with_uncommitted  ... that led before, while the member that led
+ *                               in between is down (Raft's Figure 8: an old leader
+ *                               back with entries of its earlier term on no majority)
  *   crash_with_uncommitted      a crash of a member holding such entries
  *   restart_with_watchers       a restart while watchers are open
  *
@@ -111,6 +114,8 @@ struct run_cov {
     uint64_t conf_idx[RUN_NODES_MAX + 1]; /* per slot: the last configuration entry seen */
     /* per slot, at the member's previous event: its store had synced watchers, unsynced */
     bool synced_w[RUN_NODES_MAX + 1], unsynced_w[RUN_NODES_MAX + 1];
+    bool led[RUN_NODES_MAX + 1]; /* per slot: it was leader once */
+    int last_leader;             /* the slot of the last leader event; 0 none */
     struct run_risky risky[RUN_RISKY_KEEP];
     int n_risky;
 };
@@ -315,8 +320,15 @@ static void note_risky(struct run_world *rw, const struct srv_event *ev,
               : behind ? "compact_with_member_behind"
                        : "compact_with_watchers",
               "compact");
-    } else if (!strcmp(k, SRV_EV_LEADER) && self >= 0 && st[self].last_index > commit_max) {
-        risky(c, ev, "leader_with_uncommitted", "leader");
+    } else if (!strcmp(k, SRV_EV_LEADER) && ev->node >= 1 && ev->node <= RUN_NODES_MAX) {
+        int prev =
+            c->last_leader && c->last_leader != ev->node ? slot_index(ids, n, c->last_leader) : -1;
+        bool again = c->led[ev->node] && prev >= 0 && (!st[prev].alive || st[prev].paused);
+        if (self >= 0 && st[self].last_index > commit_max)
+            risky(c, ev, again ? "leader_again_with_uncommitted" : "leader_with_uncommitted",
+                  "leader");
+        c->led[ev->node] = true;
+        c->last_leader = ev->node;
     } else if (!strcmp(k, SRV_EV_CRASH) && self >= 0 && st[self].last_index > commit_max) {
         risky(c, ev, "crash_with_uncommitted", "append");
     } else if (!strcmp(k, SRV_EV_RESTART) && w) {

@@ -3,14 +3,15 @@
 # schedule (an inserted fault) on a scenario without faults, shrunk, written as a Lua file
 # that fails with the switch and passes without; the same invocation giving the same
 # output with -j 1 and -j 2; a clean exploration without a switch; lane ablation (shrink{
-# lanes }, the explorer's ablation children finding a bug); code edges reaching the
+# lanes }, the explorer's ablation children finding a bug); the lane bandit (fresh seeds
+# with one lane, the first failure of a switch through one); code edges reaching the
 # corpus in an explore build (-DFL_EXPLORE_COVERAGE=ON) and absent in others. Then bad
 # arguments.
 set(FL_XSCN ${CMAKE_SOURCE_DIR}/tests/scenario)
 set(FL_XDB ${CMAKE_BINARY_DIR}/tests/explore)
 file(MAKE_DIRECTORY ${FL_XDB})
 
-foreach(case find determinism nobug risky ablate)
+foreach(case find determinism nobug risky ablate focus)
   add_test(NAME cli.explore.${case}
            COMMAND python3 ${FL_XSCN}/explore_check.py ${FL_BIN} ${FL_XDB}/${case} ${case})
   set_tests_properties(cli.explore.${case} PROPERTIES LABELS cli TIMEOUT 600
@@ -29,6 +30,8 @@ set_tests_properties(cli.explore.edges PROPERTIES LABELS cli TIMEOUT 600
                      ENVIRONMENT "FL_SRC=${CMAKE_SOURCE_DIR}")
 # about a minute in the plain build, six under the sanitizers: CI's sanitizer pass skips it
 set_tests_properties(cli.explore.determinism PROPERTIES LABELS "cli;slow")
+# about 70 runs, over a minute under load
+set_tests_properties(cli.explore.focus PROPERTIES LABELS "cli;slow")
 
 set(FL_XCHK ${FL_XSCN}/expect_cli.sh)
 set(FL_XQ ${FL_XSCN}/explore/quiet.lua)

@@ -18,6 +18,10 @@ cases and checks what it reports and writes.
                mvcc.watch_compacted_lost fails with only one of its lanes; the explorer
                ablates the lanes of an entry that reached a rare risky situation, and
                finds raft.multiple_conf_changes through such a child
+  focus        the lane bandit: half the fresh seeds run one fault lane alone, drawn by
+               the rarity of the risky situations the runs that drew each lane reached
+               (reported per lane); with raft.removed_leader_counts_self at --seed 1 such a
+               seed, membership alone, is the first failure (run 51; >100 without focus)
   edges        (argument: ON or OFF, the build's FL_EXPLORE_COVERAGE) in an explore build,
                a run reports the code edges it took, the same in every process, and they
                reach the explorer: counted,
@@ -157,6 +161,14 @@ elif case == "risky":
     on = [x["what"] for x in cov_run(91, "raft.multiple_conf_changes")["coverage"]["risky"]]
     off = [x["what"] for x in cov_run(91)["coverage"]["risky"]]
     assert "change_while_pending" in on and "change_while_pending" not in off, (on, off)
+    # Raft's Figure 8 shape: a member that led before leads again, holding entries past
+    # the commit index, while the member that led in between is down. Chaos seed 48
+    # (churn, which fails with raft.commit_old_term) reaches it; seed 1 (no churn) does
+    # not, though it reaches a leader with uncommitted entries
+    names = [x["what"] for x in cov_run(48)["coverage"]["risky"]]
+    assert "leader_again_with_uncommitted" in names, names
+    names = [x["what"] for x in cov_run(1)["coverage"]["risky"]]
+    assert "leader_again_with_uncommitted" not in names, names
     # the explorer counts them and aims faults at them
     rc, o, _, err = explore(chaos, "--runs", "16", "--seed", "1", "-j", "2")
     assert rc == 0, (rc, err)
@@ -213,6 +225,25 @@ elif case == "ablate":
     # membership" child; since chaos.lua's split change, random worlds find that switch on
     # 13 of 200 seeds and explore's fresh and reworld children find it first, so the
     # finding no longer shows ablation. The lane directive above is what ablation runs.)
+elif case == "focus":
+    rc, o, _, err = explore(chaos, "--runs", "16", "--seed", "1", "-j", "2")
+    (r,) = o["bugs"]
+    assert rc == 0 and r["focused"] >= 1 and r["focused"] <= r["fresh"], (r, err)
+    bandit = r["lane_bandit"]
+    assert len(bandit) >= 10, bandit
+    assert all(v["runs"] >= 1 for v in bandit.values()), bandit
+    assert sum(v["runs"] for v in bandit.values()) >= 16, bandit
+    assert max(v["reward"] for v in bandit.values()) > 0, bandit
+    # the first failure with raft.removed_leader_counts_self at --seed 1 is a fresh
+    # seed run with its membership lane alone (without focus: not in 100 runs)
+    bug = "raft.removed_leader_counts_self"
+    rc, o, _, err = explore(chaos, "--bug", bug, "--runs", "56", "--seed", "1", "-j", "2",
+                            "--shrink-runs", "1", out="found")
+    (r,) = o["bugs"]
+    assert rc == 0 and r["found"] and r["runs"] <= 56, (r, err)
+    f = r["findings"][0]
+    assert f["schedule"] == "fresh, membership alone", f
+    assert 'lanes = {"membership"}' in open(f["file"]).read(), f["file"]
 else:
     sys.exit(f"unknown case {case}")
 print("ok")
