@@ -15,7 +15,8 @@
  * joins the corpus (past XP_CORPUS_SOFT entries, only a new feature or edge). The next
  * batch is made of the ablation children waiting (refill_queue: one child per fault
  * lane of the first entry that reached a rare risky situation, each with that lane
- * alone), then fresh seeds (two fifths of each batch, and all of the first), entries'
+ * alone), then fresh seeds (two fifths of each batch, and all of the first; half of them
+ * with one fault lane alone, drawn by the lane bandit, pick_lane), entries'
  * fault mixes over fresh worlds (reworld, a quarter), crossovers (one entry's world,
  * another's fault mix, a twentieth), thinned entries (some of their lanes, a twentieth)
  * and mutants (explore_mutate.c). Parents are picked by
@@ -297,10 +298,10 @@ static void credit_lanes(struct xp *x, unsigned lanes, uint64_t reward)
 
 /* The lane bandit: a fresh seed's one fault lane, drawn with odds by the square of the
  * lane's mean reward over the runs that drew it (credit_lanes: the rarity of the risky situations
- * they reached, shared among their lanes); a lane no run drew counts XP_LANE_PRIOR. A switch's
- * failures often need one lane's faults undisturbed by the others (membership alone fails
- * raft.multiple_conf_changes 5 times as often as every lane): the bandit spends fresh
- * seeds where single lanes reached rare situations. */
+ * they reached, shared among their lanes); a lane no run drew counts XP_LANE_PRIOR. A
+ * switch's failures often need one lane's faults undisturbed by the others (membership
+ * alone fails raft.removed_leader_counts_self on 12 of chaos seeds 1..60, every lane on
+ * about 1 seed in 50): the bandit spends fresh seeds where lanes reached rare situations. */
 static int pick_lane(struct xp *x)
 {
     uint64_t w[RUN_LANE_COUNT], total = 0;
