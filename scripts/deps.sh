@@ -13,9 +13,10 @@ if [ "${FL_DEPS_FUZZ:-0}" = 1 ]; then
 fi
 # `make deps ETCD=1` (FL_DEPS_ETCD=1; .ci/run sets it): Debian's etcd 3.4 server and
 # etcdctl, for the live tests against a real etcd cluster (harness/live); those tests
-# say "skipped: etcd not installed" without them.
+# say "skipped: etcd not installed" without them. strace makes failpoint() real on
+# etcd (a slow or crashing WAL sync by syscall injection; skipped without it).
 if [ "${FL_DEPS_ETCD:-0}" = 1 ]; then
-    pkgs+=(etcd-server etcd-client)
+    pkgs+=(etcd-server etcd-client strace)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

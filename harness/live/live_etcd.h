@@ -116,6 +116,8 @@ struct lv_etcd_member {
     char *data_dir, *log_path;
     struct lv_proc proc;
     uint64_t id;
+    struct lv_proc tracer; /* strace on proc (lv_etcd_wal_fault_on), when tracer_init */
+    bool tracer_init;
 };
 
 struct lv_etcd_cluster {
@@ -170,6 +172,24 @@ int lv_etcd_cluster_leader(struct lv_etcd_cluster *c, int64_t timeout_ms);
 int lv_etcd_cluster_wait_leader(struct lv_etcd_cluster *c, int64_t wait_ms);
 /* Kills every member, closes proxies and the client, releases the ports. */
 void lv_etcd_cluster_close(struct lv_etcd_cluster *c);
+
+/* A slow or crashing WAL on member idx, made real with strace's syscall injection
+ * (Debian's etcd has no gofail failpoints): strace (a path, lv_strace_find) attaches
+ * to the running member with -f, and -P on its WAL files (member/wal/ *.wal and *.tmp)
+ * limits the injection to them: with crash LV_WAL_CRASH_NONE every fdatasync of the
+ * WAL waits delay_ms before it runs (a slow WAL save: the member's Ready loop waits);
+ * LV_WAL_CRASH_AT_WRITE kills the member (SIGKILL) at its WAL's next write, before
+ * the entries reach the file; LV_WAL_CRASH_AT_SYNC at its next fdatasync, after the
+ * write (a process crash keeps the written pages: what a crash after the save
+ * leaves). Returns once every thread of the member is traced. FL_EIO with err (no WAL
+ * file, strace could not attach within 5 s). lv_etcd_wal_fault_off detaches (and is a
+ * no-op without one); a member's strace also ends when the member exits. */
+enum lv_wal_crash { LV_WAL_CRASH_NONE, LV_WAL_CRASH_AT_WRITE, LV_WAL_CRASH_AT_SYNC };
+int lv_etcd_wal_fault_on(struct lv_etcd_cluster *c, int idx, const char *strace, int delay_ms,
+                         enum lv_wal_crash crash, struct fl_buf *err);
+void lv_etcd_wal_fault_off(struct lv_etcd_cluster *c, int idx);
+/* strace: $FL_STRACE, else strace on PATH; NULL when absent (owned by the caller). */
+char *lv_strace_find(void);
 
 /* etcdctl: $FL_ETCDCTL, else the etcdctl beside etcd_bin, else "etcdctl" (PATH);
  * owned by the caller. */

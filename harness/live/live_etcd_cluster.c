@@ -12,12 +12,15 @@
  */
 #include "harness/live/live_etcd.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <unistd.h>
 
-char *lv_etcd_find(void)
+/* $env_name when set (NULL when it cannot be run), else name on PATH. */
+static char *find_program(const char *env_name, const char *name)
 {
-    const char *env = getenv("FL_ETCD");
+    const char *env = getenv(env_name);
     if (env && *env)
         return access(env, X_OK) == 0 ? fl_strdup(env) : NULL;
     const char *path = getenv("PATH");
@@ -27,13 +30,23 @@ char *lv_etcd_find(void)
     for (char *d = strtok_r(copy, ":", &save); d && !found; d = strtok_r(NULL, ":", &save)) {
         struct fl_buf b;
         fl_buf_init(&b);
-        fl_buf_printf(&b, "%s/etcd", d);
+        fl_buf_printf(&b, "%s/%s", d, name);
         if (access(fl_buf_cstr(&b), X_OK) == 0)
             found = fl_strdup(fl_buf_cstr(&b));
         fl_buf_close(&b);
     }
     free(copy);
     return found;
+}
+
+char *lv_etcd_find(void)
+{
+    return find_program("FL_ETCD", "etcd");
+}
+
+char *lv_strace_find(void)
+{
+    return find_program("FL_STRACE", "strace");
 }
 
 static int member_setup(struct lv_etcd_cluster *c, int i, struct lv_workdir *wd, struct fl_buf *err)
@@ -238,6 +251,7 @@ void lv_etcd_cluster_close(struct lv_etcd_cluster *c)
 {
     for (int i = 0; i < c->n; i++) {
         struct lv_etcd_member *m = &c->m[i];
+        lv_etcd_wal_fault_off(c, i);
         lv_proc_close(&m->proc);
         if (c->proxy[i].net)
             lv_proxy_close(&c->proxy[i]);
@@ -299,4 +313,139 @@ int lv_etcdctl_run(uv_loop_t *loop, const char *const *argv, const char *log_pat
     lv_proc_close(&p);
     fl_buf_close(&err);
     return rc;
+}
+
+/* ---- WAL faults: strace's syscall injection on a member ------------------------------ */
+
+/* Whether every thread of pid has a tracer (strace -f attached to all of them). */
+struct traced_wait {
+    int pid;
+    const struct lv_proc *tracer;
+};
+
+static bool all_threads_traced(void *arg)
+{
+    const struct traced_wait *t = arg;
+    if (!t->tracer->running)
+        return true; /* strace gave up: the caller reports it */
+    char dir[64];
+    snprintf(dir, sizeof dir, "/proc/%d/task", t->pid);
+    DIR *d = opendir(dir);
+    if (!d)
+        return true; /* the member is gone */
+    bool all = true;
+    struct dirent *e;
+    while (all && (e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[512], line[256];
+        snprintf(path, sizeof path, "%s/%s/status", dir, e->d_name);
+        FILE *f = fopen(path, "r"); /* NULL: the thread exited meanwhile */
+        while (f && fgets(line, sizeof line, f))
+            if (!strncmp(line, "TracerPid:", 10)) {
+                all = atoi(line + 10) != 0;
+                break;
+            }
+        if (f)
+            fclose(f);
+    }
+    closedir(d);
+    return all;
+}
+
+int lv_etcd_wal_fault_on(struct lv_etcd_cluster *c, int idx, const char *strace, int delay_ms,
+                         enum lv_wal_crash crash, struct fl_buf *err)
+{
+    struct lv_etcd_member *m = &c->m[idx];
+    lv_etcd_wal_fault_off(c, idx);
+    if (!m->proc.running || m->proc.pid <= 0) {
+        fl_buf_printf(err, "member %s is not running", m->name);
+        return FL_EIO;
+    }
+    /* The WAL's files as they are now: its segments and the pre-allocated next one
+     * (N.tmp, renamed into a segment when the WAL is cut, which keeps its fd). */
+    struct fl_buf dir;
+    fl_buf_init(&dir);
+    const char *data = NULL; /* the --data-dir it runs on (a restore gives it a new one) */
+    for (size_t i = 0; m->proc.argv[i] && m->proc.argv[i + 1]; i++)
+        if (!strcmp(m->proc.argv[i], "--data-dir"))
+            data = m->proc.argv[i + 1];
+    fl_buf_printf(&dir, "%s/member/wal", data ? data : m->data_dir);
+    DIR *d = opendir(fl_buf_cstr(&dir));
+    if (!d) {
+        fl_buf_printf(err, "%s: %s", fl_buf_cstr(&dir), strerror(errno));
+        fl_buf_close(&dir);
+        return FL_EIO;
+    }
+    const char *call = crash == LV_WAL_CRASH_AT_WRITE ? "write" : "fdatasync";
+    char pid[32], trace[64], inject[96];
+    snprintf(pid, sizeof pid, "%d", m->proc.pid);
+    snprintf(trace, sizeof trace, "trace=%s", call);
+    if (crash != LV_WAL_CRASH_NONE)
+        snprintf(inject, sizeof inject, "inject=%s:signal=SIGKILL", call);
+    else
+        snprintf(inject, sizeof inject, "inject=%s:delay_enter=%lld", call,
+                 (long long)delay_ms * 1000);
+    size_t cap = 16, argc = 0;
+    char **argv = fl_calloc(cap, sizeof *argv);
+    const char *fixed[] = {strace,      "-p", pid,   "-f", "-qq", "-o",
+                           "/dev/null", "-e", trace, "-e", inject};
+    for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++)
+        argv[argc++] = fl_strdup(fixed[i]);
+    size_t files = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        size_t n = strlen(e->d_name);
+        if (!(n > 4 && (!strcmp(e->d_name + n - 4, ".wal") || !strcmp(e->d_name + n - 4, ".tmp"))))
+            continue;
+        if (argc + 3 >= cap) {
+            cap *= 2;
+            argv = fl_realloc(argv, cap * sizeof *argv);
+        }
+        argv[argc++] = fl_strdup("-P");
+        struct fl_buf f;
+        fl_buf_init(&f);
+        fl_buf_printf(&f, "%s/%s", fl_buf_cstr(&dir), e->d_name);
+        argv[argc++] = fl_strdup(fl_buf_cstr(&f));
+        fl_buf_close(&f);
+        files++;
+    }
+    closedir(d);
+    argv[argc] = NULL;
+    int rc = FL_OK;
+    if (files == 0) {
+        fl_buf_printf(err, "%s: no WAL file", fl_buf_cstr(&dir));
+        rc = FL_EIO;
+    } else {
+        struct fl_buf log;
+        fl_buf_init(&log);
+        fl_buf_printf(&log, "%s.strace", m->log_path);
+        lv_proc_init(&m->tracer, c->loop, (const char *const *)argv, fl_buf_cstr(&log));
+        m->tracer_init = true;
+        fl_buf_close(&log);
+        rc = lv_proc_start(&m->tracer, err);
+        struct traced_wait t = {m->proc.pid, &m->tracer};
+        if (!rc && (!lv_run_until(c->loop, all_threads_traced, &t, 5000) || !m->tracer.running)) {
+            fl_buf_printf(err, "strace did not attach to %s (pid %d) within 5 s: see %s", m->name,
+                          m->proc.pid, m->tracer.log_path);
+            rc = FL_EIO;
+        }
+        if (rc)
+            lv_etcd_wal_fault_off(c, idx);
+    }
+    for (size_t i = 0; i < argc; i++)
+        free(argv[i]);
+    free(argv);
+    fl_buf_close(&dir);
+    return rc;
+}
+
+void lv_etcd_wal_fault_off(struct lv_etcd_cluster *c, int idx)
+{
+    struct lv_etcd_member *m = &c->m[idx];
+    if (!m->tracer_init)
+        return;
+    /* SIGKILL: the kernel detaches the tracees (threads held in a delayed call go on) */
+    lv_proc_close(&m->tracer);
+    m->tracer_init = false;
 }

@@ -252,5 +252,8 @@ int scn_client_index(lua_State *L, int idx);
 void scn_open_observe(lua_State *L); /* scn_observe.c: status, node_events */
 /* scn_target.c: the functions rw's target cannot run raise an error naming it. */
 void scn_target_restrict(lua_State *L, struct run_world *rw);
+/* Stops the scenario at the calling line with "FILE:LINE: what" (SCN_STOP_REFUSED):
+ * something the target cannot do, which pcall cannot catch. */
+int scn_target_refuse(lua_State *L, const char *what);
 
 #endif

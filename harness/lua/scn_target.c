@@ -9,7 +9,7 @@
 #include "harness/lua/scn_int.h"
 
 /* A stop, not a plain error: pcall cannot keep the script going (scn_guard.c). */
-static int l_refused(lua_State *L)
+int scn_target_refuse(lua_State *L, const char *what)
 {
     struct scn *S = scn_of(L);
     /* the script's line, also when called through pcall (a C frame has none) */
@@ -18,13 +18,20 @@ static int l_refused(lua_State *L)
     while (lua_getstack(L, level, &ar) && lua_getinfo(L, "Sl", &ar) && ar.currentline <= 0)
         level++;
     luaL_where(L, level);
-    snprintf(S->stop_msg, sizeof S->stop_msg, "%s%s: not available on --target %s: %s",
-             lua_tostring(L, -1), lua_tostring(L, lua_upvalueindex(1)),
-             lua_tostring(L, lua_upvalueindex(2)), lua_tostring(L, lua_upvalueindex(3)));
+    snprintf(S->stop_msg, sizeof S->stop_msg, "%s%s", lua_tostring(L, -1), what);
     if (S->stop == SCN_STOP_NONE)
         S->stop = SCN_STOP_REFUSED;
     lua_pushstring(L, S->stop_msg);
     return lua_error(L);
+}
+
+static int l_refused(lua_State *L)
+{
+    char what[512];
+    snprintf(what, sizeof what, "%s: not available on --target %s: %s",
+             lua_tostring(L, lua_upvalueindex(1)), lua_tostring(L, lua_upvalueindex(2)),
+             lua_tostring(L, lua_upvalueindex(3)));
+    return scn_target_refuse(L, what);
 }
 
 void scn_target_restrict(lua_State *L, struct run_world *rw)

@@ -319,7 +319,13 @@ static int l_failpoint(lua_State *L)
         delay = (int)scn_field_int(L, 2, "failpoint options", "delay_ms", 0, 0, 3600000);
     }
     char err[320]; /* etcd's "expected sha256 [..], got [..]" is up to 290 bytes */
-    if (run_failpoint(scn_world(L), name, node, action, p, count, delay, err, sizeof err))
+    int rc = run_failpoint(scn_world(L), name, node, action, p, count, delay, err, sizeof err);
+    if (rc == FL_EUNSUP) { /* a real target that cannot make this one real */
+        char what[400];
+        snprintf(what, sizeof what, "failpoint: %s", err);
+        return scn_target_refuse(L, what);
+    }
+    if (rc)
         return luaL_error(L, "failpoint: %s", err);
     return 0;
 }

@@ -294,6 +294,24 @@ static void failpoint_apply(struct run_world *rw, void *arg)
         run_log_fault(rw, "failpoint", target, d);
 }
 
+/* A real target's failpoint (run_target_ops.failpoint), recorded as the simulator's. */
+static void target_failpoint_apply(struct run_world *rw, void *arg)
+{
+    struct failpoint *a = arg;
+    a->rc = rw->tgt->failpoint(rw, a->name, a->node, a->action, (int)a->spec->delay_ms, a->err,
+                               a->err_len);
+    if (a->rc)
+        return;
+    char target[16];
+    node_target(target, sizeof target, a->node);
+    json_t *d = json_object();
+    json_object_set_new(d, "name", json_string(a->name));
+    json_object_set_new(d, "action", json_string(a->action));
+    if (!a->off && a->spec->delay_ms)
+        json_object_set_new(d, "delay_ms", json_integer(a->spec->delay_ms));
+    run_log_fault(rw, "failpoint", target, d);
+}
+
 int run_failpoint_skip(struct run_world *rw, const char *name, int node, const char *action,
                        int p_ppm, int count, int skip, int delay_ms, char *err, size_t err_len)
 {
@@ -317,8 +335,17 @@ int run_failpoint_skip(struct run_world *rw, const char *name, int node, const c
                  action);
         return FL_EINVAL;
     }
+    if (rw->tgt && rw->tgt->failpoint) {
+        const char *why = rw->tgt->failpoint_refused(rw, name, action, p_ppm, count, skip);
+        if (why) {
+            snprintf(err, err_len, "'%s' %s: not available on --target %s: %s", name, action,
+                     rw->tgt->name, why);
+            return FL_EUNSUP;
+        }
+    }
     struct failpoint a = {name, node, action, off, &spec, err, err_len, FL_OK};
-    run_fault_apply(rw, failpoint_apply, &a, NULL);
+    run_fault_apply(rw, rw->tgt && rw->tgt->failpoint ? target_failpoint_apply : failpoint_apply,
+                    &a, NULL);
     return a.rc;
 }
 

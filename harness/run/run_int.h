@@ -78,6 +78,13 @@ struct run_target_ops {
     /* converge (NULL: converge is not on this target) */
     bool (*converged)(struct run_world *rw, json_t **state);
     int (*checkpoints)(struct run_world *rw, const json_t **corruption);
+    /* failpoint (NULL: the simulator's, on the member's process): why the target
+     * cannot make this one real (NULL: it can), and turning it on (delay_ms for
+     * "delay") or off ("off") on member node */
+    const char *(*failpoint_refused)(struct run_world *rw, const char *name, const char *action,
+                                     int p_ppm, int count, int skip);
+    int (*failpoint)(struct run_world *rw, const char *name, int node, const char *action,
+                     int delay_ms, char *err, size_t err_len);
     unsigned nemesis_kinds;                   /* RUN_NEMESIS_* the target can draw */
     const struct run_target_refusal *refuses; /* {NULL, NULL}-terminated */
 };

@@ -131,6 +131,12 @@ struct bridge {
      * raftTerm is the term of the last applied entry (etcd's s.Term()), which stays put
      * while an isolated member campaigns; this is the Raft term status().term reports. */
     uint64_t log_term;
+    /* failpoint on its WAL (strace): on, and with what (delay_ms, or a crash) */
+    struct run_etcd *E;
+    bool fp_on;
+    int fp_delay_ms;
+    enum lv_wal_crash fp_crash;
+    bool fp_crashed; /* its member died of the crash: the bridge is killed too */
 };
 
 struct run_etcd {
@@ -167,6 +173,7 @@ struct run_etcd {
 };
 
 static void checkpoint(struct run_etcd *E);
+static int fp_attach(struct run_etcd *E, int slot, struct fl_buf *err);
 static void checkpoint_stop(struct run_etcd *E);
 
 static int slot_of_member(const struct run_etcd *E, uint64_t id)
@@ -495,6 +502,7 @@ static void bridge_add(struct run_etcd *E, int slot)
     char name[16];
     snprintf(name, sizeof name, "n%d", slot);
     E->b[slot].slot = slot;
+    E->b[slot].E = E;
     E->b[slot].proc = sim_proc_add(E->rw->w, name, &ops, E);
     net_listen(E->rw->w, E->b[slot].proc, SRV_CLIENT_PORT, bridge_accept, E);
 }
@@ -691,6 +699,16 @@ static void on_poll_reply(const struct lv_etcd_reply *r, void *arg)
         poll_note(E);
 }
 
+/* A member killed by its crash failpoint (strace's SIGKILL at a WAL call): its bridge
+ * dies too, as kill() does it, at the wall time the poll saw the member gone. */
+static void fp_crash_fire(struct sim_world *w, void *ctx)
+{
+    struct bridge *b = ctx;
+    if (sim_proc_state(w, b->proc) == SIM_PROC_UP)
+        sim_proc_kill(w, b->proc);
+    b->st_ok = false;
+}
+
 static void on_poll_timer(uv_timer_t *t)
 {
     struct run_etcd *E = t->data;
@@ -704,6 +722,11 @@ static void on_poll_timer(uv_timer_t *t)
         return;
     for (int i = 1; i <= E->n; i++) {
         struct lv_etcd_member *m = &E->c.m[i - 1];
+        if (!m->proc.running && E->b[i].fp_on && E->b[i].fp_crash && !E->b[i].fp_crashed) {
+            E->b[i].fp_crashed = true; /* died of the failpoint: its bridge dies too */
+            sim_schedule_at(E->rw->w, run_pacer_arrival(&E->pace, E->rw->w), fp_crash_fire,
+                            &E->b[i]);
+        }
         if (!m->proc.running || m->proc.paused) {
             E->b[i].st_ok = false;
             continue;
@@ -1026,6 +1049,9 @@ void run_etcd_node_fault(struct run_world *rw, int id, const char *kind)
     } else if (!strcmp(kind, "restart")) {
         if (!m->proc.running && lv_proc_restart(&m->proc, &err))
             fl_log(FL_LOG_ERROR, "target etcd: restart of %s: %s", m->name, fl_buf_cstr(&err));
+        else if (E->b[id].fp_on && fp_attach(E, id, &err)) /* a failpoint stays on */
+            fl_log(FL_LOG_ERROR, "target etcd: failpoint on %s after restart: %s", m->name,
+                   fl_buf_cstr(&err));
         if (sim_proc_state(rw->w, proc) == SIM_PROC_DOWN)
             sim_proc_restart(rw->w, proc);
     } else if (!strcmp(kind, "pause")) {
@@ -1842,12 +1868,83 @@ int run_etcd_checkpoints(struct run_world *rw, const json_t **corruption)
     return E ? E->checkpoints : 0;
 }
 
+/* ---- failpoints: strace's syscall injection on a member's WAL ------------------------- */
+
+/* Debian's etcd has no gofail, so the failpoints a real etcd can have here are the ones
+ * strace makes real on the member's WAL files (live_etcd.h lv_etcd_wal_fault_on):
+ * raft/before_save delay = each WAL fdatasync of that member waits delay_ms (etcd's
+ * raftBeforeSave sits before the WAL save of every Ready, which syncs), raft/before_save
+ * crash = SIGKILL at the WAL's next write (before the entries reach the file),
+ * raft/after_save crash = SIGKILL at its next fdatasync (after the write; a process crash
+ * keeps the written pages, which is what a crash after the save leaves). */
+static const char *etcd_failpoint_refused(struct run_world *rw, const char *name,
+                                          const char *action, int p_ppm, int count, int skip)
+{
+    (void)rw;
+    bool before = !strcmp(name, "raft/before_save"), after = !strcmp(name, "raft/after_save");
+    if (!before && !after)
+        return "Debian's etcd is built without gofail failpoints; only raft/before_save (delay, "
+               "crash) and raft/after_save (crash) are made real, by strace's syscall injection "
+               "on the member's WAL";
+    if (!strcmp(action, "off"))
+        return NULL;
+    if (strcmp(action, "crash") && !(before && !strcmp(action, "delay")))
+        return "raft/before_save takes delay or crash, raft/after_save crash (a slow or "
+               "crashing WAL sync by strace's syscall injection)";
+    if (p_ppm != 1000000 || count != 0 || skip != 0)
+        return "p, count and skip are not carried: strace injects at every WAL call";
+    char *strace = lv_strace_find();
+    free(strace);
+    if (!strace)
+        return "needs strace (not installed; scripts/deps.sh installs it with ETCD=1) to slow "
+               "or crash the member's WAL";
+    return NULL;
+}
+
+static int fp_attach(struct run_etcd *E, int slot, struct fl_buf *err)
+{
+    char *strace = lv_strace_find();
+    if (!strace) {
+        fl_buf_printf(err, "strace is not installed");
+        return FL_EIO;
+    }
+    struct bridge *b = &E->b[slot];
+    b->fp_crashed = false;
+    int rc = lv_etcd_wal_fault_on(&E->c, slot - 1, strace, b->fp_delay_ms, b->fp_crash, err);
+    free(strace);
+    return rc;
+}
+
+static int etcd_failpoint(struct run_world *rw, const char *name, int node, const char *action,
+                          int delay_ms, char *err, size_t err_len)
+{
+    struct run_etcd *E = rw->etcd;
+    bool off = !strcmp(action, "off"), crash = !strcmp(action, "crash");
+    int rc = FL_OK;
+    for (int i = node ? node : 1; i <= (node ? node : E->n) && rc == FL_OK; i++) {
+        struct bridge *b = &E->b[i];
+        lv_etcd_wal_fault_off(&E->c, i - 1);
+        b->fp_on = !off;
+        b->fp_delay_ms = crash ? 0 : delay_ms;
+        b->fp_crash = !crash                              ? LV_WAL_CRASH_NONE
+                      : !strcmp(name, "raft/before_save") ? LV_WAL_CRASH_AT_WRITE
+                                                          : LV_WAL_CRASH_AT_SYNC;
+        if (off || !E->c.m[i - 1].proc.running)
+            continue; /* a member down gets it at its restart */
+        struct fl_buf e;
+        fl_buf_init(&e);
+        if ((rc = fp_attach(E, i, &e)) != FL_OK)
+            snprintf(err, err_len, "'%s' %s on member %d: %s", name, action, i, fl_buf_cstr(&e));
+        fl_buf_close(&e);
+    }
+    return rc;
+}
+
 /* ---- the target's table ---------------------------------------------------------------- */
 
 /* What a real etcd cluster here cannot do, and why (issue 16 §3). */
 static const struct run_target_refusal etcd_refuses[] = {
     {"skew", "etcd's Go runtime reads the clock without libc, so its clock cannot be skewed"},
-    {"failpoint", "Debian's etcd is built without gofail failpoints"},
     {"bug", "bug switches exist only in faultline's own members"},
     {"net", "loss, duplication and delay of frames are simulator faults (the etcd target cuts "
             "and clogs links only)"},
@@ -1884,6 +1981,8 @@ const struct run_target_ops run_target_etcd_ops = {
     .restore = run_etcd_restore,
     .converged = run_etcd_converged,
     .checkpoints = run_etcd_checkpoints,
+    .failpoint_refused = etcd_failpoint_refused,
+    .failpoint = etcd_failpoint,
     .nemesis_kinds = RUN_NEMESIS_PARTITION | RUN_NEMESIS_KILL | RUN_NEMESIS_PAUSE,
     .refuses = etcd_refuses,
 };

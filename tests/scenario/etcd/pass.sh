@@ -1,7 +1,11 @@
 #!/bin/sh
-# pass.sh FAULTLINE SCENARIO WORKDIR: the scenario passes on --target etcd (exit 0) and
-# leaves no process of its work directory behind. Skips (77) without etcd.
-fl=$1; scn=$2; work=$3
+# pass.sh FAULTLINE SCENARIO WORKDIR [PROGRAM]: the scenario passes on --target etcd
+# (exit 0) and leaves no process of its work directory behind. Skips (77) without etcd,
+# or without PROGRAM when given (strace for failpoints).
+fl=$1; scn=$2; work=$3; needs=$4
+if [ -n "$needs" ] && ! command -v "$needs" >/dev/null 2>&1; then
+    echo "skipped: $needs not installed"; exit 77
+fi
 if [ -z "$FL_ETCD" ] && ! command -v etcd >/dev/null 2>&1; then
     echo "skipped: etcd not installed"; exit 77
 fi

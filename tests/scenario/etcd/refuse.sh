@@ -19,7 +19,9 @@ start() { # name, lua body, expected message[, cluster table]
     names="$names $1"
 }
 start skew 'skew(1, 2)' "skew.lua:3: skew: not available on --target etcd: etcd's Go runtime"
-start failpoint 'failpoint("raft/before_save", { node = 1, action = "crash" })' "failpoint: not available on --target etcd"
+start failpoint 'failpoint("mvcc/before_commit", { node = 1, action = "delay", delay_ms = 10 })' "failpoint.lua:3: failpoint: 'mvcc/before_commit' delay: not available on --target etcd: Debian's etcd is built without gofail"
+start fp_action 'failpoint("raft/after_save", { node = 1, action = "delay", delay_ms = 10 })' "fp_action.lua:3: failpoint: 'raft/after_save' delay: not available on --target etcd: raft/before_save takes delay or crash"
+start fp_pcall 'local ok = pcall(failpoint, "raft/before_save", { node = 1, action = "delay", delay_ms = 10, p = 0.5 })' "fp_pcall.lua:3: failpoint: 'raft/before_save' delay: not available on --target etcd: p, count and skip are not carried"
 start bug 'bug("raft.vote_ignores_log")' "bug: not available on --target etcd"
 start pcall 'local ok = pcall(skew, 1, 2)' "pcall.lua:3: skew: not available on --target etcd"
 start nemesis 'nemesis { kinds = { "skew" }, every = 1*s }' "nemesis: only kinds partition, kill and pause"
