@@ -82,9 +82,15 @@ static size_t on_body(char *p, size_t size, size_t nmemb, void *arg)
     return size * nmemb;
 }
 
+/* etcd's error text: a unary call's {"error": TEXT, "code": N, "message": TEXT}, or a
+ * streaming call's (a lease keep-alive's) {"error": {"grpc_code": N, "message": TEXT,
+ * ...}}, which the gateway also answers with its HTTP status (503 for Unavailable). */
 static const char *etcd_error(json_t *resp)
 {
-    const char *m = json_string_value(json_object_get(resp, "error"));
+    const json_t *e = json_object_get(resp, "error");
+    if (json_is_object(e))
+        return json_string_value(json_object_get(e, "message"));
+    const char *m = json_string_value(e);
     return m ? m : json_string_value(json_object_get(resp, "message"));
 }
 

@@ -49,6 +49,65 @@ char *lv_strace_find(void)
     return find_program("FL_STRACE", "strace");
 }
 
+/* The inode of the TCP socket bound to 127.0.0.1:port (/proc/net/tcp), 0 none. */
+static unsigned long loopback_socket_inode(int port)
+{
+    FILE *f = fopen("/proc/net/tcp", "r");
+    char line[512];
+    unsigned long inode = 0;
+    if (f && !fgets(line, sizeof line, f)) /* the header */
+        line[0] = 0;
+    while (f && !inode && fgets(line, sizeof line, f)) {
+        /* "  sl: local:port remote:port st tx:rx tr:when retrnsmt uid timeout inode" */
+        unsigned addr, lport;
+        unsigned long ino;
+        if (sscanf(line, " %*d: %8X:%4X %*8X:%*4X %*X %*X:%*X %*X:%*X %*X %*u %*u %lu", &addr,
+                   &lport, &ino) == 3 &&
+            (int)lport == port && addr == 0x0100007FU)
+            inode = ino;
+    }
+    if (f)
+        fclose(f);
+    return inode;
+}
+
+/* The member whose process holds the socket connecting from 127.0.0.1:port: a peer
+ * proxy's sender for a connection without X-Server-From (etcd's lease renewals a
+ * follower forwards to the leader, POST /leases, and its prober), so that a cut
+ * between two members holds on them too. -1 when no member's. */
+static int member_of_port(int port, void *arg)
+{
+    const struct lv_etcd_cluster *c = arg;
+    unsigned long inode = loopback_socket_inode(port);
+    if (!inode)
+        return -1;
+    char want[64];
+    snprintf(want, sizeof want, "socket:[%lu]", inode);
+    for (int i = 0; i < c->n; i++) {
+        if (!c->m[i].proc.running || c->m[i].proc.pid <= 0)
+            continue;
+        char dir[64];
+        snprintf(dir, sizeof dir, "/proc/%d/fd", c->m[i].proc.pid);
+        DIR *d = opendir(dir);
+        struct dirent *e;
+        bool found = false;
+        while (d && !found && (e = readdir(d)) != NULL) {
+            char path[512], link[64];
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            ssize_t n = readlink(path, link, sizeof link - 1);
+            if (n > 0) {
+                link[n] = 0;
+                found = !strcmp(link, want);
+            }
+        }
+        if (d)
+            closedir(d);
+        if (found)
+            return i;
+    }
+    return -1;
+}
+
 static int member_setup(struct lv_etcd_cluster *c, int i, struct lv_workdir *wd, struct fl_buf *err)
 {
     struct lv_etcd_member *m = &c->m[i];
@@ -72,6 +131,8 @@ static int member_setup(struct lv_etcd_cluster *c, int i, struct lv_workdir *wd,
     if (lv_proxy_start(&c->proxy[i], &c->net, i, m->proxy_port, m->peer_port, LV_EXTERNAL,
                        lv_identify_etcd_peer, &c->ids, err))
         return FL_EIO;
+    c->proxy[i].identify_port = member_of_port;
+    c->proxy[i].identify_port_arg = c;
     return lv_proxy_start(&c->client_proxy[i], &c->net, i, m->client_proxy_port, m->client_port,
                           LV_EXTERNAL, NULL, NULL, err);
 }

@@ -141,6 +141,15 @@ static void try_identify(struct lv_conn *c)
         if (r >= 0)
             from = r;
     }
+    struct sockaddr_in sa;
+    int len = (int)sizeof sa;
+    if (p->identify_port && from == p->from_default &&
+        uv_tcp_getpeername(&c->down, (struct sockaddr *)&sa, &len) == 0 &&
+        sa.sin_family == AF_INET) {
+        int r = p->identify_port(ntohs(sa.sin_port), p->identify_port_arg);
+        if (r >= 0)
+            from = r;
+    }
     c->identified = true;
     c->reidentify = p->identify && from == p->from_default;
     c->fwd.from = c->back.to = from;

@@ -81,6 +81,10 @@ struct lv_proxy {
     int listen_port, target_port;
     lv_identify_fn identify;
     void *identify_arg;
+    /* Optional (set after lv_proxy_start): the sender of a connection that identify
+     * left at from_default, from the port it comes from (a node index, or -1). */
+    int (*identify_port)(int peer_port, void *arg);
+    void *identify_port_arg;
     struct lv_conn *conns;
     struct lv_proxy *next;
     int handles; /* open libuv handles: the listener and those of its connections */

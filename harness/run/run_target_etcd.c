@@ -234,7 +234,11 @@ static void reply_error(Rpc__ServerMsg *msg, Rpc__Error *e, const struct lv_etcd
             error_msg(msg, e, RPC_CODE_UNAVAILABLE, rpc_err_text(RPC_ERR_CONN_REFUSED));
         return;
     }
-    int code = r->resp ? (int)ec_i64(r->resp, "code") : RPC_CODE_UNKNOWN;
+    /* a unary call's {"code": N, ...}; a streaming call's {"error": {"grpc_code": N}} */
+    const json_t *se = r->resp ? json_object_get(r->resp, "error") : NULL;
+    int code = json_is_object(se) ? (int)ec_i64(se, "grpc_code")
+               : r->resp          ? (int)ec_i64(r->resp, "code")
+                                  : RPC_CODE_UNKNOWN;
     const char *text = r->error && r->error[0] ? r->error : "HTTP error";
     if (code <= 0 || code >= RPC_CODE_COUNT) {
         enum rpc_err_id id = rpc_err_find(text);

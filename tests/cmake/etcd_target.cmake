@@ -90,3 +90,14 @@ add_test(NAME live.etcd_target.slow_wal
 set_tests_properties(live.etcd_target.slow_wal
   PROPERTIES LABELS live SKIP_RETURN_CODE 77 TIMEOUT 120)
 
+# The keep-alive over the gateway (stream-stuck-8673 on etcd): a follower's lease
+# renewals forwarded to the leader (leasehttp, no X-Server-From) obey a cut between
+# them (the peer proxy attributes the connection by the member holding its socket);
+# a require_leader keep-alive on a member without a leader gets etcd's "no leader"
+# (the gateway's stream-error body) and moves, its lease alive (about 15 s each).
+add_test(NAME live.etcd_target.lease_cut
+  COMMAND sh ${FL_ETCD_SCN}/pass.sh ${FL_BIN} ${FL_ETCD_SCN}/lease_cut.lua ${FL_ETCD_WORK}/lease_cut)
+add_test(NAME live.etcd_target.ka_noleader
+  COMMAND sh ${FL_ETCD_SCN}/pass.sh ${FL_BIN} ${FL_ETCD_SCN}/ka_noleader.lua ${FL_ETCD_WORK}/ka_noleader)
+set_tests_properties(live.etcd_target.lease_cut live.etcd_target.ka_noleader
+  PROPERTIES LABELS live SKIP_RETURN_CODE 77 TIMEOUT 120)
