@@ -1047,15 +1047,21 @@ void run_etcd_node_fault(struct run_world *rw, int id, const char *kind)
     struct fl_buf err;
     fl_buf_init(&err);
     if (!strcmp(kind, "kill")) {
+        lv_etcd_wal_fault_off(&E->c, id - 1); /* its strace; re-attached at the restart */
         lv_proc_kill(&m->proc);
         sim_proc_kill(rw->w, proc);
         E->b[id].st_ok = false; /* healthy again only once a Status poll is answered */
     } else if (!strcmp(kind, "restart")) {
-        if (!m->proc.running && lv_proc_restart(&m->proc, &err))
+        if (!m->proc.argv) {
+            /* a slot whose etcd never ran (a member_add whose member did not start):
+             * nothing to restart (lv_proc_restart would read no arguments) */
+        } else if (!m->proc.running && lv_proc_restart(&m->proc, &err)) {
             fl_log(FL_LOG_ERROR, "target etcd: restart of %s: %s", m->name, fl_buf_cstr(&err));
-        else if (E->b[id].fp_on && fp_attach(E, id, &err)) /* a failpoint stays on */
+        } else if (m->proc.running && E->b[id].fp_on && !(m->tracer_init && m->tracer.running) &&
+                   fp_attach(E, id, &err)) { /* a failpoint stays on across a restart */
             fl_log(FL_LOG_ERROR, "target etcd: failpoint on %s after restart: %s", m->name,
                    fl_buf_cstr(&err));
+        }
         if (sim_proc_state(rw->w, proc) == SIM_PROC_DOWN)
             sim_proc_restart(rw->w, proc);
     } else if (!strcmp(kind, "pause")) {

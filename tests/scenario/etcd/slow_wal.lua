@@ -5,7 +5,8 @@
 -- the other follower and does not wait; the member falls behind the leader's index.
 -- Turned off, the member's writes are fast again and it catches up. Then
 -- raft/after_save crash: the member dies (SIGKILL) at its next WAL sync, its bridge
--- with it, and restarts on its data once the failpoint is off.
+-- with it, and restarts on its data once the failpoint is off. A failpoint stays on
+-- across a kill and restart.
 scenario {
   name = "etcd-slow-wal",
   cluster  = { nodes = 3, election_ms = 1000, heartbeat_ms = 100 },
@@ -51,3 +52,13 @@ expect(run_until(function() return status(f).alive and status(f).applied >= stat
        "restarted with the failpoint off, it serves and catches up", status(f))
 local r = c:get("crash/1", { node = f, serializable = true })
 expect(r ~= nil and r.value == "v", "the restarted member has the write it crashed on", r)
+
+-- A failpoint stays on across a kill and restart (strace attaches to the new process).
+failpoint("raft/before_save", { node = f, action = "delay", delay_ms = 3000 })
+kill(f)
+restart(f)
+expect(run_until(function() return status(f).alive and status(f).applied >= status(l).commit end, 20*s),
+       "restarted with its WAL slow, it catches up", status(f))
+local again = put_ms(f, "restarted/1")
+expect(again >= 2900, "after the restart its writes still wait for its slow WAL", again)
+failpoint("raft/before_save", { node = f, action = "off" })
