@@ -181,7 +181,8 @@ void lv_etcd_cluster_close(struct lv_etcd_cluster *c);
  * LV_WAL_CRASH_AT_WRITE kills the member (SIGKILL) at its WAL's next write, before
  * the entries reach the file; LV_WAL_CRASH_AT_SYNC at its next fdatasync, after the
  * write (a process crash keeps the written pages: what a crash after the save
- * leaves). Returns once every thread of the member is traced. FL_EIO with err (no WAL
+ * leaves). Waits (at most 10 s, the loop running) for the WAL of a member that has
+ * just joined, and returns once every thread of the member is traced. FL_EIO with err (no WAL
  * file, strace could not attach within 5 s). lv_etcd_wal_fault_off detaches (and is a
  * no-op without one); a member's strace also ends when the member exits. */
 enum lv_wal_crash { LV_WAL_CRASH_NONE, LV_WAL_CRASH_AT_WRITE, LV_WAL_CRASH_AT_SYNC };

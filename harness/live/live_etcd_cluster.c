@@ -414,6 +414,29 @@ static bool all_threads_traced(void *arg)
     return all;
 }
 
+struct wal_wait {
+    const char *dir;
+    const struct lv_proc *member;
+};
+
+/* Whether the member's WAL directory has a segment (or the member is gone). */
+static bool wal_exists(void *arg)
+{
+    const struct wal_wait *w = arg;
+    if (!w->member->running)
+        return true;
+    DIR *d = opendir(w->dir);
+    bool found = false;
+    struct dirent *e;
+    while (d && !found && (e = readdir(d)) != NULL) {
+        size_t n = strlen(e->d_name);
+        found = n > 4 && !strcmp(e->d_name + n - 4, ".wal");
+    }
+    if (d)
+        closedir(d);
+    return found;
+}
+
 int lv_etcd_wal_fault_on(struct lv_etcd_cluster *c, int idx, const char *strace, int delay_ms,
                          enum lv_wal_crash crash, struct fl_buf *err)
 {
@@ -432,6 +455,9 @@ int lv_etcd_wal_fault_on(struct lv_etcd_cluster *c, int idx, const char *strace,
         if (!strcmp(m->proc.argv[i], "--data-dir"))
             data = m->proc.argv[i + 1];
     fl_buf_printf(&dir, "%s/member/wal", data ? data : m->data_dir);
+    /* a member that has just joined writes its WAL once it has the cluster's state */
+    struct wal_wait w = {fl_buf_cstr(&dir), &m->proc};
+    lv_run_until(c->loop, wal_exists, &w, 10000);
     DIR *d = opendir(fl_buf_cstr(&dir));
     if (!d) {
         fl_buf_printf(err, "%s: %s", fl_buf_cstr(&dir), strerror(errno));
