@@ -174,6 +174,15 @@ static bool body_unpack(ProtobufCAllocator *a, const ProtobufCMessageDescriptor 
 
 Rpc__ClientMsg *rpc_client_msg_decode(ProtobufCAllocator *a, size_t n, const uint8_t *p)
 {
+    return rpc_client_msg_decode_body(a, n, p, NULL);
+}
+
+Rpc__ClientMsg *rpc_client_msg_decode_body(ProtobufCAllocator *a, size_t n, const uint8_t *p,
+                                           ProtobufCBinaryData *body)
+{
+    FL_ASSERT(!body || a);
+    if (body)
+        *body = (ProtobufCBinaryData){0, NULL};
     Rpc__ClientMsg *m = pb_alloc(a, sizeof *m); /* first: see codec.h */
     rpc__client_msg__init(m);
     Rpc__ClientFrame *f = rpc__client_frame__unpack(a, n, p);
@@ -187,8 +196,11 @@ Rpc__ClientMsg *rpc_client_msg_decode(ProtobufCAllocator *a, size_t n, const uin
         m->client_id = f->client_id;
         m->req_case = (Rpc__ClientMsg__ReqCase)c;
     }
-    if (f)
+    if (ok && body && c) {
+        *body = f->body; /* left in a's memory with the frame: no free */
+    } else if (f) {
         frame_free(a, &f->base, f->body.data, f->base.n_unknown_fields);
+    }
     if (!ok) {
         rpc__client_msg__free_unpacked(m, a);
         return NULL;

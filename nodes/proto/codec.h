@@ -21,6 +21,13 @@ size_t rpc_server_msg_encode(const Rpc__ServerMsg *m, struct fl_buf *out);
  * the field it names. */
 Rpc__ClientMsg *rpc_client_msg_decode(ProtobufCAllocator *a, size_t n, const uint8_t *p);
 Rpc__ServerMsg *rpc_server_msg_decode(ProtobufCAllocator *a, size_t n, const uint8_t *p);
+/* rpc_client_msg_decode that also names, in *body, the bytes of the request message as
+ * the frame carried them (the packed PutRequest, TxnRequest...; {0, NULL} when the
+ * frame names none). They stay allocated from a (an arena: a is required) until the
+ * arena lets the message go, so a server can put them in its log without packing the
+ * request again. */
+Rpc__ClientMsg *rpc_client_msg_decode_body(ProtobufCAllocator *a, size_t n, const uint8_t *p,
+                                           ProtobufCBinaryData *body);
 
 /* The admin request a harness sends a member, built once for every target: its message
  * and the request it points into (q must stay where it is until sent). */

@@ -40,9 +40,14 @@ void srv_pb_pool_init(struct fl_arena_pool *pool);
  * must allocate the top message (msg_size bytes) first from the allocator it gets.
  * A small message's first block comes from pool, which must outlive it. Never pass
  * the result to *_free_unpacked. NULL when the bytes do not decode. */
-typedef void *srv_pb_decode_fn(ProtobufCAllocator *a, size_t n, const uint8_t *p);
+/* decode may also name, in *kept ({0, NULL} on entry), bytes it left in the
+ * allocator's memory; srv_pb_owned_kept returns them for as long as the message lives. */
+typedef void *srv_pb_decode_fn(ProtobufCAllocator *a, size_t n, const uint8_t *p,
+                               ProtobufCBinaryData *kept);
 void *srv_pb_decode_owned(struct fl_arena_pool *pool, srv_pb_decode_fn *decode, size_t msg_size,
                           size_t n, const uint8_t *p);
 void srv_pb_free_owned(void *msg);
+/* What decode kept for msg (a result of srv_pb_decode_owned). */
+ProtobufCBinaryData srv_pb_owned_kept(const void *msg);
 
 #endif

@@ -169,7 +169,10 @@ int srv_propose(struct srv_member *m, Raftpb__InternalRequest *ir)
 /* A client request goes into the log as [SRV_ENTRY_CLIENT][u64 id][u64 origin]
  * [u8 method][u8 request case] and the bytes of the request message itself (a
  * PutRequest, a TxnRequest...), not the whole rpc.ClientMsg: every member decodes
- * one small message per entry instead of the 26-field envelope around it. */
+ * one small message per entry instead of the 26-field envelope around it. Those bytes
+ * are the ones the client's frame carried (its body, kept by srv_req_decode), not
+ * packed again, unless the member changed the request after decoding it (a lease
+ * grant's ID) or it came without them. */
 static int propose_client(struct srv_member *m, struct srv_waiter *wt)
 {
     const Rpc__ClientMsg *req = wt->req;
@@ -178,7 +181,9 @@ static int propose_client(struct srv_member *m, struct srv_waiter *wt)
     FL_ASSERT(fd && fd->type == PROTOBUF_C_TYPE_MESSAGE);
     FL_ASSERT(req->method <= UINT8_MAX && req->req_case <= UINT8_MAX);
     const ProtobufCMessage *sub = *(ProtobufCMessage *const *)((const char *)req + fd->offset);
-    size_t n = sub ? protobuf_c_message_get_packed_size(sub) : 0;
+    ProtobufCBinaryData body = srv_pb_owned_kept(req);
+    bool reuse = body.data && sub && req->req_case != RPC__CLIENT_MSG__REQ_LEASE_GRANT;
+    size_t n = reuse ? body.len : sub ? protobuf_c_message_get_packed_size(sub) : 0;
     struct fl_buf *b = &m->scratch;
     fl_buf_reset(b);
     fl_buf_reserve(b, SRV_ENTRY_CLIENT_HDR + n);
@@ -189,7 +194,9 @@ static int propose_client(struct srv_member *m, struct srv_waiter *wt)
     }
     b->data[17] = (uint8_t)req->method;
     b->data[18] = (uint8_t)req->req_case;
-    if (sub)
+    if (reuse)
+        memcpy(b->data + SRV_ENTRY_CLIENT_HDR, body.data, n);
+    else if (sub)
         protobuf_c_message_pack(sub, b->data + SRV_ENTRY_CLIENT_HDR);
     return raft_propose(m->raft, b->data, SRV_ENTRY_CLIENT_HDR + n, NULL);
 }
@@ -420,9 +427,10 @@ static void defer_frame(struct srv_member *m, env_sock s, const uint8_t *p, size
     m->maint.n_deferred++;
 }
 
-static void *req_decode(ProtobufCAllocator *a, size_t n, const uint8_t *p)
+static void *req_decode(ProtobufCAllocator *a, size_t n, const uint8_t *p,
+                        ProtobufCBinaryData *kept)
 {
-    return rpc_client_msg_decode(a, n, p);
+    return rpc_client_msg_decode_body(a, n, p, kept);
 }
 
 Rpc__ClientMsg *srv_req_decode(struct fl_arena_pool *pool, size_t n, const uint8_t *p)
