@@ -67,7 +67,10 @@ static bool check_key(const struct mvcc_store *s, const struct mvcc_key *k, int6
         MINV(k->lease == 0);
     } else {
         MINV(k->lease == last->lease);
-        *state += mvcc__rev_state_hash(k, last);
+        uint64_t h = mvcc__rev_state_hash(k, last);
+        MINVF(k->live_hash == h, "key's kept state hash %016" PRIx64 ", %016" PRIx64 " recomputed",
+              k->live_hash, h);
+        *state += h;
     }
     if (k->lease) {
         const struct mvcc_lease *l = mvcc__lease_find(s, k->lease);

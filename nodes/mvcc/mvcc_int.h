@@ -63,6 +63,10 @@ struct mvcc_key {
     size_t vals_alloc;        /* bytes of chunk space handed out */
     int64_t lease;            /* lease the live key is attached to, 0 none */
     size_t lease_slot;        /* index in that lease's keys array */
+    uint64_t live_hash;       /* mvcc__rev_state_hash of its last revision while that is
+                                 not a tombstone (what mvcc_state_hash holds for it), so
+                                 the next write takes it out without hashing the value
+                                 again */
 };
 
 static inline bool mvcc__rev_is_tomb(const struct mvcc_rev *r)
@@ -194,7 +198,8 @@ int64_t mvcc__rev_cost(const struct mvcc_store *s, const struct mvcc_key *k,
 /* The share of live revision r of key k in the state hash, and the state hash
  * recomputed from every live key (O(keys)). */
 uint64_t mvcc__rev_state_hash(const struct mvcc_key *k, const struct mvcc_rev *r);
-uint64_t mvcc__state_hash_full(const struct mvcc_store *s);
+/* Recomputes mvcc_state_hash from scratch, setting every live key's live_hash. */
+uint64_t mvcc__state_hash_full(struct mvcc_store *s);
 
 /* mvcc_kv.c */
 /* Entry points for mvcc_txn.c: a range or put's checks, a range at a revision, and

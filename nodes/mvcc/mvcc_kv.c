@@ -70,7 +70,7 @@ static void account_write(struct mvcc_store *s, const struct mvcc_key *k, const 
 void mvcc__write_tomb(struct mvcc_store *s, struct mvcc_key *k)
 {
     FL_ASSERT(k->revs_len > 0 && !mvcc__rev_is_tomb(&k->revs[k->revs_len - 1]));
-    s->state_hash -= mvcc__rev_state_hash(k, &k->revs[k->revs_len - 1]);
+    s->state_hash -= k->live_hash;
     mvcc__lease_detach(s, k);
     struct mvcc_rev *r = append_rev(s, k);
     account_write(s, k, r);
@@ -102,14 +102,15 @@ static void write_put(struct mvcc_store *s, const struct mvcc_put_req *req,
         mvcc__kv_fill(&out->prev_kv, k, prev, false);
     }
     if (prev)
-        s->state_hash -= mvcc__rev_state_hash(k, prev);
+        s->state_hash -= k->live_hash;
     struct mvcc_rev *r = append_rev(s, k);
     r->create_rev = create;
     r->version = version;
     r->lease = lease;
     r->val = copy;
     r->val_len = (uint32_t)val_len;
-    s->state_hash += mvcc__rev_state_hash(k, r);
+    k->live_hash = mvcc__rev_state_hash(k, r);
+    s->state_hash += k->live_hash;
     if (k->lease != lease) {
         mvcc__lease_detach(s, k);
         if (lease)

@@ -374,13 +374,15 @@ uint64_t mvcc__rev_state_hash(const struct mvcc_key *k, const struct mvcc_rev *r
     return state_mix(x ^ fl_hash64(r->val ? (const void *)r->val : "", r->val_len));
 }
 
-uint64_t mvcc__state_hash_full(const struct mvcc_store *s)
+uint64_t mvcc__state_hash_full(struct mvcc_store *s)
 {
     uint64_t sum = 0;
     for (size_t i = 0; i < s->keys_len; i++) {
-        const struct mvcc_key *k = s->keys[i];
-        if (k->revs_len && !mvcc__rev_is_tomb(&k->revs[k->revs_len - 1]))
-            sum += mvcc__rev_state_hash(k, &k->revs[k->revs_len - 1]);
+        struct mvcc_key *k = s->keys[i];
+        if (k->revs_len && !mvcc__rev_is_tomb(&k->revs[k->revs_len - 1])) {
+            k->live_hash = mvcc__rev_state_hash(k, &k->revs[k->revs_len - 1]);
+            sum += k->live_hash;
+        }
     }
     return sum;
 }
