@@ -13,7 +13,8 @@
  *                           which 0.5% have unknown outcome: "watched" has a watch on
  *                           every key from revision 1 (events pin every revision),
  *                           "reads" only the default watches (reads pin the rest)
- * Measured, never asserted.
+ * Measured, never asserted. FL_BENCH_CHECKERS=corpus,revision,unknown (a profiling aid,
+ * like FL_BENCH_SIM_MS) runs only the named parts; the others' keys are left out.
  */
 #include "checkers/checkers.h"
 #include "checkers/gen.h"
@@ -149,13 +150,35 @@ static void bench_unknown(json_t *out, bool watched)
     chk_history_close(&h);
 }
 
+/* Is part named in FL_BENCH_CHECKERS (a comma-separated list; unset or empty: all)? */
+static bool part_on(const char *part)
+{
+    const char *only = getenv("FL_BENCH_CHECKERS");
+    if (!only || !*only)
+        return true;
+    size_t n = strlen(part);
+    for (const char *p = only; *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == n && !strncmp(p, part, n))
+            return true;
+        p += len + (e ? 1 : 0);
+    }
+    return false;
+}
+
 void bench_checkers(const struct bench_ctx *ctx, json_t *out)
 {
-    if (ctx->corpus_dir)
-        bench_corpus(ctx->corpus_dir, out);
-    else
-        json_object_set_new(out, "porcupine_corpus_ms", json_null());
-    bench_revision(out);
-    bench_unknown(out, true);
-    bench_unknown(out, false);
+    if (part_on("corpus")) {
+        if (ctx->corpus_dir)
+            bench_corpus(ctx->corpus_dir, out);
+        else
+            json_object_set_new(out, "porcupine_corpus_ms", json_null());
+    }
+    if (part_on("revision"))
+        bench_revision(out);
+    if (part_on("unknown")) {
+        bench_unknown(out, true);
+        bench_unknown(out, false);
+    }
 }

@@ -16,8 +16,9 @@
  * and check_peak_rss_mb (VmHWM reset through /proc/self/clear_refs: the peak of checking
  * alone, the history included). None of this is counted in `bench`'s own peak_rss_mb:
  * the 90-second bench does not run it. FL_BENCH_CURVES_QUICK=1 shrinks every size (a
- * test of the machinery, not a figure). Wall time is read here, for figures only; nothing measured
- * feeds a run.
+ * test of the machinery, not a figure). FL_BENCH_CURVES_OPS=N[,N...] runs only the
+ * checker curve, at those sizes (for measuring one point, e.g. 10M, alone). Wall time is read here,
+ * for figures only; nothing measured feeds a run.
  */
 #include "harness/cli/bench.h"
 #include "checkers/checkers.h"
@@ -240,12 +241,30 @@ static json_t *e2e_curve(bool q)
     return a;
 }
 
+/* FL_BENCH_CURVES_OPS's sizes into sizes[max]; how many (0: unset or malformed). */
+static size_t env_sizes(uint32_t *sizes, size_t max)
+{
+    const char *s = getenv("FL_BENCH_CURVES_OPS");
+    size_t n = 0;
+    while (s && *s && n < max) {
+        char *end;
+        unsigned long long v = strtoull(s, &end, 10);
+        if (end == s || v == 0 || v > UINT32_MAX || (*end && *end != ','))
+            return 0;
+        sizes[n++] = (uint32_t)v;
+        s = *end ? end + 1 : end;
+    }
+    return n;
+}
+
 static json_t *checker_curve(bool q)
 {
     static const uint32_t full[] = {100000, 1000000, 10000000};
     static const uint32_t small[] = {1000, 10000};
-    const uint32_t *sizes = q ? small : full;
-    size_t n = q ? FL_ARRAY_LEN(small) : FL_ARRAY_LEN(full);
+    uint32_t given[8];
+    size_t ng = env_sizes(given, FL_ARRAY_LEN(given));
+    const uint32_t *sizes = ng ? given : q ? small : full;
+    size_t n = ng ? ng : q ? FL_ARRAY_LEN(small) : FL_ARRAY_LEN(full);
     json_t *a = json_array();
     for (size_t i = 0; i < n; i++) {
         fprintf(stderr, "faultline: bench --curves: checkers at %u ops\n", sizes[i]);
@@ -257,10 +276,14 @@ static json_t *checker_curve(bool q)
 json_t *bench_curves(const struct bench_ctx *ctx)
 {
     bool q = quick();
+    uint32_t given[8];
+    bool only_checkers = env_sizes(given, FL_ARRAY_LEN(given)) > 0;
     json_t *out = json_object();
     json_object_set_new(out, "quick", json_boolean(q));
-    json_object_set_new(out, "e2e", e2e_curve(q));
+    json_object_set_new(out, "e2e", only_checkers ? json_array() : e2e_curve(q));
     json_object_set_new(out, "checkers", checker_curve(q));
+    if (only_checkers)
+        return out;
     fprintf(stderr, "faultline: bench --curves: sweep -j1 and -j2\n");
     json_object_set_new(out, "sweep", in_child(sweep_point, ctx));
     return out;
