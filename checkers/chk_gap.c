@@ -100,9 +100,10 @@ void chk__rv_wev_build(struct rv *r)
             e->mod_rev <= r->max_rev)
             r->wev[r->wev_count++] = i;
     }
+    if (chk__sort_wev(h, r->wev, r->wev_count))
+        return;
     g_wev_h = h;
-    if (r->wev_count)
-        qsort(r->wev, r->wev_count, sizeof(uint32_t), wev_cmp);
+    qsort(r->wev, r->wev_count, sizeof(uint32_t), wev_cmp);
     g_wev_h = NULL;
 }
 

@@ -147,5 +147,9 @@ void chk__rv_reveal_all(struct rv *r);
 void chk__rv_fill_gap(struct rv *r, struct rv_replay *p, int64_t g);
 /* Sorts the n pairs (key[i], val[i]) by key, stably (chk_sort.c). */
 void chk__sort_keyed(uint64_t *key, uint32_t *val, uint32_t n);
+/* Sorts the n event indexes idx (events with mod_rev >= 0 and a key) by (mod revision,
+ * key rank, watch id, index); false, idx unchanged, when revision and key rank do not
+ * pack into 64 bits (chk_sort.c). */
+bool chk__sort_wev(const struct chk_history *h, uint32_t *idx, uint32_t n);
 
 #endif
