@@ -942,6 +942,26 @@ static int obs_allows_put(struct rv *r, int32_t k, int64_t g, uint32_t self, int
     return demanded;
 }
 
+/* Our put at g against the creation revision the observation o shows (the key
+ * present at o->at, created at o->create and not deleted since): 0 when ours cannot
+ * be in that life (it creates the key after its creation, or finds it present at the
+ * revision that created it); 2 when ours is the creation, due at g itself; -1 when the
+ * creation says nothing of ours (later than g, or not shown). Chaos seed 2893: keys
+ * created at 370 and 372 by one of several unknown puts each lost those revisions to
+ * puts due later, and were then "created" at 371 and 374 against what reads saw. */
+static int obs_create_check(const struct rv_obs *o, int64_t g, bool creates, int64_t *deadline)
+{
+    FL_ASSERT(o->present && o->at >= g);
+    if (o->create == CHK_NO_REV || o->create <= 0 || o->create > g)
+        return -1;
+    if (creates != (o->create == g))
+        return 0;
+    if (!creates)
+        return -1;
+    *deadline = FL_MIN(*deadline, g);
+    return 2;
+}
+
 /* Does the first later observation of key k allow it to become present/value at g?
  * 0: no; 1: yes; 2: yes, and it asks for it (*deadline: by when). *weak: only if
  * another unknown op undoes part of it. */
@@ -957,8 +977,13 @@ static int obs_allows(struct rv *r, int32_t k, int64_t g, bool present, bool cre
     if (!demanded || !o->present)
         return demanded;
     o = obs_with_create(r, k, lo);
-    return present ? obs_allows_put(r, k, g, self, value, lo, o, demanded, deadline, weak)
-                   : obs_allows_delete(r, k, g, self, r->obs[lo].at, o, demanded, deadline, weak);
+    if (!present)
+        return obs_allows_delete(r, k, g, self, r->obs[lo].at, o, demanded, deadline, weak);
+    int created = obs_create_check(o, g, creates, deadline);
+    if (!created)
+        return 0;
+    int v = obs_allows_put(r, k, g, self, value, lo, o, demanded, deadline, weak);
+    return v ? FL_MAX(v, created) : 0;
 }
 
 /* Is the candidate's effect (p->tmp against p->st) consistent with later reads? */

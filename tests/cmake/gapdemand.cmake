@@ -38,7 +38,17 @@ set_tests_properties(cli.check.gap_demand_present PROPERTIES LABELS cli TIMEOUT 
 #                       Before the fix the gap went to the earlier-called txn, and every
 #                       placement tried (24) ended in a violation: "unknown"; now the
 #                       put of p alone, which needs nothing undone, ranks first: pass.
-foreach(gd_name create_choice delete_seen version_later demand_clean)
+#   gap_create_exact    (issue 13, chaos seed 2893) revisions 3..9 are gaps: j was
+#                       created at 3 and k at 4 (their reads' create revisions), each by
+#                       one of two unknown puts; j needs one more put by 9. Before the
+#                       fix revision 4 went to j's second put (due 10, before k's due 11)
+#                       and k was "created" at 5, against its create revision 4; the
+#                       retries spent their 24 placements on the unknown puts of unread
+#                       keys p0..p7 that fill 6..9: "unknown". Now a put that creates
+#                       its key at the creation revision a read shows is due there (and
+#                       one that creates it later, or finds it present there, does not
+#                       fit): pass.
+foreach(gd_name create_choice delete_seen version_later demand_clean create_exact)
   add_test(NAME cli.check.gap_${gd_name}
            COMMAND ${gd_expect} 0 "linearizability: pass \\(revision engine" ${FL_BIN} check
                    --engine revision ${gd_data}/gap_${gd_name}.jsonl)
