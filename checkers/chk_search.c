@@ -87,7 +87,17 @@ struct srch {
     uint32_t *own_ops;
     int32_t *own_slot;
     struct chk_append_memo memo;
+    /* What the ops still to linearize can observe of each slot (see srch_observers):
+     * op i's observations are look[look_first[i] .. look_first[i + 1]), each a slot
+     * times 4 plus a class; look_left[slot * 4 + class] counts those of ops not on the
+     * stack. The cache key keeps of a slot only what its class shows. */
+    uint32_t *look_first, *look;
+    uint32_t *look_left;
 };
+
+/* What an op can observe of a key: its presence, its value, or everything (value,
+ * version, create and mod revisions). */
+enum { LOOK_PRESENCE = 1, LOOK_VALUE = 2, LOOK_FULL = 3 };
 
 /* When an op returns for the search: an op of unknown outcome may take effect at any
  * later time, even after the client stopped waiting (a timed-out etcd request can
@@ -187,15 +197,66 @@ static void unlift(struct srch *s, int32_t c)
 
 /* Inserts (bits, state) unless present; returns false when it was already there. */
 /* The cache key of a state (into s->keybuf). */
+/* What of a slot's entry the ops left can observe (0: nothing). */
+static inline int slot_look(const struct srch *s, uint32_t slot)
+{
+    const uint32_t *c = &s->look_left[(size_t)slot * 4];
+    return c[LOOK_FULL]       ? LOOK_FULL
+           : c[LOOK_VALUE]    ? LOOK_VALUE
+           : c[LOOK_PRESENCE] ? LOOK_PRESENCE
+                              : 0;
+}
+
+/* A present key's value where only its presence can be observed. */
+#define PRESENT_MARK INT32_MAX
+
+/* The value of an entry as the cache keeps it, given what can observe it. */
+static inline int32_t masked_value(int look, int32_t value)
+{
+    if (!look || look >= LOOK_VALUE)
+        return look ? value : CHK_NIL;
+    return value == CHK_NIL ? CHK_NIL : PRESENT_MARK;
+}
+
+/* The cache key of a state (into s->keybuf): what the ops not yet linearized can
+ * observe of it. Two states that agree there have the same futures: an op's legality
+ * and its effect on what the later ops observe depend only on what it observes itself
+ * (a put's new version on the old one only where a later op sees versions), and the
+ * set of what is observed only shrinks as ops are linearized. So the keys (mod
+ * revisions, values) of keys nobody reads again do not tell configurations apart:
+ * gap_demand_present's eight unknown puts of unread keys gave 8! states. */
 static const uint8_t *state_key(struct srch *s, const uint8_t *state)
 {
-    if (!s->values_key)
-        return state;
     const struct chk_kstate *st = (const struct chk_kstate *)state;
-    int32_t *k = (int32_t *)s->keybuf;
-    for (uint32_t i = 0; i < s->slots; i++)
-        k[i] = st->ent[i].value;
+    if (s->values_key) {
+        int32_t *k = (int32_t *)s->keybuf;
+        for (uint32_t i = 0; i < s->slots; i++)
+            k[i] = masked_value(slot_look(s, i), st->ent[i].value);
+        return s->keybuf;
+    }
+    struct chk_kstate *k = (struct chk_kstate *)s->keybuf;
+    k->rev = st->rev;
+    k->compact_rev = st->compact_rev;
+    for (uint32_t i = 0; i < s->slots; i++) {
+        int look = slot_look(s, i);
+        if (look == LOOK_FULL) {
+            k->ent[i] = st->ent[i];
+            continue;
+        }
+        memset(&k->ent[i], 0, sizeof(k->ent[i]));
+        k->ent[i].value = masked_value(look, st->ent[i].value);
+    }
     return s->keybuf;
+}
+
+/* Op o leaves (dir -1: linearized) or rejoins (+1: popped) the ops still to come. */
+static inline void look_take(struct srch *s, uint32_t o, int dir)
+{
+    for (uint32_t x = s->look_first[o]; x < s->look_first[o + 1]; x++) {
+        uint32_t *c = &s->look_left[s->look[x]];
+        FL_ASSERT(dir > 0 || *c > 0);
+        *c += (uint32_t)dir;
+    }
 }
 
 static uint64_t key_hash(const struct srch *s, const uint8_t *key)
@@ -291,6 +352,7 @@ static inline int32_t srch_pop(struct srch *s, uint8_t *state, uint64_t *zacc,
     memcpy(state, s->stack_states + (size_t)s->depth * s->st_size, s->st_size);
     uint32_t o = (uint32_t)s->e[c].op;
     s->bits[o / 64] &= ~(UINT64_C(1) << (o % 64));
+    look_take(s, o, 1);
     *zacc ^= s->zob[o];
     *definite_left += op_ret(&s->h->ops[s->ops[o]]) != CHK_NEVER;
     unlift(s, c);
@@ -377,6 +439,7 @@ static int srch_run(struct srch *s)
             uint32_t o = (uint32_t)en->op;
             if (st.legal) {
                 s->bits[o / 64] |= UINT64_C(1) << (o % 64);
+                look_take(s, o, -1);
                 const uint8_t *key = state_key(s, scratch);
                 uint64_t hv = mix64((zacc ^ s->zob[o]) + key_hash(s, key));
                 bool forced = s->reads_first && s->ro[o];
@@ -388,6 +451,7 @@ static int srch_run(struct srch *s)
                     continue;
                 }
                 s->bits[o / 64] &= ~(UINT64_C(1) << (o % 64));
+                look_take(s, o, 1);
                 back = forced; /* explored with the read already, and failed: so did this */
             }
         }
@@ -463,6 +527,29 @@ static bool same_op(const struct chk_history *h, const struct chk_op *a, const s
     return true;
 }
 
+/* An unknown op that only puts keys no op of the search observes (its "then" branch
+ * with no compares): the number of its puts, else 0. Two such ops with as many puts
+ * are interchangeable whatever they write: each makes one revision, and nothing that
+ * can be observed differs (gap_create_exact's unknown puts of unread keys p0..p7,
+ * whose subsets the cache told apart). */
+static uint32_t blind_puts(const struct srch *s, const struct chk_op *op)
+{
+    const struct chk_history *h = s->h;
+    if (op->status != CHK_ST_UNKNOWN || op->kind != CHK_OP_TXN || op->cmp_count || op->else_count ||
+        !op->then_count)
+        return 0;
+    for (uint32_t j = 0; j < op->then_count; j++) {
+        const struct chk_sub *b = &h->subs[op->sub_first + j];
+        if (b->kind != CHK_SUB_PUT || (b->flags & CHK_SUBF_PREV_KV) ||
+            b->range_end != CHK_RANGE_ONE)
+            return 0;
+        int32_t sl = s->model.slot ? s->model.slot[b->key] : b->key;
+        if (sl >= 0 && slot_look(s, (uint32_t)sl))
+            return 0;
+    }
+    return op->then_count;
+}
+
 /*
  * Symmetry: ops with the same request and the same recorded outcome are
  * interchangeable when one's window contains the other's positions: if A is called
@@ -487,10 +574,12 @@ static void srch_twins(struct srch *s)
             continue;
         s->twin[e->op] = -1;
         const struct chk_op *op = &h->ops[s->ops[e->op]];
-        uint64_t g = op_signature(h, op);
+        uint32_t nb = blind_puts(s, op);
+        uint64_t g = nb ? mix64(UINT64_C(0xb11d) + nb) : op_signature(h, op);
         uint32_t k;
         for (k = 0; k < nl; k++) {
-            if (sig[k] == g && same_op(h, op, &h->ops[s->ops[last_of[k]]]))
+            const struct chk_op *o2 = &h->ops[s->ops[last_of[k]]];
+            if (sig[k] == g && (nb ? blind_puts(s, o2) == nb : same_op(h, op, o2)))
                 break;
         }
         if (k < nl) {
@@ -516,6 +605,9 @@ static void srch_close(struct srch *s)
     free(s->keybuf);
     free(s->own_ops);
     free(s->own_slot);
+    free(s->look_first);
+    free(s->look);
+    free(s->look_left);
     chk_append_memo_close(&s->memo);
     free(s->twin);
     free(s->ro);
@@ -703,6 +795,100 @@ static void read_filter(const struct chk_history *h, const struct chk_model *m,
     *slot = sl;
 }
 
+/* What a range sub-operation observes of its keys: a single-key read at the current
+ * revision that saw the key absent, its presence; one that saw it without revisions,
+ * its value; anything else (revisions shown, several keys, a limit, a count, a
+ * historical revision, no recorded result), everything. */
+static int range_look(const struct chk_history *h, const struct chk_op *op, const struct chk_sub *b)
+{
+    uint8_t need = CHK_SUBF_RESULT_SET | CHK_SUBF_KVS_SET;
+    if (op->status != CHK_ST_OK || b->range_end != CHK_RANGE_ONE || (b->flags & need) != need ||
+        (b->flags & CHK_SUBF_COUNT_SET) || b->req_rev != 0 || b->limit != 0 || b->kv_count > 1)
+        return LOOK_FULL;
+    if (b->kv_count == 0)
+        return LOOK_PRESENCE;
+    const struct chk_kv *kv = &h->kvs[b->kv_first];
+    bool revs =
+        kv->mod_rev != CHK_NO_REV || kv->create_rev != CHK_NO_REV || kv->version != CHK_NO_REV;
+    return revs ? LOOK_FULL : LOOK_VALUE;
+}
+
+/* What a sub-operation observes of its keys (0: nothing; a put without prev_kv only
+ * writes, and a put's effect on a later read's version is that read's observation). */
+static int sub_look(const struct chk_history *h, const struct chk_op *op, const struct chk_sub *b)
+{
+    switch (b->kind) {
+    case CHK_SUB_RANGE:
+        return range_look(h, op, b);
+    case CHK_SUB_PUT:
+        return (b->flags & CHK_SUBF_PREV_KV) ? LOOK_FULL : 0;
+    case CHK_SUB_DELETE: /* whether it deletes (its count, and the revision) */
+        return (b->flags & CHK_SUBF_PREV_KV) ? LOOK_FULL : LOOK_PRESENCE;
+    default:
+        return LOOK_FULL; /* an append's result is the old value's */
+    }
+}
+
+/* Adds observation look of every key in [key, range_end) that has a slot. */
+static void look_add(struct srch *s, uint32_t *cap, uint32_t *n, int32_t key, int32_t range_end,
+                     int look)
+{
+    const struct chk_history *h = s->h;
+    uint32_t lo = h->key_rank[key];
+    uint32_t hi = range_end == CHK_RANGE_ONE   ? lo + 1
+                  : range_end == CHK_RANGE_ALL ? h->keys.count
+                                               : h->key_rank[range_end];
+    for (uint32_t r = lo; r < hi; r++) {
+        int32_t k = (int32_t)h->key_order[r];
+        int32_t sl = s->model.slot ? s->model.slot[k] : k;
+        if (sl < 0)
+            continue;
+        FL_ASSERT((uint32_t)sl < s->slots && look >= LOOK_PRESENCE && look <= LOOK_FULL);
+        FL_GROW(s->look, *cap, *n + 1, 64);
+        s->look[(*n)++] = (uint32_t)sl * 4 + (uint32_t)look;
+    }
+}
+
+/* Op i's observations: its compares (a value compare sees the value), its
+ * sub-operations of both branches (sub_look); a compaction, every key wholly. */
+static void op_looks(struct srch *s, const struct chk_op *op, uint32_t *cap, uint32_t *n)
+{
+    const struct chk_history *h = s->h;
+    if (op->kind != CHK_OP_TXN) {
+        if (h->keys.count)
+            look_add(s, cap, n, (int32_t)h->key_order[0], CHK_RANGE_ALL, LOOK_FULL);
+        return;
+    }
+    for (uint32_t j = 0; j < op->cmp_count; j++) {
+        const struct chk_cmp *c = &h->cmps[op->cmp_first + j];
+        look_add(s, cap, n, c->key, CHK_RANGE_ONE,
+                 c->target == CHK_CMP_VALUE ? LOOK_VALUE : LOOK_FULL);
+    }
+    for (uint32_t j = 0; j < (uint32_t)op->then_count + op->else_count; j++) {
+        const struct chk_sub *b = &h->subs[op->sub_first + j];
+        int look = sub_look(h, op, b);
+        if (look)
+            look_add(s, cap, n, b->key, b->range_end, look);
+    }
+}
+
+/* Builds every op's observations and the counts of them (no op linearized yet). */
+static void srch_observers(struct srch *s)
+{
+    uint32_t cap = 0, n = 0;
+    s->look_first = fl_malloc((s->n + 1) * sizeof(uint32_t));
+    for (uint32_t i = 0; i < s->n; i++) {
+        s->look_first[i] = n;
+        op_looks(s, &s->h->ops[s->ops[i]], &cap, &n);
+    }
+    s->look_first[s->n] = n;
+    s->look_left = fl_calloc((size_t)s->slots * 4 + 1, sizeof(uint32_t));
+    for (uint32_t x = 0; x < n; x++) {
+        FL_ASSERT(s->look[x] / 4 < s->slots);
+        s->look_left[s->look[x]]++;
+    }
+}
+
 /* Searches one partition (ops), keys mapped through slot (NULL: all keys). */
 /* A search over ops (copied) with keys mapped through slot (copied; NULL: all keys),
  * ready to run. Free with srch_close + free. */
@@ -750,6 +936,7 @@ static struct srch *srch_open(struct chk_history *h, const struct chk_limits *li
         st->ent[i].value = CHK_NIL;
     memcpy(s->best_state, s->state, s->st_size);
     srch_build_list(s);
+    srch_observers(s); /* before srch_twins: blind puts are judged by observers */
     srch_twins(s);
     s->reads_first = true;
     s->ro = fl_malloc(n + 1);
@@ -979,6 +1166,9 @@ static int search_whole(struct chk_history *h, const struct chk_limits *lim,
         }
         FL_ASSERT(use_outside || sr->model.outside_count == 0);
         int verdict = srch_run(sr);
+        fprintf(stderr, "recs %zu mem %llu steps %llu rec_size %zu revs_open %d\n", sr->rec_count,
+                (unsigned long long)sr->mem_bytes, (unsigned long long)sr->steps, sr->rec_size,
+                sr->model.revs_open);
         out->steps += sr->steps;
         bool retry = verdict == CHK_FAIL && sr->model.outside_count > 0;
         FL_TESTCASE(retry);

@@ -86,3 +86,27 @@ add_test(NAME cli.check.gap_watch_silence_bad
          COMMAND ${gd_expect} 1 "prev_kv: fail" ${FL_BIN} check ${gd_data}/gap_watch_silence_bad.jsonl)
 set_tests_properties(cli.check.gap_watch_silence cli.check.gap_watch_silence_bad
                      PROPERTIES LABELS cli TIMEOUT 60)
+
+# The search engine's cache keeps of a state only what the operations still to
+# linearize can observe (issue 13/15 §3): a key nobody reads again, its presence where
+# only deletes and absent reads look (chk_search.c state_key), and unknown puts of keys
+# no op observes are interchangeable (blind_puts, linked as twins).
+#   search_memo_unread          gap_demand_present with six unknown puts of unread keys:
+#                               a pass in 46966 steps before, 186 after (the test wants
+#                               at most 3 digits).
+#   search_gap_demand_present   eight of them: "unknown" (the cache's memory bound after
+#                               3.1M steps, 8! orders of their mod revisions) before, a
+#                               pass in 324 steps after.
+#   search_gap_create_exact     the revision engine's gap_create_exact: "unknown" (5M
+#                               steps, memory bound) before, a pass in 1.05M steps after.
+add_test(NAME cli.check.search_memo_unread
+         COMMAND ${gd_expect} 0 "\"engine\":\"search\",\"ops\":10,\"steps\":[0-9]{1,3}[,}]" ${FL_BIN}
+                 check --engine search --json ${gd_data}/search_memo_unread.jsonl)
+add_test(NAME cli.check.search_gap_demand_present
+         COMMAND ${gd_expect} 0 "linearizability: pass \\(search engine" ${FL_BIN} check
+                 --engine search ${gd_data}/gap_demand_present.jsonl)
+add_test(NAME cli.check.search_gap_create_exact
+         COMMAND ${gd_expect} 0 "linearizability: pass \\(search engine" ${FL_BIN} check
+                 --engine search ${gd_data}/gap_create_exact.jsonl)
+set_tests_properties(cli.check.search_memo_unread cli.check.search_gap_demand_present
+                     cli.check.search_gap_create_exact PROPERTIES LABELS cli TIMEOUT 120)
