@@ -1166,9 +1166,6 @@ static int search_whole(struct chk_history *h, const struct chk_limits *lim,
         }
         FL_ASSERT(use_outside || sr->model.outside_count == 0);
         int verdict = srch_run(sr);
-        fprintf(stderr, "recs %zu mem %llu steps %llu rec_size %zu revs_open %d\n", sr->rec_count,
-                (unsigned long long)sr->mem_bytes, (unsigned long long)sr->steps, sr->rec_size,
-                sr->model.revs_open);
         out->steps += sr->steps;
         bool retry = verdict == CHK_FAIL && sr->model.outside_count > 0;
         FL_TESTCASE(retry);
