@@ -18,6 +18,7 @@
 #include "nodes/env/env_uv.h"
 #include "nodes/server/proc.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,7 @@ const char cmd_member_usage[] =
     "       [--peers N=ADDR,...] [--seed S] [--events FILE] [--skew-ppm R]\n"
     "       [--election-ms MS] [--heartbeat-ms MS] [--snapshot-count N] [--prevote 0|1]\n"
     "       [--check-quorum 0|1] [--quota-backend-bytes B] [--request-timeout-ms MS]\n"
+    "       [--join ID] [--directory FILE]\n"
     "  runs one member of a live cluster (what `run --target live` starts per slot)\n"
     "  --id N              this member's slot (1..); the founders are N and the --peers\n"
     "  --data DIR          its data directory: WAL, snapshots, incarnation (made if absent)\n"
@@ -37,6 +39,10 @@ const char cmd_member_usage[] =
     "  --peers N=ADDR,...  the other founding members' slots and peer addresses\n"
     "  --seed S            cluster seed: member and cluster IDs (same for every member; 1)\n"
     "  --events FILE       node events as JSON lines, appended (default DIR/events.jsonl)\n"
+    "  --join ID           join the running cluster as member ID (hex, what member add\n"
+    "                      answered): an empty --data, --peers the founders\n"
+    "  --directory FILE    members added later, one a line: SLOT ID PORT STARTED (ID in\n"
+    "                      hex, PORT its peer port, STARTED 0|1); read again when it changes\n"
     "  --skew-ppm R        the member's clock runs at R parts per million (1000000 exact);\n"
     "                      later: write R to DIR/skew_ppm and send SIGUSR1\n"
     "  the cluster options are those of scenario{cluster = {...}}, etcd's defaults\n"
@@ -46,6 +52,7 @@ struct member_args {
     struct srv_proc_opts o;
     const char *data;
     const char *events;
+    const char *directory;
     int peer_port, client_port;
     int peer_ports[SRV_PROC_NODES_MAX]; /* of o.nodes[i] */
     int64_t rate_ppm;
@@ -132,7 +139,15 @@ static int parse_args(int argc, char **argv, struct member_args *a)
             a->data = val;
         else if (!strcmp(o, "--events"))
             a->events = val;
-        else if (!strcmp(o, "--peer-listen") || !strcmp(o, "--client-listen")) {
+        else if (!strcmp(o, "--directory"))
+            a->directory = val;
+        else if (!strcmp(o, "--join")) {
+            char *end = NULL;
+            errno = 0;
+            a->o.join_id = strtoull(val, &end, 16);
+            if (errno || !end || *end || end == val || !a->o.join_id)
+                rc = cli_usage_error("member: --join: '%s' is not a member ID (hex)", val);
+        } else if (!strcmp(o, "--peer-listen") || !strcmp(o, "--client-listen")) {
             int port = parse_addr(val);
             if (!port)
                 rc = cli_usage_error("member: %s: '%s' is not 127.0.0.1:PORT", o, val);
@@ -166,10 +181,15 @@ static int parse_args(int argc, char **argv, struct member_args *a)
         return cli_usage_error(
             "member: --id, --data, --peer-listen and --client-listen are required");
     a->o.node = (int)id;
-    if ((rc = add_node(a, (int)id, a->peer_port)) != 0)
+    if (!a->o.join_id && (rc = add_node(a, (int)id, a->peer_port)) != 0)
         return rc;
     if (peers && (rc = parse_peers(a, peers)) != 0)
         return rc;
+    for (int i = 0; a->o.join_id && i < a->o.n_nodes; i++)
+        if (a->o.nodes[i] == (int)id)
+            return cli_usage_error("member: --join: slot %d is a founder's (--peers)", (int)id);
+    if (a->o.join_id && !a->o.n_nodes)
+        return cli_usage_error("member: --join needs the founders (--peers)");
     return 0;
 }
 
@@ -192,6 +212,58 @@ static bool port_free(uv_loop_t *loop, int port)
     uv_close((uv_handle_t *)&h, NULL);
     uv_run(loop, UV_RUN_NOWAIT);
     return ok;
+}
+
+/* The directory (--directory): the members added after the founders, written by the
+ * harness (`run --target live`) as it adds and starts them (whole, by a rename). Read
+ * at every look-up, which a member makes only about a member it does not know or that
+ * was not started yet (so a few times a second at most); every slot's peer port is
+ * mapped as read. */
+struct member_dir {
+    struct fl_env *env;
+    int self; /* its own line is not mapped: it listens on --peer-listen */
+    const char *path;
+    struct {
+        uint64_t id;
+        int node;
+        bool started;
+    } e[64];
+    int n;
+};
+
+static void dir_reread(struct member_dir *d)
+{
+    FILE *f = fopen(d->path, "r");
+    if (!f)
+        return; /* none yet */
+    d->n = 0;
+    char line[256];
+    while (fgets(line, sizeof line, f) && d->n < (int)FL_ARRAY_LEN(d->e)) {
+        unsigned node, port, started;
+        unsigned long long id;
+        if (sscanf(line, "%u %llx %u %u", &node, &id, &port, &started) != 4 || !node ||
+            node > SRV_PROC_SLOTS_MAX || !port || port > 65535)
+            continue;
+        d->e[d->n].id = id;
+        d->e[d->n].node = (int)node;
+        d->e[d->n].started = started != 0;
+        d->n++;
+        if ((int)node != d->self)
+            env_uv_map(d->env, (int)node, SRV_PEER_PORT, (int)port);
+    }
+    fclose(f);
+}
+
+static int dir_lookup(void *ud, uint64_t member_id, bool *started)
+{
+    struct member_dir *d = ud;
+    dir_reread(d);
+    for (int i = 0; i < d->n; i++)
+        if (d->e[i].id == member_id) {
+            *started = d->e[i].started;
+            return d->e[i].node;
+        }
+    return -1;
 }
 
 /* SIGUSR1: the clock rate in DATA/skew_ppm (decimal parts per million, 1000000
@@ -266,6 +338,7 @@ int cmd_member(int argc, char **argv)
     }
     for (int i = 0; i < a.o.n_nodes; i++)
         env_uv_map(env, a.o.nodes[i], SRV_PEER_PORT, a.peer_ports[i]);
+    env_uv_map(env, a.o.node, SRV_PEER_PORT, a.peer_port); /* a joiner is not in nodes */
     env_uv_map(env, a.o.node, SRV_CLIENT_PORT, a.client_port);
     if (a.rate_ppm != 1000000)
         env_uv_set_rate(env, a.rate_ppm);
@@ -275,6 +348,15 @@ int cmd_member(int argc, char **argv)
         a.events = events;
     }
     a.o.events_path = a.events;
+    static struct member_dir dir; /* lives as long as the process */
+    if (a.directory) {
+        dir.env = env;
+        dir.self = a.o.node;
+        dir.path = a.directory;
+        a.o.dir_lookup = dir_lookup;
+        a.o.dir_ud = &dir;
+        dir_reread(&dir);
+    }
     struct srv_proc *p = srv_proc_start(env, &a.o, &err);
     if (!p) {
         fprintf(stderr, "faultline: member: %s\n", err);

@@ -8,6 +8,9 @@
 
 #include "harness/live/live_proxy.h"
 #include "nodes/env/env_uv.h"
+#include "nodes/server/proc.h"
+
+#include <inttypes.h>
 
 #include <stdio.h>
 #include <string.h>
@@ -62,29 +65,35 @@ static void member_argv(struct lv_member_cluster *c, int i, const char *program,
                         const char *const *extra)
 {
     struct lv_member *m = &c->m[i];
-    char id[16], pl[32], cl[32], seed_s[32];
+    char id[16], pl[32], cl[32], seed_s[32], join[24];
+    snprintf(join, sizeof join, "%" PRIx64, m->member_id);
     snprintf(id, sizeof id, "%d", m->slot);
     snprintf(pl, sizeof pl, "127.0.0.1:%d", m->peer_port);
     snprintf(cl, sizeof cl, "127.0.0.1:%d", m->client_port);
     snprintf(seed_s, sizeof seed_s, "%llu", (unsigned long long)seed);
     struct fl_buf peers;
     fl_buf_init(&peers);
-    for (int j = 0; j < c->n; j++)
+    for (int j = 0; j < c->n0; j++) /* the founders (a joiner learns the others) */
         if (j != i)
             fl_buf_printf(&peers, "%s%d=127.0.0.1:%d", peers.len ? "," : "", c->m[j].slot,
                           c->m[j].proxy_port);
     /* clang-format off */
     const char *base[] = {
         program, "member", "--id", id, "--data", m->data_dir, "--peer-listen", pl,
-        "--client-listen", cl, "--seed", seed_s, "--events", m->events_path};
+        "--client-listen", cl, "--seed", seed_s, "--events", m->events_path,
+        "--directory", c->dir_path};
     /* clang-format on */
-    const char *argv[FL_ARRAY_LEN(base) + 2 + LV_MEMBER_EXTRA_MAX + 1];
+    const char *argv[FL_ARRAY_LEN(base) + 4 + LV_MEMBER_EXTRA_MAX + 1];
     size_t n = 0;
     for (size_t k = 0; k < FL_ARRAY_LEN(base); k++)
         argv[n++] = base[k];
-    if (c->n > 1) {
+    if (peers.len) {
         argv[n++] = "--peers";
         argv[n++] = fl_buf_cstr(&peers);
+    }
+    if (m->joiner) {
+        argv[n++] = "--join";
+        argv[n++] = join;
     }
     for (size_t k = 0; extra && extra[k] && k < LV_MEMBER_EXTRA_MAX; k++)
         argv[n++] = extra[k];
@@ -101,16 +110,67 @@ int lv_member_cluster_start(struct lv_member_cluster *c, uv_loop_t *loop, struct
     memset(c, 0, sizeof *c);
     c->loop = loop;
     c->n = n;
+    c->n0 = n;
+    struct fl_buf b;
+    fl_buf_init(&b);
+    fl_buf_printf(&b, "%s/directory", wd->path);
+    c->dir_path = fl_strdup(fl_buf_cstr(&b));
+    fl_buf_close(&b);
     lv_net_init(&c->net, loop, seed);
     lv_ports_init(&c->ports);
     int rc = FL_OK;
-    for (int i = 0; i < n && !rc; i++)
+    for (int i = 0; i < n && !rc; i++) {
+        c->m[i].member_id = srv_proc_member_id(seed, i + 1);
         rc = member_setup(c, i, wd, err);
+    }
     for (int i = 0; i < n && !rc; i++) {
         member_argv(c, i, program, seed, extra);
         rc = lv_proc_start(&c->m[i].proc, err);
+        c->m[i].started = true;
     }
+    if (!rc)
+        rc = lv_member_dir_write(c, err);
     return rc;
+}
+
+int lv_member_add(struct lv_member_cluster *c, struct lv_workdir *wd, const char *program,
+                  uint64_t seed, const char *const *extra, uint64_t member_id, struct fl_buf *err)
+{
+    if (c->n >= LV_MEMBERS_MAX || c->n >= SRV_PROC_NODES_MAX) {
+        fl_buf_printf(err, "no slot left for a new member (at most %d)",
+                      FL_MIN(LV_MEMBERS_MAX, SRV_PROC_NODES_MAX));
+        return -1;
+    }
+    int i = c->n;
+    c->m[i].member_id = member_id;
+    c->m[i].joiner = true;
+    c->n++; /* close() frees what member_setup made, even when it failed half-way */
+    if (member_setup(c, i, wd, err))
+        return -1;
+    member_argv(c, i, program, seed, extra);
+    return c->m[i].slot;
+}
+
+int lv_member_dir_write(struct lv_member_cluster *c, struct fl_buf *err)
+{
+    struct fl_buf tmp, b;
+    fl_buf_init(&tmp);
+    fl_buf_init(&b);
+    fl_buf_printf(&tmp, "%s.tmp", c->dir_path);
+    for (int i = 0; i < c->n; i++)
+        fl_buf_printf(&b, "%d %" PRIx64 " %d %d\n", c->m[i].slot, c->m[i].member_id,
+                      c->m[i].proxy_port, c->m[i].started ? 1 : 0);
+    FILE *f = fopen(fl_buf_cstr(&tmp), "w");
+    bool ok = f && fwrite(b.data ? (const void *)b.data : "", 1, b.len, f) == b.len;
+    if (f && fclose(f))
+        ok = false;
+    if (ok && rename(fl_buf_cstr(&tmp), c->dir_path) != 0)
+        ok = false;
+    if (!ok)
+        fl_buf_printf(err, "cannot write %s", c->dir_path);
+    fl_buf_close(&tmp);
+    fl_buf_close(&b);
+    return ok ? FL_OK : FL_EIO;
 }
 
 void lv_member_cluster_isolate(struct lv_member_cluster *c, int i, bool on)
@@ -165,5 +225,6 @@ void lv_member_cluster_close(struct lv_member_cluster *c)
         free(m->events_path);
     }
     lv_ports_close(&c->ports);
+    free(c->dir_path);
     memset(c, 0, sizeof *c);
 }

@@ -33,6 +33,9 @@ int lv_identify_member_hello(const uint8_t *p, size_t n, void *arg);
 
 struct lv_member {
     int slot;
+    uint64_t member_id;  /* a founder's from the seed, a joiner's from member add */
+    bool joiner;         /* added by member add (started with --join) */
+    bool started;        /* its process was started at least once */
     uint64_t events_off; /* how far lv_member_events_poll read its event file */
     int peer_port, proxy_port, client_port, client_proxy_port;
     char *data_dir, *log_path, *events_path; /* owned */
@@ -41,7 +44,9 @@ struct lv_member {
 
 struct lv_member_cluster {
     uv_loop_t *loop;
-    int n;
+    int n;          /* members set up: founders and joiners */
+    int n0;         /* founders */
+    char *dir_path; /* owned: the directory of members (`faultline member --directory`) */
     struct lv_member m[LV_MEMBERS_MAX]; /* m[i]: slot i + 1 */
     struct lv_net net;
     struct lv_proxy proxy[LV_MEMBERS_MAX], client_proxy[LV_MEMBERS_MAX];
@@ -56,6 +61,15 @@ struct lv_member_cluster {
 int lv_member_cluster_start(struct lv_member_cluster *c, uv_loop_t *loop, struct lv_workdir *wd,
                             int n, const char *program, uint64_t seed, const char *const *extra,
                             struct fl_buf *err);
+/* Member add: sets up slot n + 1 (ports, proxies, data directory) for the member
+ * member_id that the cluster's leader added, a process that joins with --join; it is
+ * not started (lv_proc_start(&c->m[slot - 1].proc), then lv_member_dir_write). Returns
+ * the slot, or -1 with err (no slot left, no port). */
+int lv_member_add(struct lv_member_cluster *c, struct lv_workdir *wd, const char *program,
+                  uint64_t seed, const char *const *extra, uint64_t member_id, struct fl_buf *err);
+/* Writes the directory every member reads to learn the slot, peer port and start of
+ * members it does not know (written whole, then renamed over the old one). */
+int lv_member_dir_write(struct lv_member_cluster *c, struct fl_buf *err);
 /* Cuts member i (0-based) from every other member both ways (on: isolate, off: heal). */
 void lv_member_cluster_isolate(struct lv_member_cluster *c, int i, bool on);
 /* The node events the members appended since the last poll, in each member's file

@@ -515,6 +515,13 @@ void run_member_add(struct run_world *rw, bool learner, run_ctl_fn *done, void *
 
 void run_member_add_unstarted(struct run_world *rw, bool learner, run_ctl_fn *done, void *arg)
 {
+    if (rw->tgt && rw->tgt->awaits_start) { /* the live target */
+        json_t *d = json_object();
+        json_object_set_new(d, "learner", json_boolean(learner));
+        json_object_set_new(d, "start", json_false());
+        etcd_ctl(rw, "member_add_unstarted", 0, learner, done, arg, d);
+        return;
+    }
     if (rw->tgt) { /* refused, in the words of a refused function (run_target.c) */
         struct run_ctl_result r = {.code = 12 /* Unimplemented */,
                                    .text = rw->tgt->ctl ? "member_add { start = false }: not "
@@ -542,6 +549,8 @@ int run_member_start(struct run_world *rw, int node)
     char target[16];
     node_target(target, sizeof target, node);
     run_log_fault(rw, "member_start", target, NULL);
+    if (rw->tgt)
+        return rw->tgt->member_start(rw, node); /* awaits_start said yes: it has one */
     int rc = srv_cluster_member_start(rw->cl, node);
     FL_ASSERT(rc == FL_OK);
     return FL_OK;

@@ -60,6 +60,10 @@ struct run_target_ops {
     int (*node_proc)(struct run_world *rw, int node);
     bool (*alive)(struct run_world *rw, int node);
     bool (*removed)(struct run_world *rw, int node);
+    /* member_add{ start = false } (ctl "member_add_unstarted"): the member added and not
+     * started yet; start(n) starts it. NULL: such adds are refused. */
+    bool (*awaits_start)(struct run_world *rw, int node);
+    int (*member_start)(struct run_world *rw, int node);
     int (*leader)(struct run_world *rw);
     int (*node_status)(struct run_world *rw, int id, struct run_node_status *out);
     const char *(*version)(struct run_world *rw); /* the members' version */

@@ -142,8 +142,8 @@ int run_node_config(struct run_world *rw, int id, struct run_node_config *out)
 
 bool run_member_awaits_start(struct run_world *rw, int node)
 {
-    if (rw->tgt)
-        return false; /* members are added started or not at all (run_target.c) */
+    if (rw->tgt) /* members are added started, unless the target can do otherwise */
+        return rw->tgt->awaits_start && rw->tgt->awaits_start(rw, node);
     return run_node_proc(rw, node) >= 0 && srv_cluster_awaits_start(rw->cl, node) &&
            !srv_cluster_is_removed(rw->cl, node);
 }

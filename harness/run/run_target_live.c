@@ -42,6 +42,7 @@
 #include "harness/run/run_int.h"
 #include "nodes/proto/codec.h"
 #include "nodes/proto/errors.h"
+#include "nodes/raft/raft.h"
 #include "nodes/server/proc.h"
 #include "nodes/server/server.h"
 
@@ -108,6 +109,12 @@ struct lctl {
     uint64_t call_id;
     run_target_ctl_fn *done;
     void *ud;
+    const char *kind;     /* static */
+    bool start;           /* member_add: start the new member once added */
+    bool add;             /* member_add: counted in run_live.adds until it finishes */
+    uint64_t answered_id; /* member_add: the new member's ID as answered */
+    int answered_node;    /* ... and its slot */
+    int node;             /* member_add: the new member's slot; remove/promote: the member's */
     int code;
     char text[256];
     int64_t revision;
@@ -125,6 +132,8 @@ struct lbridge {
     double started_s;  /* wall seconds of its process's last start */
     bool skew_pending; /* SIGUSR1 to send once the process answered a Status */
     bool up_pending;   /* the bridge listens again once the process answered a Status */
+    bool awaits_start; /* added with member_add{ start = false }, not started yet */
+    bool removed;      /* its removal was answered: its process was stopped */
 };
 
 struct run_live {
@@ -149,6 +158,9 @@ struct run_live {
     uint64_t ctl_seq;
     bool closing;
     char extra_vals[16][24];
+    const char *extra[LV_MEMBER_EXTRA_MAX + 1]; /* the members' options (extra_vals) */
+    char self[4096];                            /* the faultline binary */
+    int adds;                                   /* member adds in flight */
 };
 
 static void put_u32(uint8_t *p, uint32_t v)
@@ -424,23 +436,29 @@ static void bridge_add(struct run_live *L, int slot)
 
 /* ---- node events and status polling ------------------------------------------------------ */
 
-static void node_event(struct run_live *L, int slot, const char *kind, uint64_t term,
-                       const char *detail, uint64_t member_id, int64_t revision)
+/* The static name (raft.h) a member's event file spelled: a role for from_state /
+ * to_state, a reason for reason; NULL when absent or not one of them. */
+static const char *raft_name(json_t *ev, const char *field)
 {
-    struct srv_event ev;
-    memset(&ev, 0, sizeof ev);
-    ev.at_ns = sim_now_ns(L->rw->w);
-    ev.node = slot;
-    ev.member_id = member_id;
-    ev.kind = kind;
-    ev.term = term;
-    ev.detail = detail ? detail : "";
-    ev.revision = revision;
-    run_events_note(L->rw, &ev);
+    const char *v = json_string_value(json_object_get(ev, field));
+    if (!v)
+        return NULL;
+    if (strcmp(field, "reason")) {
+        for (int r = RAFT_FOLLOWER; r <= RAFT_LEADER; r++)
+            if (!strcmp(raft_role_name((enum raft_role)r), v))
+                return raft_role_name((enum raft_role)r);
+        return NULL;
+    }
+    for (int r = RAFT_REASON_NONE + 1; r < RAFT_REASON_COUNT; r++)
+        if (raft_reason_name((enum raft_reason)r) &&
+            !strcmp(raft_reason_name((enum raft_reason)r), v))
+            return raft_reason_name((enum raft_reason)r);
+    return NULL;
 }
 
 /* A line of a member's event file ({"at_ns","node","member_id","kind","term",
- * "detail"[,"revision"]}), entered now. */
+ * "detail"[,"revision"][,"peer","index","from_state","to_state","reason","vote","pre"]},
+ * proc.c), entered now with its typed fields, as the simulator's node events. */
 static void on_member_event(void *arg, int slot, json_t *ev)
 {
     struct run_live *L = arg;
@@ -449,15 +467,30 @@ static void on_member_event(void *arg, int slot, json_t *ev)
     const char *mid = json_string_value(json_object_get(ev, "member_id"));
     if (!kind || L->closing)
         return;
-    uint64_t id = mid ? strtoull(mid, NULL, 16) : 0;
-    node_event(L, slot, kind, (uint64_t)json_integer_value(json_object_get(ev, "term")), detail, id,
-               (int64_t)json_integer_value(json_object_get(ev, "revision")));
+    struct srv_event e;
+    memset(&e, 0, sizeof e);
+    e.at_ns = sim_now_ns(L->rw->w);
+    e.node = slot;
+    e.member_id = mid ? strtoull(mid, NULL, 16) : 0;
+    e.kind = kind;
+    e.term = (uint64_t)json_integer_value(json_object_get(ev, "term"));
+    e.detail = detail ? detail : "";
+    e.revision = (int64_t)json_integer_value(json_object_get(ev, "revision"));
+    json_int_t peer = json_integer_value(json_object_get(ev, "peer"));
+    e.f.peer = peer > 0 && peer <= LV_MEMBERS_MAX ? (int)peer : 0;
+    e.f.index = (uint64_t)json_integer_value(json_object_get(ev, "index"));
+    e.f.from_state = raft_name(ev, "from_state");
+    e.f.to_state = raft_name(ev, "to_state");
+    e.f.reason = raft_name(ev, "reason");
+    e.f.vote = json_is_true(json_object_get(ev, "vote"));
+    e.f.pre = json_is_true(json_object_get(ev, "pre"));
+    run_events_note(L->rw, &e);
 }
 
 static int slot_of_member(const struct run_live *L, uint64_t id)
 {
     for (int i = 1; i <= L->n && id; i++)
-        if (srv_proc_member_id(L->rw->seed, i) == id)
+        if (L->c.m[i - 1].member_id == id)
             return i;
     return 0;
 }
@@ -473,7 +506,7 @@ static int polled_leader(struct run_live *L, uint64_t *term)
         const struct lstat *s = &L->st[i];
         if (!p->running || p->paused || !s->ok)
             continue;
-        if (s->leader_id == srv_proc_member_id(L->rw->seed, i) && (!best || s->term > *term)) {
+        if (s->leader_id == L->c.m[i - 1].member_id && (!best || s->term > *term)) {
             best = i;
             *term = s->term;
         }
@@ -509,6 +542,7 @@ static void ctl_fire(struct sim_world *w, void *ctx)
     struct run_live *L = c->L;
     RUN_UNLINK(L->ctls, c);
     struct run_ctl_result r = {.code = c->code,
+                               .node = c->code ? 0 : c->node,
                                .text = c->text,
                                .revision = c->revision,
                                .data = c->data.data,
@@ -518,14 +552,109 @@ static void ctl_fire(struct sim_world *w, void *ctx)
     free(c);
 }
 
-/* The call is over: its answer enters the world at the wall time now. */
-static void ctl_finish(struct lctl *c, int code, const char *text)
+/* The call is over: its answer enters the world at the wall time now (fire: what
+ * runs then). */
+static void ctl_finish_with(struct lctl *c, int code, const char *text, sim_event_fn *fire)
 {
     struct run_live *L = c->L;
     c->code = code;
     snprintf(c->text, sizeof c->text, "%s", text ? text : "");
     c->call_id = 0; /* answered: nothing more is taken for it */
-    sim_schedule_at(L->rw->w, run_pacer_arrival(&L->pace, L->rw->w), ctl_fire, c);
+    if (c->add) {
+        c->add = false;
+        L->adds--;
+    }
+    sim_schedule_at(L->rw->w, run_pacer_arrival(&L->pace, L->rw->w), fire, c);
+}
+
+static void ctl_finish(struct lctl *c, int code, const char *text)
+{
+    ctl_finish_with(c, code, text, ctl_fire);
+}
+
+static void member_started(struct run_live *L, int slot);
+static void live_node_fault(struct run_world *rw, int id, const char *kind);
+
+/* Member add answered: the new member gets its slot (ports, proxies, data directory,
+ * a bridge the clients can dial) and, unless added with start = false, its process,
+ * as an operator starts `etcd --initial-cluster-state existing` once member add
+ * returned. Member remove answered: the removed member's process is stopped, as the
+ * simulator stops it once its removal applied. Both in the world's turn (a kill runs
+ * the loop until the process exited: not from inside a read callback), right before
+ * the answer enters the world. */
+static void member_fire(struct sim_world *w, void *ctx)
+{
+    struct lctl *c = ctx;
+    struct run_live *L = c->L;
+    if (c->code || L->closing) {
+        ctl_fire(w, c);
+        return;
+    }
+    if (!strcmp(c->kind, "member_remove")) {
+        if (c->node >= 1 && c->node <= L->n && !L->b[c->node].removed) {
+            L->b[c->node].removed = true;
+            L->b[c->node].awaits_start = false;
+            live_node_fault(L->rw, c->node, "kill");
+        }
+        ctl_fire(w, c);
+        return;
+    }
+    struct fl_buf err;
+    fl_buf_init(&err);
+    int slot = -1;
+    if (!c->answered_id || c->answered_node != L->n + 1 || L->c.n != L->n)
+        fl_buf_printf(&err,
+                      "target live: member add answered slot %d (member %016llx), the next "
+                      "slot is %d",
+                      c->answered_node, (unsigned long long)c->answered_id, L->n + 1);
+    else
+        slot = lv_member_add(&L->c, &L->wd, L->self, L->rw->seed, L->extra, c->answered_id, &err);
+    if (slot > 0) {
+        L->n = L->c.n;
+        bridge_add(L, slot);
+        fl_buf_init(&L->st[slot].in);
+        L->b[slot].awaits_start = !c->start;
+        if (c->start)
+            member_started(L, slot);
+        else if (lv_member_dir_write(&L->c, &err) != FL_OK)
+            fl_log(FL_LOG_ERROR, "target live: %s", fl_buf_cstr(&err));
+        c->node = slot;
+    } else { /* a slot half set up is closed with the others (L->c.n counts it) */
+        c->code = RPC_CODE_INTERNAL;
+        snprintf(c->text, sizeof c->text, "%s", fl_buf_cstr(&err));
+    }
+    fl_buf_close(&err);
+    ctl_fire(w, c);
+}
+
+static void member_answered(struct run_live *L, struct lctl *c, const Rpc__ServerMsg *m)
+{
+    if (m->resp_case == RPC__SERVER_MSG__RESP_MEMBER_ADD) {
+        const Rpc__Member *mem = m->member_add ? m->member_add->member : NULL;
+        c->answered_id = mem ? mem->id : 0;
+        c->answered_node = mem ? (int)mem->node : 0;
+    }
+    ctl_finish_with(c, 0, "", member_fire);
+}
+
+/* Starts the process of a member added (at once, or by start(n)): the directory says
+ * it was started before it runs, so that the leader counts it (strict reconfiguration
+ * check) and dials it. */
+static void member_started(struct run_live *L, int slot)
+{
+    struct lv_member *m = &L->c.m[slot - 1];
+    struct fl_buf err;
+    fl_buf_init(&err);
+    m->started = true;
+    L->b[slot].awaits_start = false;
+    if (lv_member_dir_write(&L->c, &err) != FL_OK)
+        fl_log(FL_LOG_ERROR, "target live: %s", fl_buf_cstr(&err));
+    fl_buf_reset(&err);
+    L->b[slot].started_s = run_target_wall_s();
+    L->b[slot].skew_pending = false;
+    if (lv_proc_start(&m->proc, &err))
+        fl_log(FL_LOG_ERROR, "target live: start of member %d: %s", slot, fl_buf_cstr(&err));
+    fl_buf_close(&err);
 }
 
 /* A frame of a control call's answer. */
@@ -538,6 +667,9 @@ static void ctl_answer(struct run_live *L, int slot, const Rpc__ServerMsg *m)
             c->revision = m->header->revision;
         if (m->error) {
             ctl_finish(c, m->error->code, m->error->message);
+        } else if (m->resp_case == RPC__SERVER_MSG__RESP_MEMBER_ADD ||
+                   m->resp_case == RPC__SERVER_MSG__RESP_MEMBER_REMOVE) {
+            member_answered(L, c, m);
         } else if (m->resp_case == RPC__SERVER_MSG__RESP_SNAPSHOT) {
             fl_buf_append(&c->data, m->snapshot->blob.data, m->snapshot->blob.len);
             if (m->snapshot->remaining_bytes == 0 || m->stream_end)
@@ -669,7 +801,7 @@ static void poll_note(struct run_live *L)
     int slot = polled_leader(L, &term);
     if (!slot || L->closing)
         return;
-    uint64_t id = srv_proc_member_id(L->rw->seed, slot);
+    uint64_t id = L->c.m[slot - 1].member_id;
     if (id == L->leader_id && term == L->term)
         return;
     L->leader_id = id;
@@ -788,13 +920,14 @@ static bool all_serve(void *arg)
 static int live_setup(struct run_world *rw, const struct run_cluster_config *cfg, char *err,
                       size_t err_len)
 {
+    const struct run_live *L0 = NULL; /* for sizeof */
     int n = cfg->nodes ? cfg->nodes : 3;
     if (n < 1 || n > LV_MEMBERS_MAX || n > SRV_PROC_NODES_MAX) {
         snprintf(err, err_len, "cluster.nodes must be in [1, %d] on the live target",
                  FL_MIN(LV_MEMBERS_MAX, SRV_PROC_NODES_MAX));
         return FL_EINVAL;
     }
-    char self[4096];
+    char self[sizeof L0->self];
     size_t self_len = sizeof self;
     if (uv_exepath(self, &self_len) != 0) {
         snprintf(err, err_len, "target live: cannot find the faultline binary (uv_exepath)");
@@ -807,6 +940,7 @@ static int live_setup(struct run_world *rw, const struct run_cluster_config *cfg
     rw->lv = L;
     L->rw = rw;
     L->n = n;
+    snprintf(L->self, sizeof L->self, "%s", self);
     uv_loop_init(&L->loop);
     L->loop_open = true;
     struct fl_buf eb;
@@ -814,9 +948,8 @@ static int live_setup(struct run_world *rw, const struct run_cluster_config *cfg
     int rc = lv_workdir_open(&L->wd, rw->target.workdir, rw->target.keep, &eb);
     if (!rc) {
         L->wd_open = true;
-        const char *extra[LV_MEMBER_EXTRA_MAX + 1];
-        member_flags(L, cfg, extra);
-        rc = lv_member_cluster_start(&L->c, &L->loop, &L->wd, n, self, rw->seed, extra, &eb);
+        member_flags(L, cfg, L->extra);
+        rc = lv_member_cluster_start(&L->c, &L->loop, &L->wd, n, L->self, rw->seed, L->extra, &eb);
         L->cluster_open = true;
     }
     if (rc) {
@@ -924,9 +1057,22 @@ static int live_node_proc(struct run_world *rw, int node)
 
 static bool live_removed(struct run_world *rw, int node)
 {
-    (void)rw;
-    (void)node;
-    return false; /* membership changes are refused on this target */
+    struct run_live *L = rw->lv;
+    return L && node >= 1 && node <= L->n && L->b[node].removed;
+}
+
+static bool live_awaits_start(struct run_world *rw, int node)
+{
+    struct run_live *L = rw->lv;
+    return L && node >= 1 && node <= L->n && L->b[node].awaits_start;
+}
+
+static int live_member_start(struct run_world *rw, int node)
+{
+    if (!live_awaits_start(rw, node))
+        return FL_EINVAL;
+    member_started(rw->lv, node);
+    return FL_OK;
 }
 
 static bool live_alive(struct run_world *rw, int node)
@@ -957,7 +1103,7 @@ static int live_node_status(struct run_world *rw, int id, struct run_node_status
     const struct lstat *s = &L->st[id];
     out->alive = m->proc.running;
     out->paused = m->proc.paused;
-    out->member_id = srv_proc_member_id(rw->seed, id);
+    out->member_id = m->member_id;
     out->version = SRV_VERSION;
     out->leader_contact_ns = -1;
     if (!out->alive || out->paused || !s->ok)
@@ -1124,6 +1270,8 @@ static void live_clog(struct run_world *rw, int from_proc, int to_proc, bool on)
  * same in the simulator), on the Status connection of the member named, else of the
  * leader (move_leader: always the leader). Refused before the script runs: membership
  * changes (run_target.c live_refuses). */
+static void member_ctl(struct run_live *L, struct lctl *c, const char *kind, int64_t arg);
+
 static void live_ctl(struct run_world *rw, const char *kind, int node, int64_t arg,
                      run_target_ctl_fn *done, void *ud)
 {
@@ -1142,6 +1290,11 @@ static void live_ctl(struct run_world *rw, const char *kind, int node, int64_t a
     c->slot = at;
     c->call_id = CTL_CALL_BIT | ++L->ctl_seq;
     c->deadline_s = run_target_wall_s() + CTL_TIMEOUT_MS / 1000.0;
+    c->kind = kind;
+    if (!strncmp(kind, "member_", 7)) {
+        member_ctl(L, c, kind, arg);
+        return;
+    }
     static const struct {
         const char *name;
         enum rpc_ctl_kind kind;
@@ -1159,7 +1312,7 @@ static void live_ctl(struct run_world *rw, const char *kind, int node, int64_t a
     }
     uint64_t a = (uint64_t)arg;
     if (kinds[k].kind == RPC_CTL_MOVE_LEADER)
-        a = arg >= 1 && arg <= L->n ? srv_proc_member_id(rw->seed, (int)arg) : 0;
+        a = arg >= 1 && arg <= L->n ? L->c.m[arg - 1].member_id : 0;
     struct rpc_ctl_req q;
     rpc_ctl_req_init(&q, kinds[k].kind, a);
     q.msg.call_id = c->call_id;
@@ -1177,6 +1330,75 @@ static void live_ctl(struct run_world *rw, const char *kind, int node, int64_t a
     write_buf((uv_stream_t *)&s->tcp, &b);
 }
 
+/* The frame of control call c on its member's Status connection (refused when that
+ * member does not serve). */
+static void ctl_send(struct run_live *L, struct lctl *c, const Rpc__ClientMsg *q)
+{
+    struct lstat *s = &L->st[c->slot];
+    if (c->slot > L->n || !s->connected || !L->c.m[c->slot - 1].proc.running) {
+        ctl_finish(c, RPC_CODE_UNAVAILABLE, rpc_err_text(RPC_ERR_CONN_REFUSED));
+        return;
+    }
+    struct fl_buf f, b;
+    fl_buf_init(&f);
+    fl_buf_init(&b);
+    rpc_client_msg_encode(q, &f);
+    frame_put(&b, f.data, f.len);
+    fl_buf_close(&f);
+    write_buf((uv_stream_t *)&s->tcp, &b);
+}
+
+/* Membership calls (run_fault.c: member_add / member_add_unstarted with arg the learner
+ * flag; member_remove / member_promote with arg the member's slot), to the leader as
+ * the simulator's cluster_ctl.c sends them. A member add names its slot: the next one
+ * (one more per add in flight), which every member learns from the directory. */
+static void member_ctl(struct run_live *L, struct lctl *c, const char *kind, int64_t arg)
+{
+    Rpc__ClientMsg q = RPC__CLIENT_MSG__INIT;
+    Rpc__MemberAddRequest add = RPC__MEMBER_ADD_REQUEST__INIT;
+    Rpc__MemberRemoveRequest rm = RPC__MEMBER_REMOVE_REQUEST__INIT;
+    Rpc__MemberPromoteRequest pr = RPC__MEMBER_PROMOTE_REQUEST__INIT;
+    q.call_id = c->call_id;
+    if (!strcmp(kind, "member_add") || !strcmp(kind, "member_add_unstarted")) {
+        if (L->n + L->adds >= FL_MIN(LV_MEMBERS_MAX, SRV_PROC_NODES_MAX)) {
+            ctl_finish(c, RPC_CODE_RESOURCE_EXHAUSTED,
+                       "target live: no slot left for a new member process");
+            return;
+        }
+        c->start = !strcmp(kind, "member_add");
+        add.islearner = arg != 0;
+        add.node = (uint32_t)(L->n + 1 + L->adds);
+        add.no_start = !c->start;
+        q.method = RPC__METHOD__METHOD_MEMBER_ADD;
+        q.req_case = RPC__CLIENT_MSG__REQ_MEMBER_ADD;
+        q.member_add = &add;
+        c->add = true;
+        L->adds++;
+    } else if (!strcmp(kind, "member_remove") || !strcmp(kind, "member_promote")) {
+        if (arg < 1 || arg > L->n) {
+            ctl_finish(c, RPC_CODE_NOT_FOUND, rpc_err_text(RPC_ERR_MEMBER_NOT_FOUND));
+            return;
+        }
+        c->node = (int)arg;
+        uint64_t id = L->c.m[arg - 1].member_id;
+        if (kind[7] == 'r') {
+            rm.id = id;
+            q.method = RPC__METHOD__METHOD_MEMBER_REMOVE;
+            q.req_case = RPC__CLIENT_MSG__REQ_MEMBER_REMOVE;
+            q.member_remove = &rm;
+        } else {
+            pr.id = id;
+            q.method = RPC__METHOD__METHOD_MEMBER_PROMOTE;
+            q.req_case = RPC__CLIENT_MSG__REQ_MEMBER_PROMOTE;
+            q.member_promote = &pr;
+        }
+    } else {
+        ctl_finish(c, RPC_CODE_UNIMPLEMENTED, "not available on --target live");
+        return;
+    }
+    ctl_send(L, c, &q);
+}
+
 /* ---- the target's table -------------------------------------------------------------------------
  */
 
@@ -1187,10 +1409,6 @@ static const struct run_target_refusal live_refuses[] = {
     {"bug", "bug switches are set in the harness process, not in the member processes"},
     {"hold", "holding frames in flight is a simulator fault (use clog)"},
     {"release", "holding frames in flight is a simulator fault (use clog)"},
-    {"member_add", "membership changes are not supported by member processes"},
-    {"member_remove", "membership changes are not supported by member processes"},
-    {"member_promote", "membership changes are not supported by member processes"},
-    {"start", "membership changes are not supported by member processes"},
     {"copy_db", "a member process's database is not read by the harness yet"},
     {"restore", "restoring member processes from a backup is not wired yet"},
     {"swarm", "the swarm draws simulator-only faults (power loss, failpoints, net bursts)"},
@@ -1209,6 +1427,8 @@ const struct run_target_ops run_target_live_ops = {
     .node_proc = live_node_proc,
     .alive = live_alive,
     .removed = live_removed,
+    .awaits_start = live_awaits_start,
+    .member_start = live_member_start,
     .leader = live_leader,
     .node_status = live_node_status,
     .version = live_version,

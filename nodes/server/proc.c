@@ -30,6 +30,14 @@ struct srv_proc {
     bool failed;   /* a safety violation was written */
     bool removed;
     struct srv_member *m;
+    /* members that are not founders: registered here by a member add this member
+     * proposed, or named by the directory (o.dir_lookup) */
+    struct proc_dir {
+        uint64_t id;
+        int node;
+        bool started;
+    } dyn[64];
+    int n_dyn;
 };
 
 static struct srv_proc *proc_of(struct srv_host *h)
@@ -82,6 +90,22 @@ static void event_write(struct srv_proc *p, const struct srv_event *ev)
     json_str(&b, ev->detail);
     if (ev->revision)
         fl_buf_printf(&b, ",\"revision\":%" PRId64, ev->revision);
+    /* the typed fields (server.h srv_event_fields), as the simulator's node events
+     * carry them: only those the event has */
+    const struct srv_event_fields *f = &ev->f;
+    if (f->peer)
+        fl_buf_printf(&b, ",\"peer\":%d", f->peer);
+    if (f->index)
+        fl_buf_printf(&b, ",\"index\":%" PRIu64, f->index);
+    const char *names[3] = {"from_state", "to_state", "reason"};
+    const char *vals[3] = {f->from_state, f->to_state, f->reason};
+    for (int i = 0; i < 3; i++)
+        if (vals[i]) {
+            fl_buf_printf(&b, ",\"%s\":", names[i]);
+            json_str(&b, vals[i]);
+        }
+    if (f->vote)
+        fl_buf_printf(&b, ",\"vote\":true,\"pre\":%s", f->pre ? "true" : "false");
     fl_buf_printf(&b, "}\n");
     /* one write: an O_APPEND line is whole or absent; a failing disk loses events only */
     ssize_t n = write(p->events_fd, b.data, b.len);
@@ -102,33 +126,85 @@ static bool ph_prevote(struct srv_host *h, int node)
     return proc_of(h)->o.cfg.prevote;
 }
 
-static int ph_dir_node(struct srv_host *h, uint64_t member_id)
+static struct proc_dir *dyn_find(struct srv_proc *p, uint64_t member_id)
 {
-    struct srv_proc *p = proc_of(h);
+    for (int i = 0; i < p->n_dyn; i++)
+        if (p->dyn[i].id == member_id)
+            return &p->dyn[i];
+    return NULL;
+}
+
+/* Asks the directory about member_id (a member added after the start): noted when
+ * named. */
+static struct proc_dir *dyn_lookup(struct srv_proc *p, uint64_t member_id)
+{
+    struct proc_dir *d = dyn_find(p, member_id);
+    if ((d && d->started) || !p->o.dir_lookup || !member_id)
+        return d;
+    bool started = false;
+    int node = p->o.dir_lookup(p->o.dir_ud, member_id, &started);
+    if (node <= 0)
+        return d;
+    if (!d) {
+        if (p->n_dyn == (int)FL_ARRAY_LEN(p->dyn))
+            return NULL;
+        d = &p->dyn[p->n_dyn++];
+        d->id = member_id;
+    }
+    d->node = node;
+    d->started = started;
+    return d;
+}
+
+static int founder_node(struct srv_proc *p, uint64_t member_id)
+{
     for (int i = 0; i < p->o.n_nodes; i++)
         if (p->ids[i] == member_id)
             return p->o.nodes[i];
     return -1;
 }
 
+static int ph_dir_node(struct srv_host *h, uint64_t member_id)
+{
+    struct srv_proc *p = proc_of(h);
+    int node = founder_node(p, member_id);
+    if (node > 0)
+        return node;
+    const struct proc_dir *d = dyn_lookup(p, member_id);
+    return d ? d->node : -1;
+}
+
 static bool ph_member_started(struct srv_host *h, uint64_t member_id)
 {
     /* the founders are started once they are in the configuration (etcd publishes its
-     * attributes at its first start; a live cluster has no other members) */
-    return ph_dir_node(h, member_id) > 0;
+     * attributes at its first start); a member added later once the harness started
+     * its process (the directory says so) */
+    struct srv_proc *p = proc_of(h);
+    if (founder_node(p, member_id) > 0)
+        return true;
+    const struct proc_dir *d = dyn_lookup(p, member_id);
+    return d && d->started;
 }
 
 static int ph_slots(struct srv_host *h)
 {
     struct srv_proc *p = proc_of(h);
-    return p->o.nodes[p->o.n_nodes - 1];
+    int n = p->o.nodes[p->o.n_nodes - 1];
+    for (int i = 0; i < p->n_dyn; i++)
+        n = FL_MAX(n, p->dyn[i].node);
+    return FL_MAX(n, p->o.node);
 }
 
 static bool ph_slot_used(struct srv_host *h, int node)
 {
-    (void)h;
-    (void)node;
-    return true; /* no slot is free: a member process cannot start another */
+    struct srv_proc *p = proc_of(h);
+    for (int i = 0; i < p->o.n_nodes; i++)
+        if (p->o.nodes[i] == node)
+            return true;
+    for (int i = 0; i < p->n_dyn; i++)
+        if (p->dyn[i].node == node)
+            return true;
+    return node == p->o.node;
 }
 
 /* No online checkers: their properties (a quorum behind every election, one leader
@@ -196,12 +272,29 @@ static void ph_hook(struct srv_host *h, const struct srv_hook_event *ev)
     FL_UNREACHABLE(); /* never hooked */
 }
 
+/* A member add this member proposes: slot node (the one the request named, the
+ * harness's choice) runs member_id, unless a founder or another member has it. */
 static int ph_dir_register(struct srv_host *h, int node, uint64_t member_id)
 {
-    (void)h;
-    (void)node;
-    (void)member_id;
-    return -1; /* member add is refused ("Peer URLs already exists") */
+    struct srv_proc *p = proc_of(h);
+    if (node <= 0 || node > SRV_PROC_SLOTS_MAX)
+        return -1;
+    for (int i = 0; i < p->o.n_nodes; i++)
+        if (p->o.nodes[i] == node)
+            return -1; /* "Peer URLs already exists" */
+    for (int i = 0; i < p->n_dyn; i++)
+        if (p->dyn[i].node == node && p->dyn[i].id != member_id)
+            return -1;
+    if (node == p->o.node || p->n_dyn == (int)FL_ARRAY_LEN(p->dyn))
+        return -1;
+    struct proc_dir *d = dyn_find(p, member_id);
+    if (!d) {
+        d = &p->dyn[p->n_dyn++];
+        d->id = member_id;
+        d->started = false;
+    }
+    d->node = node;
+    return node;
 }
 
 static void ph_start_joiner(struct srv_host *h, int node, uint64_t member_id, uint64_t cluster_id,
@@ -211,7 +304,7 @@ static void ph_start_joiner(struct srv_host *h, int node, uint64_t member_id, ui
     (void)node;
     (void)member_id;
     (void)cluster_id;
-    (void)start; /* never registered, so never applied here as the proposer */
+    (void)start; /* the harness starts the process once member add answered */
 }
 
 static void ph_member_removed(struct srv_host *h, int node)
@@ -222,7 +315,7 @@ static void ph_member_removed(struct srv_host *h, int node)
     p->removed = true;
     struct srv_event ev = {.at_ns = env_now_ns(p->env),
                            .node = node,
-                           .member_id = p->ids[0],
+                           .member_id = p->o.join_id ? p->o.join_id : p->ids[0],
                            .kind = SRV_EV_CONF_CHANGE,
                            .detail = "removed: this member serves nothing more"};
     for (int i = 0; i < p->o.n_nodes; i++)
@@ -279,8 +372,10 @@ static const char *opts_check(const struct srv_proc_opts *o)
             return "member slots must be positive and listed once each, ascending";
         self = self || o->nodes[i] == o->node;
     }
-    if (!self)
+    if (!self && !o->join_id)
         return "the member's own slot is not among the cluster's members";
+    if (self && o->join_id)
+        return "a joining member's slot is not a founder's";
     return srv_config_check(&o->cfg);
 }
 
@@ -309,8 +404,15 @@ struct srv_proc *srv_proc_start(struct fl_env *env, const struct srv_proc_opts *
     for (int i = 0; i < o->n_nodes; i++)
         p->ids[i] = srv_proc_member_id(o->seed, o->nodes[i]);
     srv_pb_pool_init(&p->pb_pool);
+    if (o->join_id) {
+        p->dyn[0] = (struct proc_dir){o->join_id, o->node, true};
+        p->n_dyn = 1;
+    }
     p->m = srv_member_recover(&p->host, env, o->node, o->node);
-    if (!p->m) {
+    if (!p->m && o->join_id) {
+        p->m = srv_member_join(&p->host, env, o->node, o->node, o->join_id,
+                               srv_proc_cluster_id(o->seed));
+    } else if (!p->m) {
         int self = 0;
         for (int i = 0; i < o->n_nodes; i++)
             if (o->nodes[i] == o->node)
@@ -321,7 +423,10 @@ struct srv_proc *srv_proc_start(struct fl_env *env, const struct srv_proc_opts *
     char d[128];
     snprintf(d, sizeof d, "started (incarnation %u): applied %" PRIu64 ", last index %" PRIu64,
              env_incarnation(env), p->m->app.applied, raft_last_index(p->m->raft));
-    srv_member_event(p->m, env_incarnation(env) ? SRV_EV_RESTART : "start", d);
+    if (o->join_id && !env_incarnation(env))
+        srv_member_event(p->m, SRV_EV_RESTART, SRV_EV_JOINED_DETAIL); /* as the simulator's */
+    else
+        srv_member_event(p->m, env_incarnation(env) ? SRV_EV_RESTART : "start", d);
     return p;
 }
 

@@ -22,9 +22,15 @@
  * process of the machine, so a harness can merge the files of all members):
  *   {"at_ns":N,"node":N,"member_id":"hex","kind":"leader","term":N,"detail":"..."}
  *
- * Not supported in a member process: membership changes (member add answers
- * "etcdserver: Peer URLs already exists"; a member that applies its own removal
- * stops serving and says so in the event file), typed hooks.
+ * Membership (the live target's member_add / member_remove / member_promote): the
+ * founders' IDs come from the seed; a member added later has the ID the leader drew,
+ * and the process that runs it is started by the harness with that ID (join_id). The
+ * other members learn which slot runs an ID they do not know through dir_lookup (the
+ * harness's directory: `faultline member --directory FILE`), and whether it was
+ * started. The slot of a member add is the one the request names (the harness
+ * picks it); a slot that runs or ran another member is refused ("Peer URLs already
+ * exists"). A member that applies its own removal stops serving and says so in the
+ * event file. Not supported: typed hooks.
  */
 #ifndef FL_SERVER_PROC_H
 #define FL_SERVER_PROC_H
@@ -35,14 +41,23 @@ struct fl_env;
 struct srv_proc;
 
 #define SRV_PROC_NODES_MAX 16
+#define SRV_PROC_SLOTS_MAX 1000 /* slot numbers, founders and joiners */
+
+/* The slot that runs member_id, -1 when the directory does not name it; *started:
+ * its process was started (etcd's IsStarted). */
+typedef int srv_proc_dir_fn(void *ud, uint64_t member_id, bool *started);
 
 struct srv_proc_opts {
     int node;                      /* this member's slot, 1-based */
-    int nodes[SRV_PROC_NODES_MAX]; /* every founding slot (this one included), ascending */
+    int nodes[SRV_PROC_NODES_MAX]; /* every founding slot (this one included unless it
+                                    * joins), ascending */
     int n_nodes;
-    uint64_t seed;           /* the cluster seed: member and cluster IDs */
-    struct srv_config cfg;   /* cfg.nodes is ignored: n_nodes founders */
-    const char *events_path; /* appended; NULL: events are dropped */
+    uint64_t seed;               /* the cluster seed: member and cluster IDs */
+    struct srv_config cfg;       /* cfg.nodes is ignored: n_nodes founders */
+    const char *events_path;     /* appended; NULL: events are dropped */
+    uint64_t join_id;            /* nonzero: joins the cluster as this member (not a founder) */
+    srv_proc_dir_fn *dir_lookup; /* NULL: only the founders are known */
+    void *dir_ud;
 };
 
 /* The member ID of slot node in the cluster of seed (nonzero), and the cluster ID. */
