@@ -40,6 +40,7 @@
  */
 #include "harness/live/live_member.h"
 #include "harness/run/run_int.h"
+#include "nodes/env/env_uv.h"
 #include "nodes/proto/codec.h"
 #include "nodes/proto/errors.h"
 #include "nodes/raft/raft.h"
@@ -112,6 +113,8 @@ struct lctl {
     const char *kind;     /* static */
     bool start;           /* member_add: start the new member once added */
     bool add;             /* member_add: counted in run_live.adds until it finishes */
+    bool sync;            /* copy_db: waited for in place, not entered into the world */
+    bool finished;        /* ... and answered */
     uint64_t answered_id; /* member_add: the new member's ID as answered */
     int answered_node;    /* ... and its slot */
     int node;             /* member_add: the new member's slot; remove/promote: the member's */
@@ -161,6 +164,7 @@ struct run_live {
     const char *extra[LV_MEMBER_EXTRA_MAX + 1]; /* the members' options (extra_vals) */
     char self[4096];                            /* the faultline binary */
     int adds;                                   /* member adds in flight */
+    int restores;                               /* restore() calls so far */
 };
 
 static void put_u32(uint8_t *p, uint32_t v)
@@ -563,6 +567,10 @@ static void ctl_finish_with(struct lctl *c, int code, const char *text, sim_even
     if (c->add) {
         c->add = false;
         L->adds--;
+    }
+    if (c->sync) {
+        c->finished = true;
+        return;
     }
     sim_schedule_at(L->rw->w, run_pacer_arrival(&L->pace, L->rw->w), fire, c);
 }
@@ -1106,9 +1114,12 @@ static int live_node_status(struct run_world *rw, int id, struct run_node_status
     out->member_id = m->member_id;
     out->version = SRV_VERSION;
     out->leader_contact_ns = -1;
+    out->removed = L->b[id].removed;
+    /* the member's identity is its data directory's, down or not (as on sim): the
+     * cluster ID of its last answer (none yet after a restore) */
+    out->cluster_id = s->cluster_id;
     if (!out->alive || out->paused || !s->ok)
         return FL_OK;
-    out->cluster_id = s->cluster_id;
     out->leader_id = s->leader_id;
     out->leader_node = slot_of_member(L, s->leader_id);
     out->is_leader = s->leader_id == out->member_id;
@@ -1399,6 +1410,131 @@ static void member_ctl(struct run_live *L, struct lctl *c, const char *kind, int
     ctl_send(L, c, &q);
 }
 
+/* ---- copy_db and restore --------------------------------------------------------------------- */
+
+static bool ctl_finished(void *arg)
+{
+    return ((const struct lctl *)arg)->finished;
+}
+
+/* copy_db(n): the member's db file as it is now. The process holds it, so the harness
+ * asks for it as `etcdctl snapshot save` does (snapshot_save on the member's Status
+ * connection, waited for in place, at most 10 s) and keeps the db image inside the
+ * backup, without its hash: what the simulator's copy_db gives (backup.h). FL_ENOENT
+ * when the member does not run or answers nothing. */
+static int live_copy_db(struct run_world *rw, int node, uint8_t **data, size_t *len)
+{
+    struct run_live *L = rw->lv;
+    *data = NULL;
+    *len = 0;
+    if (!L || node < 1 || node > L->n || !L->c.m[node - 1].proc.running ||
+        L->c.m[node - 1].proc.paused || !L->st[node].connected)
+        return FL_ENOENT;
+    struct lctl *c = fl_calloc(1, sizeof *c);
+    c->L = L;
+    c->slot = node;
+    c->sync = true;
+    c->kind = "copy_db";
+    c->call_id = CTL_CALL_BIT | ++L->ctl_seq;
+    c->deadline_s = run_target_wall_s() + CTL_TIMEOUT_MS / 1000.0;
+    fl_buf_init(&c->data);
+    RUN_LINK(L->ctls, c);
+    struct rpc_ctl_req q;
+    rpc_ctl_req_init(&q, RPC_CTL_SNAPSHOT_SAVE, 0);
+    q.msg.call_id = c->call_id;
+    ctl_send(L, c, &q.msg);
+    lv_run_until(&L->loop, ctl_finished, c, CTL_TIMEOUT_MS + 2 * POLL_MS);
+    int rc = FL_ENOENT;
+    const uint8_t *db;
+    size_t db_len;
+    if (c->finished && !c->code &&
+        srv_proc_backup_db(c->data.data, c->data.len, &db, &db_len) == FL_OK) {
+        *data = fl_malloc(db_len ? db_len : 1);
+        memcpy(*data, db, db_len);
+        *len = db_len;
+        rc = FL_OK;
+    } else if (c->finished) {
+        fl_log(FL_LOG_ERROR, "target live: copy_db(%d): %s", node,
+               c->code ? c->text : "not a backup");
+    }
+    RUN_UNLINK(L->ctls, c);
+    fl_buf_close(&c->data);
+    free(c);
+    return rc;
+}
+
+/* restore(backup, { nodes }): etcd's disaster recovery, as the etcd target does it with
+ * `etcdutl snapshot restore` into fresh data directories: every member named is killed,
+ * its data directory replaced by the backup restored as a new member of a new cluster
+ * (new IDs; backup.h's checks first, with etcd's error texts), the directory updated,
+ * and each started again on it. IDs come from the seed and the restore's ordinal. */
+static int live_restore(struct run_world *rw, const uint8_t *data, size_t len, const int *nodes,
+                        int n_nodes, bool skip_hash_check, char *err, size_t err_len)
+{
+    struct run_live *L = rw->lv;
+    int rc = srv_proc_restore_check(data, len, skip_hash_check, err, err_len);
+    if (rc)
+        return rc;
+    if (n_nodes <= 0 || n_nodes > SRV_PROC_NODES_MAX) {
+        snprintf(err, err_len, "restore needs between 1 and %d nodes", SRV_PROC_NODES_MAX);
+        return FL_EINVAL;
+    }
+    for (int i = 0; i < n_nodes; i++)
+        if (nodes[i] < 1 || nodes[i] > L->n || L->b[nodes[i]].awaits_start) {
+            snprintf(err, err_len, "restore names a node that does not exist");
+            return FL_EINVAL;
+        }
+    uint64_t base =
+        rw->seed ^ ((uint64_t)++L->restores << 48) ^ 0x726573746f7265ULL; /* "restore" */
+    uint64_t ids[SRV_PROC_NODES_MAX], cluster_id = srv_proc_cluster_id(base);
+    for (int i = 0; i < n_nodes; i++)
+        ids[i] = srv_proc_member_id(base, nodes[i]);
+    for (int i = 0; i < n_nodes && !rc; i++) {
+        int slot = nodes[i];
+        struct lv_member *m = &L->c.m[slot - 1];
+        live_node_fault(rw, slot, "kill");
+        const char *e = NULL;
+        struct fl_env *env = env_uv_new(&L->loop, slot, m->data_dir, rw->seed, &e);
+        if (!env) {
+            snprintf(err, err_len, "restore: %s: %s", m->data_dir, e);
+            return FL_EIO;
+        }
+        rc = srv_proc_restore_dir(env, data, len, skip_hash_check, ids[i], cluster_id, ids, n_nodes,
+                                  err, err_len);
+        while (env_uv_fsyncs(env))
+            uv_run(&L->loop, UV_RUN_ONCE);
+        env_uv_free(env);
+        uv_run(&L->loop, UV_RUN_NOWAIT);
+        m->events_off = 0; /* the event file went with the old directory */
+        L->st[slot].cluster_id = 0;
+        m->member_id = ids[i];
+        m->started = true;
+        L->b[slot].removed = false;
+    }
+    struct fl_buf eb;
+    fl_buf_init(&eb);
+    if (!rc && lv_member_dir_write(&L->c, &eb) != FL_OK) {
+        snprintf(err, err_len, "restore: %s", fl_buf_cstr(&eb));
+        rc = FL_EIO;
+    }
+    fl_buf_close(&eb);
+    if (rc)
+        return rc;
+    for (int i = 0; i < n_nodes; i++) {
+        live_node_fault(rw, nodes[i], "restart");
+        struct srv_event ev;
+        memset(&ev, 0, sizeof ev);
+        ev.at_ns = sim_now_ns(rw->w);
+        ev.node = nodes[i];
+        ev.member_id = ids[i];
+        ev.kind = SRV_EV_RESTART;
+        ev.term = 1;
+        ev.detail = "restored from a backup into a new cluster";
+        run_events_note(rw, &ev);
+    }
+    return FL_OK;
+}
+
 /* ---- the target's table -------------------------------------------------------------------------
  */
 
@@ -1409,8 +1545,6 @@ static const struct run_target_refusal live_refuses[] = {
     {"bug", "bug switches are set in the harness process, not in the member processes"},
     {"hold", "holding frames in flight is a simulator fault (use clog)"},
     {"release", "holding frames in flight is a simulator fault (use clog)"},
-    {"copy_db", "a member process's database is not read by the harness yet"},
-    {"restore", "restoring member processes from a backup is not wired yet"},
     {"swarm", "the swarm draws simulator-only faults (power loss, failpoints, net bursts)"},
     {"on", "typed Raft events of member processes do not reach the harness"},
     {"config", "a member's configuration is read in its own process (see its log)"},
@@ -1438,8 +1572,8 @@ const struct run_target_ops run_target_live_ops = {
     .net_sync = live_net_sync,
     .clog = live_clog,
     .ctl = live_ctl,
-    .copy_db = NULL,
-    .restore = NULL,
+    .copy_db = live_copy_db,
+    .restore = live_restore,
     .converged = NULL,
     .checkpoints = NULL,
     .nemesis_kinds = RUN_NEMESIS_PARTITION | RUN_NEMESIS_KILL | RUN_NEMESIS_PAUSE,

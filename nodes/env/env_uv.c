@@ -31,6 +31,7 @@ struct env_uv {
     int64_t base_hr_ns, base_local_ns; /* local = base_local + (hr - base_hr) * rate */
     struct fl_buf view;                /* env_file_view's buffer */
     int self;                          /* this process's address (env_uv_map) */
+    int fsyncs;                        /* fsyncs on the thread pool (env_uv_fsyncs) */
     uint32_t incarnation;              /* env_uv_count_start */
     struct eu_sock *socks;
     env_sock next_sock;
@@ -718,6 +719,7 @@ static void eu_fsync_done(uv_fs_t *req)
     int err = req->result < 0 ? FL_EIO : FL_OK;
     uv_fs_req_cleanup(req);
     close(r->fd);
+    r->u->fsyncs--;
     r->cb(&r->u->env, r->ctx, err);
     free(r);
 }
@@ -739,6 +741,7 @@ static int eu_file_fsync(struct fl_env *e, const char *name, env_fsync_fn *cb, v
         free(r);
         return FL_EIO;
     }
+    u->fsyncs++;
     return FL_OK;
 }
 
@@ -847,6 +850,11 @@ int env_uv_count_start(struct fl_env *e, const char **err)
     }
     u->incarnation = (uint32_t)n;
     return FL_OK;
+}
+
+int env_uv_fsyncs(struct fl_env *e)
+{
+    return eu_of(e)->fsyncs;
 }
 
 void env_uv_free(struct fl_env *e)

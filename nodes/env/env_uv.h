@@ -42,6 +42,9 @@ int env_uv_count_start(struct fl_env *e, const char **err);
 /* Address (addr, port) is loopback TCP port tcp_port (set again: replaced). */
 void env_uv_map(struct fl_env *e, int addr, int port, int tcp_port);
 void env_uv_free(struct fl_env *e);
+/* fsyncs started and not completed yet (a caller that frees the environment runs the
+ * loop until none is left). */
+int env_uv_fsyncs(struct fl_env *e);
 /* Skews the local clock: rate_ppm in [1000, 100e6], 1,000,000 exact (continuous). */
 void env_uv_set_rate(struct fl_env *e, int64_t rate_ppm);
 

@@ -17,6 +17,7 @@
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -454,4 +455,56 @@ void srv_proc_stop(struct srv_proc *p)
     if (p->events_fd >= 0)
         close(p->events_fd);
     free(p);
+}
+
+/* ---- backup and restore (the live target) --------------------------------------- */
+
+int srv_proc_backup_db(const uint8_t *bk, size_t len, const uint8_t **db, size_t *db_len)
+{
+    struct srv_db_image img;
+    /* backup.h: "FLBK", u32 version, the db image, its SHA-256 (32 bytes) */
+    if (len < 8 + 32 || memcmp(bk, "FLBK", 4) ||
+        srv_backup_open(bk, len, false, &img) != SRV_BACKUP_OK)
+        return FL_ECORRUPT;
+    *db = bk + 8;
+    *db_len = len - 8 - 32;
+    return FL_OK;
+}
+
+int srv_proc_restore_check(const uint8_t *data, size_t len, bool skip_hash_check, char *text,
+                           size_t text_len)
+{
+    struct srv_db_image img;
+    enum srv_backup_err e = srv_backup_open(data, len, skip_hash_check, &img);
+    if (e == SRV_BACKUP_OK)
+        return FL_OK;
+    srv_backup_err_format(e, data, len, text, text_len);
+    return e == SRV_BACKUP_BAD_FORMAT ? FL_EINVAL : FL_ECORRUPT;
+}
+
+static int cmp_id(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+int srv_proc_restore_dir(struct fl_env *env, const uint8_t *data, size_t len, bool skip_hash_check,
+                         uint64_t member_id, uint64_t cluster_id, const uint64_t *ids, int n,
+                         char *text, size_t text_len)
+{
+    int rc = srv_proc_restore_check(data, len, skip_hash_check, text, text_len);
+    if (rc)
+        return rc;
+    struct srv_db_image img;
+    srv_backup_open(data, len, skip_hash_check, &img);
+    struct raft_conf_state conf;
+    memset(&conf, 0, sizeof conf);
+    for (int i = 0; i < n && i < RAFT_NODES_MAX; i++)
+        conf.voters[conf.voters_count++] = ids[i];
+    qsort(conf.voters, conf.voters_count, sizeof conf.voters[0], cmp_id);
+    rc =
+        srv_disk_write_restored(env, member_id, cluster_id, &img, &conf, img.index ? img.index : 1);
+    if (rc)
+        snprintf(text, text_len, "cannot write the restored data directory: %s", fl_strerror(rc));
+    return rc;
 }

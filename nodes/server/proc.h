@@ -79,4 +79,19 @@ void srv_proc_event(struct srv_proc *p, const char *kind, const char *detail);
 bool srv_proc_removed(const struct srv_proc *p);
 void srv_proc_stop(struct srv_proc *p);
 
+/* The live target's copy_db and restore (backup.h formats): the db image inside a
+ * backup that snapshot_save answered (its hash checked), pointing into bk; FL_OK or
+ * FL_ECORRUPT. */
+int srv_proc_backup_db(const uint8_t *bk, size_t len, const uint8_t **db, size_t *db_len);
+/* Checks a backup (or, with skip_hash_check, a raw db copy) as `etcdutl snapshot
+ * restore` does: FL_OK, or an error with etcd's text in text. */
+int srv_proc_restore_check(const uint8_t *data, size_t len, bool skip_hash_check, char *text,
+                           size_t text_len);
+/* The restore tool on one member's data directory (env over it, the member not
+ * running): its files are replaced by the backup's state restored as member_id of the
+ * new cluster cluster_id whose voters are ids[0..n). Checked as above. */
+int srv_proc_restore_dir(struct fl_env *env, const uint8_t *data, size_t len, bool skip_hash_check,
+                         uint64_t member_id, uint64_t cluster_id, const uint64_t *ids, int n,
+                         char *text, size_t text_len);
+
 #endif

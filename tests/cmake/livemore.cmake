@@ -18,3 +18,13 @@ add_test(NAME live.member_target.events
           ${CMAKE_CURRENT_SOURCE_DIR}/live/events_live.lua ${FL_LIVEMORE_WORK}/events)
 set_tests_properties(live.member_target.events
   PROPERTIES LABELS live SKIP_RETURN_CODE 77 TIMEOUT 60)
+
+# copy_db (the db image inside snapshot_save's backup), restore's refusals (a corrupted
+# backup, a raw copy without skip_hash_check) and a restore of a backup, then of a raw
+# copy, into every member's data directory: a new cluster with the backup's data that
+# takes writes (about 12 s).
+add_test(NAME live.member_target.restore
+  COMMAND sh ${CMAKE_SOURCE_DIR}/tests/scenario/live/pass.sh ${FL_BIN}
+          ${CMAKE_CURRENT_SOURCE_DIR}/live/restore_live.lua ${FL_LIVEMORE_WORK}/restore)
+set_tests_properties(live.member_target.restore
+  PROPERTIES LABELS live SKIP_RETURN_CODE 77 TIMEOUT 60)

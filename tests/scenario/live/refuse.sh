@@ -17,7 +17,7 @@ echo "$out" | grep -qF "digest: none (target live: a live run is not determinist
     { echo "FAIL: the summary does not say live without a digest"; exit 1; }
 check bug 'bug("raft.vote_ignores_log")' "bug.lua:3: bug: not available on --target live"
 check hold 'hold()' "hold: not available on --target live: holding frames"
-check restore 'restore("x", { 1 })' "restore: not available on --target live"
+check on 'on("leader", function() end)' "on: not available on --target live"
 check pcall 'local ok = pcall(failpoint, "raft/before_save", { node = 1 })' "pcall.lua:3: failpoint: not available on --target live"
 check nemesis 'nemesis { kinds = { "membership" }, every = 1*s }' "nemesis: only kinds partition, kill and pause are available on --target live"
 out=$("$fl" run failpoint.lua --target live --bug raft.vote_ignores_log 2>&1); rc=$?
