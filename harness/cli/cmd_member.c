@@ -43,6 +43,8 @@ const char cmd_member_usage[] =
     "                      answered): an empty --data, --peers the founders\n"
     "  --directory FILE    members added later, one a line: SLOT ID PORT STARTED (ID in\n"
     "                      hex, PORT its peer port, STARTED 0|1); read again when it changes\n"
+    "  failpoints: DATA/failpoints, read at the start and at SIGUSR2, one a line:\n"
+    "                      NAME ACTION DELAY_MS P_PPM COUNT SKIP (the node code's only)\n"
     "  --skew-ppm R        the member's clock runs at R parts per million (1000000 exact);\n"
     "                      later: write R to DIR/skew_ppm and send SIGUSR1\n"
     "  the cluster options are those of scenario{cluster = {...}}, etcd's defaults\n"
@@ -298,6 +300,60 @@ static void on_skew(uv_signal_t *h, int signum)
     srv_proc_event(k->p, "skew", d);
 }
 
+/* SIGUSR2 (and the start): the failpoints in DATA/failpoints are this member's from
+ * now on, every other one off (the live target's failpoint()). One a line:
+ * NAME ACTION DELAY_MS P_PPM COUNT SKIP, ACTION crash, error, delay or drop. The
+ * member says what it took in its event file ("failpoint"). */
+struct fp_ctl {
+    struct fl_env *env;
+    struct srv_proc *p;
+    char path[4096];
+};
+
+static void fp_read(struct fp_ctl *k, bool tell)
+{
+    for (int i = 0; i < FLT_POINT_COUNT; i++)
+        env_uv_failpoint_set(k->env, (enum flt_point)i, ENV_FAULT_NONE, 0, 0, 0, 0);
+    FILE *f = fopen(k->path, "r");
+    char line[256], d[256];
+    int n = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        char name[64], action[16];
+        long long delay_ms;
+        unsigned p_ppm, count, skip;
+        if (sscanf(line, "%63s %15s %lld %u %u %u", name, action, &delay_ms, &p_ppm, &count,
+                   &skip) != 6 ||
+            delay_ms < 0)
+            continue;
+        static const char *const actions[] = {"", "crash", "error", "delay", "drop"};
+        int a = 1;
+        while (a < (int)FL_ARRAY_LEN(actions) && strcmp(actions[a], action))
+            a++;
+        int fp = 0;
+        while (fp < FLT_POINT_COUNT && strcmp(flt_point_name((enum flt_point)fp), name))
+            fp++;
+        if (a == (int)FL_ARRAY_LEN(actions) || fp == FLT_POINT_COUNT)
+            continue;
+        env_uv_failpoint_set(k->env, (enum flt_point)fp, (enum env_fault)a, delay_ms * FL_MS, p_ppm,
+                             count, skip);
+        n++;
+        snprintf(d, sizeof d, "%s: %s (delay %lld ms, p_ppm %u, count %u, skip %u)", name, action,
+                 delay_ms, p_ppm, count, skip);
+        if (tell)
+            srv_proc_event(k->p, "failpoint", d);
+    }
+    if (f)
+        fclose(f);
+    if (tell && !n)
+        srv_proc_event(k->p, "failpoint", "every failpoint off");
+}
+
+static void on_failpoints(uv_signal_t *h, int signum)
+{
+    (void)signum;
+    fp_read(h->data, true);
+}
+
 static void on_signal(uv_signal_t *h, int signum)
 {
     (void)signum;
@@ -362,6 +418,15 @@ int cmd_member(int argc, char **argv)
         fprintf(stderr, "faultline: member: %s\n", err);
         return FL_EXIT_USAGE;
     }
+    static struct fp_ctl fps; /* lives as long as the process */
+    fps.env = env;
+    fps.p = p;
+    snprintf(fps.path, sizeof fps.path, "%s/failpoints", a.data);
+    fp_read(&fps, false);
+    uv_signal_t sig_usr2;
+    uv_signal_init(&loop, &sig_usr2);
+    sig_usr2.data = &fps;
+    uv_signal_start(&sig_usr2, on_failpoints, SIGUSR2);
     struct skew_ctl skew = {env, p, ""};
     snprintf(skew.path, sizeof skew.path, "%s/skew_ppm", a.data);
     uv_signal_t sig_term, sig_int, sig_usr1;

@@ -283,7 +283,12 @@ static void failpoint_apply(struct run_world *rw, void *arg)
     json_object_set_new(d, "count", json_integer(spec->count));
     if (spec->skip)
         json_object_set_new(d, "skip", json_integer(spec->skip));
-    if (a->off) {
+    if (rw->tgt && rw->tgt->failpoint) { /* the member processes' own (live) */
+        if ((a->rc = rw->tgt->failpoint(rw, a->name, a->node, spec, a->off, a->err, a->err_len))) {
+            json_decref(d);
+            d = NULL;
+        }
+    } else if (a->off) {
         flt_disable(rw->w, a->name, spec->node);
     } else if ((a->rc = flt_enable(rw->w, a->name, spec)) != FL_OK) {
         snprintf(a->err, a->err_len, "failpoint '%s': %s", a->name, fl_strerror(a->rc));

@@ -76,6 +76,10 @@ struct run_target_ops {
     /* control calls (run_etcd.h run_etcd_ctl); NULL: refused */
     void (*ctl)(struct run_world *rw, const char *kind, int node, int64_t arg,
                 run_target_ctl_fn *done, void *ud);
+    /* failpoint(name, { node, ... }) in the member processes (node 0: every one); spec
+     * as flt_enable's (its node unused), off: disable. NULL: the world's flt table. */
+    int (*failpoint)(struct run_world *rw, const char *name, int node, const struct flt_spec *spec,
+                     bool off, char *err, size_t err_len);
     int (*copy_db)(struct run_world *rw, int node, uint8_t **data, size_t *len);
     int (*restore)(struct run_world *rw, const uint8_t *data, size_t len, const int *nodes,
                    int n_nodes, bool skip_hash_check, char *err, size_t err_len);

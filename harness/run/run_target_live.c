@@ -136,7 +136,13 @@ struct lbridge {
     bool skew_pending; /* SIGUSR1 to send once the process answered a Status */
     bool up_pending;   /* the bridge listens again once the process answered a Status */
     bool awaits_start; /* added with member_add{ start = false }, not started yet */
-    bool removed;      /* its removal was answered: its process was stopped */
+    bool fp_pending;   /* SIGUSR2 to send (DATA/failpoints changed), as skew_pending */
+    struct lfp {       /* its failpoints, as DATA/failpoints lists them */
+        int fp;        /* enum flt_point */
+        char line[160];
+    } fps[8];
+    int n_fps;
+    bool removed; /* its removal was answered: its process was stopped */
 };
 
 struct run_live {
@@ -819,6 +825,16 @@ static void poll_note(struct run_live *L)
 /* A skew the member process takes now (SIGUSR1: it reads DATA/skew_ppm), once it can:
  * SIGUSR1 ends a process that has not installed its handler yet (the pdeath wrapper,
  * or a member still starting), so only after it answered a Status since its start. */
+static void fp_signal(struct run_live *L, int slot)
+{
+    struct lbridge *b = &L->b[slot];
+    const struct lv_proc *p = &L->c.m[slot - 1].proc;
+    if (!b->fp_pending || !p->running || p->pid <= 0 || L->st[slot].answered_s <= b->started_s)
+        return;
+    b->fp_pending = false;
+    kill(p->pid, SIGUSR2);
+}
+
 static void skew_signal(struct run_live *L, int slot)
 {
     struct lbridge *b = &L->b[slot];
@@ -856,6 +872,7 @@ static void on_poll_timer(uv_timer_t *t)
     lv_member_events_poll(&L->c, on_member_event, L);
     for (int i = 1; i <= L->n; i++) {
         skew_signal(L, i);
+        fp_signal(L, i);
         bridge_up(L, i);
     }
     ctls_fail(L, 0, true);
@@ -1535,13 +1552,79 @@ static int live_restore(struct run_world *rw, const uint8_t *data, size_t len, c
     return FL_OK;
 }
 
+/* ---- failpoints ------------------------------------------------------------------------------ */
+
+/* failpoint(name, { node, action, ... }) in the member processes: the node code's
+ * failpoints fire in env_uv as in the simulator (a crash ends the process as a panic
+ * does); the member's list goes to DATA/failpoints and the member reads it at SIGUSR2,
+ * sent once the process answered a Status since its start (as skew's), and at every
+ * start. The simulated disk's and network's failpoints (disk/..., net/...) have no site
+ * in a member process: refused. */
+static int live_failpoint(struct run_world *rw, const char *name, int node,
+                          const struct flt_spec *spec, bool off, char *err, size_t err_len)
+{
+    struct run_live *L = rw->lv;
+    int fp = 0;
+    while (fp < FLT_POINT_COUNT && strcmp(flt_point_name((enum flt_point)fp), name))
+        fp++;
+    if (fp >= FLT_DISK_FSYNC_EIO) {
+        snprintf(err, err_len,
+                 "failpoint '%s': not available on --target live (the simulated disk's and "
+                 "network's; a member process has the node code's only)",
+                 name);
+        return FL_EUNSUP;
+    }
+    static const char *const actions[] = {"none", "crash", "error", "delay", "drop"};
+    for (int slot = node ? node : 1; slot <= (node ? node : L->n); slot++) {
+        struct lbridge *b = &L->b[slot];
+        int k = 0;
+        while (k < b->n_fps && b->fps[k].fp != fp)
+            k++;
+        if (off) {
+            if (k < b->n_fps)
+                b->fps[k] = b->fps[--b->n_fps];
+        } else {
+            if (k == b->n_fps && b->n_fps == (int)FL_ARRAY_LEN(b->fps)) {
+                snprintf(err, err_len, "failpoint '%s': at most %d on one member", name,
+                         (int)FL_ARRAY_LEN(b->fps));
+                return FL_EFULL;
+            }
+            if (k == b->n_fps)
+                b->n_fps++;
+            b->fps[k].fp = fp;
+            snprintf(b->fps[k].line, sizeof b->fps[k].line, "%s %s %lld %u %u %u\n", name,
+                     actions[spec->action], (long long)spec->delay_ms, spec->p_ppm, spec->count,
+                     spec->skip);
+        }
+        struct fl_buf path, tmp;
+        fl_buf_init(&path);
+        fl_buf_init(&tmp);
+        fl_buf_printf(&path, "%s/failpoints", L->c.m[slot - 1].data_dir);
+        fl_buf_printf(&tmp, "%s.tmp", fl_buf_cstr(&path));
+        FILE *f = fopen(fl_buf_cstr(&tmp), "w");
+        bool ok = f != NULL;
+        for (int i = 0; ok && i < b->n_fps; i++)
+            ok = fputs(b->fps[i].line, f) >= 0;
+        if (f && fclose(f))
+            ok = false;
+        ok = ok && rename(fl_buf_cstr(&tmp), fl_buf_cstr(&path)) == 0;
+        if (!ok)
+            snprintf(err, err_len, "failpoint: cannot write %s", fl_buf_cstr(&path));
+        fl_buf_close(&path);
+        fl_buf_close(&tmp);
+        if (!ok)
+            return FL_EIO;
+        b->fp_pending = true; /* a member not running reads it at its start */
+        fp_signal(L, slot);
+    }
+    return FL_OK;
+}
+
 /* ---- the target's table -------------------------------------------------------------------------
  */
 
 /* What the live target cannot do (yet), and why. */
 static const struct run_target_refusal live_refuses[] = {
-    {"failpoint", "failpoints (and the power losses of unsynced writes they cause) are the "
-                  "simulated disk's and network's; a member process fires none (env_uv)"},
     {"bug", "bug switches are set in the harness process, not in the member processes"},
     {"hold", "holding frames in flight is a simulator fault (use clog)"},
     {"release", "holding frames in flight is a simulator fault (use clog)"},
@@ -1572,6 +1655,7 @@ const struct run_target_ops run_target_live_ops = {
     .net_sync = live_net_sync,
     .clog = live_clog,
     .ctl = live_ctl,
+    .failpoint = live_failpoint,
     .copy_db = live_copy_db,
     .restore = live_restore,
     .converged = NULL,

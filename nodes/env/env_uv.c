@@ -32,7 +32,12 @@ struct env_uv {
     struct fl_buf view;                /* env_file_view's buffer */
     int self;                          /* this process's address (env_uv_map) */
     int fsyncs;                        /* fsyncs on the thread pool (env_uv_fsyncs) */
-    uint32_t incarnation;              /* env_uv_count_start */
+    struct eu_fp {                     /* env_uv_failpoint_set */
+        enum env_fault action;         /* ENV_FAULT_NONE: off */
+        int64_t delay_ns;
+        uint32_t p_ppm, count, skip, hits, fired;
+    } fps[FLT_POINT_COUNT];
+    uint32_t incarnation; /* env_uv_count_start */
     struct eu_sock *socks;
     env_sock next_sock;
     struct eu_listen *listens;
@@ -150,15 +155,35 @@ static bool eu_alive(struct fl_env *e)
     return true;
 }
 
+/* As the simulator's flt_check decides for one process: the first skip hits pass,
+ * then each fires with probability p_ppm (the environment's random stream) until
+ * count fired. A crash ends the process here (as a panic: _exit(70)). */
 static enum env_fault eu_failpoint(struct fl_env *e, enum flt_point fp, struct env_fault_hit *hit)
 {
-    (void)e;
-    (void)fp;
-    if (hit) {
-        hit->action = ENV_FAULT_NONE;
-        hit->delay_ns = 0;
+    struct env_uv *u = eu_of(e);
+    enum env_fault f = ENV_FAULT_NONE;
+    struct eu_fp *x = (size_t)fp < FLT_POINT_COUNT ? &u->fps[fp] : NULL;
+    if (x && x->action != ENV_FAULT_NONE && ++x->hits > x->skip &&
+        (!x->count || x->fired < x->count) &&
+        (!x->p_ppm || x->p_ppm >= 1000000 || fl_rng_u64(&u->rng) % 1000000 < x->p_ppm)) {
+        x->fired++;
+        f = x->action;
     }
-    return ENV_FAULT_NONE;
+    if (f == ENV_FAULT_CRASH)
+        eu_crash(e);
+    if (hit) {
+        hit->action = f;
+        hit->delay_ns = f == ENV_FAULT_DELAY ? x->delay_ns : 0;
+    }
+    return f;
+}
+
+void env_uv_failpoint_set(struct fl_env *e, enum flt_point fp, enum env_fault action,
+                          int64_t delay_ns, uint32_t p_ppm, uint32_t count, uint32_t skip)
+{
+    if ((size_t)fp >= FLT_POINT_COUNT)
+        return;
+    eu_of(e)->fps[fp] = (struct eu_fp){action, delay_ns, p_ppm, count, skip, 0, 0};
 }
 
 /* ---------------------------------------------------------------- sockets ----- */

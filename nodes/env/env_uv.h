@@ -7,12 +7,14 @@
  * for (self, port). Every connection it dials starts with a hello frame naming its
  * own address, which the acceptor reads before it announces the connection, so an
  * accepted connection's peer is the dialler's address (self), even through a proxy.
- * Not yet: failpoints (never fire).
+ * Failpoints: the node code's (env_failpoint) fire as env_uv_failpoint_set says, as
+ * the simulator's flt_check would for this process; the simulated disk's and
+ * network's (disk/..., net/...) have no site here.
  *
  * Clocks: both are the loop's monotonic clock (uv_hrtime); the local clock can be
  * skewed by a rate in parts per million (env_uv_set_rate), which also scales timer
- * delays, as the simulator's skew does. Failpoints never fire. A crash exits the
- * process (_exit(70)), as a panic would.
+ * delays, as the simulator's skew does. A crash (env_crash, a failpoint's crash)
+ * exits the process (_exit(70)), as a panic would.
  */
 #ifndef FL_ENV_UV_H
 #define FL_ENV_UV_H
@@ -45,6 +47,11 @@ void env_uv_free(struct fl_env *e);
 /* fsyncs started and not completed yet (a caller that frees the environment runs the
  * loop until none is left). */
 int env_uv_fsyncs(struct fl_env *e);
+/* Failpoint fp of this process fires action (ENV_FAULT_NONE: off) with delay_ns for
+ * a delay, probability p_ppm (0: always), at most count times (0: unlimited), after
+ * skip hits; set again: replaced, its counts start over. */
+void env_uv_failpoint_set(struct fl_env *e, enum flt_point fp, enum env_fault action,
+                          int64_t delay_ns, uint32_t p_ppm, uint32_t count, uint32_t skip);
 /* Skews the local clock: rate_ppm in [1000, 100e6], 1,000,000 exact (continuous). */
 void env_uv_set_rate(struct fl_env *e, int64_t rate_ppm);
 

@@ -28,3 +28,12 @@ add_test(NAME live.member_target.restore
           ${CMAKE_CURRENT_SOURCE_DIR}/live/restore_live.lua ${FL_LIVEMORE_WORK}/restore)
 set_tests_properties(live.member_target.restore
   PROPERTIES LABELS live SKIP_RETURN_CODE 77 TIMEOUT 60)
+
+# failpoint() in the member processes: raft/before_save delay on both followers holds a
+# write, off makes writes fast again, crash ends a follower's process, a disk failpoint
+# is refused (about 5 s).
+add_test(NAME live.member_target.failpoint
+  COMMAND sh ${CMAKE_SOURCE_DIR}/tests/scenario/live/pass.sh ${FL_BIN}
+          ${CMAKE_CURRENT_SOURCE_DIR}/live/failpoint_live.lua ${FL_LIVEMORE_WORK}/failpoint)
+set_tests_properties(live.member_target.failpoint
+  PROPERTIES LABELS live SKIP_RETURN_CODE 77 TIMEOUT 60)

@@ -12,13 +12,13 @@ check() { # name, lua body, expected message
     [ $rc -eq 2 ] || { echo "FAIL $1: exit $rc, want 2"; exit 1; }
     echo "$out" | grep -qF -- "$3" || { echo "FAIL $1: no '$3'"; exit 1; }
 }
-check failpoint 'failpoint("raft/before_save", { node = 1, action = "crash" })' "failpoint.lua:3: failpoint: not available on --target live: failpoints"
+check failpoint 'failpoint("disk/fsync_eio", { node = 1, action = "error" })' "failpoint 'disk/fsync_eio': not available on --target live"
 echo "$out" | grep -qF "digest: none (target live: a live run is not deterministic)" ||
     { echo "FAIL: the summary does not say live without a digest"; exit 1; }
 check bug 'bug("raft.vote_ignores_log")' "bug.lua:3: bug: not available on --target live"
 check hold 'hold()' "hold: not available on --target live: holding frames"
 check on 'on("leader", function() end)' "on: not available on --target live"
-check pcall 'local ok = pcall(failpoint, "raft/before_save", { node = 1 })' "pcall.lua:3: failpoint: not available on --target live"
+check pcall 'local ok = pcall(bug, "raft.vote_ignores_log")' "pcall.lua:3: bug: not available on --target live"
 check nemesis 'nemesis { kinds = { "membership" }, every = 1*s }' "nemesis: only kinds partition, kill and pause are available on --target live"
 out=$("$fl" run failpoint.lua --target live --bug raft.vote_ignores_log 2>&1); rc=$?
 echo "$out"
