@@ -650,7 +650,7 @@ static int l_restore(lua_State *L)
     } else {
         n = run_nodes(rw, nodes, MAX_NODES);
     }
-    char err[256];
+    char err[512]; /* etcd's hash mismatch text: two 32-byte digests in decimal, ~290 bytes */
     if (run_restore(rw, s->data, s->len, nodes, n, skip, err, sizeof err)) {
         lua_pushnil(L);
         lua_pushstring(L, err);
