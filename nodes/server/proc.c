@@ -283,9 +283,14 @@ static int ph_dir_register(struct srv_host *h, int node, uint64_t member_id)
     for (int i = 0; i < p->o.n_nodes; i++)
         if (p->o.nodes[i] == node)
             return -1; /* "Peer URLs already exists" */
+    /* a slot registered by an add that was refused (unhealthy, not leader...) and never
+     * started is the next add's, as the simulator reuses a slot that never ran */
     for (int i = 0; i < p->n_dyn; i++)
-        if (p->dyn[i].node == node && p->dyn[i].id != member_id)
-            return -1;
+        if (p->dyn[i].node == node && p->dyn[i].id != member_id) {
+            if (p->dyn[i].started)
+                return -1;
+            p->dyn[i].id = member_id;
+        }
     if (node == p->o.node || p->n_dyn == (int)FL_ARRAY_LEN(p->dyn))
         return -1;
     struct proc_dir *d = dyn_find(p, member_id);
