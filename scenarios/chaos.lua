@@ -13,9 +13,9 @@
 -- dies, and convergence (the converge check). liveness judges the cluster after every
 -- heal and while only a minority is faulty: a write within the world's bound. On the
 -- seeds that draw them, two removals are asked at once across a partition
--- (world.split_change) and a promoted member's vote is needed (world.promote_outage) at
--- the end (below). Worlds with the lag lane run it without the lanes that kill, pause or
--- cut members off (world.lag).
+-- (world.split_change), a promoted member's vote is needed (world.promote_outage) and
+-- Raft's Figure 8 is made on purpose (world.figure8) at the end (below). Worlds with
+-- the lag lane run it without the lanes that kill, pause or cut members off (world.lag).
 local world = swarm {}
 
 scenario {
@@ -217,6 +217,76 @@ if world.promote_outage then
     else
       release(A, L)
     end
+  end
+end
+
+-- Raft's Figure 8 made on purpose (a figure-8 nemesis): on the seeds the swarm draws it
+-- for (world.figure8, with 256 bytes of entries per message), (a) the leader, cut off,
+-- takes three writes (each larger than a message) whose entries of its term reach
+-- nobody, and dies once they are durable on it; (b) the first member another votes for
+-- crashes at its next WAL save, after the fsync, before its messages: if it won, its
+-- first entry is durable on it alone; (c) the old leader comes back first (its clock
+-- twice as fast, the others' four times slower: they vote, but time out later) and
+-- leads again: it sends its old-term suffix one entry per message, ahead of its
+-- new-term entry. It must not count replicas of those entries toward a commit:
+-- raft_safety's commit_electable judges each commit (the crashed member, whose entry
+-- is of a newer term, could still be elected). Then every member comes back.
+if world.figure8 then
+  local A = run_until(function() return leader() ~= nil end, 10*s + 10*E) and leader()
+  local vs = {}
+  for _, n in ipairs(A and nodes() or {}) do
+    local st = status(n)
+    if n ~= A and st.alive and not st.removed and not st.learner then vs[#vs + 1] = n end
+  end
+  -- a leader the others follow (not one that lost them and has not heard yet)
+  local followed = #vs >= 2 and run_until(function()
+    if leader() ~= A then return false end
+    for _, n in ipairs(vs) do if status(n).leader_node ~= A then return false end end
+    return true
+  end, 2 * E, 10*ms)
+  if followed then
+    if world.cluster.quota_bytes > 0 then nospace_recover() end -- room for its writes
+    -- (a) its suffix reaches nobody; it dies once the suffix is durable on it
+    local voter, durable, armed = {}, {}, nil
+    for _, n in ipairs(vs) do voter[n] = true end
+    on("persisted", function(ev) durable[ev.node] = ev.index end)
+    -- (b) a member the others vote for (not a pre-vote) crashes at its next WAL save:
+    -- if it won, that is its first entry's, durable on it alone
+    on("vote_granted", function(ev)
+      if not armed and not ev.pre and voter[ev.peer] then
+        armed = ev.peer
+        failpoint("raft/after_save", { node = ev.peer, action = "crash", count = 1 })
+      end
+    end)
+    local base = status(A).last_index
+    isolate(A)
+    for i = 1, 3 do
+      spawn(function() c:put("chaos/f8/" .. i, string.rep("x", 300), { node = A, timeout = TIMEOUT }) end)
+    end
+    run_until(function() return (durable[A] or 0) >= base + 3 end, E, 1*ms)
+    kill(A)
+    heal()
+    run_until(function()
+      if armed then return not status(armed).alive end
+      return leader() ~= nil -- elected without a vote seen: nothing armed
+    end, 10*E + 2*s, 1*ms)
+    if armed then failpoint("raft/after_save", { node = armed, action = "off" }) end
+    voter = {} -- no more arming
+    -- (c) the old leader back first, leading again beside the newer entry: its clock
+    -- fast, the others' slow (they vote, but time out later)
+    restart(A)
+    skew(A, 2.0)
+    local slowed = {}
+    for _, n in ipairs(vs) do
+      if status(n).alive then skew(n, 0.25) slowed[#slowed + 1] = n end
+    end
+    run_until(function() return leader() ~= nil end, 10*E + 2*s, 1*ms)
+    skew(A, 1.0)
+    for _, n in ipairs(slowed) do skew(n, 1.0) end
+    run(2 * E)
+    for _, n in ipairs(vs) do if not status(n).alive then restart(n) end end
+    run_until(function() return leader() ~= nil end, 10*s + 10*E)
+    run(1*s)
   end
 end
 
