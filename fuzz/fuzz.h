@@ -28,6 +28,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
         }                                                                                          \
     } while (0)
 
+/* Writes data[0..n) to the scratch file NAME (fuzz_temp.c) in this process's private
+ * folder /tmp/fl-fuzz-TAG.XXXXXX, made on the first call; the last input's file and
+ * its SQLite side files are removed first, the folder at exit. Returns the file's path
+ * (the same every call). The first call's tag and name stay. */
+const char *fz_temp_write(const char *tag, const char *name, const void *data, size_t n);
+
 struct fz_in {
     const uint8_t *p;
     size_t n, at;

@@ -514,28 +514,6 @@ static void gen_scenario(struct fz_gen *g)
     EMIT(g, "heal_all()\nrun(500*ms)\n");
 }
 
-static char fz_dir[64], fz_path[128];
-
-static void fz_at_exit(void)
-{
-    unlink(fz_path);
-    rmdir(fz_dir);
-}
-
-static void fz_write(const char *text, size_t n)
-{
-    if (fz_dir[0] == 0) {
-        snprintf(fz_dir, sizeof(fz_dir), "/tmp/fl-fuzz-lua.XXXXXX");
-        FZ_REQUIRE(mkdtemp(fz_dir) != NULL, "mkdtemp failed");
-        snprintf(fz_path, sizeof(fz_path), "%s/fz.lua", fz_dir);
-        atexit(fz_at_exit);
-    }
-    FILE *f = fopen(fz_path, "wb");
-    FZ_REQUIRE(f != NULL, "cannot write %s", fz_path);
-    FZ_REQUIRE(fwrite(text, 1, n, f) == n, "short write");
-    fclose(f);
-}
-
 /* The wall-clock limit of a run here, and the simulated time past which a run that hit
  * it was only waiting (for a paused member, a lease, a watch event that never comes):
  * nothing the generator asks for adds up to a simulated minute (24 statements of at
@@ -552,11 +530,11 @@ static int64_t fz_sim_ms(const struct scn_result *res)
 }
 
 /* One run of the generated scenario with the target's bounds. */
-static int fz_run_once(struct scn_result *res, double timeout_s)
+static int fz_run_once(const char *path, struct scn_result *res, double timeout_s)
 {
     struct scn_options o;
     memset(&o, 0, sizeof(o));
-    o.path = fz_path;
+    o.path = path;
     o.seed = 1;
     o.timeout_s = timeout_s;
     o.lua_mem_bytes = (size_t)16 << 20;
@@ -571,12 +549,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct fz_gen g = {{data, size, 0}, {0}, 0, false, false};
     fl_buf_init(&g.out);
     gen_scenario(&g);
-    fz_write((const char *)g.out.data, g.out.len);
+    const char *path = fz_temp_write("lua", "fz.lua", g.out.data, g.out.len);
     bool show = getenv("FL_FUZZ_SHOW") != NULL;
     if (show)
         fprintf(stderr, "---- scenario ----\n%s------------------\n", fl_buf_cstr(&g.out));
     struct scn_result res;
-    int rc = fz_run_once(&res, FZ_TIMEOUT_S);
+    int rc = fz_run_once(path, &res, FZ_TIMEOUT_S);
     if (show)
         fprintf(stderr, "exit %d %s\n", rc, res.error);
     FZ_REQUIRE(rc >= 0 && rc <= 4, "exit code %d", rc);
@@ -587,7 +565,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (timed_out && !g.may_hang && fz_sim_ms(&res) < FZ_WAITING_MS) {
         /* stuck, or only slow on a loaded machine: once more with time to spare */
         scn_result_close(&res);
-        rc = fz_run_once(&res, FZ_SLOW_S);
+        rc = fz_run_once(path, &res, FZ_SLOW_S);
         timed_out = rc == 3 && strstr(res.error, ": timeout:") != NULL;
     }
     FZ_REQUIRE(rc != 3 || (timed_out && (g.may_hang || fz_sim_ms(&res) >= FZ_WAITING_MS)),
@@ -599,7 +577,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* Same input, same run (a timeout stops at a wall-clock moment: not compared). */
     if (!timed_out && (g.walks || (size > 0 && data[0] % 8 == 0))) {
         struct scn_result again;
-        int rc2 = fz_run_once(&again, FZ_SLOW_S);
+        int rc2 = fz_run_once(path, &again, FZ_SLOW_S);
         FZ_REQUIRE(rc2 == rc && !strcmp(again.error, res.error) &&
                        !strcmp(again.run.digest, res.run.digest),
                    "a second run differs: exit %d/%d, digest %s/%s, %s / %s\n%s", rc, rc2,

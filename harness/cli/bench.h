@@ -23,9 +23,6 @@ struct bench_ctx {
  * has fewer levels. */
 bool bench_exe_up(const char *self_exe, int up, char *out, size_t size);
 
-/* Removes the database file path and its -wal and -shm files (a bench's scratch). */
-void bench_remove_db(const char *path);
-
 /* Wall-clock seconds from a monotonic clock; for benchmarks only, never a run. */
 double bench_now_s(void);
 

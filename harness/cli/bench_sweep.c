@@ -11,6 +11,7 @@
 #include <malloc.h>
 #include "harness/cli/bench.h"
 #include "harness/common/common.h"
+#include "harness/history/history.h"
 #include "harness/sweep/sweep.h"
 
 #include <limits.h>
@@ -64,7 +65,7 @@ static double measure(const char *exe, const char *scenario, const char *dir, in
         fprintf(stderr, "bench: sweep: %s\n", err);
     else
         sweep_report_close(&rep);
-    bench_remove_db(db);
+    hist_remove(db);
     return done == seeds && el > 0 ? (double)done / el : 0;
 }
 

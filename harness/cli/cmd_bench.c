@@ -63,16 +63,6 @@ bool bench_exe_up(const char *self_exe, int up, char *out, size_t size)
     return true;
 }
 
-void bench_remove_db(const char *path)
-{
-    static const char *const suffixes[] = {"", "-wal", "-shm"};
-    for (size_t i = 0; i < FL_ARRAY_LEN(suffixes); i++) {
-        char f[PATH_MAX + 40];
-        snprintf(f, sizeof f, "%s%s", path, suffixes[i]);
-        unlink(f);
-    }
-}
-
 static bool is_dir(const char *path)
 {
     struct stat sb;
@@ -163,7 +153,7 @@ static void bench_history(const struct bench_ctx *ctx, json_t *out)
                             json_integer((json_int_t)(BENCH_HIST_ROWS / dt)));
     hist_close(h);
     fl_digest_close(&d);
-    bench_remove_db(path);
+    hist_remove(path);
     rmdir(dir);
 }
 

@@ -152,6 +152,11 @@ int hist_open(const char *path, int flags, struct hist_db **out, char *err, size
  * Returns the sticky error, if any. */
 int hist_close(struct hist_db *db);
 
+/* Removes the database file at path and its side files (path-wal, path-shm,
+ * path-journal), each where it exists: a scratch database's cleanup. Call it on a
+ * closed database only. FL_OK, or FL_EIO when one that exists could not be removed. */
+int hist_remove(const char *path);
+
 /* The last error message ("" when none); owned by db, valid until the next call. */
 const char *hist_errmsg(const struct hist_db *db);
 /* The sticky error code (FL_OK when none). */

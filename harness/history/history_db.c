@@ -121,6 +121,22 @@ int hist_error(const struct hist_db *db)
     return db->err;
 }
 
+int hist_remove(const char *path)
+{
+    static const char *const sides[] = {"", "-wal", "-shm", "-journal"};
+    struct fl_buf b;
+    fl_buf_init(&b);
+    int rc = FL_OK;
+    for (size_t i = 0; i < FL_ARRAY_LEN(sides); i++) {
+        fl_buf_reset(&b);
+        fl_buf_printf(&b, "%s%s", path, sides[i]);
+        if (unlink(fl_buf_cstr(&b)) != 0 && errno != ENOENT)
+            rc = FL_EIO;
+    }
+    fl_buf_close(&b);
+    return rc;
+}
+
 const char *hist_path(const struct hist_db *db)
 {
     return db->path;

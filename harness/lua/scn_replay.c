@@ -7,6 +7,7 @@
  * the parent reads it within a wall-clock bound (a hung world is killed) and removes
  * the replay's database before and after.
  */
+#include "harness/history/history.h"
 #include "harness/lua/scn_int.h"
 
 #include <errno.h>
@@ -23,16 +24,6 @@ double scn_mono_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void remove_db(const char *db)
-{
-    static const char *const sfx[] = {"", "-wal", "-shm", "-journal"};
-    char p[400];
-    for (size_t i = 0; i < FL_ARRAY_LEN(sfx); i++) {
-        snprintf(p, sizeof p, "%s%s", db, sfx[i]);
-        unlink(p);
-    }
 }
 
 static _Noreturn void child_main(const struct scn_replay *rp, const char *path, int fd)
@@ -101,7 +92,7 @@ static bool read_answer(int fd, double deadline, struct fl_buf *b)
 int scn_replay(const struct scn_replay *rp, const char *path, json_t **out, char *err, size_t n)
 {
     *out = NULL;
-    remove_db(rp->db_path);
+    hist_remove(rp->db_path);
     int fds[2];
     if (pipe(fds)) {
         snprintf(err, n, "pipe: %s", strerror(errno));
@@ -149,6 +140,6 @@ int scn_replay(const struct scn_replay *rp, const char *path, json_t **out, char
         rc = FL_EINTERNAL;
     }
     fl_buf_close(&b);
-    remove_db(rp->db_path);
+    hist_remove(rp->db_path);
     return rc;
 }

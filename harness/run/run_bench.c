@@ -48,11 +48,6 @@ int run_bench(uint64_t seed, int nodes, int clients, int rate, int64_t sim_ns,
 out:
     run_world_close(rw);
     out->wall_s = run_wall_now_s() - t0;
-    char side[sizeof path + 8];
-    unlink(path);
-    snprintf(side, sizeof side, "%s-wal", path);
-    unlink(side);
-    snprintf(side, sizeof side, "%s-shm", path);
-    unlink(side);
+    hist_remove(path);
     return rc;
 }

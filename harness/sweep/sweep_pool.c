@@ -556,18 +556,6 @@ static void on_progress(uv_timer_t *t)
 
 /* ---- setup, merge, cleanup ----------------------------------------------------- */
 
-static void remove_job_files(const struct job *j)
-{
-    static const char *const suffixes[] = {"", "-wal", "-shm", "-journal"};
-    for (size_t i = 0; i < FL_ARRAY_LEN(suffixes); i++) {
-        struct fl_buf b;
-        fl_buf_init(&b);
-        fl_buf_printf(&b, "%s%s", j->db, suffixes[i]);
-        unlink(fl_buf_cstr(&b));
-        fl_buf_close(&b);
-    }
-}
-
 static void plan(struct pool *p)
 {
     const struct sweep_options *o = p->o;
@@ -607,7 +595,7 @@ static void merge_job(struct pool *p, struct job *j)
     int rc = stat(j->db, &st) == 0
                  ? sweep_db_merge_into(p->db, j->db, &first, &count, err, sizeof err)
                  : FL_ENOENT;
-    remove_job_files(j);
+    hist_remove(j->db);
     if (!rc && count >= 1) {
         r->run_id = first;
         if (r->verdict == SWEEP_ERROR && r->error &&

@@ -580,13 +580,61 @@ static void test_layout(void)
     hist_close(h);
 }
 
+static bool exists(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0;
+}
+
+/* hist_remove: the database and each side file SQLite may leave, those that exist;
+ * a missing one is no error, one that cannot be removed is FL_EIO. */
+static void test_remove(void)
+{
+    static const char *const sides[] = {"", "-wal", "-shm", "-journal"};
+    const char *db = tmp_path("gone.db");
+    char p[600];
+    for (size_t i = 0; i < FL_ARRAY_LEN(sides); i++) {
+        snprintf(p, sizeof p, "%s%s", db, sides[i]);
+        FILE *f = fopen(p, "w");
+        CHECK(f != NULL);
+        if (f)
+            fclose(f);
+    }
+    CHECK_EQ_INT(hist_remove(db), FL_OK);
+    for (size_t i = 0; i < FL_ARRAY_LEN(sides); i++) {
+        snprintf(p, sizeof p, "%s%s", db, sides[i]);
+        CHECK(!exists(p));
+    }
+    CHECK_EQ_INT(hist_remove(db), FL_OK); /* nothing left: still fine */
+    /* a real database closed in WAL mode: nothing of it stays */
+    struct hist_db *h = NULL;
+    char err[256];
+    CHECK_EQ_INT(hist_open(db, HIST_OPEN_WRITE, &h, err, sizeof err), FL_OK);
+    CHECK_EQ_INT(hist_close(h), FL_OK);
+    CHECK(exists(db));
+    CHECK_EQ_INT(hist_remove(db), FL_OK);
+    CHECK(!exists(db));
+    /* a -wal that is a folder with a file in it cannot be unlinked */
+    snprintf(p, sizeof p, "%s-wal", db);
+    CHECK_EQ_INT(mkdir(p, 0700), 0);
+    char inner[700];
+    snprintf(inner, sizeof inner, "%s/x", p);
+    FILE *f = fopen(inner, "w");
+    CHECK(f != NULL);
+    if (f)
+        fclose(f);
+    CHECK_EQ_INT(hist_remove(db), FL_EIO);
+    unlink(inner);
+    rmdir(p);
+}
+
 int main(void)
 {
     const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
     snprintf(tmpdir, sizeof tmpdir, "%s/fl_hist_XXXXXX", base);
-    static const struct fl_case cases[] = {FL_CASE(test_schema),    FL_CASE(test_digest),
-                                           FL_CASE(test_batching),  FL_CASE(test_roundtrip),
-                                           FL_CASE(test_blobs),     FL_CASE(test_runs_and_order),
-                                           FL_CASE(test_bad_paths), FL_CASE(test_layout)};
+    static const struct fl_case cases[] = {
+        FL_CASE(test_schema),    FL_CASE(test_digest), FL_CASE(test_batching),
+        FL_CASE(test_roundtrip), FL_CASE(test_blobs),  FL_CASE(test_runs_and_order),
+        FL_CASE(test_bad_paths), FL_CASE(test_layout), FL_CASE(test_remove)};
     return fl_test_main_in(tmpdir, cases, FL_NCASES(cases));
 }
