@@ -41,6 +41,16 @@ const char *cli_usage(const char *cmd);
 int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "faultline: CMD: unknown option 'OPT'" and CMD's usage on stderr; FL_EXIT_USAGE. */
 int cli_unknown_option(const char *cmd, const char *opt);
+/* A value option's first checks: a value follows (else "CMD: OPT needs WHAT") and it
+ * was not given before (cli_once). 0, or FL_EXIT_USAGE after the message. */
+int cli_value_once(const char *cmd, const char *opt, bool has_val, const char *what, bool *seen);
+/* A word after the subcommand that no option took: an unknown option if it starts with
+ * '-' (and is not "-" alone), else the scenario, which may be given once. 0 (*scenario
+ * set), or FL_EXIT_USAGE after the message. */
+int cli_scenario_arg(const char *cmd, const char *arg, const char **scenario);
+/* "faultline: CMD: WHAT" (a required argument is missing) and CMD's usage on stderr;
+ * FL_EXIT_USAGE. */
+int cli_missing(const char *cmd, const char *what);
 /* Plain decimal digits only (no sign, space or base prefix), within uint64_t. */
 bool cli_parse_u64(const char *s, uint64_t *out);
 /* The value v of option opt as a number in [min, max]: 0, or FL_EXIT_USAGE after a

@@ -52,6 +52,33 @@ int cli_unknown_option(const char *cmd, const char *opt)
     return FL_EXIT_USAGE;
 }
 
+int cli_value_once(const char *cmd, const char *opt, bool has_val, const char *what, bool *seen)
+{
+    if (!has_val)
+        return cli_usage_error("%s: %s needs %s", cmd, opt, what);
+    return cli_once(cmd, opt, seen);
+}
+
+int cli_scenario_arg(const char *cmd, const char *arg, const char **scenario)
+{
+    if (arg[0] == '-' && arg[1])
+        return cli_unknown_option(cmd, arg);
+    if (*scenario)
+        return cli_usage_error("%s: more than one scenario given ('%s', '%s')", cmd, *scenario,
+                               arg);
+    *scenario = arg;
+    return 0;
+}
+
+int cli_missing(const char *cmd, const char *what)
+{
+    cli_usage_error("%s: %s", cmd, what);
+    const char *u = cli_usage(cmd);
+    if (u)
+        fputs(u, stderr);
+    return FL_EXIT_USAGE;
+}
+
 bool cli_parse_u64(const char *s, uint64_t *out)
 {
     return s && fl_parse_u64(s, strlen(s), out);

@@ -86,51 +86,34 @@ static int parse_args(int argc, char **argv, struct diff_args *a)
         bool has_val = i + 1 < argc;
         int rc = 0;
         if (!strcmp(o, "--seeds")) {
-            if (!has_val)
-                return cli_usage_error("diff: --seeds needs A..B");
-            if ((rc = cli_once("diff", o, &seen_seeds)))
+            if ((rc = cli_value_once("diff", o, has_val, "A..B", &seen_seeds)))
                 return rc;
             if (!sweep_parse_seeds(argv[++i], &a->first, &a->last))
                 return cli_usage_error("diff: --seeds '%s': want A..B with A <= B", argv[i]);
             if (a->last - a->first >= DIFF_SEEDS_MAX)
                 return cli_usage_error("diff: --seeds: at most %d seeds", DIFF_SEEDS_MAX);
         } else if (!strcmp(o, "--targets")) {
-            if (!has_val)
-                return cli_usage_error("diff: --targets needs a list, e.g. sim,etcd");
-            if ((rc = cli_once("diff", o, &seen_targets)) ||
+            if ((rc = cli_value_once("diff", o, has_val, "a list, e.g. sim,etcd", &seen_targets)) ||
                 (rc = parse_targets(argv[++i], a->targets)))
                 return rc;
         } else if (!strcmp(o, "--db")) {
-            if (!has_val)
-                return cli_usage_error("diff: --db needs a file");
-            if ((rc = cli_once("diff", o, &seen_db)) || (rc = cli_db_arg("diff", o, argv[++i])))
+            if ((rc = cli_value_once("diff", o, has_val, "a file", &seen_db)) ||
+                (rc = cli_db_arg("diff", o, argv[++i])))
                 return rc;
             a->db = argv[i];
         } else if (!strcmp(o, "--timeout")) {
-            if (!has_val)
-                return cli_usage_error("diff: --timeout needs seconds");
-            if ((rc = cli_once("diff", o, &seen_timeout)) ||
+            if ((rc = cli_value_once("diff", o, has_val, "seconds", &seen_timeout)) ||
                 (rc = cli_seconds_arg("diff", o, argv[++i], 1e6, &a->timeout_s)))
                 return rc;
         } else if (!strcmp(o, "--json")) {
             if ((rc = cli_once("diff", o, &seen_json)))
                 return rc;
             a->json = true;
-        } else if (o[0] == '-' && o[1]) {
-            return cli_unknown_option("diff", o);
-        } else if (!a->scenario) {
-            a->scenario = o;
-        } else {
-            return cli_usage_error("diff: more than one scenario given ('%s', '%s')", a->scenario,
-                                   o);
+        } else if ((rc = cli_scenario_arg("diff", o, &a->scenario))) {
+            return rc;
         }
     }
-    if (!a->scenario) {
-        cli_usage_error("diff: missing scenario");
-        fputs(cmd_diff_usage, stderr);
-        return FL_EXIT_USAGE;
-    }
-    return 0;
+    return a->scenario ? 0 : cli_missing("diff", "missing scenario");
 }
 
 /* What one run said, in the rows diff compares: {"verdict": ..., "check linearizability":
@@ -391,14 +374,8 @@ int cmd_diff(int argc, char **argv)
         if (etcd)
             printf("note: %s\n", note);
     }
-    if (tmp[0]) {
-        char side_file[4200];
-        unlink(tmp);
-        snprintf(side_file, sizeof side_file, "%s-wal", tmp);
-        unlink(side_file);
-        snprintf(side_file, sizeof side_file, "%s-shm", tmp);
-        unlink(side_file);
-    }
+    if (tmp[0])
+        hist_remove(tmp);
     if (errors_everywhere == total)
         return FL_EXIT_USAGE;
     return differ ? FL_EXIT_FAIL : FL_EXIT_PASS;

@@ -44,23 +44,15 @@
 #define RUN_BUGS_MAX       64
 #define RUN_LUA_MEM_MB_MAX (1 << 20) /* 1 TiB: beyond it the figure is a typo */
 
+/* The command line: what scn_run takes is filled into o as it is parsed. */
 struct run_args {
-    const char *scenario;
-    uint64_t seed;
-    const char *db;
+    struct scn_options o; /* .bugs points at bugs[] */
     const char *report;
     bool json;
-    bool unsafe_lua;
-    bool paranoid;
     bool paranoid_given; /* --paranoid on the command line (not only the environment) */
     bool help;
-    double timeout_s;
     uint64_t lua_mem_mb;
     const char *bugs[RUN_BUGS_MAX];
-    int bug_count;
-    int target; /* RUN_TARGET_* */
-    const char *workdir;
-    bool keep;
 };
 
 const char cmd_run_usage[] =
@@ -95,70 +87,62 @@ struct run_seen {
     bool seed, db, report, json, unsafe_lua, timeout, lua_mem_mb, paranoid, target, workdir, keep;
 };
 
-/* A value option's first checks: a value follows ("run: O needs WHAT") and it was not
- * given before. 0, or FL_EXIT_USAGE after the message. */
-static int value_once(const char *o, bool has_val, const char *what, bool *seen)
-{
-    if (!has_val)
-        return cli_usage_error("run: %s needs %s", o, what);
-    return cli_once("run", o, seen);
-}
-
 static int parse_args(int argc, char **argv, struct run_args *a)
 {
     memset(a, 0, sizeof *a);
     struct run_seen seen = {0};
-    a->seed = 1;
-    a->db = "faultline.db";
-    a->timeout_s = SCN_TIMEOUT_S_DEFAULT;
+    a->o.seed = 1;
+    a->o.db_path = "faultline.db";
+    a->o.bugs = a->bugs;
+    a->o.timeout_s = SCN_TIMEOUT_S_DEFAULT;
     a->lua_mem_mb = SCN_LUA_MEM_MB_DEFAULT;
     const char *env = getenv("FAULTLINE_PARANOID");
-    a->paranoid = env && env[0] && strcmp(env, "0") != 0;
+    a->o.paranoid = env && env[0] && strcmp(env, "0") != 0;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
         bool has_val = i + 1 < argc;
         int rc = 0;
         if (!strcmp(o, "--seed")) {
-            if ((rc = value_once(o, has_val, "a number", &seen.seed)) ||
-                (rc = cli_u64_arg("run", o, argv[++i], 0, UINT64_MAX, &a->seed)))
+            if ((rc = cli_value_once("run", o, has_val, "a number", &seen.seed)) ||
+                (rc = cli_u64_arg("run", o, argv[++i], 0, UINT64_MAX, &a->o.seed)))
                 return rc;
         } else if (!strcmp(o, "--db")) {
-            if ((rc = value_once(o, has_val, "a file", &seen.db)) ||
+            if ((rc = cli_value_once("run", o, has_val, "a file", &seen.db)) ||
                 (rc = cli_db_arg("run", o, argv[++i])))
                 return rc;
-            a->db = argv[i];
+            a->o.db_path = argv[i];
         } else if (!strcmp(o, "--report")) {
-            if ((rc = value_once(o, has_val, "a directory", &seen.report)) ||
+            if ((rc = cli_value_once("run", o, has_val, "a directory", &seen.report)) ||
                 (rc = cli_output_arg("run", o, argv[i + 1], true)))
                 return rc;
             a->report = argv[++i];
         } else if (!strcmp(o, "--bug")) {
             if (!has_val)
                 return cli_usage_error("run: --bug needs a name (see faultline list bugs)");
-            if ((rc = cli_bug_arg("run", argv[++i], a->bugs, &a->bug_count, RUN_BUGS_MAX)))
+            if ((rc = cli_bug_arg("run", argv[++i], a->bugs, &a->o.bug_count, RUN_BUGS_MAX)))
                 return rc;
         } else if (!strcmp(o, "--timeout")) {
-            if ((rc = value_once(o, has_val, "seconds", &seen.timeout)) ||
-                (rc = cli_seconds_arg("run", o, argv[++i], 1e6, &a->timeout_s)))
+            if ((rc = cli_value_once("run", o, has_val, "seconds", &seen.timeout)) ||
+                (rc = cli_seconds_arg("run", o, argv[++i], 1e6, &a->o.timeout_s)))
                 return rc;
         } else if (!strcmp(o, "--lua-mem-mb")) {
-            if ((rc = value_once(o, has_val, "a number of MiB", &seen.lua_mem_mb)) ||
+            if ((rc = cli_value_once("run", o, has_val, "a number of MiB", &seen.lua_mem_mb)) ||
                 (rc = cli_u64_arg("run", o, argv[++i], 1, RUN_LUA_MEM_MB_MAX, &a->lua_mem_mb)))
                 return rc;
         } else if (!strcmp(o, "--target")) {
-            if ((rc = value_once(o, has_val, "sim, etcd or live", &seen.target)))
+            if ((rc = cli_value_once("run", o, has_val, "sim, etcd or live", &seen.target)))
                 return rc;
-            a->target = run_target_find(argv[++i]);
-            if (a->target < 0)
+            a->o.target = run_target_find(argv[++i]);
+            if (a->o.target < 0)
                 return cli_usage_error("run: unknown target '%s' (sim, etcd or live)", argv[i]);
         } else if (!strcmp(o, "--workdir")) {
-            if ((rc = value_once(o, has_val, "a directory", &seen.workdir)))
+            if ((rc = cli_value_once("run", o, has_val, "a directory", &seen.workdir)))
                 return rc;
-            a->workdir = argv[++i];
+            a->o.workdir = argv[++i];
         } else if (!strcmp(o, "--keep")) {
             if ((rc = cli_once("run", o, &seen.keep)))
                 return rc;
-            a->keep = true;
+            a->o.keep = true;
         } else if (!strcmp(o, "--help") || !strcmp(o, "-h")) {
             a->help = true;
             return 0;
@@ -169,31 +153,24 @@ static int parse_args(int argc, char **argv, struct run_args *a)
         } else if (!strcmp(o, "--unsafe-lua")) {
             if ((rc = cli_once("run", o, &seen.unsafe_lua)))
                 return rc;
-            a->unsafe_lua = true;
+            a->o.unsafe_lua = true;
         } else if (!strcmp(o, "--paranoid")) {
             if ((rc = cli_once("run", o, &seen.paranoid)))
                 return rc;
-            a->paranoid = a->paranoid_given = true;
-        } else if (o[0] == '-' && o[1]) {
-            return cli_unknown_option("run", o);
-        } else if (!a->scenario) {
-            a->scenario = o;
-        } else {
-            return cli_usage_error("run: more than one scenario given ('%s', '%s')", a->scenario,
-                                   o);
+            a->o.paranoid = a->paranoid_given = true;
+        } else if ((rc = cli_scenario_arg("run", o, &a->o.path))) {
+            return rc;
         }
     }
-    if ((a->workdir || a->keep) && a->target == RUN_TARGET_SIM)
+    if ((a->o.workdir || a->o.keep) && a->o.target == RUN_TARGET_SIM)
         return cli_usage_error("run: --workdir and --keep need --target etcd or live");
-    if (a->bug_count && a->target != RUN_TARGET_SIM)
+    if (a->o.bug_count && a->o.target != RUN_TARGET_SIM)
         return cli_usage_error("run: --bug: not available on --target %s: bug switches exist "
                                "only in the simulator's members",
-                               run_target_name(a->target));
-    if (!a->scenario) {
-        cli_usage_error("run: missing scenario");
-        fputs(cmd_run_usage, stderr);
-        return FL_EXIT_USAGE;
-    }
+                               run_target_name(a->o.target));
+    if (!a->o.path)
+        return cli_missing("run", "missing scenario");
+    a->o.lua_mem_bytes = (size_t)a->lua_mem_mb << 20;
     return 0;
 }
 
@@ -211,25 +188,25 @@ static void print_replay(const struct run_args *a, int code, const json_t *s)
         fl_buf_printf(&b, "swarm: %s\n", fl_buf_cstr(&sw));
     fl_buf_close(&sw);
     for (int shrink = 0; shrink < 2; shrink++) {
-        if (shrink && (code != 1 || a->unsafe_lua || a->target != RUN_TARGET_SIM))
+        if (shrink && (code != 1 || a->o.unsafe_lua || a->o.target != RUN_TARGET_SIM))
             break;
         fl_buf_printf(&b, "%s: faultline %s ", shrink ? "shrink" : "replay",
                       shrink ? "shrink" : "run");
-        fl_shell_word(&b, a->scenario);
-        fl_buf_printf(&b, " --seed %" PRIu64, a->seed);
-        for (int i = 0; i < a->bug_count; i++) {
+        fl_shell_word(&b, a->o.path);
+        fl_buf_printf(&b, " --seed %" PRIu64, a->o.seed);
+        for (int i = 0; i < a->o.bug_count; i++) {
             fl_buf_printf(&b, " --bug ");
             fl_shell_word(&b, a->bugs[i]);
         }
-        if (a->unsafe_lua)
+        if (a->o.unsafe_lua)
             fl_buf_printf(&b, " --unsafe-lua");
         if (!shrink && a->paranoid_given)
             fl_buf_printf(&b, " --paranoid"); /* given: FAULTLINE_PARANOID stays as it is */
         if (!shrink && a->lua_mem_mb != SCN_LUA_MEM_MB_DEFAULT)
             fl_buf_printf(&b, " --lua-mem-mb %" PRIu64, a->lua_mem_mb);
-        if (a->target != RUN_TARGET_SIM)
+        if (a->o.target != RUN_TARGET_SIM)
             fl_buf_printf(&b, " --target %s  # a live run: not deterministic, may differ",
-                          run_target_name(a->target));
+                          run_target_name(a->o.target));
         fl_buf_printf(&b, "\n");
     }
     fputs(fl_buf_cstr(&b), stderr);
@@ -296,20 +273,8 @@ int cmd_run(int argc, char **argv)
         return FL_EXIT_PASS;
     }
     hist_sigint_install();
-    struct scn_options o = {.path = a.scenario,
-                            .seed = a.seed,
-                            .db_path = a.db,
-                            .bugs = a.bugs,
-                            .bug_count = a.bug_count,
-                            .unsafe_lua = a.unsafe_lua,
-                            .paranoid = a.paranoid,
-                            .timeout_s = a.timeout_s,
-                            .lua_mem_bytes = (size_t)a.lua_mem_mb << 20,
-                            .target = a.target,
-                            .workdir = a.workdir,
-                            .keep = a.keep};
     struct scn_result res;
-    int code = scn_run(&o, &res);
+    int code = scn_run(&a.o, &res);
     json_t *s = res.run.summary;
     if (res.error[0]) {
         /* a script's error text: no raw control bytes to the terminal */
@@ -323,8 +288,8 @@ int cmd_run(int argc, char **argv)
         /* the run never started (missing scenario, unwritable db): still one object */
         if (a.json) {
             s = json_object();
-            json_object_set_new(s, "scenario", json_string(a.scenario));
-            json_object_set_new(s, "seed", hist_seed_json(a.seed));
+            json_object_set_new(s, "scenario", json_string(a.o.path));
+            json_object_set_new(s, "seed", hist_seed_json(a.o.seed));
             json_object_set_new(s, "digest", json_null());
             json_object_set_new(s, "verdict", json_string("error"));
             json_object_set_new(s, "error", json_string(res.error));
@@ -347,7 +312,7 @@ int cmd_run(int argc, char **argv)
         print_replay(&a, code, s);
     if (a.report) {
         char err[512];
-        if (rpt_write_dir(a.db, res.run.run_id, a.report, s, err, sizeof err)) {
+        if (rpt_write_dir(a.o.db_path, res.run.run_id, a.report, s, err, sizeof err)) {
             cli_usage_error("--report: %s", err);
             if (code == 0)
                 code = 2;

@@ -24,17 +24,13 @@
 
 #define SHRINK_BUGS_MAX 64
 
+/* The command line: what scn_shrink takes is filled into o as it is parsed. */
 struct shrink_args {
-    const char *scenario;
-    uint64_t seed;
+    struct scn_shrink_options o; /* .bugs points at bugs[] */
     bool seed_given;
-    const char *out;
-    const char *check;
-    int max_runs;
     bool quiet;
     bool json;
     const char *bugs[SHRINK_BUGS_MAX];
-    int bug_count;
 };
 
 const char cmd_shrink_usage[] =
@@ -63,7 +59,7 @@ static int parse_value(const char *o, const char *val, struct shrink_args *a,
     int rc = 0;
     if (!strcmp(o, "--seed")) {
         if ((rc = cli_once("shrink", o, &seen->seed)) ||
-            (rc = cli_u64_arg("shrink", o, val, 0, UINT64_MAX, &a->seed)))
+            (rc = cli_u64_arg("shrink", o, val, 0, UINT64_MAX, &a->o.seed)))
             return rc;
         a->seed_given = true;
     } else if (!strcmp(o, "-o") || !strcmp(o, "--out")) {
@@ -71,7 +67,7 @@ static int parse_value(const char *o, const char *val, struct shrink_args *a,
             return rc;
         if (!val[0] || strlen(val) >= 4096) /* scn_shrink_result.out_path holds 4096 */
             return cli_usage_error("shrink: %s needs a file name shorter than 4096 bytes", o);
-        a->out = val;
+        a->o.out_path = val;
     } else if (!strcmp(o, "--check")) {
         static const char *const names[] = {"linearizability", "watch",    "raft_safety",
                                             "converge",        "liveness", "expect"};
@@ -84,15 +80,15 @@ static int parse_value(const char *o, const char *val, struct shrink_args *a,
                                    val);
         if ((rc = cli_once("shrink", o, &seen->check)))
             return rc;
-        a->check = val;
+        a->o.check = val;
     } else if (!strcmp(o, "--max-runs")) {
         if ((rc = cli_once("shrink", o, &seen->max_runs)) ||
             (rc = cli_u64_arg("shrink", o, val, 2, 1000000, &u)))
             return rc;
-        a->max_runs = (int)u;
+        a->o.max_runs = (int)u;
     } else {
         /* --bug */
-        if ((rc = cli_bug_arg("shrink", val, a->bugs, &a->bug_count, SHRINK_BUGS_MAX)))
+        if ((rc = cli_bug_arg("shrink", val, a->bugs, &a->o.bug_count, SHRINK_BUGS_MAX)))
             return rc;
     }
     return 0;
@@ -126,26 +122,19 @@ static int parse_args(int argc, char **argv, struct shrink_args *a)
 {
     memset(a, 0, sizeof *a);
     struct shrink_seen seen = {0};
+    a->o.bugs = a->bugs;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
-        if (o[0] == '-' && o[1]) {
-            int rc = parse_option(argc, argv, &i, a, &seen);
-            if (rc)
-                return rc;
-        } else if (!a->scenario) {
-            a->scenario = o;
-        } else {
-            return cli_usage_error("shrink: more than one scenario given ('%s', '%s')", a->scenario,
-                                   o);
-        }
+        int rc = o[0] == '-' && o[1] ? parse_option(argc, argv, &i, a, &seen)
+                                     : cli_scenario_arg("shrink", o, &a->o.path);
+        if (rc)
+            return rc;
     }
-    if (!a->scenario || !a->seed_given) {
-        cli_usage_error("shrink: %s", !a->scenario ? "missing scenario"
-                                                   : "--seed is required: the seed of the "
-                                                     "failing run");
-        fputs(cmd_shrink_usage, stderr);
-        return FL_EXIT_USAGE;
-    }
+    if (!a->o.path)
+        return cli_missing("shrink", "missing scenario");
+    if (!a->seed_given)
+        return cli_missing("shrink", "--seed is required: the seed of the failing run");
+    a->o.log = a->quiet ? NULL : stderr;
     return 0;
 }
 
@@ -153,8 +142,8 @@ static int parse_args(int argc, char **argv, struct shrink_args *a)
 static void print_json(const struct shrink_args *a, const struct scn_shrink_result *res)
 {
     json_t *o = json_object();
-    json_object_set_new(o, "scenario", json_string(a->scenario));
-    json_object_set_new(o, "seed", hist_seed_json(a->seed));
+    json_object_set_new(o, "scenario", json_string(a->o.path));
+    json_object_set_new(o, "seed", hist_seed_json(a->o.seed));
     json_object_set_new(o, "exit_code", json_integer(res->exit_code));
     json_object_set_new(o, "check", res->check[0] ? json_string(res->check) : json_null());
     json_object_set_new(o, "out", res->exit_code == 0 ? json_string(res->out_path) : json_null());
@@ -183,16 +172,8 @@ int cmd_shrink(int argc, char **argv)
     int rc = parse_args(argc, argv, &a);
     if (rc)
         return rc;
-    struct scn_shrink_options o = {.path = a.scenario,
-                                   .seed = a.seed,
-                                   .bugs = a.bugs,
-                                   .bug_count = a.bug_count,
-                                   .check = a.check,
-                                   .out_path = a.out,
-                                   .max_runs = a.max_runs,
-                                   .log = a.quiet ? NULL : stderr};
     struct scn_shrink_result res;
-    int code = scn_shrink(&o, &res);
+    int code = scn_shrink(&a.o, &res);
     if (code != 0)
         cli_usage_error("shrink: %s", res.error); /* escapes script text; code stays */
     if (code == 0 && !a.json) {
