@@ -56,9 +56,8 @@ static struct kvh_member *member_get(struct kvhash *k, uint64_t id)
     for (size_t i = 0; i < k->n_members; i++)
         if (k->members[i].id == id)
             return &k->members[i];
-    FL_GROW(k->members, k->cap_members, k->n_members + 1, 8);
-    struct kvh_member *m = &k->members[k->n_members++];
-    memset(m, 0, sizeof *m);
+    FL_GROW_ZERO(k->members, k->n_members, k->cap_members, k->n_members + 1, 8);
+    struct kvh_member *m = &k->members[k->n_members - 1];
     m->id = id;
     return m;
 }
@@ -69,11 +68,8 @@ static struct kvh_rec *rec_get(struct kvhash *k, int64_t rev)
     if (rev < k->base)
         return NULL;
     size_t at = (size_t)(rev - k->base);
-    if (at >= k->count) {
-        FL_GROW(k->recs, k->cap, (size_t)at + 1, 1024);
-        memset(k->recs + k->count, 0, (at + 1 - k->count) * sizeof(k->recs[0]));
-        k->count = at + 1;
-    }
+    FL_GROW_ZERO(k->recs, k->count, k->cap, at + 1, 1024);
+    FL_ASSERT(at < k->count && k->count <= k->cap);
     return &k->recs[at];
 }
 
@@ -90,6 +86,9 @@ static void trim(struct kvhash *k)
     memmove(k->recs, k->recs + drop, (k->count - drop) * sizeof(k->recs[0]));
     k->count -= drop;
     k->base += (int64_t)drop;
+    /* every revision a live member may still report again (down to its last one, less
+     * the slack) keeps its record */
+    FL_ASSERT(k->base >= 1 && k->base <= floor - KVH_TRIM_SLACK);
 }
 
 static void mismatch(struct kvhash *k, int64_t rev, uint64_t member, uint64_t hash, int64_t at_ns,

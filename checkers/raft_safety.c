@@ -105,9 +105,8 @@ struct rs_node *rs__node_get(struct raft_safety *c, uint64_t id)
         found->retired = false;
         return found;
     }
-    FL_GROW(c->nodes, c->nodes_cap, c->nodes_count + 1, 8);
-    struct rs_node *n = &c->nodes[c->nodes_count++];
-    memset(n, 0, sizeof(*n));
+    FL_GROW_ZERO(c->nodes, c->nodes_count, c->nodes_cap, c->nodes_count + 1, 8);
+    struct rs_node *n = &c->nodes[c->nodes_count - 1];
     n->id = id;
     n->conf_known = true; /* a new member's log is empty: no configuration yet */
     return n;
@@ -119,11 +118,7 @@ static struct rs_rec *rec_get(struct raft_safety *c, uint64_t i)
     if (i < c->g_base)
         return NULL;
     size_t k = (size_t)(i - c->g_base);
-    if (k >= c->g_count) {
-        FL_GROW(c->g, c->g_cap, k + 1, 1024);
-        memset(c->g + c->g_count, 0, (k + 1 - c->g_count) * sizeof(c->g[0]));
-        c->g_count = k + 1;
-    }
+    FL_GROW_ZERO(c->g, c->g_count, c->g_cap, k + 1, 1024);
     return &c->g[k];
 }
 
@@ -294,11 +289,7 @@ bool raft_safety_leader(struct raft_safety *c, uint64_t node, uint64_t term)
     FL_ASSERT(c != NULL && node != 0);
     struct rs_node *n = rs__node_get(c, node);
     c->n_leaders++;
-    if (term >= c->leaders_cap) {
-        size_t old_cap = c->leaders_cap;
-        FL_GROW(c->leaders, c->leaders_cap, (size_t)term + 1, 64);
-        memset(c->leaders + old_cap, 0, (c->leaders_cap - old_cap) * sizeof(uint64_t));
-    }
+    FL_GROW_ZERO(c->leaders, c->leaders_len, c->leaders_cap, (size_t)term + 1, 64);
     if (c->leaders[term] != 0 && c->leaders[term] != node)
         return rs__violate(c, "election_safety", node, c->leaders[term], 0, term,
                            "two leaders in term %" PRIu64 ": node %" PRIu64 " and node %" PRIu64,

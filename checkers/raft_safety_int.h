@@ -102,9 +102,9 @@ struct raft_safety {
     size_t g_count, g_cap;
     struct rs_alt *alts;
     size_t alts_count, alts_cap;
-    uint64_t *leaders; /* leaders[term] = node, 0 none */
-    size_t leaders_cap;
-    struct rs_node *nodes; /* every member id ever fed, in first-seen order */
+    uint64_t *leaders;               /* leaders[term] = node, 0 none */
+    size_t leaders_len, leaders_cap; /* terms 0..leaders_len-1 known (zeroed) */
+    struct rs_node *nodes;           /* every member id ever fed, in first-seen order */
     size_t nodes_count, nodes_cap;
     struct rs_grant *grants; /* ascending term as fed; trimmed to the newest terms */
     size_t grants_count, grants_cap;

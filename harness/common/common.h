@@ -116,6 +116,20 @@ size_t fl_grow_cap(size_t cap, size_t need, size_t cap_min, size_t elem_bytes);
         }                                                                                          \
     } while (0)
 
+/* FL_GROW to need elements, then p[len..need) zeroed and len = need; nothing when
+ * need <= len. For a table indexed by position that must cover need - 1, and for a
+ * push of one zeroed element (need = len + 1; the new one is p[len - 1]). len is read
+ * before it changes, so need may be written in terms of it. */
+#define FL_GROW_ZERO(p, len, cap, need, cap_min)                                                   \
+    do {                                                                                           \
+        size_t fl_to_ = (size_t)(need), fl_from_ = (size_t)(len);                                  \
+        if (fl_to_ > fl_from_) {                                                                   \
+            FL_GROW(p, cap, fl_to_, cap_min);                                                      \
+            memset((p) + fl_from_, 0, (fl_to_ - fl_from_) * sizeof(*(p)));                         \
+            (len) = (__typeof__(len))fl_to_;                                                       \
+        }                                                                                          \
+    } while (0)
+
 /* A growable byte buffer. data may be NULL while len == cap == 0. The buffer owns
  * data; fl_buf_close frees it. Never truncates silently. */
 struct fl_buf {

@@ -61,6 +61,39 @@ static void test_grow(void)
     free(b);
 }
 
+/* FL_GROW_ZERO: the elements between the old and the new length are zero even where
+ * realloc hands back dirty memory; a need at or below the length changes nothing; a
+ * push of one (need = len + 1) zeroes just the new element. */
+static void test_grow_zero(void)
+{
+    uint64_t *t = NULL;
+    size_t len = 0, cap = 0;
+    FL_GROW_ZERO(t, len, cap, 3, 4);
+    CHECK(len == 3 && cap == 4 && t[0] == 0 && t[1] == 0 && t[2] == 0);
+    t[0] = t[1] = t[2] = 7;
+    t[3] = 99;                       /* past len, inside cap: must be zeroed when len covers it */
+    FL_GROW_ZERO(t, len, cap, 2, 4); /* below len: nothing */
+    CHECK(len == 3 && t[2] == 7);
+    FL_GROW_ZERO(t, len, cap, len + 1, 4);
+    CHECK(len == 4 && cap == 4 && t[3] == 0 && t[2] == 7);
+    for (size_t i = 0; i < len; i++)
+        t[i] = 0xdeadbeef;
+    FL_GROW_ZERO(t, len, cap, 1000, 4);
+    CHECK(len == 1000 && cap == 1024);
+    bool zero = true;
+    for (size_t i = 4; i < len; i++)
+        zero = zero && t[i] == 0;
+    CHECK(zero && t[0] == 0xdeadbeef && t[3] == 0xdeadbeef);
+    free(t);
+    /* a narrow length type */
+    uint16_t n16 = 0;
+    uint32_t c32 = 0;
+    char *b = NULL;
+    FL_GROW_ZERO(b, n16, c32, 300, 8);
+    CHECK(n16 == 300 && c32 == 512 && b[299] == 0);
+    free(b);
+}
+
 /* fl_enum_name: a named value gives its name; a value the table leaves out, one past
  * it and a negative one give the default; FL_ENUM_NAME sizes the table itself. */
 static void test_enum_name(void)
@@ -101,6 +134,7 @@ int main(void)
 {
     FL_TEST(test_parse_u64);
     FL_TEST(test_grow);
+    FL_TEST(test_grow_zero);
     FL_TEST(test_enum_name);
     FL_TEST(test_lower_bound);
     return fl_test_end();
