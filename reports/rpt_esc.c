@@ -10,39 +10,14 @@
 #include "reports/rpt_int.h"
 #include "harness/common/text.h"
 
-/* Length of the valid UTF-8 sequence at p (1..4), or 0 when the bytes there are not
- * one (overlong forms, surrogates and code points past U+10FFFF are refused). */
+/* Length of the valid UTF-8 sequence at p (fl_utf8_seq), or 0 when the bytes there are
+ * not one. U+FFFE and U+FFFF are not characters (XML 1.0 refuses them): shown as
+ * bytes. */
 static size_t utf8_seq(const uint8_t *p, size_t n)
 {
-    uint8_t c = p[0];
-    if (c < 0x80)
-        return 1;
-    size_t len;
     uint32_t cp;
-    if (c >= 0xc2 && c <= 0xdf) {
-        len = 2;
-        cp = c & 0x1f;
-    } else if (c >= 0xe0 && c <= 0xef) {
-        len = 3;
-        cp = c & 0x0f;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        len = 4;
-        cp = c & 0x07;
-    } else {
-        return 0;
-    }
-    if (n < len)
-        return 0;
-    for (size_t i = 1; i < len; i++) {
-        if ((p[i] & 0xc0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (p[i] & 0x3f);
-    }
-    /* U+FFFE and U+FFFF are not characters (XML 1.0 refuses them): shown as bytes. */
-    if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10ffff ||
-        (cp >= 0xd800 && cp <= 0xdfff) || cp == 0xfffe || cp == 0xffff)
-        return 0;
-    return len;
+    size_t len = fl_utf8_seq(p, n, &cp);
+    return len && cp != 0xfffe && cp != 0xffff ? len : 0;
 }
 
 static void hex_byte(struct fl_buf *out, uint8_t c)

@@ -5,10 +5,9 @@
  */
 #include "harness/common/text.h"
 
-/* Length of the valid UTF-8 sequence at p (at most n bytes) and its code point in
- * *cp, or 0 when p does not start one. */
-static size_t utf8_seq(const uint8_t *p, size_t n, uint32_t *cp)
+size_t fl_utf8_seq(const uint8_t *p, size_t n, uint32_t *cp)
 {
+    FL_ASSERT(n > 0);
     uint8_t b = p[0];
     size_t len;
     uint8_t lo = 0x80, hi = 0xbf; /* the allowed range of the second byte */
@@ -54,7 +53,7 @@ void fl_term_escape(struct fl_buf *out, const void *p, size_t n, int flags)
     size_t i = 0;
     while (i < n) {
         uint32_t cp = 0;
-        size_t len = utf8_seq(s + i, n - i, &cp);
+        size_t len = fl_utf8_seq(s + i, n - i, &cp);
         bool keep = (flags & FL_TERM_KEEP_NEWLINES) && (cp == '\n' || cp == '\t');
         if (len == 0) {
             fl_buf_printf(out, "\\x%02x", s[i]);
@@ -102,7 +101,7 @@ static size_t shell_hidden_run(const uint8_t *s, size_t n)
     size_t i = 0;
     while (i < n) {
         uint32_t cp = 0;
-        size_t len = utf8_seq(s + i, n - i, &cp);
+        size_t len = fl_utf8_seq(s + i, n - i, &cp);
         if (len && (!is_control(cp) || cp == '\n' || cp == '\t'))
             break;
         i += len ? len : 1;
@@ -156,7 +155,7 @@ static void shell_word(struct shell_sink *k, const char *s)
             i++;
         } else {
             uint32_t cp = 0;
-            size_t len = utf8_seq(p + i, n - i, &cp); /* >= 1: not hidden */
+            size_t len = fl_utf8_seq(p + i, n - i, &cp); /* >= 1: not hidden */
             if (!quoted)
                 put(k, "'", 1);
             quoted = true;

@@ -25,6 +25,12 @@ enum fl_term_flags {
     FL_TERM_KEEP_NEWLINES = 1, /* keep \n and \t (multi-line output such as print) */
 };
 
+/* Length (1..4) of the valid UTF-8 sequence at p (n > 0 bytes there) and its code
+ * point in *cp, or 0 when p does not start one. The strict rules of RFC 3629 (and
+ * jansson's): no overlong forms, no surrogates, nothing above U+10FFFF. The one UTF-8
+ * decoder of the tree (terminal escaping, history JSON text, reports). */
+size_t fl_utf8_seq(const uint8_t *p, size_t n, uint32_t *cp);
+
 /* Appends the n bytes at p to out with every control byte, DEL, C1 character and
  * byte that is not part of valid UTF-8 escaped. */
 void fl_term_escape(struct fl_buf *out, const void *p, size_t n, int flags);

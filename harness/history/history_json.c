@@ -9,6 +9,7 @@
  * one request and one response per operation, and building then dumping jansson
  * values was most of what recording cost.
  */
+#include "harness/common/text.h"
 #include "harness/history/history.h"
 
 #include <string.h>
@@ -81,44 +82,6 @@ int hist_json_bytes_get(const json_t *j, struct fl_buf *out, bool *is_null)
 
 /* ---- JSON text without jansson values (history.h: hist_jt_*) ------------------------- */
 
-/* Length of the valid UTF-8 sequence at p (at most n bytes) and its code point, 0 when
- * the bytes there are not one: jansson's rules (utf8_check_first/utf8_check_full), no
- * overlong forms, no surrogates, nothing above U+10FFFF. */
-static size_t utf8_seq(const uint8_t *p, size_t n, uint32_t *cp)
-{
-    uint8_t u = p[0];
-    size_t len;
-    uint32_t v;
-    if (u < 0x80) {
-        *cp = u;
-        return 1;
-    }
-    if (u >= 0xC2 && u <= 0xDF) {
-        len = 2;
-        v = u & 0x1F;
-    } else if (u >= 0xE0 && u <= 0xEF) {
-        len = 3;
-        v = u & 0x0F;
-    } else if (u >= 0xF0 && u <= 0xF4) {
-        len = 4;
-        v = u & 0x07;
-    } else {
-        return 0; /* continuation byte, 0xC0/0xC1, or above 0xF4 */
-    }
-    if (len > n)
-        return 0;
-    for (size_t i = 1; i < len; i++) {
-        if (p[i] < 0x80 || p[i] > 0xBF)
-            return 0;
-        v = (v << 6) | (p[i] & 0x3F);
-    }
-    if (v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF) || (len == 2 && v < 0x80) ||
-        (len == 3 && v < 0x800) || (len == 4 && v < 0x10000))
-        return 0;
-    *cp = v;
-    return len;
-}
-
 static bool utf8_valid(const uint8_t *p, size_t n)
 {
     uint32_t cp;
@@ -127,7 +90,7 @@ static bool utf8_valid(const uint8_t *p, size_t n)
             i++;
             continue;
         }
-        size_t l = utf8_seq(p + i, n - i, &cp);
+        size_t l = fl_utf8_seq(p + i, n - i, &cp);
         if (!l)
             return false;
         i += l;
@@ -167,7 +130,7 @@ static bool put_string(struct fl_buf *out, const uint8_t *p, size_t n)
         }
         fl_buf_append(out, p + run, i - run);
         uint32_t cp;
-        size_t l = utf8_seq(p + i, n - i, &cp);
+        size_t l = fl_utf8_seq(p + i, n - i, &cp);
         FL_ASSERT(l > 0); /* validated by the caller */
         i += l;
         run = i;

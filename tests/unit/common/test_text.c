@@ -125,8 +125,44 @@ static void test_shell(void)
     CHECK(all);
 }
 
+static size_t seq(const char *s, size_t n, uint32_t *cp)
+{
+    return fl_utf8_seq((const uint8_t *)s, n, cp);
+}
+
+/* fl_utf8_seq, the decoder terminal escaping, history JSON text and reports share:
+ * each limit of RFC 3629 on both sides, and a sequence cut short. */
+static void test_utf8_seq(void)
+{
+    uint32_t cp = 0;
+    CHECK(seq("A", 1, &cp) == 1 && cp == 'A');
+    CHECK(seq("\x00", 1, &cp) == 1 && cp == 0);
+    CHECK(seq("\x7f", 1, &cp) == 1 && cp == 0x7f);
+    CHECK(seq("\x80", 1, &cp) == 0);     /* a lone continuation byte */
+    CHECK(seq("\xc1\xbf", 2, &cp) == 0); /* overlong U+007F */
+    CHECK(seq("\xc2\x80", 2, &cp) == 2 && cp == 0x80);
+    CHECK(seq("\xc2\x80", 1, &cp) == 0);     /* cut short */
+    CHECK(seq("\xc2\x41", 2, &cp) == 0);     /* not a continuation */
+    CHECK(seq("\xe0\x9f\xbf", 3, &cp) == 0); /* overlong U+07FF */
+    CHECK(seq("\xe0\xa0\x80", 3, &cp) == 3 && cp == 0x800);
+    CHECK(seq("\xed\x9f\xbf", 3, &cp) == 3 && cp == 0xd7ff);
+    CHECK(seq("\xed\xa0\x80", 3, &cp) == 0); /* surrogate U+D800 */
+    CHECK(seq("\xed\xbf\xbf", 3, &cp) == 0); /* surrogate U+DFFF */
+    CHECK(seq("\xee\x80\x80", 3, &cp) == 3 && cp == 0xe000);
+    CHECK(seq("\xef\xbf\xbf", 3, &cp) == 3 && cp == 0xffff);
+    CHECK(seq("\xef\xbf\xbf", 2, &cp) == 0);
+    CHECK(seq("\xf0\x8f\xbf\xbf", 4, &cp) == 0); /* overlong U+FFFF */
+    CHECK(seq("\xf0\x90\x80\x80", 4, &cp) == 4 && cp == 0x10000);
+    CHECK(seq("\xf4\x8f\xbf\xbf", 4, &cp) == 4 && cp == 0x10ffff);
+    CHECK(seq("\xf4\x90\x80\x80", 4, &cp) == 0); /* U+110000 */
+    CHECK(seq("\xf5\x80\x80\x80", 4, &cp) == 0);
+    CHECK(seq("\xf0\x90\x80\x41", 4, &cp) == 0);
+    CHECK(seq("\xff", 1, &cp) == 0);
+}
+
 int main(void)
 {
+    FL_TEST(test_utf8_seq);
     FL_TEST(test_term);
     FL_TEST(test_shell);
     return fl_test_end();
