@@ -53,21 +53,24 @@ void scn_directive_skip(struct scn_directive *d, const int64_t *ordinals, int n)
     int k = d->n_skip;
     if (k)
         memcpy(m, d->skip_faults, sizeof(int64_t) * (size_t)k);
-    for (int i = 0; i < n; i++) {
-        /* insertion keeps m ascending and unique; sets are small */
-        int64_t v = ordinals[i];
-        int j = k;
-        while (j > 0 && m[j - 1] > v)
-            j--;
-        if (j > 0 && m[j - 1] == v)
-            continue;
-        memmove(m + j + 1, m + j, sizeof(int64_t) * (size_t)(k - j));
-        m[j] = v;
-        k++;
-    }
+    for (int i = 0; i < n; i++)
+        k = scn_ordinal_add(m, k, ordinals[i]);
     free(d->skip_faults);
     d->skip_faults = m;
     d->n_skip = k;
+}
+
+int scn_ordinal_add(int64_t *v, int k, int64_t x)
+{
+    int j = k;
+    while (j > 0 && v[j - 1] > x)
+        j--;
+    if (j > 0 && v[j - 1] == x)
+        return k;
+    memmove(v + j + 1, v + j, sizeof(int64_t) * (size_t)(k - j));
+    v[j] = x;
+    FL_ASSERT(j == 0 || v[j - 1] < x);
+    return k + 1;
 }
 
 bool scn_directive_empty(const struct scn_directive *d)

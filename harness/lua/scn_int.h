@@ -181,6 +181,9 @@ int scn_current_line(lua_State *L, int level);
 
 /* scn_shrink.c */
 void scn_open_shrink(lua_State *L);
+/* Adds x to the ascending set v[0..k) (no duplicates; room for k + 1): the new count,
+ * k when x was there already. Fault ordinal sets are small: insertion by moving. */
+int scn_ordinal_add(int64_t *v, int k, int64_t x);
 /* Applies shrink{}'s clients/keys/rate/watchers to the set-up about to happen. */
 void scn_shrink_apply(struct scn *S);
 /* A run/sleep/run_until duration after shrink{}'s time_scale. */

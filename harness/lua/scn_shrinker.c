@@ -159,15 +159,7 @@ static int recorded_ordinals(const json_t *sum, int64_t **out)
         json_t *o = json_object_get(json_array_get(faults, i), "ordinal");
         if (!json_is_integer(o))
             continue;
-        int64_t x = (int64_t)json_integer_value(o);
-        int j = k;
-        while (j > 0 && v[j - 1] > x)
-            j--;
-        if (j > 0 && v[j - 1] == x)
-            continue;
-        memmove(v + j + 1, v + j, sizeof(int64_t) * (size_t)(k - j));
-        v[j] = x;
-        k++;
+        k = scn_ordinal_add(v, k, (int64_t)json_integer_value(o));
     }
     *out = v;
     return k;
