@@ -22,6 +22,7 @@
 
 #include <limits.h>
 #include "harness/common/common.h"
+#include "harness/history/history.h"
 #include "harness/sweep/sweep.h"
 
 #include <errno.h>
@@ -423,14 +424,12 @@ static void remove_dir(const struct hunt_args *a, const char *dir, const struct 
     if (a->keep)
         return;
     char path[8192];
-    static const char *const tails[] = {".db", ".db-wal", ".db-shm", ".db-journal"};
-    for (int i = 0; i < n; i++)
-        for (size_t t = 0; t < FL_ARRAY_LEN(tails); t++) {
-            snprintf(path, sizeof path, "%.4000s/%.100s%s", dir, rows[i].bug, tails[t]);
-            unlink(path);
-            snprintf(path, sizeof path, "%.4000s/%.100s.control%s", dir, rows[i].bug, tails[t]);
-            unlink(path);
-        }
+    for (int i = 0; i < n; i++) {
+        snprintf(path, sizeof path, "%.4000s/%.100s.db", dir, rows[i].bug);
+        hist_remove(path);
+        snprintf(path, sizeof path, "%.4000s/%.100s.control.db", dir, rows[i].bug);
+        hist_remove(path);
+    }
     rmdir(dir);
 }
 
