@@ -283,7 +283,9 @@ static void failpoint_apply(struct run_world *rw, void *arg)
     json_object_set_new(d, "count", json_integer(spec->count));
     if (spec->skip)
         json_object_set_new(d, "skip", json_integer(spec->skip));
-    if (rw->tgt && rw->tgt->failpoint) { /* the member processes' own (live) */
+    if (rw->tgt && rw->tgt->failpoint && !a->off && spec->delay_ms)
+        json_object_set_new(d, "delay_ms", json_integer(spec->delay_ms));
+    if (rw->tgt && rw->tgt->failpoint) { /* the member processes' own (live, etcd) */
         if ((a->rc = rw->tgt->failpoint(rw, a->name, a->node, spec, a->off, a->err, a->err_len))) {
             json_decref(d);
             d = NULL;
@@ -297,24 +299,6 @@ static void failpoint_apply(struct run_world *rw, void *arg)
     }
     if (d)
         run_log_fault(rw, "failpoint", target, d);
-}
-
-/* A real target's failpoint (run_target_ops.failpoint), recorded as the simulator's. */
-static void target_failpoint_apply(struct run_world *rw, void *arg)
-{
-    struct failpoint *a = arg;
-    a->rc = rw->tgt->failpoint(rw, a->name, a->node, a->action, (int)a->spec->delay_ms, a->err,
-                               a->err_len);
-    if (a->rc)
-        return;
-    char target[16];
-    node_target(target, sizeof target, a->node);
-    json_t *d = json_object();
-    json_object_set_new(d, "name", json_string(a->name));
-    json_object_set_new(d, "action", json_string(a->action));
-    if (!a->off && a->spec->delay_ms)
-        json_object_set_new(d, "delay_ms", json_integer(a->spec->delay_ms));
-    run_log_fault(rw, "failpoint", target, d);
 }
 
 int run_failpoint_skip(struct run_world *rw, const char *name, int node, const char *action,
@@ -340,7 +324,7 @@ int run_failpoint_skip(struct run_world *rw, const char *name, int node, const c
                  action);
         return FL_EINVAL;
     }
-    if (rw->tgt && rw->tgt->failpoint) {
+    if (rw->tgt && rw->tgt->failpoint_refused) {
         const char *why = rw->tgt->failpoint_refused(rw, name, action, p_ppm, count, skip);
         if (why) {
             snprintf(err, err_len, "'%s' %s: not available on --target %s: %s", name, action,
@@ -349,8 +333,7 @@ int run_failpoint_skip(struct run_world *rw, const char *name, int node, const c
         }
     }
     struct failpoint a = {name, node, action, off, &spec, err, err_len, FL_OK};
-    run_fault_apply(rw, rw->tgt && rw->tgt->failpoint ? target_failpoint_apply : failpoint_apply,
-                    &a, NULL);
+    run_fault_apply(rw, failpoint_apply, &a, NULL);
     return a.rc;
 }
 

@@ -76,23 +76,20 @@ struct run_target_ops {
     /* control calls (run_etcd.h run_etcd_ctl); NULL: refused */
     void (*ctl)(struct run_world *rw, const char *kind, int node, int64_t arg,
                 run_target_ctl_fn *done, void *ud);
-    /* failpoint(name, { node, ... }) in the member processes (node 0: every one); spec
-     * as flt_enable's (its node unused), off: disable. NULL: the world's flt table. */
-    int (*failpoint)(struct run_world *rw, const char *name, int node, const struct flt_spec *spec,
-                     bool off, char *err, size_t err_len);
     int (*copy_db)(struct run_world *rw, int node, uint8_t **data, size_t *len);
     int (*restore)(struct run_world *rw, const uint8_t *data, size_t len, const int *nodes,
                    int n_nodes, bool skip_hash_check, char *err, size_t err_len);
     /* converge (NULL: converge is not on this target) */
     bool (*converged)(struct run_world *rw, json_t **state);
     int (*checkpoints)(struct run_world *rw, const json_t **corruption);
-    /* failpoint (NULL: the simulator's, on the member's process): why the target
-     * cannot make this one real (NULL: it can), and turning it on (delay_ms for
-     * "delay") or off ("off") on member node */
+    /* failpoint(name, { node, ... }) on a real target's members (node 0: every one); spec
+     * as flt_enable's (its node unused), off: disable. NULL: the world's flt table (the
+     * simulator). failpoint_refused (NULL: none is): why the target cannot make this one
+     * real, or NULL when it can. */
     const char *(*failpoint_refused)(struct run_world *rw, const char *name, const char *action,
                                      int p_ppm, int count, int skip);
-    int (*failpoint)(struct run_world *rw, const char *name, int node, const char *action,
-                     int delay_ms, char *err, size_t err_len);
+    int (*failpoint)(struct run_world *rw, const char *name, int node, const struct flt_spec *spec,
+                     bool off, char *err, size_t err_len);
     unsigned nemesis_kinds;                   /* RUN_NEMESIS_* the target can draw */
     const struct run_target_refusal *refuses; /* {NULL, NULL}-terminated */
 };

@@ -1925,11 +1925,13 @@ static int fp_attach(struct run_etcd *E, int slot, struct fl_buf *err)
     return rc;
 }
 
-static int etcd_failpoint(struct run_world *rw, const char *name, int node, const char *action,
-                          int delay_ms, char *err, size_t err_len)
+static int etcd_failpoint(struct run_world *rw, const char *name, int node,
+                          const struct flt_spec *spec, bool off, char *err, size_t err_len)
 {
     struct run_etcd *E = rw->etcd;
-    bool off = !strcmp(action, "off"), crash = !strcmp(action, "crash");
+    bool crash = !off && spec->action == SIM_FAULT_CRASH;
+    int delay_ms = (int)spec->delay_ms;
+    const char *action = off ? "off" : flt_action_str(spec->action);
     int rc = FL_OK;
     for (int i = node ? node : 1; i <= (node ? node : E->n) && rc == FL_OK; i++) {
         struct bridge *b = &E->b[i];
