@@ -48,6 +48,7 @@
 #include "harness/common/bugs.h"
 #include "harness/common/common.h"
 #include "harness/common/text.h"
+#include "harness/history/history.h"
 #include "harness/sweep/sweep.h"
 
 #include <errno.h>
@@ -499,12 +500,7 @@ static int run_batch(struct xp *x, const char *const *files, const uint64_t *see
     setenv("FAULTLINE_COVERAGE", "1", 1);
     int rc = sweep_run(&o, rep, err, sizeof err);
     unsetenv("FAULTLINE_COVERAGE");
-    static const char *const tails[] = {"", "-wal", "-shm", "-journal"};
-    for (size_t i = 0; i < FL_ARRAY_LEN(tails); i++) {
-        char p[4300];
-        snprintf(p, sizeof p, "%s%s", db, tails[i]);
-        unlink(p);
-    }
+    hist_remove(db); /* the batch's scratch database and its side files */
     if (rc)
         fprintf(stderr, "faultline: explore: %s\n", err);
     return rc ? FL_EXIT_INTERNAL : 0;
