@@ -187,6 +187,12 @@ bool fl_parse_u64(const char *s, size_t n, uint64_t *out)
     return true;
 }
 
+void fl_zero_range(void *base, size_t from, size_t to, size_t elem_bytes)
+{
+    FL_ASSERT(from < to);
+    memset((char *)base + from * elem_bytes, 0, (to - from) * elem_bytes);
+}
+
 size_t fl_grow_cap(size_t cap, size_t need, size_t cap_min, size_t elem_bytes)
 {
     FL_ASSERT(cap_min > 0 && elem_bytes > 0);

@@ -97,6 +97,10 @@ void *fl_memdup(const void *p, size_t n);
  * fl_grow_cap returns that capacity (cap itself when it already holds need) and
  * asserts that it and its byte size (times elem_bytes) fit in size_t. */
 size_t fl_grow_cap(size_t cap, size_t need, size_t cap_min, size_t elem_bytes);
+/* Zeroes elements [from, to) of an array of elem_bytes-sized elements (from < to).
+ * Out of line: inlined under the sanitizers' -O0, gcc's stringop-overflow check
+ * reads FL_GROW_ZERO's guarded (to - from) as possibly negative and fails -Werror. */
+void fl_zero_range(void *base, size_t from, size_t to, size_t elem_bytes);
 
 /* Makes room for need elements in the array p (fl_realloc'd, may be NULL while cap
  * is 0) whose capacity is cap: p and cap are updated together, elements past the old
@@ -125,7 +129,7 @@ size_t fl_grow_cap(size_t cap, size_t need, size_t cap_min, size_t elem_bytes);
         size_t fl_to_ = (size_t)(need), fl_from_ = (size_t)(len);                                  \
         if (fl_to_ > fl_from_) {                                                                   \
             FL_GROW(p, cap, fl_to_, cap_min);                                                      \
-            memset((p) + fl_from_, 0, (fl_to_ - fl_from_) * sizeof(*(p)));                         \
+            fl_zero_range((p), fl_from_, fl_to_, sizeof(*(p)));                                    \
             (len) = (__typeof__(len))fl_to_;                                                       \
         }                                                                                          \
     } while (0)
