@@ -189,7 +189,10 @@ static void ports_never_shared(void)
     fl_buf_init(&err);
     CHECK(lv_workdir_open(&w, NULL, false, &err) == FL_OK);
     setenv("FL_PORT_LOCK_DIR", w.path, 1);
-    setenv("FL_PORT_RANGE", "29990-29994", 1);
+    /* outside the default range (20000-29999), which live tests running beside this
+     * one claim from without this test's lock directory, and below the ephemeral
+     * ports (32768 and up) */
+    setenv("FL_PORT_RANGE", "30990-30994", 1);
     struct lv_ports ps;
     lv_ports_init(&ps);
     int mine[3];
