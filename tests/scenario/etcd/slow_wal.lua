@@ -50,8 +50,15 @@ failpoint("raft/after_save", { node = f, action = "off" })
 restart(f)
 expect(run_until(function() return status(f).alive and status(f).applied >= status(l).commit end, 15*s),
        "restarted with the failpoint off, it serves and catches up", status(f))
-local r = c:get("crash/1", { node = f, serializable = true })
-expect(r ~= nil and r.value == "v", "the restarted member has the write it crashed on", r)
+-- the client's connection to the restarted member may come up after its status does
+-- (seen once in the sanitizer build): read until the member answers, 5 s at most
+local r, rerr
+run_until(function()
+  r, rerr = c:get("crash/1", { node = f, serializable = true })
+  return r ~= nil
+end, 5*s)
+expect(r ~= nil and r.value == "v", "the restarted member has the write it crashed on",
+       { r = r, err = rerr })
 
 -- A failpoint stays on across a kill and restart (strace attaches to the new process).
 failpoint("raft/before_save", { node = f, action = "delay", delay_ms = 3000 })
