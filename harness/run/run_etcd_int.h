@@ -110,6 +110,7 @@ struct run_etcd {
     struct run_pacer pace; /* run_int.h */
     uv_timer_t poll;       /* status polls */
     bool poll_open;
+    int poll_ms; /* POLL_MS, or $FL_ETCD_POLL_MS */
     int polls_out;
     uint64_t leader_id, term; /* last seen by polling */
     char version[32];
@@ -128,6 +129,7 @@ struct run_etcd {
     json_t *corruption;     /* the first mismatch, NULL none */
     struct ckpt *ckpt;      /* the checkpoint whose etcdctl processes run, NULL none */
     bool closing;           /* run_etcd_close: the run has ended, nothing more is recorded */
+    bool refreshing;        /* run_etcd__refresh's Status round is out */
 };
 
 /* run_target_etcd_bridge.c */
@@ -151,6 +153,7 @@ void run_etcd__pace_turn(void *ud); /* the run_pacer's turn hook: ud is the run_
 /* run_target_etcd_observe.c */
 int run_etcd__polled_leader(struct run_etcd *E, uint64_t *term);
 void run_etcd__on_poll_timer(uv_timer_t *t);
+void run_etcd__refresh(struct run_etcd *E); /* fresh Status and logs; from a world event */
 
 /* run_target_etcd_backup.c */
 void run_etcd__etcdctl_error(const char *out, char *err, size_t err_len);

@@ -154,6 +154,18 @@ static void etcd_flags(struct run_world *rw, const struct run_cluster_config *c,
         json_decref(ignored);
 }
 
+/* The Status poll's interval: POLL_MS, or $FL_ETCD_POLL_MS (10..10000; a test that
+ * must tell a fresh read from a polled one makes polls rare). */
+static int poll_interval(void)
+{
+    const char *v = getenv("FL_ETCD_POLL_MS");
+    char *end;
+    long ms = v ? strtol(v, &end, 10) : 0;
+    if (!v || end == v || *end || ms < 10 || ms > 10000)
+        return POLL_MS;
+    return (int)ms;
+}
+
 int run_etcd_setup(struct run_world *rw, const struct run_cluster_config *cfg, char *err,
                    size_t err_len)
 {
@@ -203,7 +215,8 @@ int run_etcd_setup(struct run_world *rw, const struct run_cluster_config *cfg, c
     uv_timer_init(&E->loop, &E->poll);
     E->poll.data = E;
     E->poll_open = true;
-    uv_timer_start(&E->poll, run_etcd__on_poll_timer, 0, POLL_MS);
+    E->poll_ms = poll_interval();
+    uv_timer_start(&E->poll, run_etcd__on_poll_timer, 0, (uint64_t)E->poll_ms);
     run_pacer_init(&E->pace, &E->loop, rw->w); /* the scenario's clock starts here */
     E->pace.turn = run_etcd__pace_turn;
     E->pace.turn_ud = E;

@@ -60,6 +60,9 @@ static void ectl_fire(struct sim_world *w, void *ctx)
         member_add_finish(E, c);
     if (c->removing && c->code == 0)
         E->b[c->removing].removed = true;
+    /* what the call changed (leader, membership, learner) is read back before the
+     * scenario goes on: its next status() or leader() sees etcd as it is now */
+    run_etcd__refresh(E);
     struct run_ctl_result r = {.code = c->code,
                                .text = c->text,
                                .node = c->node,

@@ -1,6 +1,6 @@
 /*
  * run_target_etcd_observe.c: what the etcd target sees of its members: Maintenance
- * Status polled every POLL_MS, the leader it names, and the Raft events each member
+ * Status polled every POLL_MS (E->poll_ms), the leader it names, and the Raft events each member
  * writes to its log, recorded as node events.
  */
 #include "harness/run/run_etcd_int.h"
@@ -167,7 +167,10 @@ static void poll_note(struct run_etcd *E)
     E->leader_id = id;
     E->term = term;
     char d[96];
-    snprintf(d, sizeof d, "seen by Maintenance Status polling (every %d ms)", POLL_MS);
+    if (E->refreshing)
+        snprintf(d, sizeof d, "seen by Maintenance Status after a control call");
+    else
+        snprintf(d, sizeof d, "seen by Maintenance Status polling (every %d ms)", E->poll_ms);
     node_event(E, slot, SRV_EV_LEADER, term, d);
 }
 
@@ -209,15 +212,9 @@ static void fp_crash_fire(struct sim_world *w, void *ctx)
     b->st_ok = false;
 }
 
-void run_etcd__on_poll_timer(uv_timer_t *t)
+/* A Status call to every member that runs (none while a round is out). */
+static void poll_round(struct run_etcd *E)
 {
-    struct run_etcd *E = t->data;
-    logs_scan(E);
-    if ((E->rw->checks & RUN_CHECK_CONVERGE) && !E->closing &&
-        run_target_wall_s() >= E->checkpoint_at_s + CHECKPOINT_MS / 1000.0) {
-        E->checkpoint_at_s = run_target_wall_s();
-        run_etcd__checkpoint(E);
-    }
     if (E->polls_out > 0)
         return;
     for (int i = 1; i <= E->n; i++) {
@@ -238,4 +235,40 @@ void run_etcd__on_poll_timer(uv_timer_t *t)
         lv_etcd_call(&E->c.client, m->direct_url, "/v3/maintenance/status", json_object(), 1000,
                      on_poll_reply, a);
     }
+}
+
+void run_etcd__on_poll_timer(uv_timer_t *t)
+{
+    struct run_etcd *E = t->data;
+    logs_scan(E);
+    if ((E->rw->checks & RUN_CHECK_CONVERGE) && !E->closing &&
+        run_target_wall_s() >= E->checkpoint_at_s + CHECKPOINT_MS / 1000.0) {
+        E->checkpoint_at_s = run_target_wall_s();
+        run_etcd__checkpoint(E);
+    }
+    poll_round(E);
+}
+
+static bool polls_done(void *arg)
+{
+    const struct run_etcd *E = arg;
+    return E->polls_out == 0;
+}
+
+/* A round of Status calls started after the call ended (the round in flight, if any,
+ * may have been sent before it), waited for (each call times out in 1 s), then the
+ * members' logs read: what status(), leader() and node_events() report once a control
+ * call has returned is etcd's state at that moment, not a poll up to
+ * E->poll_ms older.
+ * Runs the loop: only from a world event (never from a loop callback). */
+void run_etcd__refresh(struct run_etcd *E)
+{
+    if (E->closing)
+        return;
+    lv_run_until(&E->loop, polls_done, E, 2000);
+    E->refreshing = true;
+    poll_round(E);
+    lv_run_until(&E->loop, polls_done, E, 2000);
+    E->refreshing = false;
+    logs_scan(E);
 }
