@@ -135,7 +135,8 @@ static void logs_scan(struct run_etcd *E)
 }
 
 /* The leader as polling sees it: of the members that run and answered Status, one that
- * names itself leader, the one with the highest term (a deposed leader cut off from
+ * names itself leader, the one with the highest Raft term (as status().term: the
+ * highest of Status raftTerm and the terms its log named) (a deposed leader cut off from
  * the others may still name itself, at an older term: etcd 3.4 runs without
  * check-quorum by default). 0 when none does. */
 int run_etcd__polled_leader(struct run_etcd *E, uint64_t *term)
@@ -147,9 +148,12 @@ int run_etcd__polled_leader(struct run_etcd *E, uint64_t *term)
         const struct bridge *b = &E->b[i];
         if (!p->running || p->paused || !b->st_ok || !b->st.leader)
             continue;
-        if (b->st.leader == E->c.m[i - 1].id && (!best || b->st.raft_term > *term)) {
+        /* the Raft term: Status raftTerm is the term of its last applied entry, which
+         * lags a new leader's term until it applies an entry of it */
+        uint64_t t = FL_MAX(b->st.raft_term, b->log_term);
+        if (b->st.leader == E->c.m[i - 1].id && (!best || t > *term)) {
             best = i;
-            *term = b->st.raft_term;
+            *term = t;
         }
     }
     return best;
@@ -198,8 +202,10 @@ static void on_poll_reply(const struct lv_etcd_reply *r, void *arg)
         snprintf(b->st.version, sizeof b->st.version, "%s", v ? v : "");
     }
     free(a);
-    if (E->polls_out == 0)
+    if (E->polls_out == 0 && !E->refreshing) {
+        logs_scan(E); /* the term a new leader's log named before its Status said so */
         poll_note(E);
+    }
 }
 
 /* A member killed by its crash failpoint (strace's SIGKILL at a WAL call): its bridge
@@ -269,6 +275,7 @@ void run_etcd__refresh(struct run_etcd *E)
     E->refreshing = true;
     poll_round(E);
     lv_run_until(&E->loop, polls_done, E, 2000);
+    logs_scan(E); /* after the answers: the terms their logs named by then */
+    poll_note(E);
     E->refreshing = false;
-    logs_scan(E);
 }
