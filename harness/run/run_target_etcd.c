@@ -210,6 +210,8 @@ int run_etcd_setup(struct run_world *rw, const struct run_cluster_config *cfg, c
     struct lv_etcd_status st;
     if (!lv_etcd_status(&E->c.client, E->c.m[0].direct_url, 2000, &st, NULL))
         snprintf(E->version, sizeof E->version, "%s", st.version);
+    for (int i = 1; i <= LV_NODES_MAX; i++)
+        E->b[i].proc = -1; /* no bridge (yet) */
     for (int i = 1; i <= n; i++)
         run_etcd__bridge_add(E, i);
     uv_timer_init(&E->loop, &E->poll);
@@ -365,6 +367,8 @@ void run_etcd_node_fault(struct run_world *rw, int id, const char *kind)
     struct run_etcd *E = rw->etcd;
     struct lv_etcd_member *m = &E->c.m[id - 1];
     int proc = E->b[id].proc;
+    if (proc < 0)
+        return; /* a slot prepared for an add still out: no member yet */
     struct fl_buf err;
     fl_buf_init(&err);
     if (!strcmp(kind, "kill")) {
@@ -421,7 +425,7 @@ void run_etcd_net_sync(struct run_world *rw)
                 continue;
             struct lv_link *l = lv_net_link(&E->c.net, i - 1, j - 1);
             int pi = E->b[i].proc, pj = E->b[j].proc;
-            l->cut = net_blocked(rw->w, pi, pj);
+            l->cut = pi >= 0 && pj >= 0 && net_blocked(rw->w, pi, pj);
         }
     lv_net_update(&E->c.net);
 }

@@ -12,11 +12,27 @@
 /* MemberAdd answered: start the new member with the cluster MemberAdd lists, give it
  * a bridge at the next slot and every client that endpoint; refused: undo the
  * preparation. */
+/* The member prepared at idx will not run (MemberAdd refused, or its start failed). The
+ * last slot prepared is given back; one below another add's (two adds in flight, the
+ * later one answered first or still out) cannot be, and stays as a removed member that
+ * never ran, with a bridge that is down, so the slots above it keep their numbers. */
+static void member_add_abandon(struct run_etcd *E, int idx)
+{
+    if (idx == E->c.n - 1 && !E->c.m[idx].proc.argv) {
+        lv_etcd_cluster_member_unprepare(&E->c, idx);
+        return;
+    }
+    run_etcd__bridge_add(E, idx + 1);
+    E->b[idx + 1].removed = true;
+    sim_proc_kill(E->rw->w, E->b[idx + 1].proc);
+    E->n = FL_MAX(E->n, idx + 1);
+}
+
 static void member_add_finish(struct run_etcd *E, struct ectl *c)
 {
     int idx = c->add_idx;
     if (c->code != 0 || !c->resp) {
-        lv_etcd_cluster_member_unprepare(&E->c, idx);
+        member_add_abandon(E, idx);
         return;
     }
     const json_t *me = json_object_get(c->resp, "member"),
@@ -41,8 +57,10 @@ static void member_add_finish(struct run_etcd *E, struct ectl *c)
                                      &err)) {
         c->code = RPC_CODE_UNKNOWN;
         snprintf(c->text, sizeof c->text, "target etcd: %s", fl_buf_cstr(&err));
+        member_add_abandon(E, idx);
     } else {
-        E->n = E->c.n;
+        /* not E->c.n: a slot prepared for another add still out is not a member */
+        E->n = FL_MAX(E->n, idx + 1);
         run_etcd__bridge_add(E, idx + 1);
         c->node = idx + 1;
     }

@@ -115,3 +115,9 @@ add_test(NAME live.etcd_target.fresh_slow
   COMMAND sh ${FL_ETCD_SCN}/pass.sh ${FL_BIN} ${FL_ETCD_SCN}/fresh_slow.lua ${FL_ETCD_WORK}/fresh_slow strace)
 set_tests_properties(live.etcd_target.fresh_slow
   PROPERTIES LABELS live SKIP_RETURN_CODE 77 TIMEOUT 120)
+# Two member_adds at once: etcd drops the second (a conf change pending); the slot
+# prepared for it is no member (nodes() has four). Skipped without strace.
+add_test(NAME live.etcd_target.add_twice
+  COMMAND sh ${FL_ETCD_SCN}/pass.sh ${FL_BIN} ${FL_ETCD_SCN}/add_twice.lua ${FL_ETCD_WORK}/add_twice strace)
+set_tests_properties(live.etcd_target.add_twice
+  PROPERTIES LABELS live SKIP_RETURN_CODE 77 TIMEOUT 120)
