@@ -68,9 +68,6 @@ struct ectl {
     int removing;                 /* member_remove: the slot removed when it succeeds */
     int add_idx;                  /* member_add: the prepared member (-1 none) */
     json_t *resp;                 /* member_add: MemberAdd's answer, until the member starts */
-    bool started;                 /* member_add: its process was started */
-    int serving_slot;             /* member_add: answered once this slot serves (0 done) */
-    double serving_until_s;       /* ... or at this wall time, whichever first */
     struct fl_buf data;           /* snapshot_save: the blobs so far */
     int disarm_at;                /* alarm_disarm: the member asked */
     size_t disarm_next;           /* alarm_disarm: the next alarm of resp to deactivate */
@@ -152,9 +149,6 @@ void run_etcd__watch_close(struct run_etcd *E, int slot, net_sock sock, uint64_t
 void run_etcd__watch_free(struct run_etcd *E, struct ewatch *x);
 void run_etcd__watches_sweep(struct run_etcd *E);
 void run_etcd__pace_turn(void *ud); /* the run_pacer's turn hook: ud is the run_etcd */
-
-/* run_target_etcd_ctl.c */
-void run_etcd__ctl_serving(struct run_etcd *E); /* after each Status poll round */
 
 /* run_target_etcd_observe.c */
 int run_etcd__polled_leader(struct run_etcd *E, uint64_t *term);

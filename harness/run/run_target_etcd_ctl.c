@@ -9,6 +9,9 @@
 
 /* ---- control calls ----------------------------------------------------------------------- */
 
+/* MemberAdd answered: start the new member with the cluster MemberAdd lists, give it
+ * a bridge at the next slot and every client that endpoint; refused: undo the
+ * preparation. */
 /* The member prepared at idx will not run (MemberAdd refused, or its start failed). The
  * last slot prepared is given back; one below another add's (two adds in flight, the
  * later one answered first or still out) cannot be, and stays as a removed member that
@@ -25,12 +28,13 @@ static void member_add_abandon(struct run_etcd *E, int idx)
     E->n = FL_MAX(E->n, idx + 1);
 }
 
-/* MemberAdd answered: the new member's process starts at once with the cluster MemberAdd
- * lists (as an operator does after `etcdctl member add`); false (the error in c) when it
- * cannot. Runs in the loop's callback: the world learns of it in ectl_fire. */
-static bool member_add_start(struct run_etcd *E, struct ectl *c)
+static void member_add_finish(struct run_etcd *E, struct ectl *c)
 {
     int idx = c->add_idx;
+    if (c->code != 0 || !c->resp) {
+        member_add_abandon(E, idx);
+        return;
+    }
     const json_t *me = json_object_get(c->resp, "member"),
                  *ms = json_object_get(c->resp, "members");
     uint64_t id = (uint64_t)ec_i64(me, "ID");
@@ -49,31 +53,19 @@ static bool member_add_start(struct run_etcd *E, struct ectl *c)
         if (name && url)
             fl_buf_printf(&cluster, "%s%s=%s", cluster.len ? "," : "", name, url);
     }
-    c->started = !lv_etcd_cluster_member_start(&E->c, idx, E->bin, id, fl_buf_cstr(&cluster),
-                                               E->flags, &err);
-    if (!c->started) {
+    if (lv_etcd_cluster_member_start(&E->c, idx, E->bin, id, fl_buf_cstr(&cluster), E->flags,
+                                     &err)) {
         c->code = RPC_CODE_UNKNOWN;
         snprintf(c->text, sizeof c->text, "target etcd: %s", fl_buf_cstr(&err));
+        member_add_abandon(E, idx);
     } else {
         /* not E->c.n: a slot prepared for another add still out is not a member */
         E->n = FL_MAX(E->n, idx + 1);
+        run_etcd__bridge_add(E, idx + 1);
+        c->node = idx + 1;
     }
     fl_buf_close(&cluster);
     fl_buf_close(&err);
-    return c->started;
-}
-
-/* The add's answer enters the world: the new member gets a bridge at its slot (and every
- * client that endpoint); refused or not started: the preparation is undone. */
-static void member_add_finish(struct run_etcd *E, struct ectl *c)
-{
-    int idx = c->add_idx;
-    if (c->code != 0 || !c->started) {
-        member_add_abandon(E, idx);
-        return;
-    }
-    run_etcd__bridge_add(E, idx + 1);
-    c->node = idx + 1;
 }
 
 static void ectl_fire(struct sim_world *w, void *ctx)
@@ -123,28 +115,7 @@ static void on_ctl_reply(const struct lv_etcd_reply *r, void *arg)
         c->code = e.code;
         snprintf(c->text, sizeof c->text, "%s", e.message);
     }
-    if (c->add_idx >= 0 && c->code == 0 && c->resp && member_add_start(E, c)) {
-        /* answered once the new member serves (run_etcd__ctl_serving) */
-        c->serving_slot = c->add_idx + 1;
-        c->serving_until_s = run_target_wall_s() + START_MS / 1000.0;
-        return;
-    }
     ectl_enter(E, c);
-}
-
-/* member_add's answer waits for the new member to serve: our members start at the apply
- * of their addition and connect at once, while an etcd process takes a second or more to
- * start and join (its peers count it connected, for the strict reconfiguration check,
- * only from then). Once its Status is answered (etcd serves clients only when it has
- * joined), or after START_MS, the answer enters the world. */
-void run_etcd__ctl_serving(struct run_etcd *E)
-{
-    for (struct ectl *c = E->ctls; c; c = c->next)
-        if (c->serving_slot &&
-            (E->b[c->serving_slot].st_ok || run_target_wall_s() >= c->serving_until_s)) {
-            c->serving_slot = 0;
-            ectl_enter(E, c);
-        }
 }
 
 /* alarm_disarm: the list (GET) came, or one DEACTIVATE finished: the next, or done. */

@@ -205,7 +205,6 @@ static void on_poll_reply(const struct lv_etcd_reply *r, void *arg)
     if (E->polls_out == 0 && !E->refreshing) {
         logs_scan(E); /* the term a new leader's log named before its Status said so */
         poll_note(E);
-        run_etcd__ctl_serving(E);
     }
 }
 

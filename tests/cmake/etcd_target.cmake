@@ -121,8 +121,3 @@ add_test(NAME live.etcd_target.add_twice
   COMMAND sh ${FL_ETCD_SCN}/pass.sh ${FL_BIN} ${FL_ETCD_SCN}/add_twice.lua ${FL_ETCD_WORK}/add_twice strace)
 set_tests_properties(live.etcd_target.add_twice
   PROPERTIES LABELS live SKIP_RETURN_CODE 77 TIMEOUT 120)
-# member_add answers once the new etcd member serves (Status answered, leader named).
-add_test(NAME live.etcd_target.add_serving
-  COMMAND sh ${FL_ETCD_SCN}/pass.sh ${FL_BIN} ${FL_ETCD_SCN}/add_serving.lua ${FL_ETCD_WORK}/add_serving)
-set_tests_properties(live.etcd_target.add_serving
-  PROPERTIES LABELS live SKIP_RETURN_CODE 77 TIMEOUT 120)
