@@ -149,7 +149,12 @@ int run_etcd__polled_leader(struct run_etcd *E, uint64_t *term)
         if (!p->running || p->paused || !b->st_ok || !b->st.leader)
             continue;
         /* the Raft term: Status raftTerm is the term of its last applied entry, which
-         * lags a new leader's term until it applies an entry of it */
+         * lags a new leader's term until it applies an entry of it. The log is read
+         * after the Status answers: once it has named a role, a Status that says
+         * leader counts only while the log's last role change made it leader (a
+         * deposed leader's "became follower at term N" must not lend it term N). */
+        if (b->log_term && !b->log_leader)
+            continue;
         uint64_t t = FL_MAX(b->st.raft_term, b->log_term);
         if (b->st.leader == E->c.m[i - 1].id && (!best || t > *term)) {
             best = i;
