@@ -81,6 +81,7 @@ struct bridge {
     struct lv_etcd_status st;
     uint64_t cluster_id; /* the header of its last Status answer */
     bool st_ok;
+    uint64_t st_seq;        /* the poll_seq of the newest Status answer seen */
     bool removed;           /* member_remove succeeded: no longer one of nodes() */
     long log_off;           /* bytes of its log read so far */
     struct fl_buf log_part; /* a line not complete yet */
@@ -112,6 +113,8 @@ struct run_etcd {
     bool poll_open;
     int poll_ms; /* POLL_MS, or $FL_ETCD_POLL_MS */
     int polls_out;
+    int refresh_out;          /* run_etcd__refresh's Status calls out */
+    uint64_t poll_seq;        /* Status calls sent */
     uint64_t leader_id, term; /* last seen by polling */
     char version[32];
     char *bin;             /* the etcd binary, for members added */

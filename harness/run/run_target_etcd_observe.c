@@ -12,6 +12,8 @@
 struct poll_arg {
     struct run_etcd *E;
     int slot;
+    bool refresh; /* a call of run_etcd__refresh's round */
+    uint64_t seq; /* E->poll_seq when sent: an older answer never replaces a newer */
 };
 
 static void node_event_f(struct run_etcd *E, int slot, const char *kind, uint64_t term,
@@ -188,9 +190,15 @@ static void on_poll_reply(const struct lv_etcd_reply *r, void *arg)
     struct poll_arg *a = arg;
     struct run_etcd *E = a->E;
     struct bridge *b = &E->b[a->slot];
-    E->polls_out--;
-    b->st_ok = r->http_status == 200 && r->resp;
-    if (b->st_ok) {
+    if (a->refresh)
+        E->refresh_out--;
+    else
+        E->polls_out--;
+    bool stale = a->seq < b->st_seq;
+    b->st_seq = FL_MAX(b->st_seq, a->seq);
+    if (!stale)
+        b->st_ok = r->http_status == 200 && r->resp;
+    if (!stale && b->st_ok) {
         const json_t *h = json_object_get(r->resp, "header");
         memset(&b->st, 0, sizeof b->st);
         b->st.member_id = (uint64_t)ec_i64(h, "member_id");
@@ -223,10 +231,11 @@ static void fp_crash_fire(struct sim_world *w, void *ctx)
     b->st_ok = false;
 }
 
-/* A Status call to every member that runs (none while a round is out). */
-static void poll_round(struct run_etcd *E)
+/* A Status call to every member that runs (none while a round is out); serving_only:
+ * only to those that answered the last one. */
+static void poll_round(struct run_etcd *E, bool serving_only)
 {
-    if (E->polls_out > 0)
+    if (serving_only ? E->refresh_out > 0 : E->polls_out > 0)
         return;
     for (int i = 1; i <= E->n; i++) {
         struct lv_etcd_member *m = &E->c.m[i - 1];
@@ -239,10 +248,17 @@ static void poll_round(struct run_etcd *E)
             E->b[i].st_ok = false;
             continue;
         }
+        if (serving_only && !E->b[i].st_ok)
+            continue;
         struct poll_arg *a = fl_calloc(1, sizeof *a);
         a->E = E;
         a->slot = i;
-        E->polls_out++;
+        a->refresh = serving_only;
+        a->seq = ++E->poll_seq;
+        if (serving_only)
+            E->refresh_out++;
+        else
+            E->polls_out++;
         lv_etcd_call(&E->c.client, m->direct_url, "/v3/maintenance/status", json_object(), 1000,
                      on_poll_reply, a);
     }
@@ -257,17 +273,20 @@ void run_etcd__on_poll_timer(uv_timer_t *t)
         E->checkpoint_at_s = run_target_wall_s();
         run_etcd__checkpoint(E);
     }
-    poll_round(E);
+    poll_round(E, false);
 }
 
-static bool polls_done(void *arg)
+static bool refresh_done(void *arg)
 {
     const struct run_etcd *E = arg;
-    return E->polls_out == 0;
+    return E->refresh_out == 0;
 }
 
-/* A round of Status calls started after the call ended (the round in flight, if any,
- * may have been sent before it), waited for (each call times out in 1 s), then the
+/* A round of Status calls started after the call ended (beside the poll round in
+ * flight, if any, whose older answers are then dropped) to the members that served at
+ * the last poll (one just
+ * started, or not ready, is not waited for: the world stands still meanwhile), waited
+ * for (each call times out in 1 s), then the
  * members' logs read: what status(), leader() and node_events() report once a control
  * call has returned is etcd's state at that moment, not a poll up to
  * E->poll_ms older.
@@ -276,10 +295,9 @@ void run_etcd__refresh(struct run_etcd *E)
 {
     if (E->closing)
         return;
-    lv_run_until(&E->loop, polls_done, E, 2000);
     E->refreshing = true;
-    poll_round(E);
-    lv_run_until(&E->loop, polls_done, E, 2000);
+    poll_round(E, true);
+    lv_run_until(&E->loop, refresh_done, E, 2000);
     logs_scan(E); /* after the answers: the terms their logs named by then */
     poll_note(E);
     E->refreshing = false;
