@@ -113,6 +113,11 @@ struct chk_change *chk_outside_changes(const struct chk_history *h, uint32_t *co
 /* Does the key lie in [key, range_end)? */
 bool chk_key_in_range(const struct chk_history *h, int32_t key, int32_t start, int32_t range_end);
 
+/* Does op's recorded response say it wrote (a put, or a delete that removed keys, in the
+ * branch it says it took)? Then a legal step of it advances the revision to its header
+ * revision. */
+bool chk_model_recorded_write(const struct chk_history *h, const struct chk_op *op);
+
 /* Engines. Each fills verdict/engine/reason/detail/steps of out. */
 int chk_lin_revision(struct chk_history *h, const struct chk_limits *lim,
                      struct chk_lin_result *out);

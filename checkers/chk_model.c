@@ -551,7 +551,7 @@ static bool recorded_no_write(const struct chk_history *h, const struct chk_op *
 
 /* Does the recorded response say the op wrote (a put, or a delete that removed keys, in
  * the branch it says it took)? Then its header revision is its own, never outside. */
-static bool recorded_write(const struct chk_history *h, const struct chk_op *op)
+bool chk_model_recorded_write(const struct chk_history *h, const struct chk_op *op)
 {
     if (op->kind != CHK_OP_TXN || !(op->flags & CHK_OPF_HAS_RESULT) ||
         (op->cmp_count && !(op->flags & CHK_OPF_SUCCEEDED_SET)))
@@ -605,7 +605,7 @@ struct chk_step chk_model_step(const struct chk_model *m, struct chk_kstate *st,
     /* An op that writes nothing here sits at its header revision, after an outside write
      * of it; not one whose response says it wrote (fuzz: a delete answering 'deleted 1'
      * took a watch event's put at its own revision as outside content, and passed). */
-    if (jump && !writes && !recorded_write(h, op) && op->rev > st->rev)
+    if (jump && !writes && !chk_model_recorded_write(h, op) && op->rev > st->rev)
         outside_jump(m, st, op->rev);
     int64_t new_rev = st->rev + 1;
     int64_t removed = 0;

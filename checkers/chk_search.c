@@ -33,6 +33,45 @@ struct srch_entry {
     bool is_call;
 };
 
+/* A historical range (served at a revision above the one it asks): sub of op. */
+struct srch_hist {
+    int64_t rev;
+    uint32_t op, sub;
+};
+
+static int srch_hist_cmp(const void *a, const void *b)
+{
+    const struct srch_hist *x = a, *y = b;
+    if (x->rev != y->rev)
+        return x->rev < y->rev ? -1 : 1;
+    return x->op != y->op ? (x->op < y->op ? -1 : 1) : (x->sub > y->sub) - (x->sub < y->sub);
+}
+
+/* The answered historical ranges of ops (history op indexes), by the revision asked. */
+static struct srch_hist *srch_hists(const struct chk_history *h, const uint32_t *order,
+                                    uint32_t order_count, size_t *count)
+{
+    struct srch_hist *v = NULL;
+    size_t n = 0, cap = 0;
+    for (uint32_t i = 0; i < order_count; i++) {
+        const struct chk_op *op = &h->ops[order[i]];
+        if (op->status != CHK_ST_OK || op->kind != CHK_OP_TXN || op->rev == CHK_NO_REV)
+            continue;
+        for (uint32_t j = 0; j < (uint32_t)op->then_count + op->else_count; j++) {
+            const struct chk_sub *sb = &h->subs[op->sub_first + j];
+            if (sb->kind == CHK_SUB_RANGE && sb->req_rev > 0 && sb->req_rev < op->rev &&
+                (sb->flags & CHK_SUBF_RESULT_SET)) {
+                FL_GROW(v, cap, n + 1, 16);
+                v[n++] = (struct srch_hist){sb->req_rev, order[i], op->sub_first + j};
+            }
+        }
+    }
+    if (n > 1)
+        qsort(v, n, sizeof(*v), srch_hist_cmp);
+    *count = n;
+    return v;
+}
+
 struct srch {
     struct chk_history *h;
     const struct chk_limits *lim;
@@ -93,6 +132,19 @@ struct srch {
      * stack. The cache key keeps of a slot only what its class shows. */
     uint32_t *look_first, *look;
     uint32_t *look_left;
+    /* per value id: anonymous (see anon_values); NULL when none is. Borrowed. */
+    const uint8_t *anon;
+    /* The revision horizon (with revisions): need[i] the highest state revision op i can
+     * be linearized at (its header revision, one less when its response says it wrote;
+     * INT64_MAX when it has none); hz a min-tree over the ops not on the stack, leaves
+     * at hz_size + i. A state above the root's value has no completion. NULL without
+     * revisions. */
+    int64_t *need, *hz;
+    uint32_t hz_size;
+    struct srch_pins *pins;  /* see srch_pins_open; NULL without revisions */
+    struct srch_hist *hists; /* the historical ranges of the ops, by revision (see hists_hold) */
+    size_t hist_count;
+    bool pins_built;
 };
 
 /* What an op can observe of a key: its presence, its value, or everything (value,
@@ -332,6 +384,339 @@ static inline bool over_limits(struct srch *s)
     return false;
 }
 
+/* Sets leaf i of the horizon tree to v and mends its ancestors. */
+static void hz_set(struct srch *s, uint32_t i, int64_t v)
+{
+    uint32_t x = s->hz_size + i;
+    s->hz[x] = v;
+    for (x /= 2; x >= 1; x /= 2)
+        s->hz[x] = FL_MIN(s->hz[2 * x], s->hz[2 * x + 1]);
+}
+
+/* The least need of the ops not on the stack other than op i (i not on it either). */
+static int64_t hz_min_without(const struct srch *s, uint32_t i)
+{
+    int64_t m = INT64_MAX;
+    for (uint32_t x = s->hz_size + i; x > 1; x /= 2)
+        m = FL_MIN(m, s->hz[x ^ 1]);
+    return m;
+}
+
+/* Would linearizing op o, leaving state next, overshoot an op still to come? Revisions
+ * never go down (a write adds one, an outside jump goes up), and an acknowledged op with
+ * header revision R leaves the state at R: after one with need N below the state's
+ * revision nothing can follow. */
+static inline bool hz_overshoot(const struct srch *s, uint32_t o, const uint8_t *next)
+{
+    if (!s->hz)
+        return false;
+    FL_ASSERT(s->hz[s->hz_size + o] == s->need[o]); /* o is still to come */
+    return ((const struct chk_kstate *)next)->rev > hz_min_without(s, o);
+}
+
+/* Builds need[] and the tree (every op still to come). */
+static void hz_open(struct srch *s)
+{
+    const struct chk_history *h = s->h;
+    s->need = fl_malloc((s->n + 1) * sizeof(int64_t));
+    s->hz_size = 1;
+    while (s->hz_size < s->n)
+        s->hz_size *= 2;
+    s->hz = fl_malloc(2 * (size_t)s->hz_size * sizeof(int64_t));
+    for (uint32_t x = 0; x < 2 * s->hz_size; x++)
+        s->hz[x] = INT64_MAX;
+    for (uint32_t i = 0; i < s->n; i++) {
+        const struct chk_op *op = &h->ops[s->ops[i]];
+        bool judged = op->status == CHK_ST_OK && op->kind == CHK_OP_TXN && op->rev != CHK_NO_REV;
+        s->need[i] = !judged ? INT64_MAX : op->rev - chk_model_recorded_write(h, op);
+        s->hz[s->hz_size + i] = s->need[i];
+    }
+    for (uint32_t x = s->hz_size - 1; x >= 1; x--)
+        s->hz[x] = FL_MIN(s->hz[2 * x], s->hz[2 * x + 1]);
+}
+
+/*
+ * Pins (with revisions): a key-value an acknowledged op still to come will see (a read
+ * at the current revision, a prev kv) shows the key's mod revision M and create
+ * revision C. Revisions never go down and a write of the key sets its mod revision to
+ * the new revision, so once the state's revision is at or past M the key must already
+ * be present with mod revision M: it can never get there later. Likewise C, unless a
+ * watch event may bring the key's create revision from outside (revs_open's jumps take
+ * it from the event): such create pins are not kept. A configuration that breaks a
+ * pin of an op still to come has no completion.
+ */
+enum { PIN_MOD = 0, PIN_CREATE };
+
+struct srch_pin {
+    int64_t m;     /* the revision shown */
+    uint32_t op;   /* the search's op index */
+    uint32_t slot; /* the key's slot */
+    uint8_t kind;  /* PIN_MOD / PIN_CREATE */
+};
+
+struct srch_pins {
+    struct srch_pin *v; /* by (slot, m, op) */
+    uint32_t count;
+    uint32_t *slot_first; /* slots + 1: the pins of slot k are [slot_first[k], slot_first[k + 1]) */
+    uint32_t *op_first, *op_pin; /* the pins of op i: op_pin[op_first[i] .. op_first[i + 1]) */
+    uint32_t *by_m;              /* pin indexes by (m, index) */
+    int64_t *tree;               /* min-tree of m over the pins of ops still to come */
+    uint32_t size;               /* leaves at size + pin index */
+};
+
+static int pin_cmp(const void *a, const void *b)
+{
+    const struct srch_pin *x = a, *y = b;
+    if (x->slot != y->slot)
+        return x->slot < y->slot ? -1 : 1;
+    if (x->m != y->m)
+        return x->m < y->m ? -1 : 1;
+    if (x->op != y->op)
+        return x->op < y->op ? -1 : 1;
+    return (x->kind > y->kind) - (x->kind < y->kind);
+}
+
+static const struct srch_pin *g_pin_v;
+
+static int pin_m_cmp(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    if (g_pin_v[x].m != g_pin_v[y].m)
+        return g_pin_v[x].m < g_pin_v[y].m ? -1 : 1;
+    return (x > y) - (x < y);
+}
+
+/* Could an outside change (a watch event the model jumps over) give key its create
+ * revision c? */
+static bool outside_creates(const struct chk_model *m, int32_t key, int64_t c)
+{
+    for (uint32_t i = 0; i < m->outside_count; i++) {
+        if (m->outside[i].key == key && m->outside[i].create_rev == c)
+            return true;
+    }
+    return false;
+}
+
+/* Adds the pins of one kv seen by op i. */
+static void pins_add_kv(const struct srch *s, struct srch_pins *p, uint32_t *cap, uint32_t i,
+                        const struct chk_kv *kv)
+{
+    int32_t sl = s->model.slot ? s->model.slot[kv->key] : kv->key;
+    if (sl < 0)
+        return;
+    FL_ASSERT((uint32_t)sl < s->slots);
+    if (kv->mod_rev != CHK_NO_REV && kv->mod_rev > 1) {
+        FL_GROW(p->v, *cap, p->count + 1, 64);
+        p->v[p->count++] = (struct srch_pin){kv->mod_rev, i, (uint32_t)sl, PIN_MOD};
+    }
+    if (kv->create_rev != CHK_NO_REV && kv->create_rev > 1 &&
+        !(s->model.revs_open && outside_creates(&s->model, kv->key, kv->create_rev))) {
+        FL_GROW(p->v, *cap, p->count + 1, 64);
+        p->v[p->count++] = (struct srch_pin){kv->create_rev, i, (uint32_t)sl, PIN_CREATE};
+    }
+}
+
+/* Does sub b of an acknowledged op show key-values of the state the op meets (or makes)
+ * at its own point: a read at the current revision, prev kvs? */
+static bool sub_shows_state(const struct chk_sub *b)
+{
+    if (!(b->flags & CHK_SUBF_KVS_SET) || !(b->flags & CHK_SUBF_RESULT_SET))
+        return false;
+    if (b->kind == CHK_SUB_RANGE)
+        return b->req_rev == 0;
+    return (b->kind == CHK_SUB_PUT || b->kind == CHK_SUB_DELETE) && (b->flags & CHK_SUBF_PREV_KV);
+}
+
+/* The pins of op i (acknowledged, results recorded, its branch known). */
+static void pins_of_op(const struct srch *s, struct srch_pins *p, uint32_t *cap, uint32_t i)
+{
+    const struct chk_history *h = s->h;
+    const struct chk_op *op = &h->ops[s->ops[i]];
+    if (op->status != CHK_ST_OK || op->kind != CHK_OP_TXN || !(op->flags & CHK_OPF_HAS_RESULT) ||
+        (op->cmp_count && !(op->flags & CHK_OPF_SUCCEEDED_SET)))
+        return;
+    bool succ = op->cmp_count == 0 || (op->flags & CHK_OPF_SUCCEEDED);
+    uint32_t first = op->sub_first + (succ ? 0 : op->then_count);
+    uint32_t n = succ ? op->then_count : op->else_count;
+    for (uint32_t j = 0; j < n; j++) {
+        const struct chk_sub *b = &h->subs[first + j];
+        if (!sub_shows_state(b))
+            continue;
+        for (uint32_t k = 0; k < b->kv_count; k++)
+            pins_add_kv(s, p, cap, i, &h->kvs[b->kv_first + k]);
+    }
+}
+
+/* Sets pin x's leaf (m, or INT64_MAX once its op is linearized) and mends the tree. */
+static void pin_set(struct srch_pins *p, uint32_t x, int64_t v)
+{
+    uint32_t t = p->size + x;
+    p->tree[t] = v;
+    for (t /= 2; t >= 1; t /= 2)
+        p->tree[t] = FL_MIN(p->tree[2 * t], p->tree[2 * t + 1]);
+}
+
+/* The indexes: per slot, per op, by m, and the tree (every op still to come). */
+static void pins_index(const struct srch *s, struct srch_pins *p)
+{
+    qsort(p->v, p->count, sizeof(*p->v), pin_cmp);
+    p->slot_first = fl_calloc(s->slots + 2, sizeof(uint32_t));
+    p->op_first = fl_calloc(s->n + 2, sizeof(uint32_t));
+    p->op_pin = fl_malloc((p->count + 1) * sizeof(uint32_t));
+    p->by_m = fl_malloc((p->count + 1) * sizeof(uint32_t));
+    for (uint32_t x = 0; x < p->count; x++) {
+        p->slot_first[p->v[x].slot + 1]++;
+        p->op_first[p->v[x].op + 1]++;
+        p->by_m[x] = x;
+    }
+    for (uint32_t k = 0; k < s->slots; k++)
+        p->slot_first[k + 1] += p->slot_first[k];
+    for (uint32_t i = 0; i < s->n; i++)
+        p->op_first[i + 1] += p->op_first[i];
+    uint32_t *fill = fl_memdup(p->op_first, (s->n + 1) * sizeof(uint32_t));
+    for (uint32_t x = 0; x < p->count; x++)
+        p->op_pin[fill[p->v[x].op]++] = x;
+    free(fill);
+    g_pin_v = p->v;
+    qsort(p->by_m, p->count, sizeof(uint32_t), pin_m_cmp);
+    g_pin_v = NULL;
+    p->size = 1;
+    while (p->size < p->count)
+        p->size *= 2;
+    p->tree = fl_malloc(2 * (size_t)p->size * sizeof(int64_t));
+    for (uint32_t t = 0; t < 2 * p->size; t++)
+        p->tree[t] = INT64_MAX;
+    for (uint32_t x = 0; x < p->count; x++)
+        p->tree[p->size + x] = p->v[x].m;
+    for (uint32_t t = p->size - 1; t >= 1; t--)
+        p->tree[t] = FL_MIN(p->tree[2 * t], p->tree[2 * t + 1]);
+}
+
+/* Builds the pins (after the model's outside changes are set); NULL when none. */
+static struct srch_pins *srch_pins_open(const struct srch *s)
+{
+    struct srch_pins *p = fl_calloc(1, sizeof(*p));
+    uint32_t cap = 0;
+    for (uint32_t i = 0; i < s->n; i++)
+        pins_of_op(s, p, &cap, i);
+    if (!p->count) {
+        free(p->v);
+        free(p);
+        return NULL;
+    }
+    pins_index(s, p);
+    return p;
+}
+
+static void srch_pins_close(struct srch_pins *p)
+{
+    if (!p)
+        return;
+    free(p->v);
+    free(p->slot_first);
+    free(p->op_first);
+    free(p->op_pin);
+    free(p->by_m);
+    free(p->tree);
+    free(p);
+}
+
+/* Op i leaves (gone) or rejoins the ops still to come: its pins follow. */
+static inline void pins_take(struct srch *s, uint32_t i, bool gone)
+{
+    struct srch_pins *p = s->pins;
+    if (!p)
+        return;
+    for (uint32_t x = p->op_first[i]; x < p->op_first[i + 1]; x++) {
+        uint32_t k = p->op_pin[x];
+        pin_set(p, k, gone ? INT64_MAX : p->v[k].m);
+    }
+}
+
+static inline bool pin_holds(const struct srch_pin *pn, const struct chk_kent *e)
+{
+    return e->value != CHK_NIL && (pn->kind == PIN_MOD ? e->mod_rev : e->create_rev) == pn->m;
+}
+
+/* Do the pins of slot k's tree range [lo, hi) under node t (covering [a, b)) with m <= rev
+ * hold in entry e (op o's own pins left out: it is being linearized)? */
+static bool pins_slot_hold(const struct srch_pins *p, uint32_t t, uint32_t a, uint32_t b,
+                           uint32_t lo, uint32_t hi, int64_t rev, const struct chk_kent *e,
+                           uint32_t o)
+{
+    if (b <= lo || a >= hi || p->tree[t] > rev)
+        return true;
+    if (b - a == 1) {
+        const struct srch_pin *pn = &p->v[a];
+        return pn->op == o || pin_holds(pn, e);
+    }
+    uint32_t mid = a + (b - a) / 2;
+    return pins_slot_hold(p, 2 * t, a, mid, lo, hi, rev, e, o) &&
+           pins_slot_hold(p, 2 * t + 1, mid, b, lo, hi, rev, e, o);
+}
+
+/* Linearizing op o takes state cur to next: do the pins of the ops still to come hold in
+ * next? Those of a slot o changed, and those that became due (cur's revision < m <=
+ * next's); the others held in cur and still do. */
+static bool pins_hold(const struct srch *s, uint32_t o, const uint8_t *cur, const uint8_t *next)
+{
+    const struct srch_pins *p = s->pins;
+    if (!p)
+        return true;
+    const struct chk_kstate *a = (const struct chk_kstate *)cur,
+                            *b = (const struct chk_kstate *)next;
+    for (uint32_t k = 0; k < s->slots; k++) {
+        if (!memcmp(&a->ent[k], &b->ent[k], sizeof(a->ent[k])))
+            continue;
+        if (!pins_slot_hold(p, 1, 0, p->size, p->slot_first[k], p->slot_first[k + 1], b->rev,
+                            &b->ent[k], o))
+            return false;
+    }
+    if (b->rev == a->rev)
+        return true;
+    uint32_t lo = 0, hi = p->count;
+    while (lo < hi) { /* the first pin with m > cur's revision */
+        uint32_t mid = (lo + hi) / 2;
+        if (p->v[p->by_m[mid]].m <= a->rev)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (uint32_t x = lo; x < p->count && p->v[p->by_m[x]].m <= b->rev; x++) {
+        const struct srch_pin *pn = &p->v[p->by_m[x]];
+        if (pn->op != o && p->tree[p->size + p->by_m[x]] != INT64_MAX &&
+            !pin_holds(pn, &b->ent[pn->slot]))
+            return false;
+    }
+    return true;
+}
+
+/* Linearizing an op takes state cur to next. When next is the first state at revision
+ * H, the historical ranges that ask H are judged against it, as srch_hist_recheck
+ * judges the linearization found: a configuration that fails one fails that check
+ * whatever follows, since the state at H is fixed from here on (their ops, answered
+ * above H, are all still to come). Revisions jumped over stay unseen, as there. */
+static bool hists_hold(const struct srch *s, const uint8_t *cur, const uint8_t *next)
+{
+    int64_t r0 = ((const struct chk_kstate *)cur)->rev;
+    struct chk_kstate *b = (struct chk_kstate *)next;
+    if (!s->hist_count || b->rev == r0)
+        return true;
+    size_t lo = 0, hi = s->hist_count;
+    while (lo < hi) { /* the first asking b's revision */
+        size_t mid = (lo + hi) / 2;
+        if (s->hists[mid].rev < b->rev)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t x = lo; x < s->hist_count && s->hists[x].rev == b->rev; x++) {
+        if (!chk_model_range_at(&s->model, b, &s->h->subs[s->hists[x].sub]))
+            return false;
+    }
+    return true;
+}
+
 /* Keeps the deepest configuration reached, for the explanation of a failure. */
 static inline void srch_note_best(struct srch *s, const uint8_t *state)
 {
@@ -353,6 +738,9 @@ static inline int32_t srch_pop(struct srch *s, uint8_t *state, uint64_t *zacc,
     uint32_t o = (uint32_t)s->e[c].op;
     s->bits[o / 64] &= ~(UINT64_C(1) << (o % 64));
     look_take(s, o, 1);
+    if (s->hz)
+        hz_set(s, o, s->need[o]);
+    pins_take(s, o, false);
     *zacc ^= s->zob[o];
     *definite_left += op_ret(&s->h->ops[s->ops[o]]) != CHK_NEVER;
     unlift(s, c);
@@ -404,6 +792,9 @@ static inline void srch_push(struct srch *s, int32_t c, uint8_t *state, const ui
     s->stack_entry[s->depth++] = c;
     memcpy(state, next, s->st_size);
     *zacc ^= s->zob[o];
+    if (s->hz)
+        hz_set(s, o, INT64_MAX);
+    pins_take(s, o, true);
     lift(s, c);
     *definite_left -= op_ret(&s->h->ops[s->ops[o]]) != CHK_NEVER;
     srch_note_best(s, state);
@@ -417,6 +808,11 @@ static int srch_run(struct srch *s)
     uint64_t zacc = s->zacc;
     int verdict = CHK_PASS;
     int32_t head = (int32_t)(2 * s->n);
+    if (s->model.check_revs && !s->pins_built) { /* after search_whole set the outside changes */
+        s->pins = srch_pins_open(s);
+        s->hists = srch_hists(s->h, s->ops, s->n, &s->hist_count);
+        s->pins_built = true;
+    }
     int32_t cur = s->cur;
     s->budget_hit = false;
     while (definite_left > 0) {
@@ -437,7 +833,8 @@ static int srch_run(struct srch *s)
             memcpy(scratch, state, s->st_size);
             struct chk_step st = chk_model_step(&s->model, (struct chk_kstate *)scratch, op);
             uint32_t o = (uint32_t)en->op;
-            if (st.legal) {
+            if (st.legal && !hz_overshoot(s, o, scratch) && pins_hold(s, o, state, scratch) &&
+                hists_hold(s, state, scratch)) {
                 s->bits[o / 64] |= UINT64_C(1) << (o % 64);
                 look_take(s, o, -1);
                 const uint8_t *key = state_key(s, scratch);
@@ -463,6 +860,25 @@ static int srch_run(struct srch *s)
         if (cur < 0) {
             verdict = CHK_FAIL; /* the empty configuration failed */
             break;
+        }
+    }
+    if (getenv("FL_SRCH_DEBUG")) {
+        fprintf(stderr, "DEBUG verdict %d steps %llu depth %u best %u n %u recs %zu\n", verdict,
+                (unsigned long long)s->steps, s->depth, s->best_depth, s->n, s->rec_count);
+        for (uint32_t i = 0, shown = 0; i < s->n && shown < 8; i++) {
+            const struct chk_op *op = &s->h->ops[s->ops[i]];
+            if (!(s->best_bits[i / 64] & (UINT64_C(1) << (i % 64))) && op->status == CHK_ST_OK) {
+                fprintf(stderr, " best-missing op%lld rev %lld ret %lld\n", (long long)op->op_id, (long long)op->rev, (long long)op->return_ns);
+                shown++;
+            }
+        }
+        for (uint32_t d = 0; d < s->depth; d++) {
+            const struct chk_op *op = &s->h->ops[s->ops[s->e[s->stack_entry[d]].op]];
+            const struct chk_kstate *st =
+                (const struct chk_kstate *)(s->stack_states + (size_t)d * s->st_size);
+            if (d + 60 >= s->depth)
+                fprintf(stderr, " d%u op%lld st%d rev%lld\n", d, (long long)op->op_id, op->status,
+                        (long long)st->rev);
         }
     }
     s->cur = cur;
@@ -550,6 +966,78 @@ static uint32_t blind_puts(const struct srch *s, const struct chk_op *op)
     return op->then_count;
 }
 
+/* An unknown op that only puts keys, each with an anonymous value (see
+ * anon_values): the number of its puts, else 0. */
+static uint32_t anon_puts(const struct srch *s, const struct chk_op *op)
+{
+    const struct chk_history *h = s->h;
+    if (!s->anon || op->status != CHK_ST_UNKNOWN || op->kind != CHK_OP_TXN || op->cmp_count ||
+        op->else_count || !op->then_count)
+        return 0;
+    for (uint32_t j = 0; j < op->then_count; j++) {
+        const struct chk_sub *b = &h->subs[op->sub_first + j];
+        if (b->kind != CHK_SUB_PUT || (b->flags & CHK_SUBF_PREV_KV) ||
+            b->range_end != CHK_RANGE_ONE || b->value < 0 || !s->anon[b->value])
+            return 0;
+    }
+    return op->then_count;
+}
+
+/* The keys an anonymous put op writes, in order, as one number. */
+static uint64_t anon_signature(const struct chk_history *h, const struct chk_op *op)
+{
+    uint64_t x = mix64(UINT64_C(0xa207) + op->then_count);
+    for (uint32_t j = 0; j < op->then_count; j++)
+        x = mix64(x ^ (uint32_t)h->subs[op->sub_first + j].key);
+    return x;
+}
+
+/* Two anonymous put ops that write the same keys in the same order. */
+static bool anon_same_keys(const struct chk_history *h, const struct chk_op *a,
+                           const struct chk_op *b)
+{
+    if (a->then_count != b->then_count)
+        return false;
+    for (uint32_t j = 0; j < a->then_count; j++) {
+        if (h->subs[a->sub_first + j].key != h->subs[b->sub_first + j].key)
+            return false;
+    }
+    return true;
+}
+
+/* Which rule makes two ops interchangeable (see srch_twins). */
+enum { TWIN_SAME = 0, TWIN_BLIND, TWIN_ANON };
+
+/* Op's twin class: its kind and a signature (equal for every op of the class). */
+static uint64_t twin_class(const struct srch *s, const struct chk_op *op, int *kind)
+{
+    uint32_t nb = blind_puts(s, op);
+    if (nb) {
+        *kind = TWIN_BLIND;
+        return mix64(UINT64_C(0xb11d) + nb);
+    }
+    if (anon_puts(s, op)) {
+        *kind = TWIN_ANON;
+        return anon_signature(s->h, op);
+    }
+    *kind = TWIN_SAME;
+    return op_signature(s->h, op);
+}
+
+/* Whether b is in a's class (kind: a's). */
+static bool twin_equal(const struct srch *s, int kind, const struct chk_op *a,
+                       const struct chk_op *b)
+{
+    switch (kind) {
+    case TWIN_BLIND:
+        return blind_puts(s, b) == blind_puts(s, a);
+    case TWIN_ANON:
+        return !blind_puts(s, b) && anon_puts(s, b) && anon_same_keys(s->h, a, b);
+    default:
+        return !blind_puts(s, b) && !anon_puts(s, b) && same_op(s->h, a, b);
+    }
+}
+
 /*
  * Symmetry: ops with the same request and the same recorded outcome are
  * interchangeable when one's window contains the other's positions: if A is called
@@ -559,6 +1047,18 @@ static uint32_t blind_puts(const struct srch *s, const struct chk_op *op)
  * search only linearizes an op after the op it is linked to. Links form chains that
  * are monotone in both call and return, which keeps the argument valid for the whole
  * chain.
+ *
+ * Two more classes are interchangeable without being identical: unknown puts of keys
+ * nobody observes (blind_puts, by their number of puts), and unknown puts of the same
+ * keys whose values are anonymous (anon_puts): no recorded result, compare operand or
+ * watch event shows such a value, no other op writes it, and its key has no append
+ * and no ordering compare of values. Swapping two such ops A and B in a linearization
+ * (or putting A where B was, when A is not in it) renames A's values to B's and back
+ * in every state until the key is written again; every judgement of the model is the
+ * same under that renaming (a read or a compare sees an anonymous value only as "not
+ * the one recorded"; a put, a delete and the revision do not depend on the value), so
+ * the result is a linearization too. Chaos seed 2893's six unknown puts of key1 (and
+ * those of key0, key2..key4) are such: only their number and positions matter.
  */
 static void srch_twins(struct srch *s)
 {
@@ -574,12 +1074,11 @@ static void srch_twins(struct srch *s)
             continue;
         s->twin[e->op] = -1;
         const struct chk_op *op = &h->ops[s->ops[e->op]];
-        uint32_t nb = blind_puts(s, op);
-        uint64_t g = nb ? mix64(UINT64_C(0xb11d) + nb) : op_signature(h, op);
+        int kind;
+        uint64_t g = twin_class(s, op, &kind);
         uint32_t k;
         for (k = 0; k < nl; k++) {
-            const struct chk_op *o2 = &h->ops[s->ops[last_of[k]]];
-            if (sig[k] == g && (nb ? blind_puts(s, o2) == nb : same_op(h, op, o2)))
+            if (sig[k] == g && twin_equal(s, kind, op, &h->ops[s->ops[last_of[k]]]))
                 break;
         }
         if (k < nl) {
@@ -608,6 +1107,10 @@ static void srch_close(struct srch *s)
     free(s->look_first);
     free(s->look);
     free(s->look_left);
+    free(s->need);
+    free(s->hz);
+    srch_pins_close(s->pins);
+    free(s->hists);
     chk_append_memo_close(&s->memo);
     free(s->twin);
     free(s->ro);
@@ -894,12 +1397,13 @@ static void srch_observers(struct srch *s)
  * ready to run. Free with srch_close + free. */
 static struct srch *srch_open(struct chk_history *h, const struct chk_limits *lim,
                               const uint32_t *ops, uint32_t n, const int32_t *slot, uint32_t slots,
-                              bool check_revs)
+                              bool check_revs, const uint8_t *anon)
 {
     struct srch *sp = fl_calloc(1, sizeof(*sp));
     struct srch *s = sp;
     s->h = h;
     s->lim = lim;
+    s->anon = anon;
     s->steps_max = lim && lim->steps_max ? lim->steps_max : UINT64_C(50000000);
     s->mem_max = lim && lim->mem_bytes_max ? lim->mem_bytes_max : UINT64_C(512) << 20;
     s->own_ops = fl_memdup(ops, (n + 1) * sizeof(uint32_t));
@@ -938,6 +1442,8 @@ static struct srch *srch_open(struct chk_history *h, const struct chk_limits *li
     srch_build_list(s);
     srch_observers(s); /* before srch_twins: blind puts are judged by observers */
     srch_twins(s);
+    if (check_revs)
+        hz_open(s);
     s->reads_first = true;
     s->ro = fl_malloc(n + 1);
     s->forced = fl_calloc(n + 1, 1);
@@ -1023,8 +1529,82 @@ struct lin_ops {
     uint32_t *ops;
     int32_t *key_of;
     uint32_t n;
-    bool single; /* every op touches one key: the search may split per key */
+    bool single;   /* every op touches one key: the search may split per key */
+    uint8_t *anon; /* per value id: anonymous (anon_values), or NULL */
 };
+
+/* Counts a write of value v (saturating at 2). */
+static inline void anon_write(uint8_t *writes, int32_t v)
+{
+    if (v >= 0 && writes[v] < 2)
+        writes[v]++;
+}
+
+/* Marks value v seen (by a result, a compare operand or a watch event). */
+static inline void anon_seen(uint8_t *seen, int32_t v)
+{
+    if (v >= 0)
+        seen[v] = 1;
+}
+
+/* Pass 1 of anon_values over the ops: writes of values, values compared, and the keys
+ * that cannot hold an anonymous value (an append reads it, an ordering compare of
+ * values orders it). */
+static void anon_scan_ops(const struct chk_history *h, uint8_t *writes, uint8_t *seen,
+                          uint8_t *bad_key)
+{
+    for (uint32_t i = 0; i < h->sub_count; i++) {
+        const struct chk_sub *b = &h->subs[i];
+        if (b->kind == CHK_SUB_PUT || b->kind == CHK_SUB_APPEND)
+            anon_write(writes, b->value);
+        if (b->kind == CHK_SUB_APPEND)
+            bad_key[b->key] = 1;
+    }
+    for (uint32_t i = 0; i < h->cmp_count; i++) {
+        const struct chk_cmp *c = &h->cmps[i];
+        if (c->target != CHK_CMP_VALUE)
+            continue;
+        anon_seen(seen, (int32_t)c->operand);
+        if (c->result != CHK_CMP_EQ && c->result != CHK_CMP_NE)
+            bad_key[c->key] = 1;
+    }
+    for (uint32_t i = 0; i < h->kv_count; i++)
+        anon_seen(seen, h->kvs[i].value);
+    for (uint32_t i = 0; i < h->event_count; i++) {
+        anon_seen(seen, h->events[i].value);
+        anon_seen(seen, h->events[i].prev_value);
+    }
+}
+
+/*
+ * Per value id, whether the value is anonymous: exactly one put in the history writes
+ * it, nothing shows it (no recorded key-value, compare operand or watch event), and its
+ * key has no append and no ordering compare of values. The model can then tell it from
+ * another anonymous value of the key only by identity, which it never tests (see
+ * srch_twins). NULL when no unknown-outcome op puts anything (no use for it).
+ */
+static uint8_t *anon_values(const struct chk_history *h)
+{
+    bool any = false;
+    for (uint32_t i = 0; i < h->op_count && !any; i++)
+        any = h->ops[i].status == CHK_ST_UNKNOWN && h->ops[i].kind == CHK_OP_TXN &&
+              h->ops[i].then_count > 0;
+    if (!any)
+        return NULL;
+    uint32_t nv = h->values.count;
+    uint8_t *writes = fl_calloc(nv + 1, 1), *seen = fl_calloc(nv + 1, 1);
+    uint8_t *bad_key = fl_calloc(h->keys.count + 1, 1), *anon = fl_calloc(nv + 1, 1);
+    anon_scan_ops(h, writes, seen, bad_key);
+    for (uint32_t i = 0; i < h->sub_count; i++) {
+        const struct chk_sub *b = &h->subs[i];
+        if (b->kind == CHK_SUB_PUT && b->value >= 0)
+            anon[b->value] = writes[b->value] == 1 && !seen[b->value] && !bad_key[b->key];
+    }
+    free(writes);
+    free(seen);
+    free(bad_key);
+    return anon;
+}
 
 /* Selects the ops (op_included) and drops unknown ops called after every definite op
  * returned: they can be put after everything, i.e. never. */
@@ -1035,6 +1615,7 @@ static void lin_ops_open(struct lin_ops *o, const struct chk_history *h,
     o->key_of = fl_malloc((h->op_count + 1) * sizeof(int32_t));
     o->n = 0;
     o->single = !(lim && lim->no_partition);
+    o->anon = anon_values(h);
     int64_t last_definite_ret = INT64_MIN;
     for (uint32_t i = 0; i < h->op_count; i++) {
         const struct chk_op *op = &h->ops[i];
@@ -1057,47 +1638,9 @@ static void lin_ops_open(struct lin_ops *o, const struct chk_history *h,
 
 static void lin_ops_close(struct lin_ops *o)
 {
+    free(o->anon);
     free(o->ops);
     free(o->key_of);
-}
-
-/* A historical range (served at a revision above the one it asks): sub of op. */
-struct srch_hist {
-    int64_t rev;
-    uint32_t op, sub;
-};
-
-static int srch_hist_cmp(const void *a, const void *b)
-{
-    const struct srch_hist *x = a, *y = b;
-    if (x->rev != y->rev)
-        return x->rev < y->rev ? -1 : 1;
-    return x->op != y->op ? (x->op < y->op ? -1 : 1) : (x->sub > y->sub) - (x->sub < y->sub);
-}
-
-/* The answered historical ranges of the ops of a linearization, by the revision asked. */
-static struct srch_hist *srch_hists(const struct chk_history *h, const struct chk_lin_result *out,
-                                    size_t *count)
-{
-    struct srch_hist *v = NULL;
-    size_t n = 0, cap = 0;
-    for (uint32_t i = 0; i < out->order_count; i++) {
-        const struct chk_op *op = &h->ops[out->order[i]];
-        if (op->status != CHK_ST_OK || op->kind != CHK_OP_TXN || op->rev == CHK_NO_REV)
-            continue;
-        for (uint32_t j = 0; j < (uint32_t)op->then_count + op->else_count; j++) {
-            const struct chk_sub *sb = &h->subs[op->sub_first + j];
-            if (sb->kind == CHK_SUB_RANGE && sb->req_rev > 0 && sb->req_rev < op->rev &&
-                (sb->flags & CHK_SUBF_RESULT_SET)) {
-                FL_GROW(v, cap, n + 1, 16);
-                v[n++] = (struct srch_hist){sb->req_rev, out->order[i], op->sub_first + j};
-            }
-        }
-    }
-    if (n > 1)
-        qsort(v, n, sizeof(*v), srch_hist_cmp);
-    *count = n;
-    return v;
 }
 
 /* The search's model keeps no history, so it accepts historical ranges unseen (etcd's
@@ -1109,7 +1652,7 @@ static bool srch_hist_recheck(struct chk_history *h, const struct chk_model *m0,
                               struct chk_lin_result *out)
 {
     size_t n = 0, k = 0;
-    struct srch_hist *hs = srch_hists(h, out, &n);
+    struct srch_hist *hs = srch_hists(h, out->order, out->order_count, &n);
     char why[200] = "";
     struct chk_model m = *m0;
     m.slot = NULL;
@@ -1150,7 +1693,7 @@ static int search_whole(struct chk_history *h, const struct chk_limits *lim,
 {
     bool use_outside = true;
     for (;;) {
-        struct srch *sr = srch_open(h, lim, o->ops, o->n, NULL, h->keys.count, revs);
+        struct srch *sr = srch_open(h, lim, o->ops, o->n, NULL, h->keys.count, revs, o->anon);
         struct chk_change *outside = NULL;
         if (revs && !h->revisions_complete) {
             sr->model.revs_open = true;
@@ -1251,7 +1794,7 @@ static struct srch *per_key_search(struct per_key *pk, struct chk_history *h,
     }
     FL_ASSERT(m == pk->cnt[k] && m > 0);
     pk->slot[k] = 0;
-    pk->sr[k] = srch_open(h, lim, pk->part, m, pk->slot, 1, false);
+    pk->sr[k] = srch_open(h, lim, pk->part, m, pk->slot, 1, false, o->anon);
     pk->slot[k] = -1;
     return pk->sr[k];
 }
