@@ -1682,10 +1682,10 @@ struct whole_try {
     uint64_t budget;  /* steps, 0: the limits' */
 };
 
-/* One search over every op; *retry when a failure rests on the outside changes. */
+/* One search over every op; *retry_out when a failure rests on the outside changes. */
 static int search_once(struct chk_history *h, const struct chk_limits *lim, const struct lin_ops *o,
                        bool revs, const struct whole_try *t, struct chk_lin_result *out,
-                       bool *retry)
+                       bool *retry_out)
 {
     struct srch *sr = srch_open(h, lim, o->ops, o->n, NULL, h->keys.count, revs, o->anon);
     struct chk_change *outside = NULL;
@@ -1706,14 +1706,15 @@ static int search_once(struct chk_history *h, const struct chk_limits *lim, cons
     FL_ASSERT(t->use_outside || sr->model.outside_count == 0);
     int verdict = srch_run(sr);
     out->steps += sr->steps;
-    *retry = verdict == CHK_FAIL && sr->model.outside_count > 0;
-    FL_TESTCASE(*retry);
+    bool retry = verdict == CHK_FAIL && sr->model.outside_count > 0 && !t->guide;
+    FL_TESTCASE(retry);
+    *retry_out = retry;
     if (verdict == CHK_PASS) {
         srch_order(sr, out);
         if (revs && !srch_hist_recheck(h, &sr->model, out))
             verdict = CHK_UNKNOWN;
     }
-    if (verdict == CHK_FAIL && !*retry && !t->guide)
+    if (verdict == CHK_FAIL && !retry && !t->guide)
         srch_explain(sr, out, -1);
     srch_close(sr);
     free(sr);
