@@ -197,6 +197,7 @@ struct chk_wevent {
 struct chk_intern {
     struct fl_buf bytes;
     uint32_t *off, *len;
+    uint32_t *hash; /* per id: the low half of its bytes' hash (a rehash reads no bytes) */
     uint32_t count, cap;
     uint32_t *slots; /* open addressing, value id + 1, 0 = empty (lookup only) */
     uint32_t slot_mask;

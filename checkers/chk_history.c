@@ -22,6 +22,7 @@ static void intern_close(struct chk_intern *t)
     fl_buf_close(&t->bytes);
     free(t->off);
     free(t->len);
+    free(t->hash);
     free(t->slots);
     memset(t, 0, sizeof(*t));
 }
@@ -39,10 +40,7 @@ static void intern_rehash(struct chk_intern *t)
     t->slots = fl_calloc(n, sizeof(uint32_t));
     t->slot_mask = n - 1;
     for (uint32_t id = 0; id < t->count; id++) {
-        size_t len;
-        const uint8_t *b = chk_intern_bytes(t, (int32_t)id, &len); /* never NULL + off */
-        uint64_t hv = fl_hash64(b, len);
-        uint32_t s = (uint32_t)hv & t->slot_mask;
+        uint32_t s = t->hash[id] & t->slot_mask; /* the table has at most 2^32 slots */
         while (t->slots[s])
             s = (s + 1) & t->slot_mask;
         t->slots[s] = id + 1;
@@ -64,12 +62,13 @@ int32_t chk_intern_add(struct chk_intern *t, const void *p, size_t n)
     FL_ASSERT(n < UINT32_MAX);
     if (!t->slots || (uint64_t)(t->count + 1) * 2 > (uint64_t)t->slot_mask + 1)
         intern_rehash(t);
-    uint64_t hv = fl_hash64(p, n);
-    uint32_t s = (uint32_t)hv & t->slot_mask;
+    uint32_t hv = (uint32_t)fl_hash64(p, n);
+    uint32_t s = hv & t->slot_mask;
     while (t->slots[s]) {
         uint32_t id = t->slots[s] - 1;
         /* only empty strings so far: bytes.data is NULL (no NULL + 0, no memcmp) */
-        if (t->len[id] == n && (n == 0 || memcmp(t->bytes.data + t->off[id], p, n) == 0))
+        if (t->hash[id] == hv && t->len[id] == n &&
+            (n == 0 || memcmp(t->bytes.data + t->off[id], p, n) == 0))
             return (int32_t)id;
         s = (s + 1) & t->slot_mask;
     }
@@ -77,10 +76,12 @@ int32_t chk_intern_add(struct chk_intern *t, const void *p, size_t n)
         t->cap = (uint32_t)fl_grow_cap(t->cap, (size_t)t->count + 1, 256, sizeof(uint32_t));
         t->off = fl_realloc(t->off, t->cap * sizeof(uint32_t));
         t->len = fl_realloc(t->len, t->cap * sizeof(uint32_t));
+        t->hash = fl_realloc(t->hash, t->cap * sizeof(uint32_t));
     }
     FL_ASSERT(t->bytes.len + n < UINT32_MAX);
     t->off[t->count] = (uint32_t)t->bytes.len;
     t->len[t->count] = (uint32_t)n;
+    t->hash[t->count] = hv;
     if (n)
         fl_buf_append(&t->bytes, p, n);
     t->slots[s] = t->count + 1;
