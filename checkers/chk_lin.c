@@ -19,7 +19,22 @@ static void lin_reset(struct chk_lin_result *r)
     memset(r, 0, sizeof(*r));
 }
 
+static int lin_check(struct chk_history *h, const struct chk_limits *lim,
+                     struct chk_lin_result *out);
+
 int chk_lin_check(struct chk_history *h, const struct chk_limits *lim, struct chk_lin_result *out)
+{
+    int rc = lin_check(h, lim, out);
+    /* a checked history has a verdict from an engine; a pass of the search on one
+     * partition names its linearization, which holds each op at most once */
+    FL_ASSERT(rc || (out->verdict >= CHK_PASS && out->verdict <= CHK_UNKNOWN &&
+                     out->engine != CHK_ENGINE_NONE));
+    FL_ASSERT(out->order_count <= h->op_count && (!out->order_count || out->order));
+    return rc;
+}
+
+static int lin_check(struct chk_history *h, const struct chk_limits *lim,
+                     struct chk_lin_result *out)
 {
     FL_ASSERT(h->finished);
     memset(out, 0, sizeof(*out));
@@ -61,6 +76,9 @@ int chk_check(struct chk_history *h, const struct chk_limits *lim, struct chk_re
         v = CHK_FAIL;
     else if (out->watch.verdict == CHK_UNKNOWN)
         v = CHK_UNKNOWN;
+    /* the verdict is the worst of the two: fail > unknown > pass */
+    FL_ASSERT(v == CHK_FAIL || (out->lin.verdict != CHK_FAIL && out->watch.verdict != CHK_FAIL));
+    FL_ASSERT(v != CHK_PASS || (out->lin.verdict == CHK_PASS && out->watch.verdict == CHK_PASS));
     out->verdict = v;
     return FL_OK;
 }

@@ -326,6 +326,10 @@ static bool sub_put(const struct chk_model *m, struct chk_kstate *st, const stru
     if (v == CHK_NIL) { /* put of "" where empty means absent */
         e->version = e->create_rev = e->mod_rev = 0;
     }
+    /* the entry holds what was put, stamped with the new revision; a put that creates
+     * the key starts its version at 1 and its create revision at the new one */
+    FL_ASSERT(e->value == v && e->mod_rev == (v == CHK_NIL ? 0 : new_rev));
+    FL_ASSERT(prev != CHK_NIL || v == CHK_NIL || (e->version == 1 && e->create_rev == new_rev));
     emit(m, new_rev, s->key, CHK_EV_PUT, v, prev, e);
     return ok;
 }
@@ -350,6 +354,8 @@ static bool sub_delete(const struct chk_model *m, struct chk_kstate *st, const s
         emit(m, new_rev, k, CHK_EV_DELETE, CHK_NIL, prev, NULL);
         n++;
     }
+    /* a single-key delete removes that key at most */
+    FL_ASSERT(s->range_end != CHK_RANGE_ONE || n <= 1);
     if (check_kvs && (uint64_t)n != s->kv_count)
         ok = false;
     if (!ok)
@@ -574,8 +580,8 @@ bool chk_model_range_at(const struct chk_model *m, struct chk_kstate *st, const 
     return sub_range(m, st, s, true, true);
 }
 
-struct chk_step chk_model_step(const struct chk_model *m, struct chk_kstate *st,
-                               const struct chk_op *op)
+static struct chk_step model_step(const struct chk_model *m, struct chk_kstate *st,
+                                  const struct chk_op *op)
 {
     const struct chk_history *h = m->h;
     bool jump = m->revs_open && m->check_revs && op->status == CHK_ST_OK && op->rev != CHK_NO_REV;
@@ -637,5 +643,18 @@ struct chk_step chk_model_step(const struct chk_model *m, struct chk_kstate *st,
             (long long)st->rev);
         r.legal = false;
     }
+    return r;
+}
+
+struct chk_step chk_model_step(const struct chk_model *m, struct chk_kstate *st,
+                               const struct chk_op *op)
+{
+    int64_t rev0 = st->rev;
+    struct chk_step r = model_step(m, st, op);
+    /* revisions never go down (a write adds one, an outside jump goes up: the search's
+     * revision horizon rests on it), a write that advanced it advanced it past rev0, and
+     * nothing is compacted beyond the current revision */
+    FL_ASSERT(st->rev >= rev0 && st->compact_rev <= st->rev);
+    FL_ASSERT(!r.wrote || !(m->check_revs || !m->plain_values) || st->rev > rev0);
     return r;
 }
