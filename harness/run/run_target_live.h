@@ -1,0 +1,193 @@
+/*
+ * run_target_live.h: the state of `--target live` (run_target_live.c tells the
+ * design), shared by its files: run_target_live.c (set-up, close, pacing, the ops
+ * table), _bridge.c (client connections), _observe.c (Status polling, node events),
+ * _ctl.c (control calls), _member.c (membership, restore), _fault.c (faults).
+ */
+#ifndef FL_RUN_TARGET_LIVE_H
+#define FL_RUN_TARGET_LIVE_H
+
+#include "harness/live/live_member.h"
+#include "harness/run/run_int.h"
+#include "nodes/env/env_uv.h"
+#include "nodes/proto/codec.h"
+#include "nodes/proto/errors.h"
+#include "nodes/raft/raft.h"
+#include "nodes/server/proc.h"
+#include "nodes/server/server.h"
+
+#include <errno.h>
+#include <signal.h>
+
+#define POLL_MS         100
+#define STATUS_STALE_MS 1000
+#define LIVE_HELLO_ADDR 1000 /* the address our hello frames name: not a member's */
+#define CTL_TIMEOUT_MS  10000
+#define START_MS        20000
+#define CTL_CALL_BIT    ((uint64_t)1 << 62) /* control calls' ids on a Status connection */
+
+struct run_live;
+
+/* One frame (or, frame NULL, a close) to hand to a client socket at the wall time it
+ * came from the member. */
+struct ldelivery {
+    struct run_live *L;
+    int slot;
+    uint32_t epoch;
+    net_sock sock;
+    uint8_t *frame;
+    size_t len;
+    struct ldelivery *prev, *next;
+};
+
+/* A client's connection to a bridge, carried by a real TCP connection. */
+struct lconn {
+    struct run_live *L;
+    int slot;
+    uint32_t epoch;
+    net_sock sock;
+    uv_tcp_t tcp;
+    uv_connect_t creq;
+    bool connected, closing;
+    struct fl_buf out; /* frames written before the connection was made */
+    struct fl_buf in;  /* bytes read, not yet a whole frame */
+    struct lconn *prev, *next;
+};
+
+/* The Status connection to one member. */
+struct lstat {
+    struct run_live *L;
+    int slot;
+    uv_tcp_t tcp;
+    uv_connect_t creq;
+    bool open, connected;
+    struct fl_buf in;
+    uint64_t call_id;
+    double asked_s, answered_s; /* wall seconds; 0 never */
+    /* the last answer */
+    bool ok;
+    uint64_t leader_id, term, index, applied;
+    int64_t revision, db_size, db_in_use, contact_age_ns;
+    bool learner;
+    uint64_t cluster_id;
+};
+
+/* A control call of the scenario (compact, defrag, ...) on a Status connection. */
+struct lctl {
+    struct run_live *L;
+    int slot;
+    uint64_t call_id;
+    run_target_ctl_fn *done;
+    void *ud;
+    const char *kind;     /* static */
+    bool start;           /* member_add: start the new member once added */
+    bool add;             /* member_add: counted in run_live.adds until it finishes */
+    bool sync;            /* copy_db: waited for in place, not entered into the world */
+    bool finished;        /* ... and answered */
+    uint64_t answered_id; /* member_add: the new member's ID as answered */
+    int answered_node;    /* ... and its slot */
+    int node;             /* member_add: the new member's slot; remove/promote: the member's */
+    int code;
+    char text[256];
+    int64_t revision;
+    struct fl_buf data; /* snapshot_save: the blobs so far */
+    double deadline_s;
+    struct lctl *prev, *next;
+};
+
+struct lbridge {
+    struct run_live *L;
+    int slot, proc;
+    uint32_t epoch; /* bumped at every kill: frames from an older life are dropped */
+    int64_t rate_ppm;
+    char rate_arg[24];
+    double started_s;  /* wall seconds of its process's last start */
+    bool skew_pending; /* SIGUSR1 to send once the process answered a Status */
+    bool up_pending;   /* the bridge listens again once the process answered a Status */
+    bool awaits_start; /* added with member_add{ start = false }, not started yet */
+    bool fp_pending;   /* SIGUSR2 to send (DATA/failpoints changed), as skew_pending */
+    struct lfp {       /* its failpoints, as DATA/failpoints lists them */
+        int fp;        /* enum flt_point */
+        char line[160];
+    } fps[8];
+    int n_fps;
+    bool removed; /* its removal was answered: its process was stopped */
+};
+
+struct run_live {
+    struct run_world *rw;
+    uv_loop_t loop;
+    bool loop_open;
+    struct lv_workdir wd;
+    bool wd_open;
+    struct lv_member_cluster c;
+    bool cluster_open;
+    struct lbridge b[LV_MEMBERS_MAX + 1]; /* [slot] */
+    struct lstat st[LV_MEMBERS_MAX + 1];
+    int n;
+    struct run_pacer pace; /* run_int.h */
+    uv_timer_t poll;
+    bool timers_open;
+    uint64_t leader_id, term; /* last seen by polling */
+    int64_t last_event_ns;
+    struct ldelivery *deliveries;
+    struct lconn *conns;
+    struct lctl *ctls;
+    uint64_t ctl_seq;
+    bool closing;
+    char extra_vals[16][24];
+    const char *extra[LV_MEMBER_EXTRA_MAX + 1]; /* the members' options (extra_vals) */
+    char self[4096];                            /* the faultline binary */
+    int adds;                                   /* member adds in flight */
+    int restores;                               /* restore() calls so far */
+};
+
+/* run_target_live_bridge.c */
+void lvt_frame_put(struct fl_buf *b, const uint8_t *p, size_t n);
+void lvt_hello_put(struct fl_buf *b);
+void lvt_frames_take(struct fl_buf *in, const char *bytes, size_t n,
+                     void (*fn)(void *arg, const uint8_t *p, size_t n), void *arg);
+void lvt_write_buf(uv_stream_t *s, struct fl_buf *b);
+void lvt_on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf);
+void lvt_conn_end(struct lconn *c, bool tell);
+void lvt_bridge_add(struct run_live *L, int slot);
+void lvt_bridge_up(struct run_live *L, int slot);
+
+/* run_target_live_observe.c */
+void lvt_stat_end(struct lstat *s);
+void lvt_on_poll_timer(uv_timer_t *t);
+int lvt_leader(struct run_world *rw);
+int lvt_node_status(struct run_world *rw, int id, struct run_node_status *out);
+
+/* run_target_live_ctl.c */
+void lvt_ctl_fire(struct sim_world *w, void *ctx);
+void lvt_ctl_finish_with(struct lctl *c, int code, const char *text, sim_event_fn *fire);
+void lvt_ctl_finish(struct lctl *c, int code, const char *text);
+void lvt_ctl_answer(struct run_live *L, int slot, const Rpc__ServerMsg *m);
+void lvt_ctls_fail(struct run_live *L, int slot, bool timed_out_only);
+void lvt_ctl(struct run_world *rw, const char *kind, int node, int64_t arg, run_target_ctl_fn *done,
+             void *ud);
+void lvt_ctl_send(struct run_live *L, struct lctl *c, const Rpc__ClientMsg *q);
+int lvt_copy_db(struct run_world *rw, int node, uint8_t **data, size_t *len);
+
+/* run_target_live_member.c */
+void lvt_member_answered(struct run_live *L, struct lctl *c, const Rpc__ServerMsg *m);
+bool lvt_removed(struct run_world *rw, int node);
+bool lvt_awaits_start(struct run_world *rw, int node);
+int lvt_member_start(struct run_world *rw, int node);
+void lvt_member_ctl(struct run_live *L, struct lctl *c, const char *kind, int64_t arg);
+int lvt_restore(struct run_world *rw, const uint8_t *data, size_t len, const int *nodes,
+                int n_nodes, bool skip_hash_check, char *err, size_t err_len);
+
+/* run_target_live_fault.c */
+void lvt_fp_signal(struct run_live *L, int slot);
+void lvt_skew_signal(struct run_live *L, int slot);
+void lvt_skew(struct run_world *rw, int id, int64_t rate_ppm);
+void lvt_node_fault(struct run_world *rw, int id, const char *kind);
+void lvt_set_prevote(struct run_world *rw, int id, bool on);
+void lvt_net_sync(struct run_world *rw);
+void lvt_clog(struct run_world *rw, int from_proc, int to_proc, bool on);
+int lvt_failpoint(struct run_world *rw, const char *name, int node, const struct flt_spec *spec,
+                  bool off, char *err, size_t err_len);
+
+#endif
