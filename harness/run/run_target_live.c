@@ -147,6 +147,9 @@ static int live_setup(struct run_world *rw, const struct run_cluster_config *cfg
     L->poll.data = L;
     L->timers_open = true;
     uv_timer_start(&L->poll, lvt_on_poll_timer, 0, POLL_MS);
+    uv_timer_init(&L->loop, &L->evpoll);
+    L->evpoll.data = L;
+    uv_timer_start(&L->evpoll, lvt_on_events_timer, EVENTS_POLL_MS, EVENTS_POLL_MS);
     /* the scenario starts once every member serves (answered a Status) */
     if (!lv_run_until(&L->loop, all_serve, L, START_MS)) {
         snprintf(err, err_len,
@@ -176,6 +179,8 @@ static void live_close(struct run_world *rw)
     if (L->timers_open) {
         uv_timer_stop(&L->poll);
         uv_close((uv_handle_t *)&L->poll, on_closed);
+        uv_timer_stop(&L->evpoll);
+        uv_close((uv_handle_t *)&L->evpoll, on_closed);
         if (L->pace.loop) /* set up once every member served */
             run_pacer_close(&L->pace);
     }

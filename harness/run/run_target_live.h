@@ -20,6 +20,9 @@
 #include <signal.h>
 
 #define POLL_MS         100
+#define EVENTS_POLL_MS  10  /* the members' event files are read this often */
+#define FRESH_MS        10  /* status()/leader() ask the members again past this age */
+#define REFRESH_MS      500 /* ... waiting at most this long for their answers */
 #define STATUS_STALE_MS 1000
 #define LIVE_HELLO_ADDR 1000 /* the address our hello frames name: not a member's */
 #define CTL_TIMEOUT_MS  10000
@@ -64,6 +67,7 @@ struct lstat {
     struct fl_buf in;
     uint64_t call_id;
     double asked_s, answered_s; /* wall seconds; 0 never */
+    uint64_t answered_id;       /* the call_id of the last Status answered */
     /* the last answer */
     bool ok;
     uint64_t leader_id, term, index, applied;
@@ -111,7 +115,9 @@ struct lbridge {
         char line[160];
     } fps[8];
     int n_fps;
-    bool removed; /* its removal was answered: its process was stopped */
+    bool removed;     /* its removal was answered: its process was stopped */
+    uint64_t ev_term; /* the highest term its own node events named (its Raft term: the
+                       * Status answer's is the applied entry's, etcd's s.Term()) */
 };
 
 struct run_live {
@@ -126,7 +132,11 @@ struct run_live {
     struct lstat st[LV_MEMBERS_MAX + 1];
     int n;
     struct run_pacer pace; /* run_int.h */
-    uv_timer_t poll;
+    uv_timer_t poll, evpoll;
+    double fresh_s;       /* wall seconds of the last lvt_refresh */
+    int64_t fresh_sim_ns; /* ... and the world's time then */
+    bool dirty;           /* a call answered or a fault applied since: refresh again */
+    bool refreshing;
     bool timers_open;
     uint64_t leader_id, term; /* last seen by polling */
     int64_t last_event_ns;
@@ -156,6 +166,9 @@ void lvt_bridge_up(struct run_live *L, int slot);
 /* run_target_live_observe.c */
 void lvt_stat_end(struct lstat *s);
 void lvt_on_poll_timer(uv_timer_t *t);
+void lvt_on_events_timer(uv_timer_t *t);
+void lvt_events_poll(struct run_live *L);
+void lvt_refresh(struct run_live *L);
 int lvt_leader(struct run_world *rw);
 int lvt_node_status(struct run_world *rw, int id, struct run_node_status *out);
 

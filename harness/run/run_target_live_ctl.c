@@ -10,6 +10,7 @@ void lvt_ctl_fire(struct sim_world *w, void *ctx)
     struct lctl *c = ctx;
     struct run_live *L = c->L;
     RUN_UNLINK(L->ctls, c);
+    L->dirty = true; /* status() and leader() after the answer ask the members again */
     struct run_ctl_result r = {.code = c->code,
                                .node = c->code ? 0 : c->node,
                                .text = c->text,
@@ -37,6 +38,8 @@ void lvt_ctl_finish_with(struct lctl *c, int code, const char *text, sim_event_f
         c->finished = true;
         return;
     }
+    /* the events the members wrote before this answer came enter the world before it */
+    lvt_events_poll(L);
     sim_schedule_at(L->rw->w, run_pacer_arrival(&L->pace, L->rw->w), fire, c);
 }
 

@@ -76,6 +76,7 @@ void lvt_skew(struct run_world *rw, int id, int64_t rate_ppm)
 void lvt_node_fault(struct run_world *rw, int id, const char *kind)
 {
     struct run_live *L = rw->lv;
+    L->dirty = true;
     struct lv_member *m = &L->c.m[id - 1];
     int proc = L->b[id].proc;
     struct fl_buf err;
@@ -151,6 +152,7 @@ void lvt_net_sync(struct run_world *rw)
                 s.latency_ns > base->latency_ns ? (s.latency_ns - base->latency_ns) / FL_MS : 0;
         }
     lv_net_update(&L->c.net);
+    L->dirty = true;
 }
 
 void lvt_clog(struct run_world *rw, int from_proc, int to_proc, bool on)
@@ -164,6 +166,7 @@ void lvt_clog(struct run_world *rw, int from_proc, int to_proc, bool on)
                 (to_proc < 0 || to_proc == L->b[j].proc))
                 lv_net_link(&L->c.net, i, j)->clog = on;
     lv_net_update(&L->c.net);
+    L->dirty = true;
 }
 
 /* failpoint(name, { node, action, ... }) in the member processes: the node code's

@@ -14,6 +14,7 @@ static void member_started(struct run_live *L, int slot)
     struct fl_buf err;
     fl_buf_init(&err);
     m->started = true;
+    L->dirty = true;
     L->b[slot].awaits_start = false;
     if (lv_member_dir_write(&L->c, &err) != FL_OK)
         fl_log(FL_LOG_ERROR, "target live: %s", fl_buf_cstr(&err));
@@ -181,6 +182,7 @@ static int restore_one(struct run_live *L, int slot, const uint8_t *data, size_t
     m->events_off = 0; /* the event file went with the old directory */
     L->st[slot].cluster_id = 0;
     m->member_id = ids[i];
+    L->b[slot].ev_term = 0; /* a new cluster: its term starts over */
     m->started = true;
     L->b[slot].removed = false;
     return rc;

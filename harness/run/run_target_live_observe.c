@@ -53,6 +53,8 @@ static void on_member_event(void *arg, int slot, json_t *ev)
     e.f.reason = raft_name(ev, "reason");
     e.f.vote = json_is_true(json_object_get(ev, "vote"));
     e.f.pre = json_is_true(json_object_get(ev, "pre"));
+    if (e.term > L->b[slot].ev_term)
+        L->b[slot].ev_term = e.term;
     run_events_note(L->rw, &e);
 }
 
@@ -111,6 +113,7 @@ static void stat_answer(struct lstat *s, const uint8_t *p, size_t n)
         const Rpc__StatusResponse *r = m->status;
         s->ok = true;
         s->answered_s = run_target_wall_s();
+        s->answered_id = m->call_id;
         s->leader_id = r->leader;
         s->term = r->raftterm;
         s->index = r->raftindex;
@@ -156,6 +159,27 @@ static void stat_connected(uv_connect_t *req, int status)
     lvt_write_buf((uv_stream_t *)&s->tcp, &b);
 }
 
+/* Asks the member for its Status on its connection (once connected). */
+static void stat_send(struct lstat *s)
+{
+    if (!s->connected)
+        return;
+    Rpc__ClientMsg m = RPC__CLIENT_MSG__INIT;
+    Rpc__StatusRequest r = RPC__STATUS_REQUEST__INIT;
+    m.call_id = ++s->call_id;
+    m.method = RPC__METHOD__METHOD_STATUS;
+    m.req_case = RPC__CLIENT_MSG__REQ_STATUS;
+    m.status = &r;
+    struct fl_buf f, b;
+    fl_buf_init(&f);
+    fl_buf_init(&b);
+    rpc_client_msg_encode(&m, &f);
+    lvt_frame_put(&b, f.data, f.len);
+    fl_buf_close(&f);
+    s->asked_s = run_target_wall_s();
+    lvt_write_buf((uv_stream_t *)&s->tcp, &b);
+}
+
 static void stat_ask(struct run_live *L, int slot)
 {
     struct lstat *s = &L->st[slot];
@@ -179,22 +203,7 @@ static void stat_ask(struct run_live *L, int slot)
             lvt_stat_end(s);
         return;
     }
-    if (!s->connected)
-        return;
-    Rpc__ClientMsg m = RPC__CLIENT_MSG__INIT;
-    Rpc__StatusRequest r = RPC__STATUS_REQUEST__INIT;
-    m.call_id = ++s->call_id;
-    m.method = RPC__METHOD__METHOD_STATUS;
-    m.req_case = RPC__CLIENT_MSG__REQ_STATUS;
-    m.status = &r;
-    struct fl_buf f, b;
-    fl_buf_init(&f);
-    fl_buf_init(&b);
-    rpc_client_msg_encode(&m, &f);
-    lvt_frame_put(&b, f.data, f.len);
-    fl_buf_close(&f);
-    s->asked_s = run_target_wall_s();
-    lvt_write_buf((uv_stream_t *)&s->tcp, &b);
+    stat_send(s);
 }
 
 static void poll_note(struct run_live *L)
@@ -215,7 +224,6 @@ void lvt_on_poll_timer(uv_timer_t *t)
     struct run_live *L = t->data;
     if (L->closing)
         return;
-    lv_member_events_poll(&L->c, on_member_event, L);
     for (int i = 1; i <= L->n; i++) {
         lvt_skew_signal(L, i);
         lvt_fp_signal(L, i);
@@ -227,10 +235,79 @@ void lvt_on_poll_timer(uv_timer_t *t)
     poll_note(L);
 }
 
+/* The members' event files, read every EVENTS_POLL_MS (a node event enters the world
+ * when it is read: at most that much after the member wrote it). */
+void lvt_on_events_timer(uv_timer_t *t)
+{
+    struct run_live *L = t->data;
+    if (!L->closing)
+        lvt_events_poll(L);
+}
+
+void lvt_events_poll(struct run_live *L)
+{
+    lv_member_events_poll(&L->c, on_member_event, L);
+}
+
+struct refresh {
+    struct run_live *L;
+    uint64_t want[LV_MEMBERS_MAX + 1]; /* [slot]: the Status call to wait for; 0 none */
+};
+
+static bool refreshed(void *arg)
+{
+    const struct refresh *r = arg;
+    for (int i = 1; i <= r->L->n; i++) {
+        const struct lstat *s = &r->L->st[i];
+        const struct lv_proc *p = &r->L->c.m[i - 1].proc;
+        if (r->want[i] && s->connected && p->running && s->answered_id < r->want[i])
+            return false;
+    }
+    return true;
+}
+
+/* status() and leader() as the members are now, not as the last poll (up to POLL_MS
+ * old) saw them: when a call was answered or a fault applied since the last look, or
+ * the world's time moved and FRESH_MS of wall time passed, every member that runs (not
+ * paused) is asked for its Status at once and the loop runs until each answered (at
+ * most REFRESH_MS; one that does not keeps its last answer, stale after
+ * STATUS_STALE_MS), then the event files are read: a member writes an event before it
+ * answers what follows it, so every event before the answers is in. Only from the
+ * world's turn (it runs the loop), never from a libuv callback. */
+void lvt_refresh(struct run_live *L)
+{
+    double now = run_target_wall_s();
+    int64_t sim = sim_now_ns(L->rw->w);
+    if (L->closing || L->refreshing || !L->pace.loop)
+        return;
+    if (!L->dirty && (sim == L->fresh_sim_ns || now - L->fresh_s < FRESH_MS / 1000.0))
+        return;
+    L->refreshing = true;
+    struct refresh r = {.L = L};
+    for (int i = 1; i <= L->n; i++) {
+        struct lstat *s = &L->st[i];
+        const struct lv_proc *p = &L->c.m[i - 1].proc;
+        if (!p->running || p->paused || !s->connected)
+            continue;
+        stat_send(s);
+        r.want[i] = s->call_id;
+    }
+    lv_run_until(&L->loop, refreshed, &r, REFRESH_MS);
+    lvt_events_poll(L);
+    poll_note(L);
+    L->dirty = false;
+    L->fresh_s = run_target_wall_s();
+    L->fresh_sim_ns = sim;
+    L->refreshing = false;
+}
+
 int lvt_leader(struct run_world *rw)
 {
     uint64_t term;
-    return rw->lv ? polled_leader(rw->lv, &term) : 0;
+    if (!rw->lv)
+        return 0;
+    lvt_refresh(rw->lv);
+    return polled_leader(rw->lv, &term);
 }
 
 int lvt_node_status(struct run_world *rw, int id, struct run_node_status *out)
@@ -239,6 +316,7 @@ int lvt_node_status(struct run_world *rw, int id, struct run_node_status *out)
     memset(out, 0, sizeof *out);
     if (!L || id < 1 || id > L->n)
         return FL_ENOENT;
+    lvt_refresh(L);
     const struct lv_member *m = &L->c.m[id - 1];
     const struct lstat *s = &L->st[id];
     out->alive = m->proc.running;
@@ -256,7 +334,8 @@ int lvt_node_status(struct run_world *rw, int id, struct run_node_status *out)
     out->leader_node = slot_of_member(L, s->leader_id);
     out->is_leader = s->leader_id == out->member_id;
     out->learner = s->learner;
-    out->term = s->term;
+    out->term = FL_MAX(s->term, L->b[id].ev_term);
+    out->status_term = s->term;
     out->last_index = s->index;
     out->commit = s->index;
     out->applied = s->applied;

@@ -1,0 +1,11 @@
+# The live target closer to the simulator (issue 16, helper live3): scenarios on our
+# member processes (`faultline run --target live`).
+set(FL_LIVE3_WORK ${CMAKE_BINARY_DIR}/live3-tests)
+
+# status(), leader() and node events right after move_leader answers are the members'
+# state after it; status().term is the member's Raft term (about 6 s).
+add_test(NAME live.member_target.fresh
+  COMMAND sh ${CMAKE_SOURCE_DIR}/tests/scenario/live/pass.sh ${FL_BIN}
+          ${CMAKE_CURRENT_SOURCE_DIR}/live/fresh_live.lua ${FL_LIVE3_WORK}/fresh)
+set_tests_properties(live.member_target.fresh
+  PROPERTIES LABELS live SKIP_RETURN_CODE 77 TIMEOUT 60)
