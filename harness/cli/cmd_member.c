@@ -28,7 +28,8 @@
 const char cmd_member_usage[] =
     "usage: faultline member --id N --data DIR --peer-listen ADDR --client-listen ADDR\n"
     "       [--peers N=ADDR,...] [--seed S] [--events FILE] [--skew-ppm R]\n"
-    "       [--election-ms MS] [--heartbeat-ms MS] [--snapshot-count N] [--prevote 0|1]\n"
+    "       [--election-ms MS] [--heartbeat-ms MS] [--snapshot-count N]\n"
+    "       [--snapshot-catchup N] [--prevote 0|1]\n"
     "       [--check-quorum 0|1] [--quota-backend-bytes B] [--request-timeout-ms MS]\n"
     "       [--join ID] [--directory FILE]\n"
     "  runs one member of a live cluster (what `run --target live` starts per slot)\n"
@@ -171,6 +172,9 @@ static int parse_args(int argc, char **argv, struct member_args *a)
         else if (!strcmp(o, "--snapshot-count")) {
             rc = int_opt(o, val, 1, UINT32_MAX, &v);
             a->o.cfg.snapshot_count = (uint64_t)v;
+        } else if (!strcmp(o, "--snapshot-catchup")) {
+            rc = int_opt(o, val, 1, INT32_MAX, &v);
+            a->o.cfg.snapshot_catchup_entries = (uint64_t)v;
         } else if (!strcmp(o, "--prevote") || !strcmp(o, "--check-quorum")) {
             rc = int_opt(o, val, 0, 1, &v);
             *(!strcmp(o, "--prevote") ? &a->o.cfg.prevote : &a->o.cfg.check_quorum) = v != 0;

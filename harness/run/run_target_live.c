@@ -57,6 +57,8 @@ static void member_flags(struct run_live *L, const struct run_cluster_config *c,
         FLAG("--heartbeat-ms", c->heartbeat_ms);
     if (c->snapshot_count)
         FLAG("--snapshot-count", c->snapshot_count);
+    if (c->snapshot_catchup)
+        FLAG("--snapshot-catchup", c->snapshot_catchup);
     if (c->prevote >= 0)
         FLAG("--prevote", c->prevote);
     if (c->check_quorum >= 0)
@@ -66,8 +68,6 @@ static void member_flags(struct run_live *L, const struct run_cluster_config *c,
 #undef FLAG
     extra[n] = NULL;
     json_t *ignored = json_array();
-    if (c->snapshot_catchup)
-        json_array_append_new(ignored, json_string("snapshot_catchup"));
     if (c->fsync_us)
         json_array_append_new(ignored, json_string("fsync_us (real fsync)"));
     if (c->net_latency_us || c->net_jitter_us)

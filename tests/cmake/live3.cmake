@@ -9,3 +9,11 @@ add_test(NAME live.member_target.fresh
           ${CMAKE_CURRENT_SOURCE_DIR}/live/fresh_live.lua ${FL_LIVE3_WORK}/fresh)
 set_tests_properties(live.member_target.fresh
   PROPERTIES LABELS live SKIP_RETURN_CODE 77 TIMEOUT 60)
+
+# cluster.snapshot_catchup is a member option: a follower cut off past the kept entries
+# gets a snapshot (about 10 s).
+add_test(NAME live.member_target.catchup
+  COMMAND sh ${CMAKE_SOURCE_DIR}/tests/scenario/live/pass.sh ${FL_BIN}
+          ${CMAKE_CURRENT_SOURCE_DIR}/live/catchup_live.lua ${FL_LIVE3_WORK}/catchup)
+set_tests_properties(live.member_target.catchup
+  PROPERTIES LABELS live SKIP_RETURN_CODE 77 TIMEOUT 90)
