@@ -409,8 +409,12 @@ static void clients_learn_joined(struct run_world *rw)
 
 void run_member_joined(struct run_world *rw, int node)
 {
-    if (node <= 0 || node >= 64 || rw->tgt)
+    if (node <= 0 || node >= 64)
         return;
+    if (rw->tgt) { /* live: a member whose add was not answered, learned from the list */
+        clients_add_endpoint(rw, node);
+        return;
+    }
     rw->joined |= (uint64_t)1 << node;
     if (!ctl_add_pending(rw)) /* the add's answer came (or was lost) before the join */
         clients_add_endpoint(rw, node);

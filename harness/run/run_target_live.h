@@ -90,6 +90,7 @@ struct lctl {
     bool finished;        /* ... and answered */
     uint64_t answered_id; /* member_add: the new member's ID as answered */
     int answered_node;    /* ... and its slot */
+    int asked_node;       /* member_add: the slot it named */
     int node;             /* member_add: the new member's slot; remove/promote: the member's */
     int code;
     char text[256];
@@ -150,6 +151,12 @@ struct run_live {
     char self[4096];                            /* the faultline binary */
     int adds;                                   /* member adds in flight */
     int restores;                               /* restore() calls so far */
+    struct llost {  /* member adds whose answer was lost (timed out, connection ended) */
+        int slot;   /* the slot the add named */
+        bool start; /* started once adopted (member_add), or awaiting start(n) */
+    } lost[LV_MEMBERS_MAX];
+    int n_lost;
+    uint64_t list_call_id; /* the MemberList call in flight that looks for them */
 };
 
 /* run_target_live_bridge.c */
@@ -170,6 +177,7 @@ void lvt_on_events_timer(uv_timer_t *t);
 void lvt_events_poll(struct run_live *L);
 void lvt_refresh(struct run_live *L);
 int lvt_leader(struct run_world *rw);
+int lvt_polled_leader(struct run_live *L);
 int lvt_node_status(struct run_world *rw, int id, struct run_node_status *out);
 
 /* run_target_live_ctl.c */
@@ -188,6 +196,9 @@ void lvt_member_answered(struct run_live *L, struct lctl *c, const Rpc__ServerMs
 bool lvt_removed(struct run_world *rw, int node);
 bool lvt_awaits_start(struct run_world *rw, int node);
 int lvt_member_start(struct run_world *rw, int node);
+void lvt_member_lost(struct run_live *L, const struct lctl *c);
+void lvt_members_ask(struct run_live *L);
+void lvt_members_listed(struct run_live *L, const Rpc__ServerMsg *m);
 void lvt_member_ctl(struct run_live *L, struct lctl *c, const char *kind, int64_t arg);
 int lvt_restore(struct run_world *rw, const uint8_t *data, size_t len, const int *nodes,
                 int n_nodes, bool skip_hash_check, char *err, size_t err_len);

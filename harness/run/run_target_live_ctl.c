@@ -33,6 +33,8 @@ void lvt_ctl_finish_with(struct lctl *c, int code, const char *text, sim_event_f
     if (c->add) {
         c->add = false;
         L->adds--;
+        if (code == RPC_CODE_DEADLINE_EXCEEDED || code == RPC_CODE_UNAVAILABLE)
+            lvt_member_lost(L, c); /* it may commit all the same */
     }
     if (c->sync) {
         c->finished = true;
@@ -51,6 +53,10 @@ void lvt_ctl_finish(struct lctl *c, int code, const char *text)
 /* A frame of a control call's answer. */
 void lvt_ctl_answer(struct run_live *L, int slot, const Rpc__ServerMsg *m)
 {
+    if (m->call_id == L->list_call_id && m->resp_case == RPC__SERVER_MSG__RESP_MEMBER_LIST) {
+        lvt_members_listed(L, m);
+        return;
+    }
     for (struct lctl *c = L->ctls; c; c = c->next) {
         if (c->slot != slot || c->call_id != m->call_id)
             continue;

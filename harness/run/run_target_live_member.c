@@ -26,6 +26,36 @@ static void member_started(struct run_live *L, int slot)
     fl_buf_close(&err);
 }
 
+/* A member added to the cluster (as member id at slot node) gets its slot: ports,
+ * proxies, data directory, a bridge the clients can dial, and, when start, its process.
+ * Returns the slot, or -1 (err says why; a slot half set up is closed with the others:
+ * L->c.n counts it). */
+static int member_setup(struct run_live *L, uint64_t id, int node, bool start, struct fl_buf *err)
+{
+    int slot = -1;
+    if (!id || node != L->n + 1 || L->c.n != L->n)
+        fl_buf_printf(err,
+                      "target live: member add answered slot %d (member %016llx), the next "
+                      "slot is %d",
+                      node, (unsigned long long)id, L->n + 1);
+    else
+        slot = lv_member_add(&L->c, &L->wd, L->self, L->rw->seed, L->extra, id, err);
+    if (slot <= 0)
+        return -1;
+    L->n = L->c.n;
+    lvt_bridge_add(L, slot);
+    fl_buf_init(&L->st[slot].in);
+    L->b[slot].awaits_start = !start;
+    if (start)
+        member_started(L, slot);
+    else if (lv_member_dir_write(&L->c, err) != FL_OK)
+        fl_log(FL_LOG_ERROR, "target live: %s", fl_buf_cstr(err));
+    for (int i = 0; i < L->n_lost; i++) /* an add answered for that slot takes it */
+        if (L->lost[i].slot == slot)
+            L->lost[i--] = L->lost[--L->n_lost];
+    return slot;
+}
+
 /* Member add answered: the new member gets its slot (ports, proxies, data directory,
  * a bridge the clients can dial) and, unless added with start = false, its process,
  * as an operator starts `etcd --initial-cluster-state existing` once member add
@@ -52,25 +82,10 @@ static void member_fire(struct sim_world *w, void *ctx)
     }
     struct fl_buf err;
     fl_buf_init(&err);
-    int slot = -1;
-    if (!c->answered_id || c->answered_node != L->n + 1 || L->c.n != L->n)
-        fl_buf_printf(&err,
-                      "target live: member add answered slot %d (member %016llx), the next "
-                      "slot is %d",
-                      c->answered_node, (unsigned long long)c->answered_id, L->n + 1);
-    else
-        slot = lv_member_add(&L->c, &L->wd, L->self, L->rw->seed, L->extra, c->answered_id, &err);
+    int slot = member_setup(L, c->answered_id, c->answered_node, c->start, &err);
     if (slot > 0) {
-        L->n = L->c.n;
-        lvt_bridge_add(L, slot);
-        fl_buf_init(&L->st[slot].in);
-        L->b[slot].awaits_start = !c->start;
-        if (c->start)
-            member_started(L, slot);
-        else if (lv_member_dir_write(&L->c, &err) != FL_OK)
-            fl_log(FL_LOG_ERROR, "target live: %s", fl_buf_cstr(&err));
         c->node = slot;
-    } else { /* a slot half set up is closed with the others (L->c.n counts it) */
+    } else {
         c->code = RPC_CODE_INTERNAL;
         snprintf(c->text, sizeof c->text, "%s", fl_buf_cstr(&err));
     }
@@ -86,6 +101,95 @@ void lvt_member_answered(struct run_live *L, struct lctl *c, const Rpc__ServerMs
         c->answered_node = mem ? (int)mem->node : 0;
     }
     lvt_ctl_finish_with(c, 0, "", member_fire);
+}
+
+/* ---- member adds whose answer was lost ------------------------------------------- */
+
+/* An add whose answer never came (timed out, or its connection ended) may commit all
+ * the same, as etcd's may after "request timed out": clientv3 users learn it from the
+ * member list. So does the harness: until that slot's member shows up in MemberList
+ * (asked every POLL_MS of the leader), when it gets its slot and process as if the add
+ * had answered; the scenario's call has failed. */
+void lvt_member_lost(struct run_live *L, const struct lctl *c)
+{
+    for (int i = 0; i < L->n_lost; i++)
+        if (L->lost[i].slot == c->asked_node)
+            return;
+    if (L->n_lost < (int)FL_ARRAY_LEN(L->lost))
+        L->lost[L->n_lost++] = (struct llost){c->asked_node, c->start};
+}
+
+void lvt_members_ask(struct run_live *L)
+{
+    int at = lvt_polled_leader(L);
+    if (!L->n_lost || !at || L->closing || !L->st[at].connected)
+        return;
+    Rpc__ClientMsg q = RPC__CLIENT_MSG__INIT;
+    Rpc__MemberListRequest r = RPC__MEMBER_LIST_REQUEST__INIT;
+    q.call_id = L->list_call_id = CTL_CALL_BIT | ++L->ctl_seq;
+    q.method = RPC__METHOD__METHOD_MEMBER_LIST;
+    q.req_case = RPC__CLIENT_MSG__REQ_MEMBER_LIST;
+    q.member_list = &r;
+    struct fl_buf f, b;
+    fl_buf_init(&f);
+    fl_buf_init(&b);
+    rpc_client_msg_encode(&q, &f);
+    lvt_frame_put(&b, f.data, f.len);
+    fl_buf_close(&f);
+    lvt_write_buf((uv_stream_t *)&L->st[at].tcp, &b);
+}
+
+struct ladopt {
+    struct run_live *L;
+    uint64_t id;
+    int slot;
+    bool start;
+};
+
+static void adopt_fire(struct sim_world *w, void *ctx)
+{
+    (void)w;
+    struct ladopt *a = ctx;
+    struct fl_buf err;
+    fl_buf_init(&err);
+    int slot = a->L->closing ? 0 : member_setup(a->L, a->id, a->slot, a->start, &err);
+    if (slot < 0)
+        fl_log(FL_LOG_ERROR, "target live: member %016llx (slot %d, its add's answer lost): %s",
+               (unsigned long long)a->id, a->slot, fl_buf_cstr(&err));
+    else if (slot > 0)
+        run_member_joined(a->L->rw, slot); /* the clients learn it, as from the list */
+    fl_buf_close(&err);
+    free(a);
+}
+
+static bool member_known(const struct run_live *L, uint64_t id)
+{
+    for (int i = 0; i < L->c.n; i++)
+        if (L->c.m[i].member_id == id)
+            return true;
+    return false;
+}
+
+/* MemberList answered: a lost add's member listed at the next slot is set up (in the
+ * world's turn: starting a process is not for a read callback). */
+void lvt_members_listed(struct run_live *L, const Rpc__ServerMsg *m)
+{
+    L->list_call_id = 0;
+    const Rpc__MemberListResponse *r = m->member_list;
+    for (int k = 0; r && k < L->n_lost; k++) {
+        if (L->lost[k].slot != L->n + 1)
+            continue;
+        for (size_t i = 0; i < r->n_members; i++) {
+            const Rpc__Member *mem = r->members[i];
+            if ((int)mem->node != L->lost[k].slot || member_known(L, mem->id))
+                continue;
+            struct ladopt *a = fl_calloc(1, sizeof *a);
+            *a = (struct ladopt){L, mem->id, L->lost[k].slot, L->lost[k].start};
+            L->lost[k] = L->lost[--L->n_lost];
+            sim_schedule_at(L->rw->w, run_pacer_arrival(&L->pace, L->rw->w), adopt_fire, a);
+            return; /* one a time: the next is at the slot after it */
+        }
+    }
 }
 
 bool lvt_removed(struct run_world *rw, int node)
@@ -129,6 +233,7 @@ void lvt_member_ctl(struct run_live *L, struct lctl *c, const char *kind, int64_
         add.islearner = arg != 0;
         add.node = (uint32_t)(L->n + 1 + L->adds);
         add.no_start = !c->start;
+        c->asked_node = (int)add.node;
         q.method = RPC__METHOD__METHOD_MEMBER_ADD;
         q.req_case = RPC__CLIENT_MSG__REQ_MEMBER_ADD;
         q.member_add = &add;

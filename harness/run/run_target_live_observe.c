@@ -232,6 +232,7 @@ void lvt_on_poll_timer(uv_timer_t *t)
     lvt_ctls_fail(L, 0, true);
     for (int i = 1; i <= L->n; i++)
         stat_ask(L, i);
+    lvt_members_ask(L);
     poll_note(L);
 }
 
@@ -299,6 +300,12 @@ void lvt_refresh(struct run_live *L)
     L->fresh_s = run_target_wall_s();
     L->fresh_sim_ns = sim;
     L->refreshing = false;
+}
+
+int lvt_polled_leader(struct run_live *L)
+{
+    uint64_t term;
+    return polled_leader(L, &term);
 }
 
 int lvt_leader(struct run_world *rw)

@@ -17,3 +17,12 @@ add_test(NAME live.member_target.catchup
           ${CMAKE_CURRENT_SOURCE_DIR}/live/catchup_live.lua ${FL_LIVE3_WORK}/catchup)
 set_tests_properties(live.member_target.catchup
   PROPERTIES LABELS live SKIP_RETURN_CODE 77 TIMEOUT 90)
+
+# A member add whose answer times out while the add commits later: the new member is
+# learned from the member list, gets its slot and process, joins and catches up
+# (about 30 s).
+add_test(NAME live.member_target.lost_add
+  COMMAND sh ${CMAKE_SOURCE_DIR}/tests/scenario/live/pass.sh ${FL_BIN}
+          ${CMAKE_CURRENT_SOURCE_DIR}/live/lostadd_live.lua ${FL_LIVE3_WORK}/lost_add)
+set_tests_properties(live.member_target.lost_add
+  PROPERTIES LABELS live SKIP_RETURN_CODE 77 TIMEOUT 120)
