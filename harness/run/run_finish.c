@@ -286,7 +286,9 @@ static void asked_unjudged(struct run_world *rw, json_t *checks, const char *scr
                                         : "not judged";
     for (size_t i = 0; i < FL_ARRAY_LEN(all); i++) {
         if ((rw->checks & all[i].bit) && !json_object_get(checks, all[i].name)) {
-            unknown_check(rw, checks, all[i].name, why);
+            bool tgt_why = !script_error && !rw->interrupted && rw->tgt &&
+                           rw->tgt->raft_safety_unknown && all[i].bit == RUN_CHECK_RAFT_SAFETY;
+            unknown_check(rw, checks, all[i].name, tgt_why ? rw->tgt->raft_safety_unknown : why);
             *worst = FL_MAX(*worst, 1);
         }
     }

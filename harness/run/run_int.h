@@ -82,6 +82,9 @@ struct run_target_ops {
     /* converge (NULL: converge is not on this target) */
     bool (*converged)(struct run_world *rw, json_t **state);
     int (*checkpoints)(struct run_world *rw, const json_t **corruption);
+    /* raft_safety asked for: NULL, not on this target ("not_on_target"); else it is
+     * 'unknown' with this reason */
+    const char *raft_safety_unknown;
     /* failpoint(name, { node, ... }) on a real target's members (node 0: every one); spec
      * as flt_enable's (its node unused), off: disable. NULL: the world's flt table (the
      * simulator). failpoint_refused (NULL: none is): why the target cannot make this one

@@ -31,12 +31,15 @@
  * --skew-ppm of the member's later starts.
  *
  * Observation. Every member is asked for its Status over a connection of its own
- * (straight to its client port, so client cuts do not hide it) every 100 ms; status()
- * reports the latest answer and leader() the member that names itself leader at the
- * highest term. node_events are the members' own event files (`faultline member
- * --events`), read at every poll (lv_member_events_poll) and entered at the time they
- * were read. The checks that need every member's Raft feeds in one place (raft_safety,
- * converge) and liveness are not run (summary "not_on_target").
+ * (straight to its client port, so client cuts do not hide it) every 100 ms, and again
+ * at once when status() or leader() is called after a call answered or a fault
+ * applied (lvt_refresh); status() reports the latest answer and leader() the member
+ * that names itself leader at the highest term. node_events are the members' own
+ * event files (`faultline member --events`), read every 10 ms and whenever a control
+ * call's answer arrives, entered at the time they were read. converge is judged by
+ * HashKV (run_target_live_check.c); raft_safety, which needs every member's Raft feeds
+ * in one checker, is 'unknown' with that reason; liveness is not run (summary
+ * "not_on_target").
  */
 #include "harness/run/run_target_live.h"
 
@@ -281,8 +284,14 @@ const struct run_target_ops run_target_live_ops = {
     .failpoint = lvt_failpoint,
     .copy_db = lvt_copy_db,
     .restore = lvt_restore,
-    .converged = NULL,
-    .checkpoints = NULL,
+    .converged = lvt_converged,
+    .checkpoints = lvt_checkpoints,
+    .raft_safety_unknown =
+        "not judged on --target live: the Raft safety checker needs every member's log "
+        "appends (index, term, data hash), commits, applies, messages sent and fsyncs fed "
+        "in one causal order into one checker; member processes report node events (terms, "
+        "votes, leaders, configuration changes) only, without the entries' hashes or the "
+        "messages sent",
     .nemesis_kinds = RUN_NEMESIS_PARTITION | RUN_NEMESIS_KILL | RUN_NEMESIS_PAUSE,
     .refuses = live_refuses,
 };

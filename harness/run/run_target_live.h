@@ -91,7 +91,9 @@ struct lctl {
     uint64_t answered_id; /* member_add: the new member's ID as answered */
     int answered_node;    /* ... and its slot */
     int asked_node;       /* member_add: the slot it named */
-    int node;             /* member_add: the new member's slot; remove/promote: the member's */
+    uint32_t hash;        /* hash_kv: the answer */
+    int64_t compact_revision;
+    int node; /* member_add: the new member's slot; remove/promote: the member's */
     int code;
     char text[256];
     int64_t revision;
@@ -157,6 +159,7 @@ struct run_live {
     } lost[LV_MEMBERS_MAX];
     int n_lost;
     uint64_t list_call_id; /* the MemberList call in flight that looks for them */
+    int hash_compared;     /* members whose HashKV the last converge look compared */
 };
 
 /* run_target_live_bridge.c */
@@ -202,6 +205,10 @@ void lvt_members_listed(struct run_live *L, const Rpc__ServerMsg *m);
 void lvt_member_ctl(struct run_live *L, struct lctl *c, const char *kind, int64_t arg);
 int lvt_restore(struct run_world *rw, const uint8_t *data, size_t len, const int *nodes,
                 int n_nodes, bool skip_hash_check, char *err, size_t err_len);
+
+/* run_target_live_check.c */
+bool lvt_converged(struct run_world *rw, json_t **state);
+int lvt_checkpoints(struct run_world *rw, const json_t **corruption);
 
 /* run_target_live_fault.c */
 void lvt_fp_signal(struct run_live *L, int slot);

@@ -72,6 +72,10 @@ void lvt_ctl_answer(struct run_live *L, int slot, const Rpc__ServerMsg *m)
             if (m->snapshot->remaining_bytes == 0 || m->stream_end)
                 lvt_ctl_finish(c, 0, "");
         } else {
+            if (m->resp_case == RPC__SERVER_MSG__RESP_HASH_KV && m->hash_kv) {
+                c->hash = m->hash_kv->hash;
+                c->compact_revision = m->hash_kv->compact_revision;
+            }
             lvt_ctl_finish(c, 0, "");
         }
         return;
