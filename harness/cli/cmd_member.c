@@ -378,6 +378,10 @@ int cmd_member(int argc, char **argv)
     if (rc)
         return rc;
     uv_loop_t loop;
+    /* a write on a connection its peer closed (a client gone, a proxy that cut it) is
+     * that write's error (EPIPE), not the member's death: uv_spawn starts it with every
+     * signal at its default, and SIGPIPE's ends the process */
+    signal(SIGPIPE, SIG_IGN);
     uv_loop_init(&loop);
     for (int i = 0; i < 2; i++) {
         int port = i ? a.client_port : a.peer_port;

@@ -41,6 +41,9 @@ static void on_exit_cb(uv_process_t *h, int64_t status, int sig)
     p->pid = 0;
     p->exit_status = status;
     p->term_signal = sig;
+    if (sig != SIGKILL && sig != SIGTERM && (sig || status)) /* not one the harness sent */
+        fl_log(FL_LOG_WARN, "live: process %s exited by itself: status %lld, signal %d (see %s)",
+               p->argv && p->argv[0] ? p->argv[0] : "?", (long long)status, sig, p->log_path);
 }
 
 static void on_close(uv_handle_t *h)
