@@ -170,25 +170,45 @@ static bool member_known(const struct run_live *L, uint64_t id)
     return false;
 }
 
-/* MemberList answered: a lost add's member listed at the next slot is set up (in the
- * world's turn: starting a process is not for a read callback). */
+/* The member of the list that lost add k put in the configuration: one the harness
+ * does not know, listed at its slot; or, when the member answering is not the one that
+ * proposed the add (a new leader: it never learned the slot, `node` is none), the only
+ * unknown member listed without a slot. NULL when none is. */
+static const Rpc__Member *lost_member(const struct run_live *L, int k,
+                                      const Rpc__MemberListResponse *r)
+{
+    const Rpc__Member *unslotted = NULL;
+    int n_unslotted = 0;
+    for (size_t i = 0; i < r->n_members; i++) {
+        const Rpc__Member *mem = r->members[i];
+        int node = (int)mem->node;
+        if (member_known(L, mem->id))
+            continue;
+        if (node == L->lost[k].slot)
+            return mem;
+        if (node < 1 || node > LV_MEMBERS_MAX) {
+            unslotted = mem;
+            n_unslotted++;
+        }
+    }
+    return n_unslotted == 1 ? unslotted : NULL;
+}
+
+/* MemberList answered: a lost add's member at the next slot is set up (in the world's
+ * turn: starting a process is not for a read callback). */
 void lvt_members_listed(struct run_live *L, const Rpc__ServerMsg *m)
 {
     L->list_call_id = 0;
     const Rpc__MemberListResponse *r = m->member_list;
     for (int k = 0; r && k < L->n_lost; k++) {
-        if (L->lost[k].slot != L->n + 1)
+        const Rpc__Member *mem = L->lost[k].slot == L->n + 1 ? lost_member(L, k, r) : NULL;
+        if (!mem)
             continue;
-        for (size_t i = 0; i < r->n_members; i++) {
-            const Rpc__Member *mem = r->members[i];
-            if ((int)mem->node != L->lost[k].slot || member_known(L, mem->id))
-                continue;
-            struct ladopt *a = fl_calloc(1, sizeof *a);
-            *a = (struct ladopt){L, mem->id, L->lost[k].slot, L->lost[k].start};
-            L->lost[k] = L->lost[--L->n_lost];
-            sim_schedule_at(L->rw->w, run_pacer_arrival(&L->pace, L->rw->w), adopt_fire, a);
-            return; /* one a time: the next is at the slot after it */
-        }
+        struct ladopt *a = fl_calloc(1, sizeof *a);
+        *a = (struct ladopt){L, mem->id, L->lost[k].slot, L->lost[k].start};
+        L->lost[k] = L->lost[--L->n_lost];
+        sim_schedule_at(L->rw->w, run_pacer_arrival(&L->pace, L->rw->w), adopt_fire, a);
+        return; /* one a time: the next is at the slot after it */
     }
 }
 

@@ -24,7 +24,7 @@ local t0 = now()
 local n4, err = member_add{}
 expect(n4 == nil and err ~= nil, "the add's answer does not come in time", { node = n4, err = err })
 for _, n in ipairs(others(l)) do failpoint("raft/before_save", { node = n, action = "off" }) end
-local added = run_until(function() return #nodes() == 4 end, 20*s)
+local added = run_until(function() return #nodes() == 4 end, 30*s)
 expect(added, "the member the add put in the configuration gets its slot (learned from the member list)",
        nodes())
 local joined = run_until(function()
