@@ -470,6 +470,29 @@ static bool apply_committed(struct srv_member *m, const struct raft_entry *e, bo
     return SRV_FEED(m, raft_safety_apply(m->chk.safety, m->id, e->index, e->term, entry_hash(e)));
 }
 
+/* Applies rd's committed entries the member has not applied yet, in order, until it
+ * stops, then reports a checker failure. in_apply_loop: the apply loop proper
+ * (after_persist), where each entry first passes FLT_SERVER_BEFORE_APPLY — a crash there
+ * stops the member at once, before the report — and feeds the kv-hash check. */
+static void apply_ready_entries(struct srv_member *m, const struct raft_ready *rd,
+                                bool in_apply_loop)
+{
+    struct env_fault_hit hit;
+    bool ok = true;
+    for (size_t i = 0; i < rd->committed_count && !m->stopping; i++) {
+        const struct raft_entry *e = &rd->committed[i];
+        if (e->index <= m->app.applied)
+            continue;
+        if (in_apply_loop &&
+            env_failpoint(m->env, FLT_SERVER_BEFORE_APPLY, &hit) == ENV_FAULT_CRASH) {
+            m->stopping = true;
+            return;
+        }
+        ok = apply_committed(m, e, in_apply_loop) && ok;
+    }
+    safety_check(m, ok);
+}
+
 /* FL_BUG(SERVER_APPLY_BEFORE_WAL_SYNC), etcd#14370 (etcd <= 3.5.4): the apply loop ran
  * while the raft loop was still saving the same ready to the WAL. A member alone in its
  * cluster commits its own entries as it appends them, so it answered clients before
@@ -477,16 +500,8 @@ static bool apply_committed(struct srv_member *m, const struct raft_entry *e, bo
  * the ones being saved. Called once the ready's bytes left m->scratch. */
 static void apply_before_sync(struct srv_member *m, const struct raft_ready *rd)
 {
-    if (!FL_BUG(SERVER_APPLY_BEFORE_WAL_SYNC))
-        return;
-    bool ok = true;
-    for (size_t i = 0; i < rd->committed_count && !m->stopping; i++) {
-        const struct raft_entry *e = &rd->committed[i];
-        if (e->index <= m->app.applied)
-            continue;
-        ok = apply_committed(m, e, false) && ok;
-    }
-    safety_check(m, ok); /* after_persist skips what is applied here */
+    if (FL_BUG(SERVER_APPLY_BEFORE_WAL_SYNC))
+        apply_ready_entries(m, rd, false); /* after_persist skips what is applied here */
 }
 
 static void send_early(struct srv_member *m, const struct raft_ready *rd)
@@ -791,18 +806,7 @@ static void after_persist(struct srv_member *m)
         m->stopping = true;
         return;
     }
-    bool ok = true;
-    for (size_t i = 0; i < rd->committed_count && !m->stopping; i++) {
-        const struct raft_entry *e = &rd->committed[i];
-        if (e->index <= m->app.applied)
-            continue;
-        if (env_failpoint(m->env, FLT_SERVER_BEFORE_APPLY, &hit) == ENV_FAULT_CRASH) {
-            m->stopping = true;
-            return;
-        }
-        ok = apply_committed(m, e, true) && ok;
-    }
-    safety_check(m, ok);
+    apply_ready_entries(m, rd, true);
     if (m->stopping)
         return; /* a crash failpoint in the apply (compaction) killed the process */
     if (rd->committed_count &&
