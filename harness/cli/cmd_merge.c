@@ -74,11 +74,12 @@ int cmd_merge(int argc, char **argv)
     struct hist_db *db = NULL;
     if (hist_open(out, HIST_OPEN_WRITE, &db, err, sizeof err))
         return cli_usage_error("merge: %s", err);
+    struct sweep_merge *mg = sweep_merge_new(db);
     int total = 0;
     for (int i = 2; i < argc && !rc; i++) {
         int64_t first = 0;
         int count = 0;
-        if (sweep_db_merge_into(db, argv[i], &first, &count, err, sizeof err)) {
+        if (sweep_merge_from(mg, argv[i], &first, &count, err, sizeof err)) {
             fprintf(stderr, "faultline: merge: %s\n", err);
             rc = FL_EXIT_INTERNAL;
             break;
@@ -90,6 +91,7 @@ int cmd_merge(int argc, char **argv)
         fputc('\n', stderr);
         total += count;
     }
+    sweep_merge_free(mg);
     if (hist_close(db) && !rc) {
         fprintf(stderr, "faultline: merge: closing '%s' failed\n", out);
         rc = FL_EXIT_INTERNAL;

@@ -113,10 +113,16 @@ int sweep_db_mark_error(const char *db_path, int64_t run_id, const char *why, ch
                         size_t err_len);
 
 /* The same three on a database handle the caller keeps open (a sweep merges each run
- * as soon as the runs before it are done, through one connection). */
+ * as soon as the runs before it are done, through one connection). A merge goes
+ * through a context made for db (sweep_merge_new), which keeps what it learnt of the
+ * last source's schema for the next source; freed (sweep_merge_free, NULL is fine)
+ * before db is closed. */
 struct hist_db;
-int sweep_db_merge_into(struct hist_db *db, const char *src, int64_t *first_id, int *count,
-                        char *err, size_t err_len);
+struct sweep_merge;
+struct sweep_merge *sweep_merge_new(struct hist_db *db);
+void sweep_merge_free(struct sweep_merge *mg);
+int sweep_merge_from(struct sweep_merge *mg, const char *src, int64_t *first_id, int *count,
+                     char *err, size_t err_len);
 int sweep_db_add_error_into(struct hist_db *db, const char *scenario, uint64_t seed,
                             const char *const *bugs, int bug_count, const char *why,
                             int64_t *run_id_out, char *err, size_t err_len);

@@ -78,15 +78,35 @@ static int common_columns(sqlite3 *s, const char *table, struct fl_buf *cols)
     return rc == SQLITE_DONE ? FL_OK : FL_EIO;
 }
 
-/* The column lists of the last merge, reused while the same connection merges
- * databases of the same schema (every job of a sweep): seven catalogue joins fewer
- * per run. The key is the src tables' CREATE statements. */
-static struct {
-    sqlite3 *conn;
-    char *schema;
+/* A merge into one open database. It keeps the column lists of the last source it
+ * read, reused while the next source has the same schema (every job of a sweep): seven
+ * catalogue joins fewer per run. The key is the src tables' CREATE statements; the
+ * main side cannot change under it, the context lives no longer than db's handle. */
+struct sweep_merge {
+    struct hist_db *db;
+    char *schema;                                 /* of the src the lists are for; NULL: none */
     struct fl_buf cols[1 + FL_ARRAY_LEN(tables)]; /* runs, then tables[] */
-    bool valid;
-} col_cache;
+};
+
+struct sweep_merge *sweep_merge_new(struct hist_db *db)
+{
+    FL_ASSERT(db != NULL);
+    struct sweep_merge *mg = fl_calloc(1, sizeof *mg);
+    mg->db = db;
+    for (size_t t = 0; t < FL_ARRAY_LEN(mg->cols); t++)
+        fl_buf_init(&mg->cols[t]);
+    return mg;
+}
+
+void sweep_merge_free(struct sweep_merge *mg)
+{
+    if (!mg)
+        return;
+    for (size_t t = 0; t < FL_ARRAY_LEN(mg->cols); t++)
+        fl_buf_close(&mg->cols[t]);
+    free(mg->schema);
+    free(mg);
+}
 
 static char *src_schema(sqlite3 *s)
 {
@@ -102,25 +122,25 @@ static char *src_schema(sqlite3 *s)
     return out;
 }
 
-/* Fills col_cache for this connection and src (FL_OK), recomputing when either
- * changed. */
-static int columns_for(sqlite3 *s)
+/* Fills mg's column lists for the attached src (FL_OK), recomputing when its schema is
+ * not the one they are for. */
+static int columns_for(struct sweep_merge *mg, sqlite3 *s)
 {
     char *schema = src_schema(s);
     if (!schema)
         return FL_EIO;
-    if (col_cache.valid && col_cache.conn == s && !strcmp(col_cache.schema, schema)) {
+    if (mg->schema && !strcmp(mg->schema, schema)) {
         free(schema);
         return FL_OK;
     }
-    free(col_cache.schema);
-    col_cache.schema = schema;
-    col_cache.conn = s;
-    col_cache.valid = false;
+    free(mg->schema);
+    mg->schema = NULL;
     for (size_t t = 0; t <= FL_ARRAY_LEN(tables); t++)
-        if (common_columns(s, t ? tables[t - 1] : "runs", &col_cache.cols[t]))
+        if (common_columns(s, t ? tables[t - 1] : "runs", &mg->cols[t])) {
+            free(schema);
             return FL_EIO;
-    col_cache.valid = true;
+        }
+    mg->schema = schema;
     return FL_OK;
 }
 
@@ -138,9 +158,10 @@ static int exec_bind2(sqlite3 *s, const char *sql, int64_t a, int64_t b)
 }
 
 /* Copies run old_id of src into main; *new_id receives its id there. */
-static int copy_run(sqlite3 *s, int64_t old_id, int64_t *new_id, struct fl_buf *sql)
+static int copy_run(struct sweep_merge *mg, sqlite3 *s, int64_t old_id, int64_t *new_id,
+                    struct fl_buf *sql)
 {
-    struct fl_buf *cols = &col_cache.cols[0];
+    struct fl_buf *cols = &mg->cols[0];
     fl_buf_reset(sql);
     fl_buf_printf(sql, "INSERT INTO main.runs(%s) SELECT %s FROM src.runs WHERE run_id = ?1",
                   fl_buf_cstr(cols), fl_buf_cstr(cols));
@@ -155,7 +176,7 @@ static int copy_run(sqlite3 *s, int64_t old_id, int64_t *new_id, struct fl_buf *
         return FL_EIO;
     *new_id = sqlite3_last_insert_rowid(s);
     for (size_t t = 0; t < FL_ARRAY_LEN(tables); t++) {
-        cols = &col_cache.cols[1 + t];
+        cols = &mg->cols[1 + t];
         if (!cols->len)
             continue; /* the table is missing in src */
         fl_buf_reset(sql);
@@ -169,8 +190,8 @@ static int copy_run(sqlite3 *s, int64_t old_id, int64_t *new_id, struct fl_buf *
     return FL_OK;
 }
 
-static int merge_runs(sqlite3 *s, const char *src, int64_t *first_id, int *count, char *err,
-                      size_t err_len)
+static int merge_runs(struct sweep_merge *mg, sqlite3 *s, const char *src, int64_t *first_id,
+                      int *count, char *err, size_t err_len)
 {
     struct fl_buf sql;
     fl_buf_init(&sql);
@@ -180,7 +201,7 @@ static int merge_runs(sqlite3 *s, const char *src, int64_t *first_id, int *count
         rc = sql_fail(s, "begin", src, err, err_len);
         goto out;
     }
-    if (columns_for(s)) {
+    if (columns_for(mg, s)) {
         rc = sql_fail(s, "read its columns", src, err, err_len);
         goto rollback;
     }
@@ -192,7 +213,7 @@ static int merge_runs(sqlite3 *s, const char *src, int64_t *first_id, int *count
     int step;
     while ((step = sqlite3_step(ids)) == SQLITE_ROW) {
         int64_t new_id = 0;
-        if (copy_run(s, sqlite3_column_int64(ids, 0), &new_id, &sql)) {
+        if (copy_run(mg, s, sqlite3_column_int64(ids, 0), &new_id, &sql)) {
             rc = sql_fail(s, "copy run", src, err, err_len);
             goto rollback;
         }
@@ -220,9 +241,10 @@ out:
     return rc;
 }
 
-int sweep_db_merge_into(struct hist_db *db, const char *src, int64_t *first_id, int *count,
-                        char *err, size_t err_len)
+int sweep_merge_from(struct sweep_merge *mg, const char *src, int64_t *first_id, int *count,
+                     char *err, size_t err_len)
 {
+    struct hist_db *db = mg->db;
     if (first_id)
         *first_id = 0;
     if (count)
@@ -243,7 +265,7 @@ int sweep_db_merge_into(struct hist_db *db, const char *src, int64_t *first_id, 
     } else {
         rc = src_identity(s, src, err, err_len);
         if (!rc)
-            rc = merge_runs(s, src, first_id, count, err, err_len);
+            rc = merge_runs(mg, s, src, first_id, count, err, err_len);
         sqlite3_exec(s, "DETACH DATABASE src", NULL, NULL, NULL);
     }
     sqlite3_free(attach);
@@ -257,7 +279,9 @@ int sweep_db_merge(const char *dst, const char *src, int64_t *first_id, int *cou
     int rc = hist_open(dst, HIST_OPEN_WRITE, &db, err, err_len);
     if (rc)
         return rc;
-    rc = sweep_db_merge_into(db, src, first_id, count, err, err_len);
+    struct sweep_merge *mg = sweep_merge_new(db);
+    rc = sweep_merge_from(mg, src, first_id, count, err, err_len);
+    sweep_merge_free(mg);
     int crc = hist_close(db);
     if (!rc && crc) {
         snprintf(err, err_len, "merging into '%s': close failed", dst);

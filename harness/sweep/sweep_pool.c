@@ -92,9 +92,10 @@ struct pool {
     double start_s, last_plain_s;
     size_t last_plain_done;
     char *tmpdir;
-    int lock_fd;        /* the work folder's owner lock, held for the whole sweep */
-    struct hist_db *db; /* the sweep's database, open for the whole sweep */
-    size_t merged;      /* jobs[0..merged) are in it */
+    int lock_fd;               /* the work folder's owner lock, held for the whole sweep */
+    struct hist_db *db;        /* the sweep's database, open for the whole sweep */
+    struct sweep_merge *merge; /* the merges into db */
+    size_t merged;             /* jobs[0..merged) are in it */
 };
 
 static double now_s(void)
@@ -593,7 +594,7 @@ static void merge_job(struct pool *p, struct job *j)
     int64_t first = 0;
     int count = 0;
     int rc = stat(j->db, &st) == 0
-                 ? sweep_db_merge_into(p->db, j->db, &first, &count, err, sizeof err)
+                 ? sweep_merge_from(p->merge, j->db, &first, &count, err, sizeof err)
                  : FL_ENOENT;
     hist_remove(j->db);
     if (!rc && count >= 1) {
@@ -716,6 +717,7 @@ int sweep_run(const struct sweep_options *o, struct sweep_report *rep, char *err
         hist_close(p.db);
         return rc;
     }
+    p.merge = sweep_merge_new(p.db);
     plan(&p);
     rep->planned = (int)p.n_jobs;
     p.slots = fl_calloc((size_t)o->jobs, sizeof *p.slots);
@@ -732,6 +734,7 @@ int sweep_run(const struct sweep_options *o, struct sweep_report *rep, char *err
     merge_ready(&p);
     sweep_workdir_remove(p.tmpdir, p.lock_fd);
     collect(&p, rep);
+    sweep_merge_free(p.merge);
     if (hist_close(p.db))
         fl_log(FL_LOG_ERROR, "sweep: closing '%s' failed", o->db_path);
     rep->interrupted = p.interrupted;

@@ -189,9 +189,105 @@ static void test_merge(void)
     hist_close(db);
 }
 
+static void exec_on(const char *path, const char *sql)
+{
+    sqlite3 *s = NULL;
+    CHECK(sqlite3_open(path, &s) == SQLITE_OK);
+    CHECK(sqlite3_exec(s, sql, NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(s);
+}
+
+/* A history database with no run, and sql run on it. */
+static void create_with(const char *path, const char *sql)
+{
+    struct hist_db *db = NULL;
+    char err[256];
+    CHECK(hist_open(path, HIST_OPEN_WRITE, &db, err, sizeof err) == FL_OK);
+    CHECK(hist_close(db) == FL_OK);
+    exec_on(path, sql);
+}
+
+/* runs.extra of run 1 in path, "" when the column is missing, NULL when unreadable. */
+static char *extra_of(const char *path)
+{
+    sqlite3 *s = NULL;
+    sqlite3_stmt *st = NULL;
+    char *v = NULL;
+    CHECK(sqlite3_open(path, &s) == SQLITE_OK);
+    if (sqlite3_prepare_v2(s, "SELECT extra FROM runs WHERE run_id = 1", -1, &st, NULL) ==
+        SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+            v = strdup((const char *)sqlite3_column_text(st, 0));
+    } else {
+        v = strdup("");
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(s);
+    return v;
+}
+
+/* Merges into two databases one after the other in one process, from a source with a
+ * column (runs.extra) one of them has and the other has not: the columns copied are
+ * those of the database merged into, not those of the one before (the column lists
+ * once lived in a global keyed by the connection pointer, which the second database's
+ * connection, allocated where the first one's was freed, hit). Both orders. */
+static void test_merge_two_targets(void)
+{
+    char src[512], with[512], without[512], err[512];
+    snprintf(src, sizeof src, "%s/extra-src.db", dir);
+    record(src, 21, 2);
+    exec_on(src, "ALTER TABLE runs ADD COLUMN extra TEXT; UPDATE runs SET extra = 'e'");
+    for (int order = 0; order < 2; order++) {
+        snprintf(with, sizeof with, "%s/with-%d.db", dir, order);
+        snprintf(without, sizeof without, "%s/without-%d.db", dir, order);
+        create_with(with, "ALTER TABLE runs ADD COLUMN extra TEXT");
+        for (int k = 0; k < 2; k++) {
+            const char *dst = (k == 0) == (order == 0) ? with : without;
+            int count = 0;
+            int rc = sweep_db_merge(dst, src, NULL, &count, err, sizeof err);
+            if (rc)
+                fprintf(stderr, "merge into %s: %s\n", dst, err);
+            CHECK_EQ_INT(rc, FL_OK);
+            CHECK_EQ_INT(count, 1);
+        }
+        char *a = extra_of(with), *b = extra_of(without);
+        CHECK(a && !strcmp(a, "e")); /* the column both have was copied */
+        CHECK(b && !strcmp(b, ""));  /* and not asked of the one without it */
+        free(a);
+        free(b);
+    }
+    /* one context, two sources of different schemas: the lists follow the source */
+    char plain[512], dst[512];
+    snprintf(plain, sizeof plain, "%s/plain-src.db", dir);
+    snprintf(dst, sizeof dst, "%s/two-src.db", dir);
+    record(plain, 22, 1);
+    create_with(dst, "ALTER TABLE runs ADD COLUMN extra TEXT");
+    struct hist_db *db = NULL;
+    CHECK(hist_open(dst, HIST_OPEN_WRITE, &db, err, sizeof err) == FL_OK);
+    struct sweep_merge *mg = sweep_merge_new(db);
+    int64_t first = 0;
+    CHECK_EQ_INT(sweep_merge_from(mg, src, &first, NULL, err, sizeof err), FL_OK);
+    CHECK_EQ_INT(sweep_merge_from(mg, plain, &first, NULL, err, sizeof err), FL_OK);
+    CHECK_EQ_INT(sweep_merge_from(mg, src, &first, NULL, err, sizeof err), FL_OK);
+    CHECK_EQ_INT(first, 3);
+    sweep_merge_free(mg);
+    CHECK(hist_close(db) == FL_OK);
+    sqlite3 *s = NULL;
+    sqlite3_stmt *st = NULL;
+    CHECK(sqlite3_open(dst, &s) == SQLITE_OK);
+    CHECK(sqlite3_prepare_v2(s,
+                             "SELECT group_concat(ifnull(extra, '-'), ',') FROM "
+                             "(SELECT extra FROM runs ORDER BY run_id)",
+                             -1, &st, NULL) == SQLITE_OK);
+    CHECK(sqlite3_step(st) == SQLITE_ROW);
+    CHECK_EQ_STR((const char *)sqlite3_column_text(st, 0), "e,-,e");
+    sqlite3_finalize(st);
+    sqlite3_close(s);
+}
+
 int main(void)
 {
     static const struct fl_case cases[] = {FL_CASE(test_parse), FL_CASE(test_shards),
-                                           FL_CASE(test_merge)};
+                                           FL_CASE(test_merge), FL_CASE(test_merge_two_targets)};
     return fl_test_main_in(dir, cases, FL_NCASES(cases));
 }
