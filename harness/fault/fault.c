@@ -258,9 +258,8 @@ int flt_enable(struct sim_world *w, const char *name, const struct flt_spec *spe
     struct flt_state *st = state_get(w);
     struct flt_entry *e = entry_find(st, (size_t)fp, spec->node);
     if (!e) {
-        FL_GROW(st->e, st->cap, st->n + 1, 8);
-        e = &st->e[st->n++];
-        memset(e, 0, sizeof(*e));
+        FL_GROW_ZERO(st->e, st->n, st->cap, st->n + 1, 8);
+        e = &st->e[st->n - 1];
         e->fp = (size_t)fp;
         e->node = spec->node;
         if (fiu_refs[fp]++ == 0)

@@ -447,9 +447,8 @@ void run_mirror_event(struct run_world *rw, const struct hist_watch_event *ev)
         m->broken = true;
         return;
     }
-    FL_GROW(m->events, m->cap_events, m->n_events + 1, 64);
-    struct run_mirror_event *x = &m->events[m->n_events++];
-    memset(x, 0, sizeof *x);
+    FL_GROW_ZERO(m->events, m->n_events, m->cap_events, m->n_events + 1, 64);
+    struct run_mirror_event *x = &m->events[m->n_events - 1];
     x->ev = *ev;              /* as the watch above */
     x->ev.seq = ++m->wev_seq; /* hist_watch_event_add numbers them 1, 2, ... in the run */
     x->ev.kind = NULL;

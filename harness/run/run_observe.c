@@ -8,9 +8,8 @@
 
 void run_events_keep(struct run_world *rw, const struct srv_event *ev)
 {
-    FL_GROW(rw->obs.events, rw->obs.cap_events, rw->obs.n_events + 1, 256);
-    struct run_node_event *e = &rw->obs.events[rw->obs.n_events++];
-    memset(e, 0, sizeof *e);
+    FL_GROW_ZERO(rw->obs.events, rw->obs.n_events, rw->obs.cap_events, rw->obs.n_events + 1, 256);
+    struct run_node_event *e = &rw->obs.events[rw->obs.n_events - 1];
     e->at_ns = ev->at_ns;
     e->node = ev->node;
     e->term = ev->term;

@@ -21,10 +21,9 @@ int sim_proc_add(struct sim_world *w, const char *name, const struct sim_proc_op
 {
     FL_ASSERT(name != NULL && name[0] != 0);
     FL_ASSERTF(sim_proc_find(w, name) < 0, "duplicate process name %s", name);
-    FL_GROW(w->procs, w->cap_procs, w->nprocs + 1, 8);
-    int id = w->nprocs++;
+    int id = w->nprocs;
+    FL_GROW_ZERO(w->procs, w->nprocs, w->cap_procs, id + 1, 8);
     struct sim_proc *p = &w->procs[id];
-    memset(p, 0, sizeof(*p));
     p->name = fl_strdup(name);
     if (ops)
         p->ops = *ops;

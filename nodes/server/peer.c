@@ -22,9 +22,8 @@ static struct srv_peer *peer_get(struct srv_member *m, uint64_t id)
     for (size_t i = 0; i < m->net.n_peers; i++)
         if (m->net.peers[i].id == id)
             return &m->net.peers[i];
-    FL_GROW(m->net.peers, m->net.cap_peers, m->net.n_peers + 1, 8);
-    struct srv_peer *p = &m->net.peers[m->net.n_peers++];
-    memset(p, 0, sizeof *p);
+    FL_GROW_ZERO(m->net.peers, m->net.n_peers, m->net.cap_peers, m->net.n_peers + 1, 8);
+    struct srv_peer *p = &m->net.peers[m->net.n_peers - 1];
     p->id = id;
     p->proc = -1;
     p->connected_since_ns = -1;

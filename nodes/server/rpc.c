@@ -112,9 +112,8 @@ void srv_reply_mvcc_error(struct srv_member *m, const struct srv_reply *reply, i
 struct srv_waiter *srv_waiter_add(struct srv_member *m, enum srv_wait_kind kind,
                                   const struct srv_reply *reply, Rpc__ClientMsg *req)
 {
-    FL_GROW(m->req.waiters, m->req.cap_waiters, m->req.n_waiters + 1, 64);
-    struct srv_waiter *wt = &m->req.waiters[m->req.n_waiters++];
-    memset(wt, 0, sizeof *wt);
+    FL_GROW_ZERO(m->req.waiters, m->req.n_waiters, m->req.cap_waiters, m->req.n_waiters + 1, 64);
+    struct srv_waiter *wt = &m->req.waiters[m->req.n_waiters - 1];
     wt->id = m->req.next_req_id++;
     wt->kind = kind;
     wt->reply = *reply;
