@@ -43,6 +43,9 @@ static void record(struct judge *j, int64_t from, int64_t to, enum liveness_stat
     vsnprintf(why, sizeof why, fmt, ap);
     va_end(ap);
     bool fail = !strcmp(result, "fail");
+    FL_ASSERTF(fail || !strcmp(result, "pass") || !strcmp(result, "not_judged"), "result %s",
+               result);
+    FL_ASSERT(from <= to);
     if (!strcmp(result, "not_judged"))
         j->not_judged++;
     else
@@ -83,6 +86,7 @@ static int64_t first_ok(const struct liveness_input *in, int client, bool writes
         if (best < 0 || o->return_ns < best)
             best = o->return_ns;
     }
+    FL_ASSERT(best == -1 || (best >= from && best <= to));
     return best;
 }
 
@@ -105,7 +109,10 @@ static bool attempted(const struct liveness_input *in, int client, bool writes, 
 
 static int64_t heal_bound(const struct liveness_input *in)
 {
-    return in->heal_bound_ns > 0 ? in->heal_bound_ns : LIVENESS_HEAL_ELECTIONS * in->election_ns;
+    int64_t b =
+        in->heal_bound_ns > 0 ? in->heal_bound_ns : LIVENESS_HEAL_ELECTIONS * in->election_ns;
+    FL_ASSERT(b > 0);
+    return b;
 }
 
 /* Whether every client is pinned_random (none fails over from a paused member). */
@@ -248,6 +255,7 @@ static void judge_health_aware(struct judge *j, const struct liveness_segment *s
                        calls, LIVENESS_HA_MIN_CALLS);
             continue;
         }
+        FL_ASSERT(ok <= calls);
         bool pass = ok * 1000000 >= calls * LIVE_HA_MIN_OK_PPM;
         record(j, sg->at_ns, e, sg->state, "health_aware", pass ? "pass" : "fail",
                "client %d: %" PRId64 " of %" PRId64 " calls succeeded (at least 99%% wanted)", id,
@@ -295,19 +303,46 @@ static struct liveness_segment *overlay_alarms(const struct liveness_input *in, 
             sg.state = LIVENESS_OTHER;
         si += t == ts;
         ai += t == ta;
-        if (k && out[k - 1].at_ns == t)
+        FL_ASSERT(!k || out[k - 1].at_ns <= t); /* both inputs ascending */
+        if (k && out[k - 1].at_ns == t) {
             out[k - 1] = sg;
-        else if (!k || out[k - 1].state != sg.state || out[k - 1].gray != sg.gray ||
-                 out[k - 1].leader_affected != sg.leader_affected)
+        } else if (!k || out[k - 1].state != sg.state || out[k - 1].gray != sg.gray ||
+                   out[k - 1].leader_affected != sg.leader_affected) {
+            FL_ASSERT(k < cap); /* one segment at most per boundary: cap counts them all */
             out[k++] = sg;
+        }
     }
     *n = k;
     return out;
 }
 
+/* What liveness.h promises the caller gives: arrays where counted, segments, leaders and
+ * alarm intervals ascending, only the last alarm interval open. */
+static void check_input(const struct liveness_input *in)
+{
+    FL_ASSERT(!in->n_segments || in->segments);
+    FL_ASSERT(!in->n_leaders || in->leaders_ns);
+    FL_ASSERT(!in->n_clients || in->clients);
+    FL_ASSERT(!in->n_ops || in->ops);
+    FL_ASSERT(!in->n_alarms || in->alarms_ns);
+    for (size_t i = 1; i < in->n_segments; i++)
+        FL_ASSERTF(in->segments[i - 1].at_ns <= in->segments[i].at_ns,
+                   "segment %zu at %" PRId64 " ns before segment %zu at %" PRId64 " ns", i,
+                   in->segments[i].at_ns, i - 1, in->segments[i - 1].at_ns);
+    for (size_t i = 1; i < in->n_leaders; i++)
+        FL_ASSERT(in->leaders_ns[i - 1] <= in->leaders_ns[i]);
+    for (size_t a = 0; a < in->n_alarms; a++) {
+        int64_t from = in->alarms_ns[2 * a], to = in->alarms_ns[2 * a + 1];
+        FL_ASSERTF(from >= 0 && (to < 0 ? a + 1 == in->n_alarms : from <= to),
+                   "alarm interval %zu [%" PRId64 ", %" PRId64 ")", a, from, to);
+        FL_ASSERT(a == 0 || in->alarms_ns[2 * a - 1] <= from);
+    }
+}
+
 enum liveness_verdict liveness_judge(const struct liveness_input *in, struct fl_buf *out)
 {
-    FL_ASSERT(in != NULL && out != NULL && in->election_ns > 0);
+    FL_ASSERT(in != NULL && out != NULL && in->election_ns > 0 && in->client_timeout_ns >= 0);
+    check_input(in);
     struct liveness_input laid = *in;
     struct liveness_segment *segs = NULL;
     if (in->n_alarms) {
@@ -349,6 +384,8 @@ enum liveness_verdict liveness_judge(const struct liveness_input *in, struct fl_
     if (j.cut && !j.failed)
         fl_buf_printf(out, ",\"unknown\":\"the run ended before a window's bound elapsed\"");
     fl_buf_printf(out, "}");
+    FL_ASSERT(j.listed == j.judged + j.not_judged);
+    FL_ASSERT(!j.failed || j.judged > 0);
     free(segs);
     return j.failed ? LIVENESS_FAIL : j.cut ? LIVENESS_UNKNOWN : LIVENESS_PASS;
 }

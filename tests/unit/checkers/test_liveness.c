@@ -7,6 +7,10 @@
  * calls, or a run that never heals are not judged, with the reason in the detail. */
 #include "liveness_fixture.h"
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #define E  (1000 * FL_MS) /* election timeout */
 #define TO (2000 * FL_MS) /* client timeout */
 
@@ -162,6 +166,57 @@ static void test_health_aware(void)
     CHECK(strstr(fl_buf_cstr(&lv_out), "health_aware\",\"result") == NULL);
 }
 
+/* judge() in a child process with stderr silenced; whether it aborted (SIGABRT). */
+static bool judge_aborts(const struct liveness_segment *sg, size_t n_sg, const int64_t *leaders,
+                         size_t n_leaders, const int64_t *alarms, size_t n_alarms)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        (void)!freopen("/dev/null", "w", stderr);
+        struct liveness_input in = {.election_ns = E,
+                                    .client_timeout_ns = TO,
+                                    .leaders_ns = leaders,
+                                    .n_leaders = n_leaders,
+                                    .clients = CLIENTS,
+                                    .n_clients = 4,
+                                    .alarms_ns = alarms,
+                                    .n_alarms = n_alarms};
+        lv_judge(in, sg, n_sg, 30000);
+        _exit(0);
+    }
+    int status = 0;
+    return pid > 0 && waitpid(pid, &status, 0) == pid && WIFSIGNALED(status) &&
+           WTERMSIG(status) == SIGABRT;
+}
+
+/* The input liveness.h promises (segments, leaders and alarm intervals ascending, only
+ * the last interval open) is asserted: a timeline out of order would judge windows of
+ * negative length. A well-formed input does not abort. */
+static void test_input_asserted(void)
+{
+    lv_clear();
+    calls(1, 0, 30000, 100, 5000, 11000);
+    struct liveness_segment ok[] = {SEG(0, LIVENESS_HEALED, true, false),
+                                    SEG(5000, LIVENESS_OTHER, false, true),
+                                    SEG(11000, LIVENESS_HEALED, false, false)};
+    struct liveness_segment back[] = {SEG(0, LIVENESS_HEALED, true, false),
+                                      SEG(11000, LIVENESS_OTHER, false, true),
+                                      SEG(5000, LIVENESS_HEALED, false, false)};
+    int64_t leaders[] = {10800 * FL_MS, 12000 * FL_MS}, leaders_back[] = {12000 * FL_MS, FL_MS};
+    int64_t alarms[] = {1000 * FL_MS, 2000 * FL_MS, 3000 * FL_MS, -1};
+    int64_t open_first[] = {1000 * FL_MS, -1, 3000 * FL_MS, 4000 * FL_MS};
+    int64_t reversed[] = {2000 * FL_MS, 1000 * FL_MS};
+    int64_t overlap[] = {1000 * FL_MS, 3000 * FL_MS, 2000 * FL_MS, 4000 * FL_MS};
+    CHECK(!judge_aborts(ok, 3, leaders, 2, alarms, 2));
+    CHECK(judge_aborts(back, 3, leaders, 2, NULL, 0));
+    CHECK(judge_aborts(ok, 3, leaders_back, 2, NULL, 0));
+    CHECK(judge_aborts(ok, 3, leaders, 2, open_first, 2));
+    CHECK(judge_aborts(ok, 3, leaders, 2, reversed, 1));
+    CHECK(judge_aborts(ok, 3, leaders, 2, overlap, 2));
+    CHECK(judge_aborts(ok, 3, NULL, 2, NULL, 0)); /* a count without its array */
+}
+
 int main(void)
 {
     FL_TEST(test_never_heals);
@@ -170,5 +225,6 @@ int main(void)
     FL_TEST(test_heal_not_judged);
     FL_TEST(test_failover);
     FL_TEST(test_health_aware);
+    FL_TEST(test_input_asserted);
     return lv_end();
 }
