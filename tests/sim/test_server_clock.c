@@ -17,9 +17,7 @@ static int64_t first_compact_after(int64_t rate_ppm)
     srv_config_default(&cfg);
     cfg.auto_compaction_mode = SRV_AUTOCOMPACT_PERIODIC;
     cfg.auto_compaction_retention = 8 * FL_S;
-    setup(&f, 41, &cfg);
-    int l = wait_leader(&f, 3 * FL_S);
-    CHECK(l > 0);
+    int l = setup_leader(&f, 41, &cfg);
     CHECK_EQ_INT(sim_proc_set_rate(f.w, srv_cluster_node_proc(f.cl, l), rate_ppm), FL_OK);
     int64_t t0 = sim_now_ns(f.w), found = -1;
     for (int i = 0; sim_now_ns(f.w) - t0 < 20 * FL_S; i++) {

@@ -61,8 +61,7 @@ static void test_writes_apply_everywhere(void)
     Rpc__ServerMsg *m = tc_put(&c, "huge", huge);
     CHECK_EQ_STR(tc_err(m), "etcdserver: request is too large");
     CHECK(m && m->error && m->error->code == RPC_CODE_INVALID_ARGUMENT);
-    if (m)
-        rpc__server_msg__free_unpacked(m, NULL);
+    tc_free(m);
     free(huge);
     tc_close(&c);
     CHECK(srv_cluster_safety_violation(f.cl) == NULL);
@@ -102,12 +101,7 @@ static void test_leader_kill_restart(void)
 static void test_restart_all_from_disk(void)
 {
     struct fixture f;
-    struct srv_config cfg;
-    srv_config_default(&cfg);
-    cfg.snapshot_count = 10; /* recovery from snapshot file + WAL tail */
-    cfg.snapshot_catchup_entries = 3;
-    setup(&f, 4, &cfg);
-    int l = wait_leader(&f, 3 * FL_S);
+    int l = setup_snapshots(&f, 4, 10, 3); /* recovery from snapshot file + WAL tail */
     CHECK_EQ_INT(write_keys(&f, l, 0, 25), 25);
     sim_run_for(f.w, 500 * FL_MS);
     CHECK(count_events("snapshot", 0) >= 3);
@@ -131,12 +125,7 @@ static void test_restart_all_from_disk(void)
 static void test_snapshot_catchup(void)
 {
     struct fixture f;
-    struct srv_config cfg;
-    srv_config_default(&cfg);
-    cfg.snapshot_count = 20;
-    cfg.snapshot_catchup_entries = 5;
-    setup(&f, 5, &cfg);
-    int l = wait_leader(&f, 3 * FL_S);
+    int l = setup_snapshots(&f, 5, 20, 5);
     int lag = l == 3 ? 2 : 3;
     /* Frames held by a partition are delivered after heal (TCP semantics), so a
      * follower must be down, not cut off, to miss entries for good. */
@@ -159,8 +148,7 @@ static void test_torn_tail_recovery(void)
     struct srv_config cfg;
     srv_config_default(&cfg);
     cfg.fsync_latency_ns = 5 * FL_MS;
-    setup(&f, 6, &cfg);
-    int l = wait_leader(&f, 3 * FL_S);
+    int l = setup_leader(&f, 6, &cfg);
     int victim = l == 2 ? 3 : 2;
     for (int i = 1; i <= 3; i++)
         disk_set_tear(f.w, srv_cluster_node_proc(f.cl, i), true);

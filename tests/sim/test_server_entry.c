@@ -92,8 +92,7 @@ static void test_entry_keeps_client_bytes(void)
     tc_open_node(&c, &f, l);
     Rpc__ServerMsg *r = tc_wait(&c, send_raw_put(&c, body, n), 5 * FL_S);
     CHECK(r != NULL && r->error == NULL && r->put != NULL);
-    if (r)
-        rpc__server_msg__free_unpacked(r, NULL);
+    tc_free(r);
     tc_close(&c);
     CHECK(wait_converged(&f, 3 * FL_S));
     CHECK(wal_has_tail(&f, l, body, n));

@@ -17,17 +17,6 @@
 #include "harness/fault/fault.h"
 #include "nodes/proto/errors.h"
 
-/* A watch on [key, end), created (checked). */
-static uint64_t watch_open(struct tclient *c, const char *key, const char *end)
-{
-    uint64_t id = tc_watch_send(c, key, end, 0, false);
-    Rpc__ServerMsg *m = tc_wait(c, id, FL_S);
-    CHECK(m && m->watch && m->watch->created);
-    if (m)
-        rpc__server_msg__free_unpacked(m, NULL);
-    return id;
-}
-
 /* Keeps `lease` alive through `node` like clientv3: the next request TTL/3 after
  * an answer; a TTL without answer ends it. Runs for `dur`; returns the answers, or
  * -1 when the keep-alive gave up. */
@@ -95,37 +84,20 @@ static void test_keepalive_no_leader_times_out(void)
     int l = setup_default(&f, 32);
     int64_t lease = tc_grant_on(&f, l, 30);
     int lone = l == 1 ? 2 : 1;
-    int procs[3], np = 0;
-    for (int i = 1; i <= 3; i++)
-        if (i != lone)
-            procs[np++] = srv_cluster_node_proc(f.cl, i);
-    int me = srv_cluster_node_proc(f.cl, lone);
-    net_partition(f.w, &me, 1, procs, (size_t)np, false);
+    cut_off(&f, lone);
     sim_run_for(f.w, 3 * FL_S); /* it has given up on its leader */
     struct tclient k;
-    tc_open(&k, f.w, f.cproc, me);
+    tc_open_node(&k, &f, lone);
     uint64_t stream = k.next_call++;
     tc_keepalive(&k, stream, lease);
     Rpc__ServerMsg *m = tc_wait(&k, stream, 10 * FL_S);
     CHECK(m && m->stream_end && m->error);
     CHECK_EQ_STR(m && m->error ? m->error->message : "", "etcdserver: request timed out");
     CHECK(m && m->error && m->error->code == RPC_CODE_UNAVAILABLE);
-    if (m)
-        rpc__server_msg__free_unpacked(m, NULL);
+    tc_free(m);
     tc_close(&k);
     net_heal(f.w);
     teardown(&f);
-}
-
-static Rpc__ServerMsg *lease_ttl(struct tclient *c, int64_t lease)
-{
-    Rpc__ClientMsg msg = RPC__CLIENT_MSG__INIT;
-    Rpc__LeaseTimeToLiveRequest r = RPC__LEASE_TIME_TO_LIVE_REQUEST__INIT;
-    r.id = lease;
-    msg.method = RPC__METHOD__METHOD_LEASE_TTL;
-    msg.req_case = RPC__CLIENT_MSG__REQ_LEASE_TTL;
-    msg.lease_ttl = &r;
-    return tc_call(c, &msg, 10 * FL_S);
 }
 
 static void test_lease_ttl_from_follower(void)
@@ -137,28 +109,20 @@ static void test_lease_ttl_from_follower(void)
     int fol = l == 1 ? 2 : 1;
     struct tclient c;
     tc_open_node(&c, &f, fol);
-    Rpc__ServerMsg *m = lease_ttl(&c, lease);
+    Rpc__ServerMsg *m = tc_lease_ttl(&c, lease);
     /* The leader's lessor has 7 s left (rounded up); the follower asks it. */
     CHECK(m && m->lease_ttl && m->lease_ttl->ttl >= 6 && m->lease_ttl->ttl <= 7);
     CHECK(m && m->lease_ttl && m->lease_ttl->grantedttl == 10);
-    if (m)
-        rpc__server_msg__free_unpacked(m, NULL);
-    m = lease_ttl(&c, lease + 1);
+    tc_free(m);
+    m = tc_lease_ttl(&c, lease + 1);
     CHECK(m && m->lease_ttl && m->lease_ttl->ttl == -1);
-    if (m)
-        rpc__server_msg__free_unpacked(m, NULL);
+    tc_free(m);
     /* Cut off from the leader, the follower cannot know: the request times out. */
-    int procs[3], np = 0;
-    for (int i = 1; i <= 3; i++)
-        if (i != fol)
-            procs[np++] = srv_cluster_node_proc(f.cl, i);
-    int me = srv_cluster_node_proc(f.cl, fol);
-    net_partition(f.w, &me, 1, procs, (size_t)np, false);
+    cut_off(&f, fol);
     sim_run_for(f.w, 3 * FL_S);
-    m = lease_ttl(&c, lease);
+    m = tc_lease_ttl(&c, lease);
     CHECK_EQ_STR(tc_err(m), "etcdserver: request timed out");
-    if (m)
-        rpc__server_msg__free_unpacked(m, NULL);
+    tc_free(m);
     tc_close(&c);
     net_heal(f.w);
     teardown(&f);
@@ -193,7 +157,7 @@ static void test_watch_delay_failpoint(void)
     int l = setup_default(&f, 33);
     struct tclient w;
     tc_open_node(&w, &f, l);
-    uint64_t id = watch_open(&w, "k", "l");
+    uint64_t id = watch_open(&w, "k", "l", false);
     struct flt_spec sp = {
         .node = srv_cluster_node_proc(f.cl, l), .action = SIM_FAULT_DELAY, .delay_ms = 300};
     CHECK_EQ_INT(flt_enable(f.w, "watch/before_send", &sp), FL_OK);
@@ -247,14 +211,9 @@ static int isolated_watch_dups(bool bug)
     int fol = l == 1 ? 2 : 1;
     struct tclient w;
     tc_open_node(&w, &f, fol);
-    uint64_t id = watch_open(&w, "k", "l");
+    uint64_t id = watch_open(&w, "k", "l", false);
     CHECK_EQ_INT(write_keys(&f, l, 0, 5), 5);
-    int procs[3], np = 0;
-    for (int i = 1; i <= 3; i++)
-        if (i != fol)
-            procs[np++] = srv_cluster_node_proc(f.cl, i);
-    int me = srv_cluster_node_proc(f.cl, fol);
-    net_partition(f.w, &me, 1, procs, (size_t)np, false);
+    cut_off(&f, fol);
     CHECK_EQ_INT(write_keys(&f, l, 5, 5), 5);
     sim_run_for(f.w, 3 * FL_S);
     net_heal(f.w);

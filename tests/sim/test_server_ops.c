@@ -13,12 +13,7 @@
 static void test_learner_promote_remove(void)
 {
     struct fixture f;
-    struct srv_config cfg;
-    srv_config_default(&cfg);
-    cfg.snapshot_count = 50;
-    cfg.snapshot_catchup_entries = 10;
-    setup(&f, 11, &cfg);
-    int l = wait_leader(&f, 3 * FL_S);
+    int l = setup_snapshots(&f, 11, 50, 10);
     CHECK_EQ_INT(write_keys(&f, l, 0, 200), 200);
     /* etcd's strict reconfiguration check: every voter connected for 5 s first */
     sim_run_for(f.w, 5 * FL_S);
@@ -56,13 +51,11 @@ static void test_learner_promote_remove(void)
         tc_open_node(&lc, &f, n4);
         Rpc__ServerMsg *pm = tc_put(&lc, "x", "1");
         CHECK_EQ_STR(tc_err(pm), "etcdserver: rpc not supported for learner");
-        if (pm)
-            rpc__server_msg__free_unpacked(pm, NULL);
+        tc_free(pm);
         CHECK(read_is(&f, n4, "k150", "v150", true));
         Rpc__ServerMsg *gm = tc_get(&lc, "k150", false);
         CHECK_EQ_STR(tc_err(gm), "etcdserver: rpc not supported for learner");
-        if (gm)
-            rpc__server_msg__free_unpacked(gm, NULL);
+        tc_free(gm);
         tc_close(&lc);
     }
     /* Promoting a voter is refused with its own text. */
@@ -183,8 +176,7 @@ static void test_nospace_and_defrag(void)
     struct srv_config cfg;
     srv_config_default(&cfg);
     cfg.quota_backend_bytes = 256 * 1024;
-    setup(&f, 13, &cfg);
-    int l = wait_leader(&f, 3 * FL_S);
+    int l = setup_leader(&f, 13, &cfg);
     struct tclient c;
     tc_open_node(&c, &f, l);
     int ok = 0;
@@ -202,8 +194,7 @@ static void test_nospace_and_defrag(void)
     CHECK(ok > 10);
     CHECK_EQ_STR(last_err, "etcdserver: mvcc: database space exceeded");
     CHECK(m && m->error && m->error->code == RPC_CODE_RESOURCE_EXHAUSTED);
-    if (m)
-        rpc__server_msg__free_unpacked(m, NULL);
+    tc_free(m);
     sim_run_for(f.w, 200 * FL_MS);
     /* The alarm is cluster-wide: every member refuses, reads and deletes work. */
     for (int i = 1; i <= 3; i++) {
@@ -214,15 +205,13 @@ static void test_nospace_and_defrag(void)
     CHECK(count_events("alarm", 0) >= 3);
     Rpc__ServerMsg *g = tc_get(&c, "big1", false);
     CHECK(g && !g->error && g->range->n_kvs == 1);
-    if (g)
-        rpc__server_msg__free_unpacked(g, NULL);
+    tc_free(g);
     int other = l == 1 ? 2 : 1;
     struct tclient c2;
     tc_open_node(&c2, &f, other);
     Rpc__ServerMsg *m2 = tc_put(&c2, "small", "1");
     CHECK_EQ_STR(tc_err(m2), "etcdserver: mvcc: database space exceeded");
-    if (m2)
-        rpc__server_msg__free_unpacked(m2, NULL);
+    tc_free(m2);
 
     /* Recovery: compact to the current revision, defrag every member, disarm. */
     struct srv_member_status st;
@@ -247,8 +236,7 @@ static void test_nospace_and_defrag(void)
         CHECK(r && !r->error);
         CHECK(t_read - t0 >= 10 * FL_MS); /* at least the defrag's base time */
         (void)t_done;
-        if (r)
-            rpc__server_msg__free_unpacked(r, NULL);
+        tc_free(r);
         tc_close(&c3);
     }
     CHECK(count_events("defrag", 0) >= 6);
@@ -273,8 +261,7 @@ static void test_nospace_and_defrag(void)
     CHECK(m3 && !m3->error);
     if (m3 && m3->error)
         fprintf(stderr, "put after recovery: %s\n", m3->error->message);
-    if (m3)
-        rpc__server_msg__free_unpacked(m3, NULL);
+    tc_free(m3);
     CHECK(wait_converged(&f, 3 * FL_S));
     tc_close(&c);
     tc_close(&c2);

@@ -16,9 +16,7 @@ static void test_remove_leader(void)
     struct srv_config cfg;
     srv_config_default(&cfg);
     cfg.nodes = 4;
-    setup(&f, 31, &cfg);
-    int l = wait_leader(&f, 3 * FL_S);
-    CHECK(l > 0);
+    int l = setup_leader(&f, 31, &cfg);
     CHECK_EQ_INT(write_keys(&f, l, 0, 10), 10);
     sim_run_for(f.w, 5 * FL_S); /* the strict reconfiguration check's HealthInterval */
     struct ctl rm = {0};
@@ -96,8 +94,7 @@ static uint64_t term_after_rejoin(bool prevote)
     struct srv_config cfg;
     srv_config_default(&cfg);
     cfg.prevote = prevote;
-    setup(&f, 34, &cfg);
-    int l = wait_leader(&f, 3 * FL_S);
+    int l = setup_leader(&f, 34, &cfg);
     struct srv_member_status st;
     srv_cluster_status(f.cl, l, &st);
     uint64_t term0 = st.raft_term;

@@ -16,11 +16,7 @@ static void test_watch_across_leader_change(void)
     int wnode = l == 1 ? 2 : 1;
     struct tclient w;
     tc_open_node(&w, &f, wnode);
-    uint64_t id = tc_watch_send(&w, "k", "l", 0, false);
-    Rpc__ServerMsg *created = tc_wait(&w, id, FL_S);
-    CHECK(created && created->resp_case == RPC__SERVER_MSG__RESP_WATCH && created->watch->created);
-    if (created)
-        rpc__server_msg__free_unpacked(created, NULL);
+    uint64_t id = watch_open(&w, "k", "l", false);
     CHECK_EQ_INT(write_keys(&f, l, 0, 10), 10);
     srv_cluster_kill(f.cl, l);
     int l2 = wait_leader(&f, 5 * FL_S);
@@ -36,25 +32,11 @@ static void test_watch_across_leader_change(void)
     CHECK_EQ_INT(bad, 0);
 
     /* Requested progress: a notification at the current revision. */
-    Rpc__ClientMsg msg = RPC__CLIENT_MSG__INIT;
-    Rpc__WatchRequest wr = RPC__WATCH_REQUEST__INIT;
-    Rpc__WatchProgressRequest pr = RPC__WATCH_PROGRESS_REQUEST__INIT;
-    wr.request_union_case = RPC__WATCH_REQUEST__REQUEST_UNION_PROGRESS_REQUEST;
-    wr.progress_request = &pr;
-    msg.method = RPC__METHOD__METHOD_WATCH;
-    msg.req_case = RPC__CLIENT_MSG__REQ_WATCH;
-    msg.watch = &wr;
-    msg.call_id = id;
-    struct fl_buf pb;
-    fl_buf_init(&pb);
-    size_t plen = rpc_client_msg_encode(&msg, &pb);
-    net_send(f.w, w.sock, pb.data, plen);
-    fl_buf_close(&pb);
+    tc_watch_progress(&w, id);
     Rpc__ServerMsg *p = tc_wait(&w, id, FL_S);
     CHECK(p && p->resp_case == RPC__SERVER_MSG__RESP_WATCH && p->watch->n_events == 0 &&
           p->header->revision == 21);
-    if (p)
-        rpc__server_msg__free_unpacked(p, NULL);
+    tc_free(p);
 
     /* Compact, then watch from revision 1: cancelled with the compaction revision. */
     struct ctl cp = {0};
@@ -89,30 +71,17 @@ static void test_require_leader_watch(void)
     int lone = l == 1 ? 2 : 1;
     struct tclient w;
     tc_open_node(&w, &f, lone);
-    uint64_t id = tc_watch_send(&w, "a", NULL, 0, true);
-    Rpc__ServerMsg *created = tc_wait(&w, id, FL_S);
-    CHECK(created && created->watch && created->watch->created);
-    if (created)
-        rpc__server_msg__free_unpacked(created, NULL);
-    /* Cut the member from its peers but not from the client (etcd#8673). */
-    int procs[3];
-    int np = 0;
-    for (int i = 1; i <= 3; i++)
-        if (i != lone)
-            procs[np++] = srv_cluster_node_proc(f.cl, i);
-    int me = srv_cluster_node_proc(f.cl, lone);
-    net_partition(f.w, &me, 1, procs, (size_t)np, false);
+    uint64_t id = watch_open(&w, "a", NULL, true);
+    cut_off(&f, lone); /* from its peers but not from the client (etcd#8673) */
     Rpc__ServerMsg *end = tc_wait(&w, id, 10 * FL_S);
     CHECK(end && end->stream_end && end->error);
     CHECK_EQ_STR(end && end->error ? end->error->message : "", "etcdserver: no leader");
     CHECK(end && end->error && end->error->code == RPC_CODE_UNAVAILABLE);
-    if (end)
-        rpc__server_msg__free_unpacked(end, NULL);
+    tc_free(end);
     /* A linearizable read there never returns stale data: it times out. */
     Rpc__ServerMsg *g = tc_get(&w, "a", false);
     CHECK_EQ_STR(tc_err(g), "etcdserver: request timed out");
-    if (g)
-        rpc__server_msg__free_unpacked(g, NULL);
+    tc_free(g);
     tc_close(&w);
     net_heal(f.w);
     teardown(&f);

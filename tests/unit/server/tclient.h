@@ -23,6 +23,13 @@ struct tclient {
     size_t qn;
 };
 
+/* Frees an answer (NULL: nothing). */
+static inline void tc_free(Rpc__ServerMsg *m)
+{
+    if (m)
+        rpc__server_msg__free_unpacked(m, NULL);
+}
+
 static void tc_on_message(struct sim_world *w, net_sock s, const uint8_t *p, size_t n, void *ctx)
 {
     (void)w;
@@ -76,16 +83,28 @@ static inline Rpc__ServerMsg *tc_take(struct tclient *c, uint64_t call_id)
     return NULL;
 }
 
-/* Sends msg (call_id assigned) and returns it. */
-static inline uint64_t tc_send(struct tclient *c, Rpc__ClientMsg *msg)
+/* msg carries the request r of method NAME (its request case has the same name) in its
+ * field `field`. */
+#define TC_REQ(msg, NAME, field, r)                                                                \
+    ((msg).method = RPC__METHOD__METHOD_##NAME, (msg).req_case = RPC__CLIENT_MSG__REQ_##NAME,      \
+     (msg).field = (r))
+
+/* Sends msg under call_id (a stream's, or a new call's) and returns it. */
+static inline uint64_t tc_send_as(struct tclient *c, Rpc__ClientMsg *msg, uint64_t call_id)
 {
-    msg->call_id = c->next_call++;
+    msg->call_id = call_id;
     struct fl_buf b;
     fl_buf_init(&b);
     size_t n = rpc_client_msg_encode(msg, &b);
     net_send(c->w, c->sock, b.data, n);
     fl_buf_close(&b);
-    return msg->call_id;
+    return call_id;
+}
+
+/* Sends msg (call_id assigned) and returns it. */
+static inline uint64_t tc_send(struct tclient *c, Rpc__ClientMsg *msg)
+{
+    return tc_send_as(c, msg, c->next_call++);
 }
 
 /* Steps the world until a frame of call_id arrives or timeout_ns of simulated time
@@ -117,9 +136,7 @@ static inline uint64_t tc_put_send(struct tclient *c, const char *k, const char 
     r.value.data = (uint8_t *)v;
     r.value.len = strlen(v);
     r.lease = lease;
-    msg.method = RPC__METHOD__METHOD_PUT;
-    msg.req_case = RPC__CLIENT_MSG__REQ_PUT;
-    msg.put = &r;
+    TC_REQ(msg, PUT, put, &r);
     return tc_send(c, &msg);
 }
 
@@ -143,9 +160,7 @@ static inline uint64_t tc_watch_send(struct tclient *c, const char *key, const c
     cr.start_revision = start;
     wr.request_union_case = RPC__WATCH_REQUEST__REQUEST_UNION_CREATE_REQUEST;
     wr.create_request = &cr;
-    msg.method = RPC__METHOD__METHOD_WATCH;
-    msg.req_case = RPC__CLIENT_MSG__REQ_WATCH;
-    msg.watch = &wr;
+    TC_REQ(msg, WATCH, watch, &wr);
     msg.require_leader = require_leader;
     return tc_send(c, &msg);
 }
@@ -177,13 +192,10 @@ static inline int64_t tc_lease_grant(struct tclient *c, int64_t ttl, int64_t tim
     Rpc__ClientMsg msg = RPC__CLIENT_MSG__INIT;
     Rpc__LeaseGrantRequest r = RPC__LEASE_GRANT_REQUEST__INIT;
     r.ttl = ttl;
-    msg.method = RPC__METHOD__METHOD_LEASE_GRANT;
-    msg.req_case = RPC__CLIENT_MSG__REQ_LEASE_GRANT;
-    msg.lease_grant = &r;
+    TC_REQ(msg, LEASE_GRANT, lease_grant, &r);
     Rpc__ServerMsg *m = tc_call(c, &msg, timeout_ns);
     int64_t id = m && !m->error && m->lease_grant ? m->lease_grant->id : 0;
-    if (m)
-        rpc__server_msg__free_unpacked(m, NULL);
+    tc_free(m);
     return id;
 }
 
@@ -194,15 +206,30 @@ static inline void tc_keepalive(struct tclient *c, uint64_t stream, int64_t leas
     Rpc__ClientMsg msg = RPC__CLIENT_MSG__INIT;
     Rpc__LeaseKeepAliveRequest r = RPC__LEASE_KEEP_ALIVE_REQUEST__INIT;
     r.id = lease;
-    msg.method = RPC__METHOD__METHOD_LEASE_KEEPALIVE;
-    msg.req_case = RPC__CLIENT_MSG__REQ_LEASE_KEEPALIVE;
-    msg.lease_keepalive = &r;
-    msg.call_id = stream;
-    struct fl_buf b;
-    fl_buf_init(&b);
-    size_t n = rpc_client_msg_encode(&msg, &b);
-    net_send(c->w, c->sock, b.data, n);
-    fl_buf_close(&b);
+    TC_REQ(msg, LEASE_KEEPALIVE, lease_keepalive, &r);
+    tc_send_as(c, &msg, stream);
+}
+
+/* LeaseTimeToLive of lease; the answer (NULL: none within 10 s), freed by the caller. */
+static inline Rpc__ServerMsg *tc_lease_ttl(struct tclient *c, int64_t lease)
+{
+    Rpc__ClientMsg msg = RPC__CLIENT_MSG__INIT;
+    Rpc__LeaseTimeToLiveRequest r = RPC__LEASE_TIME_TO_LIVE_REQUEST__INIT;
+    r.id = lease;
+    TC_REQ(msg, LEASE_TTL, lease_ttl, &r);
+    return tc_call(c, &msg, 10 * FL_S);
+}
+
+/* A progress request on the watch stream of call id (the answer arrives under it). */
+static inline void tc_watch_progress(struct tclient *c, uint64_t id)
+{
+    Rpc__ClientMsg msg = RPC__CLIENT_MSG__INIT;
+    Rpc__WatchRequest wr = RPC__WATCH_REQUEST__INIT;
+    Rpc__WatchProgressRequest pr = RPC__WATCH_PROGRESS_REQUEST__INIT;
+    wr.request_union_case = RPC__WATCH_REQUEST__REQUEST_UNION_PROGRESS_REQUEST;
+    wr.progress_request = &pr;
+    TC_REQ(msg, WATCH, watch, &wr);
+    tc_send_as(c, &msg, id);
 }
 
 static inline Rpc__ServerMsg *tc_get(struct tclient *c, const char *k, bool serializable)
@@ -212,9 +239,7 @@ static inline Rpc__ServerMsg *tc_get(struct tclient *c, const char *k, bool seri
     r.key.data = (uint8_t *)k;
     r.key.len = strlen(k);
     r.serializable = serializable;
-    msg.method = RPC__METHOD__METHOD_RANGE;
-    msg.req_case = RPC__CLIENT_MSG__REQ_RANGE;
-    msg.range = &r;
+    TC_REQ(msg, RANGE, range, &r);
     return tc_call(c, &msg, 10 * FL_S);
 }
 
@@ -231,8 +256,7 @@ static inline const char *tc_value(const Rpc__ServerMsg *m, size_t *len)
 static inline bool tc_ok(Rpc__ServerMsg *m)
 {
     bool ok = m && !m->error;
-    if (m)
-        rpc__server_msg__free_unpacked(m, NULL);
+    tc_free(m);
     return ok;
 }
 

@@ -75,6 +75,29 @@ static inline int64_t tc_grant_on(struct fixture *f, int node, int64_t ttl)
     return lease;
 }
 
+/* A watch on [key, end) (end NULL: the key alone) from now through c, checked to be
+ * created within 1 s; its call id. */
+static inline uint64_t watch_open(struct tclient *c, const char *key, const char *end,
+                                  bool require_leader)
+{
+    uint64_t id = tc_watch_send(c, key, end, 0, require_leader);
+    Rpc__ServerMsg *m = tc_wait(c, id, FL_S);
+    CHECK(m && m->resp_case == RPC__SERVER_MSG__RESP_WATCH && m->watch->created);
+    tc_free(m);
+    return id;
+}
+
+/* Cuts member node off from its peers, not from the clients (net_heal ends it). */
+static inline void cut_off(struct fixture *f, int node)
+{
+    int peers[3], n = 0;
+    for (int i = 1; i <= 3; i++)
+        if (i != node)
+            peers[n++] = srv_cluster_node_proc(f->cl, i);
+    int me = srv_cluster_node_proc(f->cl, node);
+    net_partition(f->w, &me, 1, peers, (size_t)n, false);
+}
+
 static inline void setup(struct fixture *f, uint64_t seed, const struct srv_config *cfg)
 {
     n_evs = 0;
@@ -131,8 +154,7 @@ static inline int write_keys(struct fixture *f, int node, int from, int n)
             ok++;
         else
             fprintf(stderr, "put %s via %d: %s\n", k, node, tc_err(m));
-        if (m)
-            rpc__server_msg__free_unpacked(m, NULL);
+        tc_free(m);
     }
     tc_close(&c);
     return ok;
@@ -149,22 +171,38 @@ static inline bool read_is(struct fixture *f, int node, const char *k, const cha
     bool ok = v && len == strlen(want) && !memcmp(v, want, len);
     if (!ok)
         fprintf(stderr, "get %s via %d: %s\n", k, node, tc_err(m));
-    if (m)
-        rpc__server_msg__free_unpacked(m, NULL);
+    tc_free(m);
     tc_close(&c);
     return ok;
 }
 
-/* setup with the default configuration (srv_config_default); returns the first
- * leader, checked to be elected within 3 s. */
+/* setup; returns the first leader, checked to be elected within 3 s. */
+static inline int setup_leader(struct fixture *f, uint64_t seed, const struct srv_config *cfg)
+{
+    setup(f, seed, cfg);
+    int l = wait_leader(f, 3 * FL_S);
+    CHECK(l > 0);
+    return l;
+}
+
+/* setup_leader with the default configuration (srv_config_default). */
 static inline int setup_default(struct fixture *f, uint64_t seed)
 {
     struct srv_config cfg;
     srv_config_default(&cfg);
-    setup(f, seed, &cfg);
-    int l = wait_leader(f, 3 * FL_S);
-    CHECK(l > 0);
-    return l;
+    return setup_leader(f, seed, &cfg);
+}
+
+/* setup_leader with the default configuration but a snapshot every `every` entries,
+ * keeping `catchup` entries for slow followers. */
+static inline int setup_snapshots(struct fixture *f, uint64_t seed, uint64_t every,
+                                  uint64_t catchup)
+{
+    struct srv_config cfg;
+    srv_config_default(&cfg);
+    cfg.snapshot_count = every;
+    cfg.snapshot_catchup_entries = catchup;
+    return setup_leader(f, seed, &cfg);
 }
 
 /* Whether member node holds key k (a serializable read of its own store). */
@@ -174,8 +212,7 @@ static inline bool key_exists(struct fixture *f, int node, const char *k)
     tc_open_node(&c, f, node);
     Rpc__ServerMsg *m = tc_get(&c, k, true);
     bool yes = m && !m->error && m->range->n_kvs == 1;
-    if (m)
-        rpc__server_msg__free_unpacked(m, NULL);
+    tc_free(m);
     tc_close(&c);
     return yes;
 }
