@@ -7,15 +7,12 @@ set(FL_ETCD_SCN ${CMAKE_SOURCE_DIR}/tests/scenario/etcd)
 set(FL_ETCD_WORK ${CMAKE_BINARY_DIR}/etcd-target-tests)
 
 # The live smoke: 3 members, a partition, a kill and restart, four balancers, traffic
-# and watches; linearizability and watch pass (about 7 s of wall time).
-add_test(NAME live.etcd_target.smoke
-  COMMAND sh ${FL_ETCD_SCN}/smoke.sh ${FL_BIN} ${FL_ETCD_SCN}/smoke.lua ${FL_ETCD_WORK}/smoke)
+# and watches; linearizability and watch pass (about 7 s of wall time). And pdeath:
+# faultline killed with SIGKILL, its etcd members die too.
+fl_target_smoke(etcd etcd_target ${FL_ETCD_SCN}/smoke.lua ${FL_ETCD_WORK})
 # What etcd cannot do here stops the scenario naming the function and the target.
 add_test(NAME live.etcd_target.refuse
   COMMAND sh ${FL_ETCD_SCN}/refuse.sh ${FL_BIN} ${FL_ETCD_WORK}/refuse)
-# faultline killed with SIGKILL: its etcd members die too.
-add_test(NAME live.etcd_target.pdeath
-  COMMAND sh ${FL_ETCD_SCN}/pdeath.sh ${FL_BIN} ${FL_ETCD_SCN}/smoke.lua ${FL_ETCD_WORK}/pdeath)
 set_tests_properties(live.etcd_target.smoke live.etcd_target.refuse live.etcd_target.pdeath
   PROPERTIES LABELS live SKIP_RETURN_CODE 77 TIMEOUT 120)
 
@@ -39,15 +36,7 @@ set(FL_DIFF_BAD
   "unknown_target=diff x.lua --targets sim,qemu=two different targets"
   "unknown_opt=diff x.lua --bogus=unknown option '--bogus'"
   "unreadable=diff /nonexistent/x.lua=cannot read scenario")
-foreach(entry ${FL_DIFF_BAD})
-  string(REPLACE "=" ";" parts "${entry}")
-  list(GET parts 0 name)
-  list(GET parts 1 args)
-  list(GET parts 2 msg)
-  add_test(NAME cli.diff.bad.${name}
-    COMMAND sh -c "out=$(\"$0\" ${args} 2>&1); rc=$?; echo \"$out\"; test $rc -eq 2 && echo \"$out\" | grep -qF -- \"${msg}\"" ${FL_BIN})
-  set_tests_properties(cli.diff.bad.${name} PROPERTIES LABELS cli TIMEOUT 30)
-endforeach()
+fl_cli_bad(cli.diff.bad ${FL_DIFF_BAD})
 
 # Membership on etcd: add, add a learner, promote, remove (about 20 s).
 add_test(NAME live.etcd_target.membership

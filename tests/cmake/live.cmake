@@ -26,15 +26,7 @@ set(FL_EXPORT_BAD
   "unknown_opt=export x.db --format jsonl --bogus=unknown option '--bogus'"
   "out_dir_missing=export x.db --format jsonl -o /nonexistent/dir/o.jsonl=does not exist"
   "two_dbs=export a.db b.db --format jsonl=one database at a time")
-foreach(entry ${FL_EXPORT_BAD})
-  string(REPLACE "=" ";" parts "${entry}")
-  list(GET parts 0 name)
-  list(GET parts 1 args)
-  list(GET parts 2 msg)
-  add_test(NAME cli.export.bad.${name}
-    COMMAND sh -c "out=$(\"$0\" ${args} 2>&1); rc=$?; echo \"$out\"; test $rc -eq 2 && echo \"$out\" | grep -qF -- \"${msg}\"" ${FL_BIN})
-  set_tests_properties(cli.export.bad.${name} PROPERTIES LABELS cli TIMEOUT 30)
-endforeach()
+fl_cli_bad(cli.export.bad ${FL_EXPORT_BAD})
 
 # harness/live: the unit tests of the supervisor and proxy are unit tests (label unit
 # and live); the etcd cluster test needs etcd and says it skipped without it (exit 77).
