@@ -372,23 +372,37 @@ static void draw_lag_focus(struct run_world *rw, const struct run_swarm_options 
     json_object_set_new(j, "lag", f);
 }
 
+/* "swarm/split": whether the seed draws the split change (said in the object by
+ * draw_later, after the lag draws; draw_lag_add asks it first). */
+static bool split_drawn(struct run_world *rw, const struct run_swarm_options *o)
+{
+    struct sim_rng r;
+    sim_rng_derive(&r, run_fault_seed(rw), "swarm/split");
+    return chance(&r, SPLIT_PCT) && (!o->lanes || (o->lanes & RUN_LANE_MEMBERSHIP));
+}
+
 /* "swarm/lagadd": the worlds the lag focus would take if they had the lag lane, and that
  * have no churn (its Figure-8 chains need the kills the focus takes away), run the lag
- * lane besides the lanes drawn, at a period drawn as a lane's: all of them without the
- * membership lane, LAGADD_PCT % of those with it. The focus switches the membership lane
- * off, and those worlds' runs are where the switches of configuration changes are found
- * (with 60 % of every world, raft.learner_votes' first chaos seed went from 4 to 165 and
- * removed_leader_counts_self's from 28 to 74), so they keep 25 %. With 25 % everywhere
- * mvcc.restore_lowers_future_watch failed on 8 of chaos seeds 1..200 (each a lag focus
- * world), with 60 % of the worlds without membership on 9, with all of them on 11. The
- * share is drawn on every world, so a world's period is drawn as it was before. */
+ * lane besides the lanes drawn, at a period drawn as a lane's: those without the
+ * membership lane that the figure-8 nemesis would not take (draw_figure8: no cluster
+ * drawn, or the promote outage or the split change drawn), and LAGADD_PCT % of the
+ * others. The focus switches the membership lane off, and those worlds' runs are where
+ * the switches of configuration changes are found (with 60 % of every world,
+ * raft.learner_votes' first chaos seed went from 4 to 165 and removed_leader_counts_self's
+ * from 28 to 74); the figure-8 worlds are where raft.commit_old_term is found (lag on
+ * every world without membership took 22 of its 48 failing seeds of 1..200). With 25 %
+ * everywhere mvcc.restore_lowers_future_watch failed on 8 of chaos seeds 1..200 (each a
+ * lag focus world), now on 10. The share is drawn on every world, so a world's period is
+ * drawn as it was before. */
 static void draw_lag_add(struct run_world *rw, const struct run_swarm_options *o,
                          const struct run_cluster_config *seen, json_t *j)
 {
     struct run_swarm *sw = &rw->swarm;
     struct sim_rng r;
     sim_rng_derive(&r, run_fault_seed(rw), "swarm/lagadd");
-    bool add = chance(&r, LAGADD_PCT) || !(sw->lanes & RUN_LANE_MEMBERSHIP);
+    bool figure8 = (sw->aspects & RUN_SWARM_CLUSTER) && !json_object_get(j, "promote_outage") &&
+                   !split_drawn(rw, o);
+    bool add = chance(&r, LAGADD_PCT) || (!(sw->lanes & RUN_LANE_MEMBERSHIP) && !figure8);
     int64_t every = lane_periods[LAG_IX][sim_rng_below(&r, 3)];
     if (!add || o->lanes || (sw->lanes & (RUN_LANE_LAG | RUN_LANE_CHURN)) || seen->nodes < 3)
         return;
@@ -462,8 +476,7 @@ static void draw_later(struct run_world *rw, const struct run_swarm_options *o, 
         json_object_set_new(j, "promote_outage", json_true());
     draw_lag_add(rw, o, &seen, j);
     draw_lag_focus(rw, o, &seen, j);
-    sim_rng_derive(&r, run_fault_seed(rw), "swarm/split");
-    if (chance(&r, SPLIT_PCT) && (!o->lanes || (o->lanes & RUN_LANE_MEMBERSHIP)))
+    if (split_drawn(rw, o))
         json_object_set_new(j, "split_change", json_true());
     draw_figure8(rw, o, &seen, j);
 }
