@@ -112,20 +112,34 @@ struct raft_msg *raft__send(struct raft *r, enum raft_msg_type type, uint64_t to
     return m;
 }
 
-/* Copies log entries [from, to] (with their data) into arena a. */
+/* Copies log entries [from, to] (with their data) into arena a. One allocation holds
+ * the entries and then each one's data at a 16-byte boundary, as a separate
+ * allocation per entry would place it: one arena call instead of one per entry (there
+ * are about 13 entry copies per committed entry in a 3-member cluster). */
+#define COPY_ALIGN ((size_t)16)
 static struct raft_entry *copy_entries(const struct raft *r, struct raft__arena *a, uint64_t from,
                                        uint64_t to)
 {
     FL_ASSERT(from >= 1 && to >= from);
     size_t n = (size_t)(to - from + 1);
-    struct raft_entry *out = raft__arena_alloc(a, n * sizeof(*out));
+    /* the log's entries are one array: [from, to] are consecutive in it */
+    const struct raft_entry *src = raft__entry_at(r, from);
+    FL_ASSERT(raft__entry_at(r, to) == src + (n - 1));
+    size_t head = (n * sizeof(*src) + COPY_ALIGN - 1) & ~(COPY_ALIGN - 1);
+    size_t total = head;
+    for (size_t i = 0; i < n; i++)
+        total += (src[i].len + COPY_ALIGN - 1) & ~(COPY_ALIGN - 1);
+    uint8_t *block = raft__arena_alloc(a, total);
+    struct raft_entry *out = (struct raft_entry *)(void *)block;
+    uint8_t *d = block + head;
     for (size_t i = 0; i < n; i++) {
-        const struct raft_entry *e = raft__entry_at(r, from + i);
-        out[i] = *e;
-        if (e->len) {
-            uint8_t *d = raft__arena_alloc(a, e->len);
-            memcpy(d, e->data, e->len);
+        FL_ASSERT(src[i].index == from + i);
+        out[i] = src[i];
+        size_t len = src[i].len;
+        if (len) {
+            memcpy(d, src[i].data, len);
             out[i].data = d;
+            d += (len + COPY_ALIGN - 1) & ~(COPY_ALIGN - 1);
         }
     }
     return out;
