@@ -1,6 +1,7 @@
 /*
  * arena.c: the bump allocator (arena.h). Blocks form a list, newest first; only the
- * newest is bumped into, so an allocation never searches.
+ * newest is bumped into (a->cur up to a->end, by the inline fl_arena_alloc), so an
+ * allocation never searches; this file adds a block when the newest is full.
  */
 #include "harness/common/arena.h"
 
@@ -8,7 +9,7 @@
 
 struct fl_arena_block {
     struct fl_arena_block *next;
-    size_t cap, used;
+    size_t cap;
     bool pooled;        /* one of a pool's blocks: goes back to it */
     max_align_t data[]; /* aligned storage */
 };
@@ -16,6 +17,7 @@ struct fl_arena_block {
 void fl_arena_init(struct fl_arena *a, size_t block_min, size_t block_max, size_t keep_bytes_max)
 {
     FL_ASSERT(block_min >= ARENA_ALIGN && block_min <= block_max);
+    a->cur = a->end = NULL;
     a->head = NULL;
     a->block_min = block_min;
     a->block_max = block_max;
@@ -66,7 +68,6 @@ static struct fl_arena_block *block_get(struct fl_arena *a, size_t cap)
         b->pooled = p && !a->head && cap == p->block_bytes;
     }
     FL_ASSERT(b->cap == cap);
-    b->used = 0;
     return b;
 }
 
@@ -83,21 +84,22 @@ static void block_put(struct fl_arena *a, struct fl_arena_block *b)
     }
 }
 
-void *fl_arena_alloc(struct fl_arena *a, size_t n)
+void *fl_arena_alloc_block(struct fl_arena *a, size_t n)
 {
     FL_ASSERT(a->block_min > 0 && n <= SIZE_MAX - ARENA_ALIGN);
     n = n ? (n + ARENA_ALIGN - 1) & ~(ARENA_ALIGN - 1) : ARENA_ALIGN;
     struct fl_arena_block *h = a->head;
-    if (!h || h->cap - h->used < n) {
-        size_t cap = h ? FL_MIN(a->block_max, h->cap * 2) : a->block_min;
-        cap = FL_MAX(cap, n);
-        struct fl_arena_block *b = block_get(a, cap);
-        b->next = h;
-        a->head = h = b;
-    }
-    void *p = (char *)h->data + h->used;
-    h->used += n;
-    FL_ASSERT(h->used <= h->cap && ((uintptr_t)p & (ARENA_ALIGN - 1)) == 0);
+    /* only called when the current block's room is short */
+    FL_ASSERT(!h || (uintptr_t)a->end - (uintptr_t)a->cur < n);
+    size_t cap = h ? FL_MIN(a->block_max, h->cap * 2) : a->block_min;
+    cap = FL_MAX(cap, n);
+    struct fl_arena_block *b = block_get(a, cap);
+    b->next = h;
+    a->head = b;
+    char *p = (char *)b->data;
+    FL_ASSERT(((uintptr_t)p & (ARENA_ALIGN - 1)) == 0);
+    a->cur = p + n;
+    a->end = p + cap;
     return p;
 }
 
@@ -113,11 +115,11 @@ void fl_arena_reset(struct fl_arena *a)
         if (b != keep)
             block_put(a, b);
     }
-    if (keep) {
+    if (keep)
         keep->next = NULL;
-        keep->used = 0;
-    }
     a->head = keep;
+    a->cur = keep ? (char *)keep->data : NULL;
+    a->end = keep ? (char *)keep->data + keep->cap : NULL;
 }
 
 void fl_arena_close(struct fl_arena *a)
@@ -127,6 +129,7 @@ void fl_arena_close(struct fl_arena *a)
         block_put(a, a->head);
         a->head = next;
     }
+    a->cur = a->end = NULL;
 }
 
 size_t fl_arena_bytes(const struct fl_arena *a)

@@ -33,6 +33,10 @@ struct fl_arena_pool {
 };
 
 struct fl_arena {
+    /* The free room of the current block: [cur, end), both NULL with no block. Only
+     * fl_arena_alloc's inline path and arena.c touch them. A copy of the struct owns the
+     * same blocks; allocate through one copy only. */
+    char *cur, *end;
     struct fl_arena_block *head; /* the current block; older ones behind it */
     size_t block_min, block_max, keep_bytes_max;
     struct fl_arena_pool *pool; /* where the first block comes from; NULL: malloc */
@@ -48,9 +52,23 @@ void fl_arena_init(struct fl_arena *a, size_t block_min, size_t block_max, size_
  * its blocks return to the pool when it is reset or closed. */
 void fl_arena_init_pooled(struct fl_arena *a, struct fl_arena_pool *pool, size_t block_max,
                           size_t keep_bytes_max);
+/* The slow path of fl_arena_alloc: a new block (n as given, not rounded). */
+void *fl_arena_alloc_block(struct fl_arena *a, size_t n);
+
 /* n bytes aligned to 16 (n == 0 still gives a distinct pointer), owned by the arena;
- * never NULL. */
-void *fl_arena_alloc(struct fl_arena *a, size_t n);
+ * never NULL. Inline: the usual call is a bump in the current block (the protobuf
+ * decoders allocate a few times per field, some 400,000 times in the e2e bench run). */
+static inline void *fl_arena_alloc(struct fl_arena *a, size_t n)
+{
+    /* n + 15 wraps for a huge n: the rounded size is then small, so also check n */
+    size_t r = n ? (n + 15u) & ~(size_t)15u : 16u;
+    if (__builtin_expect(r >= n && (uintptr_t)a->end - (uintptr_t)a->cur >= r, 1)) {
+        void *p = a->cur;
+        a->cur += r;
+        return p;
+    }
+    return fl_arena_alloc_block(a, n);
+}
 /* Frees every allocation; keeps one block as described above. */
 void fl_arena_reset(struct fl_arena *a);
 /* Frees everything; the arena may be initialised again. */
