@@ -17,7 +17,8 @@ struct fl_arena_block {
 void fl_arena_init(struct fl_arena *a, size_t block_min, size_t block_max, size_t keep_bytes_max)
 {
     FL_ASSERT(block_min >= ARENA_ALIGN && block_min <= block_max);
-    a->cur = a->end = NULL;
+    a->cur = a->end = a->base = NULL;
+    a->solo = false;
     a->head = NULL;
     a->block_min = block_min;
     a->block_max = block_max;
@@ -100,10 +101,12 @@ void *fl_arena_alloc_block(struct fl_arena *a, size_t n)
     FL_ASSERT(((uintptr_t)p & (ARENA_ALIGN - 1)) == 0);
     a->cur = p + n;
     a->end = p + cap;
+    a->base = p;
+    a->solo = !h && cap <= a->keep_bytes_max;
     return p;
 }
 
-void fl_arena_reset(struct fl_arena *a)
+void fl_arena_reset_blocks(struct fl_arena *a)
 {
     struct fl_arena_block *keep = NULL;
     for (struct fl_arena_block *b = a->head; b; b = b->next) {
@@ -118,8 +121,9 @@ void fl_arena_reset(struct fl_arena *a)
     if (keep)
         keep->next = NULL;
     a->head = keep;
-    a->cur = keep ? (char *)keep->data : NULL;
+    a->base = a->cur = keep ? (char *)keep->data : NULL;
     a->end = keep ? (char *)keep->data + keep->cap : NULL;
+    a->solo = keep != NULL;
 }
 
 void fl_arena_close(struct fl_arena *a)
@@ -129,7 +133,8 @@ void fl_arena_close(struct fl_arena *a)
         block_put(a, a->head);
         a->head = next;
     }
-    a->cur = a->end = NULL;
+    a->cur = a->end = a->base = NULL;
+    a->solo = false;
 }
 
 size_t fl_arena_bytes(const struct fl_arena *a)

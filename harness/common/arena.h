@@ -37,6 +37,10 @@ struct fl_arena {
      * fl_arena_alloc's inline path and arena.c touch them. A copy of the struct owns the
      * same blocks; allocate through one copy only. */
     char *cur, *end;
+    /* Whether head is the only block and a reset keeps it (its cap <= keep_bytes_max):
+     * then fl_arena_reset only moves cur back to base, the start of its room. */
+    bool solo;
+    char *base;
     struct fl_arena_block *head; /* the current block; older ones behind it */
     size_t block_min, block_max, keep_bytes_max;
     struct fl_arena_pool *pool; /* where the first block comes from; NULL: malloc */
@@ -69,8 +73,18 @@ static inline void *fl_arena_alloc(struct fl_arena *a, size_t n)
     }
     return fl_arena_alloc_block(a, n);
 }
-/* Frees every allocation; keeps one block as described above. */
-void fl_arena_reset(struct fl_arena *a);
+/* The general fl_arena_reset: several blocks, or one a reset frees. */
+void fl_arena_reset_blocks(struct fl_arena *a);
+/* Frees every allocation; keeps one block as described above. Inline for the usual
+ * case (a steady load settled on one block): the server resets its peer-frame arena
+ * twice per frame. */
+static inline void fl_arena_reset(struct fl_arena *a)
+{
+    if (a->solo)
+        a->cur = a->base;
+    else
+        fl_arena_reset_blocks(a);
+}
 /* Frees everything; the arena may be initialised again. */
 void fl_arena_close(struct fl_arena *a);
 /* Bytes held in blocks (for tests and accounting). */

@@ -28,11 +28,6 @@ void pb_arena_init(struct pb_arena *a, size_t block_min, size_t block_max)
     fl_arena_init(&a->fl, block_min, block_max, SIZE_MAX);
 }
 
-void pb_arena_reset(struct pb_arena *a)
-{
-    fl_arena_reset(&a->fl);
-}
-
 void pb_arena_close(struct pb_arena *a)
 {
     fl_arena_close(&a->fl);

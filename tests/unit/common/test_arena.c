@@ -58,8 +58,36 @@ static void test_keep_max(void)
     fl_arena_close(&a);
 }
 
+/* One block that a reset keeps (the inline reset): everything is reused from its start,
+ * again and again, and nothing is freed or added. */
+static void test_one_block(void)
+{
+    struct fl_arena a;
+    fl_arena_init(&a, 64, 256, SIZE_MAX);
+    void *first = fl_arena_alloc(&a, 16);
+    void *second = fl_arena_alloc(&a, 1);
+    CHECK(second == (char *)first + 16);
+    bool same = true;
+    for (int i = 0; i < 10; i++) {
+        fl_arena_reset(&a);
+        same = same && fl_arena_alloc(&a, 48) == first && fl_arena_alloc(&a, 16) != first;
+        same = same && fl_arena_bytes(&a) == 64;
+    }
+    CHECK(same);
+    fl_arena_reset(&a);
+    void *p = fl_arena_alloc(&a, 100); /* outgrows the block: a second one */
+    CHECK(p != first && fl_arena_bytes(&a) == 64 + 128);
+    fl_arena_reset(&a); /* keeps the larger */
+    CHECK(fl_arena_bytes(&a) == 128 && fl_arena_alloc(&a, 16) == p);
+    fl_arena_close(&a);
+    CHECK(fl_arena_bytes(&a) == 0);
+    fl_arena_reset(&a); /* closed: nothing to keep */
+    CHECK(fl_arena_bytes(&a) == 0);
+}
+
 int main(void)
 {
+    FL_TEST(test_one_block);
     FL_TEST(test_alloc);
     FL_TEST(test_keep_max);
     return fl_test_end();
