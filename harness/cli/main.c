@@ -11,7 +11,7 @@ static const char usage[] =
     "usage: faultline COMMAND [ARGS]   (faultline COMMAND --help for one command)\n"
     "\n"
     "  run SCENARIO.lua [--seed N] [--db FILE] [--report DIR] [--json] [--bug NAME]...\n"
-    "      [--target sim|etcd] [--workdir DIR] [--keep]\n"
+    "      [--target sim|etcd|live] [--workdir DIR] [--keep]\n"
     "  sweep SCENARIO.lua... [--seeds A..B] [-j N] [--shard K/N] [--db FILE] [--junit FILE]\n"
     "        [--report DIR] [--fail-fast] [--bug NAME]... [--timeout S]\n"
     "  check HISTORY [--format auto|db|jsonl|jepsen|porcupine-kv] [--run ID] [--json]\n"

@@ -22,7 +22,8 @@
  *
  * Work directory: lv_workdir_open(NULL) makes a fresh `faultline-live-XXXXXX` under
  * $TMPDIR (else /tmp) and removes it on close unless keep; a directory the user names
- * (--workdir DIR) is created if missing and never removed.
+ * (--workdir DIR) is created if missing, must be empty (FL_EINVAL otherwise: members
+ * started on an earlier run's data would mix two runs in one history) and is never removed.
  *
  * Ports: lv_port_claim finds a loopback TCP port nobody listens on and holds an
  * exclusive flock on $FL_PORT_LOCK_DIR/PORT (default /tmp/faultline-ports) until

@@ -3,6 +3,7 @@
  */
 #include "harness/live/live.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -12,6 +13,19 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* True when DIR holds nothing but "." and "..". */
+static bool dir_is_empty(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return false;
+    bool empty = true;
+    for (struct dirent *e; empty && (e = readdir(d));)
+        empty = !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..");
+    closedir(d);
+    return empty;
+}
 
 int lv_workdir_open(struct lv_workdir *w, const char *dir, bool keep, struct fl_buf *err)
 {
@@ -25,6 +39,14 @@ int lv_workdir_open(struct lv_workdir *w, const char *dir, bool keep, struct fl_
         if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
             fl_buf_printf(err, "%s: not a directory", dir);
             return FL_EIO;
+        }
+        if (!dir_is_empty(dir)) {
+            fl_buf_printf(err,
+                          "%s: the work directory is not empty: a live run starts its members on "
+                          "fresh data directories, and members started on an earlier run's data "
+                          "would mix two runs in one history (remove it or name another)",
+                          dir);
+            return FL_EINVAL;
         }
         w->path = fl_strdup(dir);
         return FL_OK;

@@ -168,6 +168,11 @@ static void workdir_named_and_kept(void)
     free(sub);
     lv_workdir_close(&w);
     CHECK(stat(named, &st) == 0); /* a named directory stays */
+    /* and holds m1 now: a second run there would start on the first run's data */
+    fl_buf_reset(&err);
+    CHECK(lv_workdir_open(&w, named, false, &err) == FL_EINVAL);
+    CHECK(strstr(fl_buf_cstr(&err), "the work directory is not empty") != NULL);
+    fl_buf_reset(&err);
     char *kp = fl_strdup(k.path);
     lv_workdir_close(&k);
     CHECK(stat(kp, &st) == 0); /* kept */
