@@ -108,13 +108,19 @@ enum chk_cmp_result { CHK_CMP_EQ = 0, CHK_CMP_NE, CHK_CMP_GT, CHK_CMP_LT };
 /* ... whose keys were given (request "keys"), possibly none: nothing is derived. */
 #define CHK_OPF_LEASE_KEYS 0x40
 
+/* 72 bytes (a 10M-operation history has 10M of them): a compaction has no lease and a
+ * lease end is no compaction, so the two share their field. Read compact_rev only when
+ * kind is CHK_OP_COMPACT (chk_op_compact_rev), lease only with CHK_OPF_LEASE_END. */
 struct chk_op {
     int64_t call_ns;
-    int64_t return_ns;   /* CHK_NEVER when no answer was seen */
-    int64_t rev;         /* response header revision, CHK_NO_REV when unknown */
-    int64_t compact_rev; /* CHK_OP_COMPACT: the requested revision */
-    int64_t op_id;       /* from the source (DB op_id, or a running number) */
-    int64_t lease;       /* CHK_OPF_LEASE_END: the lease id */
+    int64_t return_ns; /* CHK_NEVER when no answer was seen */
+    int64_t rev;       /* response header revision, CHK_NO_REV when unknown */
+    union {
+        int64_t compact_rev; /* CHK_OP_COMPACT: the requested revision (CHK_NO_REV from
+                                chk_history_op_add until set) */
+        int64_t lease;       /* CHK_OPF_LEASE_END: the lease id */
+    };
+    int64_t op_id; /* from the source (DB op_id, or a running number) */
     int32_t client;
     uint32_t line;                 /* source line (jsonl/jepsen/kv), 0 when none */
     uint8_t kind;                  /* enum chk_op_kind */
@@ -125,6 +131,12 @@ struct chk_op {
     uint32_t sub_first;            /* slice of chk_history.subs: then, then else */
     uint16_t then_count, else_count;
 };
+
+/* The op's compacted revision, CHK_NO_REV for every op but a compaction. */
+static inline int64_t chk_op_compact_rev(const struct chk_op *op)
+{
+    return op->kind == CHK_OP_COMPACT ? op->compact_rev : CHK_NO_REV;
+}
 
 struct chk_cmp {
     int32_t key;
@@ -147,10 +159,25 @@ struct chk_sub {
     int32_t value;               /* put/append argument */
     int64_t lease;               /* put: the lease the key is attached to, 0 none */
     int64_t req_rev;             /* range at this revision; 0 = current */
-    int64_t limit;               /* range limit, 0 = none */
-    int64_t count;               /* result: range count or deleted count */
+    int32_t limit;               /* range limit, 0 = none (chk_limit32) */
+    int32_t count;               /* result: range count or deleted count (chk_count_fits) */
     uint32_t kv_first, kv_count; /* result: range kvs / prev kvs (slice of kvs) */
 };
+
+/* chk_sub keeps limit and count in 32 bits (48 bytes a sub-operation instead of 56:
+ * a 10M-operation history has ~10M of them). A limit beyond the 32-bit range limits
+ * nothing a store can hold (key ids are 32-bit, and etcd's store is far below 2^31
+ * keys), so saturating it is exact: chk_limit32. A count beyond it cannot be a real
+ * answer for the same reason: the loaders refuse it as bad input (chk_count_fits). */
+static inline int32_t chk_limit32(int64_t v)
+{
+    return v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : (int32_t)v;
+}
+
+static inline bool chk_count_fits(int64_t v)
+{
+    return v >= INT32_MIN && v <= INT32_MAX;
+}
 
 /* A key-value as a response shows it; revision fields CHK_NO_REV when not shown. */
 struct chk_kv {
@@ -269,7 +296,7 @@ struct chk_op *chk_history_put(struct chk_history *h, int32_t client, int32_t ke
 struct chk_op *chk_history_get(struct chk_history *h, int32_t client, int32_t key, int32_t value,
                                int64_t call_ns, int64_t return_ns, int status, int64_t rev,
                                int64_t mod_rev, int64_t create_rev, int64_t version);
-/* deleted < 0: count unknown. */
+/* deleted < 0: count unknown; deleted must pass chk_count_fits. */
 struct chk_op *chk_history_delete(struct chk_history *h, int32_t client, int32_t key,
                                   int64_t call_ns, int64_t return_ns, int status, int64_t rev,
                                   int64_t deleted);

@@ -583,7 +583,7 @@ static void emit_op(struct gen *g, struct chk_history *h, const struct gop *op)
             s->range_end = (uint32_t)op->key + 8 < g->o->keys ? op->key + 8 : CHK_RANGE_ALL;
             if (op->status == CHK_ST_OK) {
                 s->flags |= CHK_SUBF_RESULT_SET | CHK_SUBF_KVS_SET | CHK_SUBF_COUNT_SET;
-                s->count = op->kv_n;
+                s->count = (int32_t)op->kv_n;
                 for (uint32_t k = 0; k < op->kv_n; k++) {
                     const struct gkv *x = &g->rkvs[op->kv_first + k];
                     struct chk_kv *kv = chk_history_kv_add(h);

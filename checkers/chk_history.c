@@ -143,6 +143,9 @@ const uint8_t *chk_value_bytes(const struct chk_history *h, int32_t id, size_t *
 /* One more element in arr (count used, cap allocated): common's growth rule. */
 #define GROW(arr, count, cap) FL_GROW(arr, cap, (size_t)(count) + 1, 64)
 
+_Static_assert(sizeof(struct chk_op) == 72, "chk_op: 72 bytes (checkers.h)");
+_Static_assert(sizeof(struct chk_sub) == 48, "chk_sub: 48 bytes (checkers.h)");
+
 struct chk_op *chk_history_op_add(struct chk_history *h)
 {
     FL_ASSERT(!h->finished);
@@ -303,7 +306,8 @@ struct chk_op *chk_history_delete(struct chk_history *h, int32_t client, int32_t
     if (status == CHK_ST_OK) {
         s->flags |= CHK_SUBF_RESULT_SET;
         if (deleted >= 0) {
-            s->count = deleted;
+            FL_ASSERT(chk_count_fits(deleted));
+            s->count = (int32_t)deleted;
             s->flags |= CHK_SUBF_COUNT_SET;
         }
     }

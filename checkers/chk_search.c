@@ -879,7 +879,7 @@ static int srch_run(struct srch *s)
 
 static uint64_t op_signature(const struct chk_history *h, const struct chk_op *op)
 {
-    uint64_t x = mix64(op->kind + 1) ^ mix64((uint64_t)op->compact_rev + 7);
+    uint64_t x = mix64(op->kind + 1) ^ mix64((uint64_t)chk_op_compact_rev(op) + 7);
     x = mix64(x ^ ((uint64_t)op->status << 8 | (uint64_t)op->err << 16 | op->flags) ^
               (uint64_t)op->rev);
     for (uint32_t i = 0; i < op->cmp_count; i++) {
@@ -907,9 +907,10 @@ static uint64_t op_signature(const struct chk_history *h, const struct chk_op *o
 /* Same request and same recorded outcome: two such ops are interchangeable. */
 static bool same_op(const struct chk_history *h, const struct chk_op *a, const struct chk_op *b)
 {
-    if (a->kind != b->kind || a->compact_rev != b->compact_rev || a->cmp_count != b->cmp_count ||
-        a->then_count != b->then_count || a->else_count != b->else_count ||
-        a->status != b->status || a->err != b->err || a->flags != b->flags || a->rev != b->rev)
+    if (a->kind != b->kind || chk_op_compact_rev(a) != chk_op_compact_rev(b) ||
+        a->cmp_count != b->cmp_count || a->then_count != b->then_count ||
+        a->else_count != b->else_count || a->status != b->status || a->err != b->err ||
+        a->flags != b->flags || a->rev != b->rev)
         return false;
     for (uint32_t i = 0; i < a->cmp_count; i++) {
         const struct chk_cmp *x = &h->cmps[a->cmp_first + i], *y = &h->cmps[b->cmp_first + i];

@@ -223,7 +223,12 @@ static int range_result(struct bctx *c, const json_t *resp, int32_t key, bool si
     }
     s = &c->h->subs[c->h->sub_count - 1];
     if (geti(resp, "count", &count)) {
-        s->count = count;
+        if (!chk_count_fits(count)) {
+            snprintf(c->err, c->err_size, "\"count\" %lld is out of range (want %d..%d)",
+                     (long long)count, INT32_MIN, INT32_MAX);
+            return -1;
+        }
+        s->count = (int32_t)count;
         s->flags |= CHK_SUBF_COUNT_SET;
     }
     return 0;
@@ -255,7 +260,7 @@ static int add_sub(struct bctx *c, int kind, const json_t *rq, const json_t *rs,
         if (s->lease != 0)
             c->h->revisions_complete = false;
     }
-    s->limit = kind == CHK_SUB_RANGE ? geti_or(rq, "limit", NULL, 0) : 0;
+    s->limit = kind == CHK_SUB_RANGE ? chk_limit32(geti_or(rq, "limit", NULL, 0)) : 0;
     const json_t *pk = rq ? json_object_get(rq, "prev_kv") : NULL;
     if (pk && json_is_true(pk))
         s->flags |= CHK_SUBF_PREV_KV;
@@ -267,7 +272,12 @@ static int add_sub(struct bctx *c, int kind, const json_t *rq, const json_t *rs,
     if (kind == CHK_SUB_DELETE) {
         int64_t d;
         if (geti(rs, "deleted", &d)) {
-            s->count = d;
+            if (!chk_count_fits(d)) {
+                snprintf(c->err, c->err_size, "\"deleted\" %lld is out of range (want %d..%d)",
+                         (long long)d, INT32_MIN, INT32_MAX);
+                return -1;
+            }
+            s->count = (int32_t)d;
             s->flags |= CHK_SUBF_COUNT_SET;
         }
         const json_t *pkv = json_object_get(rs, "prev_kvs");

@@ -147,7 +147,7 @@ static void add_sub(struct chk_history *h, const struct kvc_op *op, const struct
         if (s->lease != 0)
             h->revisions_complete = false;
     }
-    s->limit = kind == CHK_SUB_RANGE ? op->limit : 0;
+    s->limit = kind == CHK_SUB_RANGE ? chk_limit32(op->limit) : 0;
     if (op->prev_kv && kind != CHK_SUB_RANGE)
         s->flags |= CHK_SUBF_PREV_KV;
     if (!r)
@@ -159,11 +159,15 @@ static void add_sub(struct chk_history *h, const struct kvc_op *op, const struct
         for (size_t i = 0; i < r->kv_count; i++)
             add_kv(h, &r->kvs[i]);
         s = &h->subs[si];
-        s->count = r->count;
-        s->flags |= CHK_SUBF_COUNT_SET;
+        if (chk_count_fits(r->count)) { /* else not a real count: left unjudged */
+            s->count = (int32_t)r->count;
+            s->flags |= CHK_SUBF_COUNT_SET;
+        }
     } else if (kind == CHK_SUB_DELETE) {
-        s->count = r->deleted;
-        s->flags |= CHK_SUBF_COUNT_SET;
+        if (chk_count_fits(r->deleted)) {
+            s->count = (int32_t)r->deleted;
+            s->flags |= CHK_SUBF_COUNT_SET;
+        }
         if (r->prev_kv_count && (s->flags & CHK_SUBF_PREV_KV)) {
             s->flags |= CHK_SUBF_KVS_SET;
             for (size_t i = 0; i < r->prev_kv_count; i++)

@@ -116,6 +116,15 @@ static void test_delete_range(void)
              "\"value\":\"1\",\"mod_revision\":2,\"version\":1}]}\n",
              base);
     CHECK_EQ_INT(lin(buf), CHK_PASS);
+    /* chk_sub.limit is 32-bit: a limit above that saturates (it limits nothing a store
+     * holds), never wraps (2^32 + 1 cut to 32 bits would be a limit of 1) */
+    snprintf(buf, sizeof(buf),
+             "%s{\"client\":2,\"op\":\"range\",\"key\":\"a\",\"range_end\":\"c\","
+             "\"limit\":4294967297,\"call\":70,\"return\":80,\"rev\":4,\"count\":2,\"kvs\":["
+             "{\"key\":\"a\",\"value\":\"1\",\"mod_revision\":2,\"version\":1},"
+             "{\"key\":\"b\",\"value\":\"2\",\"mod_revision\":3,\"version\":1}]}\n",
+             base);
+    CHECK_EQ_INT(lin(buf), CHK_PASS);
     /* delete a range: deleted 3 at revision 5; deleting again deletes 0, rev stays */
     snprintf(buf, sizeof(buf),
              "%s{\"client\":2,\"op\":\"delete\",\"key\":\"a\",\"range_end\":{\"hex\":\"00\"},"
@@ -322,6 +331,13 @@ static void test_errors(void)
     load_error("{\"type\":\"watch_event\",\"watch\":3,\"event\":\"put\",\"key\":\"a\","
                "\"mod_rev\":2,\"seq\":2147483648}\n",
                "t.jsonl:1: \"seq\" 2147483648 is out of range (want 0..2147483647)");
+    /* chk_sub.count is 32-bit: a count or deleted count above it is refused, never cut */
+    load_error("{\"op\":\"range\",\"key\":\"a\",\"call\":1,\"return\":2,\"rev\":1,"
+               "\"count\":4294967296,\"kvs\":[]}\n",
+               "t.jsonl:1: \"count\" 4294967296 is out of range (want -2147483648..2147483647)");
+    load_error("{\"op\":\"delete\",\"key\":\"a\",\"call\":1,\"return\":2,\"rev\":1,"
+               "\"deleted\":4294967296}\n",
+               "t.jsonl:1: \"deleted\" 4294967296 is out of range (want -2147483648..2147483647)");
     load_error(
         "{\"op\":\"put\",\"key\":{\"hex\":\"zz\"},\"value\":\"1\",\"call\":1,\"return\":2}\n",
         "t.jsonl:1: bad bytes");
