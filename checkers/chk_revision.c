@@ -956,9 +956,14 @@ static void rv_attempts(struct rv *r)
 {
     const struct chk_history *h = r->h;
     struct chk_lin_result *out = r->out;
-    uint8_t *role0 = fl_memdup(r->role, h->op_count + 1);
-    int64_t *pos0 = fl_memdup(r->pos, (h->op_count + 1) * sizeof(int64_t));
-    int32_t *claim0 = fl_memdup(r->claim, (size_t)(r->max_rev + 2) * sizeof(int32_t));
+    /* A retry needs a decision point, which only a gap with an unknown op left to place
+     * makes (chk__rv_fill_gap): without one, no try is ever reset and the starting
+     * roles, positions and claims need no copy (at 10M operations ~120 MB). */
+    bool retries = r->cand_op_count > 0;
+    uint8_t *role0 = retries ? fl_memdup(r->role, h->op_count + 1) : NULL;
+    int64_t *pos0 = retries ? fl_memdup(r->pos, (h->op_count + 1) * sizeof(int64_t)) : NULL;
+    int32_t *claim0 =
+        retries ? fl_memdup(r->claim, (size_t)(r->max_rev + 2) * sizeof(int32_t)) : NULL;
     uint32_t revealed0 = out->revealed;
     uint32_t attempt = 0;
     /* retries cost a replay each: keep the total near a few replays of big histories */
@@ -970,6 +975,7 @@ static void rv_attempts(struct rv *r)
         attempt++;
         if (!r->viol_total || !r->ambiguous || attempt >= attempts_max || !rv_next_choice(r))
             break;
+        FL_ASSERT(retries && r->ndecisions > 0); /* rv_next_choice found a decision point */
         rv_reset(r, role0, pos0, claim0, revealed0);
     }
     FL_ASSERT(attempt >= 1 && attempt <= attempts_max);
@@ -1046,11 +1052,15 @@ static void rv_run(struct chk_history *h, int64_t max_rev, struct chk_lin_result
         else if (r.role[i] == ROLE_READ)
             r.pos[i] = 2 * h->ops[i].rev + 1;
     }
-    r.cand_ops = fl_malloc((h->op_count + 1) * sizeof(uint32_t));
+    uint32_t ncand = 0; /* sized to the unknown writers: usually far fewer than ops */
+    for (uint32_t i = 0; i < h->op_count; i++)
+        ncand += r.role[i] == ROLE_CAND;
+    r.cand_ops = fl_malloc(((size_t)ncand + 1) * sizeof(uint32_t));
     for (uint32_t i = 0; i < h->op_count; i++) {
         if (r.role[i] == ROLE_CAND)
             r.cand_ops[r.cand_op_count++] = i;
     }
+    FL_ASSERT(r.cand_op_count == ncand);
     sort_ops(h, r.cand_ops, r.cand_op_count, false);
     /* candidate order: the gap filling walks unknown writers by call time */
     for (uint32_t c = 1; c < r.cand_op_count; c++)
