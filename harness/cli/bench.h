@@ -12,6 +12,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct bench_ctx {
     const char *corpus_dir; /* may be NULL */
@@ -26,6 +27,11 @@ bool bench_exe_up(const char *self_exe, int up, char *out, size_t size);
 /* Wall-clock seconds from a monotonic clock; for benchmarks only, never a run. */
 double bench_now_s(void);
 
+struct chk_gen_opts;
+/* The generated history the checker benches judge (bench_checkers.c, and the curves'
+ * checker points): seed, ops operations, 8 clients, 1,000 keys, 4 watches, 0.5% failed
+ * calls, unknown_pm per mille of unknown outcome, a 40-op concurrency window. */
+void bench_gen_opts(struct chk_gen_opts *o, uint64_t seed, uint32_t ops, uint32_t unknown_pm);
 void bench_sim(const struct bench_ctx *ctx, json_t *out);      /* sim_events_per_s */
 void bench_checkers(const struct bench_ctx *ctx, json_t *out); /* lin_revision_ops_per_s,
                                                                   porcupine_corpus_ms */

@@ -77,17 +77,23 @@ static void bench_corpus(const char *dir, json_t *out)
     json_object_set_new(out, "porcupine_corpus_agree", json_integer(agree));
 }
 
+void bench_gen_opts(struct chk_gen_opts *o, uint64_t seed, uint32_t ops, uint32_t unknown_pm)
+{
+    chk_gen_opts_default(o, seed);
+    o->ops = ops;
+    o->clients = 8;
+    o->keys = 1000;
+    o->watches = 4;
+    o->unknown_pm = unknown_pm;
+    o->fail_pm = 5;
+    o->window = 40;
+}
+
 static void bench_revision(json_t *out)
 {
     struct chk_gen_opts o;
-    chk_gen_opts_default(&o, 20261129);
-    o.ops = 1000000;
-    o.clients = 8;
-    o.keys = 1000;
-    o.watches = 4;
-    o.unknown_pm = 0; /* acknowledged and failed outcomes: every revision decided */
-    o.fail_pm = 5;
-    o.window = 40;
+    /* acknowledged and failed outcomes only: every revision decided */
+    bench_gen_opts(&o, 20261129, 1000000, 0);
     struct chk_history h;
     chk_history_init(&h);
     if (chk_gen_history(&o, CHK_MUT_NONE, &h) != FL_OK) {
@@ -119,14 +125,7 @@ static void bench_revision(json_t *out)
 static void bench_unknown(json_t *out, bool watched)
 {
     struct chk_gen_opts o;
-    chk_gen_opts_default(&o, 20261129);
-    o.ops = 1000000;
-    o.clients = 8;
-    o.keys = 1000;
-    o.watches = 4;
-    o.unknown_pm = 5;
-    o.fail_pm = 5;
-    o.window = 40;
+    bench_gen_opts(&o, 20261129, 1000000, 5);
     o.full_watch = watched;
     struct chk_history h;
     chk_history_init(&h);

@@ -170,14 +170,7 @@ static json_t *checker_point(const void *arg)
 {
     uint32_t ops = *(const uint32_t *)arg;
     struct chk_gen_opts o;
-    chk_gen_opts_default(&o, 20261201);
-    o.ops = ops;
-    o.clients = 8;
-    o.keys = 1000;
-    o.watches = 4;
-    o.unknown_pm = 0;
-    o.fail_pm = 5;
-    o.window = 40;
+    bench_gen_opts(&o, 20261201, ops, 0);
     struct chk_history h;
     chk_history_init(&h);
     double g0 = bench_now_s();
@@ -203,6 +196,9 @@ static json_t *checker_point(const void *arg)
                           "lin_ms", (t1 - t0) * 1e3, "lin_cpu_ms", (c1 - c0) * 1e3, "lin_verdict",
                           chk_verdict_name(r.verdict), "watch_ms", (t2 - t1) * 1e3, "watch_cpu_ms",
                           (c2 - c1) * 1e3, "watch_verdict", chk_verdict_name(w.verdict));
+    json_object_set_new(j, "subs", json_integer(h.sub_count));
+    json_object_set_new(j, "kvs", json_integer(h.kv_count));
+    json_object_set_new(j, "values", json_integer(h.values.count));
     json_object_set_new(j, "history_rss_mb", json_real(history_mb));
     json_object_set_new(j, "check_peak_rss_mb",
                         json_real(peak_reset ? proc_status_mb("VmHWM") : -1.0));
