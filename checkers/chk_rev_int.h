@@ -1,7 +1,8 @@
 /*
- * chk_rev_int.h: internals shared by the revision-order engine's two files:
- * chk_revision.c (classification, replay, real time, explanation, retries) and
- * chk_gap.c (placing operations of unknown outcome: reveals and gap filling).
+ * chk_rev_int.h: internals shared by the revision-order engine's files:
+ * chk_revision.c (classification, retries, the verdict), chk_rev_replay.c (the
+ * replay), chk_rev_time.c (real time, failed reads, explanation) and chk_gap.c
+ * (placing operations of unknown outcome: reveals and gap filling).
  * Not a public interface.
  */
 #ifndef FL_CHK_REV_INT_H
@@ -133,6 +134,22 @@ static inline void chk__rv_guess(struct rv *r, int64_t rev)
 }
 
 int chk__rv_cand_cmp(const void *a, const void *b);
+/* Records a violation (kind 0 value, 1 order, 2 duplicate revision) of op (other:
+ * the op it conflicts with, or UINT32_MAX); keeps the first VIOL_MAX, counts all;
+ * takes state (may be NULL). chk_revision.c. */
+void chk__rv_viol_add(struct rv *r, int kind, uint32_t op, uint32_t other, int64_t rev, int64_t pos,
+                      const char *msg, json_t *state);
+/* Replays the writes in revision order, judging every read (chk_rev_replay.c). */
+void chk__rv_replay(struct rv *r);
+/* Sorts idx (op indexes, ascending) by call or return time, ties by op index
+ * (chk_rev_time.c). */
+void chk__rv_sort_ops(const struct chk_history *h, uint32_t *idx, uint32_t n, bool by_ret);
+/* Real time: if A returned before B was called, pos(A) <= pos(B) (chk_rev_time.c). */
+void chk__rv_realtime(struct rv *r);
+/* Reads that failed as compacted: some recorded compaction must have reached them. */
+void chk__rv_failed(struct rv *r);
+/* The verdict's reason and JSON detail from the violations found. */
+void chk__rv_explain(struct rv *r);
 /* Builds r->wev (nothing when r->no_watch). */
 void chk__rv_wev_build(struct rv *r);
 /* The slice of r->wev with mod revision rev: [*lo, *hi). */

@@ -1,0 +1,210 @@
+/*
+ * chk_rev_time.c: the revision engine's real-time check (check 3 of chk_revision.c),
+ * its lenient check of reads that failed as compacted, and the explanation of the
+ * violations found.
+ *
+ * Invariants, asserted:
+ *   - ops sorted by call or return time are in that order, ties by op index (the sort
+ *     is stable on index-ordered input);
+ *   - the sweep takes every op that returned before a call into the running maximum
+ *     before judging that call, so a violation names an op that truly returned first;
+ *   - violations are explained in position order, at most VIOL_MAX of viol_total kept.
+ */
+#include "checkers/chk_rev_int.h"
+
+/* ---- real time ------------------------------------------------------------------- */
+
+static const struct chk_history *g_rt_h;
+
+static int by_call(const void *a, const void *b)
+{
+    const struct chk_op *x = &g_rt_h->ops[*(const uint32_t *)a];
+    const struct chk_op *y = &g_rt_h->ops[*(const uint32_t *)b];
+    if (x->call_ns != y->call_ns)
+        return x->call_ns < y->call_ns ? -1 : 1;
+    return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+static int by_return(const void *a, const void *b)
+{
+    const struct chk_op *x = &g_rt_h->ops[*(const uint32_t *)a];
+    const struct chk_op *y = &g_rt_h->ops[*(const uint32_t *)b];
+    if (x->return_ns != y->return_ns)
+        return x->return_ns < y->return_ns ? -1 : 1;
+    return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+/* Sorts idx (op indexes, ascending) by call or return time, ties by op index:
+ * skipped when already in order (the common case: a recorder appends ops as they
+ * return or as they are called), else a stable radix sort of the times. */
+void chk__rv_sort_ops(const struct chk_history *h, uint32_t *idx, uint32_t n, bool by_ret)
+{
+    int (*cmp)(const void *, const void *) = by_ret ? by_return : by_call;
+    g_rt_h = h;
+    bool sorted = true;
+    for (uint32_t i = 1; i < n && sorted; i++)
+        sorted = cmp(&idx[i - 1], &idx[i]) <= 0;
+    if (sorted)
+        return;
+    for (uint32_t i = 1; i < n; i++)
+        FL_ASSERT(idx[i - 1] < idx[i]); /* a stable sort then breaks ties by op index */
+    uint64_t *key = fl_malloc(((size_t)n + 1) * sizeof(uint64_t));
+    for (uint32_t i = 0; i < n; i++) {
+        const struct chk_op *op = &h->ops[idx[i]];
+        int64_t t = by_ret ? op->return_ns : op->call_ns;
+        key[i] = (uint64_t)t ^ (UINT64_C(1) << 63); /* signed order as unsigned */
+    }
+    chk__sort_keyed(key, idx, n); /* asserts the keys' order */
+    free(key);
+}
+
+/* If A returned before B was called, pos(A) <= pos(B). One sweep: ops by call time,
+ * a pointer over ops by return time carrying the largest position returned so far. */
+void chk__rv_realtime(struct rv *r)
+{
+    const struct chk_history *h = r->h;
+    uint32_t *bc = fl_malloc((h->op_count + 1) * sizeof(uint32_t));
+    uint32_t *br = fl_malloc((h->op_count + 1) * sizeof(uint32_t));
+    uint32_t nc = 0, nr = 0;
+    for (uint32_t i = 0; i < h->op_count; i++) {
+        if (r->pos[i] == INT64_MIN || (h->ops[i].flags & CHK_OPF_SERIALIZABLE))
+            continue;
+        bc[nc++] = i;
+        if (h->ops[i].return_ns != CHK_NEVER && r->role[i] != ROLE_PLACED)
+            br[nr++] = i;
+    }
+    chk__rv_sort_ops(h, bc, nc, false);
+    chk__rv_sort_ops(h, br, nr, true);
+    FL_ASSERT(nr <= nc && nc <= h->op_count);
+    int64_t maxpos = INT64_MIN;
+    uint32_t maxop = UINT32_MAX;
+    uint32_t j = 0;
+    for (uint32_t k = 0; k < nc; k++) {
+        uint32_t b = bc[k];
+        int64_t call = h->ops[b].call_ns;
+        FL_ASSERT(k == 0 || h->ops[bc[k - 1]].call_ns <= call); /* by call */
+        while (j < nr && h->ops[br[j]].return_ns < call) {
+            FL_ASSERT(j == 0 || h->ops[br[j - 1]].return_ns <= h->ops[br[j]].return_ns);
+            if (r->pos[br[j]] > maxpos) {
+                maxpos = r->pos[br[j]];
+                maxop = br[j];
+            }
+            j++;
+        }
+        if (r->pos[b] < maxpos) {
+            /* ordered before an op that returned before it was called */
+            FL_ASSERT(maxop != UINT32_MAX && h->ops[maxop].return_ns < call);
+            char msg[200];
+            const struct chk_op *a = &h->ops[maxop];
+            snprintf(msg, sizeof(msg),
+                     "op %lld (revision %lld) returned before op %lld was called, yet op "
+                     "%lld is ordered at revision %lld: %s",
+                     (long long)a->op_id, (long long)(maxpos / 2), (long long)h->ops[b].op_id,
+                     (long long)h->ops[b].op_id, (long long)(r->pos[b] / 2),
+                     r->pos[b] % 2 ? "a stale read" : "a write ordered before it");
+            chk__rv_viol_add(r, 1, b, maxop, r->pos[b] / 2, r->pos[b], msg, NULL);
+        }
+    }
+    free(bc);
+    free(br);
+}
+
+/* Failed reads that blamed compaction or a future revision: lenient checks (etcd's
+ * answer must be possible at some point of the operation). */
+void chk__rv_failed(struct rv *r)
+{
+    const struct chk_history *h = r->h;
+    for (uint32_t i = 0; i < h->op_count; i++) {
+        const struct chk_op *op = &h->ops[i];
+        if (r->role[i] != ROLE_FAILED || op->err != CHK_ERR_COMPACTED || op->kind != CHK_OP_TXN ||
+            !h->compactions_known)
+            continue; /* without recorded compactions the error cannot be refuted */
+        for (uint32_t j = 0; j < op->then_count; j++) {
+            const struct chk_sub *s = &h->subs[op->sub_first + j];
+            if (s->kind != CHK_SUB_RANGE || s->req_rev <= 0)
+                continue;
+            bool possible = false;
+            for (uint32_t c = 0; c < h->op_count && !possible; c++) {
+                const struct chk_op *co = &h->ops[c];
+                possible = co->kind == CHK_OP_COMPACT && co->status != CHK_ST_FAIL &&
+                           co->compact_rev >= s->req_rev && co->call_ns <= op->return_ns;
+            }
+            if (!possible) {
+                FL_ASSERT(op->status == CHK_ST_FAIL); /* ROLE_FAILED: a failed call */
+                char msg[200];
+                snprintf(msg, sizeof(msg),
+                         "read at revision %lld failed as compacted, but no compaction "
+                         "reached it",
+                         (long long)s->req_rev);
+                chk__rv_viol_add(r, 0, i, UINT32_MAX, s->req_rev, INT64_MAX, msg, NULL);
+            }
+        }
+    }
+}
+
+static int viol_cmp(const void *a, const void *b)
+{
+    const struct rv_viol *x = a, *y = b;
+    if (x->pos != y->pos)
+        return x->pos < y->pos ? -1 : 1;
+    return x->op < y->op ? -1 : x->op > y->op;
+}
+
+void chk__rv_explain(struct rv *r)
+{
+    struct chk_history *h = r->h;
+    struct chk_lin_result *out = r->out;
+    qsort(r->viol, r->viol_count, sizeof(r->viol[0]), viol_cmp);
+    FL_ASSERT(r->viol_count <= VIOL_MAX && r->viol_count <= r->viol_total);
+    for (uint32_t i = 1; i < r->viol_count; i++)
+        FL_ASSERT(viol_cmp(&r->viol[i - 1], &r->viol[i]) <= 0); /* first violation first */
+    json_t *d = json_object();
+    json_object_set_new(d, "engine", json_string("revision"));
+    static const char *const kinds[] = {"value", "real_time", "duplicate_revision"};
+    json_t *arr = json_array();
+    for (uint32_t i = 0; i < r->viol_count; i++) {
+        struct rv_viol *v = &r->viol[i];
+        json_t *o = json_object();
+        json_object_set_new(o, "kind", json_string(kinds[v->kind]));
+        json_object_set_new(o, "revision", json_integer(v->rev));
+        json_object_set_new(o, "message", json_string(v->msg));
+        json_t *ops = json_array();
+        json_array_append_new(ops, chk_json_op(h, &h->ops[v->op]));
+        if (v->other != UINT32_MAX)
+            json_array_append_new(ops, chk_json_op(h, &h->ops[v->other]));
+        json_object_set_new(o, "ops", ops);
+        if (v->state) {
+            json_object_set_new(o, "state", v->state);
+            v->state = NULL;
+        }
+        json_array_append_new(arr, o);
+    }
+    json_object_set_new(d, "violations", arr);
+    json_object_set_new(d, "violation_count", json_integer(r->viol_total));
+    /* Longest prefix: the ops ordered before the first violation. */
+    int64_t first = r->viol_count ? r->viol[0].pos : INT64_MAX;
+    uint64_t prefix = 0;
+    for (uint32_t i = 0; i < h->op_count; i++)
+        prefix += r->pos[i] != INT64_MIN && r->pos[i] < first;
+    json_object_set_new(d, "prefix_length", json_integer((json_int_t)prefix));
+    json_object_set_new(d, "prefix_revision",
+                        json_integer(first == INT64_MAX ? r->max_rev : (first - 1) / 2));
+    if (r->viol_count) {
+        json_t *unord = json_array();
+        json_array_append_new(unord, chk_json_op(h, &h->ops[r->viol[0].op]));
+        if (r->viol[0].other != UINT32_MAX)
+            json_array_append_new(unord, chk_json_op(h, &h->ops[r->viol[0].other]));
+        json_object_set_new(d, "unordered_ops", unord);
+        struct fl_buf t;
+        fl_buf_init(&t);
+        chk_op_text(h, &h->ops[r->viol[0].op], &t);
+        snprintf(out->reason, sizeof(out->reason), "%s (client %d) at revision %lld: %s",
+                 fl_buf_cstr(&t), h->ops[r->viol[0].op].client, (long long)r->viol[0].rev,
+                 r->viol[0].msg);
+        fl_buf_close(&t);
+    }
+    json_object_set_new(d, "revealed", json_integer(out->revealed));
+    json_object_set_new(d, "gaps", json_integer(r->gaps));
+    json_decref(out->detail);
+    out->detail = d;
+}
