@@ -7,7 +7,8 @@
  *   - ops sorted by call or return time are in that order, ties by op index (the sort
  *     is stable on index-ordered input);
  *   - the sweep takes every op that returned before a call into the running maximum
- *     before judging that call, so a violation names an op that truly returned first;
+ *     before judging that call, in (return time, op index) order, so a violation
+ *     names an op that truly returned first;
  *   - violations are explained in position order, at most VIOL_MAX of viol_total kept.
  */
 #include "checkers/chk_rev_int.h"
@@ -58,55 +59,117 @@ void chk__rv_sort_ops(const struct chk_history *h, uint32_t *idx, uint32_t n, bo
     free(key);
 }
 
-/* If A returned before B was called, pos(A) <= pos(B). One sweep: ops by call time,
- * a pointer over ops by return time carrying the largest position returned so far. */
+/* The ops called so far that have returned, not yet taken into the sweep's maximum:
+ * a binary min-heap by (return time, op index). Its size is the number of ops in
+ * flight at a call, not the history's length. */
+struct rt_ent {
+    int64_t ret;
+    uint32_t op;
+};
+
+struct rt_heap {
+    struct rt_ent *v;
+    uint32_t n, cap;
+};
+
+static bool rt_less(const struct rt_ent *x, const struct rt_ent *y)
+{
+    return x->ret != y->ret ? x->ret < y->ret : x->op < y->op;
+}
+
+static void rt_push(struct rt_heap *q, int64_t ret, uint32_t op)
+{
+    FL_GROW(q->v, q->cap, (size_t)q->n + 1, 256);
+    uint32_t at = q->n++;
+    struct rt_ent e = {ret, op};
+    while (at > 0 && rt_less(&e, &q->v[(at - 1) / 2])) {
+        q->v[at] = q->v[(at - 1) / 2];
+        at = (at - 1) / 2;
+    }
+    q->v[at] = e;
+}
+
+static struct rt_ent rt_pop(struct rt_heap *q)
+{
+    FL_ASSERT(q->n > 0);
+    struct rt_ent top = q->v[0], last = q->v[--q->n];
+    uint32_t at = 0;
+    for (;;) {
+        uint32_t c = 2 * at + 1;
+        if (c >= q->n)
+            break;
+        if (c + 1 < q->n && rt_less(&q->v[c + 1], &q->v[c]))
+            c++;
+        if (!rt_less(&q->v[c], &last))
+            break;
+        q->v[at] = q->v[c];
+        at = c;
+    }
+    if (q->n)
+        q->v[at] = last;
+    return top;
+}
+
+static void rt_violation(struct rv *r, uint32_t b, uint32_t maxop, int64_t maxpos)
+{
+    const struct chk_history *h = r->h;
+    char msg[200];
+    const struct chk_op *a = &h->ops[maxop];
+    snprintf(msg, sizeof(msg),
+             "op %lld (revision %lld) returned before op %lld was called, yet op "
+             "%lld is ordered at revision %lld: %s",
+             (long long)a->op_id, (long long)(maxpos / 2), (long long)h->ops[b].op_id,
+             (long long)h->ops[b].op_id, (long long)(r->pos[b] / 2),
+             r->pos[b] % 2 ? "a stale read" : "a write ordered before it");
+    chk__rv_viol_add(r, 1, b, maxop, r->pos[b] / 2, r->pos[b], msg, NULL);
+}
+
+/* If A returned before B was called, pos(A) <= pos(B). One sweep over the ops by call
+ * time, carrying the largest position of the ops returned before the current call.
+ * Those are taken in (return time, op index) order from a heap of the ops called so
+ * far (an op returns after its call, so every op that returned before a call was
+ * called before it and is in the heap): the order a sort of every op by return time
+ * would give, without that sort's arrays (20 bytes per op at its peak). */
 void chk__rv_realtime(struct rv *r)
 {
     const struct chk_history *h = r->h;
     uint32_t *bc = fl_malloc((h->op_count + 1) * sizeof(uint32_t));
-    uint32_t *br = fl_malloc((h->op_count + 1) * sizeof(uint32_t));
-    uint32_t nc = 0, nr = 0;
+    uint32_t nc = 0;
     for (uint32_t i = 0; i < h->op_count; i++) {
-        if (r->pos[i] == INT64_MIN || (h->ops[i].flags & CHK_OPF_SERIALIZABLE))
-            continue;
-        bc[nc++] = i;
-        if (h->ops[i].return_ns != CHK_NEVER && r->role[i] != ROLE_PLACED)
-            br[nr++] = i;
+        if (r->pos[i] != INT64_MIN && !(h->ops[i].flags & CHK_OPF_SERIALIZABLE))
+            bc[nc++] = i;
     }
     chk__rv_sort_ops(h, bc, nc, false);
-    chk__rv_sort_ops(h, br, nr, true);
-    FL_ASSERT(nr <= nc && nc <= h->op_count);
+    FL_ASSERT(nc <= h->op_count);
+    struct rt_heap q = {NULL, 0, 0};
+    struct rt_ent last = {INT64_MIN, 0};
     int64_t maxpos = INT64_MIN;
     uint32_t maxop = UINT32_MAX;
-    uint32_t j = 0;
     for (uint32_t k = 0; k < nc; k++) {
         uint32_t b = bc[k];
-        int64_t call = h->ops[b].call_ns;
-        FL_ASSERT(k == 0 || h->ops[bc[k - 1]].call_ns <= call); /* by call */
-        while (j < nr && h->ops[br[j]].return_ns < call) {
-            FL_ASSERT(j == 0 || h->ops[br[j - 1]].return_ns <= h->ops[br[j]].return_ns);
-            if (r->pos[br[j]] > maxpos) {
-                maxpos = r->pos[br[j]];
-                maxop = br[j];
+        const struct chk_op *op = &h->ops[b];
+        FL_ASSERT(k == 0 || h->ops[bc[k - 1]].call_ns <= op->call_ns); /* by call */
+        while (q.n && q.v[0].ret < op->call_ns) {
+            struct rt_ent e = rt_pop(&q);
+            FL_ASSERT(!rt_less(&e, &last)); /* taken in (return, index) order */
+            last = e;
+            if (r->pos[e.op] > maxpos) {
+                maxpos = r->pos[e.op];
+                maxop = e.op;
             }
-            j++;
         }
         if (r->pos[b] < maxpos) {
             /* ordered before an op that returned before it was called */
-            FL_ASSERT(maxop != UINT32_MAX && h->ops[maxop].return_ns < call);
-            char msg[200];
-            const struct chk_op *a = &h->ops[maxop];
-            snprintf(msg, sizeof(msg),
-                     "op %lld (revision %lld) returned before op %lld was called, yet op "
-                     "%lld is ordered at revision %lld: %s",
-                     (long long)a->op_id, (long long)(maxpos / 2), (long long)h->ops[b].op_id,
-                     (long long)h->ops[b].op_id, (long long)(r->pos[b] / 2),
-                     r->pos[b] % 2 ? "a stale read" : "a write ordered before it");
-            chk__rv_viol_add(r, 1, b, maxop, r->pos[b] / 2, r->pos[b], msg, NULL);
+            FL_ASSERT(maxop != UINT32_MAX && h->ops[maxop].return_ns < op->call_ns);
+            rt_violation(r, b, maxop, maxpos);
+        }
+        if (op->return_ns != CHK_NEVER && r->role[b] != ROLE_PLACED) {
+            FL_ASSERT(op->return_ns >= op->call_ns); /* chk_history_finish checked it */
+            rt_push(&q, op->return_ns, b);
         }
     }
+    free(q.v);
     free(bc);
-    free(br);
 }
 
 /* Failed reads that blamed compaction or a future revision: lenient checks (etcd's
