@@ -120,8 +120,10 @@ static void dup_index_build(const struct chk_history *h, struct dup_index *ix)
     ix->values = h->values.count;
     ix->first = fl_calloc((size_t)ix->values + 1, sizeof(uint32_t));
     dup_index_pass(h, ix, 0);
-    for (uint32_t v = 0; v < ix->values; v++)
+    for (uint32_t v = 0; v < ix->values; v++) {
         ix->first[v + 1] += ix->first[v];
+        FL_ASSERT(ix->first[v + 1] >= ix->first[v]); /* no wrap: fewer entries than 2^32 */
+    }
     uint32_t n = ix->first[ix->values];
     ix->key = fl_malloc(((size_t)n + 1) * sizeof(int32_t));
     ix->seen = fl_malloc(((size_t)n + 1) * sizeof(int64_t));
@@ -159,40 +161,13 @@ static void dup_note(struct dup_index *ix, int32_t key, int32_t value, int64_t r
     uint32_t e = dup_find(ix, key, value);
     if (e == UINT32_MAX || ix->seen[e] == DUP_MANY || ix->seen[e] == rev)
         return;
+    FL_ASSERT(e < ix->first[ix->values] && ix->key[e] == key);
     if (ix->seen[e] == DUP_NONE && rev != DUP_MANY) {
         ix->seen[e] = rev;
         return;
     }
     ix->seen[e] = DUP_MANY;
     ix->flagged++;
-}
-
-/* Every sighting dup_apps takes, noted. */
-static void dup_index_scan(const struct chk_history *h, struct dup_index *ix)
-{
-    for (uint32_t i = 0; i < h->op_count; i++) {
-        const struct chk_op *op = &h->ops[i];
-        if (op->status != CHK_ST_OK || op->kind != CHK_OP_TXN)
-            continue;
-        bool known = op->cmp_count == 0 || (op->flags & CHK_OPF_SUCCEEDED_SET);
-        bool succ = op->cmp_count == 0 || (op->flags & CHK_OPF_SUCCEEDED);
-        for (uint32_t j = 0; j < (uint32_t)op->then_count + op->else_count; j++) {
-            const struct chk_sub *s = &h->subs[op->sub_first + j];
-            if (known && (j < op->then_count) == succ && s->kind == CHK_SUB_PUT && s->value >= 0 &&
-                op->rev >= 2)
-                dup_note(ix, s->key, s->value, op->rev);
-            for (uint32_t k = 0; k < s->kv_count; k++) {
-                const struct chk_kv *kv = &h->kvs[s->kv_first + k];
-                if (kv->value >= 0 && kv->mod_rev != CHK_NO_REV && kv->mod_rev >= 2)
-                    dup_note(ix, kv->key, kv->value, kv->mod_rev);
-            }
-        }
-    }
-    for (uint32_t i = 0; i < h->event_count; i++) {
-        const struct chk_wevent *e = &h->events[i];
-        if (e->kind == CHK_EV_PUT && e->key >= 0 && e->value >= 0 && e->mod_rev >= 2)
-            dup_note(ix, e->key, e->value, e->mod_rev);
-    }
 }
 
 /* Was (key, value) seen applied at two distinct revisions (the exact pass's pairs)? */
@@ -296,15 +271,29 @@ static void dup_add(struct dup_set *d, int32_t key, int32_t value, int64_t rev, 
     DUP_GROW(d->a, d->n, d->cap);
     d->a[d->n++] = (struct dup_a){key, value, rev, src, who};
     d->slot[s] = d->n;
+    FL_ASSERT((uint64_t)d->n * 2 <= (uint64_t)d->mask + 1); /* at most half full: probes end */
 }
 
-/* Where the history shows a flagged (key, value) applied: ok puts' response
- * revisions, watch put events, and the key-values of ok ops' results. */
-static struct dup_a *dup_apps(const struct chk_history *h, const struct dup_index *ix,
-                              uint32_t *count)
+/* ---- the sightings, walked once per pass ------------------------------------------ */
+
+/* Where the history shows a (key, value) applied: ok puts' response revisions (the
+ * branch taken, when known), the key-values of ok ops' results with their mod
+ * revisions, and watch put events. The quick pass (d NULL) notes every sighting in ix;
+ * the exact pass adds those of the flagged pairs to d. One walk for both, so the two
+ * passes cannot disagree on what a sighting is (the exact pass must see every
+ * application the quick pass saw of a flagged pair). */
+static inline void dup_sight(struct dup_index *ix, struct dup_set *d, int32_t key, int32_t value,
+                             int64_t rev, uint8_t src, uint32_t who)
 {
-    struct dup_set d;
-    memset(&d, 0, sizeof d);
+    FL_ASSERT(key >= 0 && value >= 0 && rev >= 2);
+    if (!d)
+        dup_note(ix, key, value, rev);
+    else if (dup_flagged(ix, key, value))
+        dup_add(d, key, value, rev, src, who);
+}
+
+static void dup_walk(const struct chk_history *h, struct dup_index *ix, struct dup_set *d)
+{
     for (uint32_t i = 0; i < h->op_count; i++) {
         const struct chk_op *op = &h->ops[i];
         if (op->status != CHK_ST_OK || op->kind != CHK_OP_TXN)
@@ -314,27 +303,35 @@ static struct dup_a *dup_apps(const struct chk_history *h, const struct dup_inde
         for (uint32_t j = 0; j < (uint32_t)op->then_count + op->else_count; j++) {
             const struct chk_sub *s = &h->subs[op->sub_first + j];
             if (known && (j < op->then_count) == succ && s->kind == CHK_SUB_PUT && s->value >= 0 &&
-                op->rev >= 2 && dup_flagged(ix, s->key, s->value))
-                dup_add(&d, s->key, s->value, op->rev, DUP_RESPONSE, i);
+                s->key >= 0 && op->rev >= 2)
+                dup_sight(ix, d, s->key, s->value, op->rev, DUP_RESPONSE, i);
             for (uint32_t k = 0; k < s->kv_count; k++) {
                 const struct chk_kv *kv = &h->kvs[s->kv_first + k];
-                if (kv->value < 0 || kv->mod_rev == CHK_NO_REV || kv->mod_rev < 2 ||
-                    !dup_flagged(ix, kv->key, kv->value))
-                    continue;
-                dup_add(&d, kv->key, kv->value, kv->mod_rev, DUP_READ, i);
+                if (kv->value >= 0 && kv->key >= 0 && kv->mod_rev != CHK_NO_REV && kv->mod_rev >= 2)
+                    dup_sight(ix, d, kv->key, kv->value, kv->mod_rev, DUP_READ, i);
             }
         }
     }
     for (uint32_t i = 0; i < h->event_count; i++) {
         const struct chk_wevent *e = &h->events[i];
-        if (e->kind != CHK_EV_PUT || e->key < 0 || e->value < 0 || e->mod_rev < 2 ||
-            !dup_flagged(ix, e->key, e->value))
-            continue;
-        dup_add(&d, e->key, e->value, e->mod_rev, DUP_WATCH, i);
+        if (e->kind == CHK_EV_PUT && e->key >= 0 && e->value >= 0 && e->mod_rev >= 2)
+            dup_sight(ix, d, e->key, e->value, e->mod_rev, DUP_WATCH, i);
     }
+}
+
+/* The flagged pairs' applications, sorted by dup_a_cmp. */
+static struct dup_a *dup_apps(const struct chk_history *h, struct dup_index *ix, uint32_t *count)
+{
+    struct dup_set d;
+    memset(&d, 0, sizeof d);
+    dup_walk(h, ix, &d);
     free(d.slot);
     if (d.n)
         qsort(d.a, d.n, sizeof(*d.a), dup_a_cmp);
+    /* distinct (key, value, rev): dup_add kept one application per revision */
+    for (uint32_t i = 1; i < d.n; i++)
+        FL_ASSERT(d.a[i - 1].key != d.a[i].key || d.a[i - 1].value != d.a[i].value ||
+                  d.a[i - 1].rev < d.a[i].rev);
     *count = d.n;
     return d.a;
 }
@@ -438,7 +435,7 @@ bool chk_dup_applications(const struct chk_history *h, struct chk_lin_result *ou
 {
     struct dup_index ix;
     dup_index_build(h, &ix);
-    dup_index_scan(h, &ix);
+    dup_walk(h, &ix, NULL);
     uint32_t wn = 0, an = 0;
     struct dup_w *w = ix.flagged ? dup_writers(h, &ix, &wn) : NULL;
     struct dup_a *ap = wn ? dup_apps(h, &ix, &an) : NULL;
@@ -466,6 +463,8 @@ bool chk_dup_applications(const struct chk_history *h, struct chk_lin_result *ou
             if (++nrev == ops + 1)
                 break;
         }
+        /* every flagged pair has a writer: the quick pass only flags writers' pairs */
+        FL_ASSERT(ops > 0);
         if (ops && nrev > ops) {
             total++;
             int64_t rev = ap[at[FL_MIN(nrev, 5) - 1]].rev;
@@ -488,6 +487,7 @@ bool chk_dup_applications(const struct chk_history *h, struct chk_lin_result *ou
             if (x == best_w || w[x].op != w[x - 1].op)
                 ws[k++] = w[x];
         }
+        FL_ASSERT(k == FL_MIN(best_wn, 4u)); /* one entry per distinct writer op */
         json_t *v = dup_explain(h, ws, best_wn, ap, best_at, best_nrev, out);
         dup_attach(h, out, v, total, best_rev);
         out->verdict = CHK_FAIL;
