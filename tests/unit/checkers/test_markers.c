@@ -76,7 +76,7 @@ static void case_phantom_revision(void)
     h.revisions_complete = true;
     chk_history_put(&h, 1, key(&h, "a"), val(&h, "1"), 0, 10, OK, 3);
     CHECK_EQ_INT(judge(&h, 1), CHK_FAIL);
-    CHECK(hits("chk_revision.c", "phantom") >= 1);
+    CHECK(hits("chk_rev_replay.c", "phantom") >= 1);
     cases_done++;
 }
 
@@ -110,7 +110,7 @@ static void case_watch_shows_gap(void)
     chk_history_init(&h);
     outside_write(&h, key(&h, "b"), false);
     CHECK_EQ_INT(judge(&h, 1), CHK_PASS);
-    CHECK(hits("chk_revision.c", "shown > 0") >= 1);
+    CHECK(hits("chk_rev_replay.c", "shown > 0") >= 1);
     chk_history_init(&h);
     outside_write(&h, key(&h, "b"), true);
     CHECK_EQ_INT(judge(&h, 2), CHK_PASS);
@@ -151,7 +151,7 @@ static void case_gap_choices(void)
     chk_history_init(&h);
     gap_with_choices(&h, 2, false);
     CHECK_EQ_INT(judge(&h, 1), CHK_PASS);
-    CHECK(hits("chk_revision.c", "p->guessed_rev == rev") >= 1);
+    CHECK(hits("chk_rev_replay.c", "p->guessed_rev == rev") >= 1);
     chk_history_init(&h);
     gap_with_choices(&h, 9, false);
     CHECK_EQ_INT(judge(&h, 1), CHK_PASS);
