@@ -48,9 +48,17 @@ void run_expect(struct run_world *rw, bool ok, const char *message, size_t messa
     rw->sum.expect_failed += !ok;
 }
 
+#define ENDED_EARLY_REASON                                                                         \
+    "the scenario stopped before its end: nothing wrong in the history recorded until then, "      \
+    "and the rest was never recorded"
+
 static void add_check(struct run_world *rw, json_t *checks, const char *name, int verdict,
                       json_t *detail)
 {
+    if (rw->ended_early && verdict == CHK_PASS) {
+        verdict = CHK_UNKNOWN;
+        json_object_set_new(detail, "reason", json_string(ENDED_EARLY_REASON));
+    }
     char *text = json_dumps(detail, JSON_COMPACT | JSON_ENSURE_ASCII);
     if (rw->db)
         hist_check_add(rw->db, name, chk_verdict_name(verdict), 0, text);
@@ -189,8 +197,21 @@ static void kv_unknown(struct run_world *rw, json_t *checks, int *worst, const c
 
 /* The verdicts of a checked history into checks (and the checks table). */
 static void kv_store(struct run_world *rw, json_t *checks, int *worst, const struct chk_history *h,
-                     const struct chk_result *r, int64_t elapsed_ms)
+                     const struct chk_result *res, int64_t elapsed_ms)
 {
+    struct chk_result early = *res; /* shallow: only verdicts and reasons change */
+    const struct chk_result *r = res;
+    if (rw->ended_early) {
+        if (early.lin.verdict == CHK_PASS) {
+            early.lin.verdict = CHK_UNKNOWN;
+            snprintf(early.lin.reason, sizeof early.lin.reason, "%s", ENDED_EARLY_REASON);
+        }
+        if (early.watch.verdict == CHK_PASS) {
+            early.watch.verdict = CHK_UNKNOWN;
+            snprintf(early.watch.reason, sizeof early.watch.reason, "%s", ENDED_EARLY_REASON);
+        }
+        r = &early;
+    }
     hist_checks_store(rw->db, h, r, elapsed_ms);
     json_t *all = chk_result_json(h, r);
     for (size_t i = 0; i < FL_ARRAY_LEN(kv_parts); i++) {
@@ -206,6 +227,9 @@ static void kv_store(struct run_world *rw, json_t *checks, int *worst, const str
             json_object_set_new(o, "note", json_string("no operations to judge"));
         if (i == 1 && h->watch_count == 0)
             json_object_set_new(o, "note", json_string("no watches to judge"));
+        if (r == &early && !json_object_get(o, "reason") && v == CHK_UNKNOWN &&
+            (i == 0 ? res->lin.verdict : res->watch.verdict) == CHK_PASS)
+            json_object_set_new(o, "reason", json_string(ENDED_EARLY_REASON));
         json_object_set_new(checks, kv_parts[i].name, o);
     }
     json_decref(all);
@@ -450,7 +474,8 @@ int run_world_finish(struct run_world *rw, const char *script_error, struct run_
         /* a failed write is sticky: hist_run_end fails and the run ends 'error' */
         record_clients(rw, clients);
     }
-    int judged = judge(rw, checks, script_error || rw->interrupted);
+    rw->ended_early = script_error || rw->interrupted;
+    int judged = judge(rw, checks, rw->ended_early);
     /* once: FL_MAX evaluates its arguments twice */
     worst = FL_MAX(worst, judged);
     asked_unjudged(rw, checks, script_error, &worst);

@@ -484,6 +484,10 @@ struct run_world {
     /* the "lua" stream for math.random */
     struct sim_rng lua_rng;
     bool interrupted;
+    /* run_finish.c: the script did not reach its end (a script error or an interrupt):
+     * a check that finds nothing wrong in the history recorded until then is 'unknown',
+     * not 'pass' (the rest of the run was never recorded) */
+    bool ended_early;
     /* run_finish.c: an error of the run itself (the history could not be written or
      * verified): the run ends 'error' with this reason, exit 2 (fatal_code FL_ECORRUPT)
      * or 3. "" when none. */
