@@ -52,13 +52,21 @@ void run_expect(struct run_world *rw, bool ok, const char *message, size_t messa
     "the scenario stopped before its end: nothing wrong in the history recorded until then, "      \
     "and the rest was never recorded"
 
+/* A run that stopped early (rw->ended_early) judged only what it recorded: a check that
+ * found nothing wrong there is 'unknown', never 'pass'. True when it downgraded *v. */
+static bool early_unknown(const struct run_world *rw, int *v)
+{
+    if (!rw->ended_early || *v != CHK_PASS)
+        return false;
+    *v = CHK_UNKNOWN;
+    return true;
+}
+
 static void add_check(struct run_world *rw, json_t *checks, const char *name, int verdict,
                       json_t *detail)
 {
-    if (rw->ended_early && verdict == CHK_PASS) {
-        verdict = CHK_UNKNOWN;
+    if (early_unknown(rw, &verdict))
         json_object_set_new(detail, "reason", json_string(ENDED_EARLY_REASON));
-    }
     char *text = json_dumps(detail, JSON_COMPACT | JSON_ENSURE_ASCII);
     if (rw->db)
         hist_check_add(rw->db, name, chk_verdict_name(verdict), 0, text);
@@ -200,18 +208,12 @@ static void kv_store(struct run_world *rw, json_t *checks, int *worst, const str
                      const struct chk_result *res, int64_t elapsed_ms)
 {
     struct chk_result early = *res; /* shallow: only verdicts and reasons change */
-    const struct chk_result *r = res;
-    if (rw->ended_early) {
-        if (early.lin.verdict == CHK_PASS) {
-            early.lin.verdict = CHK_UNKNOWN;
-            snprintf(early.lin.reason, sizeof early.lin.reason, "%s", ENDED_EARLY_REASON);
-        }
-        if (early.watch.verdict == CHK_PASS) {
-            early.watch.verdict = CHK_UNKNOWN;
-            snprintf(early.watch.reason, sizeof early.watch.reason, "%s", ENDED_EARLY_REASON);
-        }
-        r = &early;
-    }
+    const struct chk_result *r = &early;
+    bool down[2] = {early_unknown(rw, &early.lin.verdict), early_unknown(rw, &early.watch.verdict)};
+    if (down[0])
+        snprintf(early.lin.reason, sizeof early.lin.reason, "%s", ENDED_EARLY_REASON);
+    if (down[1])
+        snprintf(early.watch.reason, sizeof early.watch.reason, "%s", ENDED_EARLY_REASON);
     hist_checks_store(rw->db, h, r, elapsed_ms);
     json_t *all = chk_result_json(h, r);
     for (size_t i = 0; i < FL_ARRAY_LEN(kv_parts); i++) {
@@ -227,8 +229,7 @@ static void kv_store(struct run_world *rw, json_t *checks, int *worst, const str
             json_object_set_new(o, "note", json_string("no operations to judge"));
         if (i == 1 && h->watch_count == 0)
             json_object_set_new(o, "note", json_string("no watches to judge"));
-        if (r == &early && !json_object_get(o, "reason") && v == CHK_UNKNOWN &&
-            (i == 0 ? res->lin.verdict : res->watch.verdict) == CHK_PASS)
+        if (down[i]) /* the watch JSON carries a reason only when undecided */
             json_object_set_new(o, "reason", json_string(ENDED_EARLY_REASON));
         json_object_set_new(checks, kv_parts[i].name, o);
     }
@@ -318,9 +319,9 @@ static void asked_unjudged(struct run_world *rw, json_t *checks, const char *scr
     }
 }
 
-/* worst: 0 pass, 1 unknown, 2 fail. ended_early: the script did not reach its end (a
+/* worst: 0 pass, 1 unknown, 2 fail. rw->ended_early: the script did not reach its end (a
  * script error or an interrupt), so the expects it never reached are not judged. */
-static int judge(struct run_world *rw, json_t *checks, bool ended_early)
+static int judge(struct run_world *rw, json_t *checks)
 {
     int worst = 0;
     bool paranoid_raft = rw->par.violation && rw->par.raft;
@@ -350,9 +351,9 @@ static int judge(struct run_world *rw, json_t *checks, bool ended_early)
     if (rw->db && (rw->checks & (RUN_CHECK_LINEARIZABILITY | RUN_CHECK_WATCH | RUN_CHECK_LIVENESS)))
         kv_checks(rw, checks, &worst);
     json_t *e = json_object();
-    const char *ev = rw->sum.expect_failed ? "fail" : ended_early ? "unknown" : "pass";
+    const char *ev = rw->sum.expect_failed ? "fail" : rw->ended_early ? "unknown" : "pass";
     json_object_set_new(e, "verdict", json_string(ev));
-    if (!rw->sum.expect_failed && ended_early)
+    if (!rw->sum.expect_failed && rw->ended_early)
         json_object_set_new(e, "reason",
                             json_string("the scenario stopped before its end: the expects "
                                         "after that line never ran"));
@@ -475,7 +476,7 @@ int run_world_finish(struct run_world *rw, const char *script_error, struct run_
         record_clients(rw, clients);
     }
     rw->ended_early = script_error || rw->interrupted;
-    int judged = judge(rw, checks, rw->ended_early);
+    int judged = judge(rw, checks);
     /* once: FL_MAX evaluates its arguments twice */
     worst = FL_MAX(worst, judged);
     asked_unjudged(rw, checks, script_error, &worst);
