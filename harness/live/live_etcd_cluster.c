@@ -310,6 +310,10 @@ void lv_etcd_cluster_isolate(struct lv_etcd_cluster *c, int i, bool on)
 
 void lv_etcd_cluster_close(struct lv_etcd_cluster *c)
 {
+    /* The client first: killing a member runs the loop until it exits, and a call still
+     * in flight would answer then, into a caller that is closing (and reading paths
+     * freed for the members closed before). */
+    lv_etcd_close(&c->client);
     for (int i = 0; i < c->n; i++) {
         struct lv_etcd_member *m = &c->m[i];
         lv_etcd_wal_fault_off(c, i);
@@ -320,8 +324,8 @@ void lv_etcd_cluster_close(struct lv_etcd_cluster *c)
             lv_proxy_close(&c->client_proxy[i]);
         free(m->data_dir);
         free(m->log_path);
+        m->data_dir = m->log_path = NULL;
     }
-    lv_etcd_close(&c->client);
     lv_ports_close(&c->ports);
     memset(c, 0, sizeof *c);
 }

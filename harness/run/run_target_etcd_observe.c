@@ -215,7 +215,7 @@ static void on_poll_reply(const struct lv_etcd_reply *r, void *arg)
         snprintf(b->st.version, sizeof b->st.version, "%s", v ? v : "");
     }
     free(a);
-    if (E->polls_out == 0 && !E->refreshing) {
+    if (E->polls_out == 0 && !E->refreshing && !E->closing) {
         logs_scan(E); /* the term a new leader's log named before its Status said so */
         poll_note(E);
     }
