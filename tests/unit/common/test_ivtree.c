@@ -156,7 +156,7 @@ static void work_bound(void)
     size_t worst = 0;
     int found = 0;
     for (int i = 0; i < BIG; i += 7) {
-        char k[8];
+        char k[16];
         snprintf(k, sizeof(k), "k%05d", i);
         int hits = 0;
         size_t v = fl_ivtree_stab(&t, (const uint8_t *)k, 6, count_hit, &hits);

@@ -1,0 +1,42 @@
+# Which CI pass runs which test (.ci/run). The plain pass (`make test`) runs every test.
+# The sanitizer pass runs ASan/UBSan over every code path once, not every seed: it
+# leaves out
+#   - `slow`: the long sweeps and shrinks, labelled where they are defined;
+#   - `repeat`: seeds 2 and up of a scenario whose seed 1 it runs (scenario.*.2,
+#     scenario.*.seed3, ...): the same code on other draws;
+#   - `long`: the tests below, each over ~4 s in the plain pass on 2 cores (10-40 s under
+#     ASan) whose code the sanitizer pass reaches through shorter tests: sweeps and
+#     shrinks of many runs, digest comparisons (.ci/run compares the two builds' digests
+#     itself), and every cli.explore test (the explore build in .ci/run runs them all
+#     again, with its coverage callbacks).
+# Together they were about 60% of the sanitizer pass's time (CI took 40 minutes with
+# them in; its budget is 30).
+set(fl_long_tests
+    cli.bench.cluster_compacts
+    cli.shrink.json
+    cli.sweep.examples
+    cli.sweep.faulty
+    cli.sweep.shard
+    cli.sweep.shard_auto_merge
+    determinism.chaos
+    determinism.shrink
+    determinism.smoke
+    scenario.lua.bundled_run
+    scenario.seeds.auto-compaction-periodic.1
+    scenario.shrink.bug_stale_read
+    scenario.shrink.expect
+    swarm.check)
+get_property(fl_all_tests DIRECTORY PROPERTY TESTS)
+foreach(t ${fl_long_tests})
+  if(NOT t IN_LIST fl_all_tests)
+    message(FATAL_ERROR "tests/ci_passes.cmake: no test named ${t}")
+  endif()
+  set_property(TEST ${t} APPEND PROPERTY LABELS long)
+endforeach()
+foreach(t ${fl_all_tests})
+  if(t MATCHES "^scenario\\..*\\.(seed)?[2-9]$")
+    set_property(TEST ${t} APPEND PROPERTY LABELS repeat)
+  elseif(t MATCHES "^cli\\.explore\\.")
+    set_property(TEST ${t} APPEND PROPERTY LABELS long)
+  endif()
+endforeach()
