@@ -50,35 +50,47 @@ static ProtobufCMessage **member_at(void *msg, const ProtobufCFieldDescriptor *f
     return (ProtobufCMessage **)((char *)msg + fd->offset);
 }
 
-/* Packs the body into a stack buffer when it fits (the common case), else the heap. */
+/* A body up to this bound is packed on the stack (the usual put or range). */
 #define BODY_STACK 512
 
-/* Appends the frame (flat: scalars and its body) packed into out's reused memory,
- * reserved to a bound instead of sized by a walk over the frame first (pb_bound.h). */
-static size_t frame_pack(const ProtobufCMessage *frame, struct fl_buf *out)
+/* The frame's bound: the frame holding a body of body_len bytes. */
+static size_t frame_bound(const ProtobufCMessage *frame)
 {
-    size_t bound = frame->descriptor == &rpc__client_frame__descriptor
-                       ? pb_client_frame_bound((const Rpc__ClientFrame *)frame)
-                       : pb_server_frame_bound((const Rpc__ServerFrame *)frame);
-    return pb_pack_append(frame, bound, out);
+    return frame->descriptor == &rpc__client_frame__descriptor
+               ? pb_client_frame_bound((const Rpc__ClientFrame *)frame)
+               : pb_server_frame_bound((const Rpc__ServerFrame *)frame);
 }
 
-static uint8_t *body_pack(const ProtobufCMessage *sub, uint8_t *stack, size_t *len)
+/* Packs sub, reserved to a bound without a sizing walk (pb_msg_bound), as the
+ * frame's body and appends the frame, whose body bytes protobuf-c copies. A small body
+ * is packed on the stack; a larger one (a range response's key-values) in out's own
+ * memory past the room the frame can take, so neither a malloc nor a copy of the
+ * frame's tail is needed, and the frame packed before it never reaches it. */
+static size_t body_and_frame_pack(ProtobufCMessage *frame, const ProtobufCMessage *sub,
+                                  ProtobufCBinaryData *body, struct fl_buf *out)
 {
-    if (!sub) {
-        *len = 0;
-        return stack;
+    size_t bound = 0;
+    if (sub) {
+        bound = pb_msg_bound(sub);
+        if (!bound)
+            bound = protobuf_c_message_get_packed_size(sub);
     }
-    /* A flat body (the usual put or range) is reserved to its bound, without a
-     * sizing walk; a nested one (a range response's key-values) is sized exactly. */
-    size_t bound = pb_flat_bound(sub);
-    size_t n = bound ? bound : protobuf_c_message_get_packed_size(sub);
-    uint8_t *b = n <= BODY_STACK ? stack : fl_malloc(n);
-    size_t w = protobuf_c_message_pack(sub, b);
-    FL_ASSERTF(w <= n, "codec: %s packed to %zu bytes over its bound %zu", sub->descriptor->name, w,
-               n);
-    *len = w;
-    return b;
+    uint8_t stack[BODY_STACK];
+    uint8_t *b = stack;
+    size_t room = 0; /* bytes of out reserved for the frame, before the body */
+    if (bound > BODY_STACK) {
+        body->len = bound; /* the frame's bound with a body of the body's bound */
+        room = frame_bound(frame);
+        fl_buf_reserve(out, room + bound);
+        b = out->data + out->len + room;
+    }
+    size_t w = sub ? protobuf_c_message_pack(sub, b) : 0;
+    FL_ASSERTF(w <= bound, "codec: %s packed to %zu bytes over its bound %zu",
+               sub ? sub->descriptor->name : "(none)", w, bound);
+    body->data = b;
+    body->len = w;
+    /* the frame with the w-byte body fits in room: out is not moved under b */
+    return pb_pack_append(frame, room ? room : frame_bound(frame), out);
 }
 
 /* The part both encoders share: packs msg's oneof member in use (case_value of
@@ -89,16 +101,8 @@ static size_t frame_with_body(ProtobufCMessage *frame, const ProtobufCMessageDes
 {
     const ProtobufCFieldDescriptor *fd = oneof_field(d, case_value);
     const ProtobufCMessage *sub = fd ? *member_at((void *)msg, fd) : NULL;
-    uint8_t stack[BODY_STACK];
-    size_t bl;
-    uint8_t *b = body_pack(sub, stack, &bl);
     *case_out = fd ? case_value : 0;
-    body->data = b;
-    body->len = bl;
-    size_t n = frame_pack(frame, out);
-    if (b != stack)
-        free(b);
-    return n;
+    return body_and_frame_pack(frame, sub, body, out);
 }
 
 size_t rpc_client_msg_encode(const Rpc__ClientMsg *m, struct fl_buf *out)

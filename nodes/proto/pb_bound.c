@@ -81,7 +81,7 @@ size_t pb_server_frame_bound(const Rpc__ServerFrame *f)
     return n;
 }
 
-size_t pb_flat_bound(const ProtobufCMessage *m)
+size_t pb_msg_bound(const ProtobufCMessage *m)
 {
     const ProtobufCMessageDescriptor *d = m->descriptor;
     if (m->n_unknown_fields)
@@ -95,15 +95,46 @@ size_t pb_flat_bound(const ProtobufCMessage *m)
             *(const uint32_t *)(base + fd->quantifier_offset) != fd->id)
             continue; /* another member of its oneof, or none */
         if (fd->label == PROTOBUF_C_LABEL_REPEATED) {
-            if (*(const size_t *)(base + fd->quantifier_offset))
-                return 0;
+            size_t count = *(const size_t *)(base + fd->quantifier_offset);
+            if (!count)
+                continue;
+            const void *arr = *(void *const *)member;
+            switch (fd->type) {
+            case PROTOBUF_C_TYPE_MESSAGE:
+                for (size_t k = 0; k < count; k++) {
+                    size_t b = pb_msg_bound(((ProtobufCMessage *const *)arr)[k]);
+                    if (!b)
+                        return 0;
+                    n += LENPFX_MAX + b;
+                }
+                break;
+            case PROTOBUF_C_TYPE_STRING:
+                for (size_t k = 0; k < count; k++) {
+                    const char *s = ((char *const *)arr)[k];
+                    n += LENPFX_MAX + (s ? strlen(s) : 0);
+                }
+                break;
+            case PROTOBUF_C_TYPE_BYTES:
+                for (size_t k = 0; k < count; k++)
+                    n += LENPFX_MAX + ((const ProtobufCBinaryData *)arr)[k].len;
+                break;
+            default: /* packed (one prefix, elements of at most ten bytes) or not (a key
+                      * and at most ten bytes each) */
+                n += LENPFX_MAX + count * SCALAR_MAX;
+            }
             continue;
         }
         switch (fd->type) {
-        case PROTOBUF_C_TYPE_MESSAGE:
-            if (*(void *const *)member)
-                return 0;
+        case PROTOBUF_C_TYPE_MESSAGE: {
+            const ProtobufCMessage *sub = *(const ProtobufCMessage *const *)member;
+            if (sub) {
+                size_t b = pb_msg_bound(sub);
+                if (!b)
+                    return 0;
+                n += LENPFX_MAX + b;
+            }
             break;
+        }
         case PROTOBUF_C_TYPE_STRING: {
             const char *s = *(char *const *)member;
             n += LENPFX_MAX + (s ? strlen(s) : 0);

@@ -24,11 +24,12 @@ size_t pb_peer_frame_bound(const Raftpb__PeerFrame *f);
 size_t pb_client_frame_bound(const Rpc__ClientFrame *f);
 size_t pb_server_frame_bound(const Rpc__ServerFrame *f);
 
-/* A bound of any message whose set fields are scalars, strings and bytes (no
- * sub-message set, no repeated element, no unknown field), from its descriptor: a
- * request or response body of the common kinds (PutRequest, RangeRequest,
- * PutResponse without prev_kv). 0 when m has anything else: size it exactly. */
-size_t pb_flat_bound(const ProtobufCMessage *m);
+/* A bound of any message from its descriptor, sub-messages and repeated fields
+ * included (every request and response body: a put, a range response with its
+ * key-values, a txn), walking the message once as protobuf_c_message_get_packed_size
+ * would, but with no varint sized. 0 when m or a message inside it has unknown fields:
+ * size it exactly. */
+size_t pb_msg_bound(const ProtobufCMessage *m);
 
 /* Packs m at the end of out (reserving bound bytes first, bound >= m's packed size)
  * and returns the packed length; out->len grows by that length. */
