@@ -14,7 +14,8 @@
 #include "harness/common/common.h"
 #include "nodes/proto/rpc.pb-c.h"
 
-/* Appends the frame of m to out; returns its length. */
+/* Appends the frame of m to out; returns its length. Nothing m points to may lie in
+ * out's memory: a large body is packed there first (codec.c), which may move it. */
 size_t rpc_client_msg_encode(const Rpc__ClientMsg *m, struct fl_buf *out);
 size_t rpc_server_msg_encode(const Rpc__ServerMsg *m, struct fl_buf *out);
 /* NULL when the bytes are not a frame, or its body does not decode as the message of
