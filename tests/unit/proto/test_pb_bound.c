@@ -557,6 +557,34 @@ static void fill_nested(struct nest_pool *np, ProtobufCMessage *m, int depth)
     }
 }
 
+/* The codec's frame of body m under the oneof member fd, appended to out. */
+static size_t codec_encode(bool client, uint64_t call, const ProtobufCFieldDescriptor *fd,
+                           ProtobufCMessage *m, struct fl_buf *out)
+{
+    Rpc__ClientMsg cm = RPC__CLIENT_MSG__INIT;
+    Rpc__ServerMsg sm = RPC__SERVER_MSG__INIT;
+    *(ProtobufCMessage **)((char *)(client ? (void *)&cm : (void *)&sm) + fd->offset) = m;
+    cm.call_id = sm.call_id = call;
+    cm.req_case = (Rpc__ClientMsg__ReqCase)fd->id;
+    sm.resp_case = (Rpc__ServerMsg__RespCase)fd->id;
+    return client ? rpc_client_msg_encode(&cm, out) : rpc_server_msg_encode(&sm, out);
+}
+
+/* protobuf-c's own frame around the packed body, appended to ref. */
+static void ref_frame_append(bool client, uint64_t call, uint32_t number, const struct fl_buf *body,
+                             struct fl_buf *ref)
+{
+    Rpc__ClientFrame cf = RPC__CLIENT_FRAME__INIT;
+    Rpc__ServerFrame sf = RPC__SERVER_FRAME__INIT;
+    cf.call_id = sf.call_id = call;
+    cf.req = sf.resp = number;
+    cf.body.data = sf.body.data = body->data;
+    cf.body.len = sf.body.len = body->len;
+    const ProtobufCMessage *f = client ? &cf.base : &sf.base;
+    fl_buf_reserve(ref, protobuf_c_message_get_packed_size(f));
+    ref->len += protobuf_c_message_pack(f, ref->data + ref->len);
+}
+
 /* pb_msg_bound holds, and is not 0, for every body kind filled at random with
  * sub-messages and repeated elements (a range response's key-values, a txn's
  * operations: before it, a body with any of them was declined and sized exactly); a
@@ -596,34 +624,8 @@ static void nested_bounds_of(const ProtobufCMessageDescriptor *d, bool client, i
             fl_buf_reset(&ref);
             fl_buf_append(&ref, "abc", 3);
             uint64_t call = rnd_u64();
-            size_t n;
-            if (client) {
-                Rpc__ClientMsg cm = RPC__CLIENT_MSG__INIT;
-                cm.call_id = call;
-                cm.req_case = (Rpc__ClientMsg__ReqCase)fd->id;
-                *(ProtobufCMessage **)((char *)&cm + fd->offset) = m;
-                n = rpc_client_msg_encode(&cm, &out);
-                Rpc__ClientFrame f = RPC__CLIENT_FRAME__INIT;
-                f.call_id = call;
-                f.req = fd->id;
-                f.body.data = body.data;
-                f.body.len = body.len;
-                fl_buf_reserve(&ref, rpc__client_frame__get_packed_size(&f));
-                ref.len += rpc__client_frame__pack(&f, ref.data + ref.len);
-            } else {
-                Rpc__ServerMsg sm = RPC__SERVER_MSG__INIT;
-                sm.call_id = call;
-                sm.resp_case = (Rpc__ServerMsg__RespCase)fd->id;
-                *(ProtobufCMessage **)((char *)&sm + fd->offset) = m;
-                n = rpc_server_msg_encode(&sm, &out);
-                Rpc__ServerFrame f = RPC__SERVER_FRAME__INIT;
-                f.call_id = call;
-                f.resp = fd->id;
-                f.body.data = body.data;
-                f.body.len = body.len;
-                fl_buf_reserve(&ref, rpc__server_frame__get_packed_size(&f));
-                ref.len += rpc__server_frame__pack(&f, ref.data + ref.len);
-            }
+            size_t n = codec_encode(client, call, fd, m, &out);
+            ref_frame_append(client, call, fd->id, &body, &ref);
             if (n + 3 != out.len || out.len != ref.len || memcmp(out.data, ref.data, out.len))
                 (*differ)++;
             /* an unknown field deep inside: declined */
