@@ -171,6 +171,10 @@ static json_t *row_json(const struct xp_row *r)
     for (int i = 0; i < r->n_false_alarms; i++)
         json_array_append_new(fa, json_integer(r->false_alarms[i]));
     json_object_set_new(o, "false_alarms", fa);
+    json_t *fs = json_array(); /* the fresh world seeds drawn, in order */
+    for (int i = 0; i < r->n_fresh_seeds; i++)
+        json_array_append_new(fs, json_integer((json_int_t)r->fresh_seeds[i]));
+    json_object_set_new(o, "fresh_seeds", fs);
     json_t *arr = json_array();
     for (int i = 0; i < r->n_found; i++) {
         const struct xp_finding *x = &r->found[i];

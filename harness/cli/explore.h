@@ -105,6 +105,8 @@ struct xp_row {
     int *false_alarms, n_false_alarms;
     struct xp_finding *found;
     int n_found;
+    uint64_t *fresh_seeds; /* the fresh world seeds drawn, in order (fresh runs, reworlds) */
+    int n_fresh_seeds;
     /* the lane bandit at the end: by lane, the runs that drew it, their mean reward */
     uint32_t lane_runs[RUN_LANE_COUNT];
     uint64_t lane_mean[RUN_LANE_COUNT];
@@ -114,7 +116,9 @@ struct xp {
     const struct xp_args *a;
     struct xp_row *row;
     struct sim_rng rng;
-    uint64_t next_fresh;
+    /* the world seeds of fresh runs and reworlds: a stream of their own, derived from
+     * --seed (explore_run.c fresh_seed), so that explore seeds draw disjoint worlds */
+    struct sim_rng fresh;
     char dir[4096];
     const char *body; /* the scenario text */
     size_t body_len;

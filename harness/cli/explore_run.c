@@ -15,7 +15,8 @@
  * joins the corpus (past XP_CORPUS_SOFT entries, only a new feature or edge). The next
  * batch is made of the ablation children waiting (refill_queue: one child per fault
  * lane of the first entry that reached a rare risky situation, each with that lane
- * alone), then fresh seeds (two fifths of each batch, and all of the first; half of them
+ * alone), then fresh seeds (world seeds from a stream of --seed's own, fresh_seed: two
+ * fifths of each batch, and all of the first; half of them
  * with one fault lane alone, drawn by the lane bandit, pick_lane), entries'
  * fault mixes over fresh worlds (reworld, a quarter), crossovers (one entry's world,
  * another's fault mix, a twentieth), thinned entries (some of their lanes, a twentieth)
@@ -378,6 +379,23 @@ static const struct xp_entry *pick_parent(struct xp *x)
     return &x->corpus[x->n_corpus - 1];
 }
 
+/* The next fresh world seed (a fresh run's, or a reworld's world): drawn from the
+ * explore seed's own stream ("explore/fresh"), not --seed, --seed+1, ...: those made
+ * `explore --seed 1` and `--seed 2` run the same worlds but one, so five explore seeds
+ * were not five tries. 53 bits (a JSON number every reader keeps exact), never 0. The
+ * n-th fresh seed of an explore seed is the same whatever else the search drew, and the
+ * replay lines print it. */
+static uint64_t fresh_seed(struct xp *x)
+{
+    uint64_t seed = sim_rng_u64(&x->fresh) >> 11;
+    seed = seed ? seed : 1;
+    struct xp_row *row = x->row;
+    row->fresh_seeds =
+        fl_realloc(row->fresh_seeds, sizeof *row->fresh_seeds * (size_t)(row->n_fresh_seeds + 1));
+    row->fresh_seeds[row->n_fresh_seeds++] = seed;
+    return seed;
+}
+
 /* The next schedule: an ablation child waiting, a fresh seed (two fifths), a corpus entry's
  * fault mix over a fresh
  * world (reworld), the world of one entry with the fault mix of another (cross), or a
@@ -395,7 +413,7 @@ static void next_schedule(struct xp *x, struct xp_sched *s)
     }
     uint64_t r = x->n_corpus == 0 ? 0 : sim_rng_below(&x->rng, 100);
     if (r < XP_FRESH_PCT) {
-        s->seed = x->next_fresh++;
+        s->seed = fresh_seed(x);
         x->row->fresh++;
         if (sim_rng_below(&x->rng, 100) < XP_FOCUS_PCT) {
             int lane = pick_lane(x);
@@ -409,7 +427,7 @@ static void next_schedule(struct xp *x, struct xp_sched *s)
     }
     x->row->mutants++;
     if (r < XP_FRESH_PCT + XP_REWORLD_PCT) {
-        xp_reworld(pick_parent(x), x->next_fresh++, s);
+        xp_reworld(pick_parent(x), fresh_seed(x), s);
     } else if (r < XP_FRESH_PCT + XP_REWORLD_PCT + XP_CROSS_PCT && x->n_corpus > 1) {
         const struct xp_entry *a = pick_parent(x), *b = pick_parent(x);
         xp_cross(a, b, s);
@@ -741,8 +759,8 @@ int xp_explore(const struct xp_args *a, const char *body, size_t len, struct xp_
     x.row = row;
     x.body = body;
     x.body_len = len;
-    x.next_fresh = a->seed;
     sim_rng_derive(&x.rng, a->seed, "explore");
+    sim_rng_derive(&x.fresh, a->seed, "explore/fresh");
     const char *tmp = getenv("TMPDIR");
     snprintf(x.dir, sizeof x.dir, "%.3000s/faultline-explore.XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(x.dir)) {
@@ -793,4 +811,5 @@ void xp_row_close(struct xp_row *row)
     }
     free(row->found);
     free(row->false_alarms);
+    free(row->fresh_seeds);
 }

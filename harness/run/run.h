@@ -193,6 +193,10 @@ struct run_node_status {
     uint64_t member_id, leader_id, cluster_id;
     int leader_node;
     uint64_t term, last_index, commit, applied;
+    /* The term of the last entry in the member's log (Raft's election restriction
+     * compares it before the length). Filled by the simulation; the live and etcd
+     * targets leave it 0 (etcd's Status reports no such figure). */
+    uint64_t last_log_term;
     int64_t revision;
     /* Simulated time a quorum was last known in contact: a leader's check-quorum view,
      * a follower's last message from a leader; -1 never. */

@@ -81,6 +81,10 @@
  *                               in between is down (Raft's Figure 8: an old leader
  *                               back with entries of its earlier term on no majority)
  *   crash_with_uncommitted      a crash of a member holding such entries
+ *   log_term_split              two live voters' logs equally long, their last entries'
+ *                               terms different (Figure 8's election restriction
+ *                               window), when it opens; on the member with the newer
+ *                               last term, "on" its next leader event
  *   restart_with_watchers       a restart while watchers are open
  *
  * explore gives parents with rare risky situations more children (its power schedule)
@@ -115,6 +119,7 @@ struct run_cov {
     /* per slot, at the member's previous event: its store had synced watchers, unsynced */
     bool synced_w[RUN_NODES_MAX + 1], unsynced_w[RUN_NODES_MAX + 1];
     bool led[RUN_NODES_MAX + 1]; /* per slot: it was leader once */
+    bool log_split;              /* at the previous event: a log_term_split was open */
     int last_leader;             /* the slot of the last leader event; 0 none */
     struct run_risky risky[RUN_RISKY_KEEP];
     int n_risky;
@@ -252,7 +257,7 @@ static bool watchers_open(const struct run_world *rw)
 /* A risky situation: counted as the feature "R|WHAT" (and so in its count buckets), its
  * first two occurrences kept with their time, member and the node event a fault can wait
  * for (explore's aim mutation). */
-static void risky(struct run_cov *c, const struct srv_event *ev, const char *what, const char *on)
+static void risky_on(struct run_cov *c, int64_t at_ns, int node, const char *what, const char *on)
 {
     char text[64];
     int len = snprintf(text, sizeof text, "R|%s", what);
@@ -262,7 +267,34 @@ static void risky(struct run_cov *c, const struct srv_event *ev, const char *wha
         seen += c->risky[i].what == what;
     if (seen >= 2 || c->n_risky >= RUN_RISKY_KEEP)
         return;
-    c->risky[c->n_risky++] = (struct run_risky){what, ev->at_ns, ev->node, on};
+    c->risky[c->n_risky++] = (struct run_risky){what, at_ns, node, on};
+}
+
+static void risky(struct run_cov *c, const struct srv_event *ev, const char *what, const char *on)
+{
+    risky_on(c, ev->at_ns, ev->node, what, on);
+}
+
+/* Raft's Figure 8 window for the election restriction: two live voters whose logs are
+ * equally long but end in different terms (a new leader's first entry beside an old
+ * leader's uncommitted one at the same index), where only the last terms decide which
+ * of them may win the other's vote. Reported as log_term_split when it opens (not at
+ * every event while it lasts), on the member with the newer last term: a fault right
+ * after its next leader event makes the others elect without it. */
+static void note_log_split(struct run_cov *c, const struct srv_event *ev,
+                           const struct run_node_status *st, const int *ids, int n)
+{
+    int newer = -1;
+    for (int i = 0; i < n && newer < 0; i++)
+        for (int j = i + 1; j < n && newer < 0; j++) {
+            const struct run_node_status *a = &st[i], *b = &st[j];
+            if (a->alive && b->alive && !a->removed && !b->removed && !a->learner && !b->learner &&
+                a->last_index == b->last_index && a->last_log_term != b->last_log_term)
+                newer = a->last_log_term > b->last_log_term ? i : j;
+        }
+    if (newer >= 0 && !c->log_split)
+        risky_on(c, ev->at_ns, ids[newer], "log_term_split", "leader");
+    c->log_split = newer >= 0;
 }
 
 static int slot_index(const int *ids, int n, int node)
@@ -387,6 +419,7 @@ void run_coverage_note(struct run_world *rw, const struct srv_event *ev)
                    uncommitted, learners > 0 && leaders == 0, compacted);
     feat_count(rw->explore.cov, fl_hash64(text, (size_t)FL_MIN(len, (int)sizeof text - 1)));
     note_risky(rw, ev, st, ids, n, self, down, any_cut(rw, ids, n));
+    note_log_split(rw->explore.cov, ev, st, ids, n);
     if (ev->node >= 1 && ev->node <= RUN_NODES_MAX) { /* for its next event */
         rw->explore.cov->synced_w[ev->node] = synced_w;
         rw->explore.cov->unsynced_w[ev->node] = unsynced_w;

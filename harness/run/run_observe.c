@@ -88,6 +88,7 @@ int run_node_status(struct run_world *rw, int id, struct run_node_status *out)
     out->term = st.raft_term;
     out->status_term = st.applied_term;
     out->last_index = st.raft_index;
+    out->last_log_term = st.raft_last_term;
     out->commit = st.commit_index;
     out->applied = st.raft_applied;
     out->revision = st.revision;

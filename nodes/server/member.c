@@ -1067,6 +1067,7 @@ void srv_member_status(struct srv_member *m, struct srv_member_status *out)
     out->raft_term = st.term;
     out->applied_term = m->app.applied_term;
     out->raft_index = st.last_index;
+    out->raft_last_term = st.last_term;
     out->raft_applied = m->app.applied;
     out->commit_index = st.commit;
     out->revision = mvcc_current_rev(m->kv);

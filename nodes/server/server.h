@@ -196,11 +196,12 @@ const char *srv_alarm_type_name(uint32_t type);
 struct srv_member_status {
     uint64_t member_id;
     uint64_t cluster_id;
-    uint64_t leader_id;    /* 0: no leader known */
-    uint64_t raft_term;    /* the Raft term */
-    uint64_t applied_term; /* etcd's Status raftTerm: the last applied entry's term */
-    uint64_t raft_index;   /* last log index */
-    uint64_t raft_applied; /* applied index */
+    uint64_t leader_id;      /* 0: no leader known */
+    uint64_t raft_term;      /* the Raft term */
+    uint64_t applied_term;   /* etcd's Status raftTerm: the last applied entry's term */
+    uint64_t raft_index;     /* last log index */
+    uint64_t raft_last_term; /* the term of the last log entry (the election restriction's) */
+    uint64_t raft_applied;   /* applied index */
     uint64_t commit_index;
     int64_t revision; /* MVCC current revision */
     int64_t compact_revision;
