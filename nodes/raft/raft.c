@@ -44,7 +44,6 @@ const char *raft_reason_name(enum raft_reason r)
         [RAFT_REASON_PREVOTE_LOST] = "prevote_lost",
         [RAFT_REASON_LEADER_FOUND] = "leader_found",
         [RAFT_REASON_REMOVED] = "removed",
-        [RAFT_REASON_REMOVAL_COMMITTED] = "removal_committed",
         [RAFT_REASON_CHECK_QUORUM] = "check_quorum",
         [RAFT_REASON_TRANSFER_TIMEOUT] = "transfer_timeout",
         [RAFT_REASON_TRANSFER] = "transfer",
@@ -607,7 +606,7 @@ int raft_step(struct raft *r, const struct raft_msg *m)
             campaign(r, false, true);
         break;
     case RAFT_MSG_PROPOSE:
-        if (r->role == RAFT_LEADER && r->transferee == RAFT_NONE)
+        if (r->role == RAFT_LEADER && r->transferee == RAFT_NONE && !raft__removed_leader(r))
             for (size_t i = 0; i < m->entries_count; i++)
                 if (m->entries[i].type == RAFT_ENTRY_NORMAL)
                     raft__leader_append(r, RAFT_ENTRY_NORMAL, m->entries[i].data,
@@ -635,7 +634,7 @@ int raft_propose(struct raft *r, const void *data, size_t len, uint64_t *index_o
     if (index_out)
         *index_out = 0;
     if (r->role == RAFT_LEADER) {
-        if (r->transferee != RAFT_NONE)
+        if (r->transferee != RAFT_NONE || raft__removed_leader(r))
             return FL_EBUSY;
         raft__leader_append(r, RAFT_ENTRY_NORMAL, data, len);
         if (index_out)
@@ -667,7 +666,7 @@ int raft_propose_conf_change(struct raft *r, const struct raft_conf_change *cc, 
         *index_out = 0;
     if (r->role != RAFT_LEADER)
         return FL_ENOENT;
-    if (r->transferee != RAFT_NONE)
+    if (r->transferee != RAFT_NONE || raft__removed_leader(r))
         return FL_EBUSY;
     if (raft__last_conf_index(r) > r->commit && !FL_BUG(RAFT_MULTIPLE_CONF_CHANGES))
         return FL_EBUSY; /* at most one uncommitted configuration entry */

@@ -209,12 +209,11 @@ enum raft_reason {
     RAFT_REASON_ELECTION_LOST,      /* step_down */
     RAFT_REASON_PREVOTE_LOST,       /* step_down */
     RAFT_REASON_LEADER_FOUND,       /* step_down: a leader of its own term spoke */
-    RAFT_REASON_REMOVED,           /* step_down: removed from the configuration while campaigning */
-    RAFT_REASON_REMOVAL_COMMITTED, /* step_down: a leader's own removal committed */
-    RAFT_REASON_CHECK_QUORUM,      /* step_down: no contact with a quorum for an election timeout */
-    RAFT_REASON_TRANSFER_TIMEOUT,  /* step_down (it stays leader): a leader transfer timed out */
-    RAFT_REASON_TRANSFER,          /* campaign: a leader transfer (timeout_now) */
-    RAFT_REASON_ADD_VOTER,         /* conf_change: the entry appended (peer: the member) */
+    RAFT_REASON_REMOVED,          /* step_down: removed from the configuration while campaigning */
+    RAFT_REASON_CHECK_QUORUM,     /* step_down: no contact with a quorum for an election timeout */
+    RAFT_REASON_TRANSFER_TIMEOUT, /* step_down (it stays leader): a leader transfer timed out */
+    RAFT_REASON_TRANSFER,         /* campaign: a leader transfer (timeout_now) */
+    RAFT_REASON_ADD_VOTER,        /* conf_change: the entry appended (peer: the member) */
     RAFT_REASON_ADD_LEARNER,
     RAFT_REASON_PROMOTE,
     RAFT_REASON_REMOVE,
@@ -354,14 +353,15 @@ int raft_step(struct raft *r, const struct raft_msg *m);
  * out in the next ready: proposals made between two readies share one message per
  * follower (up to max_msg_bytes), so a driver that proposes a batch and then calls
  * raft_ready gets etcd-style batching for free. Errors: FL_ENOENT no leader known,
- * FL_EBUSY leader transfer in progress (etcd drops proposals then). */
+ * FL_EBUSY leader transfer in progress, or this leader's own removal committed (etcd
+ * drops proposals then; the removed leader stays leader until its server stops it). */
 int raft_propose(struct raft *r, const void *data, size_t len, uint64_t *index_out);
 
 /* Proposes a membership change. Leader only (FL_ENOENT otherwise). Refused with
  * FL_EBUSY while an earlier conf entry is uncommitted (at most one; unless
  * FL_BUG(RAFT_MULTIPLE_CONF_CHANGES)), while this leader has not yet committed an
  * entry of its own term (its empty entry; the fix to the single-server membership
- * bug), FL_EBUSY during a leader transfer, and with
+ * bug), FL_EBUSY during a leader transfer or once this leader's removal committed, and with
  * raft_conf_apply's error when it does not fit the current configuration. The
  * change is in force as soon as this call returns. */
 int raft_propose_conf_change(struct raft *r, const struct raft_conf_change *cc,

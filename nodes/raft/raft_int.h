@@ -219,6 +219,7 @@ bool raft__send_append(struct raft *r, struct raft__progress *pr, bool allow_emp
 void raft__bcast_append(struct raft *r);
 void raft__bcast_heartbeat(struct raft *r, uint64_t ctx);
 bool raft__maybe_commit(struct raft *r);
+bool raft__removed_leader(const struct raft *r);
 void raft__leader_tick(struct raft *r);
 void raft__handle_append_resp(struct raft *r, const struct raft_msg *m);
 void raft__handle_heartbeat_resp(struct raft *r, const struct raft_msg *m);

@@ -10,7 +10,8 @@
  * Commit (§5.4.2, the Figure 8 rule): the largest index a quorum of the voters in
  * force holds, and only if that entry is of the current term — unless
  * FL_BUG(RAFT_COMMIT_OLD_TERM). A leader that removed itself counts quorum without
- * itself (DESIGN §3.4) and steps down once the removal commits.
+ * itself (DESIGN §3.4); once the removal commits it stays leader, as etcd 3.4's does,
+ * until the server stops it (raft__after_commit).
  */
 #include "nodes/raft/raft_int.h"
 
@@ -267,8 +268,13 @@ bool raft__maybe_commit(struct raft *r)
     return true;
 }
 
-/* After the commit index moved on the leader: tell followers, serve reads waiting
- * for a current-term commit, and step down if this leader's removal committed. */
+/* After the commit index moved on the leader: tell followers and serve reads waiting
+ * for a current-term commit. A leader whose own removal committed does not step down:
+ * etcd 3.4's raft keeps it leader (raft.go switchToConfig: "This node is leader and
+ * was removed ... TODO(tbg): step down", it returns as leader), sending appends and
+ * heartbeats to the others and dropping new proposals (raft__removed_leader); the
+ * server stops the member once it applies its own removal (etcdserver applyAll:
+ * stopWithDelay, "the member has been permanently removed from the cluster"). */
 void raft__after_commit(struct raft *r)
 {
     /* Followers learn the new commit index from the next append; many commits
@@ -276,11 +282,14 @@ void raft__after_commit(struct raft *r)
     r->flush_pending = true;
     r->flush_allow_empty = true;
     raft__reads_on_commit(r);
-    if (!raft_conf_is_voter(raft_conf(r), r->cfg.id) && raft__last_conf_index(r) <= r->commit) {
-        raft__flush(r); /* tell the others it committed, then go quiet */
-        raft__become_follower(r, r->term, RAFT_NONE, RAFT_REASON_REMOVAL_COMMITTED,
-                              "own removal committed; no more heartbeats");
-    }
+}
+
+/* A leader whose own removal committed (etcd: applied, when the configuration in force
+ * no longer has it): etcd's stepLeader drops its proposals (ErrProposalDropped). */
+bool raft__removed_leader(const struct raft *r)
+{
+    return r->role == RAFT_LEADER && !raft_conf_is_voter(raft_conf(r), r->cfg.id) &&
+           !raft_conf_is_learner(raft_conf(r), r->cfg.id) && raft__last_conf_index(r) <= r->commit;
 }
 
 void raft__flush(struct raft *r)

@@ -6,8 +6,8 @@
 -- and B's is lost; a write W that A appends after R reaches B only (A's messages to C
 -- and D are held), and B's acknowledgement covers R and W. Correctly nothing commits:
 -- the new configuration {B, C, D} needs more than B. With the bug (camunda#15231) A
--- counts itself with B as a majority of {B, C, D}: R and W commit, A steps down and
--- stops. B then dies; C and D, which hold R but not W, elect a leader between them (two
+-- counts itself with B as a majority of {B, C, D}: R and W commit, and A, which applied
+-- its removal, stops. B then dies; C and D, which hold R but not W, elect a leader (two
 -- of three) and fill W's index with their own entry: committed entries are gone.
 -- Caught by raft_safety (committed entries replaced) and by the read-back of every
 -- acknowledged write.

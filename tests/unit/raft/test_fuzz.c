@@ -134,6 +134,25 @@ static void random_conf_change(struct tc *c, uint64_t lead)
     raft_propose_conf_change(tc_r(c, lead), &cc, NULL);
 }
 
+/* What etcd's server does once a member applied its own removal (applyAll:
+ * stopWithDelay, "the member has been permanently removed from the cluster"): it
+ * stops. A removed leader would lead on otherwise, dropping every proposal: etcd 3.4's
+ * raft does not step it down, and neither does ours. */
+static void stop_removed_leaders(struct tc *c)
+{
+    for (int i = 1; i <= c->n; i++) {
+        struct tc_node *nd = tc_node(c, (uint64_t)i);
+        struct raft_status st;
+        raft_status_get(nd->r, &st);
+        if (!nd->down && st.role == RAFT_LEADER && !raft_conf_is_voter(&st.conf, (uint64_t)i) &&
+            !raft_conf_is_learner(&st.conf, (uint64_t)i) && st.pending_conf_index == 0) {
+            nd->down = true;
+            fz_role[i] = RAFT_FOLLOWER;
+            raft_safety_not_leader(fz_safety, (uint64_t)i);
+        }
+    }
+}
+
 static void step(struct tc *c)
 {
     uint64_t r = fz_below(100);
@@ -187,6 +206,7 @@ static void step(struct tc *c)
         raft_report_unreachable(tc_r(c, any), 1 + fz_below((uint64_t)c->n));
     }
     tc_process_all(c);
+    stop_removed_leaders(c);
     deliver_lossy(c, 5);
 }
 
@@ -289,8 +309,10 @@ static bool run_seed(uint64_t seed, int steps, int bug)
     }
     uint64_t commit = 0;
     int k = 0;
-    for (; k < 400 && !converged(&c, &commit); k++)
+    for (; k < 400 && !converged(&c, &commit); k++) {
         tc_tick_all(&c, 1);
+        stop_removed_leaders(&c);
+    }
     CHECK(k < 400);
     if (k >= 400) {
         fprintf(stderr, "seed %" PRIu64 ": no convergence (leader %" PRIu64 ")\n", seed,
