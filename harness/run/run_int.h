@@ -606,6 +606,12 @@ int run_live_nodes(struct run_world *rw, int *out);
 /* The partition shapes of the nemesis, drawn from rng (run_fault.c). */
 void run_partition_shape(struct run_world *rw, struct sim_rng *rng);
 
+/* run_bridge.c: the simulated process at a live member's slot (both live targets):
+ * named "nSLOT" as the simulated member is, listening on the client port with accept
+ * (its ops' on_restart listens again). Returns its process. */
+int run_bridge_proc_add(struct sim_world *w, int slot, const struct sim_proc_ops *ops,
+                        net_accept_fn *accept, void *ctx);
+
 /* run_swarm.c: after run_world_setup, what the drawn world sets on the cluster. */
 void run_swarm_setup(struct run_world *rw);
 void run_swarm_free(struct run_world *rw);

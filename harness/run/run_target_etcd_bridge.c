@@ -219,10 +219,7 @@ static void bridge_on_restart(struct sim_world *w, int proc, void *ctx)
 void run_etcd__bridge_add(struct run_etcd *E, int slot)
 {
     static const struct sim_proc_ops ops = {bridge_on_kill, bridge_on_restart};
-    char name[16];
-    snprintf(name, sizeof name, "n%d", slot);
     E->b[slot].slot = slot;
     E->b[slot].E = E;
-    E->b[slot].proc = sim_proc_add(E->rw->w, name, &ops, E);
-    net_listen(E->rw->w, E->b[slot].proc, SRV_CLIENT_PORT, bridge_accept, E);
+    E->b[slot].proc = run_bridge_proc_add(E->rw->w, slot, &ops, bridge_accept, E);
 }

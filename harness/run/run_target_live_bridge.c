@@ -262,13 +262,10 @@ static void bridge_on_restart(struct sim_world *w, int proc, void *ctx)
 void lvt_bridge_add(struct run_live *L, int slot)
 {
     static const struct sim_proc_ops ops = {bridge_on_kill, bridge_on_restart};
-    char name[16];
-    snprintf(name, sizeof name, "n%d", slot);
     L->b[slot].L = L;
     L->b[slot].slot = slot;
     L->b[slot].rate_ppm = SIM_PPM;
-    L->b[slot].proc = sim_proc_add(L->rw->w, name, &ops, L);
-    net_listen(L->rw->w, L->b[slot].proc, SRV_CLIENT_PORT, bridge_accept, L);
+    L->b[slot].proc = run_bridge_proc_add(L->rw->w, slot, &ops, bridge_accept, L);
 }
 
 static void bridge_up_fire(struct sim_world *w, void *ctx)
