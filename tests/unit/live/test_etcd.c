@@ -14,6 +14,9 @@
 
 #include "harness/live/live_etcd.h"
 
+#include <errno.h>
+#include <unistd.h>
+
 static uv_loop_t loop;
 static struct lv_etcd_cluster cl;
 static struct lv_workdir wd;
@@ -357,6 +360,13 @@ static void cluster(void)
     CHECK(rc == FL_OK);
     printf("3-member etcd cluster up (leader agreed) in %llu ms\n",
            (unsigned long long)(uv_now(&loop) - t0));
+    /* A write on a connection whose other end closed fails with EPIPE; it does not end
+     * the process (SIGPIPE ignored once a cluster runs: its proxies write with write(2)). */
+    int p[2];
+    CHECK(pipe(p) == 0);
+    close(p[0]);
+    CHECK(write(p[1], "x", 1) == -1 && errno == EPIPE);
+    close(p[1]);
     int leader = lv_etcd_cluster_wait_leader(&cl, 5000);
     CHECK(leader >= 0);
     kv_txn_watch(leader);
