@@ -7,6 +7,8 @@
 
 #include "nodes/proto/errors.h"
 
+#include <inttypes.h>
+
 /* ---- control calls ----------------------------------------------------------------------- */
 
 /* MemberAdd answered: start the new member with the cluster MemberAdd lists, give it
@@ -47,8 +49,17 @@ static void member_add_finish(struct run_etcd *E, struct ectl *c)
     {
         uint64_t mid = (uint64_t)ec_i64(m, "ID");
         const char *name = json_string_value(json_object_get(m, "name"));
-        if (mid == id || !name || !name[0])
-            name = mid == id ? E->c.m[idx].name : NULL;
+        char unstarted[40];
+        if (mid == id) {
+            name = E->c.m[idx].name;
+        } else if (!name || !name[0]) {
+            /* added but not started yet (a member names itself when it publishes): the
+             * new member's --initial-cluster must still list it, for etcd checks the
+             * count ("member count is unequal": it exits) and matches members by peer
+             * URL, not by name; etcdctl member add lists it with its empty name */
+            snprintf(unstarted, sizeof unstarted, "unstarted-%016" PRIx64, mid);
+            name = unstarted;
+        }
         const char *url = json_string_value(json_array_get(json_object_get(m, "peerURLs"), 0));
         if (name && url)
             fl_buf_printf(&cluster, "%s%s=%s", cluster.len ? "," : "", name, url);
