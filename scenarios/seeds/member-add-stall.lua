@@ -24,6 +24,7 @@ expect(run_until(function() return leader() ~= nil end, 10*s), "a leader is elec
 -- cluster") until the leader has been connected to every voter for 5 s.
 run(5*s)
 run(2*s)
+run_until(function() return leader() ~= nil end, 10*s) -- a leader change under load on etcd
 local l = leader()
 local slow = others(l)[1]
 
@@ -52,7 +53,8 @@ local function writes(from, to)
   return { ok = ok, timed_out = timed_out, other = other }
 end
 
-run(1*s)
+-- until six writes are acknowledged (the writer's pace is the machine's on etcd)
+run_until(function() return writes(0, now()).ok > 5 end, 10*s)
 local before = writes(0, now())
 expect(before.ok > 5 and before.timed_out == 0, "writes are acknowledged before the change", before)
 
@@ -101,7 +103,8 @@ expect(n5 == nil, "the fifth member's addition has not completed during the wind
 resume(slow)
 failpoint("raft/before_save", { node = n4, action = "off" })
 local t_heal = now()
-run(8*s)
+run(2*s)
+run_until(function() return writes(t_heal + 2*s, now()).ok > 5 end, 20*s)
 stop = true
 local after = writes(t_heal + 2*s, now())
 expect(after.ok > 5, "writes are acknowledged again once the slow member recovers", after)
