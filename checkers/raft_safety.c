@@ -287,6 +287,7 @@ static bool log_matching_check(struct raft_safety *c, uint64_t i, uint64_t term,
 bool raft_safety_leader(struct raft_safety *c, uint64_t node, uint64_t term)
 {
     FL_ASSERT(c != NULL && node != 0);
+    RS_RECORD(c, .op = RAFT_SAFETY_OP_LEADER, .node = node, .a = {term});
     struct rs_node *n = rs__node_get(c, node);
     c->n_leaders++;
     FL_GROW_ZERO(c->leaders, c->leaders_len, c->leaders_cap, (size_t)term + 1, 64);
@@ -316,6 +317,7 @@ bool raft_safety_leader(struct raft_safety *c, uint64_t node, uint64_t term)
 
 bool raft_safety_not_leader(struct raft_safety *c, uint64_t node)
 {
+    RS_RECORD(c, .op = RAFT_SAFETY_OP_NOT_LEADER, .node = node);
     struct rs_node *n = rs__node_get(c, node);
     n->leader = false;
     return !c->failed;
@@ -325,6 +327,7 @@ bool raft_safety_append(struct raft_safety *c, uint64_t node, uint64_t index, ui
                         uint64_t data_hash)
 {
     FL_ASSERT(c != NULL && index >= 1);
+    RS_RECORD(c, .op = RAFT_SAFETY_OP_APPEND, .node = node, .a = {index, term, data_hash});
     struct rs_node *n = rs__node_get(c, node);
     if (index > n->last + 1)
         rs__view_rebase_unknown(n, index - 1); /* entries we never saw (a torn write) */
@@ -381,6 +384,7 @@ bool raft_safety_append(struct raft_safety *c, uint64_t node, uint64_t index, ui
 
 bool raft_safety_restart(struct raft_safety *c, uint64_t node, uint64_t last_index)
 {
+    RS_RECORD(c, .op = RAFT_SAFETY_OP_RESTART, .node = node, .a = {last_index});
     struct rs_node *n = rs__node_get(c, node);
     n->leader = false;
     if (last_index > n->last)
@@ -396,6 +400,7 @@ bool raft_safety_restart(struct raft_safety *c, uint64_t node, uint64_t last_ind
 
 bool raft_safety_snapshot(struct raft_safety *c, uint64_t node, uint64_t index, uint64_t term)
 {
+    RS_RECORD(c, .op = RAFT_SAFETY_OP_SNAPSHOT, .node = node, .a = {index, term});
     struct rs_node *n = rs__node_get(c, node);
     rs__conf_forget(n); /* raft_safety_snapshot_conf sets it again */
     struct rs_rec *r = rec_get(c, index);
@@ -481,6 +486,7 @@ static void commit_record(struct raft_safety *c, struct rs_rec *r, uint64_t i, u
 
 bool raft_safety_commit(struct raft_safety *c, uint64_t node, uint64_t commit)
 {
+    RS_RECORD(c, .op = RAFT_SAFETY_OP_COMMIT, .node = node, .a = {commit});
     struct rs_node *n = rs__node_get(c, node);
     c->n_commits++;
     bool ok = true;
@@ -548,6 +554,7 @@ static bool apply_order_check(struct raft_safety *c, const struct rs_node *n, ui
 bool raft_safety_apply(struct raft_safety *c, uint64_t node, uint64_t index, uint64_t term,
                        uint64_t data_hash)
 {
+    RS_RECORD(c, .op = RAFT_SAFETY_OP_APPLY, .node = node, .a = {index, term, data_hash});
     struct rs_node *n = rs__node_get(c, node);
     c->n_applies++;
     if (!apply_order_check(c, n, index, term))
@@ -580,6 +587,10 @@ bool raft_safety_apply(struct raft_safety *c, uint64_t node, uint64_t index, uin
 
 void raft_safety_forget(struct raft_safety *c, uint64_t node)
 {
+    if (c->sink) {
+        rs__record(c, &(struct raft_safety_feed){.op = RAFT_SAFETY_OP_FORGET, .node = node});
+        return;
+    }
     struct rs_node *n = rs__node_get(c, node);
     n->leader = false;
     n->retired = true;

@@ -160,6 +160,53 @@ struct raft_safety_boot {
  * and applied indexes known). */
 bool raft_safety_recovered(struct raft_safety *c, uint64_t node, const struct raft_safety_boot *b);
 
+/* ---- a feed as data (raft_safety_feed.c) ---------------------------------------
+ * A checker made by raft_safety_new_recorder checks nothing: every feed above is handed,
+ * as one struct raft_safety_feed, to its sink and answers true (no violation). A driver
+ * whose members are separate processes (the live target, proc.h) records each member's
+ * feeds that way, as text lines (raft_safety_feed_format), in one file in the order they
+ * happened, and replays them into one real checker (raft_safety_feed_parse, then
+ * raft_safety_replay). */
+enum raft_safety_op {
+    RAFT_SAFETY_OP_LEADER,        /* a[0] term */
+    RAFT_SAFETY_OP_NOT_LEADER,    /* - */
+    RAFT_SAFETY_OP_APPEND,        /* a[0] index, a[1] term, a[2] data hash */
+    RAFT_SAFETY_OP_RESTART,       /* a[0] last index */
+    RAFT_SAFETY_OP_SNAPSHOT,      /* a[0] index, a[1] term */
+    RAFT_SAFETY_OP_COMMIT,        /* a[0] commit */
+    RAFT_SAFETY_OP_APPLY,         /* a[0] index, a[1] term, a[2] data hash */
+    RAFT_SAFETY_OP_FORGET,        /* - */
+    RAFT_SAFETY_OP_SENT,          /* a[0] term, a[1] vote_for */
+    RAFT_SAFETY_OP_SYNCED,        /* - */
+    RAFT_SAFETY_OP_CONF_ENTRY,    /* a[0] index, a[1] type (as int64), a[2] member */
+    RAFT_SAFETY_OP_SNAPSHOT_CONF, /* a[0] index, a[1] term, conf */
+    RAFT_SAFETY_OP_ELECTED,       /* a[0] term, conf */
+    RAFT_SAFETY_OP_LEADER_COMMIT, /* a[0] term, a[1] commit */
+    RAFT_SAFETY_OP_RECOVERED,     /* a[0..4] term, vote, commit, last index, applied; conf
+                                   * when has_conf */
+    RAFT_SAFETY_OP_COUNT
+};
+struct raft_safety_feed {
+    enum raft_safety_op op;
+    uint64_t node;
+    uint64_t a[5];
+    bool has_conf;
+    /* voters then learners; one more than a configuration may hold, so that one too
+     * large to fit stays too large on replay */
+    uint64_t ids[RAFT_SAFETY_CONF_MAX + 1];
+    uint32_t n_voters, n_learners;
+};
+typedef void raft_safety_sink_fn(void *ud, const struct raft_safety_feed *f);
+struct raft_safety *raft_safety_new_recorder(raft_safety_sink_fn *sink, void *ud);
+/* Feeds f to c (a checker, or a recorder: then its sink gets f); the feed's answer. */
+bool raft_safety_replay(struct raft_safety *c, const struct raft_safety_feed *f);
+/* f as one line of text, appended to out without a newline: the op's name, the node and
+ * the op's integers in decimal, then the configuration ("v" voters "l" learners), e.g.
+ * "append 7 12 3 99" or "elected 7 3 v 7,8,9 l -". */
+void raft_safety_feed_format(const struct raft_safety_feed *f, struct fl_buf *out);
+/* The line (len bytes, no newline) back into *f; false when it is not one. */
+bool raft_safety_feed_parse(const char *line, size_t len, struct raft_safety_feed *f);
+
 /* Whether a violation was found. */
 bool raft_safety_failed(const struct raft_safety *c);
 /* The first violation as one JSON object, e.g.

@@ -115,7 +115,20 @@ struct raft_safety {
     bool failed;
     struct fl_buf violation;
     const char *property;
+    raft_safety_sink_fn *sink; /* a recorder (raft_safety_new_recorder): checks nothing */
+    void *sink_ud;
 };
+
+/* raft_safety_feed.c: hands f to a recorder's sink; true (a recorder sees no violation). */
+bool rs__record(struct raft_safety *c, const struct raft_safety_feed *f);
+/* The same for a feed with a configuration (conf NULL: none), copied into f first. */
+bool rs__record_conf(struct raft_safety *c, struct raft_safety_feed *f,
+                     const struct raft_safety_conf *conf);
+#define RS_RECORD(c, ...)                                                                          \
+    do {                                                                                           \
+        if ((c)->sink)                                                                             \
+            return rs__record((c), &(struct raft_safety_feed){__VA_ARGS__});                       \
+    } while (0)
 
 /* raft_safety.c */
 bool rs__violate(struct raft_safety *c, const char *property, uint64_t node, uint64_t other,

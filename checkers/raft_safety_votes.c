@@ -184,6 +184,8 @@ void rs__node_close(struct rs_node *n)
 bool raft_safety_conf_entry(struct raft_safety *c, uint64_t node, uint64_t index, int type,
                             uint64_t member)
 {
+    RS_RECORD(c, .op = RAFT_SAFETY_OP_CONF_ENTRY, .node = node,
+              .a = {index, (uint64_t)(int64_t)type, member});
     struct rs_node *n = rs__node_get(c, node);
     if (!n->conf_known)
         return !c->failed;
@@ -203,6 +205,12 @@ bool raft_safety_conf_entry(struct raft_safety *c, uint64_t node, uint64_t index
 bool raft_safety_snapshot_conf(struct raft_safety *c, uint64_t node, uint64_t index, uint64_t term,
                                const struct raft_safety_conf *conf)
 {
+    if (c->sink)
+        return rs__record_conf(c,
+                               &(struct raft_safety_feed){.op = RAFT_SAFETY_OP_SNAPSHOT_CONF,
+                                                          .node = node,
+                                                          .a = {index, term}},
+                               conf);
     bool ok = raft_safety_snapshot(c, node, index, term);
     struct rs_node *n = rs__node_get(c, node);
     struct rs_conf cf;
@@ -235,6 +243,7 @@ static void grant_add(struct raft_safety *c, uint64_t term, uint64_t voter, uint
 bool raft_safety_sent(struct raft_safety *c, uint64_t node, uint64_t term, uint64_t vote_for)
 {
     FL_ASSERT(c != NULL && node != 0);
+    RS_RECORD(c, .op = RAFT_SAFETY_OP_SENT, .node = node, .a = {term, vote_for});
     struct rs_node *n = rs__node_get(c, node);
     if (term > n->promised_term)
         n->promised_term = term;
@@ -259,6 +268,10 @@ bool raft_safety_sent(struct raft_safety *c, uint64_t node, uint64_t term, uint6
 
 void raft_safety_synced(struct raft_safety *c, uint64_t node)
 {
+    if (c->sink) {
+        rs__record(c, &(struct raft_safety_feed){.op = RAFT_SAFETY_OP_SYNCED, .node = node});
+        return;
+    }
     struct rs_node *n = rs__node_get(c, node);
     if (!n->commit_unknown && n->commit_fed > n->commit_durable)
         n->commit_durable = n->commit_fed;
@@ -268,6 +281,10 @@ bool raft_safety_elected(struct raft_safety *c, uint64_t node, uint64_t term,
                          const struct raft_safety_conf *conf)
 {
     FL_ASSERT(c != NULL && conf != NULL);
+    if (c->sink)
+        return rs__record_conf(
+            c, &(struct raft_safety_feed){.op = RAFT_SAFETY_OP_ELECTED, .node = node, .a = {term}},
+            conf);
     struct rs_conf cf;
     if (!conf_from(&cf, conf) || conf_count(&cf, false) == 0)
         return !c->failed;
@@ -345,6 +362,13 @@ static bool recovered_conf(struct raft_safety *c, struct rs_node *n,
 bool raft_safety_recovered(struct raft_safety *c, uint64_t node, const struct raft_safety_boot *b)
 {
     FL_ASSERT(c != NULL && b != NULL);
+    if (c->sink)
+        return rs__record_conf(c,
+                               &(struct raft_safety_feed){
+                                   .op = RAFT_SAFETY_OP_RECOVERED,
+                                   .node = node,
+                                   .a = {b->term, b->vote, b->commit, b->last_index, b->applied}},
+                               b->conf);
     struct rs_node *n = rs__node_get(c, node);
     c->n_restarts++;
     bool ok = recovered_durable(c, n, b);
@@ -462,6 +486,7 @@ static bool commit_quorum_in(struct raft_safety *c, const struct rs_conf *cf, ui
 bool raft_safety_leader_commit(struct raft_safety *c, uint64_t node, uint64_t term, uint64_t commit)
 {
     FL_ASSERT(c != NULL && node != 0);
+    RS_RECORD(c, .op = RAFT_SAFETY_OP_LEADER_COMMIT, .node = node, .a = {term, commit});
     struct rs_node *n = rs__node_get(c, node);
     /* The leader decided this commit after the previous one it declared in this term,
      * when its log ended somewhere in [floor, last] (a leader's log only grows in its

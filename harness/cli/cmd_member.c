@@ -14,6 +14,7 @@
  */
 #include "harness/cli/cli.h"
 
+#include "harness/common/bugs.h"
 #include "harness/common/common.h"
 #include "nodes/env/env_uv.h"
 #include "nodes/server/proc.h"
@@ -31,7 +32,7 @@ const char cmd_member_usage[] =
     "       [--election-ms MS] [--heartbeat-ms MS] [--snapshot-count N]\n"
     "       [--snapshot-catchup N] [--prevote 0|1]\n"
     "       [--check-quorum 0|1] [--quota-backend-bytes B] [--request-timeout-ms MS]\n"
-    "       [--join ID] [--directory FILE]\n"
+    "       [--join ID] [--directory FILE] [--raft-feed FILE] [--bug NAME]...\n"
     "  runs one member of a live cluster (what `run --target live` starts per slot)\n"
     "  --id N              this member's slot (1..); the founders are N and the --peers\n"
     "  --data DIR          its data directory: WAL, snapshots, incarnation (made if absent)\n"
@@ -40,6 +41,10 @@ const char cmd_member_usage[] =
     "  --peers N=ADDR,...  the other founding members' slots and peer addresses\n"
     "  --seed S            cluster seed: member and cluster IDs (same for every member; 1)\n"
     "  --events FILE       node events as JSON lines, appended (default DIR/events.jsonl)\n"
+    "  --raft-feed FILE    the Raft safety checker's feeds, appended one a line (proc.h):\n"
+    "                      every member of a cluster names the same file, the harness\n"
+    "                      replays it into one checker\n"
+    "  --bug NAME          turn a bug switch on in this member (as `run --bug`)\n"
     "  --join ID           join the running cluster as member ID (hex, what member add\n"
     "                      answered): an empty --data, --peers the founders\n"
     "  --directory FILE    members added later, one a line: SLOT ID PORT STARTED (ID in\n"
@@ -144,7 +149,12 @@ static int parse_args(int argc, char **argv, struct member_args *a)
             a->events = val;
         else if (!strcmp(o, "--directory"))
             a->directory = val;
-        else if (!strcmp(o, "--join")) {
+        else if (!strcmp(o, "--raft-feed"))
+            a->o.raft_feed_path = val;
+        else if (!strcmp(o, "--bug")) {
+            if (!fl_bug_enable(val))
+                rc = cli_usage_error("member: --bug: no bug switch is named '%s'", val);
+        } else if (!strcmp(o, "--join")) {
             char *end = NULL;
             errno = 0;
             a->o.join_id = strtoull(val, &end, 16);

@@ -164,9 +164,9 @@ static int parse_args(int argc, char **argv, struct run_args *a)
     }
     if ((a->o.workdir || a->o.keep) && a->o.target == RUN_TARGET_SIM)
         return cli_usage_error("run: --workdir and --keep need --target etcd or live");
-    if (a->o.bug_count && a->o.target != RUN_TARGET_SIM)
+    if (a->o.bug_count && a->o.target == RUN_TARGET_ETCD)
         return cli_usage_error("run: --bug: not available on --target %s: bug switches exist "
-                               "only in the simulator's members",
+                               "only in our own members (sim, live)",
                                run_target_name(a->o.target));
     if (!a->o.path)
         return cli_missing("run", "missing scenario");

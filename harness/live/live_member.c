@@ -81,7 +81,7 @@ static void member_argv(struct lv_member_cluster *c, int i, const char *program,
     const char *base[] = {
         program, "member", "--id", id, "--data", m->data_dir, "--peer-listen", pl,
         "--client-listen", cl, "--seed", seed_s, "--events", m->events_path,
-        "--directory", c->dir_path};
+        "--directory", c->dir_path, "--raft-feed", c->raft_feed_path};
     /* clang-format on */
     const char *argv[FL_ARRAY_LEN(base) + 4 + LV_MEMBER_EXTRA_MAX + 1];
     size_t n = 0;
@@ -115,6 +115,9 @@ int lv_member_cluster_start(struct lv_member_cluster *c, uv_loop_t *loop, struct
     fl_buf_init(&b);
     fl_buf_printf(&b, "%s/directory", wd->path);
     c->dir_path = fl_strdup(fl_buf_cstr(&b));
+    fl_buf_reset(&b);
+    fl_buf_printf(&b, "%s/raft_feed.txt", wd->path);
+    c->raft_feed_path = fl_strdup(fl_buf_cstr(&b));
     fl_buf_close(&b);
     lv_net_init(&c->net, loop, seed);
     lv_ports_init(&c->ports);
@@ -226,5 +229,6 @@ void lv_member_cluster_close(struct lv_member_cluster *c)
     }
     lv_ports_close(&c->ports);
     free(c->dir_path);
+    free(c->raft_feed_path);
     memset(c, 0, sizeof *c);
 }

@@ -11,7 +11,8 @@
  * every member connection opens with), client listener C_i, client proxy Y_i (forwards
  * to C_i; its connections are LV_EXTERNAL's: lv_net_cut(&c->net, LV_EXTERNAL, i + 1,
  * ...) cuts the clients from member i). Data directory and event file under the work
- * directory: DIR/m<slot>/ and DIR/m<slot>/events.jsonl; log DIR/m<slot>.log.
+ * directory: DIR/m<slot>/ and DIR/m<slot>/events.jsonl; log DIR/m<slot>.log. Every
+ * member appends its Raft safety feeds to DIR/raft_feed.txt (`--raft-feed`, proc.h).
  */
 #ifndef FL_LIVE_MEMBER_H
 #define FL_LIVE_MEMBER_H
@@ -44,9 +45,10 @@ struct lv_member {
 
 struct lv_member_cluster {
     uv_loop_t *loop;
-    int n;          /* members set up: founders and joiners */
-    int n0;         /* founders */
-    char *dir_path; /* owned: the directory of members (`faultline member --directory`) */
+    int n;                /* members set up: founders and joiners */
+    int n0;               /* founders */
+    char *dir_path;       /* owned: the directory of members (`faultline member --directory`) */
+    char *raft_feed_path; /* owned: DIR/raft_feed.txt, every member's --raft-feed */
     struct lv_member m[LV_MEMBERS_MAX]; /* m[i]: slot i + 1 */
     struct lv_net net;
     struct lv_proxy proxy[LV_MEMBERS_MAX], client_proxy[LV_MEMBERS_MAX];

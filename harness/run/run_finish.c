@@ -341,6 +341,12 @@ static int judge(struct run_world *rw, json_t *checks)
         add_check(rw, checks, "raft_safety", v ? CHK_FAIL : CHK_PASS, d);
         worst = v ? 2 : worst;
     }
+    if (rw->tgt && rw->tgt->raft_safety && (rw->checks & RUN_CHECK_RAFT_SAFETY)) {
+        json_t *d = NULL; /* the live target replays its members' feeds */
+        int v = rw->tgt->raft_safety(rw, &d);
+        add_check(rw, checks, "raft_safety", v, d);
+        worst = FL_MAX(worst, v == CHK_FAIL ? 2 : v == CHK_UNKNOWN ? 1 : 0);
+    }
     if (rw->par.violation && !rw->par.raft) {
         /* An MVCC store's invariant (--paranoid) stopped the run before convergence. */
         json_t *d = json_object();

@@ -85,6 +85,9 @@ struct run_target_ops {
     /* raft_safety asked for: NULL, not on this target ("not_on_target"); else it is
      * 'unknown' with this reason */
     const char *raft_safety_unknown;
+    /* raft_safety judged by the target itself (NULL: not): a CHK_* verdict and its detail
+     * (*detail the caller's; "reason" when unknown) */
+    int (*raft_safety)(struct run_world *rw, json_t **detail);
     /* failpoint(name, { node, ... }) on a real target's members (node 0: every one); spec
      * as flt_enable's (its node unused), off: disable. NULL: the world's flt table (the
      * simulator). failpoint_refused (NULL: none is): why the target cannot make this one

@@ -84,7 +84,8 @@ void run_target_trim_checks(struct run_world *rw)
 {
     /* converge runs on etcd (HashKV, run_etcd_converged), not on the live target */
     unsigned off = rw->checks & (RUN_CHECK_RAFT_SAFETY | RUN_CHECK_LIVENESS);
-    if (rw->tgt->raft_safety_unknown) /* kept: judged 'unknown' with the target's reason */
+    /* kept: judged by the target, or 'unknown' with the target's reason */
+    if (rw->tgt->raft_safety || rw->tgt->raft_safety_unknown)
         off &= ~(unsigned)RUN_CHECK_RAFT_SAFETY;
     if (!rw->tgt->converged)
         off |= rw->checks & RUN_CHECK_CONVERGE;

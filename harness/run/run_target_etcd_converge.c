@@ -3,6 +3,7 @@
  * revision through etcdctl, at the end (run_etcd_converged) and every CHECKPOINT_MS while
  * the run goes (etcd's corruption check, from outside).
  */
+#include "harness/run/run_converge_hash.h"
 #include "harness/run/run_etcd_int.h"
 
 #include <fcntl.h>
@@ -54,9 +55,10 @@ static void hashkv_argv(struct run_etcd *E, int slot, char *ctl, char *revs, cha
 /* HashKV of one member at revision rev through etcdctl (gRPC: the 3.4 gateway's
  * /v3/maintenance/hash is Hash, the whole backend's, not HashKV). FL_OK with the hash
  * and compact revision, else etcdctl's error in err. */
-static int member_hash_kv(struct run_etcd *E, int slot, int64_t rev, uint32_t *hash,
-                          int64_t *compact, char *err, size_t err_len)
+static int member_hash_kv(void *ud, int slot, int64_t rev, uint32_t *hash, int64_t *compact,
+                          char *err, size_t err_len)
 {
+    struct run_etcd *E = ud; /* a run_hash_kv_fn (run_converge_hash.h) */
     char *ctl = lv_etcdctl_find(E->bin), revs[32];
     snprintf(revs, sizeof revs, "%lld", (long long)rev);
     struct fl_buf log, out;
@@ -119,19 +121,6 @@ static int64_t converge_members(struct run_etcd *E, int lead, json_t *d, json_t 
     return rev;
 }
 
-/* The object of members that names node slot. */
-static json_t *member_entry(json_t *members, int slot)
-{
-    size_t idx;
-    json_t *v;
-    json_array_foreach(members, idx, v)
-    {
-        if (json_integer_value(json_object_get(v, "node")) == slot)
-            return v;
-    }
-    return NULL;
-}
-
 bool run_etcd_converged(struct run_world *rw, json_t **state)
 {
     struct run_etcd *E = rw->etcd;
@@ -150,32 +139,7 @@ bool run_etcd_converged(struct run_world *rw, json_t **state)
     int64_t rev = converge_members(E, lead, d, members, slots, &n);
     if (rev < 0)
         return false;
-    json_object_set_new(d, "revision", json_integer(rev));
-    bool ok = true;
-    uint32_t hash0 = 0;
-    int64_t compact0 = 0;
-    for (int k = 0; k < n; k++) {
-        uint32_t h = 0;
-        int64_t compact = 0;
-        char err[256] = "";
-        json_t *o = member_entry(members, slots[k]);
-        if (member_hash_kv(E, slots[k], rev, &h, &compact, err, sizeof err)) {
-            json_object_set_new(o, "error", json_string(err));
-            ok = false;
-            continue;
-        }
-        json_object_set_new(o, "hash", json_integer(h));
-        json_object_set_new(o, "compact_revision", json_integer(compact));
-        if (k == 0) {
-            hash0 = h;
-            compact0 = compact;
-        } else if (h != hash0 || compact != compact0) {
-            ok = false;
-        }
-    }
-    if (!ok)
-        json_object_set_new(d, "why", json_string("HashKV differs (or failed) at one revision"));
-    return ok;
+    return run_converge_hash(d, slots, n, rev, member_hash_kv, E, NULL);
 }
 
 /* A checkpoint of converge (etcd's corruption check, from outside): the lowest revision

@@ -37,11 +37,16 @@
  * that names itself leader at the highest term. node_events are the members' own
  * event files (`faultline member --events`), read every 10 ms and whenever a control
  * call's answer arrives, entered at the time they were read. converge is judged by
- * HashKV (run_target_live_check.c); raft_safety, which needs every member's Raft feeds
- * in one checker, is 'unknown' with that reason; liveness is not run (summary
- * "not_on_target").
+ * HashKV (run_target_live_check.c); raft_safety by replaying the members' Raft feeds,
+ * which they append to one file as they happen, into the simulator's checker at the
+ * end (run_target_live_safety.c); liveness is not run (summary "not_on_target").
+ *
+ * Bug switches (`run --bug`) are the members' too: each process starts with them
+ * (`faultline member --bug`); bug() from the scenario is refused (the processes run).
  */
 #include "harness/run/run_target_live.h"
+
+#include "harness/common/bugs.h"
 
 /* scenario{ cluster = {...} } as `faultline member` options where it has one; what it
  * has none for is named in the summary ("cluster_ignored"). */
@@ -69,6 +74,11 @@ static void member_flags(struct run_live *L, const struct run_cluster_config *c,
     if (c->quota_bytes)
         FLAG("--quota-backend-bytes", c->quota_bytes);
 #undef FLAG
+    for (int b = 0; b < FL_BUG_COUNT && n + 2 <= LV_MEMBER_EXTRA_MAX; b++)
+        if (fl_bug_on[b]) { /* `run --bug`: set before the members start */
+            extra[n++] = "--bug";
+            extra[n++] = fl_bug_table[b].name;
+        }
     extra[n] = NULL;
     json_t *ignored = json_array();
     if (c->fsync_us)
@@ -208,6 +218,7 @@ static void live_close(struct run_world *rw)
     }
     for (int i = 0; i <= LV_MEMBERS_MAX; i++)
         fl_buf_close(&L->st[i].in);
+    free(L->member_violation);
     if (L->wd_open)
         lv_workdir_close(&L->wd);
     free(L);
@@ -251,7 +262,7 @@ static const char *live_version(struct run_world *rw)
 
 /* What the live target cannot do (yet), and why. */
 static const struct run_target_refusal live_refuses[] = {
-    {"bug", "bug switches are set in the harness process, not in the member processes"},
+    {"bug", "the member processes take bug switches at their start: use `run --bug`"},
     {"hold", "holding frames in flight is a simulator fault (use clog)"},
     {"release", "holding frames in flight is a simulator fault (use clog)"},
     {"swarm", "the swarm draws simulator-only faults (power loss, failpoints, net bursts)"},
@@ -286,12 +297,7 @@ const struct run_target_ops run_target_live_ops = {
     .restore = lvt_restore,
     .converged = lvt_converged,
     .checkpoints = lvt_checkpoints,
-    .raft_safety_unknown =
-        "not judged on --target live: the Raft safety checker needs every member's log "
-        "appends (index, term, data hash), commits, applies, messages sent and fsyncs fed "
-        "in one causal order into one checker; member processes report node events (terms, "
-        "votes, leaders, configuration changes) only, without the entries' hashes or the "
-        "messages sent",
+    .raft_safety = lvt_raft_safety,
     .nemesis_kinds = RUN_NEMESIS_PARTITION | RUN_NEMESIS_KILL | RUN_NEMESIS_PAUSE,
     .refuses = live_refuses,
 };

@@ -160,6 +160,9 @@ struct run_live {
     int n_lost;
     uint64_t list_call_id; /* the MemberList call in flight that looks for them */
     int hash_compared;     /* members whose HashKV the last converge look compared */
+    /* raft_safety (run_target_live_safety.c) */
+    char *member_violation; /* the first "raft_safety" event of a member (owned) */
+    char feed_problem[256]; /* why the feed file misses feeds ("": it does not) */
 };
 
 /* run_target_live_bridge.c */
@@ -168,6 +171,8 @@ void lvt_hello_put(struct fl_buf *b);
 void lvt_frames_take(struct fl_buf *in, const char *bytes, size_t n,
                      void (*fn)(void *arg, const uint8_t *p, size_t n), void *arg);
 void lvt_write_buf(uv_stream_t *s, struct fl_buf *b);
+/* Writes m as one frame on stream (a Status connection). */
+void lvt_msg_write(uv_stream_t *s, const Rpc__ClientMsg *m);
 void lvt_on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf);
 void lvt_conn_end(struct lconn *c, bool tell);
 void lvt_bridge_add(struct run_live *L, int slot);
@@ -209,6 +214,17 @@ int lvt_restore(struct run_world *rw, const uint8_t *data, size_t len, const int
 /* run_target_live_check.c */
 bool lvt_converged(struct run_world *rw, json_t **state);
 int lvt_checkpoints(struct run_world *rw, const json_t **corruption);
+
+/* run_target_live_safety.c */
+/* Appends the harness's own feed for the member of slot (op "not_leader" at a kill,
+ * "forget" at its removal) to the Raft feed file. */
+void lvt_feed_note(struct run_live *L, int slot, const char *op);
+/* The Raft feed file at path replayed into the safety checker: CHK_PASS, CHK_FAIL (the
+ * violation in *detail) or CHK_UNKNOWN (*detail's "reason": the file cannot be read, or a
+ * line of it is not a whole feed). wait: an unfinished last line is read again for a
+ * while (members still run). *detail is the caller's. */
+int lvt_feed_judge(const char *path, bool wait, json_t **detail);
+int lvt_raft_safety(struct run_world *rw, json_t **detail);
 
 /* run_target_live_fault.c */
 void lvt_fp_signal(struct run_live *L, int slot);

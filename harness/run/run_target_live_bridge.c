@@ -83,6 +83,17 @@ void lvt_write_buf(uv_stream_t *s, struct fl_buf *b)
     }
 }
 
+void lvt_msg_write(uv_stream_t *s, const Rpc__ClientMsg *m)
+{
+    struct fl_buf f, b;
+    fl_buf_init(&f);
+    fl_buf_init(&b);
+    rpc_client_msg_encode(m, &f);
+    lvt_frame_put(&b, f.data, f.len);
+    fl_buf_close(&f);
+    lvt_write_buf(s, &b);
+}
+
 void lvt_on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 {
     (void)h;

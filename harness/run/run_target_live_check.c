@@ -9,6 +9,8 @@
  */
 #include "harness/run/run_target_live.h"
 
+#include "harness/run/run_converge_hash.h"
+
 #define HASH_KV_MS 5000
 
 static bool call_finished(void *arg)
@@ -17,9 +19,10 @@ static bool call_finished(void *arg)
 }
 
 /* HashKV at rev from slot's member, waited for in place (HASH_KV_MS at most). */
-static int hash_kv(struct run_live *L, int slot, int64_t rev, uint32_t *hash, int64_t *compact,
-                   char *err, size_t err_len)
+static int hash_kv(void *ud, int slot, int64_t rev, uint32_t *hash, int64_t *compact, char *err,
+                   size_t err_len)
 {
+    struct run_live *L = ud; /* a run_hash_kv_fn (run_converge_hash.h) */
     struct lctl *c = fl_calloc(1, sizeof *c);
     c->L = L;
     c->slot = slot;
@@ -108,32 +111,7 @@ bool lvt_converged(struct run_world *rw, json_t **state)
     int64_t rev;
     if (!same_revision(L, lead, d, o, slots, &n, &rev))
         return false;
-    json_object_set_new(d, "revision", json_integer((json_int_t)rev));
-    bool ok = true;
-    uint32_t hash0 = 0;
-    int64_t compact0 = 0;
-    for (int k = 0; k < n; k++) {
-        uint32_t h = 0;
-        int64_t compact = 0;
-        char err[300];
-        if (hash_kv(L, slots[k], rev, &h, &compact, err, sizeof err)) {
-            json_object_set_new(o[slots[k]], "error", json_string(err));
-            ok = false;
-            continue;
-        }
-        L->hash_compared++;
-        json_object_set_new(o[slots[k]], "hash", json_integer(h));
-        json_object_set_new(o[slots[k]], "compact_revision", json_integer(compact));
-        if (k == 0) {
-            hash0 = h;
-            compact0 = compact;
-        } else if (h != hash0 || compact != compact0) {
-            ok = false;
-        }
-    }
-    if (!ok)
-        json_object_set_new(d, "why", json_string("HashKV differs (or failed) at one revision"));
-    return ok;
+    return run_converge_hash(d, slots, n, rev, hash_kv, L, &L->hash_compared);
 }
 
 int lvt_checkpoints(struct run_world *rw, const json_t **corruption)

@@ -152,13 +152,7 @@ void lvt_ctl(struct run_world *rw, const char *kind, int node, int64_t arg, run_
         lvt_ctl_finish(c, RPC_CODE_UNAVAILABLE, rpc_err_text(RPC_ERR_CONN_REFUSED));
         return;
     }
-    struct fl_buf f, b;
-    fl_buf_init(&f);
-    fl_buf_init(&b);
-    rpc_client_msg_encode(&q.msg, &f);
-    lvt_frame_put(&b, f.data, f.len);
-    fl_buf_close(&f);
-    lvt_write_buf((uv_stream_t *)&s->tcp, &b);
+    lvt_msg_write((uv_stream_t *)&s->tcp, &q.msg);
 }
 
 /* The frame of control call c on its member's Status connection (refused when that
@@ -170,13 +164,7 @@ void lvt_ctl_send(struct run_live *L, struct lctl *c, const Rpc__ClientMsg *q)
         lvt_ctl_finish(c, RPC_CODE_UNAVAILABLE, rpc_err_text(RPC_ERR_CONN_REFUSED));
         return;
     }
-    struct fl_buf f, b;
-    fl_buf_init(&f);
-    fl_buf_init(&b);
-    rpc_client_msg_encode(q, &f);
-    lvt_frame_put(&b, f.data, f.len);
-    fl_buf_close(&f);
-    lvt_write_buf((uv_stream_t *)&s->tcp, &b);
+    lvt_msg_write((uv_stream_t *)&s->tcp, q);
 }
 
 static bool ctl_finished(void *arg)

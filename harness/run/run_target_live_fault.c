@@ -82,7 +82,10 @@ void lvt_node_fault(struct run_world *rw, int id, const char *kind)
     struct fl_buf err;
     fl_buf_init(&err);
     if (!strcmp(kind, "kill")) {
+        bool was = m->proc.running;
         lv_proc_kill(&m->proc);
+        if (was) /* as the simulator's cluster tells its checker at a crash */
+            lvt_feed_note(L, id, "not_leader");
         L->b[id].up_pending = false;
         if (sim_proc_state(rw->w, proc) != SIM_PROC_DOWN)
             sim_proc_kill(rw->w, proc);

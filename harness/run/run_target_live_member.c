@@ -76,6 +76,7 @@ static void member_fire(struct sim_world *w, void *ctx)
             L->b[c->node].removed = true;
             L->b[c->node].awaits_start = false;
             lvt_node_fault(L->rw, c->node, "kill");
+            lvt_feed_note(L, c->node, "forget"); /* as the simulator's cluster does */
         }
         lvt_ctl_fire(w, c);
         return;
@@ -130,13 +131,7 @@ void lvt_members_ask(struct run_live *L)
     q.method = RPC__METHOD__METHOD_MEMBER_LIST;
     q.req_case = RPC__CLIENT_MSG__REQ_MEMBER_LIST;
     q.member_list = &r;
-    struct fl_buf f, b;
-    fl_buf_init(&f);
-    fl_buf_init(&b);
-    rpc_client_msg_encode(&q, &f);
-    lvt_frame_put(&b, f.data, f.len);
-    fl_buf_close(&f);
-    lvt_write_buf((uv_stream_t *)&L->st[at].tcp, &b);
+    lvt_msg_write((uv_stream_t *)&L->st[at].tcp, &q);
 }
 
 struct ladopt {

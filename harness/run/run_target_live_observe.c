@@ -55,6 +55,11 @@ static void on_member_event(void *arg, int slot, json_t *ev)
     e.f.pre = json_is_true(json_object_get(ev, "pre"));
     if (e.term > L->b[slot].ev_term)
         L->b[slot].ev_term = e.term;
+    if (!strcmp(kind, SRV_EV_SAFETY) && !L->member_violation)
+        L->member_violation = fl_strdup(e.detail); /* run_target_live_safety.c */
+    if (!strcmp(kind, SRV_EV_RAFT_FEED_LOST) && !L->feed_problem[0])
+        snprintf(L->feed_problem, sizeof L->feed_problem, "not judged: member %d: %s", slot,
+                 e.detail);
     run_events_note(L->rw, &e);
 }
 
@@ -170,14 +175,8 @@ static void stat_send(struct lstat *s)
     m.method = RPC__METHOD__METHOD_STATUS;
     m.req_case = RPC__CLIENT_MSG__REQ_STATUS;
     m.status = &r;
-    struct fl_buf f, b;
-    fl_buf_init(&f);
-    fl_buf_init(&b);
-    rpc_client_msg_encode(&m, &f);
-    lvt_frame_put(&b, f.data, f.len);
-    fl_buf_close(&f);
     s->asked_s = run_target_wall_s();
-    lvt_write_buf((uv_stream_t *)&s->tcp, &b);
+    lvt_msg_write((uv_stream_t *)&s->tcp, &m);
 }
 
 static void stat_ask(struct run_live *L, int slot)

@@ -10,6 +10,7 @@
 
 #include "nodes/server/srv_int.h"
 
+#include "checkers/raft_safety.h"
 #include "harness/common/rng.h"
 
 #include <errno.h>
@@ -28,7 +29,16 @@ struct srv_proc {
     uint64_t ids[SRV_PROC_NODES_MAX];
     struct fl_arena_pool pb_pool;
     int events_fd; /* -1: none */
-    bool failed;   /* a safety violation was written */
+    int feed_fd;   /* the Raft safety feed file (o.raft_feed_path); -1: none */
+    struct proc_feed {
+        struct srv_proc *p;
+        uint64_t cluster_id;
+        struct raft_safety *rec;           /* raft_safety_new_recorder */
+        struct raft_safety_feed last_sent; /* the last "sent" written, op COUNT none */
+    } feeds[4];                            /* one per cluster ID the member had */
+    int n_feeds;
+    bool feed_lost; /* a feed could not be written (said once in the event file) */
+    bool failed;    /* a safety violation was written */
     bool removed;
     struct srv_member *m;
     /* members that are not founders: registered here by a member add this member
@@ -208,15 +218,58 @@ static bool ph_slot_used(struct srv_host *h, int node)
     return node == p->o.node;
 }
 
-/* No online checkers: their properties (a quorum behind every election, one leader
- * per term, the same store at every revision) are judged on every member's feeds
- * together, and one process has only its own; a checker fed by one member finds
- * "violations" in what it cannot see (an election won with votes it was not told of). */
+/* A recorded feed (proc.h): one line, one write(2), before the member goes on. A
+ * "sent" that repeats the last one written (a heartbeat of the same term) adds nothing
+ * the checker does not know and is not written again. */
+static void feed_sink(void *ud, const struct raft_safety_feed *f)
+{
+    struct proc_feed *pf = ud;
+    struct srv_proc *p = pf->p;
+    if (f->op == RAFT_SAFETY_OP_SENT) {
+        if (pf->last_sent.op == RAFT_SAFETY_OP_SENT && pf->last_sent.node == f->node &&
+            pf->last_sent.a[0] == f->a[0] && pf->last_sent.a[1] == f->a[1])
+            return;
+        pf->last_sent = *f;
+    }
+    struct fl_buf b;
+    fl_buf_init(&b);
+    fl_buf_printf(&b, "%016" PRIx64 " ", pf->cluster_id);
+    raft_safety_feed_format(f, &b);
+    fl_buf_printf(&b, "\n");
+    ssize_t want = (ssize_t)b.len, n = write(p->feed_fd, b.data, b.len);
+    int err = errno;
+    fl_buf_close(&b);
+    if (n == want || p->feed_lost)
+        return;
+    p->feed_lost = true;
+    char d[160];
+    snprintf(d, sizeof d, "a Raft safety feed was not written to the feed file: %s",
+             n < 0 ? strerror(err) : "short write");
+    if (p->m)
+        srv_member_event(p->m, SRV_EV_RAFT_FEED_LOST, d);
+}
+
+/* No online checker runs here: its properties (a quorum behind every election, one
+ * leader per term) are judged on every member's feeds together, and one process has
+ * only its own; a checker fed by one member finds "violations" in what it cannot see
+ * (an election won with votes it was not told of). With a feed file the feeds are
+ * recorded for the harness (proc.h). */
 static struct raft_safety *ph_safety(struct srv_host *h, uint64_t cluster_id)
 {
-    (void)h;
-    (void)cluster_id;
-    return NULL;
+    struct srv_proc *p = proc_of(h);
+    if (p->feed_fd < 0)
+        return NULL;
+    for (int i = 0; i < p->n_feeds; i++)
+        if (p->feeds[i].cluster_id == cluster_id)
+            return p->feeds[i].rec;
+    /* a process has one member, of one cluster ID (a restore restarts the process) */
+    FL_ASSERT(p->n_feeds < (int)FL_ARRAY_LEN(p->feeds));
+    struct proc_feed *pf = &p->feeds[p->n_feeds++];
+    pf->p = p;
+    pf->cluster_id = cluster_id;
+    pf->last_sent.op = RAFT_SAFETY_OP_COUNT;
+    pf->rec = raft_safety_new_recorder(feed_sink, pf);
+    return pf->rec;
 }
 
 static struct kvhash *ph_kvhash(struct srv_host *h, uint64_t cluster_id)
@@ -398,12 +451,24 @@ struct srv_proc *srv_proc_start(struct fl_env *env, const struct srv_proc_opts *
     p->o = *o;
     p->o.cfg.nodes = o->n_nodes;
     p->o.events_path = NULL; /* not kept: the caller's string */
+    p->o.raft_feed_path = NULL;
     p->events_fd = -1;
+    p->feed_fd = -1;
     if (o->events_path) {
         p->events_fd = open(o->events_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
         if (p->events_fd < 0) {
             free(p);
             *err = "cannot open the event file";
+            return NULL;
+        }
+    }
+    if (o->raft_feed_path) {
+        p->feed_fd = open(o->raft_feed_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        if (p->feed_fd < 0) {
+            if (p->events_fd >= 0)
+                close(p->events_fd);
+            free(p);
+            *err = "cannot open the Raft safety feed file";
             return NULL;
         }
     }
@@ -459,6 +524,10 @@ void srv_proc_stop(struct srv_proc *p)
     fl_arena_pool_close(&p->pb_pool);
     if (p->events_fd >= 0)
         close(p->events_fd);
+    if (p->feed_fd >= 0)
+        close(p->feed_fd);
+    for (int i = 0; i < p->n_feeds; i++)
+        raft_safety_free(p->feeds[i].rec);
     free(p);
 }
 

@@ -13,9 +13,16 @@
  * Checkers: none runs in a member process. The online Raft safety checker and the KV
  * hash check judge every member's feeds together (a quorum of votes behind each
  * election, one store per revision), and a process has only its own; fed by one
- * member they report "violations" of what they cannot see. So a live run lists
- * raft_safety and converge under not_on_target. What one member finds alone (a
- * restart on a WAL that is not a Raft log) is written as a "raft_safety" line.
+ * member they report "violations" of what they cannot see. So the Raft safety feeds
+ * are recorded instead (raft_feed_path: raft_safety_new_recorder), one line each,
+ *   CLUSTER_ID_HEX FEED   (FEED: raft_safety_feed_format's text)
+ * written with one write(2) on an O_APPEND descriptor at the moment the member feeds
+ * it, before what it promises takes effect (a message leaves, an entry applies): every
+ * member of a live cluster appends to the same file, so its order is one the members
+ * could have seen, and the harness replays it into one checker. A write that fails is
+ * an event "raft_feed_lost" (the file misses a feed: the harness cannot judge). What
+ * one member finds alone (a restart on a WAL that is not a Raft log) is written as a
+ * "raft_safety" event line.
  *
  * Events: every node event is one JSON line appended to the event file and flushed
  * (at_ns: the reference clock, env_now_ns: CLOCK_MONOTONIC, the same in every
@@ -40,8 +47,9 @@
 struct fl_env;
 struct srv_proc;
 
-#define SRV_PROC_NODES_MAX 16
-#define SRV_PROC_SLOTS_MAX 1000 /* slot numbers, founders and joiners */
+#define SRV_PROC_NODES_MAX    16
+#define SRV_PROC_SLOTS_MAX    1000             /* slot numbers, founders and joiners */
+#define SRV_EV_RAFT_FEED_LOST "raft_feed_lost" /* a Raft safety feed could not be written */
 
 /* The slot that runs member_id, -1 when the directory does not name it; *started:
  * its process was started (etcd's IsStarted). */
@@ -55,6 +63,7 @@ struct srv_proc_opts {
     uint64_t seed;               /* the cluster seed: member and cluster IDs */
     struct srv_config cfg;       /* cfg.nodes is ignored: n_nodes founders */
     const char *events_path;     /* appended; NULL: events are dropped */
+    const char *raft_feed_path;  /* appended; NULL: no Raft safety feeds are recorded */
     uint64_t join_id;            /* nonzero: joins the cluster as this member (not a founder) */
     srv_proc_dir_fn *dir_lookup; /* NULL: only the founders are known */
     void *dir_ud;

@@ -27,8 +27,8 @@ add_test(NAME live.member_target.lost_add
 set_tests_properties(live.member_target.lost_add
   PROPERTIES LABELS live SKIP_RETURN_CODE 77 TIMEOUT 120)
 
-# converge is judged on live (HashKV of every member at one revision); raft_safety is
-# 'unknown' with the reason it cannot be judged on member processes (about 5 s).
+# converge is judged on live (HashKV of every member at one revision); raft_safety from
+# the members' Raft feeds (about 5 s).
 add_test(NAME live.member_target.converge
   COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/live/converge.sh ${FL_BIN} ${FL_LIVE3_WORK}/converge)
 set_tests_properties(live.member_target.converge PROPERTIES LABELS live TIMEOUT 60)

@@ -1,10 +1,10 @@
 -- converge_live.lua (live target, issue 16): the converge check runs on live (every
 -- member of the leader's cluster reaches one revision with one HashKV there, after a
 -- follower was cut off during writes and the run healed), and raft_safety, asked for,
--- is 'unknown' with the reason it cannot be judged on member processes.
+-- is judged from the member processes' Raft feeds.
 scenario {
   name = "live-converge",
-  description = "live target: converge judged by HashKV; raft_safety unknown with its reason",
+  description = "live target: converge judged by HashKV; raft_safety from the members' feeds",
   cluster  = { nodes = 3, election_ms = 1000, heartbeat_ms = 100 },
   clients  = { count = 2, timeout_ms = 2000 },
   workload = { rate = 50, keys = 8 },
