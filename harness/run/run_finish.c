@@ -468,7 +468,7 @@ int run_world_finish(struct run_world *rw, const char *script_error, struct run_
     json_t *checks = json_object(), *clients = json_array();
     int worst = 0;
     rw->live.end_ns = sim_now_ns(rw->w); /* liveness judges what the scenario ran */
-    if (rw->cl)
+    if (rw->cl || rw->tgt)
         run_liveness_update(rw);
     if (rw->setup && (rw->cl || rw->tgt)) {
         run_workload_stop(rw);

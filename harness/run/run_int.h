@@ -88,6 +88,10 @@ struct run_target_ops {
     /* raft_safety judged by the target itself (NULL: not): a CHK_* verdict and its detail
      * (*detail the caller's; "reason" when unknown) */
     int (*raft_safety)(struct run_world *rw, json_t **detail);
+    /* liveness (NULL: not run on this target, "not_on_target"): whether slot node's member
+     * counts as a voter (started, not removed, not a learner by its last Status), and
+     * then *up (its process runs, not paused) and *skewed (its clock is not at 1x) */
+    bool (*liveness_voter)(struct run_world *rw, int node, bool *up, bool *skewed);
     /* failpoint(name, { node, ... }) on a real target's members (node 0: every one); spec
      * as flt_enable's (its node unused), off: disable. NULL: the world's flt table (the
      * simulator). failpoint_refused (NULL: none is): why the target cannot make this one

@@ -84,13 +84,14 @@ static void reach_from(struct run_world *rw, const int *procs, const bool *up, i
     }
 }
 
-/* Something besides voters down, paused or cut off: skew, network, clients cut. */
-static bool other_faults(struct run_world *rw, const int *procs, int n)
+/* Something besides voters down, paused or cut off: skew, network, clients cut.
+ * skewed: a real target's member runs skewed (its clock is its process's). */
+static bool other_faults(struct run_world *rw, const int *procs, int n, bool skewed)
 {
     struct net_link l;
     net_link_get(rw->w, -1, -1, &l);
     if (rw->net.changed || rw->live.holds || rw->live.clogs || rw->live.failpoints ||
-        rw->live.unknown || memcmp(&l, &rw->net.base_link, sizeof l) != 0)
+        rw->live.unknown || skewed || memcmp(&l, &rw->net.base_link, sizeof l) != 0)
         return true;
     for (int i = 0; i < n; i++)
         if (sim_proc_alive(rw->w, procs[i]) && sim_proc_rate(rw->w, procs[i]) != SIM_PPM)
@@ -106,12 +107,28 @@ static bool other_faults(struct run_world *rw, const int *procs, int n)
     return false;
 }
 
-static void evaluate(struct run_world *rw)
+/* The voters that count (started, not removed) into nodes, procs, up and alive (its
+ * process runs, paused or not); their number. *skewed: a real target's voter that is
+ * up runs skewed. */
+static int voters(struct run_world *rw, int *nodes, int *procs, bool *up, bool *alive, bool *skewed)
 {
-    rw->live.seen = rw->live.gen;
-    int nodes[RUN_NODES_MAX], procs[RUN_NODES_MAX];
-    bool up[RUN_NODES_MAX], reach[RUN_NODES_MAX];
-    int n = srv_cluster_voters(rw->cl, nodes, RUN_NODES_MAX), k = 0;
+    int k = 0;
+    *skewed = false;
+    if (rw->tgt) { /* the live target: its members' processes (the bridges' links) */
+        for (int node = 1; node <= rw->tgt->slots(rw) && k < RUN_NODES_MAX; node++) {
+            bool u = false, sk = false;
+            if (!rw->tgt->liveness_voter(rw, node, &u, &sk))
+                continue;
+            nodes[k] = node;
+            procs[k] = rw->tgt->node_proc(rw, node);
+            up[k] = u && procs[k] >= 0;
+            alive[k] = rw->tgt->alive(rw, node);
+            *skewed = *skewed || (up[k] && sk);
+            k++;
+        }
+        return k;
+    }
+    int n = srv_cluster_voters(rw->cl, nodes, RUN_NODES_MAX);
     for (int i = 0; i < n; i++) {
         if (srv_cluster_is_removed(rw->cl, nodes[i]) || !srv_cluster_is_started(rw->cl, nodes[i]))
             continue; /* not a fault: a member not started yet */
@@ -119,8 +136,19 @@ static void evaluate(struct run_world *rw)
         procs[k] = srv_cluster_node_proc(rw->cl, nodes[i]);
         up[k] = srv_cluster_is_alive(rw->cl, nodes[i]) && procs[k] >= 0 &&
                 sim_proc_state(rw->w, procs[k]) == SIM_PROC_UP;
+        alive[k] = srv_cluster_is_alive(rw->cl, nodes[i]) && procs[k] >= 0 &&
+                   sim_proc_state(rw->w, procs[k]) != SIM_PROC_DOWN;
         k++;
     }
+    return k;
+}
+
+static void evaluate(struct run_world *rw)
+{
+    rw->live.seen = rw->live.gen;
+    int nodes[RUN_NODES_MAX], procs[RUN_NODES_MAX];
+    bool up[RUN_NODES_MAX], alive[RUN_NODES_MAX], reach[RUN_NODES_MAX], skewed;
+    int k = voters(rw, nodes, procs, up, alive, &skewed);
     int best = 0, leader = run_leader(rw), leader_at = -1;
     bool best_set[RUN_NODES_MAX] = {false};
     for (int i = 0; i < k; i++) {
@@ -140,7 +168,7 @@ static void evaluate(struct run_world *rw)
         if (nodes[i] == leader)
             leader_at = i;
     struct liveness_segment sg = {.at_ns = sim_now_ns(rw->w), .leader = leader != 0};
-    if (other_faults(rw, procs, k))
+    if (other_faults(rw, procs, k, skewed))
         sg.state = LIVENESS_OTHER;
     else if (best == k)
         sg.state = LIVENESS_HEALED;
@@ -151,8 +179,7 @@ static void evaluate(struct run_world *rw)
     /* (only a minority window cares; a healed or other one goes on whoever leads) */
     sg.leader_affected = sg.state == LIVENESS_MINORITY && (leader_at < 0 || !best_set[leader_at]);
     for (int i = 0; i < k && sg.state == LIVENESS_MINORITY; i++)
-        sg.gray = sg.gray || (!best_set[i] && srv_cluster_is_alive(rw->cl, nodes[i]) &&
-                              procs[i] >= 0 && sim_proc_state(rw->w, procs[i]) != SIM_PROC_DOWN);
+        sg.gray = sg.gray || (!best_set[i] && alive[i]);
     struct liveness_segment *last = rw->live.n ? &rw->live.segs[rw->live.n - 1] : NULL;
     if (last && last->state == sg.state && last->leader_affected == sg.leader_affected &&
         last->gray == sg.gray)
@@ -167,7 +194,9 @@ static void evaluate(struct run_world *rw)
 
 void run_liveness_update(struct run_world *rw)
 {
-    if (rw->cl && rw->live.gen != rw->live.seen)
+    /* on a real target only when asked: it reads the members afresh (leader()) */
+    bool tgt = rw->tgt && rw->tgt->liveness_voter && (rw->checks & RUN_CHECK_LIVENESS);
+    if ((rw->cl || tgt) && rw->live.gen != rw->live.seen)
         evaluate(rw);
 }
 

@@ -87,6 +87,8 @@ void run_target_trim_checks(struct run_world *rw)
     /* kept: judged by the target, or 'unknown' with the target's reason */
     if (rw->tgt->raft_safety || rw->tgt->raft_safety_unknown)
         off &= ~(unsigned)RUN_CHECK_RAFT_SAFETY;
+    if (rw->tgt->liveness_voter) /* the live target: its members' state is known */
+        off &= ~(unsigned)RUN_CHECK_LIVENESS;
     if (!rw->tgt->converged)
         off |= rw->checks & RUN_CHECK_CONVERGE;
     rw->checks &= ~off;

@@ -39,7 +39,9 @@
  * call's answer arrives, entered at the time they were read. converge is judged by
  * HashKV (run_target_live_check.c); raft_safety by replaying the members' Raft feeds,
  * which they append to one file as they happen, into the simulator's checker at the
- * end (run_target_live_safety.c); liveness is not run (summary "not_on_target").
+ * end (run_target_live_safety.c); liveness as on the simulator, from the fault
+ * timeline of the members' processes and links (live_liveness_voter), the leaders of
+ * their node events and the history.
  *
  * Bug switches (`run --bug`) are the members' too: each process starts with them
  * (`faultline member --bug`); bug() from the scenario is refused (the processes run).
@@ -254,6 +256,21 @@ static bool live_alive(struct run_world *rw, int node)
     return L && node >= 1 && node <= L->n && L->c.m[node - 1].proc.running;
 }
 
+/* liveness (run_liveness.c): a started member that is not removed and did not answer
+ * its last Status as a learner is a voter; up while its process runs unpaused; skewed
+ * while its clock rate is not 1x. */
+static bool live_liveness_voter(struct run_world *rw, int node, bool *up, bool *skewed)
+{
+    struct run_live *L = rw->lv;
+    if (!L || node < 1 || node > L->n || L->b[node].removed || L->b[node].awaits_start ||
+        !L->c.m[node - 1].started || L->st[node].learner)
+        return false;
+    const struct lv_proc *p = &L->c.m[node - 1].proc;
+    *up = p->running && !p->paused;
+    *skewed = L->b[node].rate_ppm && L->b[node].rate_ppm != SIM_PPM;
+    return true;
+}
+
 static const char *live_version(struct run_world *rw)
 {
     (void)rw;
@@ -298,6 +315,7 @@ const struct run_target_ops run_target_live_ops = {
     .converged = lvt_converged,
     .checkpoints = lvt_checkpoints,
     .raft_safety = lvt_raft_safety,
+    .liveness_voter = live_liveness_voter,
     .nemesis_kinds = RUN_NEMESIS_PARTITION | RUN_NEMESIS_KILL | RUN_NEMESIS_PAUSE,
     .refuses = live_refuses,
 };
