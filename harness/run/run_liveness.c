@@ -194,9 +194,10 @@ static void evaluate(struct run_world *rw)
 
 void run_liveness_update(struct run_world *rw)
 {
+    if (rw->live.gen == rw->live.seen)
+        return; /* (every simulated step asks: the cheap test first) */
     /* on a real target only when asked: it reads the members afresh (leader()) */
-    bool tgt = rw->tgt && rw->tgt->liveness_voter && (rw->checks & RUN_CHECK_LIVENESS);
-    if ((rw->cl || tgt) && rw->live.gen != rw->live.seen)
+    if (rw->cl || (rw->tgt && rw->tgt->liveness_voter && (rw->checks & RUN_CHECK_LIVENESS)))
         evaluate(rw);
 }
 
