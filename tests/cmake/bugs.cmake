@@ -45,5 +45,4 @@ for b in bad:
     print("FAIL:", b)
 sys.exit(1 if bad else 0)
 ]=])
-add_test(NAME cli.list.bugs_catalogue COMMAND python3 -c "${FL_BUGS_LIST}" ${FL_BIN} ${CMAKE_SOURCE_DIR})
-set_tests_properties(cli.list.bugs_catalogue PROPERTIES LABELS cli TIMEOUT 30)
+fl_test(cli.list.bugs_catalogue cli 30 python3 -c "${FL_BUGS_LIST}" ${FL_BIN} ${CMAKE_SOURCE_DIR})

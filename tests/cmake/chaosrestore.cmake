@@ -3,8 +3,7 @@
 # when the scenario is over); the run passes with the history cut at the restore, and fails
 # raft_safety with server.restore_keeps_ids; seed 3 draws no restore. The cut itself:
 # unit.checkers.test_history_cut.
-add_test(NAME scenario.chaosrestore.flow
-         COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/scenario/chaosrestore/restore_check.py
-                 ${FL_BIN} ${CMAKE_SOURCE_DIR}/scenarios/chaos.lua
-                 ${CMAKE_BINARY_DIR}/tests/chaosrestore 24 3)
-set_tests_properties(scenario.chaosrestore.flow PROPERTIES LABELS scenario TIMEOUT 300)
+fl_test(scenario.chaosrestore.flow scenario 300
+  python3 ${CMAKE_SOURCE_DIR}/tests/scenario/chaosrestore/restore_check.py
+  ${FL_BIN} ${CMAKE_SOURCE_DIR}/scenarios/chaos.lua
+  ${CMAKE_BINARY_DIR}/tests/chaosrestore 24 3)

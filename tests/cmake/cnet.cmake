@@ -6,35 +6,27 @@
 # fault (replay_check.py), and the seed scenario balancer-client-partition asserts the
 # grpc1.0 stall, health_aware's quick move and grpc1.7's fixed 5 s wait.
 set(FL_CNET ${CMAKE_SOURCE_DIR}/tests/scenario/cnet)
-set(FL_CNET_CHK ${CMAKE_SOURCE_DIR}/tests/scenario/expect_cli.sh)
 set(FL_CNET_DB ${CMAKE_BINARY_DIR}/tests/cnet)
 file(MAKE_DIRECTORY ${FL_CNET_DB})
 
-function(fl_cnet_test name labels timeout)
-  add_test(NAME ${name} COMMAND ${ARGN})
-  set_tests_properties(${name} PROPERTIES LABELS "${labels}" TIMEOUT ${timeout})
-endfunction()
-
 foreach(seed 1 2 3)
-  fl_cnet_test(scenario.cnet.faults_client.seed${seed} scenario 120
-    ${FL_CNET_CHK} 0 - ${FL_BIN} run ${FL_CNET}/faults_client.lua --seed ${seed}
-    --db ${FL_CNET_DB}/faults_client.db --json)
-  fl_cnet_test(scenario.cnet.balancer_client_partition.seed${seed} scenario 120
-    ${FL_CNET_CHK} 0 - ${FL_BIN} run
+  fl_run_test(scenario.cnet.faults_client.seed${seed} scenario 120 0 -
+    ${FL_CNET}/faults_client.lua --seed ${seed} --db ${FL_CNET_DB}/faults_client.db --json)
+  fl_run_test(scenario.cnet.balancer_client_partition.seed${seed} scenario 120 0 -
     ${CMAKE_SOURCE_DIR}/scenarios/seeds/balancer-client-partition.lua --seed ${seed}
     --db ${FL_CNET_DB}/balancer_client_partition.db --json)
 endforeach()
 
-fl_cnet_test(scenario.cnet.faults_rows scenario 180
+fl_test(scenario.cnet.faults_rows scenario 180
   python3 ${FL_CNET}/faults_check.py ${FL_BIN} ${FL_CNET_DB}/rows)
-fl_cnet_test(scenario.cnet.replay scenario 600
+fl_test(scenario.cnet.replay scenario 600
   python3 ${FL_CNET}/replay_check.py ${FL_BIN} ${FL_CNET_DB}/replay)
 
 # Same seed, same digest (twice each for seeds 1..3; three different digests).
-fl_cnet_test(determinism.cnet.faults_client determinism 300
+fl_test(determinism.cnet.faults_client determinism 300
   ${CMAKE_SOURCE_DIR}/tests/scenario/determinism.sh ${FL_BIN} ${FL_CNET}/faults_client.lua
   ${FL_CNET_DB}/det-faults)
-fl_cnet_test(determinism.cnet.balancer_client_partition determinism 300
+fl_test(determinism.cnet.balancer_client_partition determinism 300
   ${CMAKE_SOURCE_DIR}/tests/scenario/determinism.sh ${FL_BIN}
   ${CMAKE_SOURCE_DIR}/scenarios/seeds/balancer-client-partition.lua ${FL_CNET_DB}/det-balancer)
 
@@ -56,7 +48,6 @@ foreach(pair
   string(SUBSTRING "${pair}" 0 ${bar} f)
   math(EXPR bar "${bar} + 1")
   string(SUBSTRING "${pair}" ${bar} -1 msg)
-  fl_cnet_test(cli.cnet.error.${f} cli 30
-    ${FL_CNET_CHK} 2 "cnet/errors/${f}.lua:3: ${msg}"
-    ${FL_BIN} run ${FL_CNET}/errors/${f}.lua --db ${FL_CNET_DB}/errors.db --json)
+  fl_run_test(cli.cnet.error.${f} cli 30 2 "cnet/errors/${f}.lua:3: ${msg}"
+    ${FL_CNET}/errors/${f}.lua --db ${FL_CNET_DB}/errors.db --json)
 endforeach()

@@ -2,8 +2,7 @@
 # target runs through it once (no fuzzing; fuzz/driver.c), in every build, so a crash
 # the fuzzer found and we fixed stays fixed.
 foreach(t jsonl jepsen porcupine frame histdb lua)
-  add_test(NAME fuzz.${t} COMMAND fuzz_${t}_replay ${CMAKE_SOURCE_DIR}/fuzz/corpus/${t})
-  set_tests_properties(fuzz.${t} PROPERTIES LABELS fuzz TIMEOUT 600)
+  fl_test(fuzz.${t} fuzz 600 fuzz_${t}_replay ${CMAKE_SOURCE_DIR}/fuzz/corpus/${t})
 endforeach()
 
 # Regressions of findings that are easier to state as a scenario (fuzz/regress/).

@@ -24,10 +24,9 @@ set_tests_properties(fuzz.regress.delete_no_count PROPERTIES LABELS fuzz TIMEOUT
 # A control call still waiting when the run ends (snapshot_save of a paused member)
 # leaked its context (LeakSanitizer in the lua fuzz target): the ASan build's leak
 # check is what fails without the fix.
-add_test(NAME fuzz.regress.ctl_pending_at_end
-  COMMAND ${FL_BIN} run ${CMAKE_SOURCE_DIR}/fuzz/regress/ctl-pending-at-end.lua --seed 1
-          --db ${CMAKE_CURRENT_BINARY_DIR}/fuzz2-ctl-pending.db)
-set_tests_properties(fuzz.regress.ctl_pending_at_end PROPERTIES LABELS fuzz TIMEOUT 120)
+fl_test(fuzz.regress.ctl_pending_at_end fuzz 120
+  ${FL_BIN} run ${CMAKE_SOURCE_DIR}/fuzz/regress/ctl-pending-at-end.lua --seed 1
+  --db ${CMAKE_CURRENT_BINARY_DIR}/fuzz2-ctl-pending.db)
 
 # One revision of 4.4e15: the revision engine asked for petabytes for its per-revision
 # arrays and the check aborted (out of memory); it now leaves such a history to the

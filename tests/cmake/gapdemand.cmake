@@ -7,13 +7,10 @@
 #                       eight earliest called, all "fits") left k absent: the delete
 #                       failed in every placement tried, "unknown" (exit 4) with
 #                       --engine revision, where the put of k at 3 is a linearization.
-set(gd_data ${CMAKE_SOURCE_DIR}/tests/unit/checkers/data)
-set(gd_expect sh ${CMAKE_SOURCE_DIR}/tests/unit/checkers/cli_expect.sh)
+set(gd_rev_pass "linearizability: pass \\(revision engine")
+set(gd_search_pass "linearizability: pass \\(search engine")
 
-add_test(NAME cli.check.gap_demand_present
-         COMMAND ${gd_expect} 0 "linearizability: pass \\(revision engine" ${FL_BIN} check
-                 --engine revision ${gd_data}/gap_demand_present.jsonl)
-set_tests_properties(cli.check.gap_demand_present PROPERTIES LABELS cli TIMEOUT 60)
+fl_check_history(gap_demand_present 0 ${gd_rev_pass} --engine revision)
 
 # Three more gap-filling decisions, found on the 1M-op bench's generator (seed 11 and 2
 # at 20k/100k ops, 2% unknown): each history is linearizable (the search passes it) and
@@ -49,10 +46,7 @@ set_tests_properties(cli.check.gap_demand_present PROPERTIES LABELS cli TIMEOUT 
 #                       one that creates it later, or finds it present there, does not
 #                       fit): pass.
 foreach(gd_name create_choice delete_seen version_later demand_clean create_exact)
-  add_test(NAME cli.check.gap_${gd_name}
-           COMMAND ${gd_expect} 0 "linearizability: pass \\(revision engine" ${FL_BIN} check
-                   --engine revision ${gd_data}/gap_${gd_name}.jsonl)
-  set_tests_properties(cli.check.gap_${gd_name} PROPERTIES LABELS cli TIMEOUT 60)
+  fl_check_history(gap_${gd_name} 0 ${gd_rev_pass} --engine revision)
 endforeach()
 
 # The search engine judges historical ranges (served above the revision they ask, as
@@ -63,14 +57,9 @@ endforeach()
 #                        4, judging it on the linearization found); now a violation
 #                        (exit 1), as the revision engine says.
 #   search_histrange_ok  the right answer: still a pass.
-add_test(NAME cli.check.search_histrange
-         COMMAND ${gd_expect} 1 "linearizability: fail \\(search engine" ${FL_BIN} check
-                 --engine search ${gd_data}/search_histrange.jsonl)
-add_test(NAME cli.check.search_histrange_ok
-         COMMAND ${gd_expect} 0 "linearizability: pass \\(search engine" ${FL_BIN} check
-                 --engine search ${gd_data}/search_histrange_ok.jsonl)
-set_tests_properties(cli.check.search_histrange cli.check.search_histrange_ok
-                     PROPERTIES LABELS cli TIMEOUT 60)
+fl_check_history(search_histrange 1 "linearizability: fail \\(search engine"
+                 --engine search)
+fl_check_history(search_histrange_ok 0 ${gd_search_pass} --engine search)
 
 # A gap the watches passed in silence (chaos seeds 116 and 375 with a longer ending):
 #   gap_watch_silence      revisions 3 and 4 are gaps; the unknown put of k (called first)
@@ -81,12 +70,8 @@ set_tests_properties(cli.check.search_histrange cli.check.search_histrange_ok
 #                          checker failed prev_kv at 5 (the member's v1, "expected" v2)
 #                          on a correct history.
 #   gap_watch_silence_bad  the same, the delete's prev_kv a value nobody wrote: still fails.
-add_test(NAME cli.check.gap_watch_silence
-         COMMAND ${gd_expect} 0 "watch: pass" ${FL_BIN} check ${gd_data}/gap_watch_silence.jsonl)
-add_test(NAME cli.check.gap_watch_silence_bad
-         COMMAND ${gd_expect} 1 "prev_kv: fail" ${FL_BIN} check ${gd_data}/gap_watch_silence_bad.jsonl)
-set_tests_properties(cli.check.gap_watch_silence cli.check.gap_watch_silence_bad
-                     PROPERTIES LABELS cli TIMEOUT 60)
+fl_check_history(gap_watch_silence 0 "watch: pass")
+fl_check_history(gap_watch_silence_bad 1 "prev_kv: fail")
 
 # The search engine's cache keeps of a state only what the operations still to
 # linearize can observe (issue 13/15 §3): a key nobody reads again, its presence where
@@ -100,14 +85,12 @@ set_tests_properties(cli.check.gap_watch_silence cli.check.gap_watch_silence_bad
 #                               pass in 324 steps after.
 #   search_gap_create_exact     the revision engine's gap_create_exact: "unknown" (5M
 #                               steps, memory bound) before, a pass in 1.05M steps after.
-add_test(NAME cli.check.search_memo_unread
-         COMMAND ${gd_expect} 0 "\"engine\":\"search\",\"ops\":10,\"steps\":[0-9]{1,3}[,}]" ${FL_BIN}
-                 check --engine search --json ${gd_data}/search_memo_unread.jsonl)
-add_test(NAME cli.check.search_gap_demand_present
-         COMMAND ${gd_expect} 0 "linearizability: pass \\(search engine" ${FL_BIN} check
-                 --engine search ${gd_data}/gap_demand_present.jsonl)
-add_test(NAME cli.check.search_gap_create_exact
-         COMMAND ${gd_expect} 0 "linearizability: pass \\(search engine" ${FL_BIN} check
-                 --engine search ${gd_data}/gap_create_exact.jsonl)
+fl_check_history(search_memo_unread 0
+                 "\"engine\":\"search\",\"ops\":10,\"steps\":[0-9]{1,3}[,}]"
+                 --engine search --json)
+fl_check_test(search_gap_demand_present 0 ${gd_search_pass} --engine search
+              ${FL_CHK_DATA}/gap_demand_present.jsonl)
+fl_check_test(search_gap_create_exact 0 ${gd_search_pass} --engine search
+              ${FL_CHK_DATA}/gap_create_exact.jsonl)
 set_tests_properties(cli.check.search_memo_unread cli.check.search_gap_demand_present
-                     cli.check.search_gap_create_exact PROPERTIES LABELS cli TIMEOUT 120)
+                     cli.check.search_gap_create_exact PROPERTIES TIMEOUT 120)

@@ -19,7 +19,6 @@ endif()
 
 # Two runs opening one new database at the same time (a user's two shells, or two
 # seeds of a test): both pass and both are recorded, never "database is locked".
-add_test(NAME hist.hardening.concurrent_open
-  COMMAND sh ${CMAKE_SOURCE_DIR}/tests/unit/history/concurrent_open.sh ${FL_BIN}
+fl_test(hist.hardening.concurrent_open "history;hardening" 300
+  sh ${CMAKE_SOURCE_DIR}/tests/unit/history/concurrent_open.sh ${FL_BIN}
   ${CMAKE_SOURCE_DIR}/scenarios/smoke.lua ${CMAKE_BINARY_DIR}/tests/concurrent-open)
-set_tests_properties(hist.hardening.concurrent_open PROPERTIES LABELS "history;hardening" TIMEOUT 300)

@@ -3,17 +3,16 @@
 # timeout or an interrupt, never with a crash, a hang or a nondeterministic result.
 # Every test writes its own database under the build tree.
 set(FL_HS ${CMAKE_SOURCE_DIR}/tests/scenario/errors/hardening)
-set(FL_HDB ${CMAKE_BINARY_DIR}/tests/lua-hardening)
-file(MAKE_DIRECTORY ${FL_HDB})
+set(FL_LHDB ${CMAKE_BINARY_DIR}/tests/lua-hardening)
+file(MAKE_DIRECTORY ${FL_LHDB})
 
 function(fl_hard name timeout)
-  add_test(NAME lua.hardening.${name} COMMAND ${ARGN})
-  set_tests_properties(lua.hardening.${name} PROPERTIES LABELS "cli;hardening" TIMEOUT ${timeout})
+  fl_test(lua.hardening.${name} "cli;hardening" ${timeout} ${ARGN})
 endfunction()
 # fl_hard_run(NAME RC REGEX SCENARIO ARGS...): one run, its exit code and stderr checked.
 function(fl_hard_run name rc regex scn)
-  fl_hard(${name} 60 ${FL_CHK} ${rc} "${regex}" ${FL_BIN} run ${FL_HS}/${scn}
-    --db ${FL_HDB}/${name}.db ${ARGN})
+  fl_run_test(lua.hardening.${name} "cli;hardening" 60 ${rc} "${regex}" ${FL_HS}/${scn}
+    --db ${FL_LHDB}/${name}.db ${ARGN})
 endfunction()
 
 # 1. Finalizers: the sandbox has none (setmetatable refuses __gc, and __mode); with
@@ -39,7 +38,7 @@ fl_hard_run(mem_grow 2 "mem_grow.lua:4: out of memory: .*limit of 32 MiB \\(--lu
   mem_grow.lua --lua-mem-mb 32 --json)
 fl_hard_run(mem_pcall 2 "mem_pcall.lua:[0-9]+: out of memory: .*limit of 32 MiB" mem_pcall.lua
   --lua-mem-mb 32)
-fl_hard(mem_digest 120 ${FL_HS}/same_digest.sh ${FL_BIN} ${FL_HDB}/mem_digest.db
+fl_hard(mem_digest 120 ${FL_HS}/same_digest.sh ${FL_BIN} ${FL_LHDB}/mem_digest.db
   ${FL_SCN}/api_client.lua - "--lua-mem-mb 16" "--lua-mem-mb 4096")
 fl_hard_run(mem_flag_bad 2 "--lua-mem-mb '0': out of range" loop_before.lua --lua-mem-mb 0)
 # 6. --timeout: an endless loop anywhere ends the run ('error', exit 3, the reason in the
@@ -48,29 +47,29 @@ fl_hard_run(mem_flag_bad 2 "--lua-mem-mb '0': out of range" loop_before.lua --lu
 #    stuck inside one C call is ended by the watchdog; `list scenarios` is bounded too;
 #    a sweep passes its per-run timeout to its workers.
 foreach(s loop_before loop_after loop_spawn loop_pcall)
-  fl_hard(${s} 60 ${FL_HS}/timeout_recorded.sh ${FL_BIN} ${FL_HS}/${s}.lua ${FL_HDB}/${s}.db)
+  fl_hard(${s} 60 ${FL_HS}/timeout_recorded.sh ${FL_BIN} ${FL_HS}/${s}.lua ${FL_LHDB}/${s}.db)
   fl_hard_run(${s}_message 3 "${s}.lua:[0-9]+: timeout: the run took more than 1 s" ${s}.lua
     --timeout 1)
 endforeach()
 fl_hard_run(loop_c_watchdog 3 "loop_c.lua: timeout: .*ended by the watchdog" loop_c.lua --timeout 1)
-fl_hard(sigint 60 ${FL_HS}/sigint_loop.sh ${FL_BIN} ${FL_HS}/loop_after.lua ${FL_HDB}/sigint.db)
-fl_hard(sigterm 60 ${FL_HS}/sigint_loop.sh ${FL_BIN} ${FL_HS}/loop_after.lua ${FL_HDB}/sigterm.db TERM)
-fl_hard(sighup 60 ${FL_HS}/sigint_loop.sh ${FL_BIN} ${FL_HS}/loop_after.lua ${FL_HDB}/sighup.db HUP)
-fl_hard(list_loop 60 ${FL_HS}/list_loop.sh ${FL_BIN} ${FL_HDB}/list_loop)
+fl_hard(sigint 60 ${FL_HS}/sigint_loop.sh ${FL_BIN} ${FL_HS}/loop_after.lua ${FL_LHDB}/sigint.db)
+fl_hard(sigterm 60 ${FL_HS}/sigint_loop.sh ${FL_BIN} ${FL_HS}/loop_after.lua ${FL_LHDB}/sigterm.db TERM)
+fl_hard(sighup 60 ${FL_HS}/sigint_loop.sh ${FL_BIN} ${FL_HS}/loop_after.lua ${FL_LHDB}/sighup.db HUP)
+fl_hard(list_loop 60 ${FL_HS}/list_loop.sh ${FL_BIN} ${FL_LHDB}/list_loop)
 fl_hard(sweep_timeout 120 ${FL_HS}/sweep_timeout.sh ${FL_BIN} ${FL_SCN}/api_time.lua
-  ${FL_HDB}/sweep_timeout)
+  ${FL_LHDB}/sweep_timeout)
 fl_hard_run(timeout_flag_bad 2 "--timeout 'x': expected seconds, a number above 0" loop_before.lua --timeout x)
 fl_hard(run_help 30 sh -c "${FL_BIN} run --help | grep -q -- '--timeout S' && ${FL_BIN} run -h | grep -q -- '--lua-mem-mb N'")
 # 11. Iteration order: next, pairs and the option checker's messages are the same in
 #     every process.
-fl_hard(iteration_order 120 ${FL_HS}/same_digest.sh ${FL_BIN} ${FL_HDB}/iteration.db
+fl_hard(iteration_order 120 ${FL_HS}/same_digest.sh ${FL_BIN} ${FL_LHDB}/iteration.db
   ${FL_HS}/iteration_order.lua - - - -)
 fl_hard(options_order 60 ${FL_HS}/repeat.sh 8 ${FL_CHK} 2
   "options_order.lua:5: net: option names must be strings \\(got a number key\\)"
-  ${FL_BIN} run ${FL_HS}/options_order.lua --db ${FL_HDB}/options_order.db)
+  ${FL_BIN} run ${FL_HS}/options_order.lua --db ${FL_LHDB}/options_order.db)
 fl_hard(options_unknown_order 60 ${FL_HS}/repeat.sh 8 ${FL_CHK} 2
   "options_unknown_order.lua:3: unknown option 'k0' in scenario.cluster"
-  ${FL_BIN} run ${FL_HS}/options_unknown_order.lua --db ${FL_HDB}/options_unknown_order.db)
+  ${FL_BIN} run ${FL_HS}/options_unknown_order.lua --db ${FL_LHDB}/options_unknown_order.db)
 # 12. Durations and times out of range.
 fl_hard_run(run_maxint 2 "run_maxint.lua:4: bad argument #1 to 'run': duration out of range"
   run_maxint.lua --json)
@@ -80,7 +79,7 @@ fl_hard_run(int_option 2 "int_option.lua:2: scenario.cluster.nodes: 9.2233720368
 # 13. A script that stops early (an error, an interrupt) never reports its expect
 #     check 'pass': the expects after the stop never ran ('unknown', with the reason).
 fl_hard(expect_early 60 ${FL_HS}/expect_early.sh ${FL_BIN} ${FL_HS}/expect_early.lua
-  ${FL_HDB}/expect_early.db)
+  ${FL_LHDB}/expect_early.db)
 # 19. Control calls refused at once return nil, message.
 fl_hard_run(sync_control 0 - sync_control.lua --json)
 # 20. Prefix keys of any length.

@@ -3,20 +3,14 @@
 # and node_events{kind = "leader"} agreeing. Each scenario must pass (exit 0) on seeds 1..2.
 set(FL_MSTATE_DB ${CMAKE_BINARY_DIR}/tests/mstate)
 file(MAKE_DIRECTORY ${FL_MSTATE_DB})
-set(FL_MSTATE_CLI ${CMAKE_SOURCE_DIR}/tests/scenario/expect_cli.sh)
 set(FL_MSTATE_SCN member_start status_config status_alarm typed_events leader_event)
 foreach(name ${FL_MSTATE_SCN})
-  foreach(seed 1 2)
-    add_test(NAME scenario.mstate.${name}.${seed}
-      COMMAND ${FL_MSTATE_CLI} 0 - ${FL_BIN} run ${CMAKE_SOURCE_DIR}/tests/scenario/mstate/${name}.lua
-              --seed ${seed} --db ${FL_MSTATE_DB}/${name}-${seed}.db)
-    set_tests_properties(scenario.mstate.${name}.${seed} PROPERTIES LABELS scenario TIMEOUT 120)
-  endforeach()
+  fl_run_seeds(scenario.mstate.${name}.<seed> "1;2" scenario 120 0 - ${FL_SCN}/mstate/${name}.lua
+               --seed <seed> --db ${FL_MSTATE_DB}/${name}-<seed>.db)
 endforeach()
 
 # The typed columns of node_events: filled, NULL where an event has none, and an older
 # database without them still reports and takes new runs.
-add_test(NAME scenario.mstate.node_events_history
-  COMMAND python3 ${CMAKE_SOURCE_DIR}/tests/scenario/mstate/node_events_history.py ${FL_BIN}
-          ${CMAKE_SOURCE_DIR} ${FL_MSTATE_DB}/node_events_history)
-set_tests_properties(scenario.mstate.node_events_history PROPERTIES LABELS scenario TIMEOUT 120)
+fl_test(scenario.mstate.node_events_history scenario 120
+  python3 ${FL_SCN}/mstate/node_events_history.py ${FL_BIN} ${CMAKE_SOURCE_DIR}
+  ${FL_MSTATE_DB}/node_events_history)

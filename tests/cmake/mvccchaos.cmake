@@ -6,22 +6,13 @@
 # checker and expect), without it the run passes; a bad buffer size is bad input.
 set(FL_MVC_DB ${CMAKE_BINARY_DIR}/tests/mvccchaos)
 file(MAKE_DIRECTORY ${FL_MVC_DB})
-set(FL_MVC_CLI ${CMAKE_SOURCE_DIR}/tests/scenario/expect_cli.sh)
-set(FL_MVC_SCN ${CMAKE_SOURCE_DIR}/tests/scenario/mvccchaos)
-foreach(seed 1 2 3)
-  add_test(NAME scenario.mvccchaos.victim_compacted.on.${seed}
-    COMMAND ${FL_MVC_CLI} 1 "reliable|no watch skips" ${FL_BIN} run
-            ${FL_MVC_SCN}/victim_compacted.lua --seed ${seed} --bug mvcc.watch_compacted_lost
-            --db ${FL_MVC_DB}/victim-on-${seed}.db)
-  add_test(NAME scenario.mvccchaos.victim_compacted.off.${seed}
-    COMMAND ${FL_MVC_CLI} 0 - ${FL_BIN} run ${FL_MVC_SCN}/victim_compacted.lua --seed ${seed}
-            --db ${FL_MVC_DB}/victim-off-${seed}.db)
-  set_tests_properties(scenario.mvccchaos.victim_compacted.on.${seed}
-    scenario.mvccchaos.victim_compacted.off.${seed} PROPERTIES LABELS scenario TIMEOUT 120)
-endforeach()
+set(FL_MVC_VICTIM ${FL_SCN}/mvccchaos/victim_compacted.lua)
+fl_run_seeds(scenario.mvccchaos.victim_compacted.on.<seed> "1;2;3" scenario 120
+  1 "reliable|no watch skips" ${FL_MVC_VICTIM} --seed <seed> --bug mvcc.watch_compacted_lost
+  --db ${FL_MVC_DB}/victim-on-<seed>.db)
+fl_run_seeds(scenario.mvccchaos.victim_compacted.off.<seed> "1;2;3" scenario 120 0 -
+  ${FL_MVC_VICTIM} --seed <seed> --db ${FL_MVC_DB}/victim-off-<seed>.db)
 file(WRITE ${FL_MVC_DB}/bad_buffer.lua
   "scenario { name = \"bad\", cluster = { nodes = 1, watch_buffer = -1 } }\n")
-add_test(NAME cli.mvccchaos.watch_buffer_bad
-  COMMAND ${FL_MVC_CLI} 2 "bad_buffer.lua:1:.*watch_buffer" ${FL_BIN} run
-          ${FL_MVC_DB}/bad_buffer.lua --db ${FL_MVC_DB}/bad.db)
-set_tests_properties(cli.mvccchaos.watch_buffer_bad PROPERTIES LABELS cli TIMEOUT 60)
+fl_run_test(cli.mvccchaos.watch_buffer_bad cli 60 2 "bad_buffer.lua:1:.*watch_buffer"
+  ${FL_MVC_DB}/bad_buffer.lua --db ${FL_MVC_DB}/bad.db)

@@ -5,7 +5,6 @@
 # off, seeds 1..3. Sweeps over seeds 1..20 are run by hand (faultline sweep).
 set(FL_RSCN_DB ${CMAKE_BINARY_DIR}/tests/raft_scenarios)
 file(MAKE_DIRECTORY ${FL_RSCN_DB})
-set(FL_RSCN_CLI ${CMAKE_SOURCE_DIR}/tests/scenario/expect_cli.sh)
 
 set(FL_RSCN_SEEDS rolling-replace election-fresh leader-down prevote-rejoin
   replication-slow-follower log-retention member-add-snapshot member-add-twice
@@ -20,12 +19,8 @@ fl_bug_scenarios(${FL_RSCN_DB} ${FL_RSCN_BUGS})
 
 # The observation calls the scenarios above assert on: status(n), node_events{},
 # restart(n, { prevote }); and a bad restart option names itself.
-add_test(NAME scenario.lua.api_observe
-  COMMAND ${FL_RSCN_CLI} 0 - ${FL_BIN} run ${CMAKE_SOURCE_DIR}/tests/scenario/api_observe.lua
-          --seed 1 --db ${FL_RSCN_DB}/api_observe.db)
-add_test(NAME cli.lua.restart_option
-  COMMAND ${FL_RSCN_CLI} 2 "errors/restart_opt.lua:2: unknown option 'bogus' in restart options"
-          ${FL_BIN} run ${CMAKE_SOURCE_DIR}/tests/scenario/errors/restart_opt.lua
-          --db ${FL_RSCN_DB}/e.db)
-set_tests_properties(scenario.lua.api_observe PROPERTIES LABELS scenario TIMEOUT 60)
-set_tests_properties(cli.lua.restart_option PROPERTIES LABELS cli TIMEOUT 30)
+fl_run_test(scenario.lua.api_observe scenario 60 0 - ${FL_SCN}/api_observe.lua --seed 1
+  --db ${FL_RSCN_DB}/api_observe.db)
+fl_run_test(cli.lua.restart_option cli 30
+  2 "errors/restart_opt.lua:2: unknown option 'bogus' in restart options"
+  ${FL_SCN}/errors/restart_opt.lua --db ${FL_RSCN_DB}/e.db)

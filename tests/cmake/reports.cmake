@@ -8,7 +8,6 @@
 set(FL_SWEEP_SH ${CMAKE_SOURCE_DIR}/tests/unit/sweep/sweep_cli_test.sh)
 set(FL_SWEEP_WORK ${CMAKE_BINARY_DIR}/tests/reports-work)
 foreach(mode faulty shard failfast sigint errors)
-  add_test(NAME cli.sweep.${mode}
-    COMMAND sh ${FL_SWEEP_SH} ${mode} ${FL_BIN} ${CMAKE_SOURCE_DIR} ${FL_SWEEP_WORK}/${mode})
-  set_tests_properties(cli.sweep.${mode} PROPERTIES LABELS cli TIMEOUT 120)
+  fl_test(cli.sweep.${mode} cli 120
+    sh ${FL_SWEEP_SH} ${mode} ${FL_BIN} ${CMAKE_SOURCE_DIR} ${FL_SWEEP_WORK}/${mode})
 endforeach()

@@ -4,9 +4,8 @@
 set(FL_SWEEP_HARD_SH ${CMAKE_SOURCE_DIR}/tests/unit/sweep/sweep_hardening.sh)
 set(FL_SWEEP_HARD_WORK ${CMAKE_BINARY_DIR}/tests/sweep-hardening-work)
 foreach(mode sigkill stale shrinkkill signals bigsummary fdlimit badargs help quoting)
-  add_test(NAME cli.sweep_hardening.${mode}
-    COMMAND sh ${FL_SWEEP_HARD_SH} ${mode} ${FL_BIN} ${CMAKE_SOURCE_DIR} ${FL_SWEEP_HARD_WORK}/${mode})
-  set_tests_properties(cli.sweep_hardening.${mode} PROPERTIES LABELS cli TIMEOUT 300)
+  fl_test(cli.sweep_hardening.${mode} cli 300
+    sh ${FL_SWEEP_HARD_SH} ${mode} ${FL_BIN} ${CMAKE_SOURCE_DIR} ${FL_SWEEP_HARD_WORK}/${mode})
 endforeach()
 # two runs of 100,000 expects each: minutes under ASan on a busy machine
 set_tests_properties(cli.sweep_hardening.bigsummary PROPERTIES TIMEOUT 900)

@@ -14,20 +14,11 @@
 #   watch149_reveal_outside  the txn alone: nothing recorded made revision 3, its
 #                            events show an outside write (the search engine passes
 #                            it); the txn revealed there failed linearizability.
-set(w149_data ${CMAKE_SOURCE_DIR}/tests/unit/checkers/data)
-set(w149_expect sh ${CMAKE_SOURCE_DIR}/tests/unit/checkers/cli_expect.sh)
-
-function(w149_cli name exit regex)
-  add_test(NAME cli.check.watch149_${name}
-           COMMAND ${w149_expect} ${exit} ${regex} ${FL_BIN} check ${ARGN})
-  set_tests_properties(cli.check.watch149_${name} PROPERTIES LABELS cli TIMEOUT 60)
-endfunction()
-
-w149_cli(reveal_branch 0 "watch: pass" ${w149_data}/watch149_reveal_branch.jsonl)
-w149_cli(reveal_made 0 "pass \\(revision engine, 6 operations, 2 unknown-outcome placed\\)"
-         ${w149_data}/watch149_reveal_made.jsonl)
-w149_cli(reveal_made_watch 0 "watch: pass" ${w149_data}/watch149_reveal_made.jsonl)
-w149_cli(reveal_outside 0 "linearizability: pass \\(revision engine"
-         ${w149_data}/watch149_reveal_outside.jsonl)
-w149_cli(reveal_outside_search 4 "linearizability: pass \\(search engine"
-         ${w149_data}/watch149_reveal_outside.jsonl --engine search)
+fl_check_history(watch149_reveal_branch 0 "watch: pass")
+fl_check_history(watch149_reveal_made 0
+                 "pass \\(revision engine, 6 operations, 2 unknown-outcome placed\\)")
+fl_check_test(watch149_reveal_made_watch 0 "watch: pass"
+              ${FL_CHK_DATA}/watch149_reveal_made.jsonl)
+fl_check_history(watch149_reveal_outside 0 "linearizability: pass \\(revision engine")
+fl_check_test(watch149_reveal_outside_search 4 "linearizability: pass \\(search engine"
+              ${FL_CHK_DATA}/watch149_reveal_outside.jsonl --engine search)

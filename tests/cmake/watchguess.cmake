@@ -12,18 +12,8 @@
 #                        unknown, saying why.
 #   watchguess_before    the same with a wrong event at revision 2, before the first
 #                        guess: still a failure of reliable.
-set(wg_data ${CMAKE_SOURCE_DIR}/tests/unit/checkers/data)
-set(wg_expect sh ${CMAKE_SOURCE_DIR}/tests/unit/checkers/cli_expect.sh)
-
-function(wg_cli name exit regex)
-  add_test(NAME cli.check.watchguess_${name}
-           COMMAND ${wg_expect} ${exit} ${regex} ${FL_BIN} check ${ARGN})
-  set_tests_properties(cli.check.watchguess_${name} PROPERTIES LABELS cli TIMEOUT 60)
-endfunction()
-
-wg_cli(fallback 4 "from revision 3 on .*reliable at revision 4 not judged"
-       ${wg_data}/watchguess_fallback.jsonl)
-wg_cli(fallback_lin 4 "linearizability: pass \\(revision engine"
-       ${wg_data}/watchguess_fallback.jsonl)
-wg_cli(before 1 "broke reliable: watch 1, revision 2"
-       ${wg_data}/watchguess_before.jsonl)
+fl_check_history(watchguess_fallback 4
+                 "from revision 3 on .*reliable at revision 4 not judged")
+fl_check_test(watchguess_fallback_lin 4 "linearizability: pass \\(revision engine"
+              ${FL_CHK_DATA}/watchguess_fallback.jsonl)
+fl_check_history(watchguess_before 1 "broke reliable: watch 1, revision 2")
