@@ -65,7 +65,7 @@ struct gen {
     uint32_t nrkvs, rkvs_cap;
     struct gkv *chg; /* changes: key, value (-1 delete), create, mod(=rev), ver */
     int32_t *chg_prev;
-    uint32_t nchg;
+    uint32_t nchg, chg_cap; /* in revision order; at most two per op */
     struct gev *ev;
     uint32_t nev, evcap;
     struct gwatch *w;
@@ -74,8 +74,21 @@ struct gen {
     int32_t next_value;
 };
 
+/* The change log's invariants, before one more change of key at rev: room for it, the
+ * key's own bounds, and revision order (gen_watches groups the log by revision; an op
+ * writing two keys adds both at one revision). */
+static void chg_check(const struct gen *g, int32_t key, int64_t rev)
+{
+    FL_ASSERT(key >= 0 && (uint32_t)key < g->o->keys);
+    FL_ASSERT(g->nchg < g->chg_cap);
+    FL_ASSERT(rev == g->rev && rev > g->state[key].mod);
+    FL_ASSERT(g->nchg == 0 || g->chg[g->nchg - 1].mod <= rev);
+}
+
 static void apply_put(struct gen *g, int32_t key, int32_t value, int64_t rev)
 {
+    chg_check(g, key, rev);
+    FL_ASSERT(value >= 0);
     struct gkv *e = &g->state[key];
     int32_t prev = e->value;
     if (e->value < 0) {
@@ -93,7 +106,9 @@ static void apply_put(struct gen *g, int32_t key, int32_t value, int64_t rev)
 
 static void apply_del(struct gen *g, int32_t key, int64_t rev)
 {
+    chg_check(g, key, rev);
     struct gkv *e = &g->state[key];
+    FL_ASSERT(e->value >= 0); /* only a present key is deleted */
     g->chg[g->nchg] = (struct gkv){key, -1, 0, rev, 0};
     g->chg_prev[g->nchg++] = e->value;
     *e = (struct gkv){key, -1, 0, 0, 0};
@@ -102,6 +117,8 @@ static void apply_del(struct gen *g, int32_t key, int64_t rev)
 /* Executes op (its kind and arguments chosen); applied: whether it takes effect. */
 static void gen_exec(struct gen *g, struct gop *op, bool applied)
 {
+    FL_ASSERT(op->key >= 0 && (uint32_t)op->key < g->o->keys);
+    int64_t rev0 = g->rev;
     struct gkv *e = &g->state[op->key];
     switch (op->kind) {
     case G_GET:
@@ -140,6 +157,7 @@ static void gen_exec(struct gen *g, struct gop *op, bool applied)
             apply_put(g, op->key, op->value, ++g->rev);
         break;
     }
+    FL_ASSERT(g->rev == rev0 || (applied && g->rev == rev0 + 1)); /* one revision per op */
     op->rev = g->rev;
 }
 
@@ -163,6 +181,7 @@ static void gen_choose(struct gen *g, struct gop *op)
         op->key2 = (int32_t)(((uint32_t)op->key + 1 + below(&g->r, (uint32_t)(o->keys - 1))) %
                              (uint32_t)o->keys);
         op->value2 = g->next_value++;
+        FL_ASSERT(op->key2 != op->key && (uint32_t)op->key2 < o->keys);
     } else if (o->deletes && x < 95) {
         op->kind = G_DEL;
     } else if (o->deletes) {
@@ -194,6 +213,8 @@ static void gen_ops(struct gen *g)
         int64_t room = FL_MIN((int64_t)o->window, at - 1 - last_ret[op->client]);
         op->call = at - 1 - (int64_t)below(&g->r, (uint32_t)room);
         op->ret = at + 1 + (int64_t)below(&g->r, o->window);
+        /* the client is sequential: free since its last return, busy over the effect */
+        FL_ASSERT(op->call > last_ret[op->client] && op->call < at && op->ret > at);
         gen_choose(g, op);
         uint32_t fate = below(&g->r, 1000);
         bool write = op->kind != G_GET && op->kind != G_RANGE;
@@ -217,7 +238,10 @@ static void gen_ops(struct gen *g)
                 last_ret[op->client] = at; /* the client did not spend the time */
             }
         }
+        /* the op array is in effect order: its revisions never go down */
+        FL_ASSERT(g->nops == 1 || g->ops[g->nops - 2].rev <= op->rev);
     }
+    FL_ASSERT(g->nops <= o->ops);
     free(last_ret);
     free(free_c);
 }
@@ -251,6 +275,7 @@ static void gen_watches(struct gen *g)
         int64_t last_rev = -1, since_progress = 0;
         for (uint32_t c = 0; c < g->nchg; c++) {
             const struct gkv *ch = &g->chg[c];
+            FL_ASSERT(c == 0 || g->chg[c - 1].mod <= ch->mod); /* one response per revision */
             if (ch->mod < w->start_rev || (w->key >= 0 && ch->key != w->key))
                 continue;
             if (ch->mod != last_rev) {
@@ -307,6 +332,7 @@ static bool find_read_after_write(struct gen *g, uint32_t *gi, uint32_t *prev_ch
 
 static struct gkv prev_state(struct gen *g, uint32_t c)
 {
+    FL_ASSERT(c < g->nchg);
     int32_t key = g->chg[c].key;
     for (uint32_t k = c; k-- > 0;) {
         if (g->chg[k].key == key)
@@ -317,6 +343,7 @@ static struct gkv prev_state(struct gen *g, uint32_t c)
 
 static int mut_lin(struct gen *g, int m)
 {
+    FL_ASSERT(m >= CHK_MUT_STALE_READ && m <= CHK_MUT_REORDER_WRITES);
     if (m == CHK_MUT_STALE_READ || m == CHK_MUT_LOST_WRITE) {
         uint32_t gi, c;
         if (!find_read_after_write(g, &gi, &c))
@@ -349,6 +376,7 @@ static int mut_lin(struct gen *g, int m)
 
 static void ev_insert(struct gen *g, uint32_t at, const struct gev *e)
 {
+    FL_ASSERT(at <= g->nev);
     ev_push(g, e);
     memmove(&g->ev[at + 1], &g->ev[at], (g->nev - 1 - at) * sizeof(*g->ev));
     g->ev[at] = *e;
@@ -356,6 +384,7 @@ static void ev_insert(struct gen *g, uint32_t at, const struct gev *e)
 
 static void ev_remove(struct gen *g, uint32_t at)
 {
+    FL_ASSERT(at < g->nev);
     memmove(&g->ev[at], &g->ev[at + 1], (g->nev - at - 1) * sizeof(*g->ev));
     g->nev--;
 }
@@ -470,9 +499,11 @@ static int mut_watch(struct gen *g, int m)
         [CHK_MUT_BAD_IS_CREATE] = p_update_put,
         [CHK_MUT_BAD_PREV_KV] = p_prev_given,
     };
+    FL_ASSERT(m > CHK_MUT_REORDER_WRITES && m < CHK_MUT_COUNT && preds[m]);
     uint32_t i = pick_event(g, preds[m]);
     if (i == UINT32_MAX)
         return FL_ENOENT;
+    FL_ASSERT(i < g->nev && is_kv_event(&g->ev[i]));
     struct gev e = g->ev[i];
     switch (m) {
     case CHK_MUT_DUP_EVENT:
@@ -533,10 +564,58 @@ static int32_t vid(struct chk_history *h, int32_t v)
     return chk_history_value(h, b, (size_t)n);
 }
 
+/* A two-key put or a short range: a txn with its subs (and the range's kvs). */
+static struct chk_op *emit_txn(struct gen *g, struct chk_history *h, const struct gop *op,
+                               int64_t ret, int64_t rev)
+{
+    FL_ASSERT(op->kind == G_MPUT || op->kind == G_RANGE);
+    struct chk_op *o = chk_history_op_add(h);
+    o->client = op->client;
+    o->call_ns = op->call;
+    o->return_ns = ret;
+    o->status = (uint8_t)op->status;
+    o->rev = rev;
+    bool ok = op->status == CHK_ST_OK;
+    if (ok)
+        o->flags |= CHK_OPF_HAS_RESULT;
+    if (op->kind == G_MPUT) {
+        for (int k = 0; k < 2; k++) {
+            struct chk_sub *s = chk_history_sub_add(h, false);
+            s->kind = CHK_SUB_PUT;
+            s->key = k ? op->key2 : op->key;
+            s->value = vid(h, k ? op->value2 : op->value);
+            if (ok)
+                s->flags |= CHK_SUBF_RESULT_SET;
+        }
+        return o;
+    }
+    struct chk_sub *s = chk_history_sub_add(h, false);
+    s->kind = CHK_SUB_RANGE;
+    s->key = op->key;
+    s->range_end = (uint32_t)op->key + 8 < g->o->keys ? op->key + 8 : CHK_RANGE_ALL;
+    if (!ok)
+        return o;
+    s->flags |= CHK_SUBF_RESULT_SET | CHK_SUBF_KVS_SET | CHK_SUBF_COUNT_SET;
+    s->count = (int32_t)op->kv_n;
+    FL_ASSERT(op->kv_n <= 8 && op->kv_first + op->kv_n <= g->nrkvs);
+    for (uint32_t k = 0; k < op->kv_n; k++) {
+        const struct gkv *x = &g->rkvs[op->kv_first + k];
+        FL_ASSERT(k == 0 || x[-1].key < x->key); /* a range returns its keys in order */
+        struct chk_kv *kv = chk_history_kv_add(h);
+        kv->key = x->key;
+        kv->value = vid(h, x->value);
+        kv->create_rev = x->create;
+        kv->mod_rev = x->mod;
+        kv->version = x->ver;
+    }
+    return o;
+}
+
 static void emit_op(struct gen *g, struct chk_history *h, const struct gop *op)
 {
     int64_t ret = op->status == CHK_ST_UNKNOWN ? CHK_NEVER : op->ret;
     int64_t rev = op->status == CHK_ST_OK ? op->rev : CHK_NO_REV;
+    uint32_t before = h->op_count;
     struct chk_op *o = NULL;
     switch (op->kind) {
     case G_GET:
@@ -558,46 +637,11 @@ static void emit_op(struct gen *g, struct chk_history *h, const struct gop *op)
                             ret, op->status, rev, op->status == CHK_ST_OK ? op->succeeded : -1);
         break;
     case G_MPUT:
-    case G_RANGE: {
-        o = chk_history_op_add(h);
-        o->client = op->client;
-        o->call_ns = op->call;
-        o->return_ns = ret;
-        o->status = (uint8_t)op->status;
-        o->rev = rev;
-        if (op->status == CHK_ST_OK)
-            o->flags |= CHK_OPF_HAS_RESULT;
-        if (op->kind == G_MPUT) {
-            for (int k = 0; k < 2; k++) {
-                struct chk_sub *s = chk_history_sub_add(h, false);
-                s->kind = CHK_SUB_PUT;
-                s->key = k ? op->key2 : op->key;
-                s->value = vid(h, k ? op->value2 : op->value);
-                if (op->status == CHK_ST_OK)
-                    s->flags |= CHK_SUBF_RESULT_SET;
-            }
-        } else {
-            struct chk_sub *s = chk_history_sub_add(h, false);
-            s->kind = CHK_SUB_RANGE;
-            s->key = op->key;
-            s->range_end = (uint32_t)op->key + 8 < g->o->keys ? op->key + 8 : CHK_RANGE_ALL;
-            if (op->status == CHK_ST_OK) {
-                s->flags |= CHK_SUBF_RESULT_SET | CHK_SUBF_KVS_SET | CHK_SUBF_COUNT_SET;
-                s->count = (int32_t)op->kv_n;
-                for (uint32_t k = 0; k < op->kv_n; k++) {
-                    const struct gkv *x = &g->rkvs[op->kv_first + k];
-                    struct chk_kv *kv = chk_history_kv_add(h);
-                    kv->key = x->key;
-                    kv->value = vid(h, x->value);
-                    kv->create_rev = x->create;
-                    kv->mod_rev = x->mod;
-                    kv->version = x->ver;
-                }
-            }
-        }
+    case G_RANGE:
+        o = emit_txn(g, h, op, ret, rev);
         break;
     }
-    }
+    FL_ASSERT(o && h->op_count == before + 1); /* one history op per generated op */
     o = &h->ops[h->op_count - 1];
     o->op_id = h->op_count;
     if (op->status == CHK_ST_FAIL)
@@ -670,13 +714,17 @@ void chk_gen_opts_default(struct chk_gen_opts *o, uint64_t seed)
 int chk_gen_history(const struct chk_gen_opts *o, int mutation, struct chk_history *h)
 {
     FL_ASSERT(o->clients >= 1 && o->keys >= 1 && o->window >= 1);
+    /* a mutation the generator does not know would give an unmutated history */
+    FL_ASSERTF(mutation >= CHK_MUT_NONE && mutation < CHK_MUT_COUNT, "unknown mutation %d",
+               mutation);
     struct gen g;
     memset(&g, 0, sizeof(g));
     g.o = o;
     g.r.s = o->seed * UINT64_C(0x2545f4914f6cdd1d) + 1;
     g.ops = fl_calloc(o->ops + 1, sizeof(*g.ops));
-    g.chg = fl_calloc(2 * o->ops + 2, sizeof(*g.chg));
-    g.chg_prev = fl_calloc(2 * o->ops + 2, sizeof(int32_t));
+    g.chg_cap = 2 * o->ops + 2;
+    g.chg = fl_calloc(g.chg_cap, sizeof(*g.chg));
+    g.chg_prev = fl_calloc(g.chg_cap, sizeof(int32_t));
     g.w = fl_calloc(o->watches + 1, sizeof(*g.w));
     g.state = fl_calloc(o->keys, sizeof(*g.state));
     for (uint32_t k = 0; k < o->keys; k++)
@@ -687,7 +735,7 @@ int chk_gen_history(const struct chk_gen_opts *o, int mutation, struct chk_histo
     int rc = FL_OK;
     if (mutation >= CHK_MUT_STALE_READ && mutation <= CHK_MUT_REORDER_WRITES)
         rc = mut_lin(&g, mutation);
-    else if (mutation > CHK_MUT_REORDER_WRITES && mutation < CHK_MUT_COUNT)
+    else if (mutation > CHK_MUT_REORDER_WRITES)
         rc = mut_watch(&g, mutation);
     if (!rc) {
         /* every write of the run is in the history, unless some came from outside */
