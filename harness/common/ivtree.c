@@ -117,21 +117,17 @@ static void update(struct fl_ivnode *n)
         n->max = n->right->max;
 }
 
-static void rotate_right(struct fl_ivnode **link)
+/* One rotation, both mirror images: the child of *link on side `left` (else its right
+ * child) comes up into *link, and *link goes down on the other side of it. */
+static void rotate(struct fl_ivnode **link, bool left)
 {
-    struct fl_ivnode *x = *link, *y = x->left;
-    x->left = y->right;
-    y->right = x;
-    update(x);
-    update(y);
-    *link = y;
-}
-
-static void rotate_left(struct fl_ivnode **link)
-{
-    struct fl_ivnode *x = *link, *y = x->right;
-    x->right = y->left;
-    y->left = x;
+    struct fl_ivnode *x = *link;
+    struct fl_ivnode **up = left ? &x->left : &x->right;
+    struct fl_ivnode *y = *up;
+    struct fl_ivnode **inner = left ? &y->right : &y->left;
+    FL_ASSERT(y);
+    *up = *inner;
+    *inner = x;
     update(x);
     update(y);
     *link = y;
@@ -145,12 +141,12 @@ static void rebalance(struct fl_ivnode **link)
     int bf = height(n->left) - height(n->right);
     if (bf > 1) {
         if (height(n->left->left) < height(n->left->right))
-            rotate_left(&n->left);
-        rotate_right(link);
+            rotate(&n->left, false);
+        rotate(link, true);
     } else if (bf < -1) {
         if (height(n->right->right) < height(n->right->left))
-            rotate_right(&n->right);
-        rotate_left(link);
+            rotate(&n->right, true);
+        rotate(link, false);
     } else {
         update(n);
     }
