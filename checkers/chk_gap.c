@@ -22,22 +22,22 @@
 #include "checkers/chk_rev_int.h"
 #include "harness/common/lower_bound.h"
 #include "harness/common/marker.h"
+#include "harness/common/order.h"
 
 int chk__rv_cand_cmp(const void *a, const void *b)
 {
     const struct cand_ent *x = a, *y = b;
-    if (x->key != y->key)
-        return x->key < y->key ? -1 : 1;
-    if (x->value != y->value)
-        return x->value < y->value ? -1 : 1;
-    if (x->call_ns != y->call_ns)
-        return x->call_ns < y->call_ns ? -1 : 1;
-    return x->op < y->op ? -1 : x->op > y->op;
+    FL_CMP_STEP(x->key, y->key);
+    FL_CMP_STEP(x->value, y->value);
+    FL_CMP_STEP(x->call_ns, y->call_ns);
+    FL_CMP_STEP(x->op, y->op);
+    return 0;
 }
 
 /* Two plain single-key puts (no compares) of the same key and value: interchangeable. */
 static bool plain_twins(const struct chk_history *h, const struct chk_op *a, const struct chk_op *b)
 {
+    FL_ASSERT(a != b);
     if (a->cmp_count || b->cmp_count || a->then_count != 1 || b->then_count != 1 || a->else_count ||
         b->else_count)
         return false;
@@ -54,14 +54,12 @@ static int wev_cmp(const void *a, const void *b)
 {
     uint32_t ia = *(const uint32_t *)a, ib = *(const uint32_t *)b;
     const struct chk_wevent *x = &g_wev_h->events[ia], *y = &g_wev_h->events[ib];
-    if (x->mod_rev != y->mod_rev)
-        return x->mod_rev < y->mod_rev ? -1 : 1;
-    uint32_t rx = g_wev_h->key_rank[x->key], ry = g_wev_h->key_rank[y->key];
-    if (rx != ry)
-        return rx < ry ? -1 : 1;
-    if (x->watch_id != y->watch_id)
-        return x->watch_id < y->watch_id ? -1 : 1;
-    return ia < ib ? -1 : ia > ib;
+    const uint32_t *rank = g_wev_h->key_rank;
+    FL_CMP_STEP(x->mod_rev, y->mod_rev);
+    FL_CMP_STEP(rank[x->key], rank[y->key]);
+    FL_CMP_STEP(x->watch_id, y->watch_id);
+    FL_CMP_STEP(ia, ib);
+    return 0;
 }
 
 /* The revisions each watch's stream covered (struct rv.wcov_lo/hi). */
@@ -100,11 +98,17 @@ void chk__rv_wev_build(struct rv *r)
             e->mod_rev <= r->max_rev)
             r->wev[r->wev_count++] = i;
     }
-    if (chk__sort_wev(h, r->wev, r->wev_count))
-        return;
-    g_wev_h = h;
-    qsort(r->wev, r->wev_count, sizeof(uint32_t), wev_cmp);
-    g_wev_h = NULL;
+    if (!chk__sort_wev(h, r->wev, r->wev_count)) {
+        g_wev_h = h;
+        qsort(r->wev, r->wev_count, sizeof(uint32_t), wev_cmp);
+        g_wev_h = NULL;
+    }
+    /* by revision, and by key rank within one (chk__rv_wev_at, apply_watch_gap) */
+    for (uint32_t i = 1; i < r->wev_count; i++) {
+        const struct chk_wevent *a = &h->events[r->wev[i - 1]], *b = &h->events[r->wev[i]];
+        FL_ASSERT(a->mod_rev < b->mod_rev ||
+                  (a->mod_rev == b->mod_rev && h->key_rank[a->key] <= h->key_rank[b->key]));
+    }
 }
 
 void chk__rv_wev_at(const struct rv *r, int64_t rev, uint32_t *lo, uint32_t *hi)
@@ -119,15 +123,18 @@ void chk__rv_wev_at(const struct rv *r, int64_t rev, uint32_t *lo, uint32_t *hi)
             b = mid;
     }
     *lo = a;
+    FL_ASSERT(a == 0 || h->events[r->wev[a - 1]].mod_rev < rev);
     while (a < r->wev_count && h->events[r->wev[a]].mod_rev == rev)
         a++;
     *hi = a;
+    FL_ASSERT(a == r->wev_count || h->events[r->wev[a]].mod_rev > rev);
 }
 
 /* Does branch b (0 then, 1 else) of op write what watch event e shows? */
 static bool branch_makes_event(const struct chk_history *h, const struct chk_op *op, int b,
                                const struct chk_wevent *e)
 {
+    FL_ASSERT((b == 0 || b == 1) && e->kind != CHK_EV_PROGRESS);
     uint32_t first = op->sub_first + (b ? op->then_count : 0);
     uint32_t n = b ? op->else_count : op->then_count;
     for (uint32_t j = 0; j < n; j++) {
@@ -151,6 +158,7 @@ static bool branch_covers_events(const struct rv *r, const struct chk_op *op, in
                                  uint32_t hi)
 {
     const struct chk_history *h = r->h;
+    FL_ASSERT(lo <= hi && hi <= r->wev_count);
     for (uint32_t x = lo; x < hi; x++) {
         if (!branch_makes_event(h, op, b, &h->events[r->wev[x]]))
             return false;
@@ -196,6 +204,8 @@ static bool op_covers_events(const struct rv *r, const struct chk_op *op, int64_
 uint32_t chk__rv_apply_watch_gap(struct rv *r, struct rv_replay *p, int64_t g)
 {
     const struct chk_history *h = r->h;
+    /* the model state stands at the gap: the replay's frontier */
+    FL_ASSERT(g >= 2 && g <= r->max_rev && p->st->rev == g && r->claim[g] < 0);
     uint32_t lo, hi;
     chk__rv_wev_at(r, g, &lo, &hi);
     for (uint32_t x = lo; x < hi; x++) {
@@ -208,6 +218,7 @@ uint32_t chk__rv_apply_watch_gap(struct rv *r, struct rv_replay *p, int64_t g)
             first = FL_MIN(first, r->wev[x]);
         }
         const struct chk_wevent *e = &h->events[first];
+        FL_ASSERT(e->mod_rev == g && (uint32_t)e->key < h->keys.count);
         struct chk_kent *ent = &p->st->ent[e->key];
         if (e->kind == CHK_EV_DELETE) {
             memset(ent, 0, sizeof(*ent));
@@ -233,6 +244,7 @@ static size_t cand_lower_bound(const struct rv *r, const struct cand_ent *probe)
 {
     size_t lo;
     FL_LOWER_BOUND(lo, r->cand_count, mid, chk__rv_cand_cmp(&r->cands[mid], probe) < 0);
+    FL_ASSERT(lo == 0 || chk__rv_cand_cmp(&r->cands[lo - 1], probe) < 0);
     return lo;
 }
 
@@ -249,6 +261,8 @@ static void rv_reveal(struct rv *r, int32_t key, int32_t value, int64_t rev)
         const struct cand_ent *c = &r->cands[i];
         if (c->key != key || c->value != value)
             break;
+        /* by call within one (key, value): the first fitting is the earliest called */
+        FL_ASSERT(i == lo || r->cands[i - 1].call_ns <= c->call_ns);
         if (r->role[c->op] != ROLE_CAND || c->call_ns > r->retmin[rev] ||
             (r->wev_count && !op_covers_events(r, &r->h->ops[c->op], rev)))
             continue;
@@ -269,6 +283,7 @@ static void rv_reveal(struct rv *r, int32_t key, int32_t value, int64_t rev)
         return;
     if (!ambiguous_here && twin != UINT32_MAX)
         pick = twin;
+    FL_ASSERT(r->role[pick] == ROLE_CAND);
     r->role[pick] = ROLE_PLACED;
     r->claim[rev] = (int32_t)pick;
     r->pos[pick] = 2 * rev; /* where it took effect */
@@ -301,6 +316,7 @@ static void rv_reveal_create(struct rv *r, int32_t key, int64_t rev)
     }
     if (best == UINT32_MAX || n > 1)
         return;
+    FL_ASSERT(n == 1 && r->role[best] == ROLE_CAND);
     r->role[best] = ROLE_PLACED;
     r->claim[rev] = (int32_t)best;
     r->pos[best] = 2 * rev;
@@ -360,65 +376,76 @@ static bool writes_only_then(const struct chk_history *h, const struct chk_op *o
 static int put_cmp(const void *a, const void *b)
 {
     const struct rv_put *x = a, *y = b;
-    if (x->key != y->key)
-        return x->key < y->key ? -1 : 1;
-    return (x->rev > y->rev) - (x->rev < y->rev);
+    FL_CMP_STEP(x->key, y->key);
+    FL_CMP_STEP(x->rev, y->rev);
+    return 0;
+}
+
+/* The int64_t field at byte offset off of record i of the array at base. */
+static inline int64_t rec_i64(const void *base, size_t size, size_t off, size_t i)
+{
+    int64_t v;
+    memcpy(&v, (const char *)base + i * size + off, sizeof(v));
+    return v;
+}
+
+/* In records sorted by (key, an int64_t field at byte offset off) and indexed by key
+ * (idx: key_index's), the first of key k whose field is at least lo, or the first of a
+ * later key: a binary search within k's slice. */
+static inline uint32_t slice_lower(const struct rv *r, const uint32_t *idx, int32_t k,
+                                   const void *base, size_t size, size_t off, int64_t lo)
+{
+    FL_ASSERT(k >= 0 && (uint32_t)k < r->h->keys.count && idx[k] <= idx[k + 1]);
+    uint32_t first = idx[k];
+    size_t i;
+    FL_LOWER_BOUND(i, idx[k + 1] - first, mid, rec_i64(base, size, off, first + mid) < lo);
+    return first + (uint32_t)i;
 }
 
 /* The first known write of key at or after revision lo (r->puts is in (key,
  * revision) order), or the first of a later key. */
 static uint32_t puts_lower(const struct rv *r, int32_t key, int64_t lo)
 {
-    FL_ASSERT(key >= 0 && (uint32_t)key < r->h->keys.count);
-    uint32_t first = r->put_key[key];
-    size_t i;
-    FL_LOWER_BOUND(i, r->put_key[key + 1] - first, mid, r->puts[first + mid].rev < lo);
-    uint32_t a = first + (uint32_t)i;
+    uint32_t a = slice_lower(r, r->put_key, key, r->puts, sizeof(*r->puts),
+                             offsetof(struct rv_put, rev), lo);
     FL_ASSERT(a == r->put_count || r->puts[a].key > key || r->puts[a].rev >= lo);
     return a;
+}
+
+/* Known writes of key in [lo, hi] that are deletes (del) or puts (!del): the
+ * acknowledged and revealed ones, then the few gap placements. */
+static uint32_t writes_between(const struct rv *r, int32_t key, int64_t lo, int64_t hi, bool del)
+{
+    uint32_t n = 0;
+    for (uint32_t a = puts_lower(r, key, lo);
+         a < r->put_count && r->puts[a].key == key && r->puts[a].rev <= hi; a++)
+        n += r->puts[a].del == del;
+    for (uint32_t i = 0; i < r->xput_count; i++)
+        n += r->xputs[i].key == key && r->xputs[i].del == del && r->xputs[i].rev >= lo &&
+             r->xputs[i].rev <= hi;
+    return n;
 }
 
 /* Known puts of key in [lo, hi]. */
 static uint32_t puts_between(const struct rv *r, int32_t key, int64_t lo, int64_t hi)
 {
-    uint32_t a = puts_lower(r, key, lo);
-    uint32_t n = 0;
-    while (a < r->put_count && r->puts[a].key == key && r->puts[a].rev <= hi) {
-        n += !r->puts[a].del;
-        a++;
-    }
-    for (uint32_t i = 0; i < r->xput_count; i++) /* few: gap placements */
-        n += r->xputs[i].key == key && !r->xputs[i].del && r->xputs[i].rev >= lo &&
-             r->xputs[i].rev <= hi;
-    return n;
+    return writes_between(r, key, lo, hi, false);
 }
 
 /* Is there a known delete of key in [lo, hi]? */
 static bool del_between(const struct rv *r, int32_t key, int64_t lo, int64_t hi)
 {
-    uint32_t a = puts_lower(r, key, lo);
-    for (; a < r->put_count && r->puts[a].key == key && r->puts[a].rev <= hi; a++) {
-        if (r->puts[a].del)
-            return true;
-    }
-    for (uint32_t i = 0; i < r->xput_count; i++) {
-        if (r->xputs[i].key == key && r->xputs[i].del && r->xputs[i].rev >= lo &&
-            r->xputs[i].rev <= hi)
-            return true;
-    }
-    return false;
+    return writes_between(r, key, lo, hi, true) > 0;
 }
 
 static int obs_cmp(const void *a, const void *b)
 {
     const struct rv_obs *x = a, *y = b;
-    if (x->key != y->key)
-        return x->key < y->key ? -1 : 1;
-    if (x->at != y->at)
-        return x->at < y->at ? -1 : 1;
-    if (x->mod != y->mod)
-        return x->mod < y->mod ? -1 : 1;
-    return (x->create > y->create) - (x->create < y->create);
+    FL_CMP_STEP(x->key, y->key);
+    FL_CMP_STEP(x->at, y->at);
+    FL_CMP_STEP(x->mod, y->mod);
+    FL_CMP_STEP(x->create, y->create);
+    return 0;
 }
 
 static void obs_push(struct rv *r, struct rv_obs o)
@@ -636,30 +663,6 @@ static void obs_count_pass(const struct rv_obs *obs, const uint32_t *src, uint32
     FL_ASSERT(cnt[n - 1] == count);
 }
 
-/* Puts r->obs in the order perm lists (the record at k becomes r->obs[perm[k]]), in
- * place: each cycle of the permutation moves its records along with one record held
- * aside; perm is consumed (every entry ends as its own index). */
-static void obs_permute(struct rv *r, uint32_t *perm)
-{
-    for (uint32_t k = 0; k < r->obs_count; k++) {
-        if (perm[k] == k)
-            continue;
-        struct rv_obs held = r->obs[k];
-        uint32_t j = k;
-        for (;;) {
-            uint32_t from = perm[j];
-            FL_ASSERT(from < r->obs_count);
-            perm[j] = j;
-            if (from == k) {
-                r->obs[j] = held;
-                break;
-            }
-            r->obs[j] = r->obs[from];
-            j = from;
-        }
-    }
-}
-
 /* Sorts r->obs by obs_cmp: by revision, then stably by key (two counting passes, linear
  * where qsort's comparisons and moves were a fifth of the 1M-op check), then the few
  * ties of one (key, revision) by insertion. The passes order 4-byte indexes, and the
@@ -681,7 +684,8 @@ static void obs_sort(struct rv *r)
     obs_count_pass(r->obs, by_at, perm, n, cnt, r->h->keys.count, 1);
     free(by_at);
     free(cnt);
-    obs_permute(r, perm);
+    struct rv_obs held;
+    fl_permute_gather(r->obs, sizeof(*r->obs), perm, n, &held);
     free(perm);
     for (uint32_t i = 1; i < n; i++) {
         struct rv_obs v = r->obs[i];
@@ -703,6 +707,7 @@ static uint32_t *key_index(const struct rv *r, uint32_t n, const void *base, siz
         /* both records start with their int32_t key */
         while (i < n && *(const int32_t *)((const char *)base + (size_t)i * size) < (int32_t)k)
             i++;
+        FL_ASSERT(k == 0 || idx[k - 1] <= i);
         idx[k] = i;
     }
     FL_ASSERT(idx[keys] == n);
@@ -738,59 +743,50 @@ static void obs_build(struct rv *r)
  * read of k at or after g? */
 static int64_t next_put(const struct rv *r, int32_t key, int64_t g);
 
+/* Is there an unknown op other than self, still unplaced and called in time to write
+ * before revision `by`, among the candidates of key k: those of value v, or with
+ * any_put every put of k, whatever its value? */
+static bool other_cand(const struct rv *r, int32_t k, bool any_put, int32_t v, uint32_t self,
+                       int64_t by)
+{
+    by = FL_MIN(FL_MAX(by, 0), r->max_rev + 1);
+    size_t first; /* the first candidate of (k, v), or of k with any_put */
+    FL_LOWER_BOUND(first, r->cand_count, mid,
+                   r->cands[mid].key < k ||
+                       (!any_put && r->cands[mid].key == k && r->cands[mid].value < v));
+    for (size_t a = first; a < r->cand_count && r->cands[a].key == k; a++) {
+        const struct cand_ent *c = &r->cands[a];
+        if (!any_put && c->value != v)
+            break; /* past k's candidates of value v */
+        if ((!any_put || c->value != CHK_NIL) && c->op != self && r->role[c->op] == ROLE_CAND &&
+            c->call_ns <= r->retmin[by])
+            return true;
+    }
+    return false;
+}
+
 /* Could an unknown op other than self, still unplaced and called in time to write
  * before revision `by`, give key k value v (CHK_NIL: a delete)? */
 static bool other_cand_writes(const struct rv *r, int32_t k, int32_t v, uint32_t self, int64_t by)
 {
     if (r->cand_range && v == CHK_NIL)
         return true;
-    by = FL_MIN(FL_MAX(by, 0), r->max_rev + 1);
-    uint32_t a = 0, b = r->cand_count;
-    while (a < b) {
-        uint32_t mid = (a + b) / 2;
-        if (r->cands[mid].key < k || (r->cands[mid].key == k && r->cands[mid].value < v))
-            a = mid + 1;
-        else
-            b = mid;
-    }
-    for (; a < r->cand_count && r->cands[a].key == k && r->cands[a].value == v; a++) {
-        if (r->cands[a].op != self && r->role[r->cands[a].op] == ROLE_CAND &&
-            r->cands[a].call_ns <= r->retmin[by])
-            return true;
-    }
-    return false;
+    return other_cand(r, k, false, v, self, by);
 }
 
 /* Could an unknown op other than self, still unplaced and called in time to write
  * before revision `by`, put key k (any value)? */
 static bool other_cand_puts(const struct rv *r, int32_t k, uint32_t self, int64_t by)
 {
-    by = FL_MIN(FL_MAX(by, 0), r->max_rev + 1);
-    uint32_t a = 0, b = r->cand_count;
-    while (a < b) {
-        uint32_t mid = (a + b) / 2;
-        if (r->cands[mid].key < k)
-            a = mid + 1;
-        else
-            b = mid;
-    }
-    for (; a < r->cand_count && r->cands[a].key == k; a++) {
-        if (r->cands[a].value != CHK_NIL && r->cands[a].op != self &&
-            r->role[r->cands[a].op] == ROLE_CAND && r->cands[a].call_ns <= r->retmin[by])
-            return true;
-    }
-    return false;
+    return other_cand(r, k, true, CHK_NIL, self, by);
 }
 
 /* The first observation of key k at or after revision g, or the first of a later key
  * (searched within k's slice of r->obs). */
 static uint32_t obs_lower(const struct rv *r, int32_t k, int64_t g)
 {
-    FL_ASSERT(k >= 0 && (uint32_t)k < r->h->keys.count);
-    uint32_t first = r->obs_key[k];
-    size_t i;
-    FL_LOWER_BOUND(i, r->obs_key[k + 1] - first, mid, r->obs[first + mid].at < g);
-    uint32_t lo = first + (uint32_t)i;
+    uint32_t lo =
+        slice_lower(r, r->obs_key, k, r->obs, sizeof(*r->obs), offsetof(struct rv_obs, at), g);
     FL_ASSERT(lo == r->obs_count || r->obs[lo].key > k || r->obs[lo].at >= g);
     return lo;
 }
@@ -1018,6 +1014,7 @@ static bool op_keys(const struct chk_history *h, const struct chk_op *op, struct
             continue;
         if (e->n == EFF_KEYS_MAX)
             return false;
+        FL_ASSERT(k >= 0 && (uint32_t)k < h->keys.count);
         e->key[e->n++] = k;
     }
     return true;
@@ -1044,6 +1041,7 @@ static bool dry_run(struct rv_replay *p, const struct chk_history *h, const stru
         p->st->ent[e->key[x]] = saved[x];
     }
     p->st->rev = rev;
+    FL_ASSERT(e->n <= EFF_KEYS_MAX);
     return true;
 }
 
@@ -1063,6 +1061,7 @@ static const struct chk_kent *eff_entry(const struct rv_replay *p, const struct 
 static int gap_effect_ok(struct rv *r, struct rv_replay *p, const struct gap_eff *e, int64_t g,
                          uint32_t self, int64_t *deadline, bool *weakp)
 {
+    FL_ASSERT(e->wrote && e->n <= EFF_KEYS_MAX && p->st->rev == g - 1);
     int best = 1;
     bool weak = false;
     *deadline = INT64_MAX;
@@ -1079,6 +1078,7 @@ static int gap_effect_ok(struct rv *r, struct rv_replay *p, const struct gap_eff
         best = FL_MAX(best, v);
     }
     *weakp = weak;
+    FL_ASSERT(best == 1 || best == 2);
     return best == 2 ? 3 : weak ? 1 : 2;
 }
 
@@ -1191,6 +1191,9 @@ static bool same_effect(struct rv *r, struct rv_replay *p, int64_t g, const stru
 static void place_gap(struct rv *r, int32_t found, int64_t g)
 {
     const struct chk_history *h = r->h;
+    FL_ASSERT(r->role[found] == ROLE_CAND && r->claim[g] < 0);
+    /* gaps fill in revision order: every earlier placement lies before g (known_wrote) */
+    FL_ASSERT(r->xput_count == 0 || r->xputs[r->xput_count - 1].rev < g);
     r->role[found] = ROLE_PLACED;
     r->claim[g] = found;
     r->pos[found] = 2 * g;
@@ -1308,6 +1311,7 @@ static uint32_t gap_pick(struct rv *r, struct rv_replay *p, const struct gap_cho
     if (!ch->same && ch->n > 1 && r->ndecisions < DECISIONS_MAX) {
         /* a decision point the retries may revisit */
         uint32_t d = r->ndecisions++;
+        FL_ASSERT(d == 0 || r->dec_rev[d - 1] < g); /* decisions in revision order */
         r->dec_rev[d] = g;
         r->dec_count[d] = ch->n;
         pick = d < r->nchoice ? FL_MIN(r->choice[d], ch->n - 1) : 0;
@@ -1329,12 +1333,14 @@ static uint32_t gap_pick(struct rv *r, struct rv_replay *p, const struct gap_cho
 void chk__rv_fill_gap(struct rv *r, struct rv_replay *p, int64_t g)
 {
     FL_ASSERT(g >= 2 && g <= r->max_rev && r->claim[g] < 0);
+    FL_ASSERT(p->st->rev == g - 1); /* the replay's frontier: the state just before g */
     struct gap_choices ch;
     ch.n = 0;
     ch.same = true;
     ch.excluded = false;
     for (uint32_t c = 0; c < r->cand_op_count; c++) {
         uint32_t i = r->cand_ops[c];
+        FL_ASSERT(c == 0 || r->h->ops[r->cand_ops[c - 1]].call_ns <= r->h->ops[i].call_ns);
         if (r->h->ops[i].call_ns > p->sufmin[g])
             break; /* sorted by call: every later one was called too late */
         if (r->role[i] == ROLE_CAND)

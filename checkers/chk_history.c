@@ -10,6 +10,7 @@
  */
 #include "checkers/checkers.h"
 #include "checkers/chk_int.h"
+#include "harness/common/order.h"
 
 static void intern_init(struct chk_intern *t)
 {
@@ -374,11 +375,10 @@ static int key_cmp(const void *a, const void *b)
 static int event_cmp(const void *a, const void *b)
 {
     const struct chk_wevent *x = a, *y = b;
-    if (x->watch_id != y->watch_id)
-        return x->watch_id < y->watch_id ? -1 : 1;
-    if (x->seq != y->seq)
-        return x->seq < y->seq ? -1 : 1;
-    return x->line < y->line ? -1 : x->line > y->line;
+    FL_CMP_STEP(x->watch_id, y->watch_id);
+    FL_CMP_STEP(x->seq, y->seq);
+    FL_CMP_STEP(x->line, y->line);
+    return 0;
 }
 
 static const struct chk_wevent *g_sort_events; /* only during qsort below */
@@ -409,23 +409,8 @@ static void sort_events(struct chk_history *h)
     g_sort_events = h->events;
     qsort(idx, n, sizeof(uint32_t), event_idx_cmp);
     g_sort_events = NULL;
-    /* events[j] takes old events[idx[j]]; idx[j] = j marks j done */
-    for (i = 0; i < n; i++) {
-        if (idx[i] == i)
-            continue;
-        struct chk_wevent tmp = h->events[i];
-        uint32_t j = i;
-        for (;;) {
-            uint32_t k = idx[j];
-            idx[j] = j;
-            if (k == i) {
-                h->events[j] = tmp;
-                break;
-            }
-            h->events[j] = h->events[k];
-            j = k;
-        }
-    }
+    struct chk_wevent held; /* events[j] takes old events[idx[j]] */
+    fl_permute_gather(h->events, sizeof(*h->events), idx, n, &held);
     free(idx);
 }
 
@@ -474,9 +459,9 @@ struct lease_w {
 static int lease_w_cmp(const void *a, const void *b)
 {
     const struct lease_w *x = a, *y = b;
-    if (x->key != y->key)
-        return x->key < y->key ? -1 : 1;
-    return (x->rev > y->rev) - (x->rev < y->rev);
+    FL_CMP_STEP(x->key, y->key);
+    FL_CMP_STEP(x->rev, y->rev);
+    return 0;
 }
 
 /* The acknowledged single-key writes with revisions, by (key, revision). */

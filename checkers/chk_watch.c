@@ -21,6 +21,7 @@
  * dropped event never reaches the linearizability verdict.
  */
 #include "checkers/chk_int.h"
+#include "harness/common/order.h"
 
 #include <stdarg.h>
 
@@ -116,12 +117,11 @@ static int ev_cmp(const void *a, const void *b)
 {
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
     const struct chk_wevent *ex = &g_wh->events[x], *ey = &g_wh->events[y];
-    if (ex->mod_rev != ey->mod_rev)
-        return ex->mod_rev < ey->mod_rev ? -1 : 1;
-    uint32_t rx = g_wh->key_rank[ex->key], ry = g_wh->key_rank[ey->key];
-    if (rx != ry)
-        return rx < ry ? -1 : 1;
-    return x < y ? -1 : x > y;
+    const uint32_t *rank = g_wh->key_rank;
+    FL_CMP_STEP(ex->mod_rev, ey->mod_rev);
+    FL_CMP_STEP(rank[ex->key], rank[ey->key]);
+    FL_CMP_STEP(x, y);
+    return 0;
 }
 
 static bool ev_is_create(const struct chk_wevent *e, bool *given)
