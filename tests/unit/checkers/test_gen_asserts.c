@@ -40,26 +40,37 @@ static void test_unknown_mutation_asserts(void)
     CHECK(gen_aborts(-1));
 }
 
-/* Every known mutation, on the option families test_gen.c uses and a wide one (many
- * clients and keys, outside writes): generated or no place, never an assertion. */
+/* The option families: test_gen.c's three and a wide one (many clients and keys, a
+ * long window, outside writes). */
+static void family(struct chk_gen_opts *o, uint64_t seed)
+{
+    chk_gen_opts_default(o, seed);
+    switch (seed % 4) {
+    case 1:
+        o->txn = o->deletes = false;
+        break;
+    case 2:
+        o->clients = 6;
+        o->keys = 3;
+        break;
+    case 3:
+        o->ops = 2000;
+        o->clients = 16;
+        o->keys = 40;
+        o->window = 100;
+        o->outside_pm = 50;
+        break;
+    default:
+        break;
+    }
+}
+
+/* Every known mutation on every family: generated or no place, never an assertion. */
 static void test_known_mutations_generate(void)
 {
     for (uint64_t seed = 1; seed <= 12; seed++) {
         struct chk_gen_opts o;
-        chk_gen_opts_default(&o, seed);
-        if (seed % 4 == 1) {
-            o.txn = false;
-            o.deletes = false;
-        } else if (seed % 4 == 2) {
-            o.clients = 6;
-            o.keys = 3;
-        } else if (seed % 4 == 3) {
-            o.ops = 2000;
-            o.clients = 16;
-            o.keys = 40;
-            o.window = 100;
-            o.outside_pm = 50;
-        }
+        family(&o, seed);
         for (int m = CHK_MUT_NONE; m < CHK_MUT_COUNT; m++) {
             struct chk_history h;
             chk_history_init(&h);
