@@ -108,9 +108,10 @@ enum chk_cmp_result { CHK_CMP_EQ = 0, CHK_CMP_NE, CHK_CMP_GT, CHK_CMP_LT };
 /* ... whose keys were given (request "keys"), possibly none: nothing is derived. */
 #define CHK_OPF_LEASE_KEYS 0x40
 
-/* 72 bytes (a 10M-operation history has 10M of them): a compaction has no lease and a
+/* 64 bytes (a 10M-operation history has 10M of them): a compaction has no lease and a
  * lease end is no compaction, so the two share their field. Read compact_rev only when
- * kind is CHK_OP_COMPACT (chk_op_compact_rev), lease only with CHK_OPF_LEASE_END. */
+ * kind is CHK_OP_COMPACT (chk_op_compact_rev), lease only with CHK_OPF_LEASE_END. The
+ * op id is 32-bit: the loaders refuse one outside 0..UINT32_MAX (chk_op_id_fits). */
 struct chk_op {
     int64_t call_ns;
     int64_t return_ns; /* CHK_NEVER when no answer was seen */
@@ -120,7 +121,7 @@ struct chk_op {
                                 chk_history_op_add until set) */
         int64_t lease;       /* CHK_OPF_LEASE_END: the lease id */
     };
-    int64_t op_id; /* from the source (DB op_id, or a running number) */
+    uint32_t op_id; /* from the source (DB op_id, or a running number) */
     int32_t client;
     uint32_t line;                 /* source line (jsonl/jepsen/kv), 0 when none */
     uint8_t kind;                  /* enum chk_op_kind */
@@ -131,6 +132,12 @@ struct chk_op {
     uint32_t sub_first;            /* slice of chk_history.subs: then, then else */
     uint16_t then_count, else_count;
 };
+
+/* Does a source's operation id fit chk_op.op_id? */
+static inline bool chk_op_id_fits(int64_t id)
+{
+    return id >= 0 && id <= (int64_t)UINT32_MAX;
+}
 
 /* The op's compacted revision, CHK_NO_REV for every op but a compaction. */
 static inline int64_t chk_op_compact_rev(const struct chk_op *op)
@@ -157,15 +164,16 @@ struct chk_sub {
     int32_t key;
     int32_t range_end;           /* key id, CHK_RANGE_ONE or CHK_RANGE_ALL */
     int32_t value;               /* put/append argument */
-    int64_t lease;               /* put: the lease the key is attached to, 0 none */
     int64_t req_rev;             /* range at this revision; 0 = current */
     int32_t limit;               /* range limit, 0 = none (chk_limit32) */
     int32_t count;               /* result: range count or deleted count (chk_count_fits) */
     uint32_t kv_first, kv_count; /* result: range kvs / prev kvs (slice of kvs) */
 };
 
-/* chk_sub keeps limit and count in 32 bits (48 bytes a sub-operation instead of 56:
- * a 10M-operation history has ~10M of them). A limit beyond the 32-bit range limits
+/* A put's lease (the lease the key is attached to) is not in chk_sub: few puts carry
+ * one, so the history keeps them aside, by sub-operation index (chk_sub_lease). With
+ * limit and count in 32 bits, a sub-operation takes 40 bytes instead of 56 (a
+ * 10M-operation history has ~10M of them). A limit beyond the 32-bit range limits
  * nothing a store can hold (key ids are 32-bit, and etcd's store is far below 2^31
  * keys), so saturating it is exact: chk_limit32. A count beyond it cannot be a real
  * answer for the same reason: the loaders refuse it as bad input (chk_count_fits). */
@@ -220,11 +228,18 @@ struct chk_wevent {
     uint32_t line;
 };
 
+/* The lease of one put sub-operation (chk_history.sub_leases, by sub index). */
+struct chk_sub_lease {
+    uint32_t sub; /* index into chk_history.subs */
+    int64_t lease;
+};
+
 /* An interned byte-string table: ids are dense, in first-seen order. */
 struct chk_intern {
     struct fl_buf bytes;
-    uint32_t *off, *len;
-    uint32_t *hash; /* per id: the low half of its bytes' hash (a rehash reads no bytes) */
+    uint32_t *off;  /* count + 1 offsets into bytes: id's bytes are [off[id], off[id + 1]) */
+    uint32_t *hash; /* per id: the low half of its bytes' hash (a rehash reads no bytes);
+                       NULL with the lookup table once finished (an add rebuilds both) */
     uint32_t count, cap;
     uint32_t *slots; /* open addressing, value id + 1, 0 = empty (lookup only) */
     uint32_t slot_mask;
@@ -238,6 +253,8 @@ struct chk_history {
     uint32_t cmp_count, cmp_cap;
     struct chk_sub *subs;
     uint32_t sub_count, sub_cap;
+    struct chk_sub_lease *sub_leases; /* the puts with a lease, by ascending sub index */
+    uint32_t sub_lease_count, sub_lease_cap;
     struct chk_kv *kvs;
     uint32_t kv_count, kv_cap;
     struct chk_watch *watches;
@@ -284,6 +301,10 @@ const uint8_t *chk_value_bytes(const struct chk_history *h, int32_t id, size_t *
 struct chk_op *chk_history_op_add(struct chk_history *h);
 struct chk_cmp *chk_history_cmp_add(struct chk_history *h);
 struct chk_sub *chk_history_sub_add(struct chk_history *h, bool else_branch);
+/* A put's lease (0: none): set it on s (a sub-operation of h) after every sub-operation
+ * before s had its own set; read it back with chk_sub_lease. */
+void chk_history_sub_lease_set(struct chk_history *h, const struct chk_sub *s, int64_t lease);
+int64_t chk_sub_lease(const struct chk_history *h, const struct chk_sub *s);
 /* Appends a result kv to the LAST sub-operation (kv_first set on the first). */
 struct chk_kv *chk_history_kv_add(struct chk_history *h);
 struct chk_watch *chk_history_watch_add(struct chk_history *h);

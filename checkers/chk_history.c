@@ -22,20 +22,33 @@ static void intern_close(struct chk_intern *t)
 {
     fl_buf_close(&t->bytes);
     free(t->off);
-    free(t->len);
     free(t->hash);
     free(t->slots);
     memset(t, 0, sizeof(*t));
 }
 
-/* Grows the lookup table to at least twice the ids (dropped by intern_release, it is
- * rebuilt here on the next add). */
+/* The length of id's bytes: off has count + 1 entries, off[count] the end. */
+static uint32_t intern_len(const struct chk_intern *t, uint32_t id)
+{
+    return t->off[id + 1] - t->off[id];
+}
+
+/* Grows the lookup table to at least twice the ids (dropped by intern_release with the
+ * hashes, both are rebuilt here on the next add). */
 static void intern_rehash(struct chk_intern *t)
 {
     uint32_t n = t->slot_mask ? (t->slot_mask + 1) * 2 : 1024;
     while ((uint64_t)n < ((uint64_t)t->count + 1) * 2) {
         FL_ASSERT(n <= UINT32_MAX / 2);
         n *= 2;
+    }
+    if (!t->hash && t->cap) {
+        t->hash = fl_malloc(t->cap * sizeof(uint32_t));
+        for (uint32_t id = 0; id < t->count; id++) {
+            size_t len;
+            const uint8_t *p = chk_intern_bytes(t, (int32_t)id, &len);
+            t->hash[id] = (uint32_t)fl_hash64(p, len);
+        }
     }
     free(t->slots);
     t->slots = fl_calloc(n, sizeof(uint32_t));
@@ -48,14 +61,17 @@ static void intern_rehash(struct chk_intern *t)
     }
 }
 
-/* Frees the lookup table (4 to 8 bytes per id: 67 MB for the 6.1M values of a 10M-op
- * generated history) once a history is finished: checking looks bytes up by id, and
- * the rare add after that (an append's result) rebuilds it. Ids are unchanged. */
+/* Frees the lookup table and the hashes (8 to 12 bytes per id: 91 MB for the 6.1M
+ * values of a 10M-op generated history) once a history is finished: checking looks
+ * bytes up by id, and the rare add after that (an append's result) rebuilds both. Ids
+ * are unchanged. */
 static void intern_release(struct chk_intern *t)
 {
     free(t->slots);
     t->slots = NULL;
     t->slot_mask = 0;
+    free(t->hash);
+    t->hash = NULL;
 }
 
 int32_t chk_intern_add(struct chk_intern *t, const void *p, size_t n)
@@ -68,23 +84,22 @@ int32_t chk_intern_add(struct chk_intern *t, const void *p, size_t n)
     while (t->slots[s]) {
         uint32_t id = t->slots[s] - 1;
         /* only empty strings so far: bytes.data is NULL (no NULL + 0, no memcmp) */
-        if (t->hash[id] == hv && t->len[id] == n &&
+        if (t->hash[id] == hv && intern_len(t, id) == n &&
             (n == 0 || memcmp(t->bytes.data + t->off[id], p, n) == 0))
             return (int32_t)id;
         s = (s + 1) & t->slot_mask;
     }
     if (t->count == t->cap) {
         t->cap = (uint32_t)fl_grow_cap(t->cap, (size_t)t->count + 1, 256, sizeof(uint32_t));
-        t->off = fl_realloc(t->off, t->cap * sizeof(uint32_t));
-        t->len = fl_realloc(t->len, t->cap * sizeof(uint32_t));
+        t->off = fl_realloc(t->off, ((size_t)t->cap + 1) * sizeof(uint32_t));
         t->hash = fl_realloc(t->hash, t->cap * sizeof(uint32_t));
     }
     FL_ASSERT(t->bytes.len + n < UINT32_MAX);
     t->off[t->count] = (uint32_t)t->bytes.len;
-    t->len[t->count] = (uint32_t)n;
     t->hash[t->count] = hv;
     if (n)
         fl_buf_append(&t->bytes, p, n);
+    t->off[t->count + 1] = (uint32_t)t->bytes.len;
     t->slots[s] = t->count + 1;
     return (int32_t)t->count++;
 }
@@ -92,7 +107,7 @@ int32_t chk_intern_add(struct chk_intern *t, const void *p, size_t n)
 const uint8_t *chk_intern_bytes(const struct chk_intern *t, int32_t id, size_t *n)
 {
     FL_ASSERT(id >= 0 && (uint32_t)id < t->count);
-    *n = t->len[id];
+    *n = intern_len(t, (uint32_t)id);
     return t->bytes.data ? t->bytes.data + t->off[id] : (const uint8_t *)"";
 }
 
@@ -110,6 +125,7 @@ void chk_history_close(struct chk_history *h)
     free(h->ops);
     free(h->cmps);
     free(h->subs);
+    free(h->sub_leases);
     free(h->kvs);
     free(h->watches);
     free(h->events);
@@ -144,8 +160,8 @@ const uint8_t *chk_value_bytes(const struct chk_history *h, int32_t id, size_t *
 /* One more element in arr (count used, cap allocated): common's growth rule. */
 #define GROW(arr, count, cap) FL_GROW(arr, cap, (size_t)(count) + 1, 64)
 
-_Static_assert(sizeof(struct chk_op) == 72, "chk_op: 72 bytes (checkers.h)");
-_Static_assert(sizeof(struct chk_sub) == 48, "chk_sub: 48 bytes (checkers.h)");
+_Static_assert(sizeof(struct chk_op) == 64, "chk_op: 64 bytes (checkers.h)");
+_Static_assert(sizeof(struct chk_sub) == 40, "chk_sub: 40 bytes (checkers.h)");
 
 struct chk_op *chk_history_op_add(struct chk_history *h)
 {
@@ -192,6 +208,41 @@ struct chk_sub *chk_history_sub_add(struct chk_history *h, bool else_branch)
     else
         op->then_count++;
     return s;
+}
+
+void chk_history_sub_lease_set(struct chk_history *h, const struct chk_sub *s, int64_t lease)
+{
+    FL_ASSERT(s >= h->subs && s < h->subs + h->sub_count);
+    uint32_t i = (uint32_t)(s - h->subs);
+    struct chk_sub_lease *last = h->sub_lease_count ? &h->sub_leases[h->sub_lease_count - 1] : NULL;
+    FL_ASSERT(!last || last->sub <= i); /* set in sub-operation order */
+    if (last && last->sub == i) {
+        if (lease)
+            last->lease = lease;
+        else
+            h->sub_lease_count--;
+        return;
+    }
+    if (!lease)
+        return;
+    GROW(h->sub_leases, h->sub_lease_count, h->sub_lease_cap);
+    h->sub_leases[h->sub_lease_count++] = (struct chk_sub_lease){i, lease};
+}
+
+int64_t chk_sub_lease(const struct chk_history *h, const struct chk_sub *s)
+{
+    if (!h->sub_lease_count)
+        return 0;
+    FL_ASSERT(s >= h->subs && s < h->subs + h->sub_count);
+    uint32_t i = (uint32_t)(s - h->subs), lo = 0, hi = h->sub_lease_count;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (h->sub_leases[mid].sub < i)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < h->sub_lease_count && h->sub_leases[lo].sub == i ? h->sub_leases[lo].lease : 0;
 }
 
 struct chk_kv *chk_history_kv_add(struct chk_history *h)
@@ -482,7 +533,8 @@ static struct lease_w *lease_writes(const struct chk_history *h, uint32_t *count
             if (s->kind == CHK_SUB_RANGE || s->range_end != CHK_RANGE_ONE)
                 continue;
             GROW(w, n, cap);
-            w[n++] = (struct lease_w){s->key, op->rev, s->kind == CHK_SUB_PUT ? s->lease : 0};
+            w[n++] =
+                (struct lease_w){s->key, op->rev, s->kind == CHK_SUB_PUT ? chk_sub_lease(h, s) : 0};
         }
     }
     if (n)
@@ -644,6 +696,8 @@ static void cut_op(struct chk_history *out, const struct chk_history *h, const s
         *s = *in;
         s->kv_first = kv_first;
         s->kv_count = 0;
+        if (in->kind == CHK_SUB_PUT)
+            chk_history_sub_lease_set(out, s, chk_sub_lease(h, in));
         if (pending) {
             s->flags &= (uint8_t) ~(CHK_SUBF_COUNT_SET | CHK_SUBF_KVS_SET | CHK_SUBF_RESULT_SET);
             s->count = 0;
@@ -740,8 +794,13 @@ static bool cmp_equal(const struct chk_cmp *x, const struct chk_cmp *y)
 
 static bool sub_equal(const struct chk_sub *x, const struct chk_sub *y)
 {
-    return !(NE(kind) || NE(flags) || NE(key) || NE(range_end) || NE(value) || NE(lease) ||
-             NE(req_rev) || NE(limit) || NE(count) || NE(kv_first) || NE(kv_count));
+    return !(NE(kind) || NE(flags) || NE(key) || NE(range_end) || NE(value) || NE(req_rev) ||
+             NE(limit) || NE(count) || NE(kv_first) || NE(kv_count));
+}
+
+static bool lease_equal(const struct chk_sub_lease *x, const struct chk_sub_lease *y)
+{
+    return !(NE(sub) || NE(lease));
 }
 
 static bool kv_equal(const struct chk_kv *x, const struct chk_kv *y)
@@ -793,6 +852,7 @@ bool chk_history_equal(const struct chk_history *a, const struct chk_history *b,
     ARRAY_EQUAL("ops", op_count, op_equal(&a->ops[i_], &b->ops[i_]));
     ARRAY_EQUAL("cmps", cmp_count, cmp_equal(&a->cmps[i_], &b->cmps[i_]));
     ARRAY_EQUAL("subs", sub_count, sub_equal(&a->subs[i_], &b->subs[i_]));
+    ARRAY_EQUAL("sub leases", sub_lease_count, lease_equal(&a->sub_leases[i_], &b->sub_leases[i_]));
     ARRAY_EQUAL("kvs", kv_count, kv_equal(&a->kvs[i_], &b->kvs[i_]));
     ARRAY_EQUAL("watches", watch_count, watch_equal(&a->watches[i_], &b->watches[i_]));
     ARRAY_EQUAL("events", event_count, event_equal(&a->events[i_], &b->events[i_]));

@@ -67,8 +67,9 @@ static void sub_request(const struct chk_history *h, const struct chk_sub *s, js
     set_range_end(h, o, s->range_end);
     if (s->kind == CHK_SUB_PUT || s->kind == CHK_SUB_APPEND)
         json_object_set_new(o, "value", value_json(h, s->value));
-    if (s->kind == CHK_SUB_PUT && s->lease)
-        json_object_set_new(o, "lease", json_integer(s->lease));
+    int64_t lease = s->kind == CHK_SUB_PUT ? chk_sub_lease(h, s) : 0;
+    if (lease)
+        json_object_set_new(o, "lease", json_integer(lease));
     if (s->kind == CHK_SUB_RANGE && s->req_rev)
         json_object_set_new(o, "revision", json_integer(s->req_rev));
     if (s->kind == CHK_SUB_RANGE && s->limit)

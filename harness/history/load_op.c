@@ -256,8 +256,9 @@ static int add_sub(struct bctx *c, int kind, const json_t *rq, const json_t *rs,
     s->value = v;
     s->req_rev = kind == CHK_SUB_RANGE ? geti_or(rq, "revision", NULL, 0) : 0;
     if (kind == CHK_SUB_PUT) {
-        s->lease = geti_or(rq, "lease", NULL, 0);
-        if (s->lease != 0)
+        int64_t lease = geti_or(rq, "lease", NULL, 0);
+        chk_history_sub_lease_set(c->h, s, lease);
+        if (lease != 0)
             c->h->revisions_complete = false;
     }
     s->limit = kind == CHK_SUB_RANGE ? chk_limit32(geti_or(rq, "limit", NULL, 0)) : 0;
@@ -488,9 +489,14 @@ int ld_build_op(struct chk_history *h, const struct ld_op *o, char *err, size_t 
     if (!strcmp(k, "lease_revoke") || !strcmp(k, "lease_expire") || !strcmp(k, "lease_expiry") ||
         !strcmp(k, "leaseRevoke")) {
         int rc2 = build_lease_end(&c, o);
+        if (rc2 == 0 && !chk_op_id_fits(o->op_id)) {
+            snprintf(err, err_size, "operation id %lld is out of range (want 0..%lu)",
+                     (long long)o->op_id, (unsigned long)UINT32_MAX);
+            rc2 = -1;
+        }
         if (rc2 == 0) {
             struct chk_op *op = &h->ops[h->op_count - 1];
-            op->op_id = o->op_id;
+            op->op_id = (uint32_t)o->op_id;
             op->line = o->line;
             op->err = (uint8_t)(o->status == CHK_ST_FAIL ? ld_error_kind(o->error) : CHK_ERR_NONE);
         }
@@ -542,11 +548,16 @@ int ld_build_op(struct chk_history *h, const struct ld_op *o, char *err, size_t 
             rc = add_sub(&c, sk, o->req, rs, false);
         }
     }
+    if (rc == 0 && !chk_op_id_fits(o->op_id)) {
+        snprintf(err, err_size, "operation id %lld is out of range (want 0..%lu)",
+                 (long long)o->op_id, (unsigned long)UINT32_MAX);
+        rc = -1;
+    }
     if (rc == 0) {
         struct chk_op *op = &h->ops[h->op_count - 1];
         if (sk == CHK_SUB_RANGE && json_is_true(json_object_get(o->req, "serializable")))
             op->flags |= CHK_OPF_SERIALIZABLE;
-        op->op_id = o->op_id;
+        op->op_id = (uint32_t)o->op_id;
         op->line = o->line;
         op->err = (uint8_t)(o->status == CHK_ST_FAIL ? ld_error_kind(o->error) : CHK_ERR_NONE);
     }

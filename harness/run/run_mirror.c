@@ -143,8 +143,8 @@ static void add_sub(struct chk_history *h, const struct kvc_op *op, const struct
     s->value = value;
     s->req_rev = kind == CHK_SUB_RANGE ? op->revision : 0;
     if (kind == CHK_SUB_PUT) {
-        s->lease = op->lease;
-        if (s->lease != 0)
+        chk_history_sub_lease_set(h, s, op->lease);
+        if (op->lease != 0)
             h->revisions_complete = false;
     }
     s->limit = kind == CHK_SUB_RANGE ? chk_limit32(op->limit) : 0;
@@ -284,7 +284,8 @@ static void fast_op(struct chk_history *h, int64_t op_id, const struct hist_op *
     op = &h->ops[h->op_count - 1];
     if (req->method == KVC_RANGE && req->op.serializable)
         op->flags |= CHK_OPF_SERIALIZABLE;
-    op->op_id = op_id;
+    FL_ASSERT(chk_op_id_fits(op_id)); /* the recorder numbers a run's ops from 1 */
+    op->op_id = (uint32_t)op_id;
     op->line = 0;
     op->err = (uint8_t)(status == CHK_ST_FAIL ? hist_load_error_kind(row->error) : CHK_ERR_NONE);
 }
