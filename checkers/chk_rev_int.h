@@ -103,7 +103,8 @@ struct rv {
      * every revision in order, resuming where it left off). Empty when no_watch. */
     int64_t *wcov_lo, *wcov_hi;
     /* per revision R: the earliest return of an acknowledged op ordered after write R
-     * (an op called later cannot have written R) */
+     * (an op called later cannot have written R); NULL when cand_count is 0 (nothing
+     * reads it then) */
     int64_t *retmin;
 };
 
@@ -120,7 +121,9 @@ struct rv_replay {
     size_t st_size;
     char why[200];
     int32_t *head, *next; /* reads bucketed by judged revision */
-    int64_t *sufmin;      /* per revision: min return of ops positioned after 2r */
+    int64_t *sufmin;      /* per revision: min return of ops positioned after 2r; NULL
+                             when no unknown writer is left to place (cand_op_count 0:
+                             gap filling, its only reader, has no candidate to bound) */
     int64_t guessed_rev;  /* the gap whose writer was guessed last */
 };
 

@@ -282,11 +282,11 @@ static void replay_open(struct rv *r, struct rv_replay *p, struct chk_change_buf
     FL_ASSERT(R >= 1);
     p->head = fl_malloc((size_t)(R + 2) * sizeof(int32_t));
     p->next = fl_malloc((h->op_count + 1) * sizeof(int32_t));
-    p->sufmin = fl_malloc((size_t)(R + 2) * sizeof(int64_t));
-    for (int64_t x = 0; x <= R + 1; x++) {
+    p->sufmin = r->cand_op_count ? fl_malloc((size_t)(R + 2) * sizeof(int64_t)) : NULL;
+    for (int64_t x = 0; x <= R + 1; x++)
         p->head[x] = -1;
+    for (int64_t x = 0; p->sufmin && x <= R + 1; x++)
         p->sufmin[x] = CHK_NEVER;
-    }
 }
 
 static void replay_close(struct rv_replay *p)
@@ -314,13 +314,15 @@ static void replay_buckets(struct rv *r, struct rv_replay *p)
             FL_ASSERT(e >= 1 && e <= R);
             p->next[i] = p->head[e];
             p->head[e] = (int32_t)i;
-            if (!(op->flags & CHK_OPF_SERIALIZABLE))
+            if (p->sufmin && !(op->flags & CHK_OPF_SERIALIZABLE))
                 p->sufmin[op->rev] = FL_MIN(p->sufmin[op->rev], op->return_ns);
-        } else if (r->role[i] == ROLE_WRITE) {
+        } else if (r->role[i] == ROLE_WRITE && p->sufmin) {
             int64_t g = op->rev - 1;
             p->sufmin[g] = FL_MIN(p->sufmin[g], op->return_ns);
         }
     }
+    if (!p->sufmin)
+        return;
     for (int64_t x = R; x-- > 0;)
         p->sufmin[x] = FL_MIN(p->sufmin[x], p->sufmin[x + 1]);
     for (int64_t x = 1; x <= R + 1; x++)

@@ -357,7 +357,10 @@ static void rv_run(struct chk_history *h, int64_t max_rev, struct chk_lin_result
     for (uint32_t i = 0; i < h->op_count; i++)
         r.pos[i] = INT64_MIN;
     rv_classify(&r);
-    rv_retmin(&r);
+    /* retmin bounds where an unknown-outcome writer may go (chk_gap.c reads it only for
+     * r.cands): a history without any skips its 8 bytes a revision */
+    if (r.cand_count)
+        rv_retmin(&r);
     chk__rv_wev_build(&r);
     chk__rv_reveal_all(&r);
     for (uint32_t i = 0; i < h->op_count; i++) {
