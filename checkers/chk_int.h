@@ -78,6 +78,11 @@ struct chk_model {
     size_t why_size;
 };
 
+/* The state st jumps from its revision to `to` (not below it) over revisions written
+ * outside the history, taking what m->outside shows of them, as a step of an op answered
+ * above st's revision does (m->revs_open): the state at a revision jumped over. */
+void chk_model_jump(const struct chk_model *m, struct chk_kstate *st, int64_t to);
+
 /* Memo of append results, so a search does not re-hash growing strings. */
 struct chk_append_memo {
     uint64_t *keys; /* (prev + 2) << 32 | arg, 0 = empty */

@@ -523,6 +523,12 @@ static void outside_jump(const struct chk_model *m, struct chk_kstate *st, int64
     st->rev = to;
 }
 
+void chk_model_jump(const struct chk_model *m, struct chk_kstate *st, int64_t to)
+{
+    FL_ASSERT(m->revs_open && to >= st->rev);
+    outside_jump(m, st, to);
+}
+
 /* The sub-operations of the branch the response says the op took (then, when it has
  * no compares); *n their count. The caller checked that the branch is known. */
 static const struct chk_sub *recorded_branch(const struct chk_history *h, const struct chk_op *op,

@@ -13,7 +13,9 @@
  *
  * With revisions, a history that is not revisions_complete lets a header revision
  * above the state's be explained by writes outside it (the state jumps there and takes
- * what watch events show of the revisions jumped over), as engine 1 does.
+ * what watch events show of the revisions jumped over, else no modelled key changes
+ * there), as engine 1 does; a historical read of a revision jumped over is judged
+ * against that state (hists_judge), as engine 1 judges it at a revision no op claims.
  *
  * When every operation touches one key and the history carries no revisions, the
  * history is split per key (P-compositionality: linearizable iff every per-key
@@ -146,6 +148,7 @@ struct srch {
     size_t hist_count;
     bool pins_built;
     bool strict_hist;
+    uint8_t *jump_state; /* room for a state at a revision jumped over (hists_judge) */
 };
 
 /* What an op can observe of a key: its presence, its value, or everything (value,
@@ -700,30 +703,59 @@ static bool pins_hold(const struct srch *s, uint32_t o, const uint8_t *cur, cons
     return true;
 }
 
-/* Linearizing an op takes state cur to next. When next is the first state at revision
- * H, the historical ranges that ask H are judged against it, as srch_hist_recheck
- * judges the linearization found: a configuration that fails one fails that check
- * whatever follows, since the state at H is fixed from here on (their ops, answered
- * above H, are all still to come). Revisions jumped over stay unseen, as there. */
-static bool hists_hold(const struct srch *s, const uint8_t *cur, const uint8_t *next)
+/*
+ * A step takes state cur to next, past the revisions (cur's, next's]. The historical
+ * ranges asking one of them are judged against the state there: at next's revision,
+ * next itself; at a revision the step jumped over (revs_open: writes outside the
+ * history), cur with what the outside changes show up to it, as the model's jump makes
+ * it and as engine 1 replays a revision no op claims (content from watch events, else
+ * no modelled key changed). The state at those revisions is fixed from then on (a
+ * range's op, answered above the revision it asks, is still to come when the state
+ * passes it), so a step that fails one fails whatever follows. tmp: a state's room.
+ * Returns the index of the first range that differs, or count when all hold.
+ */
+static size_t hists_judge(const struct chk_model *m, const struct srch_hist *hs, size_t count,
+                          const struct chk_kstate *cur, struct chk_kstate *next,
+                          struct chk_kstate *tmp, size_t st_size)
 {
-    int64_t r0 = ((const struct chk_kstate *)cur)->rev;
-    struct chk_kstate *b = (struct chk_kstate *)next;
-    if (!s->hist_count || b->rev == r0)
-        return true;
-    size_t lo = 0, hi = s->hist_count;
-    while (lo < hi) { /* the first asking b's revision */
+    size_t lo = 0, hi = count;
+    while (lo < hi) { /* the first asking a revision above cur's */
         size_t mid = (lo + hi) / 2;
-        if (s->hists[mid].rev < b->rev)
+        if (hs[mid].rev <= cur->rev)
             lo = mid + 1;
         else
             hi = mid;
     }
-    for (size_t x = lo; x < s->hist_count && s->hists[x].rev == b->rev; x++) {
-        if (!chk_model_range_at(&s->model, b, &s->h->subs[s->hists[x].sub]))
-            return false;
+    bool jumped = false;
+    for (size_t x = lo; x < count && hs[x].rev <= next->rev; x++) {
+        struct chk_kstate *at = next;
+        if (hs[x].rev < next->rev) {
+            /* only an outside jump passes a revision without landing on it */
+            FL_ASSERT(m->revs_open);
+            if (!jumped)
+                memcpy(tmp, cur, st_size);
+            jumped = true;
+            if (tmp->rev < hs[x].rev) /* on from the last revision judged */
+                chk_model_jump(m, tmp, hs[x].rev);
+            at = tmp;
+        }
+        FL_ASSERT(at->rev == hs[x].rev);
+        if (!chk_model_range_at(m, at, &m->h->subs[hs[x].sub]))
+            return x;
     }
-    return true;
+    return count;
+}
+
+/* Linearizing an op takes state cur to next: do the historical ranges of the revisions
+ * it passes hold (see hists_judge)? */
+static bool hists_hold(struct srch *s, const uint8_t *cur, uint8_t *next)
+{
+    const struct chk_kstate *a = (const struct chk_kstate *)cur;
+    struct chk_kstate *b = (struct chk_kstate *)next;
+    if (!s->hist_count || b->rev == a->rev)
+        return true;
+    return hists_judge(&s->model, s->hists, s->hist_count, a, b, (struct chk_kstate *)s->jump_state,
+                       s->st_size) == s->hist_count;
 }
 
 /* Keeps the deepest configuration reached, for the explanation of a failure. */
@@ -1092,6 +1124,7 @@ static void srch_close(struct srch *s)
 {
     free(s->state);
     free(s->scratch);
+    free(s->jump_state);
     free(s->keybuf);
     free(s->own_ops);
     free(s->own_slot);
@@ -1425,6 +1458,7 @@ static struct srch *srch_open(struct chk_history *h, const struct chk_limits *li
     s->best_state = fl_calloc(1, s->st_size);
     s->state = fl_calloc(1, s->st_size);
     s->scratch = fl_calloc(1, s->st_size);
+    s->jump_state = fl_calloc(1, s->st_size);
     struct chk_kstate *st = (struct chk_kstate *)s->state;
     st->rev = 1;
     for (uint32_t i = 0; i < slots; i++)
@@ -1637,12 +1671,13 @@ static void lin_ops_close(struct lin_ops *o)
 /* The search's model keeps no history, so it accepts historical ranges unseen (etcd's
  * own model does too; inside a writing txn, too). After a pass with revisions, the
  * linearization found is replayed, each historical range judged against the state at
- * the revision it asks (the revision engine's way). False, with out->reason, when one
- * differs: another linearization might answer it, so the pass becomes undecided. */
+ * the revision it asks (the revision engine's way; a revision jumped over as
+ * hists_judge has it). False, with out->reason, when one differs: another
+ * linearization might answer it, so the pass becomes undecided. */
 static bool srch_hist_recheck(struct chk_history *h, const struct chk_model *m0,
                               struct chk_lin_result *out)
 {
-    size_t n = 0, k = 0;
+    size_t n = 0;
     struct srch_hist *hs = srch_hists(h, out->order, out->order_count, &n);
     char why[200] = "";
     struct chk_model m = *m0;
@@ -1651,28 +1686,33 @@ static bool srch_hist_recheck(struct chk_history *h, const struct chk_model *m0,
     m.why = why;
     m.why_size = sizeof(why);
     size_t st_size = chk_kstate_size(h->keys.count);
-    struct chk_kstate *st = fl_calloc(1, st_size);
+    struct chk_kstate *st = fl_calloc(1, st_size), *prev = fl_calloc(1, st_size),
+                      *tmp = fl_calloc(1, st_size);
     st->rev = 1;
     for (uint32_t x = 0; x < h->keys.count; x++)
         st->ent[x].value = CHK_NIL;
-    bool ok = true;
-    for (uint32_t i = 0; i <= out->order_count && ok && k < n; i++) {
-        for (; k < n && hs[k].rev <= st->rev && ok; k++) /* a revision jumped over: unseen */
-            ok = hs[k].rev < st->rev || chk_model_range_at(&m, st, &h->subs[hs[k].sub]);
-        if (i < out->order_count)
-            chk_model_step(&m, st, &h->ops[out->order[i]]);
+    /* the ranges asking revision 1, then those each step passes */
+    memcpy(prev, st, st_size);
+    prev->rev = 0;
+    size_t bad = hists_judge(&m, hs, n, prev, st, tmp, st_size);
+    for (uint32_t i = 0; i < out->order_count && bad == n; i++) {
+        memcpy(prev, st, st_size);
+        chk_model_step(&m, st, &h->ops[out->order[i]]);
+        if (st->rev != prev->rev)
+            bad = hists_judge(&m, hs, n, prev, st, tmp, st_size);
     }
-    if (!ok) {
-        const struct chk_op *op = &h->ops[hs[k - 1].op];
+    if (bad < n) {
+        const struct chk_op *op = &h->ops[hs[bad].op];
         snprintf(out->reason, sizeof(out->reason),
                  "the linearization found answers op %lld's range at revision %lld otherwise "
                  "(%.120s); another might not: undecided",
-                 (long long)op->op_id, (long long)hs[k - 1].rev, why);
+                 (long long)op->op_id, (long long)hs[bad].rev, why);
     }
-    FL_ASSERT(ok || k >= 1);
     free(st);
+    free(prev);
+    free(tmp);
     free(hs);
-    return ok;
+    return bad == n;
 }
 
 /* How search_whole runs one search. */
@@ -1730,12 +1770,12 @@ static int search_once(struct chk_history *h, const struct chk_limits *lim, cons
  * because watch events never fail linearizability.
  *
  * Historical reads pin the key-values they show at the revision they ask (strict
- * pins). That is exact when every revision is a state the search lands on; when the
- * state may jump over revisions (revs_open) a read of a revision jumped over is not
- * judged, so there the strict search is only a guide: a quarter of the step bound,
- * its pass kept (a linearization, replayed as any pass), anything else forgotten and
- * the search run again without those pins (chaos seed 2893: unknown after 46M steps
- * without them, a pass in 105k steps with them).
+ * pins). They only cut configurations that hists_judge fails further on (a revision
+ * jumped over included), so both searches reach one verdict. When the state may jump
+ * over revisions (revs_open) the strict search runs first as a guide: a quarter of the
+ * step bound, its pass kept (a linearization, replayed as any pass), anything else
+ * forgotten and the search run again without those pins (chaos seed 2893: unknown after
+ * 46M steps without them, a pass in 105k steps with them).
  */
 static int search_whole(struct chk_history *h, const struct chk_limits *lim,
                         const struct lin_ops *o, bool revs, struct chk_lin_result *out)
