@@ -194,7 +194,7 @@ static bool sub_range(const struct chk_model *m, struct chk_kstate *st, const st
                 (long long)st->rev);
             return false;
         }
-        if (s->req_rev <= st->compact_rev) {
+        if (s->req_rev < st->compact_rev) { /* etcd: compacted below its compact revision */
             why(m, "range at revision %lld answered although compacted at %lld",
                 (long long)s->req_rev, (long long)st->compact_rev);
             return false;

@@ -24,6 +24,10 @@
 #   search_jump_ok          historical reads of revisions 3 (the unknown put) and 4
 #                           (jumped over) that see what the state there holds: a pass
 #                           under both engines.
+#   search_compact_at       a read of revision 2 after a compaction to 2: etcd compacts
+#                           only below the compact revision (mvcc: rev < compactMainRev),
+#                           so both engines pass it (the search failed it, and chaos seeds
+#                           such as 165, a read of revision 1 after the system's compact(1)).
 #   search_jump_watch_ok    revision 3 written outside the history, shown by a watch
 #                           event; historical reads of 3 and 4 (jumped over) see it: a
 #                           pass under both engines.
@@ -57,6 +61,7 @@ cs_both(search_strict_guide 1 1 fail)
 cs_both(search_jump_read_fail 1 1 fail)
 cs_both(search_jump_ok 0 0 pass)
 cs_both(search_jump_watch_ok 4 0 pass)
+cs_both(search_compact_at 0 0 pass)
 set_tests_properties(cli.check.search_chaos2893 cli.check.search_anon_puts
                      cli.check.search_anon_ok cli.check.search_anon_violation
                      PROPERTIES LABELS cli TIMEOUT 120)
