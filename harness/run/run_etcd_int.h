@@ -75,17 +75,28 @@ struct ectl {
     struct ectl *prev, *next;
 };
 
+/* One Status call in flight: at most one of each kind per member (a round starts only
+ * when the last one has answered), so it lives in the member's bridge and nothing is
+ * left to free when closing cancels the call without its callback. */
+struct run_etcd_poll {
+    struct run_etcd *E;
+    int slot;
+    bool refresh; /* a call of run_etcd__refresh's round */
+    uint64_t seq; /* E->poll_seq when sent: an older answer never replaces a newer */
+};
+
 struct bridge {
     int slot, proc;
     uint32_t epoch; /* bumped at every kill: answers to an older life are dropped */
     struct lv_etcd_status st;
     uint64_t cluster_id; /* the header of its last Status answer */
     bool st_ok;
-    uint64_t st_seq;        /* the poll_seq of the newest Status answer seen */
-    bool removed;           /* member_remove succeeded: no longer one of nodes() */
-    long log_off;           /* bytes of its log read so far */
-    struct fl_buf log_part; /* a line not complete yet */
-    bool log_leader;        /* its log's last role change made it leader */
+    struct run_etcd_poll poll[2]; /* [0] the poll's, [1] the refresh's */
+    uint64_t st_seq;              /* the poll_seq of the newest Status answer seen */
+    bool removed;                 /* member_remove succeeded: no longer one of nodes() */
+    long log_off;                 /* bytes of its log read so far */
+    struct fl_buf log_part;       /* a line not complete yet */
+    bool log_leader;              /* its log's last role change made it leader */
     /* The highest Raft term its log named ("became candidate at term 7", ...). Status
      * raftTerm is the term of the last applied entry (etcd's s.Term()), which stays put
      * while an isolated member campaigns; this is the Raft term status().term reports. */

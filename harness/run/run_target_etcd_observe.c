@@ -9,13 +9,6 @@
 
 /* ---- status polling ------------------------------------------------------------------ */
 
-struct poll_arg {
-    struct run_etcd *E;
-    int slot;
-    bool refresh; /* a call of run_etcd__refresh's round */
-    uint64_t seq; /* E->poll_seq when sent: an older answer never replaces a newer */
-};
-
 static void node_event_f(struct run_etcd *E, int slot, const char *kind, uint64_t term,
                          const char *detail, const struct srv_event_fields *f)
 {
@@ -187,7 +180,7 @@ static void poll_note(struct run_etcd *E)
 
 static void on_poll_reply(const struct lv_etcd_reply *r, void *arg)
 {
-    struct poll_arg *a = arg;
+    struct run_etcd_poll *a = arg;
     struct run_etcd *E = a->E;
     struct bridge *b = &E->b[a->slot];
     if (a->refresh)
@@ -214,7 +207,7 @@ static void on_poll_reply(const struct lv_etcd_reply *r, void *arg)
         const char *v = json_string_value(json_object_get(r->resp, "version"));
         snprintf(b->st.version, sizeof b->st.version, "%s", v ? v : "");
     }
-    free(a);
+    memset(a, 0, sizeof *a); /* answered: free for the next round */
     if (E->polls_out == 0 && !E->refreshing && !E->closing) {
         logs_scan(E); /* the term a new leader's log named before its Status said so */
         poll_note(E);
@@ -250,7 +243,8 @@ static void poll_round(struct run_etcd *E, bool serving_only)
         }
         if (serving_only && !E->b[i].st_ok)
             continue;
-        struct poll_arg *a = fl_calloc(1, sizeof *a);
+        struct run_etcd_poll *a = &E->b[i].poll[serving_only];
+        FL_ASSERT(!a->E); /* none of its kind in flight: the round's guard above */
         a->E = E;
         a->slot = i;
         a->refresh = serving_only;
