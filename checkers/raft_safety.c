@@ -382,6 +382,45 @@ bool raft_safety_append(struct raft_safety *c, uint64_t node, uint64_t index, ui
     return ok && !c->failed;
 }
 
+bool rs__view_recovered(struct raft_safety *c, struct rs_node *n,
+                        const struct raft_safety_entry *es, size_t count)
+{
+    if (count == 0)
+        return !c->failed;
+    /* A view based on a snapshot the disk does not hold (fed when the member installed
+     * it, lost with the unsynced WAL record): the disk's log runs through the view's
+     * base with another entry there. The view restarts below, on committed data. */
+    const struct raft_safety_entry *last = &es[count - 1];
+    if (es[0].index <= n->base && n->base <= last->index &&
+        es[n->base - es[0].index].term != n->base_term)
+        rs__view_truncate(c, n, es[0].index - 1);
+    size_t k = 0;
+    for (; k < count; k++) {
+        const struct raft_safety_entry *e = &es[k];
+        if (e->index > n->last)
+            break;
+        if (e->index <= n->base)
+            continue; /* committed (or its snapshot): not in the view */
+        uint64_t prev = 0;
+        node_chain_at(c, n, e->index - 1, &prev); /* index - 1 >= base: in the view */
+        size_t at = (size_t)(e->index - n->base - 1);
+        if (n->terms[at] != e->term || n->chains[at] != mix(prev, e->term, e->data_hash))
+            break;
+    }
+    if (k == count)
+        return !c->failed;
+    uint64_t id = n->id;
+    n->leader = false; /* it restarted: whatever it wrote, it wrote before */
+    bool ok = true;
+    for (; k < count; k++) {
+        const struct raft_safety_entry *e = &es[k];
+        ok = raft_safety_append(c, id, e->index, e->term, e->data_hash) && ok;
+        if (e->conf_change)
+            ok = raft_safety_conf_entry(c, id, e->index, e->conf_type, e->conf_member) && ok;
+    }
+    return ok && !c->failed;
+}
+
 bool raft_safety_restart(struct raft_safety *c, uint64_t node, uint64_t last_index)
 {
     RS_RECORD(c, .op = RAFT_SAFETY_OP_RESTART, .node = node, .a = {last_index});

@@ -148,16 +148,32 @@ bool raft_safety_elected(struct raft_safety *c, uint64_t node, uint64_t term,
 bool raft_safety_leader_commit(struct raft_safety *c, uint64_t node, uint64_t term,
                                uint64_t commit);
 
+/* One entry of the log a member recovered from its disk. */
+struct raft_safety_entry {
+    uint64_t index, term, data_hash;
+    bool conf_change;     /* a configuration change entry ... */
+    int conf_type;        /* ... of this kind (raft_safety_conf_entry's type) ... */
+    uint64_t conf_member; /* ... for this member */
+};
+
 /* What a member recovered from its disk at a restart. */
 struct raft_safety_boot {
     uint64_t term, vote, commit; /* hard state */
     uint64_t last_index;         /* last entry of its log */
     uint64_t applied;            /* index its state machine was restored to (its snapshot) */
     const struct raft_safety_conf *conf; /* configuration in force; NULL: not checked */
+    /* The entries of its log (above its snapshot, ascending, the last at last_index);
+     * NULL: not told. The disk may hold entries that were never fed: written (an
+     * overwritten suffix too) but the member died before it fed them, e.g. killed while
+     * paused after the fsync completed. */
+    const struct raft_safety_entry *entries;
+    size_t n_entries;
 };
-/* node restarted from its disk with b: the durability and configuration properties are
- * checked, then its view continues from there (as raft_safety_restart, with its commit
- * and applied indexes known). */
+/* node restarted from its disk with b: the durability properties are checked; its view
+ * then takes the entries of b where they differ from what was fed (as appends: checked
+ * for log matching like any other), the configuration is checked against that view, and
+ * the view continues from there (as raft_safety_restart, with its commit and applied
+ * indexes known). */
 bool raft_safety_recovered(struct raft_safety *c, uint64_t node, const struct raft_safety_boot *b);
 
 /* ---- a feed as data (raft_safety_feed.c) ---------------------------------------

@@ -147,6 +147,11 @@ bool rs__last_term(struct raft_safety *c, const struct rs_node *n, uint64_t *ter
 void rs__view_truncate(struct raft_safety *c, struct rs_node *n, uint64_t last);
 /* The node's log ends at last with entries the checker never saw. */
 void rs__view_rebase_unknown(struct rs_node *n, uint64_t last);
+/* The node restarted with the log es[0..count) on its disk: from the first entry that
+ * is not in its view (another term or prefix, or past its end) on, they are fed as
+ * appends (and conf entries); the view's tail past the disk's is the restart's to cut. */
+bool rs__view_recovered(struct raft_safety *c, struct rs_node *n,
+                        const struct raft_safety_entry *es, size_t count);
 
 /* raft_safety_votes.c: the configuration view follows the log view. */
 void rs__conf_truncate(struct rs_node *n, uint64_t last);           /* records > last go */

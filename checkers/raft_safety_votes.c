@@ -372,6 +372,9 @@ bool raft_safety_recovered(struct raft_safety *c, uint64_t node, const struct ra
     struct rs_node *n = rs__node_get(c, node);
     c->n_restarts++;
     bool ok = recovered_durable(c, n, b);
+    if (b->entries)
+        ok = rs__view_recovered(c, n, b->entries, b->n_entries) && ok;
+    n = rs__node_get(c, node);
     ok = recovered_conf(c, n, b) && ok;
     raft_safety_restart(c, node, b->last_index);
     n = rs__node_get(c, node); /* (the array does not move, but stay honest) */

@@ -324,6 +324,28 @@ static bool member_load_image(struct srv_member *m, const uint8_t *p, size_t n,
 
 /* ---- the Ready loop ----------------------------------------------------------- */
 
+/* The log a restarted member recovered, as the safety checker takes it (NULL when it
+ * runs none): its disk may hold entries it wrote but never fed (raft_safety.h). */
+static struct raft_safety_entry *safety_entries(const struct srv_member *m,
+                                                const struct raft_entry *ents, size_t n)
+{
+    if (!m->chk.safety)
+        return NULL;
+    struct raft_safety_entry *out = fl_calloc(n + 1, sizeof *out);
+    for (size_t i = 0; i < n; i++) {
+        const struct raft_entry *e = &ents[i];
+        out[i] = (struct raft_safety_entry){
+            .index = e->index, .term = e->term, .data_hash = entry_hash(e)};
+        struct raft_conf_change cc;
+        if (e->type == RAFT_ENTRY_CONF_CHANGE) {
+            out[i].conf_change = true;
+            out[i].conf_type = raft_conf_change_decode(e, &cc) == FL_OK ? (int)cc.type : -1;
+            out[i].conf_member = out[i].conf_type >= 0 ? cc.node_id : 0;
+        }
+    }
+    return out;
+}
+
 static void feed_safety_persisted(struct srv_member *m, const struct raft_ready *rd)
 {
     bool ok = true;
@@ -1001,6 +1023,7 @@ struct srv_member *srv_member_recover(struct srv_host *host, struct fl_env *env,
         log_prefix_ok(m, have_snap ? snap.index : 0, have_snap ? snap.term : 0, ents, st.n_entries);
     int err = raft_restore(m->raft, &hs, have_snap ? &snap : NULL, ents, n_ok);
     FL_ASSERTF(err == FL_OK, "member %d: raft_restore failed (%s)", node, fl_strerror(err));
+    struct raft_safety_entry *boot_ents = safety_entries(m, ents, n_ok);
     free(ents);
     free(snap_data);
 
@@ -1018,8 +1041,11 @@ struct srv_member *srv_member_recover(struct srv_host *host, struct fl_env *env,
                                     .commit = rs.commit,
                                     .last_index = rs.last_index,
                                     .applied = m->app.applied,
-                                    .conf = &sc};
+                                    .conf = &sc,
+                                    .entries = boot_ents,
+                                    .n_entries = boot_ents ? n_ok : 0};
     safety_check(m, SRV_FEED(m, raft_safety_recovered(m->chk.safety, m->id, &boot)));
+    free(boot_ents);
     feed_kv_hash(m, true); /* its store as restored, before it re-applies its log */
     member_start(m);
     srv_member_process(m);

@@ -207,6 +207,94 @@ static void test_conf_after_restart(void)
     expect_property(c, "conf_after_restart");
 }
 
+/* Node 1 holds (4, term 2) and restarts with (4, term 3) on its disk instead: the
+ * overwrite by leader 2 was written (and synced) but never fed, the member killed
+ * before its fsync's callback ran (a pause, then a power loss). */
+static struct raft_safety *overwritten_unfed(uint64_t hash4, bool *recovered)
+{
+    struct raft_safety *c = boot3();
+    CHECK(raft_safety_append(c, 1, 4, 2, h(40)));
+    raft_safety_synced(c, 1);
+    CHECK(raft_safety_leader(c, 2, 3));
+    for (uint64_t n = 2; n <= 3; n++) {
+        CHECK(raft_safety_append(c, n, 4, 3, h(4)));
+        CHECK(raft_safety_append(c, n, 5, 3, h(5)));
+    }
+    struct raft_safety_entry es[4];
+    for (uint64_t i = 1; i <= 3; i++)
+        es[i - 1] = (struct raft_safety_entry){.index = i,
+                                               .term = 1,
+                                               .data_hash = h(i),
+                                               .conf_change = true,
+                                               .conf_type = RAFT_SAFETY_CC_ADD_VOTER,
+                                               .conf_member = i};
+    es[3] = (struct raft_safety_entry){.index = 4, .term = 3, .data_hash = hash4};
+    struct raft_safety_boot b = {.term = 3,
+                                 .vote = 2,
+                                 .commit = 3,
+                                 .last_index = 4,
+                                 .applied = 3,
+                                 .conf = &CONF3,
+                                 .entries = es,
+                                 .n_entries = 4};
+    *recovered = raft_safety_recovered(c, 1, &b);
+    return c;
+}
+
+static void test_recovered_unfed_entries(void)
+{
+    /* The view takes the disk's entry 4, so leader 2's entry 5 continues it. */
+    bool ok = false;
+    struct raft_safety *c = overwritten_unfed(h(4), &ok);
+    CHECK(ok);
+    CHECK(raft_safety_append(c, 1, 5, 3, h(5)));
+    CHECK(raft_safety_commit(c, 1, 5));
+    CHECK(!raft_safety_failed(c));
+    raft_safety_free(c);
+
+    /* The unfed entries are checked like any append: (4, term 3) with other data than
+     * leader 2's breaks log matching at the restart. */
+    c = overwritten_unfed(h(99), &ok);
+    CHECK(!ok);
+    expect_property(c, "log_matching");
+}
+
+/* Node 1 was fed leader 2's snapshot at (5, term 3) over its own (4..6, term 2), but
+ * the snapshot's WAL record never synced: it restarts with its old log. Entry 6 is the
+ * one it fed before, not a successor of the snapshot. */
+static void test_recovered_snapshot_lost(void)
+{
+    struct raft_safety *c = boot3();
+    for (uint64_t i = 4; i <= 6; i++)
+        CHECK(raft_safety_append(c, 1, i, 2, h(i)));
+    raft_safety_synced(c, 1);
+    CHECK(raft_safety_leader(c, 2, 3)); /* 2 and 3 commit (4..5, term 3) */
+    for (uint64_t n = 2; n <= 3; n++) {
+        CHECK(raft_safety_append(c, n, 4, 3, h(40)));
+        CHECK(raft_safety_append(c, n, 5, 3, h(50)));
+        CHECK(raft_safety_commit(c, n, 5));
+    }
+    CHECK(raft_safety_snapshot_conf(c, 1, 5, 3, &CONF3));
+    struct raft_safety_entry es[6];
+    for (uint64_t i = 1; i <= 6; i++)
+        es[i - 1] = (struct raft_safety_entry){.index = i,
+                                               .term = i <= 3 ? 1 : 2,
+                                               .data_hash = h(i),
+                                               .conf_change = i <= 3,
+                                               .conf_type = RAFT_SAFETY_CC_ADD_VOTER,
+                                               .conf_member = i};
+    struct raft_safety_boot b = {.term = 3,
+                                 .commit = 3,
+                                 .last_index = 6,
+                                 .applied = 3,
+                                 .conf = &CONF3,
+                                 .entries = es,
+                                 .n_entries = 6};
+    CHECK(raft_safety_recovered(c, 1, &b));
+    CHECK(!raft_safety_failed(c));
+    raft_safety_free(c);
+}
+
 int main(void)
 {
     FL_TEST(test_correct_life);
@@ -219,5 +307,7 @@ int main(void)
     FL_TEST(test_commit_durability);
     FL_TEST(test_apply_order);
     FL_TEST(test_conf_after_restart);
+    FL_TEST(test_recovered_unfed_entries);
+    FL_TEST(test_recovered_snapshot_lost);
     return fl_test_end();
 }
