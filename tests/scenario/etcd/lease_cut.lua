@@ -35,7 +35,7 @@ local st = status(f)
 expect(st.leader_node == l, "the member cut from the leader still follows it", st.leader_node)
 expect(c:stats().keepalive_acks == a0,
        "no renewal the member forwards to the leader across the cut is answered",
-       { acks = c:stats().keepalive_acks - a0, node = c:stats().last_stream_node })
+       { acks = c:stats().keepalive_acks - a0, node = c:stats().last_stream_node, f = f })
 heal()
 expect(run_until(function() return c:stats().keepalive_acks > a0 end, 10*s),
        "after heal its renewals are answered again")
