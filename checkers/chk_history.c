@@ -10,6 +10,7 @@
  */
 #include "checkers/checkers.h"
 #include "checkers/chk_int.h"
+#include "harness/common/lower_bound.h"
 #include "harness/common/order.h"
 
 static void intern_init(struct chk_intern *t)
@@ -234,14 +235,9 @@ int64_t chk_sub_lease(const struct chk_history *h, const struct chk_sub *s)
     if (!h->sub_lease_count)
         return 0;
     FL_ASSERT(s >= h->subs && s < h->subs + h->sub_count);
-    uint32_t i = (uint32_t)(s - h->subs), lo = 0, hi = h->sub_lease_count;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (h->sub_leases[mid].sub < i)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    uint32_t i = (uint32_t)(s - h->subs);
+    size_t lo;
+    FL_LOWER_BOUND(lo, h->sub_lease_count, mid, h->sub_leases[mid].sub < i);
     return lo < h->sub_lease_count && h->sub_leases[lo].sub == i ? h->sub_leases[lo].lease : 0;
 }
 

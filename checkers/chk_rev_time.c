@@ -12,6 +12,7 @@
  *   - violations are explained in position order, at most VIOL_MAX of viol_total kept.
  */
 #include "checkers/chk_rev_int.h"
+#include "harness/common/lower_bound.h"
 
 /* ---- real time ------------------------------------------------------------------- */
 
@@ -209,14 +210,8 @@ static void compact_ix_build(const struct chk_history *h, struct compact_ix *ix)
 /* Did a compaction called at or before t compact revision rev or later? */
 static bool compact_ix_reached(const struct compact_ix *ix, int64_t t, int64_t rev)
 {
-    uint32_t lo = 0, hi = ix->n; /* the first call after t */
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (ix->call[mid] <= t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo; /* the first call after t */
+    FL_LOWER_BOUND(lo, ix->n, mid, ix->call[mid] <= t);
     return lo > 0 && ix->reach[lo - 1] >= rev;
 }
 
